@@ -1,0 +1,3 @@
+module carve.dev/apps/estimator
+
+go 1.26

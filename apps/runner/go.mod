@@ -1,0 +1,3 @@
+module carve.dev/apps/runner
+
+go 1.26

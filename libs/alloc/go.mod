@@ -1,0 +1,3 @@
+module carve.dev/libs/alloc
+
+go 1.26

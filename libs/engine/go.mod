@@ -1,0 +1,3 @@
+module carve.dev/libs/engine
+
+go 1.26

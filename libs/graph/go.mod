@@ -1,0 +1,3 @@
+module carve.dev/libs/graph
+
+go 1.26

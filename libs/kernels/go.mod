@@ -1,0 +1,3 @@
+module carve.dev/libs/kernels
+
+go 1.26

@@ -1,0 +1,3 @@
+module carve.dev/libs/planner
+
+go 1.26

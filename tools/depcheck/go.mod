@@ -1,0 +1,3 @@
+module carve.dev/tools/depcheck
+
+go 1.26
