@@ -1,0 +1,21 @@
+// Package alloc provides devices and streams, a stream-ordered caching allocator, arenas and workspace carving.
+package alloc
+
+// DefaultPartAlign is the alignment of a workspace part that does not ask for another one:
+// cuBLAS's and cuDNN's requirement, and a multiple of every CPU vector width.
+const DefaultPartAlign int64 = 256
+
+// Part is one named piece of a kernel's workspace, for example "partials" or "scores".
+type Part struct {
+	Name  string
+	Size  int64 // bytes; 0 is allowed and carves an empty part
+	Align int64 // 0 means DefaultPartAlign; otherwise a power of two
+}
+
+// Recipe is a kernel's workspace: its parts, in carving order. A kernel computes its Recipe with
+// one function, and that one Recipe both sizes the workspace (Size) and drives the carving, so
+// sizing and execution cannot disagree.
+type Recipe struct {
+	Kernel string // the kernel (node and tactic) the recipe belongs to, for error messages
+	Parts  []Part
+}
