@@ -1,3 +1,0 @@
-module carve.dev/tools/depcheck
-
-go 1.26

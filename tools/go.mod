@@ -1,0 +1,3 @@
+module carve.dev/tools
+
+go 1.26

@@ -1,0 +1,40 @@
+#!/bin/bash
+# Runs every carve test and ends with CI's summary line, "N passed, N failed":
+#   1. bazel test //...                       (the build of record: every package's tests)
+#   2. bazel build --config=cuda //...        (GPU code compiles; CUDA headers from tools/cuda/headers.sh)
+#   3. go test -race on the concurrent code   (Bazel would build a second, race-enabled standard library)
+#   4. go test ./tools/...                    (stale vendoring/BUILD checks read the whole tree)
+#   5. go vet ./...
+# Idempotent: installs what it needs first (tools/setup.sh). Exit status 0 only when all passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+extra_pass=0 extra_fail=0
+step() { # step NAME CMD...: one pass/fail case for a command that is not a test runner
+  echo "== $1" >&2
+  if "${@:2}"; then extra_pass=$((extra_pass + 1)); else extra_fail=$((extra_fail + 1)); echo "FAIL: $1" >&2; fi
+}
+
+echo "== bazel test //..." >&2
+bazel test //... 2>&1 | tee "$logs/bazel.log" >&2
+
+step "bazel build --config=cuda //..." bash -c 'tools/cuda/headers.sh >/dev/null && bazel build --config=cuda //... 2>&1 | tail -5 >&2; exit ${PIPESTATUS[0]}'
+
+echo "== go test -race (alloc, planner, runner) and tools" >&2
+go test -race -count=1 -json ./libs/alloc/... ./libs/planner/... ./apps/runner/... > "$logs/race.json" 2> "$logs/race.err"
+go test -count=1 -json ./tools/... > "$logs/tools.json" 2> "$logs/tools.err"
+cat "$logs/race.err" "$logs/tools.err" >&2
+grep -h '"Action":"fail"' "$logs/race.json" "$logs/tools.json" | grep '"Test"' >&2
+
+step "go vet ./..." go vet ./...
+
+go run ./tools/testsum -bazel-log "$logs/bazel.log" -testlogs bazel-testlogs \
+  -go-json "$logs/race.json" -go-json "$logs/tools.json" > "$logs/sum" 2>&1
+read -r p _ f _ < "$logs/sum" || { cat "$logs/sum"; echo "0 passed, 1 failed"; exit 1; }
+p=$((p + extra_pass)) f=$((f + extra_fail))
+echo "$p passed, $f failed"
+[ "$f" -eq 0 ]
