@@ -1,6 +1,11 @@
 // Package planner places the buffers of a sequential run inside one arena: lifetimes in, offsets out.
 package planner
 
+import (
+	"errors"
+	"fmt"
+)
+
 // DefaultAlign is the alignment of every device buffer unless a buffer asks for more.
 // 256 bytes is what cuBLAS and cuDNN require, and a multiple of every CPU alignment we use.
 const DefaultAlign int64 = 256
@@ -45,3 +50,77 @@ type Problem struct {
 	Buffers  []Buffer
 	Capacity int64 // 0: unbounded; otherwise every buffer must end at or below Capacity
 }
+
+// MaxTotalBytes caps the sum of all buffer sizes (rounded up to their alignment) in a Problem.
+// Keeping every sum below 2^62 means no offset, peak or bound computed by this package overflows.
+const MaxTotalBytes int64 = 1 << 62
+
+// ErrInvalidProblem is wrapped by every error that Problem.Validate returns.
+var ErrInvalidProblem = errors.New("planner: invalid problem")
+
+// ProblemError says which buffer makes a Problem invalid and why.
+type ProblemError struct {
+	Index int    // position in Problem.Buffers; -1 when the problem as a whole is at fault
+	ID    string // the buffer's ID, if any
+	Msg   string
+}
+
+func (e *ProblemError) Error() string {
+	if e.Index < 0 {
+		return "planner: invalid problem: " + e.Msg
+	}
+	return fmt.Sprintf("planner: invalid problem: buffer %d (%q): %s", e.Index, e.ID, e.Msg)
+}
+
+// Unwrap lets errors.Is(err, ErrInvalidProblem) match.
+func (e *ProblemError) Unwrap() error { return ErrInvalidProblem }
+
+// Alignment returns the buffer's effective alignment: Align, or DefaultAlign when Align is 0.
+func (b Buffer) Alignment() int64 {
+	if b.Align == 0 {
+		return DefaultAlign
+	}
+	return b.Align
+}
+
+// Overlaps reports whether the lifetimes of a and b share a step.
+func (b Buffer) Overlaps(o Buffer) bool { return b.Start < o.End && o.Start < b.End }
+
+// Validate checks what every solver relies on: unique non-empty IDs, sizes >= 0, alignments that
+// are powers of two, lifetimes with End > Start, a capacity >= 0, and sizes that sum below
+// MaxTotalBytes. Its errors are *ProblemError.
+func (p Problem) Validate() error {
+	if p.Capacity < 0 {
+		return &ProblemError{Index: -1, Msg: fmt.Sprintf("capacity %d is negative", p.Capacity)}
+	}
+	seen := make(map[string]int, len(p.Buffers))
+	var total int64
+	for i, b := range p.Buffers {
+		bad := func(format string, args ...any) error {
+			return &ProblemError{Index: i, ID: b.ID, Msg: fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case b.ID == "":
+			return bad("empty ID")
+		case b.Size < 0:
+			return bad("negative size %d", b.Size)
+		case b.Align < 0 || b.Align&(b.Align-1) != 0:
+			return bad("alignment %d is not a power of two", b.Align)
+		case b.End <= b.Start:
+			return bad("empty lifetime [%d, %d)", b.Start, b.End)
+		}
+		if j, dup := seen[b.ID]; dup {
+			return bad("ID also used by buffer %d", j)
+		}
+		seen[b.ID] = i
+		a := b.Alignment()
+		if b.Size > MaxTotalBytes-a || total > MaxTotalBytes-(b.Size+a) {
+			return bad("sizes sum past %d bytes", MaxTotalBytes)
+		}
+		total += b.Size + a
+	}
+	return nil
+}
+
+// alignUp rounds v up to a multiple of a, a power of two. Callers keep v + a below 2^63.
+func alignUp(v, a int64) int64 { return (v + a - 1) &^ (a - 1) }

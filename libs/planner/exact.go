@@ -1,0 +1,681 @@
+package planner
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"math/bits"
+	"slices"
+	"time"
+)
+
+// The exact search follows the design of Google's MiniMalloc (Moffitt, ASPLOS 2023); the code is
+// our own. It decides whether the buffers fit under a capacity by a depth-first search over
+// canonical solutions:
+//
+//   - Canonical order: buffers are placed in non-decreasing (offset, preorder rank) order, each at
+//     its lowest offset above the already-placed buffers it overlaps in time (minOff). Any plan
+//     can be turned into one of these by letting every buffer fall as low as it goes, so the
+//     search misses no plan, yet tries each shape once.
+//   - Dominance: a buffer may not be placed at or above the top that another unplaced buffer
+//     would have at its minOff. Every later placement would sit above that gap, so the other
+//     buffer could always be dropped into it: such branches only repeat others.
+//   - Section inference: within each section (a set of buffers all live at one step), the unplaced
+//     buffers must stack above max(current offset, lowest minOff among them); if that plus their
+//     total size passes the capacity, the branch is dead.
+//   - Dynamic decomposition: once every buffer that crosses a boundary between two sections is
+//     placed, the two sides no longer interact, and each side is solved on its own; a side that
+//     fails fails the branch at once, instead of backtracking through the other side's choices.
+//
+// A round-robin over three static preorders (MiniMalloc's WAT, TAW and TWA) with a doubling node
+// limit keeps one unlucky order from stalling the search.
+//
+// The search state is updated incrementally and undone from a trail on backtracking; the inner
+// loop allocates nothing. Sets of buffers are bitsets, so a node costs a few words per 64
+// buffers plus the work proportional to the neighbours of the buffer it places.
+
+// searchStatus is the outcome of one (sub)search.
+type searchStatus uint8
+
+const (
+	exhausted searchStatus = iota // every canonical placement was tried: no plan fits
+	found                         // a plan that fits; its offsets are in searcher.sol
+	aborted                       // the node budget, the deadline or the context stopped it
+)
+
+// model is the search's view of a problem: the buffers of positive size and their sections.
+type model struct {
+	n       int
+	words   int       // length of a bitset over the buffers
+	size    []int64   // bytes
+	align   []int64   // effective alignment
+	width   []int64   // lifetime in steps
+	area    []uint128 // size x width
+	lo, hi  []int32   // section range [lo, hi)
+	orig    []int32   // index into Problem.Buffers
+	members [][]int32 // per section, buffers live in it
+	nbrs    [][]int32 // per buffer, the buffers it overlaps in time
+	// Each (section, member) pair has a slot; a section's slots are contiguous, so that the
+	// lowest minOff in a section is a scan of one short array.
+	secStart  []int32 // section s owns slots [secStart[s], secStart[s+1])
+	slotStart []int32 // buffer i's slots, one per section lo..hi-1, are slots[slotStart[i]:slotStart[i+1]]
+	slots     []int32
+}
+
+type uint128 struct{ hi, lo uint64 }
+
+func (a uint128) cmp(b uint128) int { return cmp.Or(cmp.Compare(a.hi, b.hi), cmp.Compare(a.lo, b.lo)) }
+
+// Preorder keys, as MiniMalloc names them: W = lifetime width, A = area (size x width),
+// T = the largest total among the buffer's sections (bytes of unplaced buffers live together),
+// taken afresh for every part the search decomposes into. Larger values go first.
+type preorderKey uint8
+
+const (
+	keyWidth preorderKey = iota
+	keyArea
+	keyTotal
+)
+
+// preorders are MiniMalloc's default three: WAT, TAW and TWA.
+var preorders = [][]preorderKey{
+	{keyWidth, keyArea, keyTotal},
+	{keyTotal, keyArea, keyWidth},
+	{keyTotal, keyWidth, keyArea},
+}
+
+// newModel builds the search model for the positive-size buffers of p; sec are its sections,
+// computed over those buffers.
+func newModel(p Problem, sec sections) *model {
+	var idx []int32
+	for i, b := range p.Buffers {
+		if b.Size > 0 {
+			idx = append(idx, int32(i))
+		}
+	}
+	n := len(idx)
+	m := &model{
+		n: n, words: (n + 63) / 64, orig: idx,
+		size: make([]int64, n), align: make([]int64, n), width: make([]int64, n), area: make([]uint128, n),
+		lo: make([]int32, n), hi: make([]int32, n),
+		members: make([][]int32, len(sec.members)), nbrs: make([][]int32, n),
+	}
+	rank := make([]int32, len(p.Buffers))
+	for r, i := range idx {
+		rank[i] = int32(r)
+		b := p.Buffers[i]
+		m.size[r], m.align[r], m.lo[r], m.hi[r] = b.Size, b.Alignment(), sec.lo[i], sec.hi[i]
+		m.width[r] = int64(b.End - b.Start)
+		hi, lo := bits.Mul64(uint64(b.Size), uint64(m.width[r]))
+		m.area[r] = uint128{hi, lo}
+	}
+	for s, mem := range sec.members {
+		ms := make([]int32, len(mem))
+		for k, i := range mem {
+			ms[k] = rank[i]
+		}
+		m.members[s] = ms
+	}
+	m.secStart = make([]int32, len(m.members)+1)
+	for sc, mem := range m.members {
+		m.secStart[sc+1] = m.secStart[sc] + int32(len(mem))
+	}
+	m.slotStart = make([]int32, n+1)
+	for i := 0; i < n; i++ {
+		m.slotStart[i+1] = m.slotStart[i] + m.hi[i] - m.lo[i]
+	}
+	m.slots = make([]int32, m.slotStart[n])
+	for sc, mem := range m.members {
+		for k, i := range mem {
+			m.slots[m.slotStart[i]+int32(sc)-m.lo[i]] = m.secStart[sc] + int32(k)
+		}
+	}
+	seen := make([]int32, n)
+	for i := range seen {
+		seen[i] = -1
+	}
+	for i := 0; i < n; i++ {
+		for s := m.lo[i]; s < m.hi[i]; s++ {
+			for _, j := range m.members[s] {
+				if int(j) != i && seen[j] != int32(i) {
+					seen[j] = int32(i)
+					m.nbrs[i] = append(m.nbrs[i], j)
+				}
+			}
+		}
+	}
+	return m
+}
+
+// change is a trail entry: the old value of one slot of one of the state arrays.
+type change struct {
+	what int32 // which array: trailMinOff or trailSecMin
+	idx  int32
+	old  int64
+}
+
+const (
+	trailMinOff int32 = iota
+	trailSecMin
+)
+
+// part is a set of buffers that the search solves on its own: the buffers of the sections
+// [lo, hi), as a bitset (placed ones included; the search masks them out).
+type part struct {
+	lo, hi int32
+	mask   []uint64
+}
+
+type cand struct {
+	off  int64
+	rank int32
+	i    int32
+}
+
+// searcher holds the state of one decision search: can the model fit under cap?
+// It is not safe for concurrent use.
+type searcher struct {
+	m    *model
+	keys []preorderKey
+	cap  int64
+
+	placed []uint64 // bitset of placed buffers
+	off    []int64  // offset of each placed buffer
+	sol    []int64  // offsets of the last plan found
+	minOff []int64  // per buffer: lowest offset above the placed buffers it overlaps, aligned
+	total  []int64  // per section: bytes of its unplaced buffers
+	secMin []int64  // per section: lowest minOff among its unplaced buffers; MaxInt64 if none
+	val    []int64  // per (section, member) slot: the member's minOff, MaxInt64 once placed
+	cuts   []int32  // per boundary s|s+1: unplaced buffers live on both sides
+
+	trail  []change
+	cands  []cand   // a stack of per-node candidate lists
+	fence  []int64  // a stack of per-node prefix and suffix maxima of section totals
+	masks  []uint64 // a stack of sub-partition bitsets
+	dirty  []int32
+	mark   []uint32 // per section: == stamp when already in dirty
+	stamp  uint32
+	splits []int32
+	rank   []int32 // per unplaced buffer: its place in its part's preorder
+	saved  []int32 // a stack of ranks overwritten by sub-parts
+	tkey   []int64 // per buffer: the T key of the part being ordered
+	order  []int32 // scratch for ranking a part
+
+	nodes, limit int64 // nodes visited; abort past limit
+	ctx          context.Context
+	deadline     time.Time
+	hasDeadline  bool
+	stopped      bool
+}
+
+func newSearcher(m *model, keys []preorderKey) *searcher {
+	nsec := len(m.members)
+	s := &searcher{
+		m:      m,
+		keys:   keys,
+		rank:   make([]int32, m.n),
+		tkey:   make([]int64, m.n),
+		placed: make([]uint64, m.words),
+		off:    make([]int64, m.n),
+		sol:    make([]int64, m.n),
+		minOff: make([]int64, m.n),
+		val:    make([]int64, len(m.slots)),
+		total:  make([]int64, nsec),
+		secMin: make([]int64, nsec),
+		cuts:   make([]int32, max(nsec-1, 0)),
+		mark:   make([]uint32, nsec),
+	}
+	for i := 0; i < m.n; i++ {
+		for b := m.lo[i]; b+1 < m.hi[i]; b++ {
+			s.cuts[b]++
+		}
+		for sc := m.lo[i]; sc < m.hi[i]; sc++ {
+			s.total[sc] += m.size[i]
+		}
+	}
+	return s
+}
+
+// run decides whether the model fits under capacity, visiting at most limit nodes.
+func (s *searcher) run(ctx context.Context, capacity, limit int64) searchStatus {
+	s.cap, s.limit, s.nodes, s.ctx, s.stopped = capacity, limit, 0, ctx, false
+	s.deadline, s.hasDeadline = ctx.Deadline()
+	for sc := range s.total {
+		if s.total[sc] > capacity {
+			return exhausted
+		}
+	}
+	// The sections split into independent parts wherever no buffer crosses a boundary.
+	full := make([]uint64, s.m.words)
+	for i := 0; i < s.m.n; i++ {
+		full[i/64] |= 1 << (i % 64)
+	}
+	nsec := int32(len(s.m.members))
+	start := int32(0)
+	for b := int32(0); b < nsec; b++ {
+		if b+1 < nsec && s.cuts[b] > 0 {
+			continue
+		}
+		st := s.solvePart(start, b+1, full)
+		if st != found {
+			return st
+		}
+		start = b + 1
+	}
+	return found
+}
+
+// solvePart searches the unplaced buffers of within whose sections lie in [lo, hi), ranked
+// afresh by the searcher's preorder keys.
+func (s *searcher) solvePart(lo, hi int32, within []uint64) searchStatus {
+	m := s.m
+	base := len(s.masks)
+	for w := 0; w < m.words; w++ {
+		s.masks = append(s.masks, 0)
+	}
+	mask := s.masks[base : base+m.words]
+	savedBase := len(s.saved)
+	for w, word := range within {
+		x := word &^ s.placed[w]
+		for x != 0 {
+			i := int32(w*64 + bits.TrailingZeros64(x))
+			x &= x - 1
+			if m.lo[i] >= lo && m.lo[i] < hi {
+				mask[w] |= 1 << (i % 64)
+				s.saved = append(s.saved, i, s.rank[i])
+				var t int64
+				for sc := m.lo[i]; sc < m.hi[i]; sc++ {
+					t = max(t, s.total[sc])
+				}
+				s.tkey[i] = t
+			}
+		}
+	}
+	st := found
+	if len(s.saved) > savedBase {
+		// Rank the part's buffers: sort their indices (every other entry of saved) in a
+		// scratch copy, then hand out ranks.
+		order := s.order[:0]
+		for k := savedBase; k < len(s.saved); k += 2 {
+			order = append(order, s.saved[k])
+		}
+		slices.SortFunc(order, s.preorder)
+		for r, i := range order {
+			s.rank[i] = int32(r)
+		}
+		s.order = order[:0]
+		st = s.search(part{lo, hi, mask}, 0, -1)
+		for k := len(s.saved) - 2; k >= savedBase; k -= 2 {
+			s.rank[s.saved[k]] = s.saved[k+1]
+		}
+		s.saved = s.saved[:savedBase]
+	}
+	s.masks = s.masks[:base]
+	return st
+}
+
+// preorder compares two buffers by the searcher's keys, larger first; ties go to the buffer
+// that comes first in the problem.
+func (s *searcher) preorder(a, b int32) int {
+	m := s.m
+	for _, k := range s.keys {
+		var c int
+		switch k {
+		case keyWidth:
+			c = cmp.Compare(m.width[b], m.width[a])
+		case keyArea:
+			c = m.area[b].cmp(m.area[a])
+		case keyTotal:
+			c = cmp.Compare(s.tkey[b], s.tkey[a])
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a, b)
+}
+
+// search extends the canonical sequence in p whose last placement had offset lastOff and rank
+// lastRank.
+func (s *searcher) search(p part, lastOff int64, lastRank int32) searchStatus {
+	s.nodes++
+	if s.nodes&1023 == 0 && s.checkStop() || s.nodes > s.limit {
+		s.stopped = true
+		return aborted
+	}
+	m := s.m
+	// The dominance threshold: the lowest top any unplaced buffer could reach.
+	minHeight := int64(math.MaxInt64)
+	empty := true
+	for w, word := range p.mask {
+		x := word &^ s.placed[w]
+		for x != 0 {
+			i := w*64 + bits.TrailingZeros64(x)
+			x &= x - 1
+			empty = false
+			minHeight = min(minHeight, s.minOff[i]+m.size[i])
+		}
+	}
+	if empty {
+		return found
+	}
+	// The candidates, in (offset, rank) order: canonical successors of the last placement
+	// below the dominance threshold.
+	base := len(s.cands)
+	for w, word := range p.mask {
+		x := word &^ s.placed[w]
+		for x != 0 {
+			i := int32(w*64 + bits.TrailingZeros64(x))
+			x &= x - 1
+			o, r := s.minOff[i], s.rank[i]
+			if o < minHeight && (o > lastOff || o == lastOff && r > lastRank) {
+				s.cands = append(s.cands, cand{o, r, i})
+				for k := len(s.cands) - 1; k > base && (s.cands[k-1].off > o || s.cands[k-1].off == o && s.cands[k-1].rank > r); k-- {
+					s.cands[k], s.cands[k-1] = s.cands[k-1], s.cands[k]
+				}
+			}
+		}
+	}
+	st := exhausted
+	span := int(p.hi - p.lo)
+	fenceBase := len(s.fence)
+	for k := base; k < len(s.cands) && st == exhausted; k++ {
+		c := s.cands[k]
+		if c.off > lastOff {
+			// The monotonic floor: every later placement in p sits at c.off or above, so each
+			// section's unplaced bytes must fit above c.off. Sections outside c.i's range keep
+			// their totals, those inside lose c.i's size; prefix and suffix maxima of the
+			// totals, taken once per node, make this check cheap, and it is by far the most
+			// frequent reason to reject a candidate.
+			if len(s.fence) == fenceBase {
+				for k := 0; k < 2*(span+1); k++ {
+					s.fence = append(s.fence, 0)
+				}
+				pre, suf := s.fence[fenceBase:fenceBase+span+1], s.fence[fenceBase+span+1:]
+				for k := 0; k < span; k++ {
+					pre[k+1] = max(pre[k], s.total[p.lo+int32(k)])
+					suf[span-k-1] = max(suf[span-k], s.total[p.hi-1-int32(k)])
+				}
+			}
+			pre, suf := s.fence[fenceBase:fenceBase+span+1], s.fence[fenceBase+span+1:]
+			room := s.cap - c.off
+			if max(pre[m.lo[c.i]-p.lo], suf[m.hi[c.i]-p.lo]) > room {
+				continue
+			}
+			size, fits := m.size[c.i], true
+			for sc := m.lo[c.i]; sc < m.hi[c.i]; sc++ {
+				if s.total[sc]-size > room {
+					fits = false
+					break
+				}
+			}
+			if !fits {
+				continue
+			}
+		}
+		var hatless bool
+		st, hatless = s.try(p, c.i, c.off)
+		if hatless {
+			// Nothing unplaced overlaps c.i, so nothing can change its offset or be changed
+			// by it: if the search fails with c.i placed now, every later candidate would
+			// fail too, for it would leave c.i stranded below the canonical order
+			// (MiniMalloc's "hatless pruning").
+			break
+		}
+	}
+	s.cands = s.cands[:base]
+	s.fence = s.fence[:fenceBase]
+	return st
+}
+
+// try places buffer i at offset o, searches on, and undoes the placement. hatless reports that
+// no unplaced buffer overlaps i.
+func (s *searcher) try(p part, i int32, o int64) (st searchStatus, hatless bool) {
+	m := s.m
+	mark := len(s.trail)
+	size := m.size[i]
+	top := o + size
+	s.placed[i/64] |= 1 << (i % 64)
+	s.off[i], s.sol[i] = o, o
+	s.stamp++
+	s.dirty = s.dirty[:0]
+	// A section's secMin can change only where a buffer that held it leaves the unplaced set or
+	// rises: those sections go on the dirty list, to be recomputed and checked.
+	slots := m.slots[m.slotStart[i]:m.slotStart[i+1]]
+	for k, sc := 0, m.lo[i]; sc < m.hi[i]; k, sc = k+1, sc+1 {
+		s.val[slots[k]] = math.MaxInt64
+		s.total[sc] -= size
+		if o == s.secMin[sc] {
+			s.mark[sc] = s.stamp
+			s.dirty = append(s.dirty, sc)
+		}
+	}
+	hatless = true
+	for _, j := range m.nbrs[i] {
+		if s.placed[j/64]&(1<<(j%64)) != 0 {
+			continue
+		}
+		hatless = false
+		v := alignUp(top, m.align[j])
+		old := s.minOff[j]
+		if v <= old {
+			continue
+		}
+		s.trail = append(s.trail, change{trailMinOff, j, old})
+		s.minOff[j] = v
+		slots := m.slots[m.slotStart[j]:m.slotStart[j+1]]
+		for k, sc := 0, m.lo[j]; sc < m.hi[j]; k, sc = k+1, sc+1 {
+			s.val[slots[k]] = v
+			if old == s.secMin[sc] && s.mark[sc] != s.stamp {
+				s.mark[sc] = s.stamp
+				s.dirty = append(s.dirty, sc)
+			}
+		}
+	}
+	ok := true
+	for _, sc := range s.dirty {
+		lowest := int64(math.MaxInt64)
+		for _, v := range s.val[m.secStart[sc]:m.secStart[sc+1]] {
+			lowest = min(lowest, v)
+		}
+		if lowest != s.secMin[sc] {
+			s.trail = append(s.trail, change{trailSecMin, sc, s.secMin[sc]})
+			s.secMin[sc] = lowest
+		}
+		if s.total[sc] > 0 && max(o, lowest) > s.cap-s.total[sc] {
+			ok = false
+			break
+		}
+	}
+	st = exhausted
+	if ok {
+		// Placing i may leave no unplaced buffer across some boundaries: split there.
+		splitBase := len(s.splits)
+		for b := m.lo[i]; b+1 < m.hi[i]; b++ {
+			s.cuts[b]--
+			if s.cuts[b] == 0 && b >= p.lo && b+1 < p.hi {
+				s.splits = append(s.splits, b)
+			}
+		}
+		if len(s.splits) == splitBase {
+			st = s.search(p, o, s.rank[i])
+		} else {
+			st = found
+			lo := p.lo
+			for k := splitBase; k <= len(s.splits) && st == found; k++ {
+				hi := p.hi
+				if k < len(s.splits) {
+					hi = s.splits[k] + 1
+				}
+				st = s.solvePart(lo, hi, p.mask)
+				lo = hi
+			}
+			s.splits = s.splits[:splitBase]
+		}
+		for b := m.lo[i]; b+1 < m.hi[i]; b++ {
+			s.cuts[b]++
+		}
+	}
+	// Undo, newest first.
+	for k := len(s.trail) - 1; k >= mark; k-- {
+		c := s.trail[k]
+		if c.what == trailSecMin {
+			s.secMin[c.idx] = c.old
+			continue
+		}
+		s.minOff[c.idx] = c.old
+		for _, at := range m.slots[m.slotStart[c.idx]:m.slotStart[c.idx+1]] {
+			s.val[at] = c.old
+		}
+	}
+	s.trail = s.trail[:mark]
+	for k, sc := 0, m.lo[i]; sc < m.hi[i]; k, sc = k+1, sc+1 {
+		s.val[slots[k]] = o
+		s.total[sc] += size
+	}
+	s.placed[i/64] &^= 1 << (i % 64)
+	return st, hatless
+}
+
+// checkStop reports whether the deadline has passed or the context is done.
+func (s *searcher) checkStop() bool {
+	if s.hasDeadline && !time.Now().Before(s.deadline) {
+		return true
+	}
+	return s.ctx.Err() != nil
+}
+
+// portfolio runs the decision search at one capacity over the preorders, round robin, with a
+// node limit that doubles each round, as MiniMalloc does.
+type portfolio struct {
+	searchers []*searcher
+	nodes     int64 // total nodes visited, all runs
+}
+
+func newPortfolio(p Problem, sec sections) *portfolio {
+	pf := &portfolio{}
+	m := newModel(p, sec)
+	for _, keys := range preorders {
+		pf.searchers = append(pf.searchers, newSearcher(m, keys))
+	}
+	return pf
+}
+
+// decide looks for a plan under capacity within budget nodes (0: unlimited). It returns found
+// with the searcher that found it, exhausted when no plan fits, or aborted.
+func (pf *portfolio) decide(ctx context.Context, capacity, budget int64) (searchStatus, *searcher) {
+	n := int64(pf.searchers[0].m.n)
+	limit := max(2*n, 64)
+	for {
+		for _, s := range pf.searchers {
+			l := limit
+			if budget > 0 {
+				l = min(l, budget-pf.nodes)
+				if l <= 0 {
+					return aborted, nil
+				}
+			}
+			st := s.run(ctx, capacity, l)
+			pf.nodes += s.nodes
+			switch {
+			case st != aborted:
+				return st, s
+			case s.checkStop():
+				return aborted, nil
+			}
+		}
+		limit *= 2
+	}
+}
+
+// offsets returns the plan the searcher found, as offsets into p.Buffers.
+func (s *searcher) offsets(p Problem) ([]int64, int64) {
+	off := make([]int64, len(p.Buffers))
+	var peak int64
+	for r, i := range s.m.orig {
+		off[i] = s.sol[r]
+		peak = max(peak, s.sol[r]+s.m.size[r])
+	}
+	return off, peak
+}
+
+// exactSolve improves on the heuristic plan ub. With a capacity it looks for any plan within it;
+// without one it tightens the peak: probes from the lower bound upwards, bisecting between the
+// highest capacity not yet settled and the best peak found, with a per-probe node budget that
+// doubles each pass, so that easy capacities are settled first and hard ones get more time later.
+func exactSolve(ctx context.Context, p Problem, ub Plan, nodeLimit int64) (Plan, error) {
+	lb := ub.LowerBound
+	sec := sweepSections(p.Buffers, func(i int) bool { return p.Buffers[i].Size > 0 }, true)
+	pf := newPortfolio(p, sec)
+	budget := func(want int64) int64 {
+		if nodeLimit <= 0 {
+			return want
+		}
+		left := nodeLimit - pf.nodes
+		if left <= 0 {
+			return -1
+		}
+		if want == 0 {
+			return left
+		}
+		return min(want, left)
+	}
+	plan := ub
+	accept := func(s *searcher) {
+		off, peak := s.offsets(p)
+		plan = Plan{Offsets: off, Peak: peak, LowerBound: lb, Algorithm: Exact, Optimal: peak == lb}
+	}
+	if p.Capacity > 0 {
+		if p.Capacity < lb {
+			return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Proven: true, Best: ub}
+		}
+		b := budget(0)
+		if b < 0 {
+			return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Best: ub}
+		}
+		st, s := pf.decide(ctx, p.Capacity, b)
+		plan.Nodes = pf.nodes
+		switch st {
+		case found:
+			accept(s)
+			plan.Nodes = pf.nodes
+			return plan, nil
+		case exhausted:
+			return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Proven: true, Best: ub}
+		}
+		return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Best: ub}
+	}
+	proven := lb // no plan has a peak below proven
+	per := int64(8 * (len(p.Buffers) + 1))
+	for plan.Peak > proven && ctx.Err() == nil {
+		lo, hi := proven, plan.Peak // probe capacities in [lo, hi)
+		for lo < hi && ctx.Err() == nil {
+			c := lo
+			if c != proven {
+				c = lo + (hi-lo)/2
+			}
+			b := budget(per)
+			if b < 0 {
+				break
+			}
+			st, s := pf.decide(ctx, c, b)
+			switch st {
+			case found:
+				accept(s)
+				hi = plan.Peak
+			case exhausted:
+				proven = c + 1
+				lo = c + 1
+			case aborted:
+				lo = c + 1
+			}
+		}
+		if budget(per) < 0 {
+			break
+		}
+		per *= 2
+	}
+	plan.Optimal = plan.Peak <= proven
+	plan.Nodes = pf.nodes
+	return plan, nil
+}
