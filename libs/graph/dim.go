@@ -675,10 +675,52 @@ func removeAtoms(atoms, sub []*expr) ([]*expr, bool) {
 
 // MaxDim returns max(a, b).
 func MaxDim(a, b Dim) Dim {
-	if a.Equal(b) {
+	switch {
+	case a.Equal(b):
 		return a
+	case b.IsConst() && b.c == 0 && a.nonNeg():
+		return a
+	case a.IsConst() && a.c == 0 && b.nonNeg():
+		return b
 	}
 	return fnDim(fnMax, a, b)
+}
+
+// nonNeg reports whether d is known to be >= 0 for every binding (named dims are never
+// negative).
+func (d Dim) nonNeg() bool {
+	if d.e == nil {
+		return d.c >= 0
+	}
+	switch d.e.kind {
+	case exSym:
+		return true
+	case exPoly:
+		for _, t := range d.e.terms {
+			if t.coef < 0 {
+				return false
+			}
+			for _, a := range t.atoms {
+				if !(Dim{e: a}).nonNeg() {
+					return false
+				}
+			}
+		}
+		return true
+	case exFn:
+		args := d.e.args
+		switch d.e.op {
+		case fnSliceLen, fnEq, fnLt:
+			return true
+		case fnFloorDiv, fnCeilDiv, fnExactDiv, fnBroadcast, fnMin:
+			return args[0].nonNeg() && args[1].nonNeg()
+		case fnMax:
+			return args[0].nonNeg() || args[1].nonNeg()
+		case fnSelect:
+			return args[1].nonNeg() && args[2].nonNeg()
+		}
+	}
+	return false
 }
 
 // MinDim returns min(a, b).

@@ -2,8 +2,20 @@ module carve.dev/libs/graph
 
 go 1.26
 
-require carve.dev/libs/planner v0.0.0
+require (
+	carve.dev/libs/planner v0.0.0
+	codeberg.org/sbinet/npyio v0.14.0
+	github.com/stretchr/testify v1.12.1
+	google.golang.org/protobuf v1.36.12
+)
 
-require google.golang.org/protobuf v1.36.12 // indirect
+require (
+	github.com/campoy/embedmd v1.0.0 // indirect
+	github.com/nlpodyssey/gopickle v0.3.0 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/text v0.34.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+)
 
 replace carve.dev/libs/planner => ../planner

@@ -28,6 +28,11 @@ type Model struct {
 
 	byName  map[string]*Value
 	weights *weightStore
+
+	// Inference results that Bind evaluates, by Value.ID.
+	hostData [][]Dim       // symbolic data of host integer values
+	consts   []*HostTensor // data known at load: Constant outputs, small integer initializers
+	checks   []check       // conditions on the dims, in node order
 }
 
 // Value returns the value with the given name, or nil.

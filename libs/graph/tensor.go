@@ -117,3 +117,38 @@ func readFloat(dt DType, b []byte) (float64, bool) {
 	}
 	return 0, false
 }
+
+func int64Tensor(shape []int64, vals ...int64) *HostTensor {
+	b := make([]byte, 0, 8*len(vals))
+	for _, v := range vals {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	return &HostTensor{DType: Int64, Shape: shape, Data: b}
+}
+
+func float32Tensor(shape []int64, vals ...float32) *HostTensor {
+	b := make([]byte, 0, 4*len(vals))
+	for _, v := range vals {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	return &HostTensor{DType: Float32, Shape: shape, Data: b}
+}
+
+// encodeInts encodes integer values as a HostTensor of an integer or bool type.
+func encodeInts(dt DType, shape []int64, vals []int64) *HostTensor {
+	sz := dt.Size()
+	b := make([]byte, 0, int64(len(vals))*sz)
+	for _, v := range vals {
+		switch sz {
+		case 8:
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		case 4:
+			b = binary.LittleEndian.AppendUint32(b, uint32(v))
+		case 2:
+			b = binary.LittleEndian.AppendUint16(b, uint16(v))
+		default:
+			b = append(b, byte(v))
+		}
+	}
+	return &HostTensor{DType: dt, Shape: shape, Data: b}
+}
