@@ -1,6 +1,10 @@
 package graph
 
-import "carve.dev/libs/planner"
+import (
+	"fmt"
+
+	"carve.dev/libs/planner"
+)
 
 // WorkspaceFunc returns the workspace bytes a node needs for the binding at hand; 0 for
 // none. The kernels library supplies it.
@@ -30,4 +34,88 @@ type BufferOwner struct {
 func (l *Lifetimes) Buffer(v *Value) (int, bool) {
 	i := l.bufOf[v.ID]
 	return i, i >= 0
+}
+
+// Lifetimes derives the planner problem of the binding, in the model's execution order
+// (step i runs Model.Nodes[i]):
+//   - each activation gets a buffer from the step that defines it to one past its last use;
+//   - views (Reshape, Squeeze, Unsqueeze, Flatten, Identity) share their input's buffer,
+//     which then lives until the views' last use too;
+//   - graph outputs live to the end of the run;
+//   - weights, constants, host values, graph inputs and views of them take no arena bytes
+//     (the runner holds them elsewhere);
+//   - a node for which workspace returns more than 0 bytes gets a Workspace buffer for its
+//     step only.
+//
+// workspace may be nil (no workspaces).
+func (b *Binding) Lifetimes(workspace WorkspaceFunc) (*Lifetimes, error) {
+	m := b.Model
+	steps := len(m.Nodes)
+	l := &Lifetimes{Steps: m.Nodes, bufOf: make([]int, len(m.Values))}
+	for i := range l.bufOf {
+		l.bufOf[i] = -1
+	}
+	// root[v] is the value whose buffer v uses: itself, or for a view its input's root.
+	// Nodes are in topological order, so a view's input is resolved before the view.
+	for _, n := range m.Nodes {
+		for _, o := range n.Outputs {
+			if o == nil || o.Kind != KindActivation || o.Host {
+				continue
+			}
+			if in := n.Input(0); n.IsView() && in != nil {
+				if i := l.bufOf[in.ID]; i >= 0 {
+					l.bufOf[o.ID] = i
+					l.Owners[i].Values = append(l.Owners[i].Values, o)
+				}
+				// A view of an input, weight, constant or host value needs no arena bytes.
+				continue
+			}
+			l.bufOf[o.ID] = len(l.Problem.Buffers)
+			l.Problem.Buffers = append(l.Problem.Buffers, planner.Buffer{
+				ID: o.Name, Size: b.Size(o), Start: n.Index, End: n.Index + 1,
+				Kind: planner.Activation, Node: n.Name,
+			})
+			l.Owners = append(l.Owners, BufferOwner{Values: []*Value{o}, Node: n})
+		}
+	}
+	// Extend each buffer over the uses of every value that shares it.
+	for i := range l.Problem.Buffers {
+		buf := &l.Problem.Buffers[i]
+		for _, v := range l.Owners[i].Values {
+			if v.Output {
+				buf.End, buf.Kind = steps, planner.Output
+			}
+			for _, c := range v.Consumers {
+				buf.End = max(buf.End, c.Index+1)
+			}
+		}
+	}
+	if workspace != nil {
+		ids := make(map[string]bool, len(l.Problem.Buffers))
+		for _, buf := range l.Problem.Buffers {
+			ids[buf.ID] = true
+		}
+		for _, n := range m.Nodes {
+			size, err := workspace(n)
+			if err != nil {
+				return nil, fmt.Errorf("graph: workspace of %s: %w", n, err)
+			}
+			if size < 0 {
+				return nil, fmt.Errorf("graph: workspace of %s: negative size %d", n, size)
+			}
+			if size == 0 {
+				continue
+			}
+			id := "workspace/" + n.Name
+			if n.Name == "" || ids[id] {
+				id = fmt.Sprintf("workspace/%d/%s", n.Index, n.Name)
+			}
+			ids[id] = true
+			l.Problem.Buffers = append(l.Problem.Buffers, planner.Buffer{
+				ID: id, Size: size, Start: n.Index, End: n.Index + 1, Kind: planner.Workspace, Node: n.Name,
+			})
+			l.Owners = append(l.Owners, BufferOwner{Node: n})
+		}
+	}
+	return l, nil
 }
