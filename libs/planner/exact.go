@@ -201,7 +201,9 @@ type searcher struct {
 	tkey   []int64 // per buffer: the T key of the part being ordered
 	order  []int32 // scratch for ranking a part
 
-	nodes, limit int64 // nodes visited; abort past limit
+	// steps counts the work done: search nodes visited plus placements tried, each about a
+	// microsecond; the search aborts past limit steps.
+	steps, limit int64
 	ctx          context.Context
 	deadline     time.Time
 	hasDeadline  bool
@@ -236,9 +238,9 @@ func newSearcher(m *model, keys []preorderKey) *searcher {
 	return s
 }
 
-// run decides whether the model fits under capacity, visiting at most limit nodes.
+// run decides whether the model fits under capacity, taking at most limit steps.
 func (s *searcher) run(ctx context.Context, capacity, limit int64) searchStatus {
-	s.cap, s.limit, s.nodes, s.ctx, s.stopped = capacity, limit, 0, ctx, false
+	s.cap, s.limit, s.steps, s.ctx, s.stopped = capacity, limit, 0, ctx, false
 	s.deadline, s.hasDeadline = ctx.Deadline()
 	for sc := range s.total {
 		if s.total[sc] > capacity {
@@ -338,8 +340,8 @@ func (s *searcher) preorder(a, b int32) int {
 // search extends the canonical sequence in p whose last placement had offset lastOff and rank
 // lastRank.
 func (s *searcher) search(p part, lastOff int64, lastRank int32) searchStatus {
-	s.nodes++
-	if s.nodes&1023 == 0 && s.checkStop() || s.nodes > s.limit {
+	s.steps++
+	if s.steps&255 == 0 && s.checkStop() || s.steps > s.limit {
 		s.stopped = true
 		return aborted
 	}
@@ -431,6 +433,7 @@ func (s *searcher) search(p part, lastOff int64, lastRank int32) searchStatus {
 // try places buffer i at offset o, searches on, and undoes the placement. hatless reports that
 // no unplaced buffer overlaps i.
 func (s *searcher) try(p part, i int32, o int64) (st searchStatus, hatless bool) {
+	s.steps++
 	m := s.m
 	mark := len(s.trail)
 	size := m.size[i]
@@ -545,15 +548,25 @@ func (s *searcher) checkStop() bool {
 	return s.ctx.Err() != nil
 }
 
-// portfolio runs the decision search at one capacity over the preorders, round robin, with a
-// node limit that doubles each round, as MiniMalloc does.
+// portfolio runs the decision search over the preorders, round robin, with a step limit that
+// doubles each round, as MiniMalloc does. It remembers how far each capacity's round robin got,
+// so that a capacity probed again, with more budget, picks up where it stopped instead of
+// redoing the short runs.
 type portfolio struct {
 	searchers []*searcher
-	nodes     int64 // total nodes visited, all runs
+	steps     int64 // total steps, all runs
+	sched     map[int64]*schedule
+}
+
+// schedule is the state of one capacity's round robin.
+type schedule struct {
+	limit  int64 // the step limit of the current round
+	next   int   // the preorder to run next
+	credit int64 // budget granted but not yet spent
 }
 
 func newPortfolio(p Problem, sec sections) *portfolio {
-	pf := &portfolio{}
+	pf := &portfolio{sched: map[int64]*schedule{}}
 	m := newModel(p, sec)
 	for _, keys := range preorders {
 		pf.searchers = append(pf.searchers, newSearcher(m, keys))
@@ -561,31 +574,32 @@ func newPortfolio(p Problem, sec sections) *portfolio {
 	return pf
 }
 
-// decide looks for a plan under capacity within budget nodes (0: unlimited). It returns found
-// with the searcher that found it, exhausted when no plan fits, or aborted.
+// decide grants capacity's round robin budget more steps and runs it as far as its credit
+// goes. It returns found with the searcher that found a plan, exhausted when no plan fits,
+// or aborted when the credit, the deadline or the context ran out first.
 func (pf *portfolio) decide(ctx context.Context, capacity, budget int64) (searchStatus, *searcher) {
-	n := int64(pf.searchers[0].m.n)
-	limit := max(2*n, 64)
-	for {
-		for _, s := range pf.searchers {
-			l := limit
-			if budget > 0 {
-				l = min(l, budget-pf.nodes)
-				if l <= 0 {
-					return aborted, nil
-				}
-			}
-			st := s.run(ctx, capacity, l)
-			pf.nodes += s.nodes
-			switch {
-			case st != aborted:
-				return st, s
-			case s.checkStop():
-				return aborted, nil
-			}
-		}
-		limit *= 2
+	sc := pf.sched[capacity]
+	if sc == nil {
+		sc = &schedule{limit: max(2*int64(pf.searchers[0].m.n), 64)}
+		pf.sched[capacity] = sc
 	}
+	sc.credit += budget
+	for sc.credit >= sc.limit {
+		s := pf.searchers[sc.next]
+		st := s.run(ctx, capacity, sc.limit)
+		pf.steps += s.steps
+		sc.credit -= s.steps
+		if st != aborted {
+			return st, s
+		}
+		if s.checkStop() {
+			return aborted, nil
+		}
+		if sc.next++; sc.next == len(pf.searchers) {
+			sc.next, sc.limit = 0, 2*sc.limit
+		}
+	}
+	return aborted, nil
 }
 
 // offsets returns the plan the searcher found, as offsets into p.Buffers.
@@ -599,83 +613,113 @@ func (s *searcher) offsets(p Problem) ([]int64, int64) {
 	return off, peak
 }
 
-// exactSolve improves on the heuristic plan ub. With a capacity it looks for any plan within it;
-// without one it tightens the peak: probes from the lower bound upwards, bisecting between the
-// highest capacity not yet settled and the best peak found, with a per-probe node budget that
-// doubles each pass, so that easy capacities are settled first and hard ones get more time later.
-func exactSolve(ctx context.Context, p Problem, ub Plan, nodeLimit int64) (Plan, error) {
+// exactSolve improves on the heuristic plan ub by probing capacities with the decision search.
+//
+// How hard a probe is depends on its capacity in no simple way: a tight capacity prunes hard and
+// is often settled at once, a slightly looser one can take a thousand times longer, and a lower
+// one again be quick (on MiniMalloc's instance J, 1041408 bytes takes 0.5 s, 1040384 more than
+// 5 s, 1039360 0.1 s). So instead of a binary search that can stall on one hard probe, the search
+// runs in passes with a node budget that doubles each pass. A pass first probes the target (the
+// capacity asked, or without one the lowest peak not yet ruled out) with the full budget, then
+// a grid of up to gridProbes capacities below the best plan found so far with an equal share of
+// another such budget, shifted each pass so that the grid samples new capacities. Any plan found
+// lowers the best; a probe that exhausts its search rules out its capacity and all below.
+//
+// With a capacity, the first plan within it ends the search; only the probe at the capacity itself
+// can prove that none exists. Without one, the search ends when the best peak meets the lowest
+// peak not ruled out (optimal), or at the deadline or node limit.
+func exactSolve(ctx context.Context, p Problem, ub Plan, stepLimit int64) (Plan, error) {
 	lb := ub.LowerBound
 	sec := sweepSections(p.Buffers, func(i int) bool { return p.Buffers[i].Size > 0 }, true)
 	pf := newPortfolio(p, sec)
-	budget := func(want int64) int64 {
-		if nodeLimit <= 0 {
-			return want
-		}
-		left := nodeLimit - pf.nodes
-		if left <= 0 {
-			return -1
-		}
-		if want == 0 {
-			return left
-		}
-		return min(want, left)
+	// Every offset and so every peak is a multiple of g: tops are sums of sizes, and an offset
+	// is a top rounded up to an alignment, which changes it only if the alignment does not
+	// divide the sizes' gcd.
+	var g int64
+	for _, b := range p.Buffers {
+		g = gcd(g, b.Size)
 	}
+	for _, b := range p.Buffers {
+		if a := b.Alignment(); b.Size > 0 && g%a != 0 {
+			g = gcd(g, a)
+		}
+	}
+	g = max(g, 1)
 	plan := ub
-	accept := func(s *searcher) {
-		off, peak := s.offsets(p)
-		plan = Plan{Offsets: off, Peak: peak, LowerBound: lb, Algorithm: Exact, Optimal: peak == lb}
+	best := ub.Peak                // the lowest peak found
+	proven := (lb + g - 1) / g * g // no plan peaks below proven
+	if p.Capacity > 0 && p.Capacity < lb {
+		return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Proven: true, Best: ub}
 	}
-	if p.Capacity > 0 {
-		if p.Capacity < lb {
-			return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Proven: true, Best: ub}
+	stopped := false
+	// probe runs the decision search at capacity c with a node budget.
+	probe := func(c, budget int64) searchStatus {
+		if stepLimit > 0 {
+			budget = min(budget, stepLimit-pf.steps)
 		}
-		b := budget(0)
-		if b < 0 {
-			return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Best: ub}
+		if budget <= 0 || ctx.Err() != nil {
+			stopped = true
+			return aborted
 		}
-		st, s := pf.decide(ctx, p.Capacity, b)
-		plan.Nodes = pf.nodes
+		st, sr := pf.decide(ctx, c, budget)
 		switch st {
 		case found:
-			accept(s)
-			plan.Nodes = pf.nodes
-			return plan, nil
+			off, peak := sr.offsets(p)
+			plan = Plan{Offsets: off, Peak: peak, LowerBound: lb, Algorithm: Exact}
+			best = peak
 		case exhausted:
-			return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Proven: true, Best: ub}
+			proven = max(proven, c+g)
 		}
-		return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Best: ub}
+		return st
 	}
-	proven := lb // no plan has a peak below proven
-	per := int64(8 * (len(p.Buffers) + 1))
-	for plan.Peak > proven && ctx.Err() == nil {
-		lo, hi := proven, plan.Peak // probe capacities in [lo, hi)
-		for lo < hi && ctx.Err() == nil {
-			c := lo
-			if c != proven {
-				c = lo + (hi-lo)/2
-			}
-			b := budget(per)
-			if b < 0 {
-				break
-			}
-			st, s := pf.decide(ctx, c, b)
-			switch st {
-			case found:
-				accept(s)
-				hi = plan.Peak
-			case exhausted:
-				proven = c + 1
-				lo = c + 1
-			case aborted:
-				lo = c + 1
-			}
+	done := func() bool {
+		if p.Capacity > 0 {
+			return best <= p.Capacity || p.Capacity < proven || stopped
 		}
-		if budget(per) < 0 {
+		return best <= proven || stopped
+	}
+	// gridProbes capacities share the grid's budget: as much as the target's when minimising,
+	// a quarter of it when a capacity is asked (then the target is the probe that matters most).
+	const gridProbes = 16
+	gridShare := int64(gridProbes)
+	if p.Capacity > 0 {
+		gridShare *= 4
+	}
+	n := int64(len(p.Buffers))
+	budget := 64 * n
+	for pass := int64(0); !done(); pass, budget = pass+1, budget*2 {
+		target, top, bottom := proven, best-g, proven+g
+		if p.Capacity > 0 {
+			target = p.Capacity / g * g
+			top, bottom = min(top, target-g), proven
+		}
+		if probe(target, budget); done() {
 			break
 		}
-		per *= 2
+		stride := max((top-bottom)/g/gridProbes+1, 1) * g
+		c := top - (pass%4)*stride/4/g*g
+		for k := 0; k < gridProbes && c >= bottom && !done(); k++ {
+			switch probe(c, max(budget/gridShare, 4*n)) {
+			case found:
+				c = min(c, best) - stride
+			case exhausted:
+				c = -1
+			default:
+				c -= stride
+			}
+		}
 	}
 	plan.Optimal = plan.Peak <= proven
-	plan.Nodes = pf.nodes
+	plan.Steps = pf.steps
+	if p.Capacity > 0 && plan.Peak > p.Capacity {
+		return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Proven: p.Capacity < proven, Best: plan}
+	}
 	return plan, nil
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }

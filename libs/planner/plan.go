@@ -48,9 +48,10 @@ const DefaultTimeLimit = 5 * time.Second
 type Options struct {
 	Algorithm Algorithm     // "" means Exact
 	TimeLimit time.Duration // wall-clock budget of the exact search; 0 means DefaultTimeLimit
-	// NodeLimit bounds the exact search by work instead of time: the number of search nodes it may
-	// visit in all. 0 means no limit. Unlike TimeLimit, it gives the same answer on every machine.
-	NodeLimit int64
+	// StepLimit bounds the exact search by work instead of time: the number of steps (search nodes
+	// visited plus placements tried, each of the order of a microsecond) it may take in all. 0 means
+	// no limit. Unlike TimeLimit, it gives the same answer on every machine.
+	StepLimit int64
 }
 
 // Plan places every buffer of a Problem. Offsets[i] belongs to Problem.Buffers[i].
@@ -63,7 +64,7 @@ type Plan struct {
 	Optimal   bool
 	Algorithm Algorithm     // the solver whose placement this is
 	Elapsed   time.Duration // wall time Solve took
-	Nodes     int64         // search nodes the exact search visited; 0 for heuristics
+	Steps     int64         // work the exact search did (see Options.StepLimit); 0 for heuristics
 }
 
 // ErrInfeasible is matched (errors.Is) by a NoFitError when no plan can fit the capacity.
@@ -133,7 +134,7 @@ func Solve(ctx context.Context, p Problem, opts Options) (Plan, error) {
 		}
 		ctx, cancel := context.WithDeadline(ctx, start.Add(limit))
 		defer cancel()
-		plan, err = exactSolve(ctx, p, plan, opts.NodeLimit)
+		plan, err = exactSolve(ctx, p, plan, opts.StepLimit)
 	}
 	plan.Elapsed = time.Since(start)
 	if err == nil && p.Capacity > 0 && plan.Peak > p.Capacity {
