@@ -1,3 +1,23 @@
 module carve.dev/libs/kernels
 
 go 1.26
+
+require (
+	carve.dev/libs/alloc v0.0.0
+	carve.dev/libs/graph v0.0.0
+	github.com/stretchr/testify v1.12.1
+	github.com/x448/float16 v0.8.4
+	gonum.org/v1/gonum v0.17.0
+)
+
+require (
+	carve.dev/libs/planner v0.0.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+replace (
+	carve.dev/libs/alloc => ../alloc
+	carve.dev/libs/graph => ../graph
+	carve.dev/libs/planner => ../planner
+)

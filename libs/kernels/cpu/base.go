@@ -1,0 +1,200 @@
+// Package cpu is the CPU backend of carve's kernels: every op the graph library supports, on host
+// memory, with the workspace contract of package kernels.
+package cpu
+
+import (
+	"errors"
+	"fmt"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// runner is an op's execution, with its attributes parsed and shapes resolved at Select.
+// ws holds the carved recipe parts, already checked against the recipe.
+type runner interface {
+	run(in, out []kernels.Tensor, ws [][]byte) error
+}
+
+// plan is what an op's select function produces for one node.
+type plan struct {
+	tactic string
+	parts  []alloc.Part // workspace recipe parts; nil for none
+	r      runner
+}
+
+// op is one CPU kernel: an op with its tactics.
+type op struct {
+	key     kernels.OpKey
+	tactics []kernels.TacticInfo
+	// sel validates the node and plans its execution.
+	sel func(n *kernels.Node, d kernels.Device) (plan, error)
+	// bound is W over ranges; nil for ops that never use workspace.
+	bound func(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error)
+}
+
+var direct = []kernels.TacticInfo{{Name: "direct", Summary: "single pass, no workspace"}}
+
+func (o *op) Op() kernels.OpKey             { return o.key }
+func (o *op) Backend() string               { return kernels.BackendCPU }
+func (o *op) Tactics() []kernels.TacticInfo { return o.tactics }
+func (o *op) nodeErr(name string, err error) error {
+	var ne *kernels.NodeError
+	if errors.As(err, &ne) {
+		return err
+	}
+	return &kernels.NodeError{Node: name, Op: o.key, Err: err}
+}
+
+func (o *op) Select(n *kernels.Node, d kernels.Device) (kernels.Instance, error) {
+	if d.Workers < 1 {
+		d.Workers = 1
+	}
+	for _, v := range append(append([]kernels.Value(nil), n.Inputs...), n.Outputs...) {
+		if !v.Present() {
+			continue
+		}
+		if _, err := kernels.ByteSize(v.DType, v.Shape); err != nil {
+			return nil, o.nodeErr(n.Name, err)
+		}
+	}
+	p, err := o.sel(n, d)
+	if err != nil {
+		return nil, o.nodeErr(n.Name, err)
+	}
+	if len(p.parts) > maxParts {
+		return nil, o.nodeErr(n.Name, fmt.Errorf("recipe has %d parts, more than %d", len(p.parts), maxParts))
+	}
+	label := fmt.Sprintf("%s/%s", o.key, p.tactic)
+	if n.Name != "" {
+		label = n.Name + ":" + label
+	}
+	inst := &instance{
+		label:  label,
+		tactic: p.tactic,
+		recipe: alloc.Recipe{Kernel: label, Parts: p.parts},
+		impl:   p.r,
+	}
+	if _, err := inst.recipe.Size(); err != nil {
+		return nil, o.nodeErr(n.Name, err)
+	}
+	inst.in = expectations(n.Inputs)
+	inst.out = expectations(n.Outputs)
+	return inst, nil
+}
+
+func (o *op) Bound(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
+	if o.bound == nil {
+		return kernels.Bound{}, nil
+	}
+	if d.Workers < 1 {
+		d.Workers = 1
+	}
+	for _, v := range append(append([]kernels.ValueRange(nil), r.Inputs...), r.Outputs...) {
+		for _, dr := range v.Dims {
+			if dr.Lo < 0 || dr.Hi < dr.Lo {
+				return kernels.Bound{}, o.nodeErr(r.Name, fmt.Errorf("invalid dim range [%d, %d]", dr.Lo, dr.Hi))
+			}
+		}
+	}
+	b, err := o.bound(r, d)
+	if err != nil {
+		return kernels.Bound{}, o.nodeErr(r.Name, err)
+	}
+	return b, nil
+}
+
+// expect is what Run checks of one input or output.
+type expect struct {
+	present bool
+	dtype   graph.DType
+	shape   []int64
+	bytes   int
+}
+
+func expectations(vs []kernels.Value) []expect {
+	out := make([]expect, len(vs))
+	for i, v := range vs {
+		if !v.Present() {
+			continue
+		}
+		b, _ := kernels.ByteSize(v.DType, v.Shape) // checked in Select
+		out[i] = expect{present: true, dtype: v.DType, shape: append([]int64(nil), v.Shape...), bytes: int(b)}
+	}
+	return out
+}
+
+// instance is a CPU kernel bound to one node. It is immutable and safe for concurrent use.
+type instance struct {
+	label   string
+	tactic  string
+	recipe  alloc.Recipe
+	in, out []expect
+	impl    runner
+}
+
+func (i *instance) Tactic() string       { return i.tactic }
+func (i *instance) Recipe() alloc.Recipe { return i.recipe }
+
+// errShape and friends are static so that the checks in Run do not allocate on success.
+var (
+	errArity = errors.New("wrong number of inputs or outputs")
+)
+
+func checkValues(kind string, want []expect, got []kernels.Tensor) error {
+	if len(got) < len(want) {
+		return errArity
+	}
+	for j := range want {
+		w := &want[j]
+		if !w.present {
+			continue
+		}
+		t := &got[j]
+		if t.DType != w.dtype || len(t.Shape) != len(w.shape) || len(t.Data) < w.bytes {
+			return fmt.Errorf("%s %d is %v with %d bytes, want %v%v (%d bytes)", kind, j, *t, len(t.Data), w.dtype, w.shape, w.bytes)
+		}
+		for k, d := range w.shape {
+			if t.Shape[k] != d {
+				return fmt.Errorf("%s %d has shape %v, want %v", kind, j, t.Shape, w.shape)
+			}
+		}
+	}
+	return nil
+}
+
+// Run checks inputs, outputs and workspace against what the instance was selected for, then
+// runs the kernel. Nothing is written before every check has passed.
+func (i *instance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, _ alloc.Stream) error {
+	if err := checkValues("input", i.in, in); err != nil {
+		return &kernels.RunError{Kernel: i.label, Err: err}
+	}
+	if err := checkValues("output", i.out, out); err != nil {
+		return &kernels.RunError{Kernel: i.label, Err: err}
+	}
+	var parts [maxParts][]byte
+	if n := len(i.recipe.Parts); n > 0 {
+		var carved []alloc.CarvedPart
+		if ws != nil {
+			carved = ws.Parts()
+		}
+		for j, p := range i.recipe.Parts {
+			var have int64
+			if j < len(carved) && carved[j].Name == p.Name {
+				have = carved[j].Size
+			}
+			if have < p.Size {
+				return &kernels.WorkspaceError{Kernel: i.label, Part: p.Name, Need: p.Size, Have: have}
+			}
+			parts[j] = carved[j].Region().Bytes()[:p.Size:p.Size]
+		}
+	}
+	if err := i.impl.run(in, out, parts[:len(i.recipe.Parts)]); err != nil {
+		return &kernels.RunError{Kernel: i.label, Err: err}
+	}
+	return nil
+}
+
+// maxParts bounds the parts of a CPU recipe, so that Run can hand them over without allocating.
+const maxParts = 8

@@ -1,0 +1,367 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+type binOp uint8
+
+const (
+	opAdd binOp = iota
+	opSub
+	opMul
+	opDiv
+	opMod
+	opMax
+	opMin
+	// comparisons: bool output
+	opEq
+	opLt
+	opLe
+	opGt
+	opGe
+	// logical: bool inputs and output
+	opAnd
+	opOr
+	opXor
+)
+
+func (o binOp) compare() bool { return o >= opEq && o <= opGe }
+func (o binOp) logical() bool { return o >= opAnd }
+
+// binary is a broadcast elementwise op of two operands.
+type binary struct {
+	op   binOp
+	dt   graph.DType // operand dtype
+	fmod bool        // Mod: C fmod semantics (sign of the dividend) instead of Python's
+	p    bplan
+}
+
+func selectBinary(op binOp) func(n *kernels.Node, d kernels.Device) (plan, error) {
+	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+		if err := arity(n, 2, 2, 1, 1); err != nil {
+			return plan{}, err
+		}
+		a, b := n.Inputs[0], n.Inputs[1]
+		if a.DType != b.DType {
+			return plan{}, fmt.Errorf("operands are %v and %v, want one type", a.DType, b.DType)
+		}
+		dt := a.DType
+		outDT := dt
+		switch {
+		case op.logical():
+			if dt != graph.Bool {
+				return plan{}, fmt.Errorf("operands are %v, want bool", dt)
+			}
+		case op.compare():
+			if !isNumeric(dt) && !(dt == graph.Bool && op == opEq) {
+				return plan{}, fmt.Errorf("cannot compare %v", dt)
+			}
+			outDT = graph.Bool
+		default:
+			if !isNumeric(dt) {
+				return plan{}, fmt.Errorf("operands are %v, want a numeric type", dt)
+			}
+		}
+		bin := &binary{op: op, dt: dt}
+		if op == opMod {
+			bin.fmod = n.Attrs.Int("fmod", 0) != 0
+			if isFloat(dt) && !bin.fmod {
+				return plan{}, fmt.Errorf("Mod of %v needs fmod=1", dt)
+			}
+		}
+		shape, err := broadcastShape(a.Shape, b.Shape)
+		if err != nil {
+			return plan{}, err
+		}
+		if err := checkOut(n, 0, outDT, shape); err != nil {
+			return plan{}, err
+		}
+		if bin.p, err = newBPlan(shape, a.Shape, b.Shape); err != nil {
+			return plan{}, err
+		}
+		return plan{tactic: "direct", r: bin}, nil
+	}
+}
+
+func (b *binary) run(in, out []kernels.Tensor, _ [][]byte) error {
+	x, y, z := in[0].Data, in[1].Data, out[0].Data
+	switch {
+	case b.op.logical():
+		binLoop(b, x, y, z, logicRun)
+		return nil
+	case b.op.compare():
+		zb := kernels.ViewAs[bool](z)
+		switch b.dt {
+		case graph.Float32:
+			cmpLoop(b, kernels.ViewAs[float32](x), kernels.ViewAs[float32](y), zb)
+		case graph.Float64:
+			cmpLoop(b, kernels.ViewAs[float64](x), kernels.ViewAs[float64](y), zb)
+		case graph.Int64:
+			cmpLoop(b, kernels.ViewAs[int64](x), kernels.ViewAs[int64](y), zb)
+		case graph.Int32:
+			cmpLoop(b, kernels.ViewAs[int32](x), kernels.ViewAs[int32](y), zb)
+		case graph.Int16:
+			cmpLoop(b, kernels.ViewAs[int16](x), kernels.ViewAs[int16](y), zb)
+		case graph.Int8:
+			cmpLoop(b, kernels.ViewAs[int8](x), kernels.ViewAs[int8](y), zb)
+		case graph.Uint8, graph.Bool:
+			cmpLoop(b, x, y, zb)
+		case graph.Uint16:
+			cmpLoop(b, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), zb)
+		case graph.Uint32:
+			cmpLoop(b, kernels.ViewAs[uint32](x), kernels.ViewAs[uint32](y), zb)
+		case graph.Uint64:
+			cmpLoop(b, kernels.ViewAs[uint64](x), kernels.ViewAs[uint64](y), zb)
+		case graph.Float16, graph.BFloat16:
+			cmpLoop16(b, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), zb)
+		}
+		return nil
+	}
+	switch b.dt {
+	case graph.Float32:
+		binLoop(b, kernels.ViewAs[float32](x), kernels.ViewAs[float32](y), kernels.ViewAs[float32](z), arithF[float32])
+	case graph.Float64:
+		binLoop(b, kernels.ViewAs[float64](x), kernels.ViewAs[float64](y), kernels.ViewAs[float64](z), arithF[float64])
+	case graph.Int64:
+		binLoop(b, kernels.ViewAs[int64](x), kernels.ViewAs[int64](y), kernels.ViewAs[int64](z), arithI[int64])
+	case graph.Int32:
+		binLoop(b, kernels.ViewAs[int32](x), kernels.ViewAs[int32](y), kernels.ViewAs[int32](z), arithI[int32])
+	case graph.Int16:
+		binLoop(b, kernels.ViewAs[int16](x), kernels.ViewAs[int16](y), kernels.ViewAs[int16](z), arithI[int16])
+	case graph.Int8:
+		binLoop(b, kernels.ViewAs[int8](x), kernels.ViewAs[int8](y), kernels.ViewAs[int8](z), arithI[int8])
+	case graph.Uint8:
+		binLoop(b, x, y, z, arithI[uint8])
+	case graph.Uint16:
+		binLoop(b, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), kernels.ViewAs[uint16](z), arithI[uint16])
+	case graph.Uint32:
+		binLoop(b, kernels.ViewAs[uint32](x), kernels.ViewAs[uint32](y), kernels.ViewAs[uint32](z), arithI[uint32])
+	case graph.Uint64:
+		binLoop(b, kernels.ViewAs[uint64](x), kernels.ViewAs[uint64](y), kernels.ViewAs[uint64](z), arithI[uint64])
+	case graph.Float16:
+		binLoop(b, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), kernels.ViewAs[uint16](z), arith16(f16, tof16))
+	case graph.BFloat16:
+		binLoop(b, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), kernels.ViewAs[uint16](z), arith16(bf16, tobf16))
+	}
+	return nil
+}
+
+// binLoop walks the plan's runs and applies f to each: z[i] = x[i*sx] op y[i*sy].
+func binLoop[T, U any](b *binary, x, y []T, z []U, f func(b *binary, z []U, x, y []T, sx, sy int)) {
+	p := &b.p
+	if p.total == 0 {
+		return
+	}
+	n := p.inner()
+	sx, sy := p.st[0][p.rank-1], p.st[1][p.rank-1]
+	c := cursor{p: p}
+	for o := 0; o < p.total; o += n {
+		f(b, z[o:o+n], x[c.off[0]:], y[c.off[1]:], sx, sy)
+		c.next()
+	}
+}
+
+// arithF is float arithmetic on one run. The contiguous cases of the four common ops get their
+// own loops so the compiler can keep them tight.
+func arithF[T float](b *binary, z, x, y []T, sx, sy int) {
+	switch {
+	case sx == 1 && sy == 1:
+		x, y = x[:len(z)], y[:len(z)]
+		switch b.op {
+		case opAdd:
+			for i := range z {
+				z[i] = x[i] + y[i]
+			}
+			return
+		case opSub:
+			for i := range z {
+				z[i] = x[i] - y[i]
+			}
+			return
+		case opMul:
+			for i := range z {
+				z[i] = x[i] * y[i]
+			}
+			return
+		case opDiv:
+			for i := range z {
+				z[i] = x[i] / y[i]
+			}
+			return
+		}
+	case sx == 1 && sy == 0:
+		x = x[:len(z)]
+		v := y[0]
+		switch b.op {
+		case opAdd:
+			for i := range z {
+				z[i] = x[i] + v
+			}
+			return
+		case opSub:
+			for i := range z {
+				z[i] = x[i] - v
+			}
+			return
+		case opMul:
+			for i := range z {
+				z[i] = x[i] * v
+			}
+			return
+		case opDiv:
+			for i := range z {
+				z[i] = x[i] / v
+			}
+			return
+		}
+	}
+	for i := range z {
+		z[i] = arithF1(b, x[i*sx], y[i*sy])
+	}
+}
+
+func arithF1[T float](b *binary, a, c T) T {
+	switch b.op {
+	case opAdd:
+		return a + c
+	case opSub:
+		return a - c
+	case opMul:
+		return a * c
+	case opDiv:
+		return a / c
+	case opMod:
+		return T(math.Mod(float64(a), float64(c)))
+	case opMax:
+		if a != a || a > c {
+			return a
+		}
+		return c
+	case opMin:
+		if a != a || a < c {
+			return a
+		}
+		return c
+	}
+	return 0
+}
+
+// arithI is integer arithmetic on one run. Division by zero yields 0 instead of a panic
+// (ONNX leaves it undefined).
+func arithI[T integer](b *binary, z, x, y []T, sx, sy int) {
+	if sx == 1 && sy == 1 && b.op == opAdd {
+		x, y = x[:len(z)], y[:len(z)]
+		for i := range z {
+			z[i] = x[i] + y[i]
+		}
+		return
+	}
+	for i := range z {
+		a, c := x[i*sx], y[i*sy]
+		var r T
+		switch b.op {
+		case opAdd:
+			r = a + c
+		case opSub:
+			r = a - c
+		case opMul:
+			r = a * c
+		case opDiv:
+			if c != 0 {
+				r = a / c
+			}
+		case opMod:
+			if c != 0 {
+				r = a % c
+				if !b.fmod && r != 0 && (r < 0) != (c < 0) {
+					r += c
+				}
+			}
+		case opMax:
+			r = max(a, c)
+		case opMin:
+			r = min(a, c)
+		}
+		z[i] = r
+	}
+}
+
+// arith16 computes 16-bit float arithmetic in float32.
+func arith16(load func(uint16) float32, store func(float32) uint16) func(b *binary, z, x, y []uint16, sx, sy int) {
+	return func(b *binary, z, x, y []uint16, sx, sy int) {
+		for i := range z {
+			z[i] = store(arithF1(b, load(x[i*sx]), load(y[i*sy])))
+		}
+	}
+}
+
+func cmpLoop[T number](b *binary, x, y []T, z []bool) {
+	binLoop(b, x, y, z, func(b *binary, z []bool, x, y []T, sx, sy int) {
+		for i := range z {
+			z[i] = cmp1(b.op, x[i*sx], y[i*sy])
+		}
+	})
+}
+
+func cmpLoop16(b *binary, x, y []uint16, z []bool) {
+	load := f16
+	if b.dt == graph.BFloat16 {
+		load = bf16
+	}
+	binLoop(b, x, y, z, func(b *binary, z []bool, x, y []uint16, sx, sy int) {
+		for i := range z {
+			z[i] = cmp1(b.op, load(x[i*sx]), load(y[i*sy]))
+		}
+	})
+}
+
+func cmp1[T number](op binOp, a, c T) bool {
+	switch op {
+	case opEq:
+		return a == c
+	case opLt:
+		return a < c
+	case opLe:
+		return a <= c
+	case opGt:
+		return a > c
+	case opGe:
+		return a >= c
+	}
+	return false
+}
+
+func logicRun(b *binary, z, x, y []byte, sx, sy int) {
+	for i := range z {
+		a, c := x[i*sx] != 0, y[i*sy] != 0
+		var r bool
+		switch b.op {
+		case opAnd:
+			r = a && c
+		case opOr:
+			r = a || c
+		case opXor:
+			r = a != c
+		}
+		z[i] = 0
+		if r {
+			z[i] = 1
+		}
+	}
+}
+
+func binaryOps() []*op {
+	mk := func(name string, o binOp) *op {
+		return &op{key: kernels.Key("", name), tactics: direct, sel: selectBinary(o)}
+	}
+	return []*op{
+		mk("Add", opAdd), mk("Sub", opSub), mk("Mul", opMul), mk("Div", opDiv), mk("Mod", opMod),
+		mk("Equal", opEq), mk("Less", opLt), mk("LessOrEqual", opLe), mk("Greater", opGt),
+		mk("GreaterOrEqual", opGe), mk("And", opAnd), mk("Or", opOr), mk("Xor", opXor),
+	}
+}

@@ -1,0 +1,336 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// constant writes bytes fixed at Select: Constant, Shape, Size.
+type constant struct{ data []byte }
+
+func (c *constant) run(in, out []kernels.Tensor, _ [][]byte) error {
+	copy(out[0].Data, c.data)
+	return nil
+}
+
+func selectShape(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 1, 1, 1, 1); err != nil {
+		return plan{}, err
+	}
+	s := n.Inputs[0].Shape
+	r := int64(len(s))
+	clampEnd := func(v int64) int64 {
+		if v < 0 {
+			v += r
+		}
+		return min(max(v, 0), r)
+	}
+	start, end := clampEnd(n.Attrs.Int("start", 0)), clampEnd(n.Attrs.Int("end", r))
+	var dims []int64
+	if end > start {
+		dims = s[start:end]
+	}
+	if err := checkOut(n, 0, graph.Int64, []int64{int64(len(dims))}); err != nil {
+		return plan{}, err
+	}
+	return plan{tactic: "direct", r: &constant{data: slices.Clone(kernels.BytesOf(dims))}}, nil
+}
+
+func selectSize(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 1, 1, 1, 1); err != nil {
+		return plan{}, err
+	}
+	if err := checkOut(n, 0, graph.Int64, nil); err != nil {
+		return plan{}, err
+	}
+	v := []int64{int64(numel(n.Inputs[0].Shape))}
+	return plan{tactic: "direct", r: &constant{data: slices.Clone(kernels.BytesOf(v))}}, nil
+}
+
+func selectConstant(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 0, 0, 1, 1); err != nil {
+		return plan{}, err
+	}
+	at := n.Attrs
+	var dt graph.DType
+	var shape []int64
+	var data []byte
+	switch {
+	case at.Has("value"):
+		t, ok := at.Tensor("value")
+		if !ok {
+			return plan{}, fmt.Errorf("value attribute is not a tensor")
+		}
+		dt, shape, data = t.DType, t.Shape, t.Data
+	case at.Has("value_float"):
+		dt, data = graph.Float32, kernels.BytesOf([]float32{at.Float("value_float", 0)})
+	case at.Has("value_floats"):
+		v := at.Floats("value_floats")
+		dt, shape, data = graph.Float32, []int64{int64(len(v))}, kernels.BytesOf(v)
+	case at.Has("value_int"):
+		dt, data = graph.Int64, kernels.BytesOf([]int64{at.Int("value_int", 0)})
+	case at.Has("value_ints"):
+		v := at.Ints("value_ints")
+		dt, shape, data = graph.Int64, []int64{int64(len(v))}, kernels.BytesOf(v)
+	default:
+		return plan{}, fmt.Errorf("no supported value attribute (value, value_float(s), value_int(s))")
+	}
+	if err := checkOut(n, 0, dt, shape); err != nil {
+		return plan{}, err
+	}
+	if want, err := kernels.ByteSize(dt, shape); err != nil || int64(len(data)) != want {
+		return plan{}, fmt.Errorf("value holds %d bytes for %v%v", len(data), dt, shape)
+	}
+	return plan{tactic: "direct", r: &constant{data: slices.Clone(data)}}, nil
+}
+
+// fill is ConstantOfShape: every element is the value attribute's single element.
+type fill struct{ elem []byte }
+
+func selectConstantOfShape(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 1, 1, 1, 1); err != nil {
+		return plan{}, err
+	}
+	if v := n.Inputs[0]; v.DType != graph.Int64 || len(v.Shape) != 1 {
+		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", v)
+	}
+	dt, elem := graph.Float32, make([]byte, 4)
+	if t, ok := n.Attrs.Tensor("value"); ok {
+		if len(t.Data) != int(t.DType.Size()) || t.DType.Size() == 0 {
+			return plan{}, fmt.Errorf("value must hold one element, has %v with %d bytes", t.Shape, len(t.Data))
+		}
+		dt, elem = t.DType, slices.Clone(t.Data)
+	}
+	out := n.Outputs[0]
+	if out.DType != dt || int64(len(out.Shape)) != n.Inputs[0].Shape[0] {
+		return plan{}, fmt.Errorf("output is %v, want %v of rank %d", out, dt, n.Inputs[0].Shape[0])
+	}
+	return plan{tactic: "direct", r: &fill{elem: elem}}, nil
+}
+
+func (f *fill) run(in, out []kernels.Tensor, _ [][]byte) error {
+	shape := in[0].Int64s()
+	for i, d := range shape {
+		if d != out[0].Shape[i] {
+			return fmt.Errorf("shape input %v differs from the output shape %v", shape, out[0].Shape)
+		}
+	}
+	z := out[0].Data
+	es := len(f.elem)
+	allZero := true
+	for _, b := range f.elem {
+		allZero = allZero && b == 0
+	}
+	if allZero {
+		clear(z)
+		return nil
+	}
+	for i := 0; i+es <= len(z); i += es {
+		copy(z[i:i+es], f.elem)
+	}
+	return nil
+}
+
+// rangeOp is Range: out[i] = start + i*delta, with the count checked against the output.
+type rangeOp struct{ dt graph.DType }
+
+func selectRange(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 3, 3, 1, 1); err != nil {
+		return plan{}, err
+	}
+	dt := n.Inputs[0].DType
+	switch dt {
+	case graph.Float32, graph.Float64, graph.Int16, graph.Int32, graph.Int64:
+	default:
+		return plan{}, fmt.Errorf("Range of %v is not supported", dt)
+	}
+	for i, v := range n.Inputs {
+		if v.DType != dt || numel(v.Shape) != 1 {
+			return plan{}, fmt.Errorf("input %d is %v, want a %v scalar", i, v, dt)
+		}
+	}
+	if o := n.Outputs[0]; o.DType != dt || len(o.Shape) != 1 {
+		return plan{}, fmt.Errorf("output is %v, want 1-D %v", o, dt)
+	}
+	return plan{tactic: "direct", r: &rangeOp{dt: dt}}, nil
+}
+
+func (r *rangeOp) run(in, out []kernels.Tensor, _ [][]byte) error {
+	z := out[0]
+	n := int(z.Shape[0])
+	if isFloat(r.dt) {
+		start, limit, delta := loadF64(in[0], 0), loadF64(in[1], 0), loadF64(in[2], 0)
+		if delta == 0 {
+			return fmt.Errorf("delta is 0")
+		}
+		if r.dt == graph.Float32 { // count as the reference does, in the element type
+			s, l, dl := float32(start), float32(limit), float32(delta)
+			start, limit, delta = float64(s), float64(l), float64(dl)
+		}
+		// the graph computed the count; allow it to differ by one through float rounding
+		want := int(max(math.Ceil((limit-start)/delta), 0))
+		if want-n > 1 || n-want > 1 {
+			return fmt.Errorf("Range(%v, %v, %v) has %d elements, output %d", start, limit, delta, want, n)
+		}
+		for i := 0; i < n; i++ {
+			storeF64(z, i, start+float64(i)*delta)
+		}
+		return nil
+	}
+	start, limit, delta := loadI64(in[0], 0), loadI64(in[1], 0), loadI64(in[2], 0)
+	if delta == 0 {
+		return fmt.Errorf("delta is 0")
+	}
+	want := int64(0)
+	if delta > 0 && limit > start {
+		want = (limit - start + delta - 1) / delta
+	} else if delta < 0 && limit < start {
+		want = (start - limit - delta - 1) / -delta
+	}
+	if want != int64(n) {
+		return fmt.Errorf("Range(%d, %d, %d) has %d elements, output %d", start, limit, delta, want, n)
+	}
+	for i := 0; i < n; i++ {
+		storeI64(z, i, start+int64(i)*delta)
+	}
+	return nil
+}
+
+// cumSum is CumSum along an axis given as a tensor; exclusive and reverse per the attributes.
+// Sums accumulate in float64 for floats and int64 for integers.
+type cumSum struct {
+	dt                 graph.DType
+	shape              []int64
+	exclusive, reverse bool
+}
+
+func selectCumSum(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	x, ax := n.Inputs[0], n.Inputs[1]
+	if !isNumeric(x.DType) || !isIndex(ax.DType) || numel(ax.Shape) != 1 || len(x.Shape) == 0 {
+		return plan{}, fmt.Errorf("CumSum of %v along %v", x, ax)
+	}
+	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		return plan{}, err
+	}
+	at := n.Attrs
+	return plan{tactic: "direct", r: &cumSum{dt: x.DType, shape: x.Shape, exclusive: at.Int("exclusive", 0) != 0, reverse: at.Int("reverse", 0) != 0}}, nil
+}
+
+func (c *cumSum) run(in, out []kernels.Tensor, _ [][]byte) error {
+	axis, err := normAxis(loadI64(in[1], 0), len(c.shape))
+	if err != nil {
+		return err
+	}
+	outer, dim, inner := numel(c.shape[:axis]), int(c.shape[axis]), numel(c.shape[axis+1:])
+	x, z := in[0], out[0]
+	f := isFloat(c.dt)
+	for o := 0; o < outer; o++ {
+		for i := 0; i < inner; i++ {
+			var sf float64
+			var si int64
+			for k := 0; k < dim; k++ {
+				kk := k
+				if c.reverse {
+					kk = dim - 1 - k
+				}
+				idx := (o*dim+kk)*inner + i
+				var vf float64
+				var vi int64
+				if f {
+					vf = loadF64(x, idx)
+				} else {
+					vi = loadI64(x, idx)
+				}
+				if c.exclusive {
+					if f {
+						storeF64(z, idx, sf)
+					} else {
+						storeI64(z, idx, si)
+					}
+				}
+				sf += vf
+				si += vi
+				if !c.exclusive {
+					if f {
+						storeF64(z, idx, sf)
+					} else {
+						storeI64(z, idx, si)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// trilu keeps the upper (j - i >= k) or lower (j - i <= k) triangle of the last two dims.
+type trilu struct {
+	upper bool
+	shape []int64
+	es    int
+}
+
+func selectTrilu(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 1, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	x := n.Inputs[0]
+	if len(x.Shape) < 2 {
+		return plan{}, fmt.Errorf("input rank %d, want >= 2", len(x.Shape))
+	}
+	if k, ok := n.Input(1); ok && (k.DType != graph.Int64 || numel(k.Shape) != 1) {
+		return plan{}, fmt.Errorf("k is %v, want an int64 scalar", k)
+	}
+	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		return plan{}, err
+	}
+	return plan{tactic: "direct", r: &trilu{upper: n.Attrs.Int("upper", 1) != 0, shape: x.Shape, es: int(x.DType.Size())}}, nil
+}
+
+func (t *trilu) run(in, out []kernels.Tensor, _ [][]byte) error {
+	var k int64
+	if len(in) > 1 && in[1].Data != nil {
+		k = in[1].Int64s()[0]
+	}
+	r := len(t.shape)
+	rows, cols := int(t.shape[r-2]), int(t.shape[r-1])
+	mats := numel(t.shape[:r-2])
+	x, z, es := in[0].Data, out[0].Data, t.es
+	for m := 0; m < mats; m++ {
+		for i := 0; i < rows; i++ {
+			row := (m*rows + i) * cols * es
+			for j := 0; j < cols; j++ {
+				keep := int64(j-i) >= k
+				if !t.upper {
+					keep = int64(j-i) <= k
+				}
+				b := z[row+j*es : row+(j+1)*es]
+				if keep {
+					copy(b, x[row+j*es:])
+				} else {
+					clear(b)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func generateOps() []*op {
+	mk := func(domain, name string, sel func(*kernels.Node, kernels.Device) (plan, error)) *op {
+		return &op{key: kernels.Key(domain, name), tactics: direct, sel: sel}
+	}
+	return []*op{
+		mk("", "Shape", selectShape), mk("", "Size", selectSize), mk("", "Constant", selectConstant),
+		mk("", "ConstantOfShape", selectConstantOfShape), mk("", "Range", selectRange),
+		mk("", "CumSum", selectCumSum), mk("", "Trilu", selectTrilu),
+		mk(kernels.DomainMicrosoft, "Trilu", selectTrilu), mk(kernels.DomainMicrosoft, "Range", selectRange),
+	}
+}

@@ -1,0 +1,348 @@
+package cpu
+
+import (
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// sameMemory reports whether two byte slices start at the same address (a view the planner
+// placed on its input's buffer).
+func sameMemory(a, b []byte) bool {
+	return len(a) > 0 && len(b) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
+// copyOp is every op whose output holds the input's bytes unchanged: Reshape, Flatten,
+// Squeeze, Unsqueeze, Identity, Dropout (inference). When the planner made the output a view
+// of the input (same address) there is nothing to do.
+type copyOp struct {
+	mask int // Dropout: index of the mask output to fill with true, or -1
+}
+
+func (c *copyOp) run(in, out []kernels.Tensor, _ [][]byte) error {
+	if !sameMemory(in[0].Data, out[0].Data) {
+		n := numel(out[0].Shape) * int(out[0].DType.Size())
+		copy(out[0].Data[:n], in[0].Data[:n])
+	}
+	if c.mask >= 0 && c.mask < len(out) && out[c.mask].Data != nil {
+		m := out[c.mask].Data[:numel(out[c.mask].Shape)]
+		for i := range m {
+			m[i] = 1
+		}
+	}
+	return nil
+}
+
+// selectView validates an op whose output has the input's elements in the same order.
+func selectView(minIn, maxIn int) func(n *kernels.Node, d kernels.Device) (plan, error) {
+	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+		maxOut := 1
+		if n.Op == "Dropout" {
+			maxOut = 2
+		}
+		if err := arity(n, minIn, maxIn, 1, maxOut); err != nil {
+			return plan{}, err
+		}
+		in, out := n.Inputs[0], n.Outputs[0]
+		if in.DType != out.DType {
+			return plan{}, fmt.Errorf("output is %v, input %v", out.DType, in.DType)
+		}
+		if numel(in.Shape) != numel(out.Shape) {
+			return plan{}, fmt.Errorf("output %v has a different element count than input %v", out.Shape, in.Shape)
+		}
+		c := &copyOp{mask: -1}
+		if n.Op == "Dropout" {
+			if v, ok := n.Output(1); ok {
+				if v.DType != graph.Bool || !slices.Equal(v.Shape, in.Shape) {
+					return plan{}, fmt.Errorf("mask output is %v, want bool%v", v, in.Shape)
+				}
+				c.mask = 1
+			}
+			if t, ok := n.Input(2); ok && t.DType != graph.Bool {
+				return plan{}, fmt.Errorf("training_mode is %v, want bool", t.DType)
+			}
+		}
+		return plan{tactic: "view", r: c}, nil
+	}
+}
+
+// expand copies an input broadcast to the output's shape (Expand, and one-operand Max/Min/Sum).
+type expand struct {
+	p  bplan
+	es int
+}
+
+func selectExpand(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	in, shp := n.Inputs[0], n.Inputs[1]
+	if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
+		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
+	}
+	out := n.Outputs[0].Shape
+	want, err := broadcastShape(in.Shape, out)
+	if err != nil || !slices.Equal(want, out) {
+		return plan{}, fmt.Errorf("output %v is not the broadcast of input %v with the shape input", out, in.Shape)
+	}
+	if err := checkOut(n, 0, in.DType, out); err != nil {
+		return plan{}, err
+	}
+	e := &expand{es: int(in.DType.Size())}
+	if e.p, err = newBPlan(out, in.Shape); err != nil {
+		return plan{}, err
+	}
+	return plan{tactic: "direct", r: e}, nil
+}
+
+func (e *expand) run(in, out []kernels.Tensor, _ [][]byte) error {
+	switch e.es {
+	case 1:
+		expandLoop(&e.p, in[0].Data, out[0].Data)
+	case 2:
+		expandLoop(&e.p, kernels.ViewAs[uint16](in[0].Data), kernels.ViewAs[uint16](out[0].Data))
+	case 4:
+		expandLoop(&e.p, kernels.ViewAs[uint32](in[0].Data), kernels.ViewAs[uint32](out[0].Data))
+	case 8:
+		expandLoop(&e.p, kernels.ViewAs[uint64](in[0].Data), kernels.ViewAs[uint64](out[0].Data))
+	default:
+		return fmt.Errorf("element size %d", e.es)
+	}
+	return nil
+}
+
+func expandLoop[E any](p *bplan, x, z []E) {
+	if p.total == 0 {
+		return
+	}
+	n := p.inner()
+	sx := p.st[0][p.rank-1]
+	c := cursor{p: p}
+	for o := 0; o < p.total; o += n {
+		zz := z[o : o+n]
+		if sx == 1 {
+			copy(zz, x[c.off[0]:c.off[0]+n])
+		} else {
+			v := x[c.off[0]]
+			for i := range zz {
+				zz[i] = v
+			}
+		}
+		c.next()
+	}
+}
+
+// strided copies an input read through arbitrary strides into the dense output: Transpose,
+// Slice and Tile reduce to it. Dims are coalesced at Select where both sides are contiguous.
+type strided struct {
+	rank  int
+	dims  [maxRank]int
+	st    [maxRank]int // input element strides per output dim (may be negative for Slice)
+	base  int          // input element offset of the first output element
+	es    int
+	total int
+	// tile: input index wraps (Tile); mod[d] is the input dim, 0 when no wrap
+	mod [maxRank]int
+}
+
+// newStrided builds a strided copy from output dims, per-dim input strides and a base offset,
+// merging adjacent dims that are contiguous on both sides.
+func newStrided(dims []int64, st []int, base, es int) (*strided, error) {
+	s := &strided{base: base, es: es, total: numel(dims)}
+	type di struct{ d, st int }
+	var ds []di
+	for i, d := range dims {
+		if d == 1 {
+			continue
+		}
+		if n := len(ds); n > 0 && ds[n-1].st == st[i]*int(d) {
+			ds[n-1].d *= int(d)
+			ds[n-1].st = st[i]
+			continue
+		}
+		ds = append(ds, di{int(d), st[i]})
+	}
+	if len(ds) == 0 {
+		ds = append(ds, di{1, 1})
+	}
+	if len(ds) > maxRank {
+		return nil, fmt.Errorf("strided copy of %v needs %d dims, more than %d", dims, len(ds), maxRank)
+	}
+	s.rank = len(ds)
+	for i, d := range ds {
+		s.dims[i], s.st[i] = d.d, d.st
+	}
+	return s, nil
+}
+
+func (s *strided) run(in, out []kernels.Tensor, _ [][]byte) error {
+	switch s.es {
+	case 1:
+		stridedLoop(s, in[0].Data, out[0].Data)
+	case 2:
+		stridedLoop(s, kernels.ViewAs[uint16](in[0].Data), kernels.ViewAs[uint16](out[0].Data))
+	case 4:
+		stridedLoop(s, kernels.ViewAs[uint32](in[0].Data), kernels.ViewAs[uint32](out[0].Data))
+	case 8:
+		stridedLoop(s, kernels.ViewAs[uint64](in[0].Data), kernels.ViewAs[uint64](out[0].Data))
+	default:
+		return fmt.Errorf("element size %d", s.es)
+	}
+	return nil
+}
+
+func stridedLoop[E any](s *strided, x, z []E) {
+	if s.total == 0 {
+		return
+	}
+	var idx [maxRank]int
+	r := s.rank - 1
+	n, sn := s.dims[r], s.st[r]
+	off := s.base
+	for o := 0; o < s.total; o += n {
+		zz := z[o : o+n]
+		if sn == 1 {
+			copy(zz, x[off:off+n])
+		} else {
+			for i := range zz {
+				zz[i] = x[off+i*sn]
+			}
+		}
+		for d := r - 1; d >= 0; d-- {
+			idx[d]++
+			off += s.st[d]
+			if idx[d] < s.dims[d] {
+				break
+			}
+			off -= s.st[d] * s.dims[d]
+			idx[d] = 0
+		}
+	}
+}
+
+func selectTranspose(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 1, 1, 1, 1); err != nil {
+		return plan{}, err
+	}
+	in := n.Inputs[0]
+	r := len(in.Shape)
+	perm := n.Attrs.Ints("perm")
+	if perm == nil {
+		perm = make([]int64, r)
+		for i := range perm {
+			perm[i] = int64(r - 1 - i)
+		}
+	}
+	if len(perm) != r {
+		return plan{}, fmt.Errorf("perm %v for rank %d", perm, r)
+	}
+	seen := make([]bool, r)
+	outShape := make([]int64, r)
+	ist := stridesOf(in.Shape)
+	st := make([]int, r)
+	for i, p := range perm {
+		if p < 0 || int(p) >= r || seen[p] {
+			return plan{}, fmt.Errorf("perm %v is not a permutation", perm)
+		}
+		seen[p] = true
+		outShape[i] = in.Shape[p]
+		st[i] = ist[p]
+	}
+	if err := checkOut(n, 0, in.DType, outShape); err != nil {
+		return plan{}, err
+	}
+	s, err := newStrided(outShape, st, 0, int(in.DType.Size()))
+	if err != nil {
+		return plan{}, err
+	}
+	return plan{tactic: "direct", r: s}, nil
+}
+
+// tile copies the input repeated along every dim: output index i reads input index i mod dim.
+type tile struct {
+	in, out []int64
+	es      int
+}
+
+func selectTile(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	in, rep := n.Inputs[0], n.Inputs[1]
+	if rep.DType != graph.Int64 || len(rep.Shape) != 1 || rep.Shape[0] != int64(len(in.Shape)) {
+		return plan{}, fmt.Errorf("repeats is %v, want int64[%d]", rep, len(in.Shape))
+	}
+	out := n.Outputs[0]
+	if out.DType != in.DType || len(out.Shape) != len(in.Shape) {
+		return plan{}, fmt.Errorf("output %v for input %v", out, in)
+	}
+	for i := range in.Shape {
+		if in.Shape[i] == 0 && out.Shape[i] != 0 || in.Shape[i] != 0 && out.Shape[i]%in.Shape[i] != 0 {
+			return plan{}, fmt.Errorf("output %v is not a tiling of input %v", out.Shape, in.Shape)
+		}
+	}
+	return plan{tactic: "direct", r: &tile{in: in.Shape, out: out.Shape, es: int(in.DType.Size())}}, nil
+}
+
+func (t *tile) run(in, out []kernels.Tensor, _ [][]byte) error {
+	// check repeats against the shapes before writing
+	reps := in[1].Int64s()
+	for i := range t.in {
+		if t.in[i]*reps[i] != t.out[i] {
+			return fmt.Errorf("repeats %v do not turn %v into %v", reps, t.in, t.out)
+		}
+	}
+	total := numel(t.out)
+	if total == 0 {
+		return nil
+	}
+	r := len(t.out)
+	var idx [16]int
+	if r > len(idx) {
+		return fmt.Errorf("rank %d", r)
+	}
+	ist := [16]int{}
+	s := 1
+	for i := r - 1; i >= 0; i-- {
+		ist[i] = s
+		s *= int(t.in[i])
+	}
+	x, z, es := in[0].Data, out[0].Data, t.es
+	inner := int(t.in[r-1]) * es
+	for o := 0; o < total; {
+		off := 0
+		for d := 0; d < r-1; d++ {
+			off += (idx[d] % int(t.in[d])) * ist[d]
+		}
+		// the innermost dim is whole copies of the input's last dim
+		row := x[off*es : off*es+inner]
+		for k := 0; k < int(t.out[r-1]); k += int(t.in[r-1]) {
+			copy(z[(o+k)*es:], row)
+		}
+		o += int(t.out[r-1])
+		for d := r - 2; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < int(t.out[d]) {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return nil
+}
+
+func movementOps() []*op {
+	view := func(name string, minIn, maxIn int) *op {
+		return &op{key: kernels.Key("", name), tactics: []kernels.TacticInfo{{Name: "view", Summary: "copies the input bytes unless the output aliases them"}}, sel: selectView(minIn, maxIn)}
+	}
+	return []*op{
+		view("Reshape", 2, 2), view("Flatten", 1, 1), view("Squeeze", 1, 2), view("Unsqueeze", 1, 2),
+		view("Identity", 1, 1), view("Dropout", 1, 3),
+		{key: kernels.Key("", "Expand"), tactics: direct, sel: selectExpand},
+		{key: kernels.Key("", "Transpose"), tactics: direct, sel: selectTranspose},
+		{key: kernels.Key("", "Tile"), tactics: direct, sel: selectTile},
+	}
+}

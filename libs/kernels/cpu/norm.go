@@ -1,0 +1,423 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/par"
+)
+
+// layerNorm is the layer-normalization family: LayerNormalization, SimplifiedLayerNormalization
+// (RMSNorm) and the contrib SkipLayerNormalization / SkipSimplifiedLayerNormalization, which first
+// add a skip input and a bias.
+//
+// Tactic "row-stats": pass one computes each row's mean and inverse standard deviation (in
+// float64) into the workspace, in parallel over rows; pass two normalizes every row with them
+// and fills the optional Mean/InvStdDev outputs. The workspace is 16 bytes per row (8 for the
+// simplified forms, which have no mean).
+type layerNorm struct {
+	simplified bool
+	rows, h    int
+	eps        float64
+	dt         graph.DType
+	bf         bool
+	slots      int
+
+	in              int // input index of X
+	skip, skipRows  int // input index of skip (-1 none) and its row count (broadcast over rows)
+	scale, bias     int // input indices of scale (gamma) and of the shift (beta/B), -1 none
+	addBias         int // Skip*: input index of the bias added before normalizing, -1 none
+	scaleIx, biasIx []int32
+	meanOut, invOut int // output indices, -1 when absent
+	sumOut          int // Skip*: input_skip_bias_sum output, -1 when absent
+	statsF32        bool
+}
+
+const (
+	partMean   = "mean"
+	partInvStd = "inv_std"
+)
+
+type normKind uint8
+
+const (
+	normLN normKind = iota
+	normRMS
+	normSkipLN
+	normSkipRMS
+)
+
+// normRows is the row count and row length of a layer norm over x at axis.
+func normRows(shape []int64, axis int) (rows, h int) {
+	return numel(shape[:axis]), numel(shape[axis:])
+}
+
+// bcastIndex maps each position of the normalized shape to an element of p (broadcast from the
+// right); nil when p already has the normalized shape's element count.
+func bcastIndex(p, norm []int64) ([]int32, error) {
+	if numel(p) == numel(norm) {
+		return nil, nil
+	}
+	pl, err := newBPlan(norm, p)
+	if err != nil {
+		return nil, err
+	}
+	ix := make([]int32, numel(norm))
+	n := pl.inner()
+	s := pl.st[0][pl.rank-1]
+	c := cursor{p: &pl}
+	for o := 0; o < len(ix); o += n {
+		for i := 0; i < n; i++ {
+			ix[o+i] = int32(c.off[0] + i*s)
+		}
+		c.next()
+	}
+	return ix, nil
+}
+
+func selectNorm(kind normKind) func(n *kernels.Node, d kernels.Device) (plan, error) {
+	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+		ln := &layerNorm{skip: -1, scale: -1, bias: -1, addBias: -1, meanOut: -1, invOut: -1, sumOut: -1, slots: d.Workers}
+		at := n.Attrs
+		ln.eps = float64(at.Float("epsilon", 1e-5))
+		x := n.Inputs
+		var err error
+		switch kind {
+		case normLN, normRMS:
+			maxIn := 3
+			maxOut := 3
+			if kind == normRMS {
+				ln.simplified = true
+				maxIn, maxOut = 2, 2
+			}
+			if err := arity(n, 2, maxIn, 1, maxOut); err != nil {
+				return plan{}, err
+			}
+			if st := at.Int("stash_type", 1); st != 1 {
+				return plan{}, fmt.Errorf("stash_type %d is not supported (only 1: float32)", st)
+			}
+			axis, err := normAxis(at.Int("axis", -1), len(x[0].Shape))
+			if err != nil {
+				return plan{}, err
+			}
+			ln.rows, ln.h = normRows(x[0].Shape, axis)
+			ln.in, ln.scale = 0, 1
+			if !ln.simplified {
+				if _, ok := n.Input(2); ok {
+					ln.bias = 2
+				}
+				if _, ok := n.Output(1); ok {
+					ln.meanOut = 1
+				}
+				if _, ok := n.Output(2); ok {
+					ln.invOut = 2
+				}
+			} else if _, ok := n.Output(1); ok {
+				ln.invOut = 1
+			}
+			norm := x[0].Shape[axis:]
+			if ln.scaleIx, err = bcastIndex(x[1].Shape, norm); err != nil {
+				return plan{}, fmt.Errorf("scale: %w", err)
+			}
+			if ln.bias >= 0 {
+				if ln.biasIx, err = bcastIndex(x[2].Shape, norm); err != nil {
+					return plan{}, fmt.Errorf("bias: %w", err)
+				}
+			}
+		case normSkipLN, normSkipRMS:
+			ln.simplified = kind == normSkipRMS
+			maxIn := 5
+			if ln.simplified {
+				maxIn = 4
+			}
+			if err := arity(n, 3, maxIn, 1, 4); err != nil {
+				return plan{}, err
+			}
+			r := len(x[0].Shape)
+			if r < 2 {
+				return plan{}, fmt.Errorf("input rank %d, want >= 2", r)
+			}
+			ln.h = int(x[0].Shape[r-1])
+			ln.rows = numel(x[0].Shape[:r-1])
+			ln.in, ln.skip, ln.scale = 0, 1, 2
+			sk := x[1].Shape
+			if len(sk) < 2 || len(sk) > r || sk[len(sk)-1] != int64(ln.h) {
+				return plan{}, fmt.Errorf("skip shape %v does not fit input %v", sk, x[0].Shape)
+			}
+			for i := 1; i <= len(sk); i++ {
+				if sk[len(sk)-i] != x[0].Shape[r-i] && !(sk[len(sk)-i] == 1 && i == len(sk)) {
+					return plan{}, fmt.Errorf("skip shape %v does not fit input %v", sk, x[0].Shape)
+				}
+			}
+			ln.skipRows = max(numel(sk)/max(ln.h, 1), 1)
+			if ln.rows%ln.skipRows != 0 {
+				return plan{}, fmt.Errorf("skip shape %v does not fit input %v", sk, x[0].Shape)
+			}
+			if ln.simplified {
+				if _, ok := n.Input(3); ok {
+					ln.addBias = 3
+				}
+			} else {
+				if _, ok := n.Input(3); ok {
+					ln.bias = 3
+				}
+				if _, ok := n.Input(4); ok {
+					ln.addBias = 4
+				}
+			}
+			if _, ok := n.Output(1); ok {
+				ln.meanOut = 1
+			}
+			if _, ok := n.Output(2); ok {
+				ln.invOut = 2
+			}
+			if _, ok := n.Output(3); ok {
+				ln.sumOut = 3
+			}
+			for _, i := range []int{ln.scale, ln.bias, ln.addBias} {
+				if i >= 0 && numel(x[i].Shape) != ln.h {
+					return plan{}, fmt.Errorf("input %d has shape %v, want [%d]", i, x[i].Shape, ln.h)
+				}
+			}
+			if ln.sumOut >= 0 {
+				if err := checkOut(n, ln.sumOut, x[0].DType, x[0].Shape); err != nil {
+					return plan{}, err
+				}
+			}
+		}
+		ln.dt = x[0].DType
+		ln.bf = ln.dt == graph.BFloat16
+		if !halfOK(ln.dt) {
+			return plan{}, fmt.Errorf("input is %v, want float32, float16 or bfloat16", ln.dt)
+		}
+		for i := range x {
+			if i == ln.in || !x[i].Present() {
+				continue
+			}
+			if x[i].DType != ln.dt {
+				return plan{}, fmt.Errorf("input %d is %v, want %v", i, x[i].DType, ln.dt)
+			}
+		}
+		if err = checkOut(n, 0, ln.dt, x[0].Shape); err != nil {
+			return plan{}, err
+		}
+		for _, o := range []int{ln.meanOut, ln.invOut} {
+			if o < 0 {
+				continue
+			}
+			v := n.Outputs[o]
+			if numel(v.Shape) != ln.rows || (v.DType != graph.Float32 && v.DType != ln.dt) {
+				return plan{}, fmt.Errorf("output %d is %v, want %d float32 statistics", o, v, ln.rows)
+			}
+			ln.statsF32 = v.DType == graph.Float32
+		}
+		parts, err := normParts(ln.simplified, int64(ln.rows))
+		if err != nil {
+			return plan{}, err
+		}
+		return plan{tactic: "row-stats", parts: parts, r: ln}, nil
+	}
+}
+
+func normParts(simplified bool, rows int64) ([]alloc.Part, error) {
+	b, err := kernels.Product(rows, 8)
+	if err != nil {
+		return nil, err
+	}
+	if simplified {
+		return []alloc.Part{{Name: partInvStd, Size: b}}, nil
+	}
+	return []alloc.Part{{Name: partMean, Size: b}, {Name: partInvStd, Size: b}}, nil
+}
+
+// boundNorm is W for the family: 8 or 16 bytes per row, rows at their largest.
+func boundNorm(kind normKind) func(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
+	return func(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
+		x, ok := r.Input(0)
+		if !ok || len(x.Dims) == 0 {
+			return kernels.Bound{}, fmt.Errorf("input 0 is missing or a scalar")
+		}
+		axis := len(x.Dims) - 1
+		if kind == normLN || kind == normRMS {
+			a, err := normAxis(r.Attrs.Int("axis", -1), len(x.Dims))
+			if err != nil {
+				return kernels.Bound{}, err
+			}
+			axis = a
+		}
+		rows := int64(1)
+		for _, dr := range x.Dims[:axis] {
+			var err error
+			if rows, err = kernels.Product(rows, dr.Hi); err != nil {
+				return kernels.Bound{}, err
+			}
+		}
+		parts, err := normParts(kind == normRMS || kind == normSkipRMS, rows)
+		if err != nil {
+			return kernels.Bound{}, err
+		}
+		return recipeBound("row-stats", parts)
+	}
+}
+
+type normBody struct {
+	ln      *layerNorm
+	in, out []kernels.Tensor
+	mean    []float64
+	inv     []float64
+	pass    int
+}
+
+var normBodies = sync.Pool{New: func() any { return new(normBody) }}
+
+func (b *normBody) Do(slot, lo, hi int) {
+	switch b.ln.dt {
+	case graph.Float32:
+		normRange[float32](b, lo, hi)
+	default:
+		normRange[uint16](b, lo, hi)
+	}
+}
+
+func (ln *layerNorm) run(in, out []kernels.Tensor, ws [][]byte) error {
+	b := normBodies.Get().(*normBody)
+	b.ln, b.in, b.out = ln, in, out
+	if ln.simplified {
+		b.mean, b.inv = nil, kernels.ViewAs[float64](ws[0])[:ln.rows]
+	} else {
+		b.mean, b.inv = kernels.ViewAs[float64](ws[0])[:ln.rows], kernels.ViewAs[float64](ws[1])[:ln.rows]
+	}
+	grain := max(1, 16384/max(ln.h, 1))
+	for b.pass = 0; b.pass < 2; b.pass++ {
+		par.For(ln.rows, grain, ln.slots, b)
+	}
+	*b = normBody{}
+	normBodies.Put(b)
+	return nil
+}
+
+func view16or32[E elt](t kernels.Tensor) []E { return kernels.ViewAs[E](t.Data) }
+
+// normRange runs one pass over rows [lo, hi).
+func normRange[E elt](b *normBody, lo, hi int) {
+	ln := b.ln
+	h, bf := ln.h, ln.bf
+	x := view16or32[E](b.in[ln.in])
+	var skip, addBias, scale, shift, sum []E
+	if ln.skip >= 0 {
+		skip = view16or32[E](b.in[ln.skip])
+	}
+	if ln.addBias >= 0 {
+		addBias = view16or32[E](b.in[ln.addBias])
+	}
+	scale = view16or32[E](b.in[ln.scale])
+	if ln.bias >= 0 {
+		shift = view16or32[E](b.in[ln.bias])
+	}
+	if ln.sumOut >= 0 {
+		sum = view16or32[E](b.out[ln.sumOut])
+	}
+	// value of element j of row r after the skip and bias additions
+	val := func(r, j int) float32 {
+		v := ld(x[r*h+j], bf)
+		if skip != nil {
+			v += ld(skip[(r%ln.skipRows)*h+j], bf)
+		}
+		if addBias != nil {
+			v += ld(addBias[j], bf)
+		}
+		return v
+	}
+	if b.pass == 0 {
+		for r := lo; r < hi; r++ {
+			var s, ss float64
+			for j := 0; j < h; j++ {
+				v := float64(val(r, j))
+				s += v
+				ss += v * v
+			}
+			if ln.simplified {
+				b.inv[r] = 1 / math.Sqrt(ss/float64(h)+ln.eps)
+				continue
+			}
+			m := s / float64(h)
+			// two-pass variance for accuracy
+			var vv float64
+			for j := 0; j < h; j++ {
+				dv := float64(val(r, j)) - m
+				vv += dv * dv
+			}
+			b.mean[r] = m
+			b.inv[r] = 1 / math.Sqrt(vv/float64(h)+ln.eps)
+		}
+		return
+	}
+	y := view16or32[E](b.out[0])
+	for r := lo; r < hi; r++ {
+		m := 0.0
+		if !ln.simplified {
+			m = b.mean[r]
+		}
+		inv := b.inv[r]
+		for j := 0; j < h; j++ {
+			v := val(r, j)
+			if sum != nil {
+				sum[r*h+j] = st[E](v, bf)
+			}
+			g := j
+			if ln.scaleIx != nil {
+				g = int(ln.scaleIx[j])
+			}
+			o := (float64(v) - m) * inv * float64(ld(scale[g], bf))
+			if shift != nil {
+				k := j
+				if ln.biasIx != nil {
+					k = int(ln.biasIx[j])
+				}
+				o += float64(ld(shift[k], bf))
+			}
+			y[r*h+j] = st[E](float32(o), bf)
+		}
+		if ln.meanOut >= 0 {
+			writeStat(b.out[ln.meanOut], r, m, bf)
+		}
+		if ln.invOut >= 0 {
+			writeStat(b.out[ln.invOut], r, inv, bf)
+		}
+	}
+}
+
+func writeStat(t kernels.Tensor, r int, v float64, bf bool) {
+	if t.DType == graph.Float32 {
+		t.Float32s()[r] = float32(v)
+		return
+	}
+	t.Uint16s()[r] = st[uint16](float32(v), bf)
+}
+
+func normOps() []*op {
+	tac := []kernels.TacticInfo{{Name: "row-stats", Summary: "per-row mean and inverse std-dev in workspace, then normalize", Workspace: true}}
+	mk := func(domain, name string, k normKind) *op {
+		return &op{key: kernels.Key(domain, name), tactics: tac, sel: selectNorm(k), bound: boundNorm(k)}
+	}
+	return []*op{
+		mk("", "LayerNormalization", normLN),
+		mk("", "SimplifiedLayerNormalization", normRMS),
+		mk(kernels.DomainMicrosoft, "SimplifiedLayerNormalization", normRMS),
+		mk(kernels.DomainMicrosoft, "SkipLayerNormalization", normSkipLN),
+		mk(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization", normSkipRMS),
+	}
+}
+
+// recipeBound is the Bound of a tactic whose worst-case recipe has parts: its carved size.
+func recipeBound(tactic string, parts []alloc.Part) (kernels.Bound, error) {
+	size, err := alloc.Recipe{Kernel: tactic, Parts: parts}.Size()
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	return kernels.Bound{Bytes: size, Tactic: tactic}, nil
+}

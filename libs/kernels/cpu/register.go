@@ -1,0 +1,36 @@
+package cpu
+
+import (
+	"slices"
+
+	"carve.dev/libs/kernels"
+)
+
+// ops lists every CPU kernel.
+func ops() []*op {
+	return slices.Concat(
+		binaryOps(), variadicOps(), unaryOps(), movementOps(), indexingOps(), generateOps(),
+		reduceOps(), softmaxOps(), normOps(), matmulOps(),
+	)
+}
+
+// Kernels returns every kernel of the CPU backend. Kernels are immutable and safe for
+// concurrent use.
+func Kernels() []kernels.Kernel {
+	all := ops()
+	out := make([]kernels.Kernel, len(all))
+	for i, o := range all {
+		out[i] = o
+	}
+	return out
+}
+
+// Register adds every CPU kernel to r.
+func Register(r *kernels.Registry) error {
+	for _, k := range Kernels() {
+		if err := r.Register(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,246 @@
+package cpu
+
+import (
+	"fmt"
+	"slices"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// maxRank is the largest rank the strided loops handle after coalescing dims. Shapes of real
+// models stay far below it; a larger one is a clear error at Select, never a panic.
+const maxRank = 8
+
+// numel is the element count of a shape already validated at Select (no overflow possible).
+func numel(shape []int64) int {
+	n := 1
+	for _, d := range shape {
+		n *= int(d)
+	}
+	return n
+}
+
+// normAxis resolves a possibly negative axis against rank.
+func normAxis(axis int64, rank int) (int, error) {
+	if axis < -int64(rank) || axis >= int64(rank) {
+		return 0, fmt.Errorf("axis %d out of range for rank %d", axis, rank)
+	}
+	if axis < 0 {
+		axis += int64(rank)
+	}
+	return int(axis), nil
+}
+
+// broadcastShape is the multidirectional (numpy) broadcast of shapes.
+func broadcastShape(shapes ...[]int64) ([]int64, error) {
+	r := 0
+	for _, s := range shapes {
+		r = max(r, len(s))
+	}
+	out := make([]int64, r)
+	for i := range out {
+		out[i] = 1
+	}
+	for _, s := range shapes {
+		off := r - len(s)
+		for i, d := range s {
+			o := &out[off+i]
+			switch {
+			case d == *o:
+			case *o == 1:
+				*o = d
+			case d == 1:
+			default:
+				return nil, fmt.Errorf("shapes %v do not broadcast", shapes)
+			}
+		}
+	}
+	return out, nil
+}
+
+// stridesOf is the row-major element strides of shape.
+func stridesOf(shape []int64) []int {
+	st := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = s
+		s *= int(shape[i])
+	}
+	return st
+}
+
+// checkOut verifies that output i of n exists with the wanted dtype and shape.
+func checkOut(n *kernels.Node, i int, dt graph.DType, shape []int64) error {
+	v, ok := n.Output(i)
+	if !ok {
+		return fmt.Errorf("output %d is missing", i)
+	}
+	if v.DType != dt {
+		return fmt.Errorf("output %d is %v, want %v", i, v.DType, dt)
+	}
+	if !slices.Equal(v.Shape, shape) {
+		return fmt.Errorf("output %d has shape %v, want %v", i, v.Shape, shape)
+	}
+	return nil
+}
+
+// arity checks the number of inputs (absent trailing optional ones may be omitted) and outputs.
+func arity(n *kernels.Node, minIn, maxIn, minOut, maxOut int) error {
+	in := len(n.Inputs)
+	for in > 0 && !n.Inputs[in-1].Present() {
+		in--
+	}
+	if in < minIn || in > maxIn {
+		return fmt.Errorf("has %d inputs, want %d to %d", in, minIn, maxIn)
+	}
+	for i := 0; i < minIn; i++ {
+		if !n.Inputs[i].Present() {
+			return fmt.Errorf("required input %d is missing", i)
+		}
+	}
+	out := len(n.Outputs)
+	for out > 0 && !n.Outputs[out-1].Present() {
+		out--
+	}
+	if out < minOut || out > maxOut {
+		return fmt.Errorf("has %d outputs, want %d to %d", out, minOut, maxOut)
+	}
+	for i := 0; i < minOut; i++ {
+		if !n.Outputs[i].Present() {
+			return fmt.Errorf("required output %d is missing", i)
+		}
+	}
+	return nil
+}
+
+// sameDType checks that inputs idx all have dtype dt.
+func sameDType(n *kernels.Node, dt graph.DType, idx ...int) error {
+	for _, i := range idx {
+		if v, ok := n.Input(i); ok && v.DType != dt {
+			return fmt.Errorf("input %d is %v, want %v", i, v.DType, dt)
+		}
+	}
+	return nil
+}
+
+func isFloat(dt graph.DType) bool {
+	return dt == graph.Float32 || dt == graph.Float64 || dt == graph.Float16 || dt == graph.BFloat16
+}
+
+func isInt(dt graph.DType) bool {
+	switch dt {
+	case graph.Int8, graph.Int16, graph.Int32, graph.Int64, graph.Uint8, graph.Uint16, graph.Uint32, graph.Uint64:
+		return true
+	}
+	return false
+}
+
+func isNumeric(dt graph.DType) bool { return isFloat(dt) || isInt(dt) }
+
+// bplan iterates an output shape and up to three inputs broadcast to it, as runs along the
+// innermost (coalesced) dim. Strides are in elements; a broadcast dim has stride 0.
+type bplan struct {
+	rank  int
+	nin   int
+	dims  [maxRank]int
+	st    [3][maxRank]int
+	total int
+}
+
+// newBPlan plans the broadcast of ins to out. Output dims of size 1 are dropped and adjacent
+// dims that are contiguous in every operand are merged, so most plans have rank 1 or 2.
+func newBPlan(out []int64, ins ...[]int64) (bplan, error) {
+	var p bplan
+	p.nin = len(ins)
+	p.total = numel(out)
+	r := len(out)
+	type dimInfo struct {
+		d  int
+		st [3]int
+	}
+	var infos []dimInfo
+	var inSt [3][]int
+	for k, s := range ins {
+		if len(s) > r {
+			return p, fmt.Errorf("shape %v does not broadcast to %v", s, out)
+		}
+		inSt[k] = stridesOf(s)
+	}
+	for i := 0; i < r; i++ {
+		if out[i] == 1 {
+			continue
+		}
+		di := dimInfo{d: int(out[i])}
+		for k, s := range ins {
+			j := i - (r - len(s))
+			if j < 0 || s[j] == 1 {
+				continue // stride 0
+			}
+			if s[j] != out[i] {
+				return p, fmt.Errorf("shape %v does not broadcast to %v", s, out)
+			}
+			di.st[k] = inSt[k][j]
+		}
+		// merge with the previous dim when contiguous for every operand
+		if n := len(infos); n > 0 {
+			prev := &infos[n-1]
+			ok := true
+			for k := range ins {
+				if prev.st[k] != di.st[k]*di.d {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				prev.d *= di.d
+				prev.st = di.st
+				continue
+			}
+		}
+		infos = append(infos, di)
+	}
+	if len(infos) > maxRank {
+		return p, fmt.Errorf("broadcast of %v needs %d strided dims, more than %d", out, len(infos), maxRank)
+	}
+	if len(infos) == 0 {
+		infos = append(infos, dimInfo{d: 1})
+	}
+	p.rank = len(infos)
+	for i, di := range infos {
+		p.dims[i] = di.d
+		for k := range ins {
+			p.st[k][i] = di.st[k]
+		}
+	}
+	return p, nil
+}
+
+// inner is the run length; runs is the number of runs.
+func (p *bplan) inner() int { return p.dims[p.rank-1] }
+
+// cursor walks the runs of a plan: off[k] is operand k's element offset of the run's start.
+type cursor struct {
+	p   *bplan
+	idx [maxRank]int
+	off [3]int
+}
+
+// next advances to the following run; false after the last one.
+func (c *cursor) next() bool {
+	p := c.p
+	for d := p.rank - 2; d >= 0; d-- {
+		c.idx[d]++
+		for k := 0; k < p.nin; k++ {
+			c.off[k] += p.st[k][d]
+		}
+		if c.idx[d] < p.dims[d] {
+			return true
+		}
+		for k := 0; k < p.nin; k++ {
+			c.off[k] -= p.st[k][d] * p.dims[d]
+		}
+		c.idx[d] = 0
+	}
+	return false
+}

@@ -1,0 +1,95 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// softmax is Softmax and LogSoftmax along one axis (opset >= 13), or over the flattened
+// trailing dims from axis on (opset < 13, where axis defaults to 1). Rows are (outer, inner)
+// pairs; each is normalized in float64 after subtracting its maximum.
+type softmax struct {
+	log               bool
+	outer, dim, inner int
+	dt                graph.DType
+	bf                bool
+}
+
+func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Device) (plan, error) {
+	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+		if err := arity(n, 1, 1, 1, 1); err != nil {
+			return plan{}, err
+		}
+		x := n.Inputs[0]
+		if !halfOK(x.DType) {
+			return plan{}, fmt.Errorf("input is %v", x.DType)
+		}
+		if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+			return plan{}, err
+		}
+		r := len(x.Shape)
+		legacy := n.Opset > 0 && n.Opset < 13
+		def := int64(-1)
+		if legacy {
+			def = 1
+		}
+		if r == 0 {
+			return plan{}, fmt.Errorf("softmax of a scalar")
+		}
+		axis, err := normAxis(n.Attrs.Int("axis", def), r)
+		if err != nil {
+			return plan{}, err
+		}
+		s := &softmax{log: log, dt: x.DType, bf: x.DType == graph.BFloat16, outer: numel(x.Shape[:axis])}
+		if legacy {
+			s.dim, s.inner = numel(x.Shape[axis:]), 1
+		} else {
+			s.dim, s.inner = int(x.Shape[axis]), numel(x.Shape[axis+1:])
+		}
+		return plan{tactic: "direct", r: s}, nil
+	}
+}
+
+func (s *softmax) run(in, out []kernels.Tensor, _ [][]byte) error {
+	if s.dt == graph.Float32 {
+		softmaxRows(s, in[0].Float32s(), out[0].Float32s())
+	} else {
+		softmaxRows(s, in[0].Uint16s(), out[0].Uint16s())
+	}
+	return nil
+}
+
+func softmaxRows[E elt](s *softmax, x, y []E) {
+	for o := 0; o < s.outer; o++ {
+		for i := 0; i < s.inner; i++ {
+			base := o*s.dim*s.inner + i
+			m := math.Inf(-1)
+			for k := 0; k < s.dim; k++ {
+				m = max(m, float64(ld(x[base+k*s.inner], s.bf)))
+			}
+			var sum float64
+			for k := 0; k < s.dim; k++ {
+				sum += math.Exp(float64(ld(x[base+k*s.inner], s.bf)) - m)
+			}
+			for k := 0; k < s.dim; k++ {
+				v := float64(ld(x[base+k*s.inner], s.bf)) - m
+				if s.log {
+					v -= math.Log(sum)
+				} else {
+					v = math.Exp(v) / sum
+				}
+				y[base+k*s.inner] = st[E](float32(v), s.bf)
+			}
+		}
+	}
+}
+
+func softmaxOps() []*op {
+	return []*op{
+		{key: kernels.Key("", "Softmax"), tactics: direct, sel: selectSoftmax(false)},
+		{key: kernels.Key("", "LogSoftmax"), tactics: direct, sel: selectSoftmax(true)},
+	}
+}

@@ -1,0 +1,315 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// variadic is Max, Min, Sum and Mean over one or more broadcast operands: the first two are
+// combined into the output, and every further operand is folded into it in place.
+type variadic struct {
+	op    binOp
+	mean  bool
+	n     int
+	dt    graph.DType
+	first binary   // out = in0 op in1 (or in0 broadcast when there is one operand)
+	rest  []binary // out = out op in_k
+	copy  *expand  // single operand
+}
+
+func selectVariadic(o binOp, mean bool) func(n *kernels.Node, d kernels.Device) (plan, error) {
+	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+		if err := arity(n, 1, 1<<20, 1, 1); err != nil {
+			return plan{}, err
+		}
+		dt := n.Inputs[0].DType
+		shapes := make([][]int64, len(n.Inputs))
+		for i, v := range n.Inputs {
+			if !v.Present() || v.DType != dt {
+				return plan{}, fmt.Errorf("input %d is %v, want %v", i, v, dt)
+			}
+			shapes[i] = v.Shape
+		}
+		if !isNumeric(dt) {
+			return plan{}, fmt.Errorf("inputs are %v, want a numeric type", dt)
+		}
+		if mean && !isFloat(dt) {
+			return plan{}, fmt.Errorf("Mean of %v is not supported", dt)
+		}
+		shape, err := broadcastShape(shapes...)
+		if err != nil {
+			return plan{}, err
+		}
+		if err := checkOut(n, 0, dt, shape); err != nil {
+			return plan{}, err
+		}
+		v := &variadic{op: o, mean: mean, n: len(shapes), dt: dt}
+		if len(shapes) == 1 {
+			p, err := newBPlan(shape, shapes[0])
+			if err != nil {
+				return plan{}, err
+			}
+			v.copy = &expand{p: p, es: int(dt.Size())}
+		} else {
+			v.first = binary{op: o, dt: dt}
+			if v.first.p, err = newBPlan(shape, shapes[0], shapes[1]); err != nil {
+				return plan{}, err
+			}
+			for _, s := range shapes[2:] {
+				b := binary{op: o, dt: dt}
+				if b.p, err = newBPlan(shape, shape, s); err != nil {
+					return plan{}, err
+				}
+				v.rest = append(v.rest, b)
+			}
+		}
+		return plan{tactic: "direct", r: v}, nil
+	}
+}
+
+func (v *variadic) run(in, out []kernels.Tensor, ws [][]byte) error {
+	if v.copy != nil {
+		if err := v.copy.run(in[:1], out, ws); err != nil {
+			return err
+		}
+	} else {
+		if err := v.first.run(in[:2], out, ws); err != nil {
+			return err
+		}
+		var pair [2]kernels.Tensor
+		for k := range v.rest {
+			pair[0], pair[1] = out[0], in[k+2]
+			if err := v.rest[k].run(pair[:], out, ws); err != nil {
+				return err
+			}
+		}
+	}
+	if v.mean {
+		scale := 1 / float64(v.n)
+		switch v.dt {
+		case graph.Float32:
+			for i, x := range out[0].Float32s() {
+				out[0].Float32s()[i] = float32(float64(x) * scale)
+			}
+		case graph.Float64:
+			for i, x := range out[0].Float64s() {
+				out[0].Float64s()[i] = x * scale
+			}
+		case graph.Float16, graph.BFloat16:
+			load, store := f16, tof16
+			if v.dt == graph.BFloat16 {
+				load, store = bf16, tobf16
+			}
+			u := out[0].Uint16s()
+			for i, x := range u {
+				u[i] = store(float32(float64(load(x)) * scale))
+			}
+		}
+	}
+	return nil
+}
+
+// pow is Pow(X, Y): X float or integer, Y any numeric type, broadcast; computed in float64
+// (integer results truncate, as a C cast of std::pow does). A scalar exponent of 2, 3 or 0.5
+// takes an exact fast path.
+type pow struct {
+	p      bplan
+	scalar bool
+}
+
+func selectPow(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	a, b := n.Inputs[0], n.Inputs[1]
+	if !isNumeric(a.DType) || !isNumeric(b.DType) {
+		return plan{}, fmt.Errorf("Pow of %v by %v", a.DType, b.DType)
+	}
+	shape, err := broadcastShape(a.Shape, b.Shape)
+	if err != nil {
+		return plan{}, err
+	}
+	if err := checkOut(n, 0, a.DType, shape); err != nil {
+		return plan{}, err
+	}
+	pw := &pow{}
+	if pw.p, err = newBPlan(shape, a.Shape, b.Shape); err != nil {
+		return plan{}, err
+	}
+	pw.scalar = numel(b.Shape) == 1
+	return plan{tactic: "direct", r: pw}, nil
+}
+
+func (pw *pow) run(in, out []kernels.Tensor, _ [][]byte) error {
+	x, y, z := in[0], in[1], out[0]
+	p := &pw.p
+	if p.total == 0 {
+		return nil
+	}
+	if pw.scalar && x.DType == graph.Float32 {
+		e := loadF64(y, 0)
+		xs, zs := x.Float32s(), z.Float32s()
+		// x has the output's shape when the exponent is a scalar of rank <= x's rank; otherwise
+		// fall through to the general loop.
+		if len(xs) == len(zs) {
+			switch e {
+			case 2:
+				for i, v := range xs {
+					zs[i] = v * v
+				}
+				return nil
+			case 3:
+				for i, v := range xs {
+					zs[i] = v * v * v
+				}
+				return nil
+			case 0.5:
+				for i, v := range xs {
+					zs[i] = float32(math.Sqrt(float64(v)))
+				}
+				return nil
+			case 1:
+				copy(zs, xs)
+				return nil
+			}
+		}
+	}
+	n := p.inner()
+	sx, sy := p.st[0][p.rank-1], p.st[1][p.rank-1]
+	c := cursor{p: p}
+	for o := 0; o < p.total; o += n {
+		for i := 0; i < n; i++ {
+			r := math.Pow(loadF64(x, c.off[0]+i*sx), loadF64(y, c.off[1]+i*sy))
+			storeF64(z, o+i, r)
+		}
+		c.next()
+	}
+	return nil
+}
+
+// storeF64 writes v into element i of t, converting to t's type (floats rounded, integers
+// truncated toward zero).
+func storeF64(t kernels.Tensor, i int, v float64) {
+	switch t.DType {
+	case graph.Float32:
+		t.Float32s()[i] = float32(v)
+	case graph.Float64:
+		t.Float64s()[i] = v
+	case graph.Float16:
+		t.Uint16s()[i] = tof16(float32(v))
+	case graph.BFloat16:
+		t.Uint16s()[i] = tobf16(float32(v))
+	default:
+		storeI64(t, i, int64(v))
+	}
+}
+
+// storeI64 writes v into element i of an integer or bool tensor (wrapping like a C cast).
+func storeI64(t kernels.Tensor, i int, v int64) {
+	switch t.DType {
+	case graph.Int64:
+		t.Int64s()[i] = v
+	case graph.Int32:
+		t.Int32s()[i] = int32(v)
+	case graph.Int16:
+		kernels.ViewAs[int16](t.Data)[i] = int16(v)
+	case graph.Int8:
+		t.Data[i] = byte(int8(v))
+	case graph.Uint8:
+		t.Data[i] = byte(v)
+	case graph.Bool:
+		t.Data[i] = 0
+		if v != 0 {
+			t.Data[i] = 1
+		}
+	case graph.Uint16:
+		t.Uint16s()[i] = uint16(v)
+	case graph.Uint32:
+		kernels.ViewAs[uint32](t.Data)[i] = uint32(v)
+	case graph.Uint64:
+		kernels.ViewAs[uint64](t.Data)[i] = uint64(v)
+	default:
+		storeF64(t, i, float64(v))
+	}
+}
+
+// where is Where(cond, X, Y) with three-way broadcasting, moving elements by size.
+type where struct {
+	p  bplan
+	es int
+}
+
+func selectWhere(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 3, 3, 1, 1); err != nil {
+		return plan{}, err
+	}
+	c, x, y := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	if c.DType != graph.Bool {
+		return plan{}, fmt.Errorf("condition is %v, want bool", c.DType)
+	}
+	if x.DType != y.DType || x.DType.Size() == 0 {
+		return plan{}, fmt.Errorf("branches are %v and %v", x.DType, y.DType)
+	}
+	shape, err := broadcastShape(c.Shape, x.Shape, y.Shape)
+	if err != nil {
+		return plan{}, err
+	}
+	if err := checkOut(n, 0, x.DType, shape); err != nil {
+		return plan{}, err
+	}
+	w := &where{es: int(x.DType.Size())}
+	if w.p, err = newBPlan(shape, c.Shape, x.Shape, y.Shape); err != nil {
+		return plan{}, err
+	}
+	return plan{tactic: "direct", r: w}, nil
+}
+
+func (w *where) run(in, out []kernels.Tensor, _ [][]byte) error {
+	switch w.es {
+	case 1:
+		whereLoop(w, in[0].Data, in[1].Data, in[2].Data, out[0].Data)
+	case 2:
+		whereLoop(w, in[0].Data, kernels.ViewAs[uint16](in[1].Data), kernels.ViewAs[uint16](in[2].Data), kernels.ViewAs[uint16](out[0].Data))
+	case 4:
+		whereLoop(w, in[0].Data, kernels.ViewAs[uint32](in[1].Data), kernels.ViewAs[uint32](in[2].Data), kernels.ViewAs[uint32](out[0].Data))
+	case 8:
+		whereLoop(w, in[0].Data, kernels.ViewAs[uint64](in[1].Data), kernels.ViewAs[uint64](in[2].Data), kernels.ViewAs[uint64](out[0].Data))
+	}
+	return nil
+}
+
+func whereLoop[E any](w *where, c []byte, x, y, z []E) {
+	p := &w.p
+	if p.total == 0 {
+		return
+	}
+	n := p.inner()
+	r := p.rank - 1
+	sc, sx, sy := p.st[0][r], p.st[1][r], p.st[2][r]
+	cur := cursor{p: p}
+	for o := 0; o < p.total; o += n {
+		cc, xx, yy, zz := c[cur.off[0]:], x[cur.off[1]:], y[cur.off[2]:], z[o:o+n]
+		for i := range zz {
+			if cc[i*sc] != 0 {
+				zz[i] = xx[i*sx]
+			} else {
+				zz[i] = yy[i*sy]
+			}
+		}
+		cur.next()
+	}
+}
+
+func variadicOps() []*op {
+	mk := func(name string, o binOp, mean bool) *op {
+		return &op{key: kernels.Key("", name), tactics: direct, sel: selectVariadic(o, mean)}
+	}
+	return []*op{
+		mk("Max", opMax, false), mk("Min", opMin, false), mk("Sum", opAdd, false), mk("Mean", opAdd, true),
+		{key: kernels.Key("", "Pow"), tactics: direct, sel: selectPow},
+		{key: kernels.Key("", "Where"), tactics: direct, sel: selectWhere},
+	}
+}

@@ -1,0 +1,72 @@
+package par
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+type countBody struct {
+	hits  []atomic.Int32
+	slots int
+	bad   atomic.Int32
+	busy  []atomic.Int32
+}
+
+func (b *countBody) Do(slot, lo, hi int) {
+	if slot < 0 || slot >= b.slots {
+		b.bad.Add(1)
+		return
+	}
+	if b.busy[slot].Add(1) != 1 {
+		b.bad.Add(1) // two participants share a slot
+	}
+	for i := lo; i < hi; i++ {
+		b.hits[i].Add(1)
+	}
+	b.busy[slot].Add(-1)
+}
+
+func TestForCoversEveryIndexOnce(t *testing.T) {
+	for _, tc := range []struct{ n, grain, slots int }{
+		{0, 1, 4}, {1, 1, 4}, {7, 1, 1}, {100, 3, 4}, {1000, 7, 16}, {5, 100, 8},
+	} {
+		b := &countBody{hits: make([]atomic.Int32, tc.n), slots: max(tc.slots, 1), busy: make([]atomic.Int32, max(tc.slots, 1))}
+		For(tc.n, tc.grain, tc.slots, b)
+		require.Zero(t, b.bad.Load(), "%+v", tc)
+		for i := range b.hits {
+			require.EqualValues(t, 1, b.hits[i].Load(), "%+v index %d", tc, i)
+		}
+	}
+}
+
+type nested struct{ inner *countBody }
+
+func (b *nested) Do(slot, lo, hi int) {
+	for range hi - lo {
+		For(len(b.inner.hits), 1, 4, &countBody{hits: b.inner.hits, slots: 4, busy: make([]atomic.Int32, 4)})
+	}
+}
+
+func TestNestedLoopsFinish(t *testing.T) {
+	inner := &countBody{hits: make([]atomic.Int32, 50), slots: 4}
+	For(8, 1, 8, &nested{inner: inner})
+	for i := range inner.hits {
+		require.EqualValues(t, 8, inner.hits[i].Load())
+	}
+}
+
+type sumBody struct{ out []int64 }
+
+func (b *sumBody) Do(slot, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		b.out[i] = int64(i)
+	}
+}
+
+func TestForDoesNotAllocate(t *testing.T) {
+	b := &sumBody{out: make([]int64, 4096)}
+	allocs := testing.AllocsPerRun(100, func() { For(len(b.out), 64, 4, b) })
+	require.Zero(t, allocs)
+}
