@@ -82,7 +82,6 @@ func (n *Node) Output(i int) (Value, bool) {
 	return n.Outputs[i], true
 }
 
-
 // DimRange is an inclusive range [Lo, Hi] of one dim; Lo == Hi for a fixed dim.
 type DimRange struct{ Lo, Hi int64 }
 

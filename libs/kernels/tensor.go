@@ -15,7 +15,7 @@ import (
 type Tensor struct {
 	DType graph.DType
 	Shape []int64
-	Data  []byte  // host bytes, len == NumElements(Shape) * DType.Size()
+	Data  []byte    // host bytes, len == NumElements(Shape) * DType.Size()
 	Addr  alloc.Ptr // device address for device backends; 0 for host tensors
 }
 
