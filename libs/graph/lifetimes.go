@@ -52,6 +52,8 @@ func (b *Binding) Lifetimes(workspace WorkspaceFunc) (*Lifetimes, error) {
 	m := b.Model
 	steps := len(m.Nodes)
 	l := &Lifetimes{Steps: m.Nodes, bufOf: make([]int, len(m.Values))}
+	l.Problem.Buffers = make([]planner.Buffer, 0, len(m.Values)+len(m.Nodes)/4)
+	l.Owners = make([]BufferOwner, 0, cap(l.Problem.Buffers))
 	for i := range l.bufOf {
 		l.bufOf[i] = -1
 	}

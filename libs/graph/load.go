@@ -105,6 +105,7 @@ const (
 	modelGraphField      = 7  // ModelProto.graph
 	graphInitField       = 5  // GraphProto.initializer
 	graphSparseInitField = 15 // GraphProto.sparse_initializer
+	graphValueInfoField  = 13 // GraphProto.value_info: exporters' shape hints, which carve infers itself
 	tensorRawDataField   = 9  // TensorProto.raw_data
 )
 
@@ -139,6 +140,8 @@ func decodeModel(data []byte) (*onnxpb.ModelProto, *onnxpb.GraphProto, [][]byte,
 		switch {
 		case num == graphSparseInitField:
 			return errors.New("sparse initializers are not supported")
+		case num == graphValueInfoField:
+			return nil // not used; skipping it halves the decoding time of exported LLMs
 		case num == graphInitField && typ == protowire.BytesType:
 			t := &onnxpb.TensorProto{}
 			var raw []byte
