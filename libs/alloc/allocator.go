@@ -174,8 +174,9 @@ type Allocator struct {
 // testHooks break invariants on purpose so that tests can show the CPU device detects the
 // resulting corruption. They are set only by tests in this package.
 type testHooks struct {
-	sharedHeap bool // every stream shares one heap: breaks the stream rule (invariant 4)
-	ignoreUses bool // Free ignores RecordStream uses: breaks the record-stream rule (invariant 5)
+	sharedHeap     bool // every stream shares one heap: breaks the stream rule (invariant 4)
+	ignoreUses     bool // Free ignores RecordStream uses: breaks the record-stream rule (invariant 5)
+	scratchNoEvent bool // Scratch.Release frees at once, without waiting for the invocation
 }
 
 // New returns an allocator over dev.
@@ -570,6 +571,9 @@ func (al *Allocator) free(a Allocation, own bool) error {
 	)
 	if al.hooks.ignoreUses {
 		b.uses = b.uses[:0]
+	}
+	if al.hooks.scratchNoEvent {
+		own = false
 	}
 	if len(b.uses) > 0 || own {
 		held, err = h.recordUses(b, own)
