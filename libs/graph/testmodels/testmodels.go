@@ -228,7 +228,8 @@ func ReadArray(file string) (Array, error) {
 	for _, d := range r.Header.Descr.Shape {
 		a.Shape = append(a.Shape, int64(d))
 	}
-	switch r.Header.Descr.Type {
+	// npyio keeps the quotes of the headers numpy 2 writes; the dtype is the same.
+	switch strings.Trim(r.Header.Descr.Type, "'\"") {
 	case "<f4":
 		err = r.Read(&a.Float32)
 	case "<i8":
