@@ -2,4 +2,6 @@ module carve.dev/libs/planner
 
 go 1.26
 
-require github.com/stretchr/testify v1.12.1 // indirect
+require github.com/stretchr/testify v1.12.1
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
