@@ -754,6 +754,9 @@ func sliceLenDim(dim, start, end, step Dim) Dim {
 			if end.Equal(dim) {
 				return dim
 			}
+			if end.nonNeg() {
+				return MinDim(end, dim) // [0:end] of a dim, end never negative
+			}
 		}
 	}
 	return fnDim(fnSliceLen, dim, start, end, step)

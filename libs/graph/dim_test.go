@@ -32,6 +32,7 @@ func TestDimCanonicalForm(t *testing.T) {
 		{sliceLenDim(s, Const(0), Const(math.MaxInt64), Const(1)), "seq"},
 		{sliceLenDim(s, Const(1), Const(math.MaxInt64), Const(1)), "slicelen(seq, 1, 9223372036854775807, 1)"},
 		{Sym("a b"), `"a b"`},
+		{sliceLenDim(Const(64), Const(0), s, Const(1)), "min(seq, 64)"},
 	}
 	for _, tc := range tests {
 		require.Equal(t, tc.want, tc.got.String())

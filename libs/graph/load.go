@@ -56,7 +56,8 @@ func (e *ModelError) Unwrap() error { return e.Err }
 // Model.Close: embedded weights are used where they lie, never copied. External data files
 // are looked up next to the model, validated against their sizes, and mapped on first use;
 // a missing one is reported only when its bytes are asked for, so a model without its
-// weights still loads for shape and size work.
+// weights still loads for shape and size work. The files must not change while the model
+// is open: a mapped file that shrinks faults on access.
 func Load(path string) (*Model, error) {
 	data, err := mapFile(path)
 	if err != nil {

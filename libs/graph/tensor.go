@@ -107,17 +107,6 @@ func readInt(dt DType, b []byte) (int64, bool) {
 	return 0, false
 }
 
-// readFloat reads one little-endian floating-point element of type dt from b.
-func readFloat(dt DType, b []byte) (float64, bool) {
-	switch dt {
-	case Float32:
-		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b))), true
-	case Float64:
-		return math.Float64frombits(binary.LittleEndian.Uint64(b)), true
-	}
-	return 0, false
-}
-
 func int64Tensor(shape []int64, vals ...int64) *HostTensor {
 	b := make([]byte, 0, 8*len(vals))
 	for _, v := range vals {
