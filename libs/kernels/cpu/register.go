@@ -10,7 +10,7 @@ import (
 func ops() []*op {
 	return slices.Concat(
 		binaryOps(), variadicOps(), unaryOps(), movementOps(), indexingOps(), generateOps(),
-		reduceOps(), softmaxOps(), normOps(), matmulOps(),
+		reduceOps(), softmaxOps(), normOps(), matmulOps(), attentionOps(), rotaryOps(), geluOps(), nbitsOps(),
 	)
 }
 

@@ -1,0 +1,78 @@
+package cpu
+
+import (
+	"fmt"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// biasAct is com.microsoft BiasGelu (erf GELU of A + B) and FastGelu (tanh GELU of X + bias,
+// bias optional); the bias is broadcast over the last dim.
+type biasAct struct {
+	op   unOp
+	dt   graph.DType
+	bf   bool
+	h    int
+	bias bool
+}
+
+func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Device) (plan, error) {
+	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+		minIn := 1
+		if biasRequired {
+			minIn = 2
+		}
+		if err := arity(n, minIn, 2, 1, 1); err != nil {
+			return plan{}, err
+		}
+		x := n.Inputs[0]
+		if !halfOK(x.DType) || len(x.Shape) == 0 {
+			return plan{}, fmt.Errorf("input is %v", x)
+		}
+		a := &biasAct{op: o, dt: x.DType, bf: x.DType == graph.BFloat16, h: int(x.Shape[len(x.Shape)-1])}
+		if b, ok := n.Input(1); ok {
+			if b.DType != x.DType || numel(b.Shape) != a.h || len(b.Shape) > len(x.Shape) {
+				return plan{}, fmt.Errorf("bias %v, want %v[%d]", b, x.DType, a.h)
+			}
+			a.bias = true
+		}
+		if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+			return plan{}, err
+		}
+		return plan{tactic: "direct", r: a}, nil
+	}
+}
+
+func (a *biasAct) run(in, out []kernels.Tensor, _ [][]byte) error {
+	if a.dt == graph.Float32 {
+		biasActRun[float32](a, in, out)
+	} else {
+		biasActRun[uint16](a, in, out)
+	}
+	return nil
+}
+
+func biasActRun[E elt](a *biasAct, in, out []kernels.Tensor) {
+	x, y := kernels.ViewAs[E](in[0].Data), kernels.ViewAs[E](out[0].Data)
+	var b []E
+	if a.bias {
+		b = kernels.ViewAs[E](in[1].Data)
+	}
+	n := numel(in[0].Shape)
+	for i := 0; i < n; i++ {
+		v := ld(x[i], a.bf)
+		if b != nil {
+			v += ld(b[i%a.h], a.bf)
+		}
+		y[i] = st[E](float32(unaryF(a.op, float64(v), 0, 0)), a.bf)
+	}
+}
+
+func geluOps() []*op {
+	ms := kernels.DomainMicrosoft
+	return []*op{
+		{key: kernels.Key(ms, "BiasGelu"), tactics: direct, sel: selectBiasAct(uGelu, true)},
+		{key: kernels.Key(ms, "FastGelu"), tactics: direct, sel: selectBiasAct(uGeluTanh, false)},
+	}
+}
