@@ -1,0 +1,229 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+)
+
+// A kernel's workspace has three sizes:
+//
+//   - W, the admission bound: the most the kernel declares it can ever ask for;
+//   - C, the capacity of its slot in the cached plan, taken from the pattern's envelope (the
+//     largest need over the bindings and routes the pattern covers), not from W by default, so
+//     that a decode step does not reserve the prefill worst case;
+//   - R, what this invocation needs.
+//
+// R <= C <= W should hold. R <= C: the invocation uses its planned region. R > C: the policy
+// decides. R > W: always an error, for the kernel's declaration is wrong.
+//
+// A kernel's workspace is never split: it is either wholly the planned region or wholly one
+// dynamic allocation of R bytes, never a planned part plus a dynamic remainder. Kernels take one
+// workspace pointer, and a split would also make the planned bytes a lie about what was used.
+
+// Policy says what happens when an invocation needs more workspace than its slot holds.
+type Policy uint8
+
+const (
+	// Strict fails the invocation, before anything is allocated, with a *CapacityError.
+	Strict Policy = iota
+	// Fallback serves the invocation with one dynamic allocation of all R bytes, counted.
+	Fallback
+)
+
+func (p Policy) String() string {
+	switch p {
+	case Strict:
+		return "strict"
+	case Fallback:
+		return "fallback"
+	}
+	return fmt.Sprintf("Policy(%d)", uint8(p))
+}
+
+// Source says where an invocation's workspace comes from.
+type Source uint8
+
+const (
+	FromPlan    Source = iota // the slot's region in the planned arena
+	FromDynamic               // one allocation of Decision.Bytes, made for this invocation alone
+)
+
+func (s Source) String() string {
+	if s == FromPlan {
+		return "planned"
+	}
+	return "dynamic"
+}
+
+// Decision is where one invocation's whole workspace lives: Bytes (= R) from one Source.
+type Decision struct {
+	Source Source
+	Bytes  int64
+}
+
+// ErrWorkspaceOverCapacity is matched by a CapacityError whose need exceeds the slot (R > C)
+// but not the declared bound.
+var ErrWorkspaceOverCapacity = errors.New("planner: workspace need exceeds its planned slot")
+
+// ErrWorkspaceOverBound is matched by a CapacityError whose need exceeds the kernel's declared
+// bound (R > W): the kernel's declaration is wrong.
+var ErrWorkspaceOverBound = errors.New("planner: workspace need exceeds the kernel's declared bound")
+
+// ErrInvalidSlot is wrapped by errors about slot sizes that make no sense (negative, or C > W).
+var ErrInvalidSlot = errors.New("planner: invalid workspace slot")
+
+// CapacityError says that a kernel needs more workspace than it may have.
+type CapacityError struct {
+	Node    string
+	R, C, W int64 // need, slot capacity, declared bound
+	Policy  Policy
+}
+
+// OverBound reports whether the need exceeds the declared bound (the kernel is at fault), not
+// just the slot (the plan's envelope is too small).
+func (e *CapacityError) OverBound() bool { return e.R > e.W }
+
+func (e *CapacityError) Error() string {
+	if e.OverBound() {
+		return fmt.Sprintf("planner: node %q asked for %d bytes of workspace, more than the %d its kernel declares "+
+			"(slot holds %d): the kernel's workspace bound is wrong; fix its declaration", e.Node, e.R, e.W, e.C)
+	}
+	return fmt.Sprintf("planner: node %q needs %d bytes of workspace but its planned slot holds %d (declared bound %d): "+
+		"plan with an envelope (dims, routes) that covers this run, or use the fallback policy", e.Node, e.R, e.C, e.W)
+}
+
+// Is matches ErrWorkspaceOverBound or ErrWorkspaceOverCapacity.
+func (e *CapacityError) Is(target error) bool {
+	return (target == ErrWorkspaceOverBound && e.OverBound()) || (target == ErrWorkspaceOverCapacity && !e.OverBound())
+}
+
+// Decide applies the policy to one invocation of node's kernel: need r, slot capacity c,
+// declared bound w. It never returns a split: the decision covers all r bytes.
+func (p Policy) Decide(node string, r, c, w int64) (Decision, error) {
+	switch {
+	case r < 0 || c < 0 || w < 0:
+		return Decision{}, fmt.Errorf("%w: node %q: negative size (R %d, C %d, W %d)", ErrInvalidSlot, node, r, c, w)
+	case c > w:
+		return Decision{}, fmt.Errorf("%w: node %q: slot capacity %d exceeds the declared bound %d", ErrInvalidSlot, node, c, w)
+	case r > w:
+		return Decision{}, &CapacityError{Node: node, R: r, C: c, W: w, Policy: p}
+	case r <= c:
+		return Decision{Source: FromPlan, Bytes: r}, nil
+	case p == Fallback:
+		return Decision{Source: FromDynamic, Bytes: r}, nil
+	}
+	return Decision{}, &CapacityError{Node: node, R: r, C: c, W: w, Policy: p}
+}
+
+// Workspaces applies a Policy to every invocation of a run (or many runs) and counts the
+// outcomes, so that fallbacks are reported rather than silent. It is safe for concurrent use.
+type Workspaces struct {
+	policy Policy
+	mu     sync.Mutex
+	stats  WorkspaceStats
+}
+
+// WorkspaceStats counts the decisions of a Workspaces.
+type WorkspaceStats struct {
+	Planned       int64            // invocations served from their planned slot
+	Fallbacks     int64            // invocations served by a dynamic allocation
+	FallbackBytes int64            // bytes allocated dynamically, in all
+	Errors        int64            // invocations refused
+	ByNode        map[string]int64 // fallbacks per node
+}
+
+// NewWorkspaces returns a counter applying policy.
+func NewWorkspaces(policy Policy) *Workspaces {
+	return &Workspaces{policy: policy, stats: WorkspaceStats{ByNode: map[string]int64{}}}
+}
+
+// Policy returns the policy applied.
+func (ws *Workspaces) Policy() Policy { return ws.policy }
+
+// Decide is Policy.Decide, counted.
+func (ws *Workspaces) Decide(node string, r, c, w int64) (Decision, error) {
+	d, err := ws.policy.Decide(node, r, c, w)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	switch {
+	case err != nil:
+		ws.stats.Errors++
+	case d.Source == FromPlan:
+		ws.stats.Planned++
+	default:
+		ws.stats.Fallbacks++
+		ws.stats.FallbackBytes += d.Bytes
+		ws.stats.ByNode[node]++
+	}
+	return d, err
+}
+
+// Stats returns a copy of the counters.
+func (ws *Workspaces) Stats() WorkspaceStats {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	s := ws.stats
+	s.ByNode = maps.Clone(ws.stats.ByNode)
+	return s
+}
+
+// SlotCapacity returns C for node's workspace slot: the largest of the needs R over the
+// bindings and routes that a pattern covers (its envelope). It does not fall back to the bound w:
+// with no needs it fails, and a caller that wants the worst case must pass w as a need, on
+// purpose. A need above w is a *CapacityError (the kernel's declaration is wrong).
+func SlotCapacity(node string, w int64, needs ...int64) (int64, error) {
+	if len(needs) == 0 {
+		return 0, fmt.Errorf("%w: node %q: no workspace needs to size its slot from", ErrInvalidSlot, node)
+	}
+	if w < 0 {
+		return 0, fmt.Errorf("%w: node %q: negative bound %d", ErrInvalidSlot, node, w)
+	}
+	var c int64
+	for _, r := range needs {
+		if r < 0 {
+			return 0, fmt.Errorf("%w: node %q: negative need %d", ErrInvalidSlot, node, r)
+		}
+		if r > w {
+			return 0, &CapacityError{Node: node, R: r, C: max(c, r), W: w}
+		}
+		c = max(c, r)
+	}
+	return c, nil
+}
+
+// Envelope gathers, slot by slot, the workspace needs over a pattern's bindings and routes,
+// for SlotCapacity-style sizing one observation at a time. The zero Envelope is ready to use;
+// it is not safe for concurrent use.
+type Envelope struct {
+	slots map[string]envelopeSlot
+}
+
+type envelopeSlot struct{ c, w int64 }
+
+// Observe records that node's kernel needs r bytes for one binding or route, under its declared
+// bound w. A need above w is a *CapacityError; a node's bound must not change between calls.
+func (e *Envelope) Observe(node string, r, w int64) error {
+	if r < 0 || w < 0 {
+		return fmt.Errorf("%w: node %q: negative size (R %d, W %d)", ErrInvalidSlot, node, r, w)
+	}
+	s, seen := e.slots[node]
+	if seen && s.w != w {
+		return fmt.Errorf("%w: node %q: declared bound changed from %d to %d", ErrInvalidSlot, node, s.w, w)
+	}
+	if r > w {
+		return &CapacityError{Node: node, R: r, C: max(s.c, r), W: w}
+	}
+	if e.slots == nil {
+		e.slots = map[string]envelopeSlot{}
+	}
+	e.slots[node] = envelopeSlot{c: max(s.c, r), w: w}
+	return nil
+}
+
+// Capacity returns C for node: the largest need observed, and whether any was.
+func (e *Envelope) Capacity(node string) (int64, bool) {
+	s, ok := e.slots[node]
+	return s.c, ok
+}
