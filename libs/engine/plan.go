@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/cpu"
+	"carve.dev/libs/planner"
+)
+
+// DefaultStepLimit bounds the planner's exact search by work, not time, so the same model and
+// binding give the same plan on every machine: the estimator's figures and the runner's
+// reservation must agree to the byte.
+const DefaultStepLimit = 200_000
+
+// Options say how a model is planned. The estimator and the runner agree exactly when they
+// plan with equal Options.
+type Options struct {
+	// Registry holds the kernels; nil means the CPU kernels.
+	Registry *kernels.Registry
+	// Device is what tactic choice may depend on; the zero value means the CPU with Workers
+	// workers.
+	Device kernels.Device
+	// Workers is the CPU backend's worker count when Device is zero; 0 means GOMAXPROCS.
+	Workers int
+	// Algorithm is the planner's solver; "" means the exact search (seeded by the heuristics)
+	// within StepLimit.
+	Algorithm planner.Algorithm
+	// StepLimit bounds the exact search; 0 means DefaultStepLimit.
+	StepLimit int64
+}
+
+var (
+	cpuOnce sync.Once
+	cpuReg  *kernels.Registry
+	cpuErr  error
+)
+
+// CPURegistry returns the registry of the CPU kernels, built once.
+func CPURegistry() (*kernels.Registry, error) {
+	cpuOnce.Do(func() {
+		cpuReg = kernels.NewRegistry()
+		cpuErr = cpu.Register(cpuReg)
+	})
+	return cpuReg, cpuErr
+}
+
+func (o Options) normalized() (Options, error) {
+	if o.Registry == nil {
+		r, err := CPURegistry()
+		if err != nil {
+			return o, err
+		}
+		o.Registry = r
+	}
+	if o.Device.Backend == "" {
+		w := o.Workers
+		if w <= 0 {
+			w = runtime.GOMAXPROCS(0)
+		}
+		o.Device = kernels.CPU(w)
+	}
+	if o.StepLimit == 0 {
+		o.StepLimit = DefaultStepLimit
+	}
+	return o, nil
+}
+
+// StepKind says what executing a node takes.
+type StepKind uint8
+
+const (
+	// RunKernel: the node's kernel runs.
+	RunKernel StepKind = iota
+	// HostValue: every output was computed on the host at bind time (shape arithmetic).
+	HostValue
+	// View: the output shares its input's bytes (Reshape, Squeeze, ...); nothing runs.
+	View
+)
+
+// Step is one node of a planned binding.
+type Step struct {
+	Node     *graph.Node
+	Kind     StepKind
+	Instance kernels.Instance // the kernel at this binding's shapes, for RunKernel
+	// Workspace is R: the bytes of Instance's Recipe (0 without workspace).
+	Workspace int64
+	// WorkspaceBuffer is the index of the workspace in Lifetimes.Problem.Buffers, or -1.
+	WorkspaceBuffer int
+}
+
+// Planned is a model planned for one concrete binding: every value's shape, every node's
+// kernel and tactic, and the arena plan of all activations and workspaces. It is immutable
+// and safe for concurrent use.
+type Planned struct {
+	Model     *graph.Model
+	Binding   *graph.Binding
+	Lifetimes *graph.Lifetimes
+	Plan      planner.Plan
+	Steps     []Step // Steps[i] is Model.Nodes[i]
+	Options   Options
+}
+
+// ArenaBytes is what the runner reserves for this binding: activations and workspaces.
+func (p *Planned) ArenaBytes() int64 { return p.Plan.Peak }
+
+// WorkspaceBytes is the sum of the nodes' workspaces (R), planned or not overlapping.
+func (p *Planned) WorkspaceBytes() int64 {
+	var s int64
+	for _, st := range p.Steps {
+		s += st.Workspace
+	}
+	return s
+}
+
+// PlanError reports a binding that cannot be planned: an unsupported op, a kernel that rejects
+// its shapes, or a binding that does not fit the model.
+type PlanError struct {
+	Node    *graph.Node // nil when the problem is not one node's
+	Binding Binding
+	Err     error
+}
+
+func (e *PlanError) Error() string {
+	if e.Node != nil {
+		return fmt.Sprintf("plan at %s: %s: %v", e.Binding, e.Node, e.Err)
+	}
+	return fmt.Sprintf("plan at %s: %v", e.Binding, e.Err)
+}
+
+func (e *PlanError) Unwrap() error { return e.Err }
+
+// KernelNode describes n to the kernels at binding b.
+func KernelNode(b *graph.Binding, n *graph.Node) *kernels.Node {
+	kn := &kernels.Node{
+		Name: n.Name, Op: n.OpType, Domain: n.Domain, Attrs: n.Attrs,
+		Opset:   b.Model.Opsets[n.Domain],
+		Inputs:  make([]kernels.Value, len(n.Inputs)),
+		Outputs: make([]kernels.Value, len(n.Outputs)),
+	}
+	for i, v := range n.Inputs {
+		if v != nil {
+			kn.Inputs[i] = kernels.Value{DType: v.DType, Shape: b.Shape(v)}
+		}
+	}
+	for i, v := range n.Outputs {
+		if v != nil {
+			kn.Outputs[i] = kernels.Value{DType: v.DType, Shape: b.Shape(v)}
+		}
+	}
+	return kn
+}
+
+// stepKind classifies a node: host-computed, a view, or a kernel to run.
+func stepKind(n *graph.Node) StepKind {
+	host := true
+	for _, o := range n.Outputs {
+		if o != nil && !o.Host {
+			host = false
+		}
+	}
+	switch {
+	case host:
+		return HostValue
+	case n.IsView():
+		return View
+	}
+	return RunKernel
+}
+
+// Plan plans m at one concrete binding: binds the dims, selects every node's kernel and tactic
+// (R), derives lifetimes and places activations and workspaces in one arena. The plan passes
+// planner.Verify before it is returned.
+func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Planned, error) {
+	opts, err := opts.normalized()
+	if err != nil {
+		return nil, err
+	}
+	b, err := graph.Bind(m, dims)
+	if err != nil {
+		return nil, &PlanError{Binding: dims, Err: err}
+	}
+	p := &Planned{Model: m, Binding: b, Steps: make([]Step, len(m.Nodes)), Options: opts}
+	for i, n := range m.Nodes {
+		st := Step{Node: n, Kind: stepKind(n), WorkspaceBuffer: -1}
+		if st.Kind == RunKernel {
+			inst, err := opts.Registry.Select(KernelNode(b, n), opts.Device)
+			if err != nil {
+				return nil, &PlanError{Node: n, Binding: dims, Err: err}
+			}
+			st.Instance = inst
+			if st.Workspace, err = inst.Recipe().Size(); err != nil {
+				return nil, &PlanError{Node: n, Binding: dims, Err: err}
+			}
+		}
+		p.Steps[i] = st
+	}
+	lt, err := b.Lifetimes(func(n *graph.Node) (int64, error) { return p.Steps[n.Index].Workspace, nil })
+	if err != nil {
+		return nil, &PlanError{Binding: dims, Err: err}
+	}
+	p.Lifetimes = lt
+	for i, buf := range lt.Problem.Buffers {
+		if buf.Kind == planner.Workspace {
+			p.Steps[lt.Owners[i].Node.Index].WorkspaceBuffer = i
+		}
+	}
+	p.Plan, err = solve(ctx, lt.Problem, opts)
+	if err != nil {
+		return nil, &PlanError{Binding: dims, Err: err}
+	}
+	return p, nil
+}
+
+// solve places a problem with the configured solver and verifies the result.
+func solve(ctx context.Context, prob planner.Problem, opts Options) (planner.Plan, error) {
+	plan, err := planner.Solve(ctx, prob, planner.Options{Algorithm: opts.Algorithm, StepLimit: opts.StepLimit, TimeLimit: noTimeLimit})
+	if err != nil {
+		return plan, err
+	}
+	if err := planner.Verify(prob, plan); err != nil {
+		return plan, fmt.Errorf("engine: the planner produced an invalid plan (a bug): %w", err)
+	}
+	return plan, nil
+}
+
+// noTimeLimit leaves the exact search to StepLimit alone, so plans do not depend on the machine.
+const noTimeLimit = 1 << 62
