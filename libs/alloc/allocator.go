@@ -515,7 +515,7 @@ func (al *Allocator) Alloc(s Stream, n int64) (Allocation, error) {
 			h.st.maxAlloc = max(h.st.maxAlloc, b.size)
 			a := Allocation{b: b, gen: b.gen, ptr: b.ptr, size: n, stream: s}
 			h.mu.Unlock()
-			al.st.allocated(b.size)
+			al.st.alloc(b.size)
 			return a, nil
 		}
 		h.mu.Unlock()
@@ -610,7 +610,7 @@ func (h *heap) freeLocked(a Allocation) error {
 	h.st.frees++
 	h.st.freeBytes += b.size
 	h.st.requested -= b.requested
-	h.al.st.freed(b.size)
+	h.al.st.free(b.size)
 	return nil
 }
 
@@ -936,9 +936,8 @@ func (al *Allocator) Close() error {
 	for _, ev := range evs {
 		err = errors.Join(err, al.dev.DestroyEvent(ev))
 	}
-	if n := al.st.allocCount.Load(); n > 0 {
-		err = errors.Join(err, fmt.Errorf("alloc: close: %d allocations (%d bytes) are still live",
-			n, al.st.allocBytes.Load()))
+	if n, bytes := al.st.allocated(); n > 0 {
+		err = errors.Join(err, fmt.Errorf("alloc: close: %d allocations (%d bytes) are still live", n, bytes))
 	}
 	return err
 }

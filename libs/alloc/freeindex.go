@@ -1,9 +1,6 @@
 package alloc
 
-import (
-	"math/bits"
-	"sort"
-)
+import "math/bits"
 
 // A freeIndex holds the free blocks of one heap's pool (small or large) and finds the best fit:
 // the smallest free block whose size is at least the request, the lowest address among equals.
@@ -47,6 +44,21 @@ func binOf(u uint64) int {
 
 func unitsOf(size int64) uint64 { return uint64(size) >> minBlockShift }
 
+// search returns the position of b in bin, or where it would be inserted: the first element not
+// less than b. (Hand-written because sort.Search's closure is not inlined on this hot path.)
+func search(bin []*block, b *block) int {
+	lo, hi := 0, len(bin)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if less(bin[m], b) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
 // less orders blocks by size, then address.
 func less(a, b *block) bool {
 	if a.size != b.size {
@@ -58,7 +70,7 @@ func less(a, b *block) bool {
 func (x *freeIndex) insert(b *block) {
 	i := binOf(unitsOf(b.size))
 	bin := x.bins[i]
-	j := sort.Search(len(bin), func(k int) bool { return less(b, bin[k]) })
+	j := search(bin, b)
 	bin = append(bin, nil)
 	copy(bin[j+1:], bin[j:])
 	bin[j] = b
@@ -73,7 +85,7 @@ func (x *freeIndex) insert(b *block) {
 func (x *freeIndex) remove(b *block) {
 	i := binOf(unitsOf(b.size))
 	bin := x.bins[i]
-	j := sort.Search(len(bin), func(k int) bool { return !less(bin[k], b) })
+	j := search(bin, b)
 	if j == len(bin) || bin[j] != b {
 		panic("alloc: free index corrupted: block not found in its bin")
 	}
@@ -101,9 +113,17 @@ func (x *freeIndex) bestFit(size int64) *block {
 	i := binOf(unitsOf(size))
 	bin := x.bins[i]
 	if len(bin) > 0 {
-		j := sort.Search(len(bin), func(k int) bool { return bin[k].size >= size })
-		if j < len(bin) {
-			return bin[j]
+		lo, hi := 0, len(bin)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if bin[m].size < size {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo < len(bin) {
+			return bin[lo]
 		}
 	}
 	n := x.nextBin(i + 1)

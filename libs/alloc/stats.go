@@ -57,11 +57,15 @@ type Stats struct {
 
 // counters are the allocator-wide statistics, updated with atomics so that the hot path takes
 // no allocator-wide lock.
+//
+// The number and bytes of allocated blocks, which every Alloc and Free change and whose peaks
+// must be exact across streams, share one word (allocs) so that the hot path pays a single
+// atomic add: the count in the top allocCountBits bits, the bytes in units of minBlockSize (every
+// block size is a multiple) below. The statistics stay exact up to 2^26 live allocations and
+// 2^38 units (128 TiB) allocated at once.
 type counters struct {
-	// Changed by every Alloc and Free.
-	allocCount atomic.Int64
-	allocBytes atomic.Int64
-	_          [48]byte // keep the read-mostly peaks off the hot cache line
+	allocs atomic.Uint64 // packed count and units of allocated blocks
+	_      [56]byte      // keep the read-mostly fields below off the hot cache line
 
 	allocCountPeak  atomic.Int64
 	allocBytesPeak  atomic.Int64
@@ -105,9 +109,24 @@ func raise(peak *atomic.Int64, v int64) {
 	}
 }
 
-func (c *counters) allocated(size int64) {
-	n := c.allocCount.Add(1)
-	bytes := c.allocBytes.Add(size)
+const (
+	allocCountBits = 26
+	allocUnitBits  = 64 - allocCountBits
+	allocOne       = 1 << allocUnitBits // one allocation in the packed word
+)
+
+// allocated returns the live allocations' count and bytes.
+func (c *counters) allocated() (count, bytes int64) {
+	return unpackAllocs(c.allocs.Load())
+}
+
+func unpackAllocs(v uint64) (count, bytes int64) {
+	return int64(v >> allocUnitBits), int64(v&(allocOne-1)) << minBlockShift
+}
+
+// alloc counts a block of size bytes handed out.
+func (c *counters) alloc(size int64) {
+	n, bytes := unpackAllocs(c.allocs.Add(allocOne + uint64(size)>>minBlockShift))
 	raise(&c.allocCountPeak, n)
 	raise(&c.allocBytesPeak, bytes)
 	raise(&c.activeCountPeak, n+c.heldCount.Load())
@@ -115,9 +134,9 @@ func (c *counters) allocated(size int64) {
 	raise(&c.inUsePeak, bytes+c.arenaBytes.Load())
 }
 
-func (c *counters) freed(size int64) {
-	c.allocCount.Add(-1)
-	c.allocBytes.Add(-size)
+// free counts a block of size bytes given back.
+func (c *counters) free(size int64) {
+	c.allocs.Add(-(allocOne + uint64(size)>>minBlockShift))
 }
 
 func (c *counters) held(size int64) {
@@ -147,7 +166,8 @@ func (c *counters) segmentRemoved(n int64) {
 func (c *counters) arenaAdded(n, requested int64) {
 	c.reserves.Add(1)
 	c.arenaCount.Add(1)
-	raise(&c.inUsePeak, c.arenaBytes.Add(n)+c.allocBytes.Load())
+	_, bytes := c.allocated()
+	raise(&c.inUsePeak, c.arenaBytes.Add(n)+bytes)
 	c.arenaRequested.Add(requested)
 	raise(&c.arenaMax, n)
 }
@@ -200,7 +220,7 @@ func (al *Allocator) Stats() Stats {
 	al.mu.Unlock()
 
 	c := &al.st
-	allocCount, allocBytes := c.allocCount.Load(), c.allocBytes.Load()
+	allocCount, allocBytes := c.allocated()
 	heldCount, heldBytes := c.heldCount.Load(), c.heldBytes.Load()
 	arenaBytes := c.arenaBytes.Load()
 	return Stats{
@@ -239,7 +259,7 @@ func (al *Allocator) Stats() Stats {
 // concurrently with ResetPeaks may or may not survive it.
 func (al *Allocator) ResetPeaks() {
 	c := &al.st
-	allocCount, allocBytes := c.allocCount.Load(), c.allocBytes.Load()
+	allocCount, allocBytes := c.allocated()
 	c.allocCountPeak.Store(allocCount)
 	c.allocBytesPeak.Store(allocBytes)
 	c.activeCountPeak.Store(allocCount + c.heldCount.Load())
