@@ -168,12 +168,18 @@ func TestBindErrors(t *testing.T) {
 		node("Reshape", []string{"x", "s"}, []string{"y"}).output("y")
 	rng := newModel().input("x", f32, "n").initInt64("z", nil, 0).initInt64("one", nil, 1).initInt64("lim", nil, int64(1)<<62).
 		node("Range", []string{"z", "lim", "one"}, []string{"r"}).output("r")
+	cos := newModel().input("x", f32, "n").initInt64("s", []int64{2}, int64(1)<<40, int64(1)<<40).
+		node("ConstantOfShape", []string{"s"}, []string{"y"}).output("y")
+	expand := newModel().input("x", f32, "n", 1).initInt64("s", []int64{2}, 1, int64(1)<<62).
+		node("Expand", []string{"x", "s"}, []string{"y"}).output("y")
 	tests := []struct {
 		name string
 		m    *mb
 		dims map[string]int64
 		want string
 	}{
+		{"constant of a huge shape", cos, map[string]int64{"n": 1}, "overflows int64"},
+		{"expand to a huge shape", expand, map[string]int64{"n": 3}, "overflows int64"},
 		{"missing dim", mlp(), map[string]int64{"batch": 1}, `dim "seq" has no value`},
 		{"unknown dim", mlp(), map[string]int64{"batch": 1, "seq": 2, "zz": 3}, `no dim "zz"`},
 		{"negative dim", mlp(), map[string]int64{"batch": -1, "seq": 2}, "negative"},
