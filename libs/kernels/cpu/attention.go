@@ -360,15 +360,15 @@ func (r *attnRun) Do(slot, lo, hi int) {
 }
 
 // execute runs the core with the scratch parts ws (in the order attnScratchParts gives).
-func (c *attnCore) execute(r *attnRun, ws [][]byte) {
+func (c *attnCore) execute(r *attnRun, ws wsParts) {
 	r.c = c
-	r.scratch = kernels.ViewAs[float32](ws[0])
+	r.scratch = kernels.ViewAs[float32](ws.bytes(0))
 	if c.tactic == "full" {
 		tasks := c.b * c.nq * ((c.s + attnRowBlock - 1) / attnRowBlock)
 		par.For(tasks, 1, c.slots, r)
 		return
 	}
-	r.po, r.pm, r.pl = kernels.ViewAs[float32](ws[1]), kernels.ViewAs[float32](ws[2]), kernels.ViewAs[float32](ws[3])
+	r.po, r.pm, r.pl = kernels.ViewAs[float32](ws.bytes(1)), kernels.ViewAs[float32](ws.bytes(2)), kernels.ViewAs[float32](ws.bytes(3))
 	r.pass = 0
 	par.For(c.b*c.nq*c.chunks, 1, c.slots, r)
 	r.pass = 1

@@ -254,10 +254,10 @@ func selectAttention(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: c.tactic, parts: parts, r: a}, nil
 }
 
-func (a *attention) run(in, out []kernels.Tensor, ws [][]byte) error {
+func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
 	c := &a.core
 	total := a.hq + a.hk + a.hv
-	qkv := kernels.ViewAs[float32](ws[0])[:c.b*c.s*total]
+	qkv := kernels.ViewAs[float32](ws.bytes(0))[:c.b*c.s*total]
 	sgemm(c.b*c.s, total, a.hin, in[0].Float32s(), in[1].Float32s(), qkv)
 	if a.bias {
 		bias := in[2].Float32s()[:total]
@@ -290,7 +290,7 @@ func (a *attention) run(in, out []kernels.Tensor, ws [][]byte) error {
 	if a.present {
 		writePresent(run, out[1].Float32s(), c)
 	}
-	c.execute(run, ws[1:])
+	c.execute(run, ws.skip(1))
 	return nil
 }
 
@@ -506,7 +506,7 @@ func selectMHA(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: c.tactic, parts: parts, r: m}, nil
 }
 
-func (m *mha) run(in, out []kernels.Tensor, ws [][]byte) error {
+func (m *mha) run(in, out []kernels.Tensor, ws wsParts) error {
 	c := &m.core
 	run := attnRuns.Get().(*attnRun)
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
@@ -530,14 +530,14 @@ func (m *mha) run(in, out []kernels.Tensor, ws [][]byte) error {
 	default:
 		k, v := in[1].Float32s(), in[2].Float32s()
 		if m.bias {
-			biased := kernels.ViewAs[float32](ws[0])
+			biased := kernels.ViewAs[float32](ws.bytes(0))
 			bias := in[3].Float32s()
 			nq, nk, nv := c.b*c.s*m.hq, c.b*m.l*m.hk, c.b*m.l*m.hv
 			addRows(biased[:nq], q, bias[:m.hq])
 			addRows(biased[nq:nq+nk], k, bias[m.hq:m.hq+m.hk])
 			addRows(biased[nq+nk:nq+nk+nv], v, bias[m.hq+m.hk:])
 			q, k, v = biased[:nq], biased[nq:nq+nk], biased[nq+nk:nq+nk+nv]
-			ws = ws[1:]
+			ws = ws.skip(1)
 		}
 		run.q = bsnh(q, 0, c.s, m.hq, c.d)
 		run.cur = bsnh(k, 0, m.l, m.hk, c.d)

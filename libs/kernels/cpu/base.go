@@ -14,7 +14,7 @@ import (
 // runner is an op's execution, with its attributes parsed and shapes resolved at Select.
 // ws holds the carved recipe parts, already checked against the recipe.
 type runner interface {
-	run(in, out []kernels.Tensor, ws [][]byte) error
+	run(in, out []kernels.Tensor, ws wsParts) error
 }
 
 // plan is what an op's select function produces for one node.
@@ -173,8 +173,7 @@ func (i *instance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, _ alloc.St
 	if err := checkValues("output", i.out, out); err != nil {
 		return &kernels.RunError{Kernel: i.label, Err: err}
 	}
-	var parts [maxParts][]byte
-	if n := len(i.recipe.Parts); n > 0 {
+	if len(i.recipe.Parts) > 0 {
 		var carved []alloc.CarvedPart
 		if ws != nil {
 			carved = ws.Parts()
@@ -187,14 +186,28 @@ func (i *instance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, _ alloc.St
 			if have < p.Size {
 				return &kernels.WorkspaceError{Kernel: i.label, Part: p.Name, Need: p.Size, Have: have}
 			}
-			parts[j] = carved[j].Region().Bytes()[:p.Size:p.Size]
 		}
 	}
-	if err := i.impl.run(in, out, parts[:len(i.recipe.Parts)]); err != nil {
+	if err := i.impl.run(in, out, wsParts{w: ws}); err != nil {
 		return &kernels.RunError{Kernel: i.label, Err: err}
 	}
 	return nil
 }
 
-// maxParts bounds the parts of a CPU recipe, so that Run can hand them over without allocating.
+// maxParts bounds the parts of a CPU recipe.
 const maxParts = 8
+
+// wsParts is a checked workspace as the CPU kernels see it: part i's host bytes. It is passed
+// by value (a slice of a local array would escape through the runner interface and allocate).
+type wsParts struct {
+	w   *alloc.Workspace
+	off int
+}
+
+// bytes returns part i's host bytes.
+func (p wsParts) bytes(i int) []byte {
+	return p.w.Parts()[p.off+i].Region().Bytes()
+}
+
+// skip drops the first n parts.
+func (p wsParts) skip(n int) wsParts { return wsParts{p.w, p.off + n} }

@@ -88,7 +88,7 @@ func selectBinary(op binOp) func(n *kernels.Node, d kernels.Device) (plan, error
 	}
 }
 
-func (b *binary) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (b *binary) run(in, out []kernels.Tensor, _ wsParts) error {
 	x, y, z := in[0].Data, in[1].Data, out[0].Data
 	switch {
 	case b.op.logical():

@@ -44,7 +44,7 @@ func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.De
 	}
 }
 
-func (a *biasAct) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (a *biasAct) run(in, out []kernels.Tensor, _ wsParts) error {
 	if a.dt == graph.Float32 {
 		biasActRun[float32](a, in, out)
 	} else {

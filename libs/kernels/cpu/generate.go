@@ -12,7 +12,7 @@ import (
 // constant writes bytes fixed at Select: Constant, Shape, Size.
 type constant struct{ data []byte }
 
-func (c *constant) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (c *constant) run(in, out []kernels.Tensor, _ wsParts) error {
 	copy(out[0].Data, c.data)
 	return nil
 }
@@ -112,7 +112,7 @@ func selectConstantOfShape(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: &fill{elem: elem}}, nil
 }
 
-func (f *fill) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (f *fill) run(in, out []kernels.Tensor, _ wsParts) error {
 	shape := in[0].Int64s()
 	for i, d := range shape {
 		if d != out[0].Shape[i] {
@@ -159,7 +159,7 @@ func selectRange(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: &rangeOp{dt: dt}}, nil
 }
 
-func (r *rangeOp) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (r *rangeOp) run(in, out []kernels.Tensor, _ wsParts) error {
 	z := out[0]
 	n := int(z.Shape[0])
 	if isFloat(r.dt) {
@@ -223,7 +223,7 @@ func selectCumSum(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: &cumSum{dt: x.DType, shape: x.Shape, exclusive: at.Int("exclusive", 0) != 0, reverse: at.Int("reverse", 0) != 0}}, nil
 }
 
-func (c *cumSum) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (c *cumSum) run(in, out []kernels.Tensor, _ wsParts) error {
 	axis, err := normAxis(loadI64(in[1], 0), len(c.shape))
 	if err != nil {
 		return err
@@ -294,7 +294,7 @@ func selectTrilu(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: &trilu{upper: n.Attrs.Int("upper", 1) != 0, shape: x.Shape, es: int(x.DType.Size())}}, nil
 }
 
-func (t *trilu) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (t *trilu) run(in, out []kernels.Tensor, _ wsParts) error {
 	var k int64
 	if len(in) > 1 && in[1].Data != nil {
 		k = in[1].Int64s()[0]

@@ -216,7 +216,7 @@ func selectGQA(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: c.tactic, parts: parts, r: x}, nil
 }
 
-func (x *gqa) run(in, out []kernels.Tensor, ws [][]byte) error {
+func (x *gqa) run(in, out []kernels.Tensor, ws wsParts) error {
 	c := &x.core
 	seqlens := in[5].Int32s()[:c.b]
 	total := int(in[6].Int32s()[0])
@@ -249,7 +249,7 @@ func (x *gqa) run(in, out []kernels.Tensor, ws [][]byte) error {
 	if x.presentOut {
 		pk, pv = bnsh(out[1].Float32s(), c.nkv, c.t, c.d), bnsh(out[2].Float32s(), c.nkv, c.t, c.d)
 	} else {
-		kv := kernels.ViewAs[float32](ws[extra])
+		kv := kernels.ViewAs[float32](ws.bytes(extra))
 		half := c.b * c.nkv * c.t * c.d
 		pk, pv = bnsh(kv[:half], c.nkv, c.t, c.d), bnsh(kv[half:2*half], c.nkv, c.t, c.d)
 		extra++
@@ -306,7 +306,7 @@ func (x *gqa) run(in, out []kernels.Tensor, ws [][]byte) error {
 	run := attnRuns.Get().(*attnRun)
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
 	if x.rotary {
-		qr := kernels.ViewAs[float32](ws[0])
+		qr := kernels.ViewAs[float32](ws.bytes(0))
 		rv := view3{data: qr, sb: c.s * c.nq * c.d, sh: c.d, st: c.nq * c.d}
 		for b := range seqlens {
 			for s := 0; s < c.s; s++ {
@@ -327,7 +327,7 @@ func (x *gqa) run(in, out []kernels.Tensor, ws [][]byte) error {
 	if c.hasBias {
 		run.bias = in[10].Float32s()
 	}
-	c.execute(run, ws[extra:])
+	c.execute(run, ws.skip(extra))
 	return nil
 }
 

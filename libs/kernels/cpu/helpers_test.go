@@ -161,3 +161,104 @@ func bcastIndexRef(out, in []int64, o int) int {
 	}
 	return idx
 }
+
+// sentinel fills every output with a byte pattern, to check later that nothing was written.
+func sentinel(out []kernels.Tensor) {
+	for _, o := range out {
+		for i := range o.Data {
+			o.Data[i] = 0xA5
+		}
+	}
+}
+
+func untouched(t testing.TB, out []kernels.Tensor) {
+	t.Helper()
+	for k, o := range out {
+		for i, b := range o.Data {
+			if b != 0xA5 {
+				t.Fatalf("output %d byte %d was written (%#x)", k, i, b)
+			}
+		}
+	}
+}
+
+// requireRefusesSmallWorkspace checks that n's instance asks for workspace, that a region one
+// byte smaller than R is refused by the carver before anything is written, and that Run refuses
+// a workspace carved for a smaller recipe the same way.
+func requireRefusesSmallWorkspace(t *testing.T, n *kernels.Node, in ...kernels.Tensor) kernels.Instance {
+	t.Helper()
+	inst, err := registry.Select(n, dev)
+	require.NoError(t, err)
+	rec := inst.Recipe()
+	size, err := rec.Size()
+	require.NoError(t, err)
+	require.Positive(t, size, "tactic %s has no workspace", inst.Tactic())
+	out := make([]kernels.Tensor, len(n.Outputs))
+	for i, v := range n.Outputs {
+		if v.Present() {
+			out[i] = kernels.MustTensor(v.DType, v.Shape...)
+		}
+	}
+	sentinel(out)
+	reg, keep := region(size - 1)
+	err = kernels.Execute(inst, in, out, reg, 0)
+	var small *alloc.WorkspaceTooSmallError
+	require.ErrorAs(t, err, &small)
+	require.Equal(t, size, small.Needed)
+	untouched(t, out)
+
+	// a workspace carved from a recipe whose last part is one byte short
+	short := alloc.Recipe{Kernel: rec.Kernel, Parts: append([]alloc.Part(nil), rec.Parts...)}
+	last := len(short.Parts) - 1
+	for last > 0 && short.Parts[last].Size == 0 {
+		last--
+	}
+	short.Parts[last].Size--
+	ssize, err := short.Size()
+	require.NoError(t, err)
+	reg2, keep2 := region(ssize)
+	ws, err := alloc.Carve(reg2, short)
+	require.NoError(t, err)
+	err = inst.Run(in, out, ws, 0)
+	var we *kernels.WorkspaceError
+	require.ErrorAs(t, err, &we)
+	require.Equal(t, short.Parts[last].Name, we.Part)
+	untouched(t, out)
+	_, _ = keep[0], keep2[0]
+
+	// and the full recipe works
+	reg3, keep3 := region(size)
+	require.NoError(t, kernels.Execute(inst, in, out, reg3, 0))
+	_ = keep3[0]
+	return inst
+}
+
+// requireNoAllocs checks that running n's kernel (workspace carved once, as a runner does)
+// makes no heap allocations.
+func requireNoAllocs(t *testing.T, n *kernels.Node, in ...kernels.Tensor) {
+	t.Helper()
+	inst, err := registry.Select(n, dev)
+	require.NoError(t, err)
+	out := make([]kernels.Tensor, len(n.Outputs))
+	for i, v := range n.Outputs {
+		if v.Present() {
+			out[i] = kernels.MustTensor(v.DType, v.Shape...)
+		}
+	}
+	size, err := inst.Recipe().Size()
+	require.NoError(t, err)
+	reg, keep := region(size)
+	var ws *alloc.Workspace
+	if len(inst.Recipe().Parts) > 0 {
+		ws, err = alloc.Carve(reg, inst.Recipe())
+		require.NoError(t, err)
+	}
+	require.NoError(t, inst.Run(in, out, ws, 0)) // warm the pools
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := inst.Run(in, out, ws, 0); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Zero(t, allocs, "%s (%s) allocates", n.Op, inst.Tactic())
+	_ = keep[0]
+}

@@ -50,7 +50,7 @@ func selectConcat(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: c}, nil
 }
 
-func (c *concat) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (c *concat) run(in, out []kernels.Tensor, _ wsParts) error {
 	z := out[0].Data
 	pos := 0
 	for o := 0; o < c.outer; o++ {
@@ -105,7 +105,7 @@ func selectSplit(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: s}, nil
 }
 
-func (s *split) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (s *split) run(in, out []kernels.Tensor, _ wsParts) error {
 	x := in[0].Data
 	for o := 0; o < s.outer; o++ {
 		pos := o * s.in
@@ -169,7 +169,7 @@ func sliceAxis(start, end, step, dim int64) (first, count int64) {
 	return start, (start - end + (-step) - 1) / (-step)
 }
 
-func (s *slice) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (s *slice) run(in, out []kernels.Tensor, _ wsParts) error {
 	r := len(s.in)
 	var first, step [16]int64
 	for i := range r {
@@ -256,7 +256,7 @@ func (s *slice) run(in, out []kernels.Tensor, _ [][]byte) error {
 	if st.rank == 0 {
 		st.dims[0], st.st[0], st.rank = 1, 1, 1
 	}
-	return st.run(in[:1], out, nil)
+	return st.run(in[:1], out, wsParts{})
 }
 
 // gather is Gather: out[outer, idx..., inner] = data[outer, indices[idx...], inner].
@@ -303,7 +303,7 @@ func index(t kernels.Tensor, i, dim int) (int, bool) {
 	return int(v), v >= 0 && v < int64(dim)
 }
 
-func (g *gather) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (g *gather) run(in, out []kernels.Tensor, _ wsParts) error {
 	idx := in[1]
 	for i := 0; i < g.nidx; i++ {
 		if _, ok := index(idx, i, g.axisDim); !ok {
@@ -358,7 +358,7 @@ func selectGatherElements(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: &gatherElements{axis: axis, data: data.Shape, idx: idx.Shape, es: int(data.DType.Size()), dataStride: stridesOf(data.Shape)}}, nil
 }
 
-func (g *gatherElements) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (g *gatherElements) run(in, out []kernels.Tensor, _ wsParts) error {
 	total := numel(g.idx)
 	dim := int(g.data[g.axis])
 	for i := 0; i < total; i++ {
@@ -450,7 +450,7 @@ func (g *gatherND) offset(idx kernels.Tensor, t int) (int, error) {
 	return off * (g.slab / g.es), nil
 }
 
-func (g *gatherND) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (g *gatherND) run(in, out []kernels.Tensor, _ wsParts) error {
 	nt := g.batch * g.tuples
 	for t := 0; t < nt; t++ {
 		if _, err := g.offset(in[1], t); err != nil {
@@ -513,7 +513,7 @@ func selectScatterND(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: s}, nil
 }
 
-func (s *scatterND) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (s *scatterND) run(in, out []kernels.Tensor, _ wsParts) error {
 	g := &s.gather
 	for t := 0; t < g.tuples; t++ {
 		if _, err := g.offset(in[1], t); err != nil {

@@ -244,19 +244,19 @@ func boundMatMul(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) 
 	return recipeBound("splitk", []alloc.Part{{Name: "partials", Size: size}})
 }
 
-func (mm *matmul) run(in, out []kernels.Tensor, ws [][]byte) error {
+func (mm *matmul) run(in, out []kernels.Tensor, ws wsParts) error {
 	switch mm.tactic {
 	case "gemm":
 		mm.gemm(in[0].Float32s(), in[1].Float32s(), out[0].Float32s())
 	case "splitk":
-		mm.splitK(in[0].Float32s(), in[1].Float32s(), out[0].Float32s(), kernels.ViewAs[float32](ws[0]))
+		mm.splitK(in[0].Float32s(), in[1].Float32s(), out[0].Float32s(), kernels.ViewAs[float32](ws.bytes(0)))
 	case "f16-convert":
 		load := f16
 		store := tof16
 		if mm.dt == graph.BFloat16 {
 			load, store = bf16, tobf16
 		}
-		a32, b32, y32 := kernels.ViewAs[float32](ws[0]), kernels.ViewAs[float32](ws[1]), kernels.ViewAs[float32](ws[2])
+		a32, b32, y32 := kernels.ViewAs[float32](ws.bytes(0)), kernels.ViewAs[float32](ws.bytes(1)), kernels.ViewAs[float32](ws.bytes(2))
 		for i, v := range in[0].Uint16s()[:mm.aLen] {
 			a32[i] = load(v)
 		}
@@ -292,6 +292,10 @@ func (g *gemmBody) Do(slot, lo, hi int) {
 // sgemm computes c = a * b for row-major a (m x k), b (k x n), c (m x n).
 func sgemm(m, n, k int, a, b, c []float32) {
 	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 { // gonum insists on non-empty operands
+		clear(c[:m*n])
 		return
 	}
 	blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, max(k, 1), b, max(n, 1), 0, c, max(n, 1))
@@ -446,7 +450,7 @@ func selectGemm(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "gemm", r: g}, nil
 }
 
-func (g *gemmOp) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (g *gemmOp) run(in, out []kernels.Tensor, _ wsParts) error {
 	y := out[0].Float32s()
 	beta := float32(0)
 	if g.c != nil && g.beta != 0 {
@@ -459,6 +463,12 @@ func (g *gemmOp) run(in, out []kernels.Tensor, _ [][]byte) error {
 		}
 	}
 	if g.m == 0 || g.n == 0 {
+		return nil
+	}
+	if g.k == 0 {
+		if beta == 0 {
+			clear(y)
+		}
 		return nil
 	}
 	tA, tB := blas.NoTrans, blas.NoTrans

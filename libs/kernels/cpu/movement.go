@@ -22,7 +22,7 @@ type copyOp struct {
 	mask int // Dropout: index of the mask output to fill with true, or -1
 }
 
-func (c *copyOp) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (c *copyOp) run(in, out []kernels.Tensor, _ wsParts) error {
 	if !sameMemory(in[0].Data, out[0].Data) {
 		n := numel(out[0].Shape) * int(out[0].DType.Size())
 		copy(out[0].Data[:n], in[0].Data[:n])
@@ -98,7 +98,7 @@ func selectExpand(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: e}, nil
 }
 
-func (e *expand) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (e *expand) run(in, out []kernels.Tensor, _ wsParts) error {
 	switch e.es {
 	case 1:
 		expandLoop(&e.p, in[0].Data, out[0].Data)
@@ -178,7 +178,7 @@ func newStrided(dims []int64, st []int, base, es int) (*strided, error) {
 	return s, nil
 }
 
-func (s *strided) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (s *strided) run(in, out []kernels.Tensor, _ wsParts) error {
 	switch s.es {
 	case 1:
 		stridedLoop(s, in[0].Data, out[0].Data)
@@ -287,7 +287,7 @@ func selectTile(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: &tile{in: in.Shape, out: out.Shape, es: int(in.DType.Size())}}, nil
 }
 
-func (t *tile) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (t *tile) run(in, out []kernels.Tensor, _ wsParts) error {
 	// check repeats against the shapes before writing
 	reps := in[1].Int64s()
 	for i := range t.in {

@@ -147,8 +147,8 @@ func (db *dequantBody) Do(slot, lo, hi int) {
 	}
 }
 
-func (q *matMulNBits) run(in, out []kernels.Tensor, ws [][]byte) error {
-	w := kernels.ViewAs[float32](ws[0])
+func (q *matMulNBits) run(in, out []kernels.Tensor, ws wsParts) error {
+	w := kernels.ViewAs[float32](ws.bytes(0))
 	a, y := in[0].Float32s(), out[0].Float32s()
 	db := dequantBodies.Get().(*dequantBody)
 	defer func() { *db = dequantBody{}; dequantBodies.Put(db) }()

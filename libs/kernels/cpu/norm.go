@@ -283,13 +283,13 @@ func (b *normBody) Do(slot, lo, hi int) {
 	}
 }
 
-func (ln *layerNorm) run(in, out []kernels.Tensor, ws [][]byte) error {
+func (ln *layerNorm) run(in, out []kernels.Tensor, ws wsParts) error {
 	b := normBodies.Get().(*normBody)
 	b.ln, b.in, b.out = ln, in, out
 	if ln.simplified {
-		b.mean, b.inv = nil, kernels.ViewAs[float64](ws[0])[:ln.rows]
+		b.mean, b.inv = nil, kernels.ViewAs[float64](ws.bytes(0))[:ln.rows]
 	} else {
-		b.mean, b.inv = kernels.ViewAs[float64](ws[0])[:ln.rows], kernels.ViewAs[float64](ws[1])[:ln.rows]
+		b.mean, b.inv = kernels.ViewAs[float64](ws.bytes(0))[:ln.rows], kernels.ViewAs[float64](ws.bytes(1))[:ln.rows]
 	}
 	grain := max(1, 16384/max(ln.h, 1))
 	for b.pass = 0; b.pass < 2; b.pass++ {

@@ -124,7 +124,7 @@ func (r *reduce) outShape(red *[16]bool, identity bool) []int64 {
 	return out
 }
 
-func (r *reduce) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 	var red [16]bool
 	axes := r.attrAxes
 	var buf [16]int64

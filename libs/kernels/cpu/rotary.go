@@ -158,7 +158,7 @@ func (r *rotary) position(pos kernels.Tensor, b, s int) (int, error) {
 	return int(p), nil
 }
 
-func (r *rotary) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (r *rotary) run(in, out []kernels.Tensor, _ wsParts) error {
 	var pos kernels.Tensor
 	if r.posIn >= 0 {
 		pos = in[r.posIn]

@@ -53,7 +53,7 @@ func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Device) (plan, erro
 	}
 }
 
-func (s *softmax) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (s *softmax) run(in, out []kernels.Tensor, _ wsParts) error {
 	if s.dt == graph.Float32 {
 		softmaxRows(s, in[0].Float32s(), out[0].Float32s())
 	} else {

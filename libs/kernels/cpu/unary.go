@@ -194,7 +194,7 @@ func selectUnary(o unOp) func(n *kernels.Node, d kernels.Device) (plan, error) {
 	}
 }
 
-func (u *unary) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (u *unary) run(in, out []kernels.Tensor, _ wsParts) error {
 	a, b := u.a, u.b
 	if u.clip {
 		a, b = math.Inf(-1), math.Inf(1)
@@ -291,7 +291,7 @@ func selectPredicate(name string) func(n *kernels.Node, d kernels.Device) (plan,
 	}
 }
 
-func (p *predicate) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (p *predicate) run(in, out []kernels.Tensor, _ wsParts) error {
 	x, z := in[0], out[0].Data
 	n := numel(x.Shape)
 	for i := 0; i < n; i++ {
@@ -341,7 +341,7 @@ func selectCast(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: &cast{from: x.DType, to: to}}, nil
 }
 
-func (c *cast) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (c *cast) run(in, out []kernels.Tensor, _ wsParts) error {
 	x, z := in[0], out[0]
 	if c.from == c.to {
 		copy(z.Data, x.Data)

@@ -70,7 +70,7 @@ func selectVariadic(o binOp, mean bool) func(n *kernels.Node, d kernels.Device) 
 	}
 }
 
-func (v *variadic) run(in, out []kernels.Tensor, ws [][]byte) error {
+func (v *variadic) run(in, out []kernels.Tensor, ws wsParts) error {
 	if v.copy != nil {
 		if err := v.copy.run(in[:1], out, ws); err != nil {
 			return err
@@ -143,7 +143,7 @@ func selectPow(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: pw}, nil
 }
 
-func (pw *pow) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (pw *pow) run(in, out []kernels.Tensor, _ wsParts) error {
 	x, y, z := in[0], in[1], out[0]
 	p := &pw.p
 	if p.total == 0 {
@@ -267,7 +267,7 @@ func selectWhere(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: w}, nil
 }
 
-func (w *where) run(in, out []kernels.Tensor, _ [][]byte) error {
+func (w *where) run(in, out []kernels.Tensor, _ wsParts) error {
 	switch w.es {
 	case 1:
 		whereLoop(w, in[0].Data, in[1].Data, in[2].Data, out[0].Data)
