@@ -55,11 +55,6 @@ type model struct {
 	orig    []int32   // index into Problem.Buffers
 	members [][]int32 // per section, buffers live in it
 	nbrs    [][]int32 // per buffer, the buffers it overlaps in time
-	// Each (section, member) pair has a slot; a section's slots are contiguous, so that the
-	// lowest minOff in a section is a scan of one short array.
-	secStart  []int32 // section s owns slots [secStart[s], secStart[s+1])
-	slotStart []int32 // buffer i's slots, one per section lo..hi-1, are slots[slotStart[i]:slotStart[i+1]]
-	slots     []int32
 }
 
 type uint128 struct{ hi, lo uint64 }
@@ -116,20 +111,6 @@ func newModel(p Problem, sec sections) *model {
 		}
 		m.members[s] = ms
 	}
-	m.secStart = make([]int32, len(m.members)+1)
-	for sc, mem := range m.members {
-		m.secStart[sc+1] = m.secStart[sc] + int32(len(mem))
-	}
-	m.slotStart = make([]int32, n+1)
-	for i := 0; i < n; i++ {
-		m.slotStart[i+1] = m.slotStart[i] + m.hi[i] - m.lo[i]
-	}
-	m.slots = make([]int32, m.slotStart[n])
-	for sc, mem := range m.members {
-		for k, i := range mem {
-			m.slots[m.slotStart[i]+int32(sc)-m.lo[i]] = m.secStart[sc] + int32(k)
-		}
-	}
 	seen := make([]int32, n)
 	for i := range seen {
 		seen[i] = -1
@@ -182,10 +163,9 @@ type searcher struct {
 	placed []uint64 // bitset of placed buffers
 	off    []int64  // offset of each placed buffer
 	sol    []int64  // offsets of the last plan found
-	minOff []int64  // per buffer: lowest offset above the placed buffers it overlaps, aligned
+	minOff []int64  // per buffer: lowest offset above the placed buffers it overlaps, aligned; MaxInt64 once placed
 	total  []int64  // per section: bytes of its unplaced buffers
 	secMin []int64  // per section: lowest minOff among its unplaced buffers; MaxInt64 if none
-	val    []int64  // per (section, member) slot: the member's minOff, MaxInt64 once placed
 	cuts   []int32  // per boundary s|s+1: unplaced buffers live on both sides
 
 	trail  []change
@@ -221,7 +201,6 @@ func newSearcher(m *model, keys []preorderKey) *searcher {
 		off:    make([]int64, m.n),
 		sol:    make([]int64, m.n),
 		minOff: make([]int64, m.n),
-		val:    make([]int64, len(m.slots)),
 		total:  make([]int64, nsec),
 		secMin: make([]int64, nsec),
 		cuts:   make([]int32, max(nsec-1, 0)),
@@ -443,10 +422,10 @@ func (s *searcher) try(p part, i int32, o int64) (st searchStatus, hatless bool)
 	s.stamp++
 	s.dirty = s.dirty[:0]
 	// A section's secMin can change only where a buffer that held it leaves the unplaced set or
-	// rises: those sections go on the dirty list, to be recomputed and checked.
-	slots := m.slots[m.slotStart[i]:m.slotStart[i+1]]
-	for k, sc := 0, m.lo[i]; sc < m.hi[i]; k, sc = k+1, sc+1 {
-		s.val[slots[k]] = math.MaxInt64
+	// rises: those sections go on the dirty list, to be recomputed and checked. A placed buffer's
+	// minOff reads MaxInt64, so that a section's minimum is a plain scan of its members.
+	s.minOff[i] = math.MaxInt64
+	for sc := m.lo[i]; sc < m.hi[i]; sc++ {
 		s.total[sc] -= size
 		if o == s.secMin[sc] {
 			s.mark[sc] = s.stamp
@@ -455,20 +434,18 @@ func (s *searcher) try(p part, i int32, o int64) (st searchStatus, hatless bool)
 	}
 	hatless = true
 	for _, j := range m.nbrs[i] {
-		if s.placed[j/64]&(1<<(j%64)) != 0 {
+		old := s.minOff[j]
+		if old == math.MaxInt64 { // placed
 			continue
 		}
 		hatless = false
 		v := alignUp(top, m.align[j])
-		old := s.minOff[j]
 		if v <= old {
 			continue
 		}
 		s.trail = append(s.trail, change{trailMinOff, j, old})
 		s.minOff[j] = v
-		slots := m.slots[m.slotStart[j]:m.slotStart[j+1]]
-		for k, sc := 0, m.lo[j]; sc < m.hi[j]; k, sc = k+1, sc+1 {
-			s.val[slots[k]] = v
+		for sc := m.lo[j]; sc < m.hi[j]; sc++ {
 			if old == s.secMin[sc] && s.mark[sc] != s.stamp {
 				s.mark[sc] = s.stamp
 				s.dirty = append(s.dirty, sc)
@@ -478,8 +455,8 @@ func (s *searcher) try(p part, i int32, o int64) (st searchStatus, hatless bool)
 	ok := true
 	for _, sc := range s.dirty {
 		lowest := int64(math.MaxInt64)
-		for _, v := range s.val[m.secStart[sc]:m.secStart[sc+1]] {
-			lowest = min(lowest, v)
+		for _, j := range m.members[sc] {
+			lowest = min(lowest, s.minOff[j])
 		}
 		if lowest != s.secMin[sc] {
 			s.trail = append(s.trail, change{trailSecMin, sc, s.secMin[sc]})
@@ -524,18 +501,15 @@ func (s *searcher) try(p part, i int32, o int64) (st searchStatus, hatless bool)
 		c := s.trail[k]
 		if c.what == trailSecMin {
 			s.secMin[c.idx] = c.old
-			continue
-		}
-		s.minOff[c.idx] = c.old
-		for _, at := range m.slots[m.slotStart[c.idx]:m.slotStart[c.idx+1]] {
-			s.val[at] = c.old
+		} else {
+			s.minOff[c.idx] = c.old
 		}
 	}
 	s.trail = s.trail[:mark]
-	for k, sc := 0, m.lo[i]; sc < m.hi[i]; k, sc = k+1, sc+1 {
-		s.val[slots[k]] = o
+	for sc := m.lo[i]; sc < m.hi[i]; sc++ {
 		s.total[sc] += size
 	}
+	s.minOff[i] = o
 	s.placed[i/64] &^= 1 << (i % 64)
 	return st, hatless
 }

@@ -99,7 +99,7 @@ func run(w io.Writer, dir, only string, minimise, capLimit time.Duration, heur b
 			limit = time.Duration(in.MiniMalloc * float64(time.Second))
 		}
 		plan, err = planner.Solve(ctx, p, planner.Options{TimeLimit: limit})
-		row(fmt.Sprintf("exact (%s)", limit), plan, check(p, plan, err))
+		row(fmt.Sprintf("exact (%.2fs)", limit.Seconds()), plan, check(p, plan, err))
 	}
 	return nil
 }
