@@ -270,6 +270,7 @@ func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
 	}
 	run := attnRuns.Get().(*attnRun)
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
+	run.c = c
 	run.q = bsnh(qkv, 0, c.s, total, c.d)
 	run.cur = bsnh(qkv, a.hq, c.s, total, c.d)
 	run.curV = bsnh(qkv, a.hq+a.hk, c.s, total, c.dv)
@@ -510,6 +511,7 @@ func (m *mha) run(in, out []kernels.Tensor, ws wsParts) error {
 	c := &m.core
 	run := attnRuns.Get().(*attnRun)
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
+	run.c = c
 	q := in[0].Float32s()
 	switch m.layout {
 	case mhaPackedQKV:

@@ -80,8 +80,13 @@ func gqaGeom(src geomSrc, hi bool) (attnDims, error) {
 }
 
 func selectGQA(n *kernels.Node, d kernels.Device) (plan, error) {
-	if err := arity(n, 7, 11, 1, 3); err != nil {
+	if err := arity(n, 1, 11, 1, 3); err != nil {
 		return plan{}, err
+	}
+	for _, i := range []int{5, 6} {
+		if _, ok := n.Input(i); !ok {
+			return plan{}, fmt.Errorf("required input %d (seqlens_k, total_sequence_length) is missing", i)
+		}
 	}
 	at := n.Attrs
 	for _, name := range []string{"smooth_softmax", "qk_output", "sliding_window_cache"} {
@@ -305,6 +310,7 @@ func (x *gqa) run(in, out []kernels.Tensor, ws wsParts) error {
 	}
 	run := attnRuns.Get().(*attnRun)
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
+	run.c = c
 	if x.rotary {
 		qr := kernels.ViewAs[float32](ws.bytes(0))
 		rv := view3{data: qr, sb: c.s * c.nq * c.d, sh: c.d, st: c.nq * c.d}
