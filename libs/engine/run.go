@@ -1,0 +1,328 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/planner"
+)
+
+// program is a pattern's plan bound to one session's arena: every kernel's input and output
+// tensors point at planned bytes and every workspace is carved, so a run only fills in the
+// graph inputs and launches. Built once per pattern and session; a run allocates nothing.
+type program struct {
+	planned *Planned
+	steps   []progStep
+	// inputs[i] lists where graph input i goes: kernel input slots to point at its bytes.
+	inputs  [][]*kernels.Tensor
+	outputs []kernels.Tensor // the graph outputs, in the model's order
+	outSlot []*kernels.Tensor
+	launch  []func() // one per kernel step, for a Launcher
+}
+
+type progStep struct {
+	node   *graph.Node
+	inst   kernels.Instance
+	in     []kernels.Tensor
+	out    []kernels.Tensor
+	ws     *alloc.Workspace // carved from the arena; nil without workspace or when dynamic
+	recipe alloc.Recipe     // R's recipe, for dynamic allocation under the fallback policy
+	// dynamic: R > C and the fallback policy: allocate R for each invocation.
+	dynamic bool
+	size    int64 // R
+}
+
+// source says where a value's bytes are at run time.
+type source struct {
+	data  []byte // arena bytes, a weight or a host value; nil for a graph input
+	input int    // index in Model.Inputs when data is nil and the value is (a view of) an input
+}
+
+// compile binds a pattern's plan to the session's arena.
+func (s *Session) compile(p *Planned) (*program, error) {
+	rt := s.rt
+	m := rt.Model
+	if p.Plan.Peak > s.arena.Size() {
+		// The pattern's plan was made without a capacity; place it inside the reservation.
+		prob := p.Lifetimes.Problem
+		prob.Capacity = s.arena.Size()
+		plan, err := solve(context.Background(), prob, rt.opts.Options)
+		if err != nil {
+			return nil, fmt.Errorf("pattern %s needs %s of arena, more than the %s reserved for the envelope %s: %w",
+				Binding(p.Binding.Dims), HumanBytes(p.Plan.Peak), HumanBytes(s.arena.Size()), rt.opts.Envelope, err)
+		}
+		q := *p
+		q.Plan = plan
+		p = &q
+	}
+	inputIndex := map[*graph.Value]int{}
+	for i, v := range m.Inputs {
+		inputIndex[v] = i
+	}
+	src := make([]source, len(m.Values))
+	resolved := make([]bool, len(m.Values))
+	var resolve func(v *graph.Value) (source, error)
+	resolve = func(v *graph.Value) (source, error) {
+		if resolved[v.ID] {
+			return src[v.ID], nil
+		}
+		var sr source
+		size := p.Binding.Size(v)
+		switch {
+		case v.Kind == graph.KindInitializer:
+			sr.data = rt.weights[v.ID]
+		case v.Kind == graph.KindInput:
+			sr.input = inputIndex[v]
+		case v.Host:
+			h, _ := p.Binding.Host(v)
+			sr.data = h.Data
+		default:
+			if i, ok := p.Lifetimes.Buffer(v); ok {
+				off := p.Plan.Offsets[i]
+				if s.host != nil {
+					sr.data = s.host[off : off+size : off+size]
+				}
+			} else if prod := v.Producer; prod != nil && prod.IsView() && prod.Input(0) != nil {
+				// A view of an input, a weight or a host value: its source's bytes.
+				in, err := resolve(prod.Input(0))
+				if err != nil {
+					return sr, err
+				}
+				sr = in
+			} else {
+				return sr, fmt.Errorf("value %q has no bytes in the plan", v.Name)
+			}
+		}
+		if sr.data == nil && v.Kind != graph.KindInput && !(sr.data == nil && isInputView(v)) && size > 0 {
+			return sr, fmt.Errorf("value %q has no bytes on this device", v.Name)
+		}
+		src[v.ID], resolved[v.ID] = sr, true
+		return sr, nil
+	}
+
+	prog := &program{planned: p, inputs: make([][]*kernels.Tensor, len(m.Inputs))}
+	tensor := func(v *graph.Value) (kernels.Tensor, int, error) {
+		if v == nil {
+			return kernels.Tensor{}, -1, nil
+		}
+		sr, err := resolve(v)
+		if err != nil {
+			return kernels.Tensor{}, -1, err
+		}
+		t := kernels.Tensor{DType: v.DType, Shape: p.Binding.Shape(v), Data: sr.data}
+		if sr.data == nil && (v.Kind == graph.KindInput || isInputView(v)) {
+			return t, sr.input, nil
+		}
+		return t, -1, nil
+	}
+	for _, st := range p.Steps {
+		if st.Kind != RunKernel {
+			continue
+		}
+		ps := progStep{node: st.Node, inst: st.Instance, size: st.Workspace,
+			in: make([]kernels.Tensor, len(st.Node.Inputs)), out: make([]kernels.Tensor, len(st.Node.Outputs))}
+		prog.steps = append(prog.steps, ps)
+	}
+	k := 0
+	for _, st := range p.Steps {
+		if st.Kind != RunKernel {
+			continue
+		}
+		ps := &prog.steps[k]
+		k++
+		for i, v := range st.Node.Inputs {
+			t, in, err := tensor(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", st.Node, err)
+			}
+			ps.in[i] = t
+			if in >= 0 {
+				prog.inputs[in] = append(prog.inputs[in], &ps.in[i])
+			}
+		}
+		for i, v := range st.Node.Outputs {
+			t, _, err := tensor(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", st.Node, err)
+			}
+			ps.out[i] = t
+		}
+		if err := s.bindWorkspace(p, st, ps); err != nil {
+			return nil, err
+		}
+	}
+	prog.outputs = make([]kernels.Tensor, len(m.Outputs))
+	for i, v := range m.Outputs {
+		t, in, err := tensor(v)
+		if err != nil {
+			return nil, fmt.Errorf("output %q: %w", v.Name, err)
+		}
+		prog.outputs[i] = t
+		if in >= 0 {
+			prog.inputs[in] = append(prog.inputs[in], &prog.outputs[i])
+		}
+	}
+	if _, ok := rt.Device.(Launcher); ok {
+		prog.launch = make([]func(), len(prog.steps))
+		for i := range prog.steps {
+			ps := &prog.steps[i]
+			prog.launch[i] = func() {
+				if s.err != nil {
+					return // an earlier kernel failed: skip the rest of the run
+				}
+				if err := ps.inst.Run(ps.in, ps.out, ps.ws, s.stream); err != nil {
+					s.err = fmt.Errorf("%s (%s): %w", ps.node, ps.inst.Tactic(), err)
+				}
+			}
+		}
+	}
+	return prog, nil
+}
+
+// isInputView reports whether v is a view whose bytes are a graph input's.
+func isInputView(v *graph.Value) bool {
+	for v.Producer != nil && v.Producer.IsView() && v.Producer.Input(0) != nil {
+		v = v.Producer.Input(0)
+	}
+	return v.Kind == graph.KindInput
+}
+
+// bindWorkspace applies the W/C/R policy to one kernel: R is its Recipe's size, C the bytes
+// its pattern's plan holds for it, W its bound over the envelope.
+func (s *Session) bindWorkspace(p *Planned, st Step, ps *progStep) error {
+	recipe := st.Instance.Recipe()
+	ps.recipe = recipe
+	if st.Workspace == 0 {
+		return nil
+	}
+	var c int64
+	if st.WorkspaceBuffer >= 0 {
+		c = p.Lifetimes.Problem.Buffers[st.WorkspaceBuffer].Size
+	}
+	w := s.rt.Reserve.bound(st.Node)
+	switch d, err := s.rt.opts.Policy.Decide(st.Node.Name, st.Workspace, c, w); {
+	case err != nil:
+		return err
+	case d.Source == planner.FromPlan:
+		off := p.Plan.Offsets[st.WorkspaceBuffer]
+		ws, err := s.arena.Carve(off, recipe)
+		if err != nil {
+			return fmt.Errorf("%s: %w", st.Node, err)
+		}
+		ps.ws = ws
+	default: // planner.FromDynamic
+		ps.dynamic = true
+	}
+	return nil
+}
+
+// bound returns n's workspace bound W over the envelope.
+func (ep *EnvelopePlan) bound(n *graph.Node) int64 {
+	for _, b := range ep.Bounds {
+		if b.Node == n {
+			return b.Bound.Bytes
+		}
+	}
+	return 0
+}
+
+// Run executes the model on inputs (by input name; host tensors). The returned outputs, in the
+// model's output order, alias the session's arena and stay valid until the next Run or Close.
+// The first run of a new input-shape pattern plans it (cached for every session of the
+// runtime); later runs of the pattern allocate no device memory.
+func (s *Session) Run(ctx context.Context, inputs map[string]kernels.Tensor) ([]kernels.Tensor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("engine: session is closed")
+	}
+	rt := s.rt
+	dims, err := rt.Bind(inputs)
+	if err != nil {
+		return nil, err
+	}
+	key := dims.String()
+	prog := s.programs[key]
+	if prog == nil {
+		p, err := rt.pattern(ctx, dims)
+		if err != nil {
+			return nil, err
+		}
+		if prog, err = s.compile(p); err != nil {
+			return nil, err
+		}
+		s.programs[key] = prog
+	}
+	for i, v := range rt.Model.Inputs {
+		data := inputs[v.Name].Data
+		for _, t := range prog.inputs[i] {
+			t.Data = data
+		}
+	}
+	return prog.outputs, s.execute(prog)
+}
+
+// execute launches every kernel of prog on the session's stream and waits for them.
+func (s *Session) execute(prog *program) error {
+	rt := s.rt
+	s.err = nil
+	launcher, host := rt.Device.(Launcher)
+	for i := range prog.steps {
+		ps := &prog.steps[i]
+		if ps.dynamic {
+			if err := s.runDynamic(ps, launcher, host); err != nil {
+				rt.Device.SynchronizeStream(s.stream)
+				return err
+			}
+			continue
+		}
+		var err error
+		if host {
+			err = launcher.Launch(s.stream, prog.launch[i])
+		} else {
+			err = ps.inst.Run(ps.in, ps.out, ps.ws, s.stream)
+		}
+		if err != nil {
+			rt.Device.SynchronizeStream(s.stream)
+			return fmt.Errorf("%s: %w", ps.node, err)
+		}
+	}
+	if err := rt.Device.SynchronizeStream(s.stream); err != nil {
+		return err
+	}
+	return s.err
+}
+
+// runDynamic runs a kernel whose workspace the fallback policy allocates for this invocation
+// alone: all of R at once from the caching allocator, returned stream-ordered after the kernel.
+func (s *Session) runDynamic(ps *progStep, launcher Launcher, host bool) error {
+	rt := s.rt
+	sc, ws, err := rt.Alloc.ScratchFor(s.stream, ps.recipe)
+	if err != nil {
+		return fmt.Errorf("%s: dynamic workspace of %s (fallback policy): %w", ps.node, HumanBytes(ps.size), err)
+	}
+	rt.dynamicAllocs.Add(1)
+	rt.dynamicBytes.Add(ps.size)
+	if host {
+		err = launcher.Launch(s.stream, func() {
+			if s.err != nil {
+				return
+			}
+			if err := ps.inst.Run(ps.in, ps.out, ws, s.stream); err != nil {
+				s.err = fmt.Errorf("%s (%s): %w", ps.node, ps.inst.Tactic(), err)
+			}
+		})
+	} else {
+		err = ps.inst.Run(ps.in, ps.out, ws, s.stream)
+	}
+	if rerr := sc.Release(); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", ps.node, err)
+	}
+	return nil
+}
