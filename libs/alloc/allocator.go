@@ -14,15 +14,16 @@ package alloc
 //	segment  one device allocation (Device.Malloc). It belongs to exactly one heap for its whole
 //	         life and is returned to the device only when it is one free block again.
 //	block    a contiguous piece of a segment. The blocks of a segment tile it without gaps and
-//	         are linked in address order (prev/next). A block is in exactly one of four states:
+//	         are linked in address order (prev/next). A block is in exactly one of five states:
 //	           allocated  handed to a caller (allocated=true);
 //	           held       freed by the caller, but not reusable yet: it waits for events on the
 //	                      streams that used it (holds>0, in heap.pending) or for a capture to end
 //	                      or a graph to be released (holds>0, in capture.deferred/graph.retained);
-//	           free       in the heap's free index (indexed=true), reusable;
+//	           quick      freed, reusable at exactly its size, not yet coalesced (in heap.quick);
+//	           indexed    freed, coalesced, in the heap's free index (indexed=true);
 //	           spare      not part of any segment; a recycled struct in heap.spare.
-//	heap     the segments, free index and pending events of one stream (a general heap), or of
-//	         one stream inside one graph-private pool (a pool heap).
+//	heap     the segments, free index, quick blocks and pending events of one stream (a general
+//	         heap), or of one stream inside one graph-private pool (a pool heap).
 //	pool     small (blocks of at most 1 MiB, carved from 2 MiB segments) or large; a heap keeps a
 //	         free index per pool and a request only ever takes blocks of its own pool.
 //
@@ -36,60 +37,79 @@ package alloc
 // the small pool, a remainder over 1 MiB in the large pool (smaller remainders stay inside the
 // block, so large blocks do not shatter into slivers).
 //
-// Invariants, and where they are kept
+// Finding a block (take)
+//
+// A request first looks among the heap's quick blocks (the last few blocks freed) for one of
+// exactly its size: that is a best fit, and reusing it skips coalescing and splitting, which
+// makes the common free-then-allocate-again pattern cheap. Otherwise the quick blocks are
+// coalesced into the free index and the index returns the best fit over all free memory of the
+// request's pool: the smallest block that is large enough, the lowest address among equals
+// (freeIndex). If nothing fits, the heap grows by a segment. If the device or the byte limit
+// refuses, every heap's whole free segments go back to the device (after waiting for pending
+// events) and the request is retried once; then it fails with an *OutOfMemoryError.
+//
+// Invariants, and where they are kept (and tested)
 //
 //  1. Blocks of a segment tile it in address order: prev.ptr+prev.size == ptr. Kept by take
 //     (split) and release (coalesce), the only places that change ptr, size, prev or next.
-//  2. No two adjacent blocks are both free: release merges a block with free neighbours before
-//     indexing it. Held and allocated blocks are never merged.
-//  3. A block is in the free index iff indexed is true iff it is free; its bin matches its size
-//     (freeIndex.insert/remove are the only writers of indexed).
+//     (checkHeap in the tests, after every step of a randomized sequence.)
+//  2. No two adjacent blocks are both indexed: release merges a block with indexed neighbours
+//     before indexing it. Allocated, held and quick blocks are never merged; quick blocks are
+//     merged when flushQuick hands them to release. (checkHeap.)
+//  3. A block is indexed iff it is in the free index, in the bin of its size (freeIndex.insert
+//     and removeAt are the only writers of indexed). (checkHeap.)
 //  4. Stream rule: a block is reused only by allocations on its heap's stream. A block freed
 //     while work on its stream may still use it is safe to hand out again on that stream,
 //     because later work on the same stream runs after earlier work. Blocks never move between
-//     heaps; a heap serves exactly one stream (heapFor). This is the rule a test breaks on
-//     purpose (testHooks.sharedHeap) to show that the CPU device then corrupts data.
+//     heaps; a heap serves exactly one stream (heapFor). (TestStreamRule; TestStreamRuleBroken
+//     removes the rule with testHooks.sharedHeap and shows the CPU device corrupting data.)
 //  5. Record-stream rule: a block used on other streams (RecordStream) is held after Free
 //     until an event recorded on each of those streams at Free time has completed
-//     (recordUses, processEvents). Events are recycled through the allocator's event pool.
+//     (recordUses, processEvents). Scratch holds its block the same way for its own stream, so a
+//     workspace is free again only when its invocation is done. Events are recycled through
+//     the allocator's event pool. (TestRecordStream and its Broken twin, the Scratch tests.)
 //  6. Capture rule: while a stream is captured its allocations come from the capture's
 //     GraphPool; blocks freed during a capture go back only to that pool, and only
 //     immediately if no other stream used them (otherwise they are held until the capture
 //     ends). Blocks of other pools freed during a capture are held by the capture's graph until
 //     the graph is released, because the graph's replays may still touch them
-//     (freeDuringCapture). A pool's memory is never handed to allocations outside the pool:
+//     (freeCapturedLocked). A pool's memory is never handed to allocations outside the pool:
 //     pool heaps are reachable only through the capture that owns the pool, and a pool's
 //     segments go back to the device, not to another heap, when the pool is released.
+//     No device memory is freed during a capture (freeGate, freeSegments). (capture_test.go.)
 //  7. A destroyed stream retains nothing: DestroyStream waits for the stream's work and the
 //     heap's pending events, returns every whole free segment to the device and marks the heap
 //     dead; a dead heap returns each segment to the device as soon as it is whole and free
 //     again, and is retired (its statistics folded into the allocator's) when it has none.
+//     (TestDestroyStreamRetainsNothing.)
 //  8. Reserved bytes (segments and arenas) never exceed the byte limit: reserve checks and
-//     adds atomically before every Device.Malloc.
+//     adds atomically before every Device.Malloc. (TestByteLimit, TestArenaCapacity.)
 //  9. No allocator lock is held across a call that waits for the device (Synchronize*,
 //     Device.Free, which waits like cudaFree). Non-blocking device calls (Malloc, RecordEvent,
-//     QueryEvent, CaptureInfo, NewEvent) may be made with a heap lock held.
+//     QueryEvent, CaptureInfo, NewEvent) may be made with a heap lock held. Consequently work
+//     launched on a stream must not call into the allocator (as CUDA host functions must not
+//     call CUDA): a Free that waits for that stream would wait for itself.
 //
 // Locking
 //
-// Allocator is safe for concurrent use by multiple goroutines. Its mutexes:
+// Allocator is safe for concurrent use by multiple goroutines. Its locks:
 //
-//	Allocator.mu   the stream registry's writers, the capture registry, graph pools and their
-//	               heaps, the list of heaps kept for statistics.
-//	heap.mu        everything inside one heap: its blocks, free index, pending events, spare
-//	               structs and per-heap statistics.
-//	Allocator.evMu the pool of idle events.
+//	Allocator.mu        the stream registry's writers, the capture registry, graph pools and
+//	                    their heaps, the set of heaps kept for statistics.
+//	Allocator.freeGate  a read-write lock held for reading around device frees and for writing
+//	                    by BeginCapture while it raises the capture count, so that no device
+//	                    free starts once a capture has begun.
+//	heap.mu             everything inside one heap: its blocks, free index, quick blocks,
+//	                    pending events, spare structs and per-heap statistics.
+//	Allocator.evMu      the pool of idle events.
 //
-// Allocator.freeGate is a read-write lock held for reading around device frees and for writing
-// by BeginCapture while it raises the capture count, so that no device free starts after a
-// capture began.
-//
-// Lock order: Allocator.mu, then Allocator.freeGate, then heap.mu, then Allocator.evMu. At most one heap.mu is held at a
-// time. The hot path (Alloc and Free with no capture underway) takes only its heap's mu: the
-// stream registry is read through an atomic pointer to an immutable map, and allocator-wide
-// statistics are atomics. The block of an Allocation is found without a lock because a block's
-// segment, and a segment's heap, never change; its gen is compared under the heap's lock, so a
-// stale or doubled Free is detected rather than corrupting the heap.
+// Lock order: Allocator.mu, then Allocator.freeGate, then heap.mu, then Allocator.evMu. At most
+// one heap.mu is held at a time. The hot path (Alloc and Free with no capture underway) takes
+// only its heap's mu: the stream registry is read through an atomic pointer to an immutable
+// map, and allocator-wide statistics are atomics (one add per Alloc or Free). The block of an
+// Allocation is found without a lock because a block's segment, and a segment's heap, never
+// change; its gen is compared under the heap's lock, so a stale or doubled Free is detected
+// rather than corrupting the heap.
 
 import (
 	"errors"
@@ -162,7 +182,7 @@ type Allocator struct {
 	byCapture   map[CaptureID]*capture
 	byStream    map[Stream]*capture // captures by origin stream
 	lastPool    uint64
-	closed      bool
+	closed      atomic.Bool
 	freeGate    sync.RWMutex // read-held around device frees; BeginCapture write-locks it
 	hooks       testHooks
 	sharedHeap  *heap // hooks.sharedHeap: the one heap every stream gets
@@ -261,6 +281,8 @@ type heap struct {
 	small   *freeIndex // allocated on first use
 	large   *freeIndex
 	pending []pendingEvent
+	quick   [quickBlocks]*block // recently freed blocks, not yet coalesced: quick[:nquick]
+	nquick  int
 	spare   []*block
 	segs    map[*segment]bool // the heap's segments
 	dead    bool              // the stream was destroyed or the pool released
@@ -302,16 +324,34 @@ func (h *heap) recycle(b *block) {
 	h.spare = append(h.spare, b)
 }
 
-// take removes the best-fitting free block for size from the index, splits it if worthwhile,
-// and returns it allocated; nil when nothing fits.
+// quickBlocks is how many freed blocks a heap keeps uncoalesced for reuse at the same size.
+const quickBlocks = 8
+
+// take returns an allocated block for size: a quick block of exactly that size, or else the
+// best-fitting free block from the index (after the quick blocks joined it), split if worthwhile;
+// nil when nothing fits.
+//
+// The quick blocks are the few most recently freed blocks, kept out of the index so that the
+// common free-then-allocate-the-same-size pattern skips coalescing and splitting. A quick block of
+// exactly the requested size is a best fit (no fitting block is smaller); on any other request
+// the quick blocks are coalesced into the index first, so the search sees all free memory.
 func (h *heap) take(size int64) *block {
+	for i := h.nquick - 1; i >= 0; i-- {
+		if b := h.quick[i]; b.size == size {
+			h.nquick--
+			h.quick[i] = h.quick[h.nquick]
+			h.quick[h.nquick] = nil
+			b.allocated = true
+			return b
+		}
+	}
+	h.flushQuick() // take is called on live heaps only: no segment comes back
 	small := size <= smallSize
 	x := h.index(small)
-	b := x.bestFit(size)
+	b := x.takeBestFit(size)
 	if b == nil {
 		return nil
 	}
-	x.remove(b)
 	if rest := b.size - size; shouldSplit(small, rest) {
 		r := h.newBlock()
 		r.ptr, r.size, r.seg = b.ptr.Add(size), rest, b.seg
@@ -380,10 +420,36 @@ func (h *heap) release(b *block) *segment {
 	return nil
 }
 
+// flushQuick coalesces the quick blocks into the free index. It returns the segments a dead
+// heap gave up.
+func (h *heap) flushQuick() []*segment {
+	var segs []*segment
+	for i := range h.nquick {
+		b := h.quick[i]
+		h.quick[i] = nil
+		if seg := h.release(b); seg != nil {
+			segs = append(segs, seg)
+		}
+	}
+	h.nquick = 0
+	return segs
+}
+
+// cache keeps a freed block: as a quick block if there is room, else in the free index. It
+// returns the segment a dead heap gave up, if any.
+func (h *heap) cache(b *block) *segment {
+	if h.nquick < quickBlocks && !h.dead {
+		h.quick[h.nquick] = b
+		h.nquick++
+		return nil
+	}
+	return h.release(b)
+}
+
 // wholeSegments removes every free block that is a whole segment from the index and returns
 // their segments, for the caller to free once it has unlocked.
 func (h *heap) wholeSegments() []*segment {
-	var segs []*segment
+	segs := h.flushQuick()
 	for _, x := range []*freeIndex{h.small, h.large} {
 		if x == nil {
 			continue
@@ -489,6 +555,9 @@ func (al *Allocator) Alloc(s Stream, n int64) (Allocation, error) {
 		}
 		return Allocation{}, fmt.Errorf("alloc: request of %d bytes is out of range", n)
 	}
+	if al.closed.Load() {
+		return Allocation{}, errAllocatorClosed
+	}
 	size := roundSize(n)
 	for retried := false; ; retried = true {
 		h, err := al.heapFor(s)
@@ -584,7 +653,7 @@ func (al *Allocator) free(a Allocation, own bool) error {
 		h.st.activeFreed++
 		h.st.activeFreedBytes += b.size
 		b.uses = b.uses[:0]
-		seg = h.release(b)
+		seg = h.cache(b)
 	}
 	dead := h.dead
 	h.mu.Unlock()
@@ -625,8 +694,13 @@ func (al *Allocator) RecordStream(a Allocation, s Stream) error {
 	if b == nil {
 		return nil
 	}
-	if _, err := al.heapFor(s); err != nil { // registers s, so Free can tell it is live
-		return err
+	if s == 0 {
+		return fmt.Errorf("alloc: record stream 0: %w", ErrInvalidHandle)
+	}
+	if !al.live(s) {
+		if _, err := al.register(s); err != nil { // so that Free can tell s is live
+			return err
+		}
 	}
 	h := b.seg.heap
 	h.mu.Lock()
@@ -673,7 +747,7 @@ func (al *Allocator) live(s Stream) bool {
 func (al *Allocator) register(s Stream) (*heap, error) {
 	al.mu.Lock()
 	defer al.mu.Unlock()
-	if al.closed {
+	if al.closed.Load() {
 		return nil, errAllocatorClosed
 	}
 	old := *al.streams.Load()
@@ -918,7 +992,7 @@ func (al *Allocator) Close() error {
 	}
 	err := al.releaseCached()
 	al.mu.Lock()
-	al.closed = true
+	al.closed.Store(true)
 	var hs []*heap
 	for h := range al.heaps {
 		hs = append(hs, h)

@@ -52,6 +52,14 @@ func checkHeap(t testing.TB, h *heap) {
 		}
 	}
 	require.Equal(t, idxBlocks, len(indexed))
+	quick := map[*block]bool{}
+	for _, b := range h.quick[:h.nquick] {
+		require.False(t, b.allocated || b.indexed || b.holds > 0, "a quick block must be free and unindexed")
+		quick[b] = true
+	}
+	for _, b := range h.quick[h.nquick:] {
+		require.Nil(t, b)
+	}
 	seen := 0
 	var freeBytes int64
 	for seg := range h.segs {
@@ -67,13 +75,13 @@ func checkHeap(t testing.TB, h *heap) {
 			require.Positive(t, b.size)
 			end = b.ptr.Add(b.size)
 			free := !b.allocated && b.holds == 0
-			require.Equal(t, free, b.indexed, "indexed must mean free")
+			require.Equal(t, free && !quick[b], b.indexed, "indexed must mean free and not quick")
 			require.Equal(t, b.indexed, indexed[b])
 			if b.indexed {
 				seen++
 				freeBytes += b.size
 				if b.next != nil {
-					require.False(t, b.next.indexed, "two adjacent free blocks were not merged")
+					require.False(t, b.next.indexed, "two adjacent indexed blocks were not merged")
 				}
 			}
 			if b.next != nil {
@@ -84,6 +92,13 @@ func checkHeap(t testing.TB, h *heap) {
 	}
 	require.Equal(t, idxBlocks, seen, "free index holds blocks outside the heap's segments")
 	require.Equal(t, idxBytes, freeBytes)
+}
+
+// flushQuick coalesces h's quick blocks, as a request of another size would.
+func flushQuick(h *heap) {
+	h.mu.Lock()
+	h.flushQuick()
+	h.mu.Unlock()
 }
 
 func generalHeap(t testing.TB, al *Allocator, s Stream) *heap {
@@ -195,11 +210,14 @@ func TestSplitBestFitAndCoalesce(t *testing.T) {
 	require.Equal(t, as[2].Ptr().Add(6*KiB), w.Ptr(), "2K must come from the 2K left of the 8K hole")
 	checkHeap(t, h())
 
-	// Coalescing: once everything is free the segment is one block again.
+	// Coalescing: once everything is free the segment is one block again (after the quick
+	// blocks, the most recently freed ones, join the index).
 	for _, a := range []Allocation{x, y, z, w, as[1], as[3], as[5]} {
 		require.NoError(t, al.Free(a))
 		checkHeap(t, h())
 	}
+	flushQuick(h())
+	checkHeap(t, h())
 	require.Equal(t, []Region{{as[0].Ptr(), smallSegment}}, freeRegions(h()))
 	require.Equal(t, int64(1), al.Stats().Segments.Current, "freeing caches; it does not return memory")
 }
@@ -269,12 +287,46 @@ func TestHeapInvariantsRandomized(t *testing.T) {
 	}
 	h := generalHeap(t, al, s)
 	checkHeap(t, h)
+	flushQuick(h)
+	checkHeap(t, h)
 	for _, r := range freeRegions(h) {
 		require.Zero(t, r.Size%smallSegment, "seed %d: everything free, yet a segment is still split", seed)
 	}
 	st := al.Stats()
 	require.Zero(t, st.AllocatedBytes.Current)
 	require.Equal(t, st.SegmentBytes.Current, st.CachedBytes)
+}
+
+func TestQuickBlocks(t *testing.T) {
+	d := newCPU(t, 64<<20)
+	al := newAllocator(t, d, Options{})
+	s := newStream(t, d)
+	var as []Allocation
+	for range quickBlocks + 2 {
+		as = append(as, mustAlloc(t, al, s, 4096))
+	}
+	for _, a := range as {
+		require.NoError(t, al.Free(a))
+	}
+	h := generalHeap(t, al, s)
+	checkHeap(t, h)
+	require.Equal(t, quickBlocks, h.nquick, "the most recent frees stay uncoalesced")
+	require.Equal(t, int64(1), al.Stats().Segments.Current)
+	require.Equal(t, smallSegment, al.Stats().CachedBytes, "quick blocks count as cached")
+
+	// Same size: served from the quick blocks, most recent first, without touching the index.
+	b := mustAlloc(t, al, s, 4096)
+	require.Equal(t, as[quickBlocks-1].Ptr(), b.Ptr())
+	require.Equal(t, quickBlocks-1, h.nquick)
+	// Another size: the quick blocks are coalesced first and the best fit is found.
+	c := mustAlloc(t, al, s, 8192)
+	require.Zero(t, h.nquick)
+	require.Equal(t, as[0].Ptr(), c.Ptr(), "after coalescing, the lowest-addressed fit")
+	checkHeap(t, h)
+	require.NoError(t, al.Free(b))
+	require.NoError(t, al.Free(c))
+	require.NoError(t, al.EmptyCache())
+	require.Zero(t, al.Stats().Segments.Current, "EmptyCache coalesces quick blocks and returns the segment")
 }
 
 func TestInvalidFree(t *testing.T) {
@@ -409,11 +461,13 @@ func TestRecordStream(t *testing.T) {
 	same, corrupted, al, x, a := recordStreamReuse(t, testHooks{})
 	require.False(t, same, "a block used on stream B was reused before B's work finished")
 	require.False(t, corrupted)
-	// B has finished: the next allocation on A processes the event and gets the block back.
-	z := mustAlloc(t, al, a, x.Size())
-	require.Equal(t, x.Ptr(), z.Ptr(), "the block returns to its stream's pool once the event completed")
+	// B has finished: the next allocations on A process the event and get the block back.
+	z1 := mustAlloc(t, al, a, x.Size())
+	z2 := mustAlloc(t, al, a, x.Size())
+	require.Contains(t, []Ptr{z1.Ptr(), z2.Ptr()}, x.Ptr(), "the block returns to its stream's pool once the event completed")
 	require.Zero(t, al.Stats().HeldBytes)
-	require.NoError(t, al.Free(z))
+	require.NoError(t, al.Free(z1))
+	require.NoError(t, al.Free(z2))
 	checkHeap(t, generalHeap(t, al, a))
 }
 

@@ -34,7 +34,7 @@ func (p *GraphPool) ID() uint64 { return p.id }
 func (al *Allocator) NewGraphPool() (*GraphPool, error) {
 	al.mu.Lock()
 	defer al.mu.Unlock()
-	if al.closed {
+	if al.closed.Load() {
 		return nil, errAllocatorClosed
 	}
 	return al.newPoolLocked(), nil
@@ -87,7 +87,7 @@ type Graph struct {
 func (al *Allocator) BeginCapture(s Stream, pool *GraphPool) error {
 	al.mu.Lock()
 	defer al.mu.Unlock()
-	if al.closed {
+	if al.closed.Load() {
 		return errAllocatorClosed
 	}
 	if _, ok := al.byStream[s]; ok {
@@ -124,9 +124,7 @@ func (al *Allocator) BeginCapture(s Stream, pool *GraphPool) error {
 		err = ErrNotCapturing
 	}
 	if err != nil {
-		if _, endErr := al.dev.EndCapture(s); endErr == nil {
-			// The device began a capture it cannot describe; it is ended and discarded.
-		}
+		_, _ = al.dev.EndCapture(s) // a capture the device cannot describe is discarded
 		return fail(err)
 	}
 	c := &capture{id: id, stream: s, pool: pool}

@@ -71,9 +71,11 @@ func (x *freeIndex) insert(b *block) {
 	i := binOf(unitsOf(b.size))
 	bin := x.bins[i]
 	j := search(bin, b)
-	bin = append(bin, nil)
-	copy(bin[j+1:], bin[j:])
-	bin[j] = b
+	bin = append(bin, b)
+	if j < len(bin)-1 { // (copy is a runtime call even when it moves nothing)
+		copy(bin[j+1:], bin[j:])
+		bin[j] = b
+	}
 	x.bins[i] = bin
 	x.words[i>>6] |= 1 << (i & 63)
 	x.summary |= 1 << (i >> 6)
@@ -84,12 +86,20 @@ func (x *freeIndex) insert(b *block) {
 
 func (x *freeIndex) remove(b *block) {
 	i := binOf(unitsOf(b.size))
-	bin := x.bins[i]
-	j := search(bin, b)
-	if j == len(bin) || bin[j] != b {
+	j := search(x.bins[i], b)
+	if j == len(x.bins[i]) || x.bins[i][j] != b {
 		panic("alloc: free index corrupted: block not found in its bin")
 	}
-	copy(bin[j:], bin[j+1:])
+	x.removeAt(i, j)
+}
+
+// removeAt removes the j-th block of bin i.
+func (x *freeIndex) removeAt(i, j int) {
+	bin := x.bins[i]
+	b := bin[j]
+	if j < len(bin)-1 {
+		copy(bin[j:], bin[j+1:])
+	}
 	bin[len(bin)-1] = nil
 	bin = bin[:len(bin)-1]
 	x.bins[i] = bin
@@ -104,15 +114,14 @@ func (x *freeIndex) remove(b *block) {
 	b.indexed = false
 }
 
-// bestFit returns the smallest block of at least size bytes (lowest address among equals), or
-// nil. It does not remove the block.
-func (x *freeIndex) bestFit(size int64) *block {
+// takeBestFit removes and returns the smallest block of at least size bytes (lowest address
+// among equals), or nil.
+func (x *freeIndex) takeBestFit(size int64) *block {
 	if x.blocks == 0 {
 		return nil
 	}
 	i := binOf(unitsOf(size))
-	bin := x.bins[i]
-	if len(bin) > 0 {
+	if bin := x.bins[i]; len(bin) > 0 {
 		lo, hi := 0, len(bin)
 		for lo < hi {
 			m := int(uint(lo+hi) >> 1)
@@ -123,14 +132,18 @@ func (x *freeIndex) bestFit(size int64) *block {
 			}
 		}
 		if lo < len(bin) {
-			return bin[lo]
+			b := bin[lo]
+			x.removeAt(i, lo)
+			return b
 		}
 	}
 	n := x.nextBin(i + 1)
 	if n < 0 {
 		return nil
 	}
-	return x.bins[n][0]
+	b := x.bins[n][0]
+	x.removeAt(n, 0)
+	return b
 }
 
 // nextBin returns the first non-empty bin at or after i, or -1.

@@ -215,6 +215,9 @@ func (al *Allocator) Stats() Stats {
 				cached += x.bytes
 			}
 		}
+		for _, b := range h.quick[:h.nquick] {
+			cached += b.size
+		}
 		h.mu.Unlock()
 	}
 	al.mu.Unlock()
