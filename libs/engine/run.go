@@ -122,7 +122,7 @@ func (s *Session) compile(p *Planned) (*program, error) {
 		if st.Kind != RunKernel {
 			continue
 		}
-		ps := progStep{node: st.Node, inst: st.Instance, size: st.Workspace,
+		ps := progStep{node: st.Node, inst: st.Instance,
 			in: make([]kernels.Tensor, len(st.Node.Inputs)), out: make([]kernels.Tensor, len(st.Node.Outputs))}
 		prog.steps = append(prog.steps, ps)
 	}
@@ -190,32 +190,38 @@ func isInputView(v *graph.Value) bool {
 	return v.Kind == graph.KindInput
 }
 
-// bindWorkspace applies the W/C/R policy to one kernel: R is its Recipe's size, C the bytes
-// its pattern's plan holds for it, W its bound over the envelope.
+// bindWorkspace applies the W/C/R policy to one kernel: R is the size of the Recipe the kernel
+// asks for now, C the bytes its pattern's plan holds for it, W its bound over the envelope.
+// R <= C: the planned region is carved once. R > C: the strict policy fails here, before the
+// pattern runs; the fallback policy allocates all of R for each invocation (never a planned part
+// and a dynamic part for one kernel). R > W is always an error: the kernel's bound is wrong.
 func (s *Session) bindWorkspace(p *Planned, st Step, ps *progStep) error {
 	recipe := st.Instance.Recipe()
-	ps.recipe = recipe
-	if st.Workspace == 0 {
+	r, err := recipe.Size()
+	if err != nil {
+		return fmt.Errorf("%s: %w", st.Node, err)
+	}
+	ps.recipe, ps.size = recipe, r
+	if r == 0 {
 		return nil
 	}
 	var c int64
 	if st.WorkspaceBuffer >= 0 {
 		c = p.Lifetimes.Problem.Buffers[st.WorkspaceBuffer].Size
 	}
-	w := s.rt.Reserve.bound(st.Node)
-	switch d, err := s.rt.opts.Policy.Decide(st.Node.Name, st.Workspace, c, w); {
-	case err != nil:
+	d, err := s.rt.opts.Policy.Decide(st.Node.Name, r, c, s.rt.Reserve.bound(st.Node))
+	if err != nil {
 		return err
-	case d.Source == planner.FromPlan:
-		off := p.Plan.Offsets[st.WorkspaceBuffer]
-		ws, err := s.arena.Carve(off, recipe)
-		if err != nil {
-			return fmt.Errorf("%s: %w", st.Node, err)
-		}
-		ps.ws = ws
-	default: // planner.FromDynamic
-		ps.dynamic = true
 	}
+	if d.Source == planner.FromDynamic {
+		ps.dynamic = true
+		return nil
+	}
+	ws, err := s.arena.Carve(p.Plan.Offsets[st.WorkspaceBuffer], recipe)
+	if err != nil {
+		return fmt.Errorf("%s: %w", st.Node, err)
+	}
+	ps.ws = ws
 	return nil
 }
 

@@ -221,9 +221,9 @@ func (s *Session) Close() error {
 		return nil
 	}
 	s.closed = true
-	err := s.rt.Device.SynchronizeStream(s.stream)
-	err = errors.Join(err, s.arena.Release(), s.rt.Alloc.DestroyStream(s.stream), s.rt.Device.DestroyStream(s.stream))
-	return err
+	// The allocator's DestroyStream waits for the stream's work and destroys it on the device.
+	err := s.rt.Alloc.DestroyStream(s.stream)
+	return errors.Join(err, s.arena.Release())
 }
 
 // InputError reports inputs that do not match the model or the envelope.
