@@ -132,7 +132,12 @@ func TestBadInputs(t *testing.T) {
 		in   map[string]kernels.Tensor
 		want string
 	}{
-		{"missing", func() map[string]kernels.Tensor { in := with("x", ids); delete(in, "x"); delete(in, "input_ids"); return in }(), `"input_ids": missing`},
+		{"missing", func() map[string]kernels.Tensor {
+			in := with("x", ids)
+			delete(in, "x")
+			delete(in, "input_ids")
+			return in
+		}(), `"input_ids": missing`},
 		{"unknown", with("nope", ids), `"nope": the model has no such input`},
 		{"dtype", with("input_ids", f32), "dtype float32, want int64"},
 		{"rank", with("input_ids", kernels.MustTensor(ids.DType, 14)), "rank 1"},
