@@ -74,5 +74,44 @@ func geluOps() []*op {
 	return []*op{
 		{key: kernels.Key(ms, "BiasGelu"), tactics: direct, sel: selectBiasAct(uGelu, true)},
 		{key: kernels.Key(ms, "FastGelu"), tactics: direct, sel: selectBiasAct(uGeluTanh, false)},
+		{key: kernels.Key(ms, "BiasAdd"), tactics: direct, sel: selectBiasAdd},
+	}
+}
+
+// biasAdd is com.microsoft.BiasAdd: Y = X + bias + skip, X and skip [B, S, C], bias [C].
+type biasAdd struct {
+	dt graph.DType
+	bf bool
+	c  int
+}
+
+func selectBiasAdd(n *kernels.Node, d kernels.Device) (plan, error) {
+	if err := arity(n, 3, 3, 1, 1); err != nil {
+		return plan{}, err
+	}
+	x, b, s := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	if !halfOK(x.DType) || len(x.Shape) != 3 || b.DType != x.DType || s.DType != x.DType || !equalShape(s.Shape, x.Shape) || !equalShape(b.Shape, x.Shape[2:]) {
+		return plan{}, fmt.Errorf("inputs %v, %v, %v: want X and skip [B, S, C] and bias [C] of one float type", x, b, s)
+	}
+	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		return plan{}, err
+	}
+	return plan{tactic: "direct", r: &biasAdd{dt: x.DType, bf: x.DType == graph.BFloat16, c: int(x.Shape[2])}}, nil
+}
+
+func (a *biasAdd) run(in, out []kernels.Tensor, _ wsParts) error {
+	if a.dt == graph.Float32 {
+		biasAddRun[float32](a, in, out)
+	} else {
+		biasAddRun[uint16](a, in, out)
+	}
+	return nil
+}
+
+func biasAddRun[E elt](a *biasAdd, in, out []kernels.Tensor) {
+	x, b, s, y := kernels.ViewAs[E](in[0].Data), kernels.ViewAs[E](in[1].Data), kernels.ViewAs[E](in[2].Data), kernels.ViewAs[E](out[0].Data)
+	n := numel(in[0].Shape)
+	for i := 0; i < n; i++ {
+		y[i] = st[E](ld(x[i], a.bf)+ld(b[i%a.c], a.bf)+ld(s[i], a.bf), a.bf)
 	}
 }

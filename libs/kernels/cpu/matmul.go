@@ -217,31 +217,63 @@ func boundMatMul(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) 
 		nr = dimFromEnd(b, 1)
 	}
 	kr := dimFromEnd(a, 1)
-	// With B shared, A's batches fold into the rows of one product: bound the rows by
-	// M * batch (an over-estimate when they do not fold). Split-K is reachable when the
-	// smallest shape in range takes it (gemmBlocks grows with M and N, and the rule wants a
-	// long K), so the test uses the smallest M and N and the largest K.
-	rowsHi := mr.Hi
+	// A's batches fold into the rows of one product when B has no batch of its own (every B
+	// batch dim is 1); with some B batch dim possibly > 1 both cases may occur.
+	aBatch := kernels.Fixed(1)
 	for _, dr := range a.Dims[:max(len(a.Dims)-2, 0)] {
 		var err error
-		if rowsHi, err = kernels.Product(rowsHi, dr.Hi); err != nil {
+		aBatch.Lo *= dr.Lo
+		if aBatch.Hi, err = kernels.Product(aBatch.Hi, dr.Hi); err != nil {
 			return kernels.Bound{}, err
 		}
 	}
-	if !useSplitK(max(mr.Lo, 1), max(nr.Lo, 1), kr.Hi) {
-		return kernels.Bound{Tactic: "gemm"}, nil
+	foldAlways, foldNever := true, false
+	for _, dr := range b.Dims[:max(len(b.Dims)-2, 0)] {
+		foldAlways = foldAlways && dr.Hi == 1
+		foldNever = foldNever || dr.Lo > 1
 	}
-	// within split-K, gemmBlocks(M, N) < 4 caps M*N at 64*192
-	mn, err := kernels.Product(rowsHi, nr.Hi)
-	if err != nil {
-		return kernels.Bound{}, err
+	best := kernels.Bound{Tactic: "gemm"}
+	consider := func(rows kernels.DimRange) error {
+		// Split-K is reachable when the smallest product in range takes it (gemmBlocks grows
+		// with rows and N, and the rule wants a long K).
+		if !useSplitK(max(rows.Lo, 1), max(nr.Lo, 1), kr.Hi) {
+			return nil
+		}
+		mn := splitKMaxMN(rows.Hi, nr.Hi)
+		size, err := kernels.Product(splitKCuts(kr.Hi), mn, 4)
+		if err != nil {
+			return err
+		}
+		bd, err := recipeBound("splitk", []alloc.Part{{Name: "partials", Size: size}})
+		best = best.Max(bd)
+		return err
 	}
-	mn = min(mn, gemmBlock*3*gemmBlock)
-	size, err := kernels.Product(splitKCuts(kr.Hi), mn, 4)
-	if err != nil {
-		return kernels.Bound{}, err
+	if !foldAlways {
+		if err := consider(mr); err != nil {
+			return kernels.Bound{}, err
+		}
 	}
-	return recipeBound("splitk", []alloc.Part{{Name: "partials", Size: size}})
+	if !foldNever {
+		rowsHi, err := kernels.Product(mr.Hi, aBatch.Hi)
+		if err != nil {
+			return kernels.Bound{}, err
+		}
+		if err := consider(kernels.DimRange{Lo: mr.Lo * aBatch.Lo, Hi: rowsHi}); err != nil {
+			return kernels.Bound{}, err
+		}
+	}
+	return best, nil
+}
+
+// splitKMaxMN is the largest M*N with M <= m, N <= n that split-K still takes (fewer than 4
+// blocks of 64x64).
+func splitKMaxMN(m, n int64) int64 {
+	var best int64
+	for a := int64(1); a <= 3; a++ {
+		b := 3 / a
+		best = max(best, min(m, a*gemmBlock)*min(n, b*gemmBlock))
+	}
+	return best
 }
 
 func (mm *matmul) run(in, out []kernels.Tensor, ws wsParts) error {

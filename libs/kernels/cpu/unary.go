@@ -41,6 +41,7 @@ const (
 	uAtan
 	uSoftsign
 	uIdentity
+	uHardSwish
 )
 
 // unaryF applies op to one value in float64.
@@ -132,6 +133,8 @@ func unaryF(op unOp, x, a, b float64) float64 {
 		return x
 	case uIdentity:
 		return x
+	case uHardSwish:
+		return x * math.Max(0, math.Min(1, x/6+0.5))
 	}
 	return math.NaN()
 }
@@ -455,7 +458,7 @@ func unaryOps() []*op {
 		mk("Sigmoid", uSigmoid), mk("Sin", uSin), mk("Cos", uCos), mk("Tan", uTan), mk("Atan", uAtan),
 		mk("Erf", uErf), mk("Floor", uFloor), mk("Ceil", uCeil), mk("Round", uRound),
 		mk("Softplus", uSoftplus), mk("Softsign", uSoftsign), mk("Gelu", uGelu), mk("LeakyRelu", uLeakyRelu),
-		mk("Elu", uElu), mk("HardSigmoid", uHardSigmoid), mk("Clip", uClip),
+		mk("Elu", uElu), mk("HardSigmoid", uHardSigmoid), mk("HardSwish", uHardSwish), mk("Clip", uClip),
 		ms("Gelu", uGelu), ms("QuickGelu", uQuickGelu),
 		pr("Not"), pr("IsNaN"), pr("IsInf"),
 		{key: kernels.Key("", "Cast"), tactics: direct, sel: selectCast},
