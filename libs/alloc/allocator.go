@@ -106,10 +106,10 @@ package alloc
 // Lock order: Allocator.mu, then Allocator.freeGate, then heap.mu, then Allocator.evMu. At most
 // one heap.mu is held at a time. The hot path (Alloc and Free with no capture underway) takes
 // only its heap's mu: the stream registry is read through an atomic pointer to an immutable
-// map, and allocator-wide statistics are atomics (one add per Alloc or Free). The block of an
-// Allocation is found without a lock because a block's segment, and a segment's heap, never
-// change; its gen is compared under the heap's lock, so a stale or doubled Free is detected
-// rather than corrupting the heap.
+// map, and allocator-wide statistics are atomics (one add per Alloc or Free). An Allocation
+// carries its heap as well as its block, and a block struct is recycled only within its heap, so
+// Free locks the right heap without looking at the block; the block's gen is then compared
+// under that lock, so a stale or doubled Free is detected rather than corrupting the heap.
 
 import (
 	"errors"
@@ -225,8 +225,12 @@ func (al *Allocator) Device() Device { return al.dev }
 // Allocation is memory handed out by an Allocator: a small value to pass to Free. The zero
 // Allocation (and the one Alloc returns for zero bytes) has a null Ptr and frees as a no-op.
 // An Allocation may be copied; it is freed once, by any copy.
+//
+// The methods of an Allocation are safe for concurrent use (it is a value); the memory it names
+// is the caller's to synchronise, in stream order.
 type Allocation struct {
-	b      *block
+	h      *heap  // b's heap: block structs are recycled only within their heap
+	b      *block // nil for zero bytes
 	gen    uint64
 	ptr    Ptr
 	size   int64
@@ -250,8 +254,8 @@ type block struct {
 	ptr       Ptr
 	size      int64
 	requested int64
-	seg       *segment // never changes once set
-	prev      *block   // address-order neighbours in seg, or nil
+	seg       *segment
+	prev      *block // address-order neighbours in seg, or nil
 	next      *block
 	gen       uint64 // bumped whenever a handle to this block goes stale
 	allocated bool
@@ -582,7 +586,7 @@ func (al *Allocator) Alloc(s Stream, n int64) (Allocation, error) {
 			h.st.allocBytes += b.size
 			h.st.requested += n
 			h.st.maxAlloc = max(h.st.maxAlloc, b.size)
-			a := Allocation{b: b, gen: b.gen, ptr: b.ptr, size: n, stream: s}
+			a := Allocation{h: h, b: b, gen: b.gen, ptr: b.ptr, size: n, stream: s}
 			h.mu.Unlock()
 			al.st.alloc(b.size)
 			return a, nil
@@ -612,11 +616,10 @@ func (al *Allocator) Free(a Allocation) error {
 // free releases a; own additionally holds the block until the work queued on its own stream
 // before the call has run (Scratch).
 func (al *Allocator) free(a Allocation, own bool) error {
-	b := a.b
+	b, h := a.b, a.h
 	if b == nil {
 		return nil
 	}
-	h := b.seg.heap
 	if al.captures.Load() > 0 {
 		al.mu.Lock()
 		h.mu.Lock()
@@ -702,7 +705,7 @@ func (al *Allocator) RecordStream(a Allocation, s Stream) error {
 			return err
 		}
 	}
-	h := b.seg.heap
+	h := a.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !b.allocated || b.gen != a.gen {

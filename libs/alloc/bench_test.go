@@ -16,6 +16,7 @@ func BenchmarkAllocFree(b *testing.B) {
 			s := newStream(b, d)
 			a := mustAlloc(b, al, s, n)
 			_ = al.Free(a)
+			calls := d.Calls().Device()
 			b.ReportAllocs()
 			for b.Loop() {
 				a, err := al.Alloc(s, n)
@@ -26,12 +27,14 @@ func BenchmarkAllocFree(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(d.Calls().Device()-calls)/float64(b.N), "devcalls/op")
 		})
 	}
 }
 
 // BenchmarkAllocFreeParallel measures Alloc+Free pairs from GOMAXPROCS goroutines, each on its
-// own stream (the usual shape: one host goroutine per stream).
+// own stream (the usual shape: one host goroutine per stream). Each goroutine's first pair
+// obtains its segment from the device.
 func BenchmarkAllocFreeParallel(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("%dKiB", n>>10), func(b *testing.B) {
@@ -41,6 +44,10 @@ func BenchmarkAllocFreeParallel(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				s, err := d.NewStream()
 				if err != nil {
+					b.Fatal(err)
+				}
+				// Warm this goroutine's heap: the first allocation obtains a segment.
+				if a, err := al.Alloc(s, n); err != nil || al.Free(a) != nil {
 					b.Fatal(err)
 				}
 				for pb.Next() {

@@ -319,7 +319,7 @@ func (al *Allocator) freeCapturedLocked(h *heap, a Allocation) (bool, error) {
 // releaseHold drops a capture's or graph's hold on b: b then waits for events on the streams
 // that used it, or is released. No lock may be held.
 func (al *Allocator) releaseHold(b *block) error {
-	h := b.seg.heap
+	h := b.seg.heap // b is held: nothing changes seg until it is released
 	h.mu.Lock()
 	b.holds--
 	if b.holds > 0 {
