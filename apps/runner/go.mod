@@ -1,3 +1,30 @@
 module carve.dev/apps/runner
 
 go 1.26
+
+require (
+	carve.dev/libs/graph v0.0.0
+	carve.dev/libs/kernels v0.0.0-00010101000000-000000000000
+	codeberg.org/sbinet/npyio v0.14.0
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	carve.dev/libs/alloc v0.0.0 // indirect
+	carve.dev/libs/planner v0.0.0 // indirect
+	github.com/campoy/embedmd v1.0.0 // indirect
+	github.com/nlpodyssey/gopickle v0.3.0 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/text v0.34.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+replace (
+	carve.dev/libs/alloc => ../../libs/alloc
+	carve.dev/libs/engine => ../../libs/engine
+	carve.dev/libs/graph => ../../libs/graph
+	carve.dev/libs/kernels => ../../libs/kernels
+	carve.dev/libs/planner => ../../libs/planner
+)
