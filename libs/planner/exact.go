@@ -3,6 +3,7 @@ package planner
 import (
 	"cmp"
 	"context"
+	"iter"
 	"math"
 	"math/bits"
 	"slices"
@@ -40,7 +41,8 @@ type searchStatus uint8
 const (
 	exhausted searchStatus = iota // every canonical placement was tried: no plan fits
 	found                         // a plan that fits; its offsets are in searcher.sol
-	aborted                       // the node budget, the deadline or the context stopped it
+	aborted                       // the deadline or the context stopped it, or it was cancelled
+	paused                        // the step limit was reached; the search can resume
 )
 
 // model is the search's view of a problem: the buffers of positive size and their sections.
@@ -170,7 +172,6 @@ type searcher struct {
 
 	trail  []change
 	cands  []cand   // a stack of per-node candidate lists
-	fence  []int64  // a stack of per-node prefix and suffix maxima of section totals
 	masks  []uint64 // a stack of sub-partition bitsets
 	dirty  []int32
 	mark   []uint32 // per section: == stamp when already in dirty
@@ -187,7 +188,9 @@ type searcher struct {
 	ctx          context.Context
 	deadline     time.Time
 	hasDeadline  bool
-	stopped      bool
+	// yield hands control back to the portfolio when the step limit is reached; it returns
+	// true once the limit has been raised, false when the search is to be abandoned.
+	yield func(searchStatus) bool
 }
 
 func newSearcher(m *model, keys []preorderKey) *searcher {
@@ -205,6 +208,14 @@ func newSearcher(m *model, keys []preorderKey) *searcher {
 		secMin: make([]int64, nsec),
 		cuts:   make([]int32, max(nsec-1, 0)),
 		mark:   make([]uint32, nsec),
+		// Room for typical depths, so that a fresh searcher does not spend its first steps
+		// growing stacks.
+		trail: make([]change, 0, 8*m.n),
+		cands: make([]cand, 0, 4*m.n),
+		masks: make([]uint64, 0, 8*m.words),
+		dirty: make([]int32, 0, nsec),
+		saved: make([]int32, 0, 2*m.n),
+		order: make([]int32, 0, m.n),
 	}
 	for i := 0; i < m.n; i++ {
 		for b := m.lo[i]; b+1 < m.hi[i]; b++ {
@@ -217,9 +228,10 @@ func newSearcher(m *model, keys []preorderKey) *searcher {
 	return s
 }
 
-// run decides whether the model fits under capacity, taking at most limit steps.
-func (s *searcher) run(ctx context.Context, capacity, limit int64) searchStatus {
-	s.cap, s.limit, s.steps, s.ctx, s.stopped = capacity, limit, 0, ctx, false
+// run decides whether the model fits under capacity. Each time it has taken s.limit steps it
+// pauses through s.yield (see task).
+func (s *searcher) run(ctx context.Context, capacity int64) searchStatus {
+	s.cap, s.steps, s.ctx = capacity, 0, ctx
 	s.deadline, s.hasDeadline = ctx.Deadline()
 	for sc := range s.total {
 		if s.total[sc] > capacity {
@@ -320,8 +332,7 @@ func (s *searcher) preorder(a, b int32) int {
 // lastRank.
 func (s *searcher) search(p part, lastOff int64, lastRank int32) searchStatus {
 	s.steps++
-	if s.steps&255 == 0 && s.checkStop() || s.steps > s.limit {
-		s.stopped = true
+	if s.steps > s.limit && !s.yield(paused) || s.steps&255 == 0 && s.checkStop() {
 		return aborted
 	}
 	m := s.m
@@ -358,39 +369,20 @@ func (s *searcher) search(p part, lastOff int64, lastRank int32) searchStatus {
 		}
 	}
 	st := exhausted
-	span := int(p.hi - p.lo)
-	fenceBase := len(s.fence)
+	peakTotal := int64(-1) // the largest section total in p, once needed
 	for k := base; k < len(s.cands) && st == exhausted; k++ {
 		c := s.cands[k]
-		if c.off > lastOff {
+		if room := s.cap - c.off; c.off > lastOff {
 			// The monotonic floor: every later placement in p sits at c.off or above, so each
-			// section's unplaced bytes must fit above c.off. Sections outside c.i's range keep
-			// their totals, those inside lose c.i's size; prefix and suffix maxima of the
-			// totals, taken once per node, make this check cheap, and it is by far the most
-			// frequent reason to reject a candidate.
-			if len(s.fence) == fenceBase {
-				for k := 0; k < 2*(span+1); k++ {
-					s.fence = append(s.fence, 0)
-				}
-				pre, suf := s.fence[fenceBase:fenceBase+span+1], s.fence[fenceBase+span+1:]
-				for k := 0; k < span; k++ {
-					pre[k+1] = max(pre[k], s.total[p.lo+int32(k)])
-					suf[span-k-1] = max(suf[span-k], s.total[p.hi-1-int32(k)])
+			// section's unplaced bytes (less c.i's own, in its sections) must fit above c.off.
+			// This is by far the most frequent reason to reject a candidate, so it is checked
+			// before anything changes, and most candidates pass on the largest total alone.
+			if peakTotal < 0 {
+				for sc := p.lo; sc < p.hi; sc++ {
+					peakTotal = max(peakTotal, s.total[sc])
 				}
 			}
-			pre, suf := s.fence[fenceBase:fenceBase+span+1], s.fence[fenceBase+span+1:]
-			room := s.cap - c.off
-			if max(pre[m.lo[c.i]-p.lo], suf[m.hi[c.i]-p.lo]) > room {
-				continue
-			}
-			size, fits := m.size[c.i], true
-			for sc := m.lo[c.i]; sc < m.hi[c.i]; sc++ {
-				if s.total[sc]-size > room {
-					fits = false
-					break
-				}
-			}
-			if !fits {
+			if peakTotal > room && !s.fitsAbove(p, c.i, room) {
 				continue
 			}
 		}
@@ -405,8 +397,29 @@ func (s *searcher) search(p part, lastOff int64, lastRank int32) searchStatus {
 		}
 	}
 	s.cands = s.cands[:base]
-	s.fence = s.fence[:fenceBase]
 	return st
+}
+
+// fitsAbove reports whether, with buffer i placed, every section of p has at most room bytes
+// unplaced.
+func (s *searcher) fitsAbove(p part, i int32, room int64) bool {
+	m := s.m
+	for sc := p.lo; sc < m.lo[i]; sc++ {
+		if s.total[sc] > room {
+			return false
+		}
+	}
+	for sc := m.lo[i]; sc < m.hi[i]; sc++ {
+		if s.total[sc]-m.size[i] > room {
+			return false
+		}
+	}
+	for sc := m.hi[i]; sc < p.hi; sc++ {
+		if s.total[sc] > room {
+			return false
+		}
+	}
+	return true
 }
 
 // try places buffer i at offset o, searches on, and undoes the placement. hatless reports that
@@ -522,67 +535,144 @@ func (s *searcher) checkStop() bool {
 	return s.ctx.Err() != nil
 }
 
-// portfolio runs the decision search over the preorders, round robin, with a step limit that
-// doubles each round, as MiniMalloc does. It remembers how far each capacity's round robin got,
-// so that a capacity probed again, with more budget, picks up where it stopped instead of
-// redoing the short runs.
+// A portfolio runs the decision search over the preorders, round robin, granting each a step
+// quota that doubles each round, as MiniMalloc does. Unlike MiniMalloc, which restarts a search
+// from scratch with the larger limit, each search here is a coroutine that pauses when its quota
+// is spent and later resumes where it stopped. A depth-first search is deterministic, so a
+// restart would only retrace the same path: resuming gives the same answer without the
+// retracing, which was most of MiniMalloc's work. Capacities probed again pick up where they
+// stopped too, while at most liveSchedules of them are kept.
 type portfolio struct {
-	searchers []*searcher
-	steps     int64 // total steps, all runs
-	sched     map[int64]*schedule
+	model  *model
+	steps  int64 // total steps, all searches
+	sched  map[int64]*schedule
+	free   [][]*searcher // per preorder, idle searchers
+	clock  int64
+	result []int64 // offsets of the last plan found, by model index
 }
+
+// liveSchedules bounds the capacities whose paused searches a portfolio keeps.
+const liveSchedules = 6
 
 // schedule is the state of one capacity's round robin.
 type schedule struct {
-	limit  int64 // the step limit of the current round
-	next   int   // the preorder to run next
-	credit int64 // budget granted but not yet spent
+	tasks   []*task // per preorder, nil until started
+	quota   int64   // steps each search may have taken by the end of this round
+	next    int     // the preorder whose turn it is
+	credit  int64   // budget granted but not yet spent
+	lastUse int64
+}
+
+// task is one preorder's search at one capacity, run as a coroutine.
+type task struct {
+	s    *searcher
+	next func() (searchStatus, bool)
+	stop func()
 }
 
 func newPortfolio(p Problem, sec sections) *portfolio {
-	pf := &portfolio{sched: map[int64]*schedule{}}
-	m := newModel(p, sec)
-	for _, keys := range preorders {
-		pf.searchers = append(pf.searchers, newSearcher(m, keys))
+	return &portfolio{model: newModel(p, sec), sched: map[int64]*schedule{}, free: make([][]*searcher, len(preorders))}
+}
+
+func (pf *portfolio) start(ctx context.Context, capacity int64, h int) *task {
+	var s *searcher
+	if k := len(pf.free[h]); k > 0 {
+		s, pf.free[h] = pf.free[h][k-1], pf.free[h][:k-1]
+	} else {
+		s = newSearcher(pf.model, preorders[h])
 	}
-	return pf
+	t := &task{s: s}
+	t.next, t.stop = iter.Pull(func(yield func(searchStatus) bool) {
+		s.yield = yield
+		st := s.run(ctx, capacity)
+		s.yield = nil
+		yield(st)
+	})
+	return t
+}
+
+// finish stops a task (unwinding a paused search, which leaves its searcher clean) and keeps
+// its searcher for reuse.
+func (pf *portfolio) finish(h int, t *task) {
+	t.stop()
+	pf.free[h] = append(pf.free[h], t.s)
+}
+
+// drop ends the searches of capacity c.
+func (pf *portfolio) drop(c int64) {
+	if sc := pf.sched[c]; sc != nil {
+		for h, t := range sc.tasks {
+			if t != nil {
+				pf.finish(h, t)
+			}
+		}
+		delete(pf.sched, c)
+	}
+}
+
+// close ends every search.
+func (pf *portfolio) close() {
+	for c := range pf.sched {
+		pf.drop(c)
+	}
 }
 
 // decide grants capacity's round robin budget more steps and runs it as far as its credit
-// goes. It returns found with the searcher that found a plan, exhausted when no plan fits,
-// or aborted when the credit, the deadline or the context ran out first.
-func (pf *portfolio) decide(ctx context.Context, capacity, budget int64) (searchStatus, *searcher) {
+// goes. It returns found (the plan in pf.result), exhausted when no plan fits, aborted at the
+// deadline, or paused when the credit ran out first.
+func (pf *portfolio) decide(ctx context.Context, capacity, budget int64) searchStatus {
 	sc := pf.sched[capacity]
 	if sc == nil {
-		sc = &schedule{limit: max(2*int64(pf.searchers[0].m.n), 64)}
+		if len(pf.sched) >= liveSchedules {
+			lru := capacity
+			for c, o := range pf.sched {
+				if lru == capacity || o.lastUse < pf.sched[lru].lastUse {
+					lru = c
+				}
+			}
+			pf.drop(lru)
+		}
+		sc = &schedule{tasks: make([]*task, len(preorders)), quota: max(2*int64(pf.model.n), 64)}
 		pf.sched[capacity] = sc
 	}
+	pf.clock++
+	sc.lastUse = pf.clock
 	sc.credit += budget
-	for sc.credit >= sc.limit {
-		s := pf.searchers[sc.next]
-		st := s.run(ctx, capacity, sc.limit)
-		pf.steps += s.steps
-		sc.credit -= s.steps
-		if st != aborted {
-			return st, s
+	for sc.credit > 0 {
+		t := sc.tasks[sc.next]
+		if t == nil {
+			t = pf.start(ctx, capacity, sc.next)
+			sc.tasks[sc.next] = t
 		}
-		if s.checkStop() {
-			return aborted, nil
+		before := t.s.steps
+		t.s.limit = before + min(sc.quota-before, sc.credit)
+		st, _ := t.next()
+		pf.steps += t.s.steps - before
+		sc.credit -= t.s.steps - before
+		switch st {
+		case paused:
+			if t.s.steps >= sc.quota {
+				if sc.next++; sc.next == len(preorders) {
+					sc.next, sc.quota = 0, 2*sc.quota
+				}
+			}
+			continue
+		case found:
+			pf.result = append(pf.result[:0], t.s.sol...)
 		}
-		if sc.next++; sc.next == len(pf.searchers) {
-			sc.next, sc.limit = 0, 2*sc.limit
-		}
+		pf.drop(capacity) // found, exhausted, or the deadline passed
+		return st
 	}
-	return aborted, nil
+	return paused
 }
 
-// offsets returns the plan the searcher found, as offsets into p.Buffers.
-func (s *searcher) offsets(p Problem) ([]int64, int64) {
+// offsets returns the last plan found, as offsets into p.Buffers, and its peak.
+func (pf *portfolio) offsets(p Problem) ([]int64, int64) {
 	off := make([]int64, len(p.Buffers))
 	var peak int64
-	for r, i := range s.m.orig {
-		off[i] = s.sol[r]
-		peak = max(peak, s.sol[r]+s.m.size[r])
+	for r, i := range pf.model.orig {
+		off[i] = pf.result[r]
+		peak = max(peak, pf.result[r]+pf.model.size[r])
 	}
 	return off, peak
 }
@@ -606,6 +696,7 @@ func exactSolve(ctx context.Context, p Problem, ub Plan, stepLimit int64) (Plan,
 	lb := ub.LowerBound
 	sec := sweepSections(p.Buffers, func(i int) bool { return p.Buffers[i].Size > 0 }, true)
 	pf := newPortfolio(p, sec)
+	defer pf.close()
 	// Every offset and so every peak is a multiple of g: tops are sums of sizes, and an offset
 	// is a top rounded up to an alignment, which changes it only if the alignment does not
 	// divide the sizes' gcd.
@@ -635,14 +726,19 @@ func exactSolve(ctx context.Context, p Problem, ub Plan, stepLimit int64) (Plan,
 			stopped = true
 			return aborted
 		}
-		st, sr := pf.decide(ctx, c, budget)
+		st := pf.decide(ctx, c, budget)
 		switch st {
 		case found:
-			off, peak := sr.offsets(p)
+			off, peak := pf.offsets(p)
 			plan = Plan{Offsets: off, Peak: peak, LowerBound: lb, Algorithm: Exact}
 			best = peak
 		case exhausted:
 			proven = max(proven, c+g)
+		}
+		for c := range pf.sched { // capacities that can no longer help
+			if c >= best || c < proven {
+				pf.drop(c)
+			}
 		}
 		return st
 	}
