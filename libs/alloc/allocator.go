@@ -102,9 +102,11 @@ package alloc
 //	heap.mu             everything inside one heap: its blocks, free index, quick blocks,
 //	                    pending events, spare structs and per-heap statistics.
 //	Allocator.evMu      the pool of idle events.
+//	Allocator.waitMu    blocks waiting for all captures to end (a use stream was captured when
+//	                    their events were due), and the capture count's decrements.
 //
-// Lock order: Allocator.mu, then Allocator.freeGate, then heap.mu, then Allocator.evMu. At most
-// one heap.mu is held at a time. The hot path (Alloc and Free with no capture underway) takes
+// Lock order: Allocator.mu, then Allocator.freeGate, then heap.mu, then Allocator.evMu or
+// Allocator.waitMu. At most one heap.mu is held at a time. The hot path (Alloc and Free with no capture underway) takes
 // only its heap's mu: the stream registry is read through an atomic pointer to an immutable
 // map, and allocator-wide statistics are atomics (one add per Alloc or Free). An Allocation
 // carries its heap as well as its block, and a block struct is recycled only within its heap, so
@@ -188,7 +190,8 @@ type Allocator struct {
 	sharedHeap  *heap // hooks.sharedHeap: the one heap every stream gets
 	evMu        sync.Mutex
 	idleEvents  []Event
-	eventsTotal int // events created, for Close
+	waitMu      sync.Mutex
+	waitCapture []*block // held until no capture is underway: used on a captured stream
 }
 
 // testHooks break invariants on purpose so that tests can show the CPU device detects the
@@ -517,6 +520,12 @@ func (h *heap) recordUses(b *block, own bool) (bool, error) {
 	if own {
 		streams = append(streams, h.stream)
 	}
+	if al.captures.Load() > 0 && al.waitForCaptures(b, streams) {
+		if own {
+			b.uses = streams[:len(streams)-1]
+		}
+		return true, nil
+	}
 	var errs []error
 	recorded := false
 	for _, s := range streams {
@@ -545,6 +554,38 @@ func (h *heap) recordUses(b *block, own bool) (bool, error) {
 		b.uses = streams[:len(streams)-1]
 	}
 	return recorded || len(errs) > 0, errors.Join(errs...)
+}
+
+// waitForCaptures holds b until no capture is underway if one of streams is being captured: an
+// event recorded there would belong to the capture and could not be queried. h.mu must be held.
+func (al *Allocator) waitForCaptures(b *block, streams []Stream) bool {
+	al.waitMu.Lock()
+	defer al.waitMu.Unlock()
+	for _, s := range streams {
+		if _, capturing, err := al.dev.CaptureInfo(s); err == nil && capturing {
+			b.holds++
+			al.waitCapture = append(al.waitCapture, b)
+			return true
+		}
+	}
+	return false
+}
+
+// captureEnded lowers the capture count and, when no capture is left, releases the blocks that
+// waited for that (waitForCaptures). No lock may be held.
+func (al *Allocator) captureEnded() error {
+	al.waitMu.Lock()
+	var bs []*block
+	if al.captures.Add(-1) == 0 {
+		bs = al.waitCapture
+		al.waitCapture = nil
+	}
+	al.waitMu.Unlock()
+	var errs []error
+	for _, b := range bs {
+		errs = append(errs, al.releaseHold(b))
+	}
+	return errors.Join(errs...)
 }
 
 // Alloc returns n bytes for use on stream s, in stream order: the memory may be used by work
@@ -975,7 +1016,6 @@ func (al *Allocator) getEvent() (Event, error) {
 	if err != nil {
 		return 0, fmt.Errorf("alloc: new event: %w", err)
 	}
-	al.eventsTotal++
 	return ev, nil
 }
 

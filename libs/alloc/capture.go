@@ -109,12 +109,14 @@ func (al *Allocator) BeginCapture(s Stream, pool *GraphPool) error {
 	al.captures.Add(1)
 	al.freeGate.Unlock()
 	fail := func(err error) error {
-		al.captures.Add(-1)
 		pool.refs--
 		if pool.refs == 0 {
 			pool.released = true
 		}
-		return fmt.Errorf("alloc: begin capture on stream %d: %w", s, err)
+		// Blocks waiting for captures to end need heap locks: release them without al.mu.
+		al.mu.Unlock()
+		defer al.mu.Lock()
+		return errors.Join(fmt.Errorf("alloc: begin capture on stream %d: %w", s, err), al.captureEnded())
 	}
 	if err := al.dev.BeginCapture(s); err != nil {
 		return fail(err)
@@ -146,12 +148,12 @@ func (al *Allocator) EndCapture(s Stream) (*Graph, error) {
 	exec, err := al.dev.EndCapture(s)
 	delete(al.byStream, s)
 	delete(al.byCapture, c.id)
-	al.captures.Add(-1)
 	al.mu.Unlock()
+	endErr := al.captureEnded()
 
 	if err != nil {
 		// No graph will replay the capture: what it held is released now.
-		errs := []error{fmt.Errorf("alloc: end capture on stream %d: %w", s, err)}
+		errs := []error{fmt.Errorf("alloc: end capture on stream %d: %w", s, err), endErr}
 		for _, b := range append(c.deferred, c.retained...) {
 			errs = append(errs, al.releaseHold(b))
 		}
@@ -159,7 +161,7 @@ func (al *Allocator) EndCapture(s Stream) (*Graph, error) {
 		return nil, errors.Join(errs...)
 	}
 	g := &Graph{al: al, exec: exec, pool: c.pool, retained: c.retained}
-	var errs []error
+	errs := []error{endErr}
 	for _, b := range c.deferred {
 		errs = append(errs, al.releaseHold(b))
 	}

@@ -282,3 +282,35 @@ func TestNoDeviceFreesDuringCapture(t *testing.T) {
 	require.Zero(t, al.Stats().Segments.Current)
 	require.Zero(t, al.Stats().TotalAllocatedBytes)
 }
+
+func TestHeldBlockUsedOnAnotherCapturedStreamWaitsForItsCapture(t *testing.T) {
+	d := newCPU(t, 64<<20)
+	al := newAllocator(t, d, Options{})
+	s1, s2 := newStream(t, d), newStream(t, d)
+	require.NoError(t, al.BeginCapture(s1, nil))
+	x := mustAlloc(t, al, s1, 4096)
+	require.NoError(t, al.RecordStream(x, s2))
+	require.NoError(t, al.BeginCapture(s2, nil))
+	require.NoError(t, al.Free(x)) // deferred to the end of s1's capture
+	g1, err := al.EndCapture(s1)
+	require.NoError(t, err)
+	// s2 is being captured: an event recorded there now could never be queried.
+	require.Equal(t, int64(4096), al.Stats().HeldBytes)
+	require.Zero(t, al.Stats().EventRecordCalls)
+	g2, err := al.EndCapture(s2)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), al.Stats().EventRecordCalls, "the event is recorded once no capture is underway")
+	require.NoError(t, d.SynchronizeStream(s2))
+
+	require.NoError(t, al.BeginCapture(s1, g1.Pool()))
+	y := mustAlloc(t, al, s1, 4096)
+	require.Equal(t, x.Ptr(), y.Ptr(), "the block returned to its pool")
+	require.NoError(t, al.Free(y))
+	g3, err := al.EndCapture(s1)
+	require.NoError(t, err)
+	require.Zero(t, al.Stats().HeldBytes)
+	for _, g := range []*Graph{g1, g2, g3} {
+		require.NoError(t, g.Release())
+	}
+	require.Zero(t, al.Stats().Segments.Current)
+}
