@@ -535,13 +535,15 @@ func (s *searcher) checkStop() bool {
 	return s.ctx.Err() != nil
 }
 
-// A portfolio runs the decision search over the preorders, round robin, granting each a step
-// quota that doubles each round, as MiniMalloc does. Unlike MiniMalloc, which restarts a search
-// from scratch with the larger limit, each search here is a coroutine that pauses when its quota
-// is spent and later resumes where it stopped. A depth-first search is deterministic, so a
-// restart would only retrace the same path: resuming gives the same answer without the
-// retracing, which was most of MiniMalloc's work. Capacities probed again pick up where they
-// stopped too, while at most liveSchedules of them are kept.
+// A portfolio runs the decision search over the preorders, round robin. MiniMalloc restarts
+// each preorder's search from scratch with a step limit that doubles each round, so that one
+// unlucky order cannot stall it. Here each search is a coroutine that pauses when it has used
+// its quota and later resumes where it stopped: a depth-first search is deterministic, so a
+// restart would only retrace its path, which was most of MiniMalloc's work. Resuming being free,
+// the quota grows by a fixed slice per round rather than doubling, so that the searches share
+// the work evenly and the first to succeed costs the others no more than its own steps.
+// Capacities probed again pick up where they stopped too, while at most liveSchedules of them
+// are kept.
 type portfolio struct {
 	model  *model
 	steps  int64 // total steps, all searches
@@ -591,6 +593,10 @@ func (pf *portfolio) start(ctx context.Context, capacity int64, h int) *task {
 	return t
 }
 
+// slice is the steps each search gets per round: enough for a few dives through the buffers,
+// so that coroutine switches stay rare.
+func (pf *portfolio) slice() int64 { return max(2*int64(pf.model.n), 64) }
+
 // finish stops a task (unwinding a paused search, which leaves its searcher clean) and keeps
 // its searcher for reuse.
 func (pf *portfolio) finish(h int, t *task) {
@@ -632,7 +638,7 @@ func (pf *portfolio) decide(ctx context.Context, capacity, budget int64) searchS
 			}
 			pf.drop(lru)
 		}
-		sc = &schedule{tasks: make([]*task, len(preorders)), quota: max(2*int64(pf.model.n), 64)}
+		sc = &schedule{tasks: make([]*task, len(preorders)), quota: pf.slice()}
 		pf.sched[capacity] = sc
 	}
 	pf.clock++
@@ -653,7 +659,7 @@ func (pf *portfolio) decide(ctx context.Context, capacity, budget int64) searchS
 		case paused:
 			if t.s.steps >= sc.quota {
 				if sc.next++; sc.next == len(preorders) {
-					sc.next, sc.quota = 0, 2*sc.quota
+					sc.next, sc.quota = 0, sc.quota+pf.slice()
 				}
 			}
 			continue
