@@ -114,7 +114,7 @@ func (r Recipe) Align() int64 {
 	return a
 }
 
-// Part is one carved part of a Workspace.
+// CarvedPart is one carved part of a Workspace.
 type CarvedPart struct {
 	Name string
 	Ptr  Ptr

@@ -287,7 +287,8 @@ func (d *CPUDevice) SynchronizeStream(h Stream) error {
 
 // Launch queues fn on stream s; fn runs on s's goroutine after all work queued before it. While
 // s is captured, fn is recorded into the capture instead. fn must not block on work queued
-// after it on the same stream.
+// after it on the same stream, and must not call the device's waiting methods (Synchronize*,
+// Free) or an allocator over the device: they would wait for fn itself.
 func (d *CPUDevice) Launch(h Stream, fn func()) error {
 	d.count(callLaunch)
 	if fn == nil {

@@ -1,4 +1,3 @@
-// Package alloc provides devices and streams, a stream-ordered caching allocator, arenas and workspace carving.
 package alloc
 
 // DefaultPartAlign is the alignment of a workspace part that does not ask for another one:
