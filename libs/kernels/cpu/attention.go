@@ -208,28 +208,10 @@ func (r *attnRun) keyRange(b, i int) (lo, hi int) {
 	return lo, hi
 }
 
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// dot and axpy use gonum's level-1 BLAS, whose unit-stride kernels are assembly.
+func dot(a, b []float32) float32 { return blasImpl.Sdot(len(a), a, 1, b[:len(a)], 1) }
 
-func axpy(alpha float32, x, y []float32) {
-	x = x[:len(y)]
-	for i := range y {
-		y[i] += alpha * x[i]
-	}
-}
+func axpy(alpha float32, x, y []float32) { blasImpl.Saxpy(len(y), alpha, x[:len(y)], 1, y, 1) }
 
 // scores fills sc with the exponentiated, max-shifted scores of row i of (b, head n) against
 // keys [j0, j1) and returns the max and the sum of the exponentials. Excluded keys get 0.

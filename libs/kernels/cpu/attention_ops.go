@@ -167,6 +167,7 @@ type attention struct {
 	p             int
 	bias, present bool
 	hasPast       bool
+	workers       int
 }
 
 func selectAttention(n *kernels.Node, d kernels.Device) (plan, error) {
@@ -188,7 +189,7 @@ func selectAttention(n *kernels.Node, d kernels.Device) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	a := &attention{hin: int(x.Shape[2])}
+	a := &attention{hin: int(x.Shape[2]), workers: d.Workers}
 	total := int(w.Shape[1])
 	a.hq, a.hk, a.hv = total/3, total/3, total/3
 	if sz := at.Ints("qkv_hidden_sizes"); sz != nil {
@@ -258,7 +259,7 @@ func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
 	c := &a.core
 	total := a.hq + a.hk + a.hv
 	qkv := kernels.ViewAs[float32](ws.bytes(0))[:c.b*c.s*total]
-	sgemm(c.b*c.s, total, a.hin, in[0].Float32s(), in[1].Float32s(), qkv)
+	gemmPar(c.b*c.s, total, a.hin, in[0].Float32s(), in[1].Float32s(), qkv, a.workers)
 	if a.bias {
 		bias := in[2].Float32s()[:total]
 		for r := 0; r < c.b*c.s; r++ {

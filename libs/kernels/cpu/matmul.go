@@ -321,23 +321,81 @@ func (g *gemmBody) Do(slot, lo, hi int) {
 	}
 }
 
-// sgemm computes c = a * b for row-major a (m x k), b (k x n), c (m x n).
+// sgemm computes c = a * b for row-major a (m x k), b (k x n), c (m x n) on one goroutine.
 func sgemm(m, n, k int, a, b, c []float32) {
+	sgemmLD(m, n, k, a, k, b, n, c, n)
+}
+
+// sgemmLD is sgemm with leading dimensions. Products of fewer than 4 blocks of 64x64 stay on
+// the calling goroutine in gonum (its serial kernel, no allocation); larger ones must go
+// through tiledGemm.
+func sgemmLD(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
 	if k == 0 { // gonum insists on non-empty operands
-		clear(c[:m*n])
+		for i := 0; i < m; i++ {
+			clear(c[i*ldc : i*ldc+n])
+		}
 		return
 	}
-	blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, max(k, 1), b, max(n, 1), 0, c, max(n, 1))
+	blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, max(lda, 1), b, max(ldb, 1), 0, c, max(ldc, 1))
+}
+
+// Tiles of C for the parallel product: 64 x 192 (three of gonum's blocks, so gonum runs each
+// serially), K walked in slabs of 256 so the slab of B stays in cache.
+const (
+	tileM = gemmBlock
+	tileN = 3 * gemmBlock
+	tileK = 256
+)
+
+// tiledGemm computes c = a * b (row-major, m x k times k x n) in parallel over tiles of C on
+// the shared worker pool. gonum's own parallel Sgemm would start goroutines (allocating) and
+// ignore the device's worker count; this keeps the hot path allocation-free and deterministic.
+type tiledGemm struct {
+	m, n, k int
+	a, b, c []float32
+}
+
+var tiledGemms = sync.Pool{New: func() any { return new(tiledGemm) }}
+
+func (g *tiledGemm) Do(slot, lo, hi int) {
+	tn := (g.n + tileN - 1) / tileN
+	for t := lo; t < hi; t++ {
+		i0, j0 := (t/tn)*tileM, (t%tn)*tileN
+		mt, nt := min(tileM, g.m-i0), min(tileN, g.n-j0)
+		c := g.c[i0*g.n+j0:]
+		for k0 := 0; k0 < g.k; k0 += tileK {
+			kt := min(tileK, g.k-k0)
+			beta := float32(1)
+			if k0 == 0 {
+				beta = 0
+			}
+			blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, mt, nt, kt, 1, g.a[i0*g.k+k0:], g.k, g.b[k0*g.n+j0:], g.n, beta, c, g.n)
+		}
+	}
+}
+
+// gemmPar computes c = a * b with up to slots workers.
+func gemmPar(m, n, k int, a, b, c []float32, slots int) {
+	if gemmBlocks(int64(m), int64(n)) < 4 || k == 0 {
+		sgemm(m, n, k, a, b, c)
+		return
+	}
+	g := tiledGemms.Get().(*tiledGemm)
+	g.m, g.n, g.k, g.a, g.b, g.c = m, n, k, a, b, c
+	tiles := ((m + tileM - 1) / tileM) * ((n + tileN - 1) / tileN)
+	par.For(tiles, 1, slots, g)
+	*g = tiledGemm{}
+	tiledGemms.Put(g)
 }
 
 func (mm *matmul) gemm(a, b, c []float32) {
 	switch {
 	case mm.batches == 0:
 	case mm.fold:
-		sgemm(mm.m*mm.batches, mm.n, mm.k, a, b, c)
+		gemmPar(mm.m*mm.batches, mm.n, mm.k, a, b, c, mm.slots)
 	case gemmBlocks(int64(mm.m), int64(mm.n)) < 4 && mm.batches > 1:
 		g := gemmBodies.Get().(*gemmBody)
 		g.mm, g.a, g.b, g.c = mm, a, b, c
@@ -346,7 +404,7 @@ func (mm *matmul) gemm(a, b, c []float32) {
 		gemmBodies.Put(g)
 	default:
 		for i := 0; i < mm.batches; i++ {
-			sgemm(mm.m, mm.n, mm.k, a[mm.aOff[i]:], b[mm.bOff[i]:], c[i*mm.m*mm.n:])
+			gemmPar(mm.m, mm.n, mm.k, a[mm.aOff[i]:], b[mm.bOff[i]:], c[i*mm.m*mm.n:], mm.slots)
 		}
 	}
 }

@@ -145,18 +145,18 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 		switch {
 		case identity || !red[i]:
 			if k >= len(out[0].Shape) || out[0].Shape[k] != d {
-				return fmt.Errorf("output shape %v does not match reducing %v over %v", out[0].Shape, r.in, axes)
+				return fmt.Errorf("output shape %v does not match reducing %v over the given axes", out[0].Shape, r.in)
 			}
 			k++
 		case r.keepdims:
 			if k >= len(out[0].Shape) || out[0].Shape[k] != 1 {
-				return fmt.Errorf("output shape %v does not match reducing %v over %v", out[0].Shape, r.in, axes)
+				return fmt.Errorf("output shape %v does not match reducing %v over the given axes", out[0].Shape, r.in)
 			}
 			k++
 		}
 	}
 	if k != len(out[0].Shape) {
-		return fmt.Errorf("output shape %v does not match reducing %v over %v", out[0].Shape, r.in, axes)
+		return fmt.Errorf("output shape %v does not match reducing %v over the given axes", out[0].Shape, r.in)
 	}
 	if identity {
 		copy(out[0].Data, in[0].Data)

@@ -1,0 +1,97 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// benchRun selects n, carves its workspace once and runs it b.N times.
+func benchRun(b *testing.B, n *kernels.Node, in []kernels.Tensor, flops float64) {
+	inst, err := registry.Select(n, kernels.CPU(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make([]kernels.Tensor, len(n.Outputs))
+	for i, v := range n.Outputs {
+		if v.Present() {
+			out[i] = kernels.MustTensor(v.DType, v.Shape...)
+		}
+	}
+	size, _ := inst.Recipe().Size()
+	reg, keep := region(size)
+	var ws *alloc.Workspace
+	if size > 0 {
+		if ws, err = alloc.Carve(reg, inst.Recipe()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := inst.Run(in, out, ws, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if flops > 0 {
+		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	}
+	_ = keep
+	b.Logf("tactic %s", inst.Tactic())
+}
+
+func BenchmarkMatMul(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range [][3]int64{{1, 768, 768}, {64, 768, 768}, {256, 1024, 1024}, {8, 4096, 64}, {1, 4096, 128}, {512, 64, 512}} {
+		m, k, nn := s[0], s[1], s[2]
+		b.Run(fmt.Sprintf("%dx%dx%d", m, k, nn), func(b *testing.B) {
+			a, w := randF32(r, m, k), randF32(r, k, nn)
+			n := node("MatMul", graph.Attributes{}, []kernels.Tensor{a, w}, kernels.Value{DType: graph.Float32, Shape: []int64{m, nn}})
+			benchRun(b, n, []kernels.Tensor{a, w}, float64(2*m*k*nn))
+		})
+	}
+}
+
+func BenchmarkAttention(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const heads, d = 12, 64
+	for _, s := range [][3]int64{{1, 128, 128}, {1, 1, 1024}, {4, 1, 2048}, {1, 512, 512}} {
+		bs, sq, sk := s[0], s[1], s[2]
+		b.Run(fmt.Sprintf("b%d-q%d-k%d", bs, sq, sk), func(b *testing.B) {
+			q := randF32(r, bs, sq, heads*d)
+			k, v := randF32(r, bs, sk, heads*d), randF32(r, bs, sk, heads*d)
+			n := msNode("MultiHeadAttention", kernels.Attrs("num_heads", heads), []kernels.Tensor{q, k, v}, value(q))
+			benchRun(b, n, []kernels.Tensor{q, k, v}, float64(4*bs*heads*sq*sk*d))
+		})
+	}
+}
+
+func BenchmarkLayerNorm(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	x, g := randF32(r, 64, 768), randF32(r, 768)
+	n := node("LayerNormalization", graph.Attributes{}, []kernels.Tensor{x, g, g}, value(x))
+	benchRun(b, n, []kernels.Tensor{x, g, g}, 0)
+}
+
+func BenchmarkMatMulNBits(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const k, nn, bs = 1024, 1024, 32
+	blob := make([]byte, nn*(k/bs)*bs/2)
+	for i := range blob {
+		blob[i] = byte(r.IntN(256))
+	}
+	for _, m := range []int64{1, 32} {
+		b.Run(fmt.Sprintf("m%d", m), func(b *testing.B) {
+			a := randF32(r, m, k)
+			sc := randF32(r, nn, k/bs)
+			in := []kernels.Tensor{a, {DType: graph.Uint8, Shape: []int64{nn, k / bs, bs / 2}, Data: blob}, sc}
+			n := msNode("MatMulNBits", kernels.Attrs("K", k, "N", nn, "bits", 4, "block_size", bs), in, kernels.Value{DType: graph.Float32, Shape: []int64{m, nn}})
+			benchRun(b, n, in, float64(2*m*k*nn))
+		})
+	}
+}
