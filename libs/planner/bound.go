@@ -6,7 +6,11 @@ package planner
 // size rounded up to g; the bound charges each buffer its rounded size and forgives the largest
 // rounding once (the topmost buffer's). Zero-size buffers take no space. p should be valid.
 func LowerBound(p Problem) int64 {
-	sec := sweepSections(p.Buffers, func(i int) bool { return p.Buffers[i].Size > 0 }, false)
+	return lowerBound(p, sweepSections(p.Buffers, func(i int) bool { return p.Buffers[i].Size > 0 }, false))
+}
+
+// lowerBound is LowerBound with the problem's coarse sections at hand.
+func lowerBound(p Problem, sec sections) int64 {
 	var best int64
 	for _, m := range sec.members {
 		best = max(best, sectionBound(p.Buffers, m))

@@ -117,12 +117,12 @@ func Solve(ctx context.Context, p Problem, opts Options) (Plan, error) {
 		return Plan{}, fmt.Errorf("planner: unknown algorithm %q (want one of %v)", alg, Algorithms())
 	}
 	sec := sweepSections(p.Buffers, func(i int) bool { return p.Buffers[i].Size > 0 }, false)
-	lb := LowerBound(p)
+	lb := lowerBound(p, sec)
 	var plan Plan
 	if isHeuristic {
 		plan = runHeuristic(p, sec, alg)
 	} else {
-		plan = bestHeuristic(p, sec)
+		plan = bestHeuristic(p, sec, lb)
 	}
 	plan.LowerBound = lb
 	plan.Optimal = plan.Peak == lb
@@ -154,13 +154,17 @@ func runHeuristic(p Problem, sec sections, alg Algorithm) Plan {
 	return Plan{Offsets: off, Peak: peak, Algorithm: alg}
 }
 
-// bestHeuristic runs every heuristic and keeps the lowest peak; ties go to the earlier one.
-func bestHeuristic(p Problem, sec sections) Plan {
+// bestHeuristic runs the heuristics and keeps the lowest peak; ties go to the earlier one. It
+// stops at the first that meets the lower bound lb, as none can do better.
+func bestHeuristic(p Problem, sec sections, lb int64) Plan {
 	var best Plan
 	for i, h := range heuristics {
 		off, peak := h.run(p, sec)
 		if i == 0 || peak < best.Peak {
 			best = Plan{Offsets: off, Peak: peak, Algorithm: h.name}
+		}
+		if peak <= lb {
+			break
 		}
 	}
 	return best

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 )
 
@@ -48,26 +49,27 @@ func sweepSections(bufs []Buffer, keep func(i int) bool, fine bool) sections {
 		}
 		return cmp.Compare(a.i, b.i)
 	})
-	live := make(map[int32]struct{})
-	grown := false // a buffer started since the last section was recorded
+	live := make([]uint64, (len(bufs)+63)/64) // a bitset, so that live sets come out in index order
+	grown := false                            // a buffer started since the last section was recorded
 	for k, e := range events {
 		if !e.end {
-			live[e.i] = struct{}{}
+			live[e.i/64] |= 1 << (e.i % 64)
 			sec.lo[e.i] = int32(len(sec.members))
 			grown = true
 			continue
 		}
 		// Record the live set before it shrinks. (An end is never the first event.)
 		if grown || fine && !(events[k-1].end && events[k-1].t == e.t) {
-			m := make([]int32, 0, len(live))
-			for i := range live {
-				m = append(m, i)
+			var m []int32
+			for w, x := range live {
+				for ; x != 0; x &= x - 1 {
+					m = append(m, int32(w*64+bits.TrailingZeros64(x)))
+				}
 			}
-			slices.Sort(m)
 			sec.members = append(sec.members, m)
 			grown = false
 		}
-		delete(live, e.i)
+		live[e.i/64] &^= 1 << (e.i % 64)
 		sec.hi[e.i] = int32(len(sec.members))
 	}
 	return sec
