@@ -3,20 +3,20 @@ module carve.dev/apps/runner
 go 1.26
 
 require (
+	carve.dev/libs/alloc v0.0.0
 	carve.dev/libs/engine v0.0.0-00010101000000-000000000000
 	carve.dev/libs/graph v0.0.0
 	carve.dev/libs/kernels v0.0.0
+	carve.dev/libs/planner v0.0.0
 	codeberg.org/sbinet/npyio v0.14.0
 	github.com/stretchr/testify v1.12.1
+	github.com/x448/float16 v0.8.4
 )
 
 require (
-	carve.dev/libs/alloc v0.0.0 // indirect
-	carve.dev/libs/planner v0.0.0 // indirect
 	github.com/campoy/embedmd v1.0.0 // indirect
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
-	github.com/x448/float16 v0.8.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/text v0.34.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect

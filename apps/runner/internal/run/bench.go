@@ -1,0 +1,155 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// BenchConfig says how to benchmark.
+type BenchConfig struct {
+	Warmup int // untimed runs per session first (at least 1: the first run compiles the pattern)
+	Runs   int // timed runs in all, spread over the sessions
+	// Progress, if not nil, is called with the timed runs done so far, about ten times a second
+	// from a goroutine of its own and once at the end.
+	Progress func(done int)
+}
+
+// BenchResult is a benchmark's figures. Durations are in milliseconds in JSON.
+type BenchResult struct {
+	Runs        int     `json:"runs"`
+	Sessions    int     `json:"sessions"`
+	WallSeconds float64 `json:"wall_seconds"`
+	RunsPerSec  float64 `json:"runs_per_second"`
+	Latency     Latency `json:"latency_ms"`
+	// GoAllocsPerRun is the Go heap allocations (runtime.MemStats.Mallocs) during the timed
+	// runs, divided by the runs. With Progress set, the progress reports' own are included.
+	GoAllocsPerRun float64 `json:"go_allocs_per_run"`
+	// DeviceMallocsPerRun and AllocatorAllocsPerRun are the device's malloc calls and the
+	// allocator's allocations during the timed runs, per run.
+	DeviceMallocsPerRun   float64 `json:"device_mallocs_per_run"`
+	AllocatorAllocsPerRun float64 `json:"allocator_allocs_per_run"`
+	Stats                 Stats   `json:"stats"`
+}
+
+// Latency are percentiles of the runs' latencies, in milliseconds.
+type Latency struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// Bench warms every session up, then runs cfg.Runs timed runs, the sessions concurrently,
+// each session taking the next run as soon as it finished its last.
+func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, error) {
+	if cfg.Runs < 1 {
+		return nil, &UsageError{fmt.Sprintf("--runs %d: time at least one run", cfg.Runs)}
+	}
+	if cfg.Warmup < 1 {
+		return nil, &UsageError{fmt.Sprintf("--warmup %d: warm up at least once (the first run of a pattern compiles it)", cfg.Warmup)}
+	}
+	if _, err := r.Run(ctx, cfg.Warmup); err != nil {
+		return nil, err
+	}
+
+	lat := make([]time.Duration, cfg.Runs)
+	var next, done atomic.Int64
+	errs := make([]error, len(r.Sessions))
+	stop := make(chan struct{})
+	var ticker sync.WaitGroup
+	if cfg.Progress != nil {
+		ticker.Go(func() {
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					cfg.Progress(int(done.Load()))
+				}
+			}
+		})
+	}
+
+	var ms0, ms1 runtime.MemStats
+	before := r.Counters()
+	runtime.ReadMemStats(&ms0)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for s, sess := range r.Sessions {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(cfg.Runs) {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errs[s] = err
+					return
+				}
+				t0 := time.Now()
+				if _, err := sess.Run(ctx, r.Inputs); err != nil {
+					errs[s] = fmt.Errorf("session %d: %w", s, err)
+					return
+				}
+				lat[i] = time.Since(t0)
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	runtime.ReadMemStats(&ms1)
+	after := r.Counters()
+	close(stop)
+	ticker.Wait()
+	if cfg.Progress != nil {
+		cfg.Progress(int(done.Load()))
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	n := float64(cfg.Runs)
+	d := after.Sub(before)
+	return &BenchResult{
+		Runs: cfg.Runs, Sessions: len(r.Sessions), WallSeconds: wall.Seconds(), RunsPerSec: n / wall.Seconds(),
+		Latency:               percentiles(lat),
+		GoAllocsPerRun:        float64(ms1.Mallocs-ms0.Mallocs) / n,
+		DeviceMallocsPerRun:   float64(d.DeviceMallocs) / n,
+		AllocatorAllocsPerRun: float64(d.Allocs) / n,
+		Stats:                 r.Stats(),
+	}, nil
+}
+
+// percentiles sorts lat and reads the nearest-rank percentiles.
+func percentiles(lat []time.Duration) Latency {
+	if len(lat) == 0 {
+		return Latency{}
+	}
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	rank := func(p float64) time.Duration {
+		// Nearest rank: the smallest value with at least p of the samples at or below it.
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	return Latency{Min: ms(s[0]), Mean: ms(sum) / float64(len(s)), P50: ms(rank(0.50)), P90: ms(rank(0.90)),
+		P99: ms(rank(0.99)), Max: ms(s[len(s)-1])}
+}

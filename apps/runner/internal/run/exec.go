@@ -1,0 +1,167 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/kernels"
+)
+
+// Result is what Run returns: the outputs of the last run (copies, in the model's output
+// order), the latencies, and the allocation counters of the steady state.
+type Result struct {
+	Outputs []kernels.Tensor
+	Names   []string // output names, in the same order
+	// Latencies[s][i] is the i'th run of session s.
+	Latencies [][]time.Duration
+	// Steady are the counters' increase over the runs after each session's first run: a run
+	// of a pattern that was already run allocates nothing, so they are all zero.
+	Steady Counters
+}
+
+// Counters are allocation counters: the device's malloc and free calls and the allocator's
+// allocations (its dynamic allocations, which arenas are not).
+type Counters struct {
+	DeviceMallocs int64 `json:"device_malloc_calls"`
+	DeviceFrees   int64 `json:"device_free_calls"`
+	Allocs        int64 `json:"allocator_allocs"`
+	Frees         int64 `json:"allocator_frees"`
+}
+
+// Counters reads the runner's allocation counters now.
+func (r *Runner) Counters() Counters {
+	calls := r.Device.Calls()
+	st := r.Alloc.Stats()
+	return Counters{DeviceMallocs: calls.Malloc, DeviceFrees: calls.Free, Allocs: st.Allocations.Allocated, Frees: st.Allocations.Freed}
+}
+
+// Sub returns c - o.
+func (c Counters) Sub(o Counters) Counters {
+	return Counters{c.DeviceMallocs - o.DeviceMallocs, c.DeviceFrees - o.DeviceFrees, c.Allocs - o.Allocs, c.Frees - o.Frees}
+}
+
+// NondeterminismError reports sessions whose outputs differ for the same inputs.
+type NondeterminismError struct {
+	Output  string
+	Session int // differs from session 0
+}
+
+func (e *NondeterminismError) Error() string {
+	return fmt.Sprintf("output %q of session %d differs from session 0's for the same inputs: the run is not deterministic (a kernel bug; report it)", e.Output, e.Session)
+}
+
+// Run runs the inputs repeat times on every session, the sessions concurrently: first one run
+// on each session (which compiles the pattern), then the other repeat-1. The outputs of every
+// session must be bit-identical; a difference is a *NondeterminismError.
+func (r *Runner) Run(ctx context.Context, repeat int) (*Result, error) {
+	if repeat < 1 {
+		return nil, &UsageError{fmt.Sprintf("--repeat %d: run at least once", repeat)}
+	}
+	k := len(r.Sessions)
+	res := &Result{Names: Names(r.Model.Outputs), Latencies: make([][]time.Duration, k)}
+	outs := make([][]kernels.Tensor, k)
+	phase := func(runs int) error {
+		var wg sync.WaitGroup
+		errs := make([]error, k)
+		for s, sess := range r.Sessions {
+			wg.Go(func() {
+				for range runs {
+					if err := ctx.Err(); err != nil {
+						errs[s] = err
+						return
+					}
+					start := time.Now()
+					o, err := sess.Run(ctx, r.Inputs)
+					res.Latencies[s] = append(res.Latencies[s], time.Since(start))
+					if err != nil {
+						errs[s] = fmt.Errorf("session %d: %w", s, err)
+						return
+					}
+					outs[s] = o
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := phase(1); err != nil {
+		return nil, err
+	}
+	before := r.Counters()
+	if err := phase(repeat - 1); err != nil {
+		return nil, err
+	}
+	res.Steady = r.Counters().Sub(before)
+
+	// The outputs alias the sessions' arenas, which no run is using now.
+	for i, name := range res.Names {
+		for s := 1; s < k; s++ {
+			if !bytes.Equal(outs[s][i].Data, outs[0][i].Data) {
+				return nil, &NondeterminismError{Output: name, Session: s}
+			}
+		}
+		res.Outputs = append(res.Outputs, clone(outs[0][i]))
+	}
+	return res, nil
+}
+
+func clone(t kernels.Tensor) kernels.Tensor {
+	return kernels.Tensor{DType: t.DType, Shape: append([]int64(nil), t.Shape...), Data: bytes.Clone(t.Data)}
+}
+
+// Stats are the statistics --stats prints.
+type Stats struct {
+	Allocator alloc.Stats `json:"allocator"`
+	Engine    EngineStats `json:"engine"`
+	Device    DeviceCalls `json:"device"`
+}
+
+// EngineStats are engine.Stats with a stable JSON form.
+type EngineStats struct {
+	Patterns struct {
+		Hits      int64 `json:"hits"`
+		Misses    int64 `json:"misses"`
+		Computes  int64 `json:"computes"`
+		Shared    int64 `json:"shared"`
+		Evictions int64 `json:"evictions"`
+		Len       int   `json:"len"`
+	} `json:"patterns"`
+	DynamicWorkspaces     int64 `json:"dynamic_workspaces"`
+	DynamicWorkspaceBytes int64 `json:"dynamic_workspace_bytes"`
+}
+
+// DeviceCalls are the device's call counters that concern memory and streams.
+type DeviceCalls struct {
+	Malloc            int64 `json:"malloc"`
+	Free              int64 `json:"free"`
+	MemInfo           int64 `json:"mem_info"`
+	NewStream         int64 `json:"new_stream"`
+	DestroyStream     int64 `json:"destroy_stream"`
+	SynchronizeStream int64 `json:"synchronize_stream"`
+	RecordEvent       int64 `json:"record_event"`
+	Launch            int64 `json:"launch"`
+}
+
+// Stats snapshots the allocator's, the engine's and the device's counters.
+func (r *Runner) Stats() Stats {
+	es := r.Runtime.Stats()
+	var st Stats
+	st.Allocator = r.Alloc.Stats()
+	p := &st.Engine.Patterns
+	p.Hits, p.Misses, p.Computes, p.Shared, p.Evictions, p.Len = es.Patterns.Hits, es.Patterns.Misses,
+		es.Patterns.Computes, es.Patterns.Shared, es.Patterns.Evictions, es.Patterns.Len
+	st.Engine.DynamicWorkspaces, st.Engine.DynamicWorkspaceBytes = es.DynamicWorkspace, es.DynamicBytes
+	c := r.Device.Calls()
+	st.Device = DeviceCalls{Malloc: c.Malloc, Free: c.Free, MemInfo: c.MemInfo, NewStream: c.NewStream,
+		DestroyStream: c.DestroyStream, SynchronizeStream: c.SynchronizeStream, RecordEvent: c.RecordEvent, Launch: c.Launch}
+	return st
+}

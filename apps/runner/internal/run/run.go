@@ -1,0 +1,282 @@
+// Package run loads a model for execution with a Level-2 reservation and runs it on one or
+// more sessions: the runner's work, without its command line.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"carve.dev/apps/runner/internal/bundled"
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/planner"
+)
+
+// Config says what to load and how to run it.
+type Config struct {
+	// ModelPath is the .onnx file; "" means the bundled model.
+	ModelPath string
+	// Envelope holds the --dim ranges. Dims it leaves out are taken from the shapes of Inputs,
+	// and for the bundled model from bundled.DefaultEnvelope.
+	Envelope engine.Envelope
+	// Inputs are the model's inputs by name; nil means deterministic random inputs at the
+	// largest binding of the envelope (see RandomInputs), made from Seed.
+	Inputs map[string]kernels.Tensor
+	Seed   uint64
+	// Device is "cpu" ("" means cpu); "cuda" needs a build with the cuda tag.
+	Device string
+	// DeviceMemory is the CPU device's memory in bytes; 0 means the host's available memory.
+	DeviceMemory int64
+	Policy       planner.Policy
+	// Limit caps the allocator's bytes; 0 means none beyond the device.
+	Limit int64
+	// Workers is the CPU kernels' worker count; 0 means GOMAXPROCS.
+	Workers int
+	// Sessions is how many sessions (streams, arenas) run concurrently; 0 means 1.
+	Sessions int
+	// Registry overrides the CPU kernels (benchmarks use it to time the executor alone).
+	Registry *kernels.Registry
+	// Observe, if not nil, sees the allocator's statistics when the runner is closed, with
+	// stage "before-close" (sessions still open) and "after-close" (everything released), also
+	// when Load fails. For tests and diagnostics.
+	Observe func(stage string, st alloc.Stats)
+}
+
+// UsageError reports a problem in how the runner was asked to run (flags, input names), as
+// opposed to a problem with the files or the model.
+type UsageError struct{ Problem string }
+
+func (e *UsageError) Error() string { return e.Problem }
+
+// Runner is a model loaded on a device with its sessions' arenas reserved. Run and Bench may be
+// called one at a time (they use every session); Runner is not safe for concurrent use.
+type Runner struct {
+	Model     *graph.Model
+	ModelName string // the path, or bundled.Name
+	Device    *alloc.CPUDevice
+	Alloc     *alloc.Allocator
+	Runtime   *engine.Runtime
+	Sessions  []*engine.Session
+	// Envelope is the envelope the runtime was planned for, every dim filled in.
+	Envelope engine.Envelope
+	// Inputs are the inputs every run uses; Binding is the binding their shapes give.
+	Inputs      map[string]kernels.Tensor
+	InputSource map[string]string // "random" or the file, by input name
+	Binding     engine.Binding
+	Reservation Reservation
+	Config      Config
+}
+
+// Reservation is what Load reserved: per-session arenas planned over the envelope.
+type Reservation struct {
+	Envelope        string           `json:"envelope"`
+	ArenaBytes      int64            `json:"arena_bytes"` // each session's arena: activations and workspaces
+	Sessions        int              `json:"sessions"`
+	TotalArenaBytes int64            `json:"total_arena_bytes"`
+	WeightBytes     int64            `json:"weight_bytes"` // the model's weights, mapped from its file on the CPU
+	WorstBinding    map[string]int64 `json:"worst_binding"`
+	Candidates      int              `json:"candidates"`            // bindings planned to find the worst
+	WorkspaceBound  int64            `json:"workspace_bound_bytes"` // the sum of the nodes' W over the envelope
+	DrivingDim      string           `json:"driving_dim,omitempty"`
+	AvailableBytes  int64            `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
+	LimitBytes      int64            `json:"limit_bytes"`
+}
+
+// Load loads the model, plans its envelope, checks that the sessions' arenas fit (failing
+// with *engine.ReservationError before anything is allocated), validates the inputs (making
+// random ones if none are given) and reserves one arena per session. On error everything
+// acquired is released.
+func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
+	if cfg.Sessions <= 0 {
+		cfg.Sessions = 1
+	}
+	r := &Runner{Config: cfg}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, r.Close())
+		}
+	}()
+	if r.Model, r.ModelName, err = loadModel(cfg.ModelPath); err != nil {
+		return nil, err
+	}
+	if err := checkInputNames(r.Model, cfg.Inputs); err != nil {
+		return nil, err
+	}
+	if r.Envelope, err = envelope(r.Model, cfg); err != nil {
+		return nil, err
+	}
+	if r.Device, err = newDevice(cfg.Device, cfg.DeviceMemory); err != nil {
+		return nil, err
+	}
+	if r.Alloc, err = alloc.New(r.Device, alloc.Options{Limit: cfg.Limit}); err != nil {
+		return nil, err
+	}
+	free, _, err := r.Device.MemInfo()
+	if err != nil {
+		return nil, err
+	}
+	opts := engine.RuntimeOptions{
+		Options:  engine.Options{Workers: cfg.Workers, Registry: cfg.Registry},
+		Envelope: r.Envelope, Policy: cfg.Policy, Sessions: cfg.Sessions,
+	}
+	if r.Runtime, err = engine.NewRuntime(ctx, r.Model, r.Device, r.Alloc, opts); err != nil {
+		return nil, err
+	}
+
+	r.Inputs, r.InputSource = cfg.Inputs, map[string]string{}
+	if r.Inputs == nil {
+		b := engine.Binding{}
+		for n, rg := range r.Envelope {
+			b[n] = rg.Hi
+		}
+		if r.Inputs, err = RandomInputs(r.Model, b, cfg.Seed); err != nil {
+			return nil, err
+		}
+		for n := range r.Inputs {
+			r.InputSource[n] = "random"
+		}
+	}
+	if r.Binding, err = r.Runtime.Bind(r.Inputs); err != nil {
+		return nil, err
+	}
+
+	ep := r.Runtime.Reserve
+	avail := free
+	if cfg.Limit > 0 && cfg.Limit < avail {
+		avail = cfg.Limit
+	}
+	r.Reservation = Reservation{
+		Envelope: r.Envelope.String(), ArenaBytes: ep.ArenaBytes, Sessions: cfg.Sessions,
+		TotalArenaBytes: ep.ArenaBytes * int64(cfg.Sessions), // checked for overflow by NewRuntime
+		WeightBytes:     ep.WeightBytes, WorstBinding: ep.Worst.Binding.Dims, Candidates: len(ep.Candidates),
+		WorkspaceBound: ep.WorkspaceBound(), DrivingDim: ep.DrivingDim, AvailableBytes: avail, LimitBytes: cfg.Limit,
+	}
+	for range cfg.Sessions {
+		s, err := r.Runtime.NewSession()
+		if err != nil {
+			return nil, fmt.Errorf("reserving a session's arena of %s: %w", engine.HumanBytes(ep.ArenaBytes), err)
+		}
+		r.Sessions = append(r.Sessions, s)
+	}
+	return r, nil
+}
+
+// Close releases the sessions, the allocator, the device and the model, in that order.
+func (r *Runner) Close() error {
+	var errs []error
+	observe := func(stage string) {
+		if r.Config.Observe != nil && r.Alloc != nil {
+			r.Config.Observe(stage, r.Alloc.Stats())
+		}
+	}
+	observe("before-close")
+	for _, s := range r.Sessions {
+		errs = append(errs, s.Close())
+	}
+	r.Sessions = nil
+	if r.Alloc != nil {
+		errs = append(errs, r.Alloc.Close())
+		observe("after-close")
+		r.Alloc = nil
+	}
+	if r.Device != nil {
+		errs = append(errs, r.Device.Close())
+		r.Device = nil
+	}
+	if r.Model != nil {
+		errs = append(errs, r.Model.Close())
+		r.Model = nil
+	}
+	return errors.Join(errs...)
+}
+
+func loadModel(path string) (*graph.Model, string, error) {
+	if path == "" {
+		m, err := bundled.Load()
+		return m, bundled.Name, err
+	}
+	m, err := graph.Load(path)
+	return m, path, err
+}
+
+// checkInputNames reports unknown and missing inputs as usage errors, before anything is
+// planned.
+func checkInputNames(m *graph.Model, inputs map[string]kernels.Tensor) error {
+	if inputs == nil {
+		return nil
+	}
+	var names []string
+	for _, v := range m.Inputs {
+		names = append(names, v.Name)
+	}
+	for name := range inputs {
+		if v := m.Value(name); v == nil || v.Kind != graph.KindInput {
+			return &UsageError{fmt.Sprintf("unknown input %q: the model's inputs are %s", name, strings.Join(names, ", "))}
+		}
+	}
+	var missing []string
+	for _, v := range m.Inputs {
+		if _, ok := inputs[v.Name]; !ok {
+			missing = append(missing, v.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return &UsageError{fmt.Sprintf("missing input %s: give --input %s=FILE.npy for every input, or no --input to run on random inputs",
+			strings.Join(missing, ", "), missing[0])}
+	}
+	return nil
+}
+
+// envelope completes cfg.Envelope: dims it leaves out come from the inputs' shapes (where an
+// input's dim is a plain named dim), then, for the bundled model, from its default envelope.
+// Dims still missing, and unknown dims, are left for the engine to report.
+func envelope(m *graph.Model, cfg Config) (engine.Envelope, error) {
+	env := engine.Envelope{}
+	for n, r := range cfg.Envelope {
+		env[n] = r
+	}
+	for _, v := range m.Inputs {
+		t, ok := cfg.Inputs[v.Name]
+		if !ok || len(t.Shape) != len(v.Shape) {
+			continue // a rank mismatch is reported by Bind
+		}
+		for i, d := range v.Shape {
+			syms := d.Syms(nil)
+			if _, given := env[d.String()]; len(syms) != 1 || syms[0] != d.String() || given {
+				continue
+			}
+			env[syms[0]] = engine.Range{Lo: t.Shape[i], Hi: t.Shape[i]}
+		}
+	}
+	if cfg.ModelPath == "" {
+		for n, r := range bundled.DefaultEnvelope() {
+			if _, ok := env[n]; !ok {
+				env[n] = r
+			}
+		}
+	}
+	return env, nil
+}
+
+// Names returns the names of the model's inputs or outputs in declaration order.
+func Names(vs []*graph.Value) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Name
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
