@@ -259,6 +259,9 @@ func requireNoAllocs(t *testing.T, n *kernels.Node, in ...kernels.Tensor) {
 			t.Fatal(err)
 		}
 	})
+	if raceEnabled {
+		return // sync.Pool is randomized under the race detector
+	}
 	require.Zero(t, allocs, "%s (%s) allocates", n.Op, inst.Tactic())
 	_ = keep[0]
 }

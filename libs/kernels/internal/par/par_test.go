@@ -68,5 +68,7 @@ func (b *sumBody) Do(slot, lo, hi int) {
 func TestForDoesNotAllocate(t *testing.T) {
 	b := &sumBody{out: make([]int64, 4096)}
 	allocs := testing.AllocsPerRun(100, func() { For(len(b.out), 64, 4, b) })
-	require.Zero(t, allocs)
+	if !raceEnabled { // sync.Pool is randomized under the race detector
+		require.Zero(t, allocs)
+	}
 }
