@@ -52,7 +52,8 @@ type CaptureID uint64
 //   - Free and Synchronize behave like cudaFree: the memory is not released while work queued
 //     before the call may still touch it. Both fail with ErrCaptureUnsupported while any stream of
 //     the device is being captured. Malloc must work during a capture (the allocator grows a
-//     graph's private pool then), so a CUDA device captures in relaxed or thread-local mode.
+//     graph's private pool then): a CUDA device switches the calling thread to relaxed capture
+//     mode around cuMemAlloc (cuThreadExchangeStreamCaptureMode), as PyTorch does.
 //   - Stream work runs in order; RecordEvent marks the current end of a stream; WaitEvent makes
 //     later work on a stream wait for the event as recorded at the time of the call.
 //   - While a stream is captured its work is recorded into the capture, not run; events recorded
