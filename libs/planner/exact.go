@@ -351,8 +351,18 @@ func (s *searcher) search(p part, lastOff int64, lastRank int32) searchStatus {
 	if empty {
 		return found
 	}
+	// The monotonic floor: every later placement in p sits at the candidate's offset o or
+	// above, so each section's unplaced bytes, less the candidate's own in its sections, must
+	// fit above o. This rejects most candidates, so it is checked before anything changes:
+	// first against the fullest section alone (free), then exactly (fitsAbove).
+	peak, peakAt := int64(-1), int32(0)
+	for sc := p.lo; sc < p.hi; sc++ {
+		if s.total[sc] > peak {
+			peak, peakAt = s.total[sc], sc
+		}
+	}
 	// The candidates, in (offset, rank) order: canonical successors of the last placement
-	// below the dominance threshold.
+	// below the dominance threshold that may pass the monotonic floor.
 	base := len(s.cands)
 	for w, word := range p.mask {
 		x := word &^ s.placed[w]
@@ -360,31 +370,28 @@ func (s *searcher) search(p part, lastOff int64, lastRank int32) searchStatus {
 			i := int32(w*64 + bits.TrailingZeros64(x))
 			x &= x - 1
 			o, r := s.minOff[i], s.rank[i]
-			if o < minHeight && (o > lastOff || o == lastOff && r > lastRank) {
-				s.cands = append(s.cands, cand{o, r, i})
-				for k := len(s.cands) - 1; k > base && (s.cands[k-1].off > o || s.cands[k-1].off == o && s.cands[k-1].rank > r); k-- {
-					s.cands[k], s.cands[k-1] = s.cands[k-1], s.cands[k]
+			if o >= minHeight || o < lastOff || o == lastOff && r <= lastRank {
+				continue
+			}
+			if need := peak; o > lastOff {
+				if m.lo[i] <= peakAt && peakAt < m.hi[i] {
+					need -= m.size[i]
 				}
+				if need > s.cap-o {
+					continue
+				}
+			}
+			s.cands = append(s.cands, cand{o, r, i})
+			for k := len(s.cands) - 1; k > base && (s.cands[k-1].off > o || s.cands[k-1].off == o && s.cands[k-1].rank > r); k-- {
+				s.cands[k], s.cands[k-1] = s.cands[k-1], s.cands[k]
 			}
 		}
 	}
 	st := exhausted
-	peakTotal := int64(-1) // the largest section total in p, once needed
 	for k := base; k < len(s.cands) && st == exhausted; k++ {
 		c := s.cands[k]
-		if room := s.cap - c.off; c.off > lastOff {
-			// The monotonic floor: every later placement in p sits at c.off or above, so each
-			// section's unplaced bytes (less c.i's own, in its sections) must fit above c.off.
-			// This is by far the most frequent reason to reject a candidate, so it is checked
-			// before anything changes, and most candidates pass on the largest total alone.
-			if peakTotal < 0 {
-				for sc := p.lo; sc < p.hi; sc++ {
-					peakTotal = max(peakTotal, s.total[sc])
-				}
-			}
-			if peakTotal > room && !s.fitsAbove(p, c.i, room) {
-				continue
-			}
+		if room := s.cap - c.off; c.off > lastOff && peak > room && !s.fitsAbove(p, c.i, room) {
+			continue
 		}
 		var hatless bool
 		st, hatless = s.try(p, c.i, c.off)
@@ -486,7 +493,7 @@ func (s *searcher) try(p part, i int32, o int64) (st searchStatus, hatless bool)
 		splitBase := len(s.splits)
 		for b := m.lo[i]; b+1 < m.hi[i]; b++ {
 			s.cuts[b]--
-			if s.cuts[b] == 0 && b >= p.lo && b+1 < p.hi {
+			if s.cuts[b] == 0 { // i lies within p, so b is inside p too
 				s.splits = append(s.splits, b)
 			}
 		}
