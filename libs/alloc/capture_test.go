@@ -1,6 +1,7 @@
 package alloc
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -313,4 +314,40 @@ func TestHeldBlockUsedOnAnotherCapturedStreamWaitsForItsCapture(t *testing.T) {
 		require.NoError(t, g.Release())
 	}
 	require.Zero(t, al.Stats().Segments.Current)
+}
+
+// failingEnd is a device whose EndCapture fails after ending the capture, as a driver does when
+// instantiation fails.
+type failingEnd struct{ *CPUDevice }
+
+func (f failingEnd) EndCapture(s Stream) (GraphExec, error) {
+	g, err := f.CPUDevice.EndCapture(s)
+	if err == nil {
+		err = f.CPUDevice.DestroyGraph(g)
+	}
+	return 0, errors.Join(err, errors.New("instantiate failed"))
+}
+
+func TestFailedEndCaptureReleasesEverything(t *testing.T) {
+	d := newCPU(t, 64<<20)
+	al := newAllocator(t, failingEnd{d}, Options{})
+	s := newStream(t, d)
+	pre := mustAlloc(t, al, s, 4096)
+	require.NoError(t, al.BeginCapture(s, nil))
+	x := mustAlloc(t, al, s, 4096)
+	require.NoError(t, al.Free(pre)) // would be retained by the graph
+	require.NoError(t, al.Free(x))
+	g, err := al.EndCapture(s)
+	require.ErrorContains(t, err, "instantiate failed")
+	require.Nil(t, g)
+	st := al.Stats()
+	require.Zero(t, st.HeldBytes, "no graph: nothing is held for it")
+	require.Equal(t, int64(1), st.Segments.Current, "the pool without a graph is released")
+	y := mustAlloc(t, al, s, 4096)
+	require.Equal(t, pre.Ptr(), y.Ptr())
+	require.NoError(t, al.Free(y))
+	require.NoError(t, al.BeginCapture(s, nil), "the allocator is usable after the failure")
+	g, err = al.EndCapture(s)
+	require.Error(t, err)
+	require.Nil(t, g)
 }

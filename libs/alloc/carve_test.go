@@ -191,3 +191,16 @@ func TestRegionSub(t *testing.T) {
 		require.ErrorIs(t, err, ErrOutOfBounds, "%v", c)
 	}
 }
+
+func TestRecipeAlignAndAccessors(t *testing.T) {
+	r := Recipe{Kernel: "k", Parts: []Part{{Name: "a", Size: 1, Align: 64}, {Name: "b", Size: 1, Align: 2048}}}
+	require.Equal(t, int64(2048), r.Align())
+	require.Equal(t, DefaultPartAlign, Recipe{}.Align())
+	region := Region{Ptr: 1 << 20, Size: 4096}
+	w, err := Carve(region, r)
+	require.NoError(t, err)
+	require.Equal(t, region, w.Region())
+	p, ok := w.Part("b")
+	require.True(t, ok)
+	require.Equal(t, Region{Ptr: p.Ptr, Size: 1}, p.Region())
+}
