@@ -1,0 +1,160 @@
+// Package app is the estimator's command line: report, fit, solve and ops, with their flags,
+// output formats and exit codes. main calls Main; tests call Run with captured output.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Streams are where a run reads and writes. StderrTerminal says that Stderr is a terminal,
+// which is the only case in which progress bars are drawn.
+type Streams struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	StderrTerminal bool
+}
+
+// Run runs the estimator with args (args[0] is the program name) and returns the exit code.
+// It reads nothing from stdin and never draws progress bars.
+func Run(args []string, stdout, stderr io.Writer) int {
+	return Main(context.Background(), args, Streams{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr})
+}
+
+// Main runs the estimator and returns the exit code; errors are one line on s.Stderr.
+func Main(ctx context.Context, args []string, s Streams) int {
+	a := newApp(s)
+	if len(args) == 0 {
+		args = []string{"estimator"}
+	}
+	err := a.RunContext(ctx, reorder(a, args))
+	if err == nil {
+		return ExitOK
+	}
+	msg, code := explain(err)
+	fmt.Fprintf(s.Stderr, "estimator: %s\n", msg)
+	return code
+}
+
+// IsTerminal reports whether f is a terminal (a character device), for Streams.StderrTerminal.
+func IsTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func newApp(s Streams) *cli.App {
+	a := &cli.App{
+		Name:  "estimator",
+		Usage: "plan the memory of an ONNX model before running it",
+		Description: "The estimator plans where every activation and kernel workspace of a model lives in one arena,\n" +
+			"for a binding of its dims or over ranges of them, with the same code the runner reserves memory with.\n" +
+			"Without --model it uses a small GPT-2 built into the binary. Exit codes: 0 ok, 1 error, 2 usage, 3 does not fit.",
+		Commands:        []*cli.Command{reportCommand(s), fitCommand(s), solveCommand(s), opsCommand(s)},
+		Reader:          s.Stdin,
+		Writer:          s.Stdout,
+		ErrWriter:       s.Stderr,
+		HideVersion:     true,
+		HideHelpCommand: true,
+		// Errors are printed by Main, once; urfave must neither print them nor exit.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("unknown command %q: the commands are report, fit, solve and ops (see estimator --help)", c.Args().First())
+			}
+			return usagef("no command given: the commands are report, fit, solve and ops (see estimator --help)")
+		},
+	}
+	for _, c := range a.Commands {
+		c.OnUsageError = onUsageError
+	}
+	return a
+}
+
+// onUsageError turns a flag parsing error into a usageError naming the command.
+func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
+	name := "estimator"
+	if isSubcommand && c.Command != nil {
+		name += " " + c.Command.Name
+	}
+	msg := strings.TrimSpace(err.Error())
+	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		msg = fmt.Sprintf("unknown flag %s", flag)
+	}
+	return usagef("%s: %s (see %s --help)", name, msg, name)
+}
+
+// reorder moves the flags of a command before its positional arguments: urfave/cli v2 stops
+// parsing flags at the first positional argument (v3 does not), and the estimator's usage
+// puts flags after the file, as in "estimator solve FILE.csv --capacity 1GiB". A token is a
+// flag if it starts with "-" (and is not "-" itself); a flag that takes a value and is not
+// written name=value takes the next token. Everything after "--" stays positional.
+func reorder(a *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	var cmd *cli.Command
+	for _, c := range a.Commands {
+		if c.HasName(args[1]) {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		return args
+	}
+	takesValue := map[string]bool{}
+	for _, f := range cmd.Flags {
+		tv, ok := f.(cli.DocGenerationFlag)
+		for _, n := range f.Names() {
+			takesValue[n] = ok && tv.TakesValue()
+		}
+	}
+	var flags, pos []string
+	rest := args[2:]
+	for i := 0; i < len(rest); i++ {
+		t := rest[i]
+		switch {
+		case t == "--":
+			pos = append(pos, rest[i+1:]...)
+			i = len(rest)
+		case strings.HasPrefix(t, "-") && t != "-":
+			flags = append(flags, t)
+			name := strings.TrimLeft(t, "-")
+			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {
+				i++
+				flags = append(flags, rest[i])
+			}
+		default:
+			pos = append(pos, t)
+		}
+	}
+	out := append([]string{args[0], args[1]}, flags...)
+	if len(pos) > 0 {
+		out = append(append(out, "--"), pos...)
+	}
+	return out
+}
+
+// noArgs rejects positional arguments for commands that take none.
+func noArgs(c *cli.Context) error {
+	if c.Args().Present() {
+		return usagef("estimator %s takes no arguments, got %q (flags start with --; see estimator %s --help)",
+			c.Command.Name, c.Args().First(), c.Command.Name)
+	}
+	return nil
+}
+
+// format reads --format.
+func format(c *cli.Context) (string, error) {
+	f := strings.ToLower(c.String("format"))
+	switch f {
+	case "table", "json":
+		return f, nil
+	}
+	return "", usagef("unknown --format %q: want table or json", c.String("format"))
+}

@@ -1,0 +1,207 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/planner"
+)
+
+// Exit codes of the estimator.
+const (
+	ExitOK         = 0 // done; for report and fit, everything asked about fits
+	ExitError      = 1 // the work failed: unreadable or unsupported model, bad CSV, I/O
+	ExitUsage      = 2 // bad flags or arguments: dim syntax, unknown or missing dim, empty range, budget syntax
+	ExitDoesNotFit = 3 // the model does not fit the budget (report, fit) or the capacity (solve)
+)
+
+// usageError is a mistake in the command line; it exits with ExitUsage.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// fitError says that something does not fit; it exits with ExitDoesNotFit. The command has
+// already written its report, if any.
+type fitError struct{ msg string }
+
+func (e *fitError) Error() string { return e.msg }
+
+// modelError is a model that cannot be read; the message already names the file.
+type modelError struct {
+	path string
+	err  error
+}
+
+func (e *modelError) Error() string { return e.path + ": " + e.err.Error() }
+func (e *modelError) Unwrap() error { return e.err }
+
+// explain turns any error of a command into the one line the user reads and the exit code.
+// Library errors carry package prefixes and wrapping for programs; people get the problem and
+// what to do about it.
+func explain(err error) (string, int) {
+	var (
+		ue  *usageError
+		fe  *fitError
+		dse *engine.DimSyntaxError
+		ene *engine.EnvelopeError
+		bse *bytesize.SyntaxError
+		ube *kernels.UnknownBackendError
+		uok *kernels.UnsupportedOpError
+		uog *graph.UnsupportedOpError
+		me  *modelError
+		pe  *engine.PlanError
+		nfe *planner.NoFitError
+		ce  *planner.CSVError
+		pfe *fs.PathError
+	)
+	switch {
+	case errors.As(err, &ue):
+		return ue.msg, ExitUsage
+	case errors.As(err, &fe):
+		return fe.msg, ExitDoesNotFit
+	case errors.As(err, &dse):
+		return dse.Error(), ExitUsage
+	case errors.Is(err, engine.ErrNoOpenDim), errors.Is(err, engine.ErrManyOpenDims):
+		return strings.TrimSpace(err.Error()), ExitUsage
+	case errors.As(err, &ene):
+		return ene.Problem, ExitUsage
+	case errors.As(err, &bse):
+		return err.Error(), ExitUsage // wrapped with the flag's name
+	case errors.As(err, &ube):
+		return fmt.Sprintf("unknown backend %q: the estimator knows %s (give --backend %s)",
+			ube.Backend, strings.Join(ube.Known, ", "), firstOr(ube.Known, "cpu")), ExitUsage
+	case errors.As(err, &uok):
+		return unsupportedKernel(uok), ExitError
+	case errors.As(err, &uog):
+		return unsupportedShape(err, uog), ExitError
+	case errors.As(err, &me):
+		return modelProblem(me), ExitError
+	case errors.As(err, &pe):
+		return planProblem(pe), ExitError
+	case errors.As(err, &nfe):
+		return noFit(nfe), ExitDoesNotFit
+	case errors.As(err, &ce):
+		return err.Error(), ExitError // wrapped with the file's name
+	case errors.Is(err, context.Canceled):
+		return "interrupted", ExitError
+	case errors.As(err, &pfe) && errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("no such file: %s", pfe.Path), ExitError
+	case errors.As(err, &pfe):
+		return fmt.Sprintf("%s: %v", pfe.Path, pfe.Err), ExitError
+	}
+	return err.Error(), ExitError
+}
+
+func firstOr(ss []string, def string) string {
+	if len(ss) > 0 {
+		return ss[0]
+	}
+	return def
+}
+
+func opLabel(domain, op string) string {
+	if domain == "" || domain == "ai.onnx" {
+		return op
+	}
+	return domain + "." + op
+}
+
+func domainLabel(domain string) string {
+	if domain == "" {
+		return "ai.onnx"
+	}
+	return domain
+}
+
+// unsupportedKernel: the backend has no kernel for an op of the model.
+func unsupportedKernel(e *kernels.UnsupportedOpError) string {
+	names := make([]string, len(e.Supported))
+	for i, k := range e.Supported {
+		names[i] = opLabel(k.Domain, k.Op)
+	}
+	return fmt.Sprintf("unsupported op %s (domain %s, node %q): backend %q has no kernel for it; supported: %s (see estimator ops)",
+		e.Op.Op, domainLabel(e.Op.Domain), e.Node, e.Backend, strings.Join(names, " "))
+}
+
+// unsupportedShape: the model loads, but uses ops whose shapes carve cannot infer.
+func unsupportedShape(err error, e *graph.UnsupportedOpError) string {
+	var b strings.Builder
+	var me *modelError
+	if errors.As(err, &me) {
+		b.WriteString(me.path + ": ")
+	}
+	for i, o := range e.Ops {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "unsupported op %s (domain %s, node %q", o.OpType, domainLabel(o.Domain), o.Node)
+		if o.Count > 1 {
+			fmt.Fprintf(&b, ", and %d more nodes", o.Count-1)
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, "; supported: %s", strings.Join(e.Supported, " "))
+	return b.String()
+}
+
+// modelProblem: a model file that cannot be read or is not a usable ONNX model.
+func modelProblem(e *modelError) string {
+	var pfe *fs.PathError
+	var gme *graph.ModelError
+	switch {
+	case errors.Is(e.err, fs.ErrNotExist):
+		return fmt.Sprintf("no such file: %s (give the path of an .onnx model, or leave --model out to use the bundled one)", e.path)
+	case errors.As(e.err, &gme):
+		return fmt.Sprintf("%s: not a usable ONNX model: %s", e.path, strings.TrimPrefix(gme.Error(), "graph: model: "))
+	case errors.As(e.err, &pfe):
+		return fmt.Sprintf("cannot read %s: %v", e.path, pfe.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.path, strings.TrimPrefix(e.err.Error(), "graph: "))
+}
+
+// planProblem: a binding that cannot be planned.
+func planProblem(e *engine.PlanError) string {
+	var be *graph.BindError
+	var oe *graph.OverflowError
+	at := e.Binding.String()
+	switch {
+	case errors.As(e.Err, &oe):
+		return fmt.Sprintf("at %s the sizes overflow int64 (%s): use smaller dims", at, strings.TrimPrefix(oe.Error(), "graph: "))
+	case errors.As(e.Err, &be):
+		where := ""
+		if be.Node != nil {
+			where = fmt.Sprintf("node %q (%s): ", be.Node.Name, opLabel(be.Node.Domain, be.Node.OpType))
+		}
+		return fmt.Sprintf("the model does not admit %s: %s%v (narrow the --dim ranges)", at, where, trimPrefixes(be.Problem.Error()))
+	case e.Node != nil:
+		return fmt.Sprintf("cannot plan node %q (%s) at %s: %s", e.Node.Name, opLabel(e.Node.Domain, e.Node.OpType), at, trimPrefixes(e.Err.Error()))
+	}
+	return fmt.Sprintf("cannot plan %s: %s", at, trimPrefixes(e.Err.Error()))
+}
+
+// trimPrefixes drops the "graph: " and "kernels: " package prefixes that wrapped library
+// errors repeat.
+func trimPrefixes(s string) string {
+	for _, p := range []string{"graph: ", "kernels: ", "planner: ", "engine: "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return s
+}
+
+func noFit(e *planner.NoFitError) string {
+	if e.Proven {
+		return fmt.Sprintf("does not fit: the buffers need at least %d bytes (lower bound %d), the capacity is %d; raise --capacity",
+			max(e.LowerBound, e.Capacity+1), e.LowerBound, e.Capacity)
+	}
+	return fmt.Sprintf("no plan within the capacity %d found in the time allowed (best peak %d, lower bound %d); raise --capacity or --time-limit",
+		e.Capacity, e.Best.Peak, e.LowerBound)
+}

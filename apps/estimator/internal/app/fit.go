@@ -1,0 +1,303 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+
+	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/graph"
+)
+
+func fitCommand(s Streams) *cli.Command {
+	return &cli.Command{
+		Name:  "fit",
+		Usage: "the largest value of one dim for which weights plus arena fit a budget",
+		UsageText: "estimator fit [--model M.onnx] --budget 80GiB --dim batch=? --dim seq=4096\n" +
+			"   [--backend cpu] [--workers N] [--format table|json]",
+		Description: "Marks one dim open with NAME=? (or NAME=?:MAX to search no further than MAX) and finds the\n" +
+			"largest V such that the runner's reservation for the dim ranging over 1..V, the other dims as\n" +
+			"given, plus the weights, fits the budget: doubling, then bisection. Exits 3 if even 1 does not fit.",
+		Flags: append(modelFlags(),
+			&cli.StringFlag{Name: "budget", Usage: "device memory `SIZE` to fit in, e.g. 80GiB, 80GB, 1.5TiB or bytes (required)"},
+		),
+		Action: func(c *cli.Context) error { return runFit(c, s) },
+	}
+}
+
+// fitResult is the JSON form of fit; README.md documents it.
+type fitResult struct {
+	Model       modelInfo            `json:"model"`
+	Dim         string               `json:"dim"`
+	SearchLo    int64                `json:"search_lo"`
+	SearchHi    int64                `json:"search_hi"`
+	Envelope    map[string]rangeInfo `json:"envelope"`
+	DefaultDims []string             `json:"default_dims"`
+	Backend     string               `json:"backend"`
+	Workers     int                  `json:"workers"`
+	BudgetBytes int64                `json:"budget_bytes"`
+	Fits        bool                 `json:"fits"`
+	Largest     *int64               `json:"largest"`
+	// LimitedBy says what stops the dim at Largest: "budget", "model" (the model does not admit
+	// the next value), "overflow" (sizes beyond int64) or "search_max".
+	LimitedBy string    `json:"limited_by"`
+	At        *fitProbe `json:"at"`
+	Next      *fitProbe `json:"next"`
+	Probes    int       `json:"probes"`
+}
+
+// fitProbe is the plan of the envelope with the open dim ranging over [search_lo, value].
+type fitProbe struct {
+	Value        int64            `json:"value"`
+	Fits         bool             `json:"fits"`
+	WorstBinding map[string]int64 `json:"worst_binding"`
+	WeightsBytes *int64           `json:"weights_bytes"`
+	ArenaBytes   *int64           `json:"arena_bytes"`
+	TotalBytes   *int64           `json:"total_bytes"`
+	MarginBytes  *int64           `json:"margin_bytes"`
+	Problem      string           `json:"problem,omitempty"` // why it was not planned
+	limit        string
+}
+
+func runFit(c *cli.Context, s Streams) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	form, err := format(c)
+	if err != nil {
+		return err
+	}
+	limit, ok, err := budget(c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return usagef("estimator fit needs --budget, e.g. --budget 80GiB")
+	}
+	opts, err := options(c)
+	if err != nil {
+		return err
+	}
+	m, err := loadModel(c)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	env, defaulted, err := envelope(c, m)
+	if err != nil {
+		return err
+	}
+	dim, open, err := env.Open()
+	if err != nil {
+		return err
+	}
+	lo, hi := open.Lo, open.Hi
+	if hi == 0 {
+		hi = engine.MaxDimValue
+	}
+	others := maps.Clone(env)
+	delete(others, dim)
+
+	probes := map[int64]*fitProbe{}
+	probe := func(v int64) (*fitProbe, error) {
+		if p, ok := probes[v]; ok {
+			return p, nil
+		}
+		e := maps.Clone(others)
+		e[dim] = engine.Range{Lo: lo, Hi: v}
+		p := &fitProbe{Value: v}
+		ep, err := engine.PlanEnvelope(c.Context, m.Model, e, opts)
+		var oe *graph.OverflowError
+		var be *graph.BindError
+		var pe *engine.PlanError
+		switch {
+		case errors.As(err, &oe):
+			p.limit, p.Problem = "overflow", "sizes overflow int64"
+		case errors.As(err, &be) && errors.As(err, &pe):
+			p.limit, p.Problem = "model", planProblem(pe)
+		case err != nil:
+			return nil, err
+		case ep.TotalBytes() < 0:
+			p.limit, p.Problem = "overflow", "weights plus arena overflow int64"
+		default:
+			weights, arena, total, margin := ep.WeightBytes, ep.ArenaBytes, ep.TotalBytes(), limit-ep.TotalBytes()
+			p.WeightsBytes, p.ArenaBytes, p.TotalBytes, p.MarginBytes = &weights, &arena, &total, &margin
+			p.WorstBinding = ep.Worst.Binding.Dims
+			p.Fits = total <= limit
+			p.limit = "budget"
+		}
+		if p.limit != "budget" && v == lo {
+			// Not even the smallest value can be planned: that is an error, not a verdict.
+			if err == nil {
+				err = fmt.Errorf("at %s=%d the %s", dim, v, p.Problem)
+			}
+			return nil, err
+		}
+		probes[v] = p
+		return p, nil
+	}
+	bar := newProgress(s, dim)
+	v, found, err := largest(c.Context, lo, hi, func(v int64) (bool, error) {
+		p, err := probe(v)
+		if err != nil {
+			return false, err
+		}
+		return p.Fits, nil
+	}, bar.update)
+	bar.done()
+	if err != nil {
+		return err
+	}
+
+	r := &fitResult{
+		Model: m.info(), Dim: dim, SearchLo: lo, SearchHi: hi, Envelope: envelopeInfo(others),
+		DefaultDims: append([]string{}, defaulted...), Backend: opts.Device.Backend, Workers: opts.Device.Workers,
+		BudgetBytes: limit, Fits: found, Probes: len(probes),
+	}
+	switch {
+	case !found:
+		r.Next, r.LimitedBy = probes[lo], "budget"
+	case v == hi:
+		r.Largest, r.At, r.LimitedBy = &v, probes[v], "search_max"
+	default:
+		next, err := probe(v + 1) // bisection leaves v+1 probed; doubling may stop right after v
+		if err != nil {
+			return err
+		}
+		r.Largest, r.At, r.Next, r.LimitedBy = &v, probes[v], next, next.limit
+	}
+	if form == "json" {
+		err = writeJSON(s.Stdout, r)
+	} else {
+		err = writeFitTable(s.Stdout, r)
+	}
+	if err != nil {
+		return err
+	}
+	if !found {
+		p := r.Next
+		return &fitError{fmt.Sprintf("does not fit: even %s=%d needs %s (weights %s + arena %s at %s) but the budget is %s",
+			dim, lo, bytesize.Format(*p.TotalBytes), bytesize.Format(*p.WeightsBytes), bytesize.Format(*p.ArenaBytes),
+			engine.Binding(p.WorstBinding), bytesize.Format(limit))}
+	}
+	return nil
+}
+
+func writeFitTable(w io.Writer, r *fitResult) error {
+	tw := newTable(w)
+	env := engine.Envelope{}
+	for n, x := range r.Envelope {
+		env[n] = engine.Range{Lo: x.Lo, Hi: x.Hi}
+	}
+	with := ""
+	if len(env) > 0 {
+		with = ", with " + env.String()
+	}
+	tw.row("model\t%s\n", describeInfo(r.Model))
+	tw.row("search\t%s in %d..%d%s\n", r.Dim, r.SearchLo, r.SearchHi, with)
+	if len(r.DefaultDims) > 0 {
+		tw.row("\t(%s from the bundled model's defaults; set with --dim)\n", joinNames(r.DefaultDims))
+	}
+	tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
+	tw.row("budget\t%s\n", size(r.BudgetBytes))
+	if r.Largest != nil {
+		tw.row("largest\t%s=%d\t%s\n", r.Dim, *r.Largest, limitedBy(r))
+	} else {
+		tw.row("largest\tnone\teven %s=%d does not fit\n", r.Dim, r.SearchLo)
+	}
+	for _, p := range []*fitProbe{r.At, r.Next} {
+		if p == nil {
+			continue
+		}
+		if p.TotalBytes == nil {
+			tw.row("  %s=%d\tnot planned: %s\n", r.Dim, p.Value, p.Problem)
+			continue
+		}
+		verdict := fmt.Sprintf("fits, %s to spare", bytesize.Format(*p.MarginBytes))
+		if !p.Fits {
+			verdict = fmt.Sprintf("does not fit, %s over", bytesize.Format(-*p.MarginBytes))
+		}
+		tw.row("  %s=%d\ttotal %s = weights %s + arena %s at %s: %s\n", r.Dim, p.Value,
+			bytesize.Format(*p.TotalBytes), bytesize.Format(*p.WeightsBytes), bytesize.Format(*p.ArenaBytes),
+			engine.Binding(p.WorstBinding), verdict)
+	}
+	tw.row("probes\t%d envelope%s planned\n", r.Probes, plural(r.Probes))
+	return tw.flush()
+}
+
+func limitedBy(r *fitResult) string {
+	switch r.LimitedBy {
+	case "budget":
+		return fmt.Sprintf("limited by the budget at %s", engine.Binding(r.Next.WorstBinding))
+	case "model":
+		return fmt.Sprintf("limited by the model: %s=%d is not admitted", r.Dim, *r.Largest+1)
+	case "overflow":
+		return fmt.Sprintf("limited by int64: at %s=%d the sizes overflow", r.Dim, *r.Largest+1)
+	}
+	return fmt.Sprintf("the whole search range fits (raise the maximum with --dim %s=?:MAX)", r.Dim)
+}
+
+func joinNames(ns []string) string {
+	switch len(ns) {
+	case 0:
+		return ""
+	case 1:
+		return ns[0]
+	}
+	out := ns[0]
+	for _, n := range ns[1 : len(ns)-1] {
+		out += ", " + n
+	}
+	return out + " and " + ns[len(ns)-1]
+}
+
+// progress draws a spinner with the search bracket on a terminal; elsewhere it does nothing.
+type progress struct {
+	bar *progressbar.ProgressBar
+	dim string
+}
+
+func newProgress(s Streams, dim string) *progress {
+	if !s.StderrTerminal {
+		return &progress{}
+	}
+	return &progress{dim: dim, bar: progressbar.NewOptions64(-1,
+		progressbar.OptionSetWriter(s.Stderr),
+		progressbar.OptionSetDescription("searching "+dim),
+		progressbar.OptionSpinnerType(14),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetItsString("probes"),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+func (p *progress) update(good, bad int64) {
+	if p.bar == nil {
+		return
+	}
+	if bad > 0 {
+		p.bar.Describe(fmt.Sprintf("searching %s: %d fits, %d does not", p.dim, good, bad))
+	} else {
+		p.bar.Describe(fmt.Sprintf("searching %s: %d fits", p.dim, good))
+	}
+	_ = p.bar.Add(1)
+}
+
+func (p *progress) done() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,147 @@
+package app
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"carve.dev/apps/estimator/internal/bundled"
+	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// Flags shared by report and fit.
+func modelFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the ONNX model `FILE` (default: the bundled tiny GPT-2)"},
+		&cli.StringSliceFlag{Name: "dim", Aliases: []string{"d"}, Usage: "a dim's value or range: `NAME=V`, NAME=LO:HI, NAME=? (fit: the dim to search), NAME=?:MAX; repeat for each dim"},
+		&cli.StringFlag{Name: "backend", Value: kernels.BackendCPU, Usage: "the kernels' `BACKEND` (see estimator ops)"},
+		&cli.IntFlag{Name: "workers", Usage: "CPU worker `N` the runner will use (per-worker workspaces scale with it); 0: all CPUs"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: table (for people) or json (for programs)"},
+	}
+}
+
+// model is a loaded model and how reports name it.
+type model struct {
+	*graph.Model
+	name    string // the path given, or bundled.Name
+	bundled bool
+}
+
+func (m *model) close() {
+	if !m.bundled {
+		_ = m.Model.Close()
+	}
+}
+
+// loadModel loads --model, or the bundled model without it.
+func loadModel(c *cli.Context) (*model, error) {
+	path := c.String("model")
+	if path == "" {
+		g, err := bundled.Load()
+		if err != nil {
+			return nil, err
+		}
+		return &model{Model: g, name: bundled.Name, bundled: true}, nil
+	}
+	g, err := graph.Load(path)
+	if err != nil {
+		return nil, &modelError{path: path, err: err}
+	}
+	return &model{Model: g, name: path}, nil
+}
+
+// options reads --backend and --workers into the engine's options, resolving the worker count
+// so that reports say what they planned for.
+func options(c *cli.Context) (engine.Options, error) {
+	w := c.Int("workers")
+	if w < 0 {
+		return engine.Options{}, usagef("--workers %d: want 0 (all CPUs) or more", w)
+	}
+	reg, err := engine.CPURegistry()
+	if err != nil {
+		return engine.Options{}, err
+	}
+	backend := c.String("backend")
+	if !slices.Contains(reg.Backends(), backend) {
+		return engine.Options{}, &kernels.UnknownBackendError{Backend: backend, Known: reg.Backends()}
+	}
+	dev := kernels.Device{Backend: backend, Workers: w}
+	if backend == kernels.BackendCPU {
+		dev = kernels.CPU(w)
+	}
+	return engine.Options{Registry: reg, Device: dev, Workers: dev.Workers}, nil
+}
+
+// envelope reads the --dim flags. For the bundled model, dims left out take the bundled
+// defaults; defaulted lists those, sorted.
+func envelope(c *cli.Context, m *model) (env engine.Envelope, defaulted []string, err error) {
+	env, err = engine.ParseEnvelope(c.StringSlice("dim"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.bundled {
+		for name, r := range bundled.DefaultEnvelope() {
+			if _, ok := env[name]; !ok {
+				env[name] = r
+				defaulted = append(defaulted, name)
+			}
+		}
+		slices.Sort(defaulted)
+	}
+	return env, defaulted, nil
+}
+
+// budget reads --budget; ok is false when it is not given.
+func budget(c *cli.Context) (n int64, ok bool, err error) {
+	s := c.String("budget")
+	if s == "" {
+		return 0, false, nil
+	}
+	n, err = bytesize.Parse(s)
+	if err != nil {
+		return 0, false, fmt.Errorf("--budget: %w", err)
+	}
+	return n, true, nil
+}
+
+// modelInfo is the "model" object of the JSON outputs.
+type modelInfo struct {
+	Name    string   `json:"name"`
+	Bundled bool     `json:"bundled"`
+	Nodes   int      `json:"nodes"`
+	Dims    []string `json:"dims"`
+}
+
+func (m *model) info() modelInfo {
+	return modelInfo{Name: m.name, Bundled: m.bundled, Nodes: len(m.Nodes), Dims: append([]string{}, m.DimNames...)}
+}
+
+// describe is the model's line in tables.
+func (m *model) describe() string {
+	dims := "no dims"
+	if len(m.DimNames) > 0 {
+		dims = "dims " + strings.Join(m.DimNames, ", ")
+	}
+	return fmt.Sprintf("%s (%d nodes, %s)", m.name, len(m.Nodes), dims)
+}
+
+// rangeInfo is one dim of an envelope in JSON.
+type rangeInfo struct {
+	Lo int64 `json:"lo"`
+	Hi int64 `json:"hi"`
+}
+
+func envelopeInfo(env engine.Envelope) map[string]rangeInfo {
+	out := make(map[string]rangeInfo, len(env))
+	for n, r := range env {
+		out[n] = rangeInfo{r.Lo, r.Hi}
+	}
+	return out
+}
+
+func opName(n *graph.Node) string { return opLabel(n.Domain, n.OpType) }

@@ -1,0 +1,354 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/apps/estimator/internal/planview"
+	"carve.dev/apps/estimator/internal/svgplan"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/planner"
+)
+
+func reportCommand(s Streams) *cli.Command {
+	return &cli.Command{
+		Name:  "report",
+		Usage: "weights, planned arena and workspaces of a model over ranges of its dims, against a budget",
+		UsageText: "estimator report [--model M.onnx] --dim batch=1:32 --dim seq=1:8192 [--budget 141GiB]\n" +
+			"   [--backend cpu] [--workers N] [--top N] [--format table|json] [--svg plan.svg]",
+		Description: "Plans the model at every binding of the ranges that can be the worst (the corners, and both\n" +
+			"sides of every point where a kernel switches tactic) and reports the largest arena: exactly what\n" +
+			"the runner reserves for the same model, dims, backend and workers. Exits 3 if --budget is given\n" +
+			"and weights plus arena exceed it.",
+		Flags: append(modelFlags(),
+			&cli.StringFlag{Name: "budget", Usage: "device memory `SIZE` to check against, e.g. 141GiB, 80GB, 1.5TiB or bytes"},
+			&cli.IntFlag{Name: "top", Value: 10, Usage: "list the `N` largest workspaces and live buffers (0: all)"},
+			&cli.StringFlag{Name: "svg", Usage: "also draw the worst binding's plan to `FILE` (SVG)"},
+		),
+		Action: func(c *cli.Context) error { return runReport(c, s) },
+	}
+}
+
+// report is the JSON form of a report; README.md documents it.
+type report struct {
+	Model                modelInfo            `json:"model"`
+	Envelope             map[string]rangeInfo `json:"envelope"`
+	DefaultDims          []string             `json:"default_dims"`
+	Backend              string               `json:"backend"`
+	Workers              int                  `json:"workers"`
+	WeightsBytes         int64                `json:"weights_bytes"`
+	ArenaBytes           int64                `json:"arena_bytes"`
+	ArenaLowerBoundBytes int64                `json:"arena_lower_bound_bytes"`
+	WorkspaceBoundBytes  int64                `json:"workspace_bound_bytes"`
+	TotalBytes           int64                `json:"total_bytes"`
+	Budget               *budgetVerdict       `json:"budget"`
+	WorstBinding         map[string]int64     `json:"worst_binding"`
+	DrivingDim           string               `json:"driving_dim"`
+	DrivingSavingsBytes  int64                `json:"driving_savings_bytes"`
+	Candidates           []candidate          `json:"candidates"`
+	PeakStep             *peakStep            `json:"peak_step"`
+	WorkspaceNodes       int                  `json:"workspace_nodes"`
+	Workspaces           []workspace          `json:"workspaces"`
+}
+
+type budgetVerdict struct {
+	BudgetBytes int64 `json:"budget_bytes"`
+	Fits        bool  `json:"fits"`
+	MarginBytes int64 `json:"margin_bytes"` // budget - total; negative when it does not fit
+}
+
+type candidate struct {
+	Binding         map[string]int64 `json:"binding"`
+	Why             string           `json:"why"`
+	ArenaBytes      int64            `json:"arena_bytes"`
+	LowerBoundBytes int64            `json:"lower_bound_bytes"`
+	Worst           bool             `json:"worst"`
+}
+
+type peakStep struct {
+	Step            int          `json:"step"`
+	Node            string       `json:"node"`
+	Op              string       `json:"op"`
+	LiveBytes       int64        `json:"live_bytes"`
+	ActivationBytes int64        `json:"activation_bytes"`
+	WorkspaceBytes  int64        `json:"workspace_bytes"`
+	OutputBytes     int64        `json:"output_bytes"`
+	LiveBuffers     int          `json:"live_buffers"`
+	Buffers         []liveBuffer `json:"buffers"`
+}
+
+type liveBuffer struct {
+	ID          string   `json:"id"`
+	Kind        string   `json:"kind"`
+	Node        string   `json:"node"`
+	Op          string   `json:"op"`
+	Values      []string `json:"values"`
+	SizeBytes   int64    `json:"size_bytes"`
+	OffsetBytes int64    `json:"offset_bytes"`
+	FirstStep   int      `json:"first_step"`
+	EndStep     int      `json:"end_step"`
+}
+
+type workspace struct {
+	Node       string `json:"node"`
+	Op         string `json:"op"`
+	Tactic     string `json:"tactic"`
+	BoundBytes int64  `json:"bound_bytes"`
+	WorstBytes int64  `json:"worst_bytes"` // R at the worst binding
+}
+
+func runReport(c *cli.Context, s Streams) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	form, err := format(c)
+	if err != nil {
+		return err
+	}
+	top := c.Int("top")
+	if top < 0 {
+		return usagef("--top %d: want 0 (all) or more", top)
+	}
+	limit, haveBudget, err := budget(c)
+	if err != nil {
+		return err
+	}
+	opts, err := options(c)
+	if err != nil {
+		return err
+	}
+	m, err := loadModel(c)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	env, defaulted, err := envelope(c, m)
+	if err != nil {
+		return err
+	}
+	ep, err := engine.PlanEnvelope(c.Context, m.Model, env, opts)
+	if err != nil {
+		return err
+	}
+	r := buildReport(m, env, defaulted, opts, ep, top)
+	if haveBudget {
+		r.Budget = &budgetVerdict{BudgetBytes: limit, Fits: r.TotalBytes <= limit, MarginBytes: limit - r.TotalBytes}
+	}
+	if path := c.String("svg"); path != "" {
+		if err := writeSVG(path, m, env, ep); err != nil {
+			return err
+		}
+	}
+	if form == "json" {
+		err = writeJSON(s.Stdout, r)
+	} else {
+		err = writeReportTable(s.Stdout, r)
+	}
+	if err != nil {
+		return err
+	}
+	if r.Budget != nil && !r.Budget.Fits {
+		return &fitError{fmt.Sprintf("does not fit: %s (weights %s + arena %s at %s) exceeds the budget %s by %s",
+			bytesize.Format(r.TotalBytes), bytesize.Format(r.WeightsBytes), bytesize.Format(r.ArenaBytes),
+			engine.Binding(r.WorstBinding), bytesize.Format(limit), bytesize.Format(-r.Budget.MarginBytes))}
+	}
+	return nil
+}
+
+// buildReport reads everything from the engine's plan: the arena is ep.ArenaBytes, which is
+// what the runner reserves. Nothing here computes a size.
+func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.Options, ep *engine.EnvelopePlan, top int) *report {
+	r := &report{
+		Model:               m.info(),
+		Envelope:            envelopeInfo(env),
+		DefaultDims:         append([]string{}, defaulted...),
+		Backend:             opts.Device.Backend,
+		Workers:             opts.Device.Workers,
+		WeightsBytes:        ep.WeightBytes,
+		ArenaBytes:          ep.ArenaBytes,
+		WorkspaceBoundBytes: ep.WorkspaceBound(),
+		TotalBytes:          ep.TotalBytes(),
+		WorstBinding:        ep.Worst.Binding.Dims,
+		DrivingDim:          ep.DrivingDim,
+		DrivingSavingsBytes: ep.DrivingSavings,
+		WorkspaceNodes:      len(ep.Bounds),
+		Candidates:          []candidate{},
+		Workspaces:          []workspace{},
+	}
+	worst := engine.Binding(ep.Worst.Binding.Dims).String()
+	for _, cd := range ep.Candidates {
+		// No plan of the envelope needs less than any candidate's lower bound.
+		r.ArenaLowerBoundBytes = max(r.ArenaLowerBoundBytes, cd.LowerBound)
+		r.Candidates = append(r.Candidates, candidate{
+			Binding: cd.Binding, Why: cd.Why, ArenaBytes: cd.ArenaBytes, LowerBoundBytes: cd.LowerBound,
+			Worst: cd.Binding.String() == worst,
+		})
+	}
+	for i, b := range ep.Bounds {
+		if top > 0 && i >= top {
+			break
+		}
+		r.Workspaces = append(r.Workspaces, workspace{
+			Node: b.Node.Name, Op: opName(b.Node), Tactic: b.Bound.Tactic, BoundBytes: b.Bound.Bytes,
+			WorstBytes: ep.Worst.Steps[b.Node.Index].Workspace,
+		})
+	}
+	if pk := planview.PeakStep(ep.Worst); pk.Step >= 0 {
+		ps := &peakStep{
+			Step: pk.Step, Node: pk.Node.Name, Op: opName(pk.Node), LiveBytes: pk.LiveBytes,
+			ActivationBytes: pk.ByKind[planner.Activation], WorkspaceBytes: pk.ByKind[planner.Workspace],
+			OutputBytes: pk.ByKind[planner.Output], LiveBuffers: len(pk.Buffers), Buffers: []liveBuffer{},
+		}
+		for i, b := range pk.Buffers {
+			if top > 0 && i >= top {
+				break
+			}
+			ps.Buffers = append(ps.Buffers, liveBuffer{
+				ID: b.ID, Kind: b.Kind.String(), Node: b.Node.Name, Op: opName(b.Node), Values: b.Values,
+				SizeBytes: b.Size, OffsetBytes: b.Offset, FirstStep: b.Start, EndStep: b.End,
+			})
+		}
+		r.PeakStep = ps
+	}
+	return r
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// size is a human size with the exact bytes, for the headline figures.
+func size(n int64) string { return fmt.Sprintf("%s (%d bytes)", bytesize.Format(n), n) }
+
+func writeReportTable(w io.Writer, r *report) error {
+	tw := newTable(w)
+	env := make(engine.Envelope, len(r.Envelope))
+	for n, x := range r.Envelope {
+		env[n] = engine.Range{Lo: x.Lo, Hi: x.Hi}
+	}
+	dims := env.String()
+	if dims == "" {
+		dims = "none"
+	}
+	if len(r.DefaultDims) > 0 {
+		dims += fmt.Sprintf(" (%s: the bundled model's defaults; set with --dim)", strings.Join(r.DefaultDims, ", "))
+	}
+	tw.row("model\t%s\n", describeInfo(r.Model))
+	tw.row("dims\t%s\n", dims)
+	tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
+	tw.row("\t\n")
+	tw.row("weights\t%s\n", size(r.WeightsBytes))
+	tw.row("arena\t%s\tactivations + workspaces at %s: what the runner reserves\n", size(r.ArenaBytes), engine.Binding(r.WorstBinding))
+	tw.row("  lower bound\t%s\t%s\n", size(r.ArenaLowerBoundBytes), overLowerBound(r.ArenaBytes, r.ArenaLowerBoundBytes))
+	tw.row("total\t%s\tweights + arena\n", size(r.TotalBytes))
+	if b := r.Budget; b != nil {
+		verdict := fmt.Sprintf("FITS, %s to spare", bytesize.Format(b.MarginBytes))
+		if !b.Fits {
+			verdict = fmt.Sprintf("DOES NOT FIT, %s over", bytesize.Format(-b.MarginBytes))
+		}
+		tw.row("budget\t%s\t%s\n", size(b.BudgetBytes), verdict)
+	}
+	tw.row("\t\n")
+	tw.row("worst binding\t%s\n", engine.Binding(r.WorstBinding))
+	switch {
+	case r.DrivingDim != "":
+		tw.row("driving dim\t%s\tat %s=%d instead of %d the arena is %s smaller\n", r.DrivingDim, r.DrivingDim,
+			r.Envelope[r.DrivingDim].Lo, r.WorstBinding[r.DrivingDim], bytesize.Format(r.DrivingSavingsBytes))
+	case len(r.Candidates) == 1:
+		tw.row("driving dim\tnone\tone binding\n")
+	default:
+		tw.row("driving dim\tnone\tno dim's minimum shrinks the arena\n")
+	}
+	if err := tw.flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "\ncandidates planned (%d)\n", len(r.Candidates))
+	tw = newTable(w)
+	tw.row("  BINDING\tWHY\tARENA\tLOWER BOUND\t\n")
+	for _, cd := range r.Candidates {
+		mark := ""
+		if cd.Worst {
+			mark = "<- worst"
+		}
+		tw.row("  %s\t%s\t%s\t%s\t%s\n", engine.Binding(cd.Binding), cd.Why, bytesize.Format(cd.ArenaBytes), bytesize.Format(cd.LowerBoundBytes), mark)
+	}
+	if err := tw.flush(); err != nil {
+		return err
+	}
+
+	if p := r.PeakStep; p != nil {
+		fmt.Fprintf(w, "\npeak step %d of the worst binding: node %s (%s), %s live = activations %s + workspaces %s + outputs %s\n",
+			p.Step, p.Node, p.Op, bytesize.Format(p.LiveBytes), bytesize.Format(p.ActivationBytes),
+			bytesize.Format(p.WorkspaceBytes), bytesize.Format(p.OutputBytes))
+		fmt.Fprintf(w, "largest live buffers (%s)\n", shown(len(p.Buffers), p.LiveBuffers))
+		tw = newTable(w)
+		tw.row("  BUFFER\tKIND\tSIZE\tSTEPS\tDEFINED BY\n")
+		for _, b := range p.Buffers {
+			tw.row("  %s\t%s\t%s\t[%d, %d)\t%s (%s)\n", b.ID, b.Kind, bytesize.Format(b.SizeBytes), b.FirstStep, b.EndStep, b.Node, b.Op)
+		}
+		if err := tw.flush(); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(w, "\nworkspaces: W over the dims, R at the worst binding (%s)\n", shown(len(r.Workspaces), r.WorkspaceNodes))
+	if len(r.Workspaces) == 0 {
+		fmt.Fprintf(w, "  no kernel of this model asks for workspace\n")
+		return nil
+	}
+	tw = newTable(w)
+	tw.row("  NODE\tOP\tTACTIC\tW\tR AT WORST\n")
+	for _, ws := range r.Workspaces {
+		tw.row("  %s\t%s\t%s\t%s\t%s\n", ws.Node, ws.Op, ws.Tactic, bytesize.Format(ws.BoundBytes), bytesize.Format(ws.WorstBytes))
+	}
+	tw.row("  total (sum of W, %d nodes)\t\t\t%s\t\n", r.WorkspaceNodes, bytesize.Format(r.WorkspaceBoundBytes))
+	return tw.flush()
+}
+
+func describeInfo(m modelInfo) string {
+	dims := "no dims"
+	if len(m.Dims) > 0 {
+		dims = "dims " + strings.Join(m.Dims, ", ")
+	}
+	return fmt.Sprintf("%s (%d nodes, %s)", m.Name, m.Nodes, dims)
+}
+
+func shown(n, of int) string {
+	if n == of {
+		return fmt.Sprintf("all %d", of)
+	}
+	return fmt.Sprintf("top %d of %d; see --top", n, of)
+}
+
+func overLowerBound(peak, lb int64) string {
+	switch {
+	case lb <= 0:
+		return ""
+	case peak == lb:
+		return "the plan meets it: optimal"
+	}
+	return fmt.Sprintf("the plan is %.2f%% above it", 100*float64(peak-lb)/float64(lb))
+}
+
+// writeSVG draws the worst binding's plan.
+func writeSVG(path string, m *model, env engine.Envelope, ep *engine.EnvelopePlan) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	title := fmt.Sprintf("%s at %s, the worst binding of %s", m.name, engine.Binding(ep.Worst.Binding.Dims), env)
+	if err := svgplan.Write(f, ep.Worst, svgplan.Options{Title: title}); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

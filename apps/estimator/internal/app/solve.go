@@ -1,0 +1,153 @@
+package app
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/libs/planner"
+)
+
+func solveCommand(s Streams) *cli.Command {
+	algs := make([]string, 0, len(planner.Algorithms()))
+	for _, a := range planner.Algorithms() {
+		algs = append(algs, string(a))
+	}
+	return &cli.Command{
+		Name:      "solve",
+		Usage:     "place the buffers of a MiniMalloc CSV file in one arena",
+		UsageText: "estimator solve FILE.csv [--capacity SIZE] [--time-limit 5s] [--algorithm exact] [--format table|json] [-o out.csv]",
+		Description: "Reads buffers in MiniMalloc's CSV format (id,lower,upper,size: size bytes live over steps\n" +
+			"[lower, upper); FILE - reads stdin), places them with carve's planner and writes the same rows with\n" +
+			"an offset column to stdout or -o. The summary (peak, lower bound, proven optimal or not, algorithm,\n" +
+			"time) goes to stderr, or to stdout as JSON with --format json (then -o is required).\n" +
+			"Exits 3 when no placement within --capacity exists or none was found in time.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "capacity", Usage: "the arena `SIZE` to fit in, e.g. 1MiB or bytes (default: unbounded, minimise the peak)"},
+			&cli.DurationFlag{Name: "time-limit", Value: planner.DefaultTimeLimit, Usage: "wall-clock `LIMIT` of the exact search"},
+			&cli.StringFlag{Name: "algorithm", Value: string(planner.Exact), Usage: "`NAME` of the solver: " + strings.Join(algs, ", ")},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "summary `FORMAT`: table (on stderr) or json (on stdout)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the placed rows to `FILE` instead of stdout"},
+		},
+		Action: func(c *cli.Context) error { return runSolve(c, s) },
+	}
+}
+
+// solveSummary is the JSON form of solve's summary; README.md documents it.
+type solveSummary struct {
+	File            string  `json:"file"`
+	Output          string  `json:"output"`
+	Buffers         int     `json:"buffers"`
+	PeakBytes       int64   `json:"peak_bytes"`
+	LowerBoundBytes int64   `json:"lower_bound_bytes"`
+	CapacityBytes   int64   `json:"capacity_bytes"` // 0: unbounded
+	Optimal         bool    `json:"optimal"`
+	Algorithm       string  `json:"algorithm"`
+	Seconds         float64 `json:"seconds"`
+}
+
+func runSolve(c *cli.Context, s Streams) error {
+	if c.NArg() != 1 {
+		return usagef("estimator solve takes one CSV file (or - for stdin), got %d arguments (see estimator solve --help)", c.NArg())
+	}
+	file := c.Args().First()
+	form, err := format(c)
+	if err != nil {
+		return err
+	}
+	out := c.String("output")
+	if form == "json" && out == "" {
+		return usagef("--format json writes the summary to stdout: give -o FILE for the placed rows")
+	}
+	alg := planner.Algorithm(c.String("algorithm"))
+	known := false
+	for _, a := range planner.Algorithms() {
+		known = known || a == alg
+	}
+	if !known {
+		return usagef("unknown --algorithm %q: want one of %s", alg, strings.Join(algNames(), ", "))
+	}
+	limit := c.Duration("time-limit")
+	if limit <= 0 {
+		return usagef("--time-limit %v: want a positive duration such as 5s", limit)
+	}
+	var capacity int64
+	if cs := c.String("capacity"); cs != "" {
+		if capacity, err = bytesize.Parse(cs); err != nil {
+			return fmt.Errorf("--capacity: %w", err)
+		}
+	}
+
+	var data []byte
+	if file == "-" {
+		data, err = io.ReadAll(s.Stdin)
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return err
+	}
+	prob, err := planner.ReadCSV(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	prob.Capacity = capacity
+	plan, err := planner.Solve(c.Context, prob, planner.Options{Algorithm: alg, TimeLimit: limit})
+	if err != nil {
+		return err
+	}
+	if err := planner.Verify(prob, plan); err != nil {
+		return fmt.Errorf("the planner produced an invalid plan (a bug; please report it): %w", err)
+	}
+
+	var rows bytes.Buffer
+	if err := planner.WriteCSV(&rows, prob, plan); err != nil {
+		return err
+	}
+	if out == "" {
+		if _, err := s.Stdout.Write(rows.Bytes()); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(out, rows.Bytes(), 0o644); err != nil {
+		return err
+	}
+
+	sum := planner.NewSummary(prob, plan)
+	if form == "json" {
+		return writeJSON(s.Stdout, solveSummary{
+			File: file, Output: out, Buffers: sum.Buffers, PeakBytes: sum.Peak, LowerBoundBytes: sum.LowerBound,
+			CapacityBytes: sum.Capacity, Optimal: sum.Optimal, Algorithm: string(sum.Algorithm), Seconds: sum.Seconds,
+		})
+	}
+	_, err = fmt.Fprintf(s.Stderr, "%s\n", solveLine(sum))
+	return err
+}
+
+// solveLine is the human summary on stderr.
+func solveLine(s planner.Summary) string {
+	proven := "not proven optimal"
+	if s.Optimal {
+		proven = "proven optimal"
+	}
+	over := ""
+	if s.LowerBound > 0 && s.Peak > s.LowerBound {
+		over = fmt.Sprintf(", +%.2f%%", 100*float64(s.Peak-s.LowerBound)/float64(s.LowerBound))
+	}
+	return fmt.Sprintf("peak %s (%d bytes), lower bound %d bytes%s, %s; %d buffers, %s, %v",
+		bytesize.Format(s.Peak), s.Peak, s.LowerBound, over, proven, s.Buffers, s.Algorithm,
+		time.Duration(s.Seconds*float64(time.Second)).Round(time.Microsecond))
+}
+
+func algNames() []string {
+	var out []string
+	for _, a := range planner.Algorithms() {
+		out = append(out, string(a))
+	}
+	return out
+}
