@@ -37,7 +37,8 @@ func MustTensor(dt graph.DType, shape ...int64) Tensor {
 	return t
 }
 
-// Len is the number of elements (the product of Shape).
+// Len is the number of elements (the product of Shape). It does not check for overflow: call it
+// on tensors whose shapes a kernel's Select has validated (kernels.NumElements checks).
 func (t Tensor) Len() int {
 	n := 1
 	for _, d := range t.Shape {

@@ -34,3 +34,12 @@ func Register(r *kernels.Registry) error {
 	}
 	return nil
 }
+
+// NewRegistry returns a new registry holding the CPU kernels.
+func NewRegistry() *kernels.Registry {
+	r := kernels.NewRegistry()
+	if err := Register(r); err != nil {
+		panic(err) // a fresh registry cannot hold duplicates
+	}
+	return r
+}
