@@ -300,6 +300,10 @@ func (t *tile) run(in, out []kernels.Tensor, _ wsParts) error {
 		return nil
 	}
 	r := len(t.out)
+	if r == 0 { // a scalar tiles to itself
+		copy(out[0].Data[:t.es], in[0].Data[:t.es])
+		return nil
+	}
 	var idx [16]int
 	if r > len(idx) {
 		return fmt.Errorf("rank %d", r)

@@ -278,3 +278,14 @@ func TestGathers(t *testing.T) {
 		closeTo(t, want, got.Float32s(), 1e-6)
 	})
 }
+
+func TestTileScalarAndZero(t *testing.T) {
+	x := f32(nil, []float32{3})
+	reps := i64([]int64{0}, nil)
+	got := out1(t, node("Tile", graph.Attributes{}, []kernels.Tensor{x, reps}, value(x)), x, reps)
+	require.Equal(t, []float32{3}, got.Float32s())
+	z := f32([]int64{0, 2}, nil)
+	reps2 := i64([]int64{2}, []int64{3, 2})
+	got = out1(t, node("Tile", graph.Attributes{}, []kernels.Tensor{z, reps2}, kernels.Value{DType: graph.Float32, Shape: []int64{0, 4}}), z, reps2)
+	require.Empty(t, got.Data)
+}

@@ -97,8 +97,10 @@ func selectNorm(kind normKind) func(n *kernels.Node, d kernels.Device) (plan, er
 			if err := arity(n, 2, maxIn, 1, maxOut); err != nil {
 				return plan{}, err
 			}
-			if st := at.Int("stash_type", 1); st != 1 {
-				return plan{}, fmt.Errorf("stash_type %d is not supported (only 1: float32)", st)
+			// stash_type picks the precision of the statistics: every type is computed in
+			// float64 here, and the Mean/InvStdDev outputs take the dtype the node gives them.
+			if st := graph.DType(at.Int("stash_type", 1)); st != graph.Float32 && st != x[0].DType {
+				return plan{}, fmt.Errorf("stash_type %v is neither float32 nor the input's type", st)
 			}
 			axis, err := normAxis(at.Int("axis", -1), len(x[0].Shape))
 			if err != nil {
