@@ -1,6 +1,6 @@
 module carve.dev/apps/runner
 
-go 1.26
+go 1.26.0
 
 require (
 	carve.dev/libs/alloc v0.0.0
@@ -9,15 +9,24 @@ require (
 	carve.dev/libs/kernels v0.0.0
 	carve.dev/libs/planner v0.0.0
 	codeberg.org/sbinet/npyio v0.14.0
+	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/stretchr/testify v1.12.1
+	github.com/urfave/cli/v2 v2.27.7
 	github.com/x448/float16 v0.8.4
+	golang.org/x/term v0.48.0
 )
 
 require (
 	github.com/campoy/embedmd v1.0.0 // indirect
+	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.34.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

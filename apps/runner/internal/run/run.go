@@ -201,6 +201,9 @@ func loadModel(path string) (*graph.Model, string, error) {
 		return m, bundled.Name, err
 	}
 	m, err := graph.Load(path)
+	if err != nil && !strings.Contains(err.Error(), path) {
+		err = fmt.Errorf("model %s: %w", path, err)
+	}
 	return m, path, err
 }
 

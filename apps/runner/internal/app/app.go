@@ -1,0 +1,171 @@
+// Package app is the runner's command line: flags, rendering and exit codes around package
+// run, testable with arguments, captured output and the returned exit code.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"carve.dev/apps/runner/internal/run"
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/planner"
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0 // success
+	ExitError  = 1 // an error: a bad file, a failed run
+	ExitUsage  = 2 // the command line is wrong
+	ExitNoFits = 3 // the reservation does not fit the device or the limit
+)
+
+// Env is what a command sees of its process.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// StderrIsTerminal turns on progress bars.
+	StderrIsTerminal bool
+	// DeviceMemory sizes the CPU device; 0 means the host's available memory. For tests.
+	DeviceMemory int64
+	// Observe sees the allocator's statistics when the runner closes (run.Config.Observe).
+	Observe func(stage string, st alloc.Stats)
+}
+
+// usageError is a command-line mistake found by the app itself.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// Main runs the runner with args (args[0] is the program name) and returns the exit code.
+// Errors are printed to env.Stderr as one line.
+func Main(ctx context.Context, args []string, env Env) int {
+	app := newApp(env)
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitCode(err)
+	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+	if code == ExitUsage {
+		help := "runner --help"
+		if len(args) > 1 && (args[1] == "run" || args[1] == "bench") {
+			help = "runner " + args[1] + " --help"
+		}
+		msg += " (see " + help + ")"
+	}
+	fmt.Fprintf(env.Stderr, "runner: %s\n", msg)
+	return code
+}
+
+// ExitCode classifies an error: 3 when the reservation does not fit, 2 for mistakes in the
+// command line, 1 for everything else.
+func ExitCode(err error) int {
+	var (
+		re  *engine.ReservationError
+		ue  *usageError
+		rue *run.UsageError
+		dse *engine.DimSyntaxError
+		ee  *engine.EnvelopeError
+		ec  cli.ExitCoder
+	)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &re):
+		return ExitNoFits
+	case errors.As(err, &ue), errors.As(err, &rue), errors.As(err, &dse), errors.As(err, &ee), errors.As(err, &ec):
+		// cli.ExitCoder: urfave/cli's own errors, e.g. "No help topic for 'x'".
+		return ExitUsage
+	}
+	return ExitError
+}
+
+func newApp(env Env) *cli.App {
+	return &cli.App{
+		Name:      "runner",
+		Usage:     "run ONNX models on carve's planned arenas",
+		UsageText: "runner run [flags]    run a model once or more and write its outputs\nrunner bench [flags]  measure latency, throughput and allocations",
+		Description: "Loads a model, plans the --dim envelope and reserves each session's arena before any\n" +
+			"inference (Level-2 reservation); runs then allocate nothing. Without --model it uses a small\n" +
+			"GPT-2 built into the binary. Exit codes: 0 ok, 1 error, 2 usage, 3 the reservation does not fit.",
+		Writer:                    env.Stdout,
+		ErrWriter:                 env.Stderr,
+		DisableSliceFlagSeparator: true,
+		ExitErrHandler:            func(*cli.Context, error) {}, // Main prints errors and picks the code
+		OnUsageError:              onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("unknown command %q: the commands are run and bench", c.Args().First())
+			}
+			cli.ShowAppHelp(c)
+			return usagef("no command given")
+		},
+		Commands: []*cli.Command{runCommand(env), benchCommand(env)},
+	}
+}
+
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &usageError{err.Error()}
+}
+
+// noArgs rejects positional arguments, which no command takes.
+func noArgs(c *cli.Context) error {
+	if c.Args().Present() {
+		return usagef("unexpected argument %q: every option is a flag (e.g. --model %s)", c.Args().First(), c.Args().First())
+	}
+	return nil
+}
+
+// Shared flags.
+func modelFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "model", Usage: "ONNX `FILE` (default: the bundled tiny GPT-2, dims batch and seq)"},
+		&cli.StringSliceFlag{Name: "dim", Usage: "envelope dim `name=N|lo:hi`, one per flag; dims not given come from the " +
+			"--input shapes (bundled model: batch=2 seq=16)"},
+		&cli.StringFlag{Name: "device", Value: "cpu", Usage: "`DEVICE`: cpu (cuda needs a build with -tags cuda)"},
+		&cli.StringFlag{Name: "policy", Value: "strict", Usage: "`POLICY` when a kernel needs more workspace than planned: strict (fail) or fallback (allocate)"},
+		&cli.StringFlag{Name: "limit", Usage: "cap the allocator at `BYTES` (e.g. 512MiB, 2GB); the arenas must fit under it"},
+		&cli.IntFlag{Name: "workers", Usage: "CPU kernel workers `N` (0: GOMAXPROCS)"},
+		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "`K` sessions (streams, arenas) run concurrently, sharing the weights"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random inputs made without --input"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "`FORMAT` of stdout: table (people) or json (machines)"},
+	}
+}
+
+// loadConfig builds run.Config from the shared flags; inputs are read by the caller.
+func loadConfig(c *cli.Context, env Env) (run.Config, error) {
+	cfg := run.Config{ModelPath: c.String("model"), Device: c.String("device"), Workers: c.Int("workers"),
+		Sessions: c.Int("concurrency"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe}
+	var err error
+	if cfg.Envelope, err = engine.ParseEnvelope(c.StringSlice("dim")); err != nil {
+		return cfg, err
+	}
+	switch p := c.String("policy"); p {
+	case "strict":
+	case "fallback":
+		cfg.Policy = planner.Fallback
+	default:
+		return cfg, usagef("--policy %q: want strict or fallback", p)
+	}
+	if s := c.String("limit"); s != "" {
+		if cfg.Limit, err = ParseBytes(s); err != nil {
+			return cfg, &usageError{"--limit: " + err.Error()}
+		}
+	}
+	if cfg.Workers < 0 {
+		return cfg, usagef("--workers %d: want 0 (GOMAXPROCS) or more", cfg.Workers)
+	}
+	if cfg.Sessions < 1 {
+		return cfg, usagef("--concurrency %d: want at least 1 session", cfg.Sessions)
+	}
+	if f := c.String("format"); f != "table" && f != "json" {
+		return cfg, usagef("--format %q: want table or json", f)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,104 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"carve.dev/apps/runner/internal/run"
+	"carve.dev/libs/engine"
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+)
+
+func benchCommand(env Env) *cli.Command {
+	flags := append(modelFlags(),
+		&cli.IntFlag{Name: "warmup", Value: 3, Usage: "untimed runs `N` per session first (the first plans the pattern)"},
+		&cli.IntFlag{Name: "runs", Value: 100, Usage: "timed runs `N` in all, spread over the --concurrency sessions"},
+	)
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "measure latency percentiles, runs per second and allocations per run",
+		UsageText: "runner bench [--model M.onnx] [--dim batch=1 --dim seq=128] [--warmup N] [--runs N] [--concurrency K]\n" +
+			"             [--policy strict|fallback] [--limit BYTES] [--format table|json]",
+		Description: "Loads like `runner run` (random inputs at the envelope's largest binding), warms every session\n" +
+			"up, then times --runs runs, the sessions concurrently. Reports latency (min, p50, p90, p99, max,\n" +
+			"mean), runs per second, Go heap allocations, device mallocs and allocator allocations per run,\n" +
+			"and the allocator's statistics. A progress bar is drawn on stderr when it is a terminal.",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action:       func(c *cli.Context) error { return doBench(c, env) },
+	}
+}
+
+// benchReport is `runner bench --format json`'s document.
+type benchReport struct {
+	Model       string          `json:"model"`
+	Device      string          `json:"device"`
+	Workers     int             `json:"workers"`
+	Policy      string          `json:"policy"`
+	Reservation run.Reservation `json:"reservation"`
+	Binding     engine.Binding  `json:"binding"`
+	Warmup      int             `json:"warmup"`
+	*run.BenchResult
+}
+
+func doBench(c *cli.Context, env Env) (err error) {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(c, env)
+	if err != nil {
+		return err
+	}
+	bc := run.BenchConfig{Warmup: c.Int("warmup"), Runs: c.Int("runs")}
+	if bc.Warmup < 1 {
+		return usagef("--warmup %d: warm up at least once (the first run of a pattern plans it)", bc.Warmup)
+	}
+	if bc.Runs < 1 {
+		return usagef("--runs %d: time at least one run", bc.Runs)
+	}
+	r, err := run.Load(c.Context, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, r.Close()) }()
+	format := c.String("format")
+	if format == "table" {
+		printLoad(env.Stdout, r, nil)
+	}
+	if env.StderrIsTerminal {
+		bar := progressbar.NewOptions(bc.Runs, progressbar.OptionSetWriter(env.Stderr),
+			progressbar.OptionSetDescription("bench"), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionSetRenderBlankState(true),
+			progressbar.OptionClearOnFinish())
+		bc.Progress = func(done int) { bar.Set(done) }
+		defer bar.Finish()
+	}
+	res, err := r.Bench(c.Context, bc)
+	if err != nil {
+		return err
+	}
+	rep := benchReport{Model: r.ModelName, Device: "cpu", Workers: workers(cfg), Policy: c.String("policy"),
+		Reservation: r.Reservation, Binding: r.Binding, Warmup: bc.Warmup, BenchResult: res}
+	if format == "json" {
+		return writeJSON(env.Stdout, rep)
+	}
+	printBench(env.Stdout, &rep)
+	return nil
+}
+
+func printBench(w io.Writer, rep *benchReport) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	l := rep.Latency
+	fmt.Fprintf(tw, "runs\t%d timed on %d session(s) after %d warmup run(s) each, %.3f s\n", rep.Runs, rep.Sessions, rep.Warmup, rep.WallSeconds)
+	fmt.Fprintf(tw, "latency ms\tmin %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f  mean %.3f\n", l.Min, l.P50, l.P90, l.P99, l.Max, l.Mean)
+	fmt.Fprintf(tw, "throughput\t%.1f runs/s\n", rep.RunsPerSec)
+	fmt.Fprintf(tw, "per run\t%.1f Go heap allocations, %.2f device mallocs, %.2f allocator allocations\n",
+		rep.GoAllocsPerRun, rep.DeviceMallocsPerRun, rep.AllocatorAllocsPerRun)
+	tw.Flush()
+	printStats(w, rep.Stats)
+}

@@ -1,0 +1,216 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"carve.dev/apps/runner/internal/run"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"github.com/x448/float16"
+)
+
+// tensorInfo describes an input or output in reports.
+type tensorInfo struct {
+	Name     string   `json:"name"`
+	DType    string   `json:"dtype"`
+	Shape    []int64  `json:"shape"`
+	Source   string   `json:"source,omitempty"` // inputs: the file or "random (seed N)"; outputs: the file written
+	Min      *float64 `json:"min,omitempty"`    // over the elements, for numeric dtypes with elements
+	Max      *float64 `json:"max,omitempty"`
+	Mean     *float64 `json:"mean,omitempty"`
+	NaNs     int64    `json:"nans,omitempty"`
+	Checksum string   `json:"checksum"` // FNV-1a 64 of the bytes, hex: equal bytes, equal checksums
+}
+
+func describe(name string, t kernels.Tensor, source string) tensorInfo {
+	ti := tensorInfo{Name: name, DType: t.DType.String(), Shape: t.Shape, Source: source}
+	if ti.Shape == nil {
+		ti.Shape = []int64{}
+	}
+	h := fnv.New64a()
+	h.Write(t.Data)
+	ti.Checksum = fmt.Sprintf("%016x", h.Sum64())
+	at := elementReader(t)
+	if at == nil || t.Len() == 0 {
+		return ti
+	}
+	lo, hi, sum, n := math.Inf(1), math.Inf(-1), 0.0, 0
+	for i := range t.Len() {
+		x := at(i)
+		if math.IsNaN(x) {
+			ti.NaNs++
+			continue
+		}
+		lo, hi, sum, n = min(lo, x), max(hi, x), sum+x, n+1
+	}
+	if n > 0 {
+		mean := sum / float64(n)
+		ti.Min, ti.Max, ti.Mean = &lo, &hi, &mean
+	}
+	return ti
+}
+
+// elementReader returns a function reading element i of t as a float64, or nil for dtypes
+// without numbers.
+func elementReader(t kernels.Tensor) func(i int) float64 {
+	switch t.DType {
+	case graph.Float32:
+		s := t.Float32s()
+		return func(i int) float64 { return float64(s[i]) }
+	case graph.Float64:
+		s := t.Float64s()
+		return func(i int) float64 { return s[i] }
+	case graph.Float16:
+		s := t.Uint16s()
+		return func(i int) float64 { return float64(float16.Frombits(s[i]).Float32()) }
+	case graph.BFloat16:
+		s := t.Uint16s()
+		return func(i int) float64 { return float64(math.Float32frombits(uint32(s[i]) << 16)) }
+	case graph.Int64:
+		s := t.Int64s()
+		return func(i int) float64 { return float64(s[i]) }
+	case graph.Int32:
+		s := t.Int32s()
+		return func(i int) float64 { return float64(s[i]) }
+	case graph.Int16:
+		s := kernels.ViewAs[int16](t.Data)
+		return func(i int) float64 { return float64(s[i]) }
+	case graph.Int8:
+		return func(i int) float64 { return float64(int8(t.Data[i])) }
+	case graph.Uint8, graph.Bool:
+		return func(i int) float64 { return float64(t.Data[i]) }
+	case graph.Uint16:
+		s := t.Uint16s()
+		return func(i int) float64 { return float64(s[i]) }
+	case graph.Uint32:
+		s := kernels.ViewAs[uint32](t.Data)
+		return func(i int) float64 { return float64(s[i]) }
+	case graph.Uint64:
+		s := kernels.ViewAs[uint64](t.Data)
+		return func(i int) float64 { return float64(s[i]) }
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func workers(cfg run.Config) int {
+	if cfg.Workers > 0 {
+		return cfg.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// printLoad prints the model and what was reserved, before any run.
+func printLoad(w io.Writer, r *run.Runner, files map[string]string) {
+	rs := r.Reservation
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "model\t%s\n", r.ModelName)
+	fmt.Fprintf(tw, "device\tcpu, %d workers, policy %s\n", workers(r.Config), policyName(r))
+	fmt.Fprintf(tw, "envelope\t%s\n", rs.Envelope)
+	fmt.Fprintf(tw, "reserved\t%s arena per session x %d = %s, before any run (worst binding %s of %d planned)\n",
+		engine.HumanBytes(rs.ArenaBytes), rs.Sessions, engine.HumanBytes(rs.TotalArenaBytes),
+		engine.Binding(rs.WorstBinding), rs.Candidates)
+	fmt.Fprintf(tw, "\tworkspace bound W %s (sum over nodes); weights %s, mapped from the model, outside the arenas\n",
+		engine.HumanBytes(rs.WorkspaceBound), engine.HumanBytes(rs.WeightBytes))
+	avail := "device free memory"
+	if rs.LimitBytes > 0 && rs.LimitBytes == rs.AvailableBytes {
+		avail = "--limit"
+	}
+	fmt.Fprintf(tw, "\tavailable %s (%s)\n", engine.HumanBytes(rs.AvailableBytes), avail)
+	src := fmt.Sprintf("random inputs, seed %d", r.Config.Seed)
+	if len(files) > 0 {
+		src = "inputs from files"
+	}
+	fmt.Fprintf(tw, "binding\t%s (%s)\n", r.Binding, src)
+	tw.Flush()
+}
+
+func policyName(r *run.Runner) string {
+	return strings.ToLower(r.Config.Policy.String())
+}
+
+// printRun prints the outputs and the runs.
+func printRun(w io.Writer, rep *runReport) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "OUTPUT\tDTYPE\tSHAPE\tMIN\tMAX\tMEAN\tFILE")
+	for _, o := range rep.Outputs {
+		file := o.Source
+		if file == "" {
+			file = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\n", o.Name, o.DType, o.Shape, num(o.Min), num(o.Max), num(o.Mean), file)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	rs := rep.Runs
+	line := fmt.Sprintf("%d session(s) x %d run(s): first run %.3f ms (binds the pattern's plan)", rs.Sessions, rs.Repeat, rs.FirstMs)
+	if rs.Repeat > 1 {
+		line += fmt.Sprintf(", later runs mean %.3f ms, max %.3f ms", rs.MeanMs, rs.MaxMs)
+	}
+	fmt.Fprintf(tw, "runs\t%s\n", line)
+	if rs.Repeat > 1 {
+		s := rep.Steady
+		fmt.Fprintf(tw, "steady\t%d device mallocs, %d device frees, %d allocator allocations after the first run\n",
+			s.DeviceMallocs, s.DeviceFrees, s.Allocs)
+	}
+	tw.Flush()
+}
+
+func num(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.4g", *p)
+}
+
+// printStats prints the statistics as a table.
+func printStats(w io.Writer, st run.Stats) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	a := st.Allocator
+	e := st.Engine
+	d := st.Device
+	rows := [][2]string{
+		{"allocator reserves (arenas)", fmt.Sprint(a.NumReserves)},
+		{"allocator reserved bytes", engine.HumanBytes(a.ReservedBytes)},
+		{"allocator bytes in use (peak)", fmt.Sprintf("%s (%s)", engine.HumanBytes(a.BytesInUse), engine.HumanBytes(a.MaxBytesInUse))},
+		{"allocator allocations (current/peak/total)", fmt.Sprintf("%d/%d/%d", a.Allocations.Current, a.Allocations.Peak, a.Allocations.Allocated)},
+		{"allocator segments (current/peak)", fmt.Sprintf("%d/%d", a.Segments.Current, a.Segments.Peak)},
+		{"allocator device mallocs/frees", fmt.Sprintf("%d/%d", a.DeviceMallocCalls, a.DeviceFreeCalls)},
+		{"engine patterns (hits/misses/cached)", fmt.Sprintf("%d/%d/%d", e.Patterns.Hits, e.Patterns.Misses, e.Patterns.Len)},
+		{"engine dynamic workspaces (bytes)", fmt.Sprintf("%d (%s)", e.DynamicWorkspaces, engine.HumanBytes(e.DynamicWorkspaceBytes))},
+		{"device malloc/free calls", fmt.Sprintf("%d/%d", d.Malloc, d.Free)},
+		{"device streams created/destroyed", fmt.Sprintf("%d/%d", d.NewStream, d.DestroyStream)},
+		{"device launches", fmt.Sprint(d.Launch)},
+	}
+	fmt.Fprintln(tw, "STATISTIC\tVALUE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
+	}
+	tw.Flush()
+}

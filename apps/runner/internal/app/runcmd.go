@@ -1,0 +1,231 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"carve.dev/apps/runner/internal/npyfile"
+	"carve.dev/apps/runner/internal/run"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/kernels"
+	"github.com/urfave/cli/v2"
+)
+
+func runCommand(env Env) *cli.Command {
+	flags := append(modelFlags(),
+		&cli.StringSliceFlag{Name: "input", Usage: "input `name=FILE.npy`, one per flag: all inputs or none " +
+			"(none: seeded random inputs at the envelope's largest binding)"},
+		&cli.StringFlag{Name: "out", Usage: "write each output to `DIR`/<output name>.npy (created)"},
+		&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run `N` times on every session"},
+		&cli.StringFlag{Name: "stats", Usage: "print allocator, engine and device statistics as `FORMAT` table or json " +
+			"(json: alone on stdout, the tables move to stderr)"},
+	)
+	return &cli.Command{
+		Name:  "run",
+		Usage: "run a model on .npy inputs (or random ones) and write its outputs as .npy",
+		UsageText: "runner run [--model M.onnx] [--dim batch=3 --dim seq=33] [--input name=file.npy ...] [--out DIR]\n" +
+			"           [--repeat N] [--concurrency K] [--policy strict|fallback] [--limit BYTES] [--stats json|table] [--format table|json]",
+		Description: "Plans the --dim envelope (ranges allowed: the reservation covers the whole range) and reserves\n" +
+			"one arena per session before any inference, failing with exit code 3 if they do not fit. Inputs\n" +
+			"must have the dtypes the model declares and shapes inside the envelope; without --input, random\n" +
+			"inputs are made at each dim's largest value. Outputs are written atomically (temporary file, rename).",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action:       func(c *cli.Context) error { return doRun(c, env) },
+	}
+}
+
+// runReport is `runner run --format json`'s document.
+type runReport struct {
+	Model       string          `json:"model"`
+	Device      string          `json:"device"`
+	Workers     int             `json:"workers"`
+	Policy      string          `json:"policy"`
+	Reservation run.Reservation `json:"reservation"`
+	Binding     engine.Binding  `json:"binding"`
+	Inputs      []tensorInfo    `json:"inputs"`
+	Outputs     []tensorInfo    `json:"outputs"`
+	Runs        runSummary      `json:"runs"`
+	Steady      run.Counters    `json:"steady_state"`
+	Stats       run.Stats       `json:"stats"`
+}
+
+type runSummary struct {
+	Sessions int     `json:"sessions"`
+	Repeat   int     `json:"repeat"`
+	FirstMs  float64 `json:"first_ms"`          // the slowest session's first run (it compiles the pattern)
+	MeanMs   float64 `json:"mean_ms,omitempty"` // mean of the later runs
+	MaxMs    float64 `json:"max_ms,omitempty"`  // slowest of the later runs
+}
+
+func doRun(c *cli.Context, env Env) (err error) {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(c, env)
+	if err != nil {
+		return err
+	}
+	repeat := c.Int("repeat")
+	if repeat < 1 {
+		return usagef("--repeat %d: run at least once", repeat)
+	}
+	stats := c.String("stats")
+	if stats != "" && stats != "table" && stats != "json" {
+		return usagef("--stats %q: want table or json", stats)
+	}
+	format := c.String("format")
+	files, err := parseInputs(c.StringSlice("input"))
+	if err != nil {
+		return err
+	}
+	if len(files) > 0 {
+		cfg.Inputs = map[string]kernels.Tensor{}
+		for _, name := range sortedKeys(files) {
+			t, err := npyfile.ReadFile(files[name])
+			if err != nil {
+				return fmt.Errorf("input %q: %w", name, err)
+			}
+			cfg.Inputs[name] = t
+		}
+	}
+
+	r, err := run.Load(c.Context, cfg)
+	if err != nil {
+		var ie *engine.InputError
+		if errors.As(err, &ie) && files[ie.Input] != "" {
+			return fmt.Errorf("%w (from %s)", err, files[ie.Input])
+		}
+		return err
+	}
+	defer func() { err = errors.Join(err, r.Close()) }()
+
+	// Tables go to stdout, unless stdout carries the statistics' JSON.
+	tables := env.Stdout
+	if format == "table" && stats == "json" {
+		tables = env.Stderr
+	}
+	if format == "table" {
+		printLoad(tables, r, files)
+	}
+
+	res, err := r.Run(c.Context, repeat)
+	if err != nil {
+		return err
+	}
+	outFiles := map[string]string{}
+	if dir := c.String("out"); dir != "" {
+		if outFiles, err = writeOutputs(dir, res); err != nil {
+			return err
+		}
+	}
+
+	rep := runReport{Model: r.ModelName, Device: "cpu", Workers: workers(cfg), Policy: c.String("policy"),
+		Reservation: r.Reservation, Binding: r.Binding, Steady: res.Steady, Stats: r.Stats(),
+		Runs: summarize(res, repeat)}
+	for _, v := range r.Model.Inputs {
+		src := files[v.Name]
+		if src == "" {
+			src = fmt.Sprintf("random (seed %d)", cfg.Seed)
+		}
+		rep.Inputs = append(rep.Inputs, describe(v.Name, r.Inputs[v.Name], src))
+	}
+	for i, name := range res.Names {
+		rep.Outputs = append(rep.Outputs, describe(name, res.Outputs[i], outFiles[name]))
+	}
+	switch {
+	case format == "json":
+		return writeJSON(env.Stdout, rep)
+	case stats == "json":
+		printRun(tables, &rep)
+		return writeJSON(env.Stdout, rep.Stats)
+	}
+	printRun(tables, &rep)
+	if stats == "table" {
+		printStats(tables, rep.Stats)
+	}
+	return nil
+}
+
+// parseInputs splits name=FILE arguments.
+func parseInputs(args []string) (map[string]string, error) {
+	files := map[string]string{}
+	for _, a := range args {
+		name, file, ok := strings.Cut(a, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || file == "" {
+			return nil, usagef("--input %q: want name=FILE.npy", a)
+		}
+		if _, dup := files[name]; dup {
+			return nil, usagef("--input: input %q is given twice", name)
+		}
+		files[name] = file
+	}
+	return files, nil
+}
+
+// writeOutputs writes every output to dir as a .npy file named after it (characters that do
+// not belong in a file name replaced by '_'), each atomically.
+func writeOutputs(dir string, res *run.Result) (map[string]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	files := map[string]string{}
+	used := map[string]bool{}
+	for i, name := range res.Names {
+		base := fileName(name)
+		for n := 2; used[strings.ToLower(base)]; n++ {
+			base = fmt.Sprintf("%s_%d", fileName(name), n)
+		}
+		used[strings.ToLower(base)] = true
+		p := filepath.Join(dir, base+".npy")
+		if err := npyfile.WriteFile(p, res.Outputs[i]); err != nil {
+			return nil, fmt.Errorf("output %q: %w", name, err)
+		}
+		files[name] = p
+	}
+	return files, nil
+}
+
+// fileName makes an output name safe as a file name: letters, digits, '.', '-' and '_' stay,
+// anything else becomes '_'; a name that would be hidden or empty gets an "output" prefix.
+func fileName(name string) string {
+	b := []byte(name)
+	for i, ch := range b {
+		ok := ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '-' || ch == '_'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	s := string(b)
+	if s == "" || s[0] == '.' {
+		s = "output" + s
+	}
+	return s
+}
+
+func summarize(res *run.Result, repeat int) runSummary {
+	s := runSummary{Sessions: len(res.Latencies), Repeat: repeat}
+	var later []time.Duration
+	for _, l := range res.Latencies {
+		if len(l) > 0 {
+			s.FirstMs = max(s.FirstMs, ms(l[0]))
+			later = append(later, l[1:]...)
+		}
+	}
+	var sum time.Duration
+	for _, d := range later {
+		sum += d
+		s.MaxMs = max(s.MaxMs, ms(d))
+	}
+	if len(later) > 0 {
+		s.MeanMs = ms(sum) / float64(len(later))
+	}
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
