@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	carve.dev/libs/alloc v0.0.0
-	carve.dev/libs/engine v0.0.0-00010101000000-000000000000
+	carve.dev/libs/engine v0.0.0
 	carve.dev/libs/graph v0.0.0
 	carve.dev/libs/kernels v0.0.0
 	carve.dev/libs/planner v0.0.0
