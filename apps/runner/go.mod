@@ -13,7 +13,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/x448/float16 v0.8.4
-	golang.org/x/term v0.48.0
+	golang.org/x/term v0.44.0
 )
 
 require (
