@@ -265,6 +265,7 @@ type block struct {
 	indexed   bool     // in the free index
 	holds     int      // events and capture holds before the block may be released
 	uses      []Stream // other streams the allocation was used on (RecordStream)
+	_         [32]byte // 128 bytes: blocks of different streams never share a cache line
 }
 
 // segment is one device allocation.

@@ -64,8 +64,9 @@ type Stats struct {
 // block size is a multiple) below. The statistics stay exact up to 2^26 live allocations and
 // 2^38 units (128 TiB) allocated at once.
 type counters struct {
+	_      [64]byte      // keep the allocator's read-mostly fields off the hot cache line
 	allocs atomic.Uint64 // packed count and units of allocated blocks
-	_      [56]byte      // keep the read-mostly fields below off the hot cache line
+	_      [56]byte      // and the read-mostly fields below
 
 	allocCountPeak  atomic.Int64
 	allocBytesPeak  atomic.Int64
