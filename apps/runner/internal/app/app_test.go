@@ -250,7 +250,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad workers", []string{"bench", "--workers", "-1"}, 2, "--workers -1"},
 		{"bad runs", []string{"bench", "--runs", "0"}, 2, "--runs 0"},
 		{"bad warmup", []string{"bench", "--warmup", "0"}, 2, "--warmup 0"},
-		{"cuda", []string{"run", "--device", "cuda"}, 2, "not built with cuda support"},
+		{"cuda", []string{"run", "--device", "cuda"}, 2, "--device cuda: "},
 		{"tpu", []string{"run", "--device", "tpu"}, 2, `unknown device "tpu"`},
 		{"unknown flag", []string{"run", "--bogus"}, 2, "flag provided but not defined: -bogus (see runner run --help)"},
 		{"not an int", []string{"run", "--repeat", "many"}, 2, "invalid value"},
@@ -371,6 +371,29 @@ func TestConcurrencyMatchesSerialFiles(t *testing.T) {
 		files = append(files, b)
 	}
 	require.Equal(t, files[0], files[1])
+}
+
+// TestDimsFromInputs runs a model file with inputs and no --dim: the inputs' shapes give the
+// envelope.
+func TestDimsFromInputs(t *testing.T) {
+	fx := testmodels.MustGet("llama")
+	model := fx.WriteTemp(t)
+	m, err := graph.Load(model)
+	require.NoError(t, err)
+	defer m.Close()
+	b := fx.Bindings[1]
+	args := append([]string{"run", "--model", model, "--format", "json"}, writeInputs(t, m, b, t.TempDir())...)
+	r := runner(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var rep runReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	require.Equal(t, map[string]int64(rep.Binding), b.Dims)
+	require.Equal(t, fmt.Sprintf("batch=%d seq=%d", b.Dims["batch"], b.Dims["seq"]), rep.Reservation.Envelope)
+
+	// Without inputs, a model file needs its dims.
+	r = runner(t, "run", "--model", model, "--dim", "batch=2")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, `no value for dim "seq"`)
 }
 
 func TestBenchCommand(t *testing.T) {
