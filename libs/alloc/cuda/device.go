@@ -1,0 +1,448 @@
+//go:build cuda
+
+package cuda
+
+/*
+#cgo LDFLAGS: -lcuda
+#include <cuda.h>
+#include <stdint.h>
+
+// carve_set_current makes the device's primary context current on the calling OS thread.
+static CUresult carve_set_current(CUcontext ctx) { return cuCtxSetCurrent(ctx); }
+
+// carve_malloc allocates in relaxed capture mode, so that an allocation made while some stream
+// of this thread's process is being captured is legal (PyTorch does the same).
+static CUresult carve_malloc(CUdeviceptr *p, size_t n) {
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	cuThreadExchangeStreamCaptureMode(&mode);
+	CUresult r = cuMemAlloc(p, n);
+	cuThreadExchangeStreamCaptureMode(&mode);
+	return r;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"carve.dev/libs/alloc"
+)
+
+// Device is an alloc.Device on one NVIDIA GPU, through the CUDA driver API in the device's
+// primary context. Stream, event and graph handles are small integers that map to driver
+// objects. Device is safe for concurrent use.
+//
+// It calls the driver directly with cgo rather than through gorgonia.org/cu (which Probe uses):
+// cu has no stream capture, graph launch or capture-mode calls, and its handle types are opaque,
+// so bridging them would take more code than these thin calls.
+type Device struct {
+	ordinal int
+	dev     C.CUdevice
+	ctx     C.CUcontext
+
+	mu       sync.Mutex
+	next     uintptr
+	streams  map[alloc.Stream]C.CUstream
+	events   map[alloc.Event]C.CUevent
+	graphs   map[alloc.GraphExec]graphPair
+	captures int // streams being captured
+}
+
+type graphPair struct {
+	graph C.CUgraph
+	exec  C.CUgraphExec
+}
+
+// Error is a CUDA driver error.
+type Error struct {
+	Call string
+	Code int
+	Name string
+	Text string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("cuda: %s: %s (%d): %s", e.Call, e.Name, e.Code, e.Text)
+}
+
+// Is maps driver errors onto alloc's: out of memory, invalid handles, capture violations.
+func (e *Error) Is(target error) bool {
+	switch C.CUresult(e.Code) {
+	case C.CUDA_ERROR_OUT_OF_MEMORY:
+		return target == alloc.ErrOutOfMemory
+	case C.CUDA_ERROR_INVALID_HANDLE:
+		return target == alloc.ErrInvalidHandle
+	case C.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, C.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+		return target == alloc.ErrCaptureUnsupported
+	}
+	return false
+}
+
+func check(call string, r C.CUresult) error {
+	if r == C.CUDA_SUCCESS {
+		return nil
+	}
+	var name, text *C.char
+	C.cuGetErrorName(r, &name)
+	C.cuGetErrorString(r, &text)
+	return &Error{Call: call, Code: int(r), Name: C.GoString(name), Text: C.GoString(text)}
+}
+
+// Open initialises the driver and retains device ordinal's primary context.
+func Open(ordinal int) (*Device, error) {
+	d := &Device{ordinal: ordinal, streams: map[alloc.Stream]C.CUstream{}, events: map[alloc.Event]C.CUevent{},
+		graphs: map[alloc.GraphExec]graphPair{}}
+	if err := check("cuInit", C.cuInit(0)); err != nil {
+		return nil, err
+	}
+	if err := check("cuDeviceGet", C.cuDeviceGet(&d.dev, C.int(ordinal))); err != nil {
+		return nil, err
+	}
+	if err := check("cuDevicePrimaryCtxRetain", C.cuDevicePrimaryCtxRetain(&d.ctx, d.dev)); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Close releases the primary context. Streams, events and graphs must be destroyed first.
+func (d *Device) Close() error {
+	return check("cuDevicePrimaryCtxRelease", C.cuDevicePrimaryCtxRelease(d.dev))
+}
+
+// do runs fn on a locked OS thread with the device's context current: driver calls act on the
+// calling thread's current context, and goroutines move between threads.
+func (d *Device) do(fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := check("cuCtxSetCurrent", C.carve_set_current(d.ctx)); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// Name is "cuda:N".
+func (d *Device) Name() string { return fmt.Sprintf("cuda:%d", d.ordinal) }
+
+// Malloc allocates with cuMemAlloc (256-byte aligned or better).
+func (d *Device) Malloc(size int64) (alloc.Ptr, error) {
+	if size <= 0 {
+		return 0, fmt.Errorf("cuda: malloc of %d bytes", size)
+	}
+	var p C.CUdeviceptr
+	err := d.do(func() error { return check("cuMemAlloc", C.carve_malloc(&p, C.size_t(size))) })
+	return alloc.Ptr(p), err
+}
+
+// Free releases memory with cuMemFree, which waits for the work that may still use it. It fails
+// while a stream of the device is being captured.
+func (d *Device) Free(p alloc.Ptr) error {
+	if d.capturing() {
+		return fmt.Errorf("cuda: free: %w", alloc.ErrCaptureUnsupported)
+	}
+	return d.do(func() error { return check("cuMemFree", C.cuMemFree(C.CUdeviceptr(p))) })
+}
+
+// MemInfo reports free and total device memory.
+func (d *Device) MemInfo() (free, total int64, err error) {
+	var f, t C.size_t
+	err = d.do(func() error { return check("cuMemGetInfo", C.cuMemGetInfo(&f, &t)) })
+	return int64(f), int64(t), err
+}
+
+// Synchronize waits for all work of the context. It fails during a capture.
+func (d *Device) Synchronize() error {
+	if d.capturing() {
+		return fmt.Errorf("cuda: synchronize: %w", alloc.ErrCaptureUnsupported)
+	}
+	return d.do(func() error { return check("cuCtxSynchronize", C.cuCtxSynchronize()) })
+}
+
+func (d *Device) capturing() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.captures > 0
+}
+
+func (d *Device) handle() uintptr {
+	d.next++
+	return d.next
+}
+
+func (d *Device) stream(s alloc.Stream) (C.CUstream, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cs, ok := d.streams[s]
+	if !ok {
+		return nil, fmt.Errorf("cuda: stream %d: %w", s, alloc.ErrInvalidHandle)
+	}
+	return cs, nil
+}
+
+func (d *Device) event(e alloc.Event) (C.CUevent, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ce, ok := d.events[e]
+	if !ok {
+		return nil, fmt.Errorf("cuda: event %d: %w", e, alloc.ErrInvalidHandle)
+	}
+	return ce, nil
+}
+
+// NewStream creates a non-blocking stream (it never synchronizes with the legacy stream).
+func (d *Device) NewStream() (alloc.Stream, error) {
+	var cs C.CUstream
+	if err := d.do(func() error { return check("cuStreamCreate", C.cuStreamCreate(&cs, C.CU_STREAM_NON_BLOCKING)) }); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h := alloc.Stream(d.handle())
+	d.streams[h] = cs
+	return h, nil
+}
+
+// DestroyStream destroys s; work already queued on it still runs.
+func (d *Device) DestroyStream(s alloc.Stream) error {
+	d.mu.Lock()
+	cs, ok := d.streams[s]
+	delete(d.streams, s)
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cuda: stream %d: %w", s, alloc.ErrInvalidHandle)
+	}
+	return d.do(func() error { return check("cuStreamDestroy", C.cuStreamDestroy(cs)) })
+}
+
+// SynchronizeStream waits for the work queued on s.
+func (d *Device) SynchronizeStream(s alloc.Stream) error {
+	cs, err := d.stream(s)
+	if err != nil {
+		return err
+	}
+	return d.do(func() error { return check("cuStreamSynchronize", C.cuStreamSynchronize(cs)) })
+}
+
+// NewEvent creates an event without timing.
+func (d *Device) NewEvent() (alloc.Event, error) {
+	var ce C.CUevent
+	if err := d.do(func() error { return check("cuEventCreate", C.cuEventCreate(&ce, C.CU_EVENT_DISABLE_TIMING)) }); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h := alloc.Event(d.handle())
+	d.events[h] = ce
+	return h, nil
+}
+
+// DestroyEvent destroys e.
+func (d *Device) DestroyEvent(e alloc.Event) error {
+	d.mu.Lock()
+	ce, ok := d.events[e]
+	delete(d.events, e)
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cuda: event %d: %w", e, alloc.ErrInvalidHandle)
+	}
+	return d.do(func() error { return check("cuEventDestroy", C.cuEventDestroy(ce)) })
+}
+
+// RecordEvent marks the current end of s in e.
+func (d *Device) RecordEvent(e alloc.Event, s alloc.Stream) error {
+	ce, err := d.event(e)
+	if err != nil {
+		return err
+	}
+	cs, err := d.stream(s)
+	if err != nil {
+		return err
+	}
+	return d.do(func() error { return check("cuEventRecord", C.cuEventRecord(ce, cs)) })
+}
+
+// WaitEvent makes later work on s wait for e.
+func (d *Device) WaitEvent(s alloc.Stream, e alloc.Event) error {
+	ce, err := d.event(e)
+	if err != nil {
+		return err
+	}
+	cs, err := d.stream(s)
+	if err != nil {
+		return err
+	}
+	return d.do(func() error { return check("cuStreamWaitEvent", C.cuStreamWaitEvent(cs, ce, 0)) })
+}
+
+// QueryEvent reports whether e has completed.
+func (d *Device) QueryEvent(e alloc.Event) (bool, error) {
+	ce, err := d.event(e)
+	if err != nil {
+		return false, err
+	}
+	var r C.CUresult
+	if err := d.do(func() error { r = C.cuEventQuery(ce); return nil }); err != nil {
+		return false, err
+	}
+	if r == C.CUDA_ERROR_NOT_READY {
+		return false, nil
+	}
+	return r == C.CUDA_SUCCESS, check("cuEventQuery", r)
+}
+
+// SynchronizeEvent waits for e.
+func (d *Device) SynchronizeEvent(e alloc.Event) error {
+	ce, err := d.event(e)
+	if err != nil {
+		return err
+	}
+	return d.do(func() error { return check("cuEventSynchronize", C.cuEventSynchronize(ce)) })
+}
+
+// BeginCapture starts capturing s in relaxed mode (allocations stay legal; the allocator keeps
+// frees out of captures itself).
+func (d *Device) BeginCapture(s alloc.Stream) error {
+	cs, err := d.stream(s)
+	if err != nil {
+		return err
+	}
+	if err := d.do(func() error {
+		return check("cuStreamBeginCapture", C.cuStreamBeginCapture(cs, C.CU_STREAM_CAPTURE_MODE_RELAXED))
+	}); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.captures++
+	d.mu.Unlock()
+	return nil
+}
+
+// EndCapture ends s's capture and instantiates the graph.
+func (d *Device) EndCapture(s alloc.Stream) (alloc.GraphExec, error) {
+	cs, err := d.stream(s)
+	if err != nil {
+		return 0, err
+	}
+	var g graphPair
+	err = d.do(func() error {
+		var status C.CUstreamCaptureStatus
+		if err := check("cuStreamIsCapturing", C.cuStreamIsCapturing(cs, &status)); err != nil {
+			return err
+		}
+		if status == C.CU_STREAM_CAPTURE_STATUS_NONE {
+			return alloc.ErrNotCapturing
+		}
+		if err := check("cuStreamEndCapture", C.cuStreamEndCapture(cs, &g.graph)); err != nil {
+			return err
+		}
+		return check("cuGraphInstantiateWithFlags", C.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0))
+	})
+	if err == alloc.ErrNotCapturing {
+		return 0, fmt.Errorf("cuda: stream %d: %w", s, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.captures--
+	if err != nil {
+		if g.graph != nil {
+			C.cuGraphDestroy(g.graph)
+		}
+		return 0, err
+	}
+	h := alloc.GraphExec(d.handle())
+	d.graphs[h] = g
+	return h, nil
+}
+
+// CaptureInfo reports whether s is being captured, and the capture's id.
+func (d *Device) CaptureInfo(s alloc.Stream) (alloc.CaptureID, bool, error) {
+	cs, err := d.stream(s)
+	if err != nil {
+		return 0, false, err
+	}
+	var status C.CUstreamCaptureStatus
+	var id C.cuuint64_t
+	err = d.do(func() error { return check("cuStreamGetCaptureInfo", C.cuStreamGetCaptureInfo(cs, &status, &id)) })
+	return alloc.CaptureID(id), status == C.CU_STREAM_CAPTURE_STATUS_ACTIVE, err
+}
+
+// LaunchGraph queues a replay of g on s.
+func (d *Device) LaunchGraph(g alloc.GraphExec, s alloc.Stream) error {
+	d.mu.Lock()
+	gp, ok := d.graphs[g]
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cuda: graph %d: %w", g, alloc.ErrInvalidHandle)
+	}
+	cs, err := d.stream(s)
+	if err != nil {
+		return err
+	}
+	return d.do(func() error { return check("cuGraphLaunch", C.cuGraphLaunch(gp.exec, cs)) })
+}
+
+// DestroyGraph releases g; replays already queued still run.
+func (d *Device) DestroyGraph(g alloc.GraphExec) error {
+	d.mu.Lock()
+	gp, ok := d.graphs[g]
+	delete(d.graphs, g)
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cuda: graph %d: %w", g, alloc.ErrInvalidHandle)
+	}
+	return d.do(func() error {
+		if err := check("cuGraphExecDestroy", C.cuGraphExecDestroy(gp.exec)); err != nil {
+			return err
+		}
+		return check("cuGraphDestroy", C.cuGraphDestroy(gp.graph))
+	})
+}
+
+// Memset queues filling n 32-bit words at p with v on s: device work for tests and tools.
+func (d *Device) Memset(p alloc.Ptr, v uint32, n int64, s alloc.Stream) error {
+	cs, err := d.stream(s)
+	if err != nil {
+		return err
+	}
+	return d.do(func() error {
+		return check("cuMemsetD32Async", C.cuMemsetD32Async(C.CUdeviceptr(p), C.uint(v), C.size_t(n), cs))
+	})
+}
+
+// CopyToHost copies len(dst) bytes at p into dst, after the work queued on s.
+func (d *Device) CopyToHost(dst []byte, p alloc.Ptr, s alloc.Stream) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	cs, err := d.stream(s)
+	if err != nil {
+		return err
+	}
+	return d.do(func() error {
+		if err := check("cuMemcpyDtoHAsync", C.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), C.CUdeviceptr(p), C.size_t(len(dst)), cs)); err != nil {
+			return err
+		}
+		return check("cuStreamSynchronize", C.cuStreamSynchronize(cs))
+	})
+}
+
+// CopyToDevice copies src to p on s and waits for the copy.
+func (d *Device) CopyToDevice(p alloc.Ptr, src []byte, s alloc.Stream) error {
+	if len(src) == 0 {
+		return nil
+	}
+	cs, err := d.stream(s)
+	if err != nil {
+		return err
+	}
+	return d.do(func() error {
+		if err := check("cuMemcpyHtoDAsync", C.cuMemcpyHtoDAsync(C.CUdeviceptr(p), unsafe.Pointer(&src[0]), C.size_t(len(src)), cs)); err != nil {
+			return err
+		}
+		return check("cuStreamSynchronize", C.cuStreamSynchronize(cs))
+	})
+}
+
+var _ alloc.Device = (*Device)(nil)
