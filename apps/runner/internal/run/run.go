@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"carve.dev/apps/runner/internal/bundled"
@@ -64,9 +63,9 @@ type Runner struct {
 	Sessions  []*engine.Session
 	// Envelope is the envelope the runtime was planned for, every dim filled in.
 	Envelope engine.Envelope
-	// Inputs are the inputs every run uses; Binding is the binding their shapes give.
+	// Inputs are the inputs every run uses (Config.Inputs, or random ones); Binding is the
+	// binding their shapes give.
 	Inputs      map[string]kernels.Tensor
-	InputSource map[string]string // "random" or the file, by input name
 	Binding     engine.Binding
 	Reservation Reservation
 	Config      Config
@@ -107,9 +106,7 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	if err := checkInputNames(r.Model, cfg.Inputs); err != nil {
 		return nil, err
 	}
-	if r.Envelope, err = envelope(r.Model, cfg); err != nil {
-		return nil, err
-	}
+	r.Envelope = envelope(r.Model, cfg)
 	if r.Device, err = newDevice(cfg.Device, cfg.DeviceMemory); err != nil {
 		return nil, err
 	}
@@ -128,7 +125,7 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 		return nil, err
 	}
 
-	r.Inputs, r.InputSource = cfg.Inputs, map[string]string{}
+	r.Inputs = cfg.Inputs
 	if r.Inputs == nil {
 		b := engine.Binding{}
 		for n, rg := range r.Envelope {
@@ -136,9 +133,6 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 		}
 		if r.Inputs, err = RandomInputs(r.Model, b, cfg.Seed); err != nil {
 			return nil, err
-		}
-		for n := range r.Inputs {
-			r.InputSource[n] = "random"
 		}
 	}
 	if r.Binding, err = r.Runtime.Bind(r.Inputs); err != nil {
@@ -238,7 +232,7 @@ func checkInputNames(m *graph.Model, inputs map[string]kernels.Tensor) error {
 // envelope completes cfg.Envelope: dims it leaves out come from the inputs' shapes (where an
 // input's dim is a plain named dim), then, for the bundled model, from its default envelope.
 // Dims still missing, and unknown dims, are left for the engine to report.
-func envelope(m *graph.Model, cfg Config) (engine.Envelope, error) {
+func envelope(m *graph.Model, cfg Config) engine.Envelope {
 	env := engine.Envelope{}
 	for n, r := range cfg.Envelope {
 		env[n] = r
@@ -263,7 +257,7 @@ func envelope(m *graph.Model, cfg Config) (engine.Envelope, error) {
 			}
 		}
 	}
-	return env, nil
+	return env
 }
 
 // Names returns the names of the model's inputs or outputs in declaration order.
@@ -273,13 +267,4 @@ func Names(vs []*graph.Value) []string {
 		out[i] = v.Name
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
