@@ -182,3 +182,27 @@ func TestReservationFailsFast(t *testing.T) {
 		require.NoError(t, s.Close())
 	}
 }
+
+// A run of the same pattern as the last one makes no Go heap allocations either.
+func TestRepeatedRunsNoHeapAllocations(t *testing.T) {
+	fx := testmodels.MustGet("gpt2")
+	m := loadFixture(t, fx.Name)
+	dev, al := newCPU(t, 1<<30)
+	rt, err := NewRuntime(context.Background(), m, dev, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: envelopeOf(fx)})
+	require.NoError(t, err)
+	s, err := rt.NewSession()
+	require.NoError(t, err)
+	defer s.Close()
+	in := fixtureInputs(t, m, fx.Bindings[1])
+	_, err = s.Run(context.Background(), in)
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, err := s.Run(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("%.1f Go allocations per run", allocs)
+	if !raceEnabled {
+		require.Zero(t, allocs)
+	}
+}

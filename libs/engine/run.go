@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -246,6 +247,44 @@ func (s *Session) Run(ctx context.Context, inputs map[string]kernels.Tensor) ([]
 		return nil, fmt.Errorf("engine: session is closed")
 	}
 	rt := s.rt
+	prog := s.last
+	if prog == nil || !prog.matches(rt.Model, inputs) {
+		var err error
+		if prog, err = s.program(ctx, inputs); err != nil {
+			return nil, err
+		}
+		s.last = prog
+	}
+	for i, v := range rt.Model.Inputs {
+		data := inputs[v.Name].Data
+		for _, t := range prog.inputs[i] {
+			t.Data = data
+		}
+	}
+	return prog.outputs, s.execute(prog)
+}
+
+// matches reports whether inputs have exactly the dtypes, shapes and byte counts of prog's
+// pattern: then they bind to the same dims, and a run can skip binding (a run of the same
+// pattern as the last one allocates nothing, on the device or the Go heap).
+func (prog *program) matches(m *graph.Model, inputs map[string]kernels.Tensor) bool {
+	if len(inputs) != len(m.Inputs) {
+		return false
+	}
+	b := prog.planned.Binding
+	for _, v := range m.Inputs {
+		t, ok := inputs[v.Name]
+		if !ok || t.DType != v.DType || int64(len(t.Data)) != b.Size(v) || !slices.Equal(t.Shape, b.Shape(v)) {
+			return false
+		}
+	}
+	return true
+}
+
+// program returns the session's program for the inputs' pattern, planning and binding it on
+// first use.
+func (s *Session) program(ctx context.Context, inputs map[string]kernels.Tensor) (*program, error) {
+	rt := s.rt
 	dims, err := rt.Bind(inputs)
 	if err != nil {
 		return nil, err
@@ -262,13 +301,7 @@ func (s *Session) Run(ctx context.Context, inputs map[string]kernels.Tensor) ([]
 		}
 		s.programs[key] = prog
 	}
-	for i, v := range rt.Model.Inputs {
-		data := inputs[v.Name].Data
-		for _, t := range prog.inputs[i] {
-			t.Data = data
-		}
-	}
-	return prog.outputs, s.execute(prog)
+	return prog, nil
 }
 
 // execute launches every kernel of prog on the session's stream and waits for them.
