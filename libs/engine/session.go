@@ -192,7 +192,7 @@ type Session struct {
 	mu       sync.Mutex
 	programs map[string]*program
 	last     *program // the program of the last run, reused while input shapes repeat
-	err      error // the first kernel error of the run in progress, set on the stream
+	err      error    // the first kernel error of the run in progress, set on the stream
 	closed   bool
 }
 
