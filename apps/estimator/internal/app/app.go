@@ -134,6 +134,11 @@ func reorder(a *cli.App, args []string) []string {
 		}
 	}
 	out := append([]string{args[0], args[1]}, flags...)
+	for _, f := range flags {
+		if f == "-h" || f == "--help" || f == "-help" {
+			return out // urfave would take the arguments for help topics
+		}
+	}
 	if len(pos) > 0 {
 		out = append(append(out, "--"), pos...)
 	}

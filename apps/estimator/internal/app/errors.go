@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/apps/estimator/internal/planview"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
@@ -172,18 +173,23 @@ func modelProblem(e *modelError) string {
 func planProblem(e *engine.PlanError) string {
 	var be *graph.BindError
 	var oe *graph.OverflowError
+	var pre *planner.ProblemError
 	at := e.Binding.String()
 	switch {
 	case errors.As(e.Err, &oe):
 		return fmt.Sprintf("at %s the sizes overflow int64 (%s): use smaller dims", at, strings.TrimPrefix(oe.Error(), "graph: "))
+	case errors.As(e.Err, &pre):
+		// The engine's problems are valid by construction but for their size.
+		return fmt.Sprintf("at %s the buffers are too large to plan (%s; the planner places at most %d bytes): use smaller dims",
+			at, pre.Msg, planner.MaxTotalBytes)
 	case errors.As(e.Err, &be):
 		where := ""
 		if be.Node != nil {
-			where = fmt.Sprintf("node %q (%s): ", be.Node.Name, opLabel(be.Node.Domain, be.Node.OpType))
+			where = fmt.Sprintf("node %q (%s): ", planview.NodeLabel(be.Node), opLabel(be.Node.Domain, be.Node.OpType))
 		}
 		return fmt.Sprintf("the model does not admit %s: %s%v (narrow the --dim ranges)", at, where, trimPrefixes(be.Problem.Error()))
 	case e.Node != nil:
-		return fmt.Sprintf("cannot plan node %q (%s) at %s: %s", e.Node.Name, opLabel(e.Node.Domain, e.Node.OpType), at, trimPrefixes(e.Err.Error()))
+		return fmt.Sprintf("cannot plan node %q (%s) at %s: %s", planview.NodeLabel(e.Node), opLabel(e.Node.Domain, e.Node.OpType), at, trimPrefixes(e.Err.Error()))
 	}
 	return fmt.Sprintf("cannot plan %s: %s", at, trimPrefixes(e.Err.Error()))
 }

@@ -19,9 +19,9 @@ import (
 func TestErrorPaths(t *testing.T) {
 	qwen2 := fixture(t, "qwen2")
 	bert := fixture(t, "bert")
-	corrupt, err := filepath.Abs("../../testdata/corrupt.onnx")
+	corrupt, err := filepath.Abs("testdata/corrupt.onnx")
 	require.NoError(t, err)
-	small, bad := "../../testdata/small.csv", "../../testdata/bad.csv"
+	small, bad := "testdata/small.csv", "testdata/bad.csv"
 	unsupported := writeFile(t, "foo.onnx", onnxModel("Foo", ""))
 	unsupportedMS := writeFile(t, "bar.onnx", onnxModel("Bar", "com.microsoft"))
 	missing := filepath.Join(t.TempDir(), "nosuch.onnx")
@@ -127,6 +127,8 @@ func TestExplain(t *testing.T) {
 			ExitDoesNotFit, "no plan within the capacity 100 found in the time allowed (best peak 120, lower bound 90); raise --capacity or --time-limit"},
 		{&modelError{path: "m.onnx", err: &os.PathError{Op: "open", Path: "m.onnx", Err: os.ErrPermission}},
 			ExitError, "cannot read m.onnx: permission denied"},
+		{&engine.PlanError{Binding: engine.Binding{"seq": 9}, Err: &planner.ProblemError{Index: 3, ID: "x", Msg: "sizes sum past 4611686018427387904 bytes"}},
+			ExitError, "at seq=9 the buffers are too large to plan (sizes sum past 4611686018427387904 bytes; the planner places at most 4611686018427387904 bytes): use smaller dims"},
 		{errors.New("something else"), ExitError, "something else"},
 	} {
 		msg, code := explain(tc.err)

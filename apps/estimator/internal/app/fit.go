@@ -12,6 +12,7 @@ import (
 	"carve.dev/apps/estimator/internal/bytesize"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/planner"
 )
 
 func fitCommand(s Streams) *cli.Command {
@@ -44,7 +45,8 @@ type fitResult struct {
 	Fits        bool                 `json:"fits"`
 	Largest     *int64               `json:"largest"`
 	// LimitedBy says what stops the dim at Largest: "budget", "model" (the model does not admit
-	// the next value), "overflow" (sizes beyond int64) or "search_max".
+	// the next value), "overflow" (sizes beyond int64 or beyond what the planner places) or
+	// "search_max".
 	LimitedBy string    `json:"limited_by"`
 	At        *fitProbe `json:"at"`
 	Next      *fitProbe `json:"next"`
@@ -115,9 +117,12 @@ func runFit(c *cli.Context, s Streams) error {
 		var oe *graph.OverflowError
 		var be *graph.BindError
 		var pe *engine.PlanError
+		var pre *planner.ProblemError
 		switch {
 		case errors.As(err, &oe):
 			p.limit, p.Problem = "overflow", "sizes overflow int64"
+		case errors.As(err, &pre):
+			p.limit, p.Problem = "overflow", fmt.Sprintf("the buffers are too large to plan (more than %d bytes)", planner.MaxTotalBytes)
 		case errors.As(err, &be) && errors.As(err, &pe):
 			p.limit, p.Problem = "model", planProblem(pe)
 		case err != nil:
@@ -237,7 +242,7 @@ func limitedBy(r *fitResult) string {
 	case "model":
 		return fmt.Sprintf("limited by the model: %s=%d is not admitted", r.Dim, *r.Largest+1)
 	case "overflow":
-		return fmt.Sprintf("limited by int64: at %s=%d the sizes overflow", r.Dim, *r.Largest+1)
+		return fmt.Sprintf("limited by size: at %s=%d %s", r.Dim, *r.Largest+1, r.Next.Problem)
 	}
 	return fmt.Sprintf("the whole search range fits (raise the maximum with --dim %s=?:MAX)", r.Dim)
 }

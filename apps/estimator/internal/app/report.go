@@ -97,6 +97,7 @@ type liveBuffer struct {
 
 type workspace struct {
 	Node       string `json:"node"`
+	Step       int    `json:"step"`
 	Op         string `json:"op"`
 	Tactic     string `json:"tactic"`
 	BoundBytes int64  `json:"bound_bytes"`
@@ -195,13 +196,13 @@ func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.
 			break
 		}
 		r.Workspaces = append(r.Workspaces, workspace{
-			Node: b.Node.Name, Op: opName(b.Node), Tactic: b.Bound.Tactic, BoundBytes: b.Bound.Bytes,
+			Node: planview.NodeLabel(b.Node), Step: b.Node.Index, Op: opName(b.Node), Tactic: b.Bound.Tactic, BoundBytes: b.Bound.Bytes,
 			WorstBytes: ep.Worst.Steps[b.Node.Index].Workspace,
 		})
 	}
 	if pk := planview.PeakStep(ep.Worst); pk.Step >= 0 {
 		ps := &peakStep{
-			Step: pk.Step, Node: pk.Node.Name, Op: opName(pk.Node), LiveBytes: pk.LiveBytes,
+			Step: pk.Step, Node: planview.NodeLabel(pk.Node), Op: opName(pk.Node), LiveBytes: pk.LiveBytes,
 			ActivationBytes: pk.ByKind[planner.Activation], WorkspaceBytes: pk.ByKind[planner.Workspace],
 			OutputBytes: pk.ByKind[planner.Output], LiveBuffers: len(pk.Buffers), Buffers: []liveBuffer{},
 		}
@@ -210,7 +211,7 @@ func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.
 				break
 			}
 			ps.Buffers = append(ps.Buffers, liveBuffer{
-				ID: b.ID, Kind: b.Kind.String(), Node: b.Node.Name, Op: opName(b.Node), Values: b.Values,
+				ID: b.ID, Kind: b.Kind.String(), Node: planview.NodeLabel(b.Node), Op: opName(b.Node), Values: b.Values,
 				SizeBytes: b.Size, OffsetBytes: b.Offset, FirstStep: b.Start, EndStep: b.End,
 			})
 		}
@@ -260,7 +261,7 @@ func writeReportTable(w io.Writer, r *report) error {
 	tw.row("worst binding\t%s\n", engine.Binding(r.WorstBinding))
 	switch {
 	case r.DrivingDim != "":
-		tw.row("driving dim\t%s\tat %s=%d instead of %d the arena is %s smaller\n", r.DrivingDim, r.DrivingDim,
+		tw.row("driving dim\t%s\t%s=%d instead of %d makes the arena %s smaller\n", r.DrivingDim, r.DrivingDim,
 			r.Envelope[r.DrivingDim].Lo, r.WorstBinding[r.DrivingDim], bytesize.Format(r.DrivingSavingsBytes))
 	case len(r.Candidates) == 1:
 		tw.row("driving dim\tnone\tone binding\n")
@@ -286,9 +287,15 @@ func writeReportTable(w io.Writer, r *report) error {
 	}
 
 	if p := r.PeakStep; p != nil {
-		fmt.Fprintf(w, "\npeak step %d of the worst binding: node %s (%s), %s live = activations %s + workspaces %s + outputs %s\n",
-			p.Step, p.Node, p.Op, bytesize.Format(p.LiveBytes), bytesize.Format(p.ActivationBytes),
-			bytesize.Format(p.WorkspaceBytes), bytesize.Format(p.OutputBytes))
+		parts := []string{"activations " + bytesize.Format(p.ActivationBytes)}
+		if p.WorkspaceBytes > 0 {
+			parts = append(parts, "workspaces "+bytesize.Format(p.WorkspaceBytes))
+		}
+		if p.OutputBytes > 0 {
+			parts = append(parts, "outputs "+bytesize.Format(p.OutputBytes))
+		}
+		fmt.Fprintf(w, "\npeak step %d of the worst binding: node %s (%s), %s live = %s\n",
+			p.Step, p.Node, p.Op, bytesize.Format(p.LiveBytes), strings.Join(parts, " + "))
 		fmt.Fprintf(w, "largest live buffers (%s)\n", shown(len(p.Buffers), p.LiveBuffers))
 		tw = newTable(w)
 		tw.row("  BUFFER\tKIND\tSIZE\tSTEPS\tDEFINED BY\n")
@@ -310,7 +317,7 @@ func writeReportTable(w io.Writer, r *report) error {
 	for _, ws := range r.Workspaces {
 		tw.row("  %s\t%s\t%s\t%s\t%s\n", ws.Node, ws.Op, ws.Tactic, bytesize.Format(ws.BoundBytes), bytesize.Format(ws.WorstBytes))
 	}
-	tw.row("  total (sum of W, %d nodes)\t\t\t%s\t\n", r.WorkspaceNodes, bytesize.Format(r.WorkspaceBoundBytes))
+	tw.row("  total (sum of W, %d node%s)\t\t\t%s\t\n", r.WorkspaceNodes, plural(r.WorkspaceNodes), bytesize.Format(r.WorkspaceBoundBytes))
 	return tw.flush()
 }
 

@@ -48,7 +48,8 @@ type solveSummary struct {
 	LowerBoundBytes int64   `json:"lower_bound_bytes"`
 	CapacityBytes   int64   `json:"capacity_bytes"` // 0: unbounded
 	Optimal         bool    `json:"optimal"`
-	Algorithm       string  `json:"algorithm"`
+	Algorithm       string  `json:"algorithm"` // as asked with --algorithm
+	PlacedBy        string  `json:"placed_by"` // the solver whose placement won (exact starts from the heuristics)
 	Seconds         float64 `json:"seconds"`
 }
 
@@ -122,15 +123,15 @@ func runSolve(c *cli.Context, s Streams) error {
 	if form == "json" {
 		return writeJSON(s.Stdout, solveSummary{
 			File: file, Output: out, Buffers: sum.Buffers, PeakBytes: sum.Peak, LowerBoundBytes: sum.LowerBound,
-			CapacityBytes: sum.Capacity, Optimal: sum.Optimal, Algorithm: string(sum.Algorithm), Seconds: sum.Seconds,
+			CapacityBytes: sum.Capacity, Optimal: sum.Optimal, Algorithm: string(alg), PlacedBy: string(sum.Algorithm), Seconds: sum.Seconds,
 		})
 	}
-	_, err = fmt.Fprintf(s.Stderr, "%s\n", solveLine(sum))
+	_, err = fmt.Fprintf(s.Stderr, "%s\n", solveLine(sum, alg))
 	return err
 }
 
 // solveLine is the human summary on stderr.
-func solveLine(s planner.Summary) string {
+func solveLine(s planner.Summary, asked planner.Algorithm) string {
 	proven := "not proven optimal"
 	if s.Optimal {
 		proven = "proven optimal"
@@ -139,8 +140,12 @@ func solveLine(s planner.Summary) string {
 	if s.LowerBound > 0 && s.Peak > s.LowerBound {
 		over = fmt.Sprintf(", +%.2f%%", 100*float64(s.Peak-s.LowerBound)/float64(s.LowerBound))
 	}
+	alg := string(asked)
+	if s.Algorithm != asked {
+		alg = fmt.Sprintf("%s (placement by %s)", asked, s.Algorithm)
+	}
 	return fmt.Sprintf("peak %s (%d bytes), lower bound %d bytes%s, %s; %d buffers, %s, %v",
-		bytesize.Format(s.Peak), s.Peak, s.LowerBound, over, proven, s.Buffers, s.Algorithm,
+		bytesize.Format(s.Peak), s.Peak, s.LowerBound, over, proven, s.Buffers, alg,
 		time.Duration(s.Seconds*float64(time.Second)).Round(time.Microsecond))
 }
 

@@ -4,6 +4,7 @@
 package planview
 
 import (
+	"fmt"
 	"sort"
 
 	"carve.dev/libs/engine"
@@ -87,4 +88,15 @@ func PeakStep(p *engine.Planned) Peak {
 	}
 	sort.SliceStable(pk.Buffers, func(i, j int) bool { return pk.Buffers[i].Size > pk.Buffers[j].Size })
 	return pk
+}
+
+// NodeLabel names a node for people: its name, or "#STEP" for an unnamed node.
+func NodeLabel(n *graph.Node) string {
+	if n == nil {
+		return ""
+	}
+	if n.Name != "" {
+		return n.Name
+	}
+	return fmt.Sprintf("#%d", n.Index)
 }

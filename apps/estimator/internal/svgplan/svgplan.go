@@ -145,7 +145,7 @@ func (s *svg) draw(p *engine.Planned, opts Options) {
 		x0, x1 := x(peak.Step), x(peak.Step+1)
 		s.printf(`<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="#ffd54f" fill-opacity="0.3" stroke="#c79100" stroke-dasharray="3 2"><title>%s</title></rect>`+"\n",
 			x0, top, x1-x0, plotHeight, esc(fmt.Sprintf("peak step %d: node %s (%s), %s live",
-				peak.Step, peak.Node.Name, opName(peak.Node.OpType, peak.Node.Domain), bytesize.Format(peak.LiveBytes))))
+				peak.Step, planview.NodeLabel(peak.Node), opName(peak.Node.OpType, peak.Node.Domain), bytesize.Format(peak.LiveBytes))))
 		anchor := "middle"
 		switch {
 		case x0 < left+120:
@@ -154,7 +154,7 @@ func (s *svg) draw(p *engine.Planned, opts Options) {
 			anchor = "end"
 		}
 		s.printf(`<text x="%.2f" y="%d" text-anchor="%s" fill="#8a6500">%s</text>`+"\n", (x0+x1)/2, top-6, anchor,
-			esc(fmt.Sprintf("peak step %d: %s (%s)", peak.Step, peak.Node.Name, opName(peak.Node.OpType, peak.Node.Domain))))
+			esc(fmt.Sprintf("peak step %d: %s (%s)", peak.Step, planview.NodeLabel(peak.Node), opName(peak.Node.OpType, peak.Node.Domain))))
 	}
 
 	// Live bytes per step: where it sits below the peak line, the arena is fragmented.
@@ -221,7 +221,7 @@ func (s *svg) legend(bufs []planview.Buffer) {
 func hover(b planview.Buffer) string {
 	var sb strings.Builder
 	if b.Kind == planner.Workspace {
-		fmt.Fprintf(&sb, "workspace of %s\n", b.Node.Name)
+		fmt.Fprintf(&sb, "workspace of %s\n", planview.NodeLabel(b.Node))
 	} else {
 		fmt.Fprintf(&sb, "%s %s", b.Kind, b.Values[0])
 		if n := len(b.Values) - 1; n > 0 {
@@ -230,7 +230,7 @@ func hover(b planview.Buffer) string {
 		sb.WriteByte('\n')
 	}
 	if b.Node != nil {
-		fmt.Fprintf(&sb, "node %s (%s), step %d\n", b.Node.Name, opName(b.Node.OpType, b.Node.Domain), b.Node.Index)
+		fmt.Fprintf(&sb, "node %s (%s), step %d\n", planview.NodeLabel(b.Node), opName(b.Node.OpType, b.Node.Domain), b.Node.Index)
 	}
 	fmt.Fprintf(&sb, "size %s (%d bytes)\noffset %d, end %d\nlive at steps [%d, %d)",
 		bytesize.Format(b.Size), b.Size, b.Offset, b.Offset+b.Size, b.Start, b.End)

@@ -1,0 +1,118 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/planner"
+)
+
+func TestReorder(t *testing.T) {
+	a := newApp(Streams{})
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"e"}, []string{"e"}},
+		{[]string{"e", "bogus", "x", "--y"}, []string{"e", "bogus", "x", "--y"}},
+		{[]string{"e", "solve", "f.csv", "--capacity", "10", "-o", "out.csv"}, []string{"e", "solve", "--capacity", "10", "-o", "out.csv", "--", "f.csv"}},
+		{[]string{"e", "solve", "--capacity=10", "f.csv"}, []string{"e", "solve", "--capacity=10", "--", "f.csv"}},
+		{[]string{"e", "solve", "-", "--format", "json"}, []string{"e", "solve", "--format", "json", "--", "-"}},
+		{[]string{"e", "solve", "--", "-odd.csv", "--capacity"}, []string{"e", "solve", "--", "-odd.csv", "--capacity"}},
+		{[]string{"e", "report", "--dim", "batch=1", "--help"}, []string{"e", "report", "--dim", "batch=1", "--help"}},
+		{[]string{"e", "solve", "f.csv", "--capacity"}, []string{"e", "solve", "--capacity", "--", "f.csv"}},
+		{[]string{"e", "solve", "f.csv", "--help"}, []string{"e", "solve", "--help"}},
+	} {
+		require.Equal(t, tc.want, reorder(a, tc.in), "%v", tc.in)
+	}
+}
+
+func TestHelpEverywhere(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"report", "--help"}, {"fit", "--help"}, {"solve", "--help"}, {"ops", "-h"}, {"solve", "x.csv", "--help"}} {
+		stdout, stderr, code := run(t, args...)
+		require.Equal(t, ExitOK, code, "%v: %s", args, stderr)
+		require.Contains(t, stdout, "USAGE:", "%v", args)
+		require.Empty(t, stderr)
+	}
+	stdout, _, _ := run(t, "report", "--help")
+	for _, flag := range []string{"--model", "--dim", "--budget", "--backend", "--workers", "--format", "--svg", "--top"} {
+		require.Contains(t, stdout, flag)
+	}
+}
+
+func TestSolveRoundTrip(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.csv")
+	for _, alg := range planner.Algorithms() {
+		stdout, stderr, code := run(t, "solve", "testdata/small.csv", "--algorithm", string(alg), "--format", "json", "-o", out)
+		require.Equal(t, ExitOK, code, stderr)
+		var sum solveSummary
+		require.NoError(t, json.Unmarshal([]byte(stdout), &sum))
+		require.Equal(t, string(alg), sum.Algorithm)
+		require.GreaterOrEqual(t, sum.PeakBytes, sum.LowerBoundBytes)
+
+		in, err := os.ReadFile("testdata/small.csv")
+		require.NoError(t, err)
+		prob, err := planner.ReadCSV(bytes.NewReader(in))
+		require.NoError(t, err)
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		// The same rows come back, with offsets that make a valid plan of the reported peak.
+		back, err := planner.ReadCSV(bytes.NewReader(got))
+		require.NoError(t, err)
+		require.Equal(t, prob, back)
+		rows, err := csv.NewReader(bytes.NewReader(got)).ReadAll()
+		require.NoError(t, err)
+		require.Equal(t, []string{"id", "lower", "upper", "size", "offset"}, rows[0])
+		plan := planner.Plan{Peak: sum.PeakBytes}
+		for _, r := range rows[1:] {
+			off, err := strconv.ParseInt(r[4], 10, 64)
+			require.NoError(t, err)
+			plan.Offsets = append(plan.Offsets, off)
+		}
+		require.NoError(t, planner.Verify(prob, plan), "algorithm %s", alg)
+	}
+}
+
+func TestSolveReadsStdinAndHonoursCapacity(t *testing.T) {
+	in, err := os.ReadFile("testdata/small.csv")
+	require.NoError(t, err)
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), []string{"estimator", "solve", "-", "--capacity", "21"},
+		Streams{Stdin: bytes.NewReader(in), Stdout: &stdout, Stderr: &stderr})
+	require.Equal(t, ExitOK, code, stderr.String())
+	require.True(t, strings.HasPrefix(stdout.String(), "id,lower,upper,size,offset\n"))
+	require.Contains(t, stderr.String(), "peak 21 B (21 bytes), lower bound 21 bytes, proven optimal")
+
+	_, errOut, code := run(t, "solve", "testdata/small.csv", "--capacity", "20")
+	require.Equal(t, ExitDoesNotFit, code)
+	require.Contains(t, errOut, "the buffers need at least 21 bytes")
+}
+
+// TestProgressOnlyOnATerminal: fit draws its progress on stderr when stderr is a terminal,
+// and never otherwise; stdout is the same either way.
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	args := []string{"estimator", "fit", "--workers", "2", "--budget", "16MiB", "--dim", "batch=?", "--dim", "seq=64"}
+	var plainOut, plainErr, termOut, termErr bytes.Buffer
+	require.Equal(t, ExitOK, Main(context.Background(), args, Streams{Stdout: &plainOut, Stderr: &plainErr}))
+	require.Equal(t, ExitOK, Main(context.Background(), args, Streams{Stdout: &termOut, Stderr: &termErr, StderrTerminal: true}))
+	require.Empty(t, plainErr.String())
+	require.Contains(t, termErr.String(), "searching batch")
+	require.Equal(t, plainOut.String(), termOut.String())
+}
+
+func TestSVGFromReport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan.svg")
+	_, stderr, code := run(t, "report", "--workers", "2", "--svg", path)
+	require.Equal(t, ExitOK, code, stderr)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(b), "<svg "))
+	require.Contains(t, string(b), "bundled:gpt2 at batch=4 seq=128, the worst binding of batch=1:4 seq=1:128")
+	require.Contains(t, string(b), "peak step 46")
+}

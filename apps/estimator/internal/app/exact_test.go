@@ -1,0 +1,81 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/apps/estimator/internal/bundled"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/graph"
+)
+
+// TestReportIsTheReservation pins the estimator's central promise: the arena it reports for a
+// binding is, to the byte, engine.Plan's peak, which is what the runner reserves; for ranges it
+// is PlanEnvelope's ArenaBytes, the runner's reservation for the envelope.
+func TestReportIsTheReservation(t *testing.T) {
+	qwen := fixture(t, "qwen2_q4")
+	for _, tc := range []struct {
+		model string // "" for the bundled model
+		dims  []string
+	}{
+		{"", []string{"batch=3", "seq=17"}},
+		{"", []string{"batch=1:4", "seq=1:128"}},
+		{qwen, []string{"batch=2", "seq=9"}},
+		{qwen, []string{"batch=1:8", "seq=5:64"}},
+	} {
+		args := []string{"report", "--format", "json", "--workers", "3"}
+		if tc.model != "" {
+			args = append(args, "--model", tc.model)
+		}
+		for _, d := range tc.dims {
+			args = append(args, "--dim", d)
+		}
+		stdout, stderr, code := run(t, args...)
+		require.Equal(t, ExitOK, code, stderr)
+		var r report
+		require.NoError(t, json.Unmarshal([]byte(stdout), &r))
+
+		var m *graph.Model
+		var err error
+		if tc.model == "" {
+			m, err = bundled.Load()
+		} else {
+			m, err = graph.Load(tc.model)
+		}
+		require.NoError(t, err)
+		env, err := engine.ParseEnvelope(tc.dims)
+		require.NoError(t, err)
+		opts := engine.Options{Workers: 3} // as the runner is configured
+		ep, err := engine.PlanEnvelope(context.Background(), m, env, opts)
+		require.NoError(t, err)
+		require.Equal(t, ep.ArenaBytes, r.ArenaBytes, "%v", tc.dims)
+		require.Equal(t, ep.WeightBytes, r.WeightsBytes)
+		require.Equal(t, ep.TotalBytes(), r.TotalBytes)
+		require.Equal(t, ep.WorkspaceBound(), r.WorkspaceBoundBytes)
+		require.Equal(t, ep.Worst.Binding.Dims, r.WorstBinding)
+		require.Len(t, r.Candidates, len(ep.Candidates))
+
+		single := true
+		for _, x := range env {
+			single = single && x.Fixed()
+		}
+		if single {
+			b := engine.Binding{}
+			for n, x := range env {
+				b[n] = x.Lo
+			}
+			p, err := engine.Plan(context.Background(), m, b, opts)
+			require.NoError(t, err)
+			require.Equal(t, p.Plan.Peak, r.ArenaBytes, "a binding's arena is engine.Plan's peak")
+			require.Equal(t, p.ArenaBytes(), r.ArenaBytes)
+			require.Equal(t, p.Plan.LowerBound, r.ArenaLowerBoundBytes)
+			require.Len(t, r.Candidates, 1)
+		}
+		if tc.model != "" {
+			require.NoError(t, m.Close())
+		}
+	}
+}
