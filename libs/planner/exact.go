@@ -549,8 +549,7 @@ func (s *searcher) checkStop() bool {
 // restart would only retrace its path, which was most of MiniMalloc's work. Resuming being free,
 // the quota grows by a fixed slice per round rather than doubling, so that the searches share
 // the work evenly and the first to succeed costs the others no more than its own steps.
-// Capacities probed again pick up where they stopped too, while at most liveSchedules of them
-// are kept.
+// Capacities probed again pick up where they stopped too, while at most live of them are kept.
 type portfolio struct {
 	model  *model
 	steps  int64 // total steps, all searches
@@ -558,10 +557,8 @@ type portfolio struct {
 	free   [][]*searcher // per preorder, idle searchers
 	clock  int64
 	result []int64 // offsets of the last plan found, by model index
+	live   int     // how many capacities may keep paused searches
 }
-
-// liveSchedules bounds the capacities whose paused searches a portfolio keeps.
-const liveSchedules = 6
 
 // schedule is the state of one capacity's round robin.
 type schedule struct {
@@ -580,7 +577,11 @@ type task struct {
 }
 
 func newPortfolio(p Problem, sec sections) *portfolio {
-	return &portfolio{model: newModel(p, sec), sched: map[int64]*schedule{}, free: make([][]*searcher, len(preorders))}
+	m := newModel(p, sec)
+	// Each paused search holds a searcher and a goroutine stack as deep as its recursion, both
+	// proportional to the buffers: keep about 200k buffer-searches paused at most.
+	live := min(max(200_000/(len(preorders)*max(m.n, 1)), 2), 24)
+	return &portfolio{model: m, sched: map[int64]*schedule{}, free: make([][]*searcher, len(preorders)), live: live}
 }
 
 func (pf *portfolio) start(ctx context.Context, capacity int64, h int) *task {
@@ -590,6 +591,7 @@ func (pf *portfolio) start(ctx context.Context, capacity int64, h int) *task {
 	} else {
 		s = newSearcher(pf.model, preorders[h])
 	}
+	s.steps = 0 // run starts counting afresh; the portfolio sets the first limit from this
 	t := &task{s: s}
 	t.next, t.stop = iter.Pull(func(yield func(searchStatus) bool) {
 		s.yield = yield
@@ -636,7 +638,7 @@ func (pf *portfolio) close() {
 func (pf *portfolio) decide(ctx context.Context, capacity, budget int64) searchStatus {
 	sc := pf.sched[capacity]
 	if sc == nil {
-		if len(pf.sched) >= liveSchedules {
+		if len(pf.sched) >= pf.live {
 			lru := capacity
 			for c, o := range pf.sched {
 				if lru == capacity || o.lastUse < pf.sched[lru].lastUse {
@@ -696,15 +698,14 @@ func (pf *portfolio) offsets(p Problem) ([]int64, int64) {
 // is often settled at once, a slightly looser one can take a thousand times longer, and a lower
 // one again be quick (on MiniMalloc's instance J, 1041408 bytes takes 0.5 s, 1040384 more than
 // 5 s, 1039360 0.1 s). So instead of a binary search that can stall on one hard probe, the search
-// runs in passes with a node budget that doubles each pass. A pass first probes the target (the
-// capacity asked, or without one the lowest peak not yet ruled out) with the full budget, then
-// a grid of up to gridProbes capacities below the best plan found so far with an equal share of
-// another such budget, shifted each pass so that the grid samples new capacities. Any plan found
-// lowers the best; a probe that exhausts its search rules out its capacity and all below.
+// runs in passes with a step budget that doubles each pass. A pass probes the target (the
+// capacity asked, or without one the lowest peak not yet ruled out), then a grid of capacities
+// just below the best plan found so far. Any plan found lowers the best; a probe that exhausts
+// its search rules out its capacity and all below. Probes resume where they stopped (portfolio).
 //
 // With a capacity, the first plan within it ends the search; only the probe at the capacity itself
 // can prove that none exists. Without one, the search ends when the best peak meets the lowest
-// peak not ruled out (optimal), or at the deadline or node limit.
+// peak not ruled out (optimal), or at the deadline or step limit.
 func exactSolve(ctx context.Context, p Problem, ub Plan, stepLimit int64) (Plan, error) {
 	lb := ub.LowerBound
 	sec := sweepSections(p.Buffers, func(i int) bool { return p.Buffers[i].Size > 0 }, true)
@@ -761,12 +762,15 @@ func exactSolve(ctx context.Context, p Problem, ub Plan, stepLimit int64) (Plan,
 		}
 		return best <= proven || stopped
 	}
-	// gridProbes capacities share the grid's budget: as much as the target's when minimising,
-	// a quarter of it when a capacity is asked (then the target is the probe that matters most).
+	// Each pass probes the target with the pass's budget, then gridProbes capacities below the
+	// best peak, spaced to cover the top quarter of the gap to the lowest peak not ruled out:
+	// improvements are most often found just below the best. When minimising, each grid probe
+	// gets a quarter of the target's budget (the target, the lower bound, is often infeasible
+	// and hard to prove so); with a capacity, a sixty-fourth (the target is what was asked).
 	const gridProbes = 16
-	gridShare := int64(gridProbes)
+	gridShare := int64(4)
 	if p.Capacity > 0 {
-		gridShare *= 4
+		gridShare = 64
 	}
 	n := int64(len(p.Buffers))
 	budget := 64 * n
@@ -779,8 +783,8 @@ func exactSolve(ctx context.Context, p Problem, ub Plan, stepLimit int64) (Plan,
 		if probe(target, budget); done() {
 			break
 		}
-		stride := max((top-bottom)/g/gridProbes+1, 1) * g
-		c := top - (pass%4)*stride/4/g*g
+		stride := max((top-bottom)/g/(4*gridProbes)+1, 1) * g
+		c := top
 		for k := 0; k < gridProbes && c >= bottom && !done(); k++ {
 			switch probe(c, max(budget/gridShare, 4*n)) {
 			case found:

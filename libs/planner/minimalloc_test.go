@@ -87,3 +87,23 @@ func BenchmarkHeuristics(b *testing.B) {
 		require.NoError(b, err)
 	}
 }
+
+// TestMiniMallocDeterministic: minimising under a step limit gives the same plan every time,
+// though the portfolio reuses searchers across capacities in between.
+func TestMiniMallocDeterministic(t *testing.T) {
+	p := readInstance(t, benchset.Instances[3]) // D: the peak is not settled, so every probe kind runs
+	var first planner.Plan
+	for k := range 3 {
+		plan, err := planner.Solve(context.Background(), p, planner.Options{StepLimit: 30_000, TimeLimit: time.Minute})
+		require.NoError(t, err)
+		require.NoError(t, planner.Verify(p, plan))
+		require.False(t, plan.Optimal)
+		require.LessOrEqual(t, plan.Steps, int64(30_000+1000), "the step limit holds, give or take a node")
+		if k == 0 {
+			first = plan
+			continue
+		}
+		require.Equal(t, first.Offsets, plan.Offsets)
+		require.Equal(t, first.Steps, plan.Steps)
+	}
+}
