@@ -1,4 +1,3 @@
-// Package planner places the buffers of a sequential run inside one arena: lifetimes in, offsets out.
 package planner
 
 import (
