@@ -35,7 +35,7 @@ type flight[V any] struct {
 	err  error
 }
 
-// CacheStats counts what a Cache did since it was made.
+// CacheStats counts what a Cache did since it was made. It is a plain value.
 type CacheStats struct {
 	Hits      int64 // lookups served from the cache
 	Misses    int64 // lookups that found nothing cached (each GetOrCompute miss is one, computing or waiting)

@@ -182,7 +182,8 @@ func WriteCSV(w io.Writer, p Problem, plan Plan) error {
 	return cw.Error()
 }
 
-// Summary is the one-line account of a plan that CLIs print (as JSON with these tags).
+// Summary is the one-line account of a plan that CLIs print (as JSON with these tags). It is a
+// plain value.
 type Summary struct {
 	Peak       int64     `json:"peak"`
 	LowerBound int64     `json:"lower_bound"`

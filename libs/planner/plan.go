@@ -45,6 +45,7 @@ func Algorithms() []Algorithm {
 const DefaultTimeLimit = 5 * time.Second
 
 // Options tune Solve. The zero value runs the exact search for up to DefaultTimeLimit.
+// Options is a plain value.
 type Options struct {
 	Algorithm Algorithm     // "" means Exact
 	TimeLimit time.Duration // wall-clock budget of the exact search; 0 means DefaultTimeLimit
@@ -54,7 +55,8 @@ type Options struct {
 	StepLimit int64
 }
 
-// Plan places every buffer of a Problem. Offsets[i] belongs to Problem.Buffers[i].
+// Plan places every buffer of a Problem. Offsets[i] belongs to Problem.Buffers[i]. A Plan is a
+// plain value; Solve returns a fresh Offsets slice each time, so callers may keep or modify it.
 type Plan struct {
 	Offsets    []int64
 	Peak       int64 // the arena size the plan needs: max over buffers of offset + size

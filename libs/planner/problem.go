@@ -34,6 +34,7 @@ func (k Kind) String() string {
 }
 
 // Buffer is one request for arena bytes over a half-open lifetime [Start, End) in steps.
+// It is a plain value.
 type Buffer struct {
 	ID    string // unique within a Problem; MiniMalloc's id column, or a value or node name
 	Size  int64  // bytes; 0 is allowed and takes no space
@@ -44,7 +45,8 @@ type Buffer struct {
 	Node  string // for workspaces: the node that owns it
 }
 
-// Problem is an offline dynamic storage allocation instance.
+// Problem is an offline dynamic storage allocation instance. It is a plain value: solvers only
+// read it, so one Problem may be solved and verified concurrently while nobody modifies it.
 type Problem struct {
 	Buffers  []Buffer
 	Capacity int64 // 0: unbounded; otherwise every buffer must end at or below Capacity

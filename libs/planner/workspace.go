@@ -57,7 +57,8 @@ func (s Source) String() string {
 	return "dynamic"
 }
 
-// Decision is where one invocation's whole workspace lives: Bytes (= R) from one Source.
+// Decision is where one invocation's whole workspace lives: Bytes (= R) from one Source. It is
+// a plain value.
 type Decision struct {
 	Source Source
 	Bytes  int64
@@ -125,7 +126,7 @@ type Workspaces struct {
 	stats  WorkspaceStats
 }
 
-// WorkspaceStats counts the decisions of a Workspaces.
+// WorkspaceStats counts the decisions of a Workspaces; Stats returns a copy, safe to keep.
 type WorkspaceStats struct {
 	Planned       int64            // invocations served from their planned slot
 	Fallbacks     int64            // invocations served by a dynamic allocation
