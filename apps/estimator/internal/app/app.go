@@ -13,7 +13,8 @@ import (
 )
 
 // Streams are where a run reads and writes. StderrTerminal says that Stderr is a terminal,
-// which is the only case in which progress bars are drawn.
+// which is the only case in which progress bars are drawn. Runs may go on concurrently as
+// long as they do not share Streams.
 type Streams struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
@@ -32,7 +33,10 @@ func Main(ctx context.Context, args []string, s Streams) int {
 	if len(args) == 0 {
 		args = []string{"estimator"}
 	}
-	err := a.RunContext(ctx, reorder(a, args))
+	args, err := reorder(a, args)
+	if err == nil {
+		err = a.RunContext(ctx, args)
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -93,10 +97,11 @@ func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
 // parsing flags at the first positional argument (v3 does not), and the estimator's usage
 // puts flags after the file, as in "estimator solve FILE.csv --capacity 1GiB". A token is a
 // flag if it starts with "-" (and is not "-" itself); a flag that takes a value and is not
-// written name=value takes the next token. Everything after "--" stays positional.
-func reorder(a *cli.App, args []string) []string {
+// written name=value takes the next token; one without a next token is a usage error. Everything
+// after "--" stays positional.
+func reorder(a *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
-		return args
+		return args, nil
 	}
 	var cmd *cli.Command
 	for _, c := range a.Commands {
@@ -105,7 +110,7 @@ func reorder(a *cli.App, args []string) []string {
 		}
 	}
 	if cmd == nil {
-		return args
+		return args, nil
 	}
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
@@ -125,7 +130,10 @@ func reorder(a *cli.App, args []string) []string {
 		case strings.HasPrefix(t, "-") && t != "-":
 			flags = append(flags, t)
 			name := strings.TrimLeft(t, "-")
-			if !strings.Contains(name, "=") && takesValue[name] && i+1 < len(rest) {
+			if !strings.Contains(name, "=") && takesValue[name] {
+				if i+1 == len(rest) {
+					return nil, usagef("estimator %s: flag needs an argument: %s (see estimator %s --help)", cmd.Name, t, cmd.Name)
+				}
 				i++
 				flags = append(flags, rest[i])
 			}
@@ -136,13 +144,13 @@ func reorder(a *cli.App, args []string) []string {
 	out := append([]string{args[0], args[1]}, flags...)
 	for _, f := range flags {
 		if f == "-h" || f == "--help" || f == "-help" {
-			return out // urfave would take the arguments for help topics
+			return out, nil // urfave would take the arguments for help topics
 		}
 	}
 	if len(pos) > 0 {
 		out = append(append(out, "--"), pos...)
 	}
-	return out
+	return out, nil
 }
 
 // noArgs rejects positional arguments for commands that take none.

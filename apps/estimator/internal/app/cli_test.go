@@ -26,11 +26,14 @@ func TestReorder(t *testing.T) {
 		{[]string{"e", "solve", "-", "--format", "json"}, []string{"e", "solve", "--format", "json", "--", "-"}},
 		{[]string{"e", "solve", "--", "-odd.csv", "--capacity"}, []string{"e", "solve", "--", "-odd.csv", "--capacity"}},
 		{[]string{"e", "report", "--dim", "batch=1", "--help"}, []string{"e", "report", "--dim", "batch=1", "--help"}},
-		{[]string{"e", "solve", "f.csv", "--capacity"}, []string{"e", "solve", "--capacity", "--", "f.csv"}},
 		{[]string{"e", "solve", "f.csv", "--help"}, []string{"e", "solve", "--help"}},
 	} {
-		require.Equal(t, tc.want, reorder(a, tc.in), "%v", tc.in)
+		got, err := reorder(a, tc.in)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got, "%v", tc.in)
 	}
+	_, err := reorder(a, []string{"e", "solve", "f.csv", "--capacity"})
+	require.EqualError(t, err, "estimator solve: flag needs an argument: --capacity (see estimator solve --help)")
 }
 
 func TestHelpEverywhere(t *testing.T) {
@@ -115,4 +118,45 @@ func TestSVGFromReport(t *testing.T) {
 	require.True(t, strings.HasPrefix(string(b), "<svg "))
 	require.Contains(t, string(b), "bundled:gpt2 at batch=4 seq=128, the worst binding of batch=1:4 seq=1:128")
 	require.Contains(t, string(b), "peak step 46")
+}
+
+// FuzzReorder: reordering keeps every token, keeps the flags in order and the positional
+// arguments in order, and is idempotent.
+func FuzzReorder(f *testing.F) {
+	for _, s := range []string{"solve f.csv --capacity 10 -o x", "report --dim batch=1 --dim", "solve -- -a --b", "fit --budget=1GiB x y", "solve f --help", "solve - --format json"} {
+		f.Add(s)
+	}
+	a := newApp(Streams{})
+	f.Fuzz(func(t *testing.T, s string) {
+		args := append([]string{"estimator"}, strings.Fields(s)...)
+		out, err := reorder(a, args)
+		if err != nil {
+			require.Contains(t, err.Error(), "flag needs an argument")
+			return
+		}
+		if len(args) < 2 || (args[1] != "solve" && args[1] != "report" && args[1] != "fit" && args[1] != "ops") {
+			require.Equal(t, args, out)
+			return
+		}
+		help := false
+		for _, x := range out {
+			help = help || x == "--help" || x == "-h" || x == "-help"
+		}
+		strip := func(xs []string) []string {
+			var r []string
+			for _, x := range xs {
+				if x != "--" {
+					r = append(r, x)
+				}
+			}
+			return r
+		}
+		if !help {
+			require.ElementsMatch(t, strip(args), strip(out), "%q -> %q", args, out)
+		}
+		require.Equal(t, args[:2], out[:2])
+		again, err := reorder(a, out)
+		require.NoError(t, err)
+		require.Equal(t, out, again, "idempotent: %q", args)
+	})
 }

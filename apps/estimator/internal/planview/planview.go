@@ -12,7 +12,7 @@ import (
 	"carve.dev/libs/planner"
 )
 
-// Buffer is one planned buffer of a binding.
+// Buffer is one planned buffer of a binding: a plain value, safe to share once built.
 type Buffer struct {
 	Index        int // in the plan's problem
 	ID           string
@@ -55,7 +55,8 @@ func LiveBytes(p *engine.Planned) []int64 {
 	return live
 }
 
-// Peak is the step of a plan at which the most bytes are live, and what is live there.
+// Peak is the step of a plan at which the most bytes are live, and what is live there: a
+// plain value, safe to share once built.
 type Peak struct {
 	Step      int
 	Node      *graph.Node

@@ -52,7 +52,8 @@ type Options struct {
 	Title string // the first line of the heading, e.g. the model and binding
 }
 
-// Write draws p's arena plan to w.
+// Write draws p's arena plan to w. It only reads p, so it may run concurrently with other
+// readers of the same plan.
 func Write(w io.Writer, p *engine.Planned, opts Options) error {
 	bw := bufio.NewWriter(w)
 	s := &svg{w: bw}
