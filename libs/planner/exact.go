@@ -22,18 +22,26 @@ import (
 //     would have at its minOff. Every later placement would sit above that gap, so the other
 //     buffer could always be dropped into it: such branches only repeat others.
 //   - Section inference: within each section (a set of buffers all live at one step), the unplaced
-//     buffers must stack above max(current offset, lowest minOff among them); if that plus their
-//     total size passes the capacity, the branch is dead.
+//     buffers must stack above the lowest minOff among them; if that plus their total size
+//     passes the capacity, the branch is dead. Sections are MiniMalloc's: the live set before
+//     every step where some buffer ends, so a gap left where a buffer below has ended is seen.
+//   - Monotonic floor: offsets never decrease along the sequence, so every section's unplaced
+//     bytes must also fit above the offset being placed. Most candidates fail this; it is
+//     checked before any state changes.
+//   - Hatless pruning: when the buffer just tried overlaps no unplaced buffer and its subtree
+//     failed, no later candidate at this node can succeed.
 //   - Dynamic decomposition: once every buffer that crosses a boundary between two sections is
-//     placed, the two sides no longer interact, and each side is solved on its own; a side that
-//     fails fails the branch at once, instead of backtracking through the other side's choices.
+//     placed, the two sides no longer interact, and each side is solved on its own, its buffers
+//     ranked afresh by the preorder keys; a side that fails fails the branch at once, instead of
+//     backtracking through the other side's choices.
 //
-// A round-robin over three static preorders (MiniMalloc's WAT, TAW and TWA) with a doubling node
-// limit keeps one unlucky order from stalling the search.
+// Three static preorders (MiniMalloc's WAT, TAW and TWA) run round robin as coroutines that
+// resume where they paused (see portfolio), so one unlucky order cannot stall the search.
 //
 // The search state is updated incrementally and undone from a trail on backtracking; the inner
 // loop allocates nothing. Sets of buffers are bitsets, so a node costs a few words per 64
-// buffers plus the work proportional to the neighbours of the buffer it places.
+// buffers plus work proportional to the neighbours of the buffer it places and the members of
+// the sections whose lowest minOff it changes.
 
 // searchStatus is the outcome of one (sub)search.
 type searchStatus uint8
@@ -117,6 +125,7 @@ func newModel(p Problem, sec sections) *model {
 	for i := range seen {
 		seen[i] = -1
 	}
+	pairs := 0
 	for i := 0; i < n; i++ {
 		for s := m.lo[i]; s < m.hi[i]; s++ {
 			for _, j := range m.members[s] {
@@ -126,9 +135,16 @@ func newModel(p Problem, sec sections) *model {
 				}
 			}
 		}
+		if pairs += len(m.nbrs[i]); pairs > maxNeighbours {
+			return nil
+		}
 	}
 	return m
 }
+
+// maxNeighbours bounds the overlapping pairs the exact search takes on (4 bytes each); past it,
+// Solve keeps the heuristics' plan. Real runs have far fewer: a 2000-buffer LLM graph about 100k.
+const maxNeighbours = 1 << 24
 
 // change is a trail entry: the old value of one slot of one of the state arrays.
 type change struct {
@@ -576,8 +592,12 @@ type task struct {
 	stop func()
 }
 
+// newPortfolio prepares the search, or returns nil if the problem is too large for it.
 func newPortfolio(p Problem, sec sections) *portfolio {
 	m := newModel(p, sec)
+	if m == nil {
+		return nil
+	}
 	// Each paused search holds a searcher and a goroutine stack as deep as its recursion, both
 	// proportional to the buffers: keep about 200k buffer-searches paused at most.
 	live := min(max(200_000/(len(preorders)*max(m.n, 1)), 2), 24)
@@ -710,6 +730,12 @@ func exactSolve(ctx context.Context, p Problem, ub Plan, stepLimit int64) (Plan,
 	lb := ub.LowerBound
 	sec := sweepSections(p.Buffers, func(i int) bool { return p.Buffers[i].Size > 0 }, true)
 	pf := newPortfolio(p, sec)
+	if pf == nil {
+		if p.Capacity > 0 {
+			return ub, &NoFitError{Capacity: p.Capacity, LowerBound: lb, Proven: p.Capacity < lb, Best: ub}
+		}
+		return ub, nil
+	}
 	defer pf.close()
 	// Every offset and so every peak is a multiple of g: tops are sums of sizes, and an offset
 	// is a top rounded up to an alignment, which changes it only if the alignment does not
