@@ -26,7 +26,7 @@ const (
 	height     = 760
 	left       = 96 // room for the address labels
 	right      = 24
-	top        = 100 // title, legend and the peak step's label
+	top        = 112 // title, legend and the peak step's label
 	bottom     = 56  // step labels and the axis title
 	plotWidth  = width - left - right
 	plotHeight = height - top - bottom
@@ -144,7 +144,7 @@ func (s *svg) draw(p *engine.Planned, opts Options) {
 	// The peak step, over the buffers, translucent, labelled above the plot.
 	if peak.Step >= 0 {
 		x0, x1 := x(peak.Step), x(peak.Step+1)
-		s.printf(`<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="#ffd54f" fill-opacity="0.3" stroke="#c79100" stroke-dasharray="3 2"><title>%s</title></rect>`+"\n",
+		s.printf(`<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="#ffd54f" fill-opacity="0.15" stroke="#c79100" stroke-dasharray="3 2"><title>%s</title></rect>`+"\n",
 			x0, top, x1-x0, plotHeight, esc(fmt.Sprintf("peak step %d: node %s (%s), %s live",
 				peak.Step, planview.NodeLabel(peak.Node), opName(peak.Node.OpType, peak.Node.Domain), bytesize.Format(peak.LiveBytes))))
 		anchor := "middle"
@@ -154,7 +154,7 @@ func (s *svg) draw(p *engine.Planned, opts Options) {
 		case x1 > left+plotWidth-120:
 			anchor = "end"
 		}
-		s.printf(`<text x="%.2f" y="%d" text-anchor="%s" fill="#8a6500">%s</text>`+"\n", (x0+x1)/2, top-6, anchor,
+		s.printf(`<text x="%.2f" y="%d" text-anchor="%s" fill="#8a6500">%s</text>`+"\n", (x0+x1)/2, top-24, anchor,
 			esc(fmt.Sprintf("peak step %d: %s (%s)", peak.Step, planview.NodeLabel(peak.Node), opName(peak.Node.OpType, peak.Node.Domain))))
 	}
 
@@ -214,7 +214,7 @@ func (s *svg) legend(bufs []planview.Buffer) {
 		s.printf(`<text x="%.0f" y="%.0f">%s</text>`+"\n", xx+27, yy, esc(l.name))
 		xx += 36 + 7*float64(len(l.name)) + 16
 	}
-	s.printf(`<rect x="%.0f" y="%.0f" width="14" height="14" fill="#ffd54f" fill-opacity="0.3" stroke="#c79100" stroke-dasharray="3 2"/>`+"\n", xx, yy-11)
+	s.printf(`<rect x="%.0f" y="%.0f" width="14" height="14" fill="#ffd54f" fill-opacity="0.15" stroke="#c79100" stroke-dasharray="3 2"/>`+"\n", xx, yy-11)
 	s.printf(`<text x="%.0f" y="%.0f">peak step</text>`+"\n", xx+19, yy)
 }
 
