@@ -228,7 +228,7 @@ func writeFitTable(w io.Writer, r *fitResult) error {
 			verdict = fmt.Sprintf("does not fit, %s over", bytesize.Format(-*p.MarginBytes))
 		}
 		tw.row("  %s=%d\ttotal %s = weights %s + arena %s at %s: %s\n", r.Dim, p.Value,
-			bytesize.Format(*p.TotalBytes), bytesize.Format(*p.WeightsBytes), bytesize.Format(*p.ArenaBytes),
+			size(*p.TotalBytes), bytesize.Format(*p.WeightsBytes), bytesize.Format(*p.ArenaBytes),
 			engine.Binding(p.WorstBinding), verdict)
 	}
 	tw.row("probes\t%d envelope%s planned\n", r.Probes, plural(r.Probes))
