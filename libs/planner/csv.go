@@ -114,8 +114,8 @@ func ReadCSV(r io.Reader) (Problem, error) {
 				}
 			}
 		}
-		if lower < math32Min || upper > math32Max {
-			return Problem{}, &CSVError{Line: line, Err: fmt.Errorf("lifetime [%d, %d) is out of range", lower, upper)}
+		if int64(int(lower)) != lower || int64(int(upper)) != upper {
+			return Problem{}, &CSVError{Line: line, Err: fmt.Errorf("lifetime [%d, %d) does not fit an int", lower, upper)}
 		}
 		b.Start, b.End = int(lower), int(upper)
 		p.Buffers = append(p.Buffers, b)
@@ -130,12 +130,6 @@ func ReadCSV(r io.Reader) (Problem, error) {
 	}
 	return p, nil
 }
-
-// Lifetimes must fit an int on every platform; steps beyond ±2^31 are not a real run.
-const (
-	math32Min = -1 << 31
-	math32Max = 1<<31 - 1
-)
 
 func csvReadError(err error) error {
 	var pe *csv.ParseError

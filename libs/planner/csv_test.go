@@ -53,7 +53,7 @@ func TestReadCSVErrors(t *testing.T) {
 		{"bad alignment", "id,lower,upper,size,alignment\nb1,0,3,4,3\n", 2, "alignment 3 is not a power of two"},
 		{"zero alignment", "id,lower,upper,size,alignment\nb1,0,3,4,0\n", 2, "alignment 0 is not positive"},
 		{"ragged", "id,lower,upper,size\nb1,0,3\n", 2, "wrong number of fields"},
-		{"huge time", "id,lower,upper,size\nb1,0,99999999999,4\n", 2, "out of range"},
+		{"huge time", "id,lower,upper,size\nb1,0,99999999999999999999,4\n", 2, "is not an integer"},
 		{"blank lines skipped", "id,lower,upper,size\n\nb1,0,3,4\n\nb1,0,3,4\n", 5, `already used on line 3`},
 	}
 	for _, tc := range tests {
