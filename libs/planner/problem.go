@@ -88,8 +88,8 @@ func (b Buffer) Alignment() int64 {
 func (b Buffer) Overlaps(o Buffer) bool { return b.Start < o.End && o.Start < b.End }
 
 // Validate checks what every solver relies on: unique non-empty IDs, sizes >= 0, alignments that
-// are powers of two, lifetimes with End > Start, a capacity >= 0, and sizes that sum below
-// MaxTotalBytes. Its errors are *ProblemError.
+// are powers of two, lifetimes with End > Start within ±2^62 steps, a capacity >= 0, and sizes
+// that sum below MaxTotalBytes. Its errors are *ProblemError.
 func (p Problem) Validate() error {
 	if p.Capacity < 0 {
 		return &ProblemError{Index: -1, Msg: fmt.Sprintf("capacity %d is negative", p.Capacity)}
@@ -109,6 +109,8 @@ func (p Problem) Validate() error {
 			return bad("alignment %d is not a power of two", b.Align)
 		case b.End <= b.Start:
 			return bad("empty lifetime [%d, %d)", b.Start, b.End)
+		case int64(b.Start) < -maxStep || int64(b.End) > maxStep:
+			return bad("lifetime [%d, %d) past ±%d steps", b.Start, b.End, maxStep)
 		}
 		if j, dup := seen[b.ID]; dup {
 			return bad("ID also used by buffer %d", j)
@@ -122,6 +124,9 @@ func (p Problem) Validate() error {
 	}
 	return nil
 }
+
+// maxStep bounds lifetimes, so that End - Start never overflows.
+const maxStep = 1 << 62
 
 // alignUp rounds v up to a multiple of a, a power of two. Callers keep v + a below 2^63.
 func alignUp(v, a int64) int64 { return (v + a - 1) &^ (a - 1) }

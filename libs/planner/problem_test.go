@@ -27,6 +27,7 @@ func TestValidate(t *testing.T) {
 		{"bad align", planner.Problem{Buffers: []planner.Buffer{with(func(b *planner.Buffer) { b.Align = 48 })}}, "alignment 48 is not a power of two", 0},
 		{"negative align", planner.Problem{Buffers: []planner.Buffer{with(func(b *planner.Buffer) { b.Align = -4 })}}, "alignment -4", 0},
 		{"empty lifetime", planner.Problem{Buffers: []planner.Buffer{with(func(b *planner.Buffer) { b.End = 0 })}}, "empty lifetime [0, 0)", 0},
+		{"huge lifetime", planner.Problem{Buffers: []planner.Buffer{with(func(b *planner.Buffer) { b.Start = -1 << 63 })}}, "past ±", 0},
 		{"duplicate id", planner.Problem{Buffers: []planner.Buffer{ok, ok}}, "ID also used by buffer 0", 1},
 		{"too big", planner.Problem{Buffers: []planner.Buffer{
 			with(func(b *planner.Buffer) { b.Size = planner.MaxTotalBytes / 2 }),
