@@ -82,7 +82,12 @@ type NoFitError struct {
 	LowerBound int64
 	Proven     bool // true: no plan fits (the lower bound or an exhaustive search says so)
 	Best       Plan // the best plan found, whose peak exceeds Capacity; Offsets is nil if none
+	// Cause is the caller's context error when the search stopped because ctx was done.
+	Cause error
 }
+
+// Unwrap returns Cause, so that errors.Is(err, context.Canceled) tells a cancelled search.
+func (e *NoFitError) Unwrap() error { return e.Cause }
 
 func (e *NoFitError) Error() string {
 	if e.Proven {
@@ -145,6 +150,9 @@ func Solve(ctx context.Context, p Problem, opts Options) (Plan, error) {
 	var nf *NoFitError
 	if errors.As(err, &nf) {
 		nf.Best.Elapsed = plan.Elapsed
+		if !nf.Proven {
+			nf.Cause = ctx.Err()
+		}
 		return Plan{}, err
 	}
 	return plan, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -260,6 +261,20 @@ func TestSolveDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, a.Offsets, b.Offsets)
 	require.Equal(t, a.Steps, b.Steps)
+}
+
+func TestSolveCancelledWithCapacity(t *testing.T) {
+	f, err := os.Open("testdata/minimalloc/C.1048576.csv")
+	require.NoError(t, err)
+	defer f.Close()
+	p, err := planner.ReadCSV(f)
+	require.NoError(t, err)
+	p.Capacity = 1039360 // the heuristics are far above: only the search could fit it
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = planner.Solve(ctx, p, planner.Options{})
+	require.ErrorIs(t, err, planner.ErrNoPlanFound)
+	require.ErrorIs(t, err, context.Canceled)
 }
 
 func TestSolveCancelled(t *testing.T) {
