@@ -88,7 +88,7 @@ type matmul struct {
 	dt         graph.DType
 	m, n, k    int
 	batches    int
-	aOff, bOff []int // element offsets of each output batch's operands
+	bp         bplan // broadcast of the operands' batch dims to the output's (see batchOffsets)
 	fold       bool  // one gemm with M*batches rows: B is shared and A's batches are contiguous
 	cuts       int
 	slots      int
@@ -117,20 +117,9 @@ func selectMatMul(n *kernels.Node, d kernels.Device) (plan, error) {
 		mm.fold = true
 	}
 	if mm.batches > 0 {
-		bp, err := newBPlan(batch, aBatch, bBatch)
-		if err != nil {
+		// No per-batch tables: selection must cost the same whatever the batch count.
+		if mm.bp, err = newBPlan(batch, aBatch, bBatch); err != nil {
 			return plan{}, err
-		}
-		mm.aOff, mm.bOff = make([]int, mm.batches), make([]int, mm.batches)
-		c := cursor{p: &bp}
-		in := bp.inner()
-		sa, sb := bp.st[0][bp.rank-1], bp.st[1][bp.rank-1]
-		for o := 0; o < mm.batches; o += in {
-			for i := 0; i < in; i++ {
-				mm.aOff[o+i] = (c.off[0] + i*sa) * mm.m * mm.k
-				mm.bOff[o+i] = (c.off[1] + i*sb) * mm.k * mm.n
-			}
-			c.next()
 		}
 	}
 	var parts []alloc.Part
@@ -156,6 +145,19 @@ func selectMatMul(n *kernels.Node, d kernels.Device) (plan, error) {
 		mm.tactic = "naive"
 	}
 	return plan{tactic: mm.tactic, parts: parts, r: mm}, nil
+}
+
+// batchOffsets returns the element offsets of output batch i's operands: i read in the mixed
+// radix of the broadcast's dims (the innermost last), each digit times the operands' strides.
+func (mm *matmul) batchOffsets(i int) (ao, bo int) {
+	p := &mm.bp
+	for d := p.rank - 1; d >= 0; d-- {
+		x := i % p.dims[d]
+		i /= p.dims[d]
+		ao += x * p.st[0][d]
+		bo += x * p.st[1][d]
+	}
+	return ao * mm.m * mm.k, bo * mm.k * mm.n
 }
 
 // f16Parts is the f16-convert recipe: float32 copies of both operands and of the result.
@@ -317,7 +319,8 @@ var gemmBodies = sync.Pool{New: func() any { return new(gemmBody) }}
 func (g *gemmBody) Do(slot, lo, hi int) {
 	mm := g.mm
 	for i := lo; i < hi; i++ {
-		sgemm(mm.m, mm.n, mm.k, g.a[mm.aOff[i]:], g.b[mm.bOff[i]:], g.c[i*mm.m*mm.n:])
+		ao, bo := mm.batchOffsets(i)
+		sgemm(mm.m, mm.n, mm.k, g.a[ao:], g.b[bo:], g.c[i*mm.m*mm.n:])
 	}
 }
 
@@ -404,7 +407,8 @@ func (mm *matmul) gemm(a, b, c []float32) {
 		gemmBodies.Put(g)
 	default:
 		for i := 0; i < mm.batches; i++ {
-			gemmPar(mm.m, mm.n, mm.k, a[mm.aOff[i]:], b[mm.bOff[i]:], c[i*mm.m*mm.n:], mm.slots)
+			ao, bo := mm.batchOffsets(i)
+			gemmPar(mm.m, mm.n, mm.k, a[ao:], b[bo:], c[i*mm.m*mm.n:], mm.slots)
 		}
 	}
 }
@@ -458,7 +462,8 @@ func (mm *matmul) splitK(a, b, c, partials []float32) {
 	} else {
 		s.rows = mm.m
 		for i := 0; i < mm.batches; i++ {
-			s.a, s.b, s.c = a[mm.aOff[i]:], b[mm.bOff[i]:], c[i*mm.m*mm.n:]
+			ao, bo := mm.batchOffsets(i)
+			s.a, s.b, s.c = a[ao:], b[bo:], c[i*mm.m*mm.n:]
 			s.pass = 0
 			par.For(mm.cuts, 1, mm.slots, s)
 			s.pass = 1
@@ -473,7 +478,8 @@ func (mm *matmul) splitK(a, b, c, partials []float32) {
 func (mm *matmul) naive(a, b, c kernels.Tensor) {
 	f := isFloat(mm.dt)
 	for bi := 0; bi < mm.batches; bi++ {
-		ao, bo, co := mm.aOff[bi], mm.bOff[bi], bi*mm.m*mm.n
+		ao, bo := mm.batchOffsets(bi)
+		co := bi * mm.m * mm.n
 		for i := 0; i < mm.m; i++ {
 			for j := 0; j < mm.n; j++ {
 				if f {

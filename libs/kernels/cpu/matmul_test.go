@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -49,7 +50,8 @@ func TestMatMul(t *testing.T) {
 		{[]int64{2, 3, 4}, []int64{4, 5}, "gemm"},    // folded batches
 		{[]int64{2, 3, 4}, []int64{2, 4, 5}, "gemm"}, // batched
 		{[]int64{2, 1, 3, 4}, []int64{5, 4, 6}, "gemm"},
-		{[]int64{1, 3, 4}, []int64{2, 4, 5}, "gemm"}, // A broadcast over B's batch
+		{[]int64{1, 3, 4}, []int64{2, 4, 5}, "gemm"},          // A broadcast over B's batch
+		{[]int64{2, 1, 3, 3, 4}, []int64{5, 1, 4, 6}, "gemm"}, // both broadcast, batch [2 5 3]
 		{[]int64{0, 4}, []int64{4, 5}, "gemm"},
 		{[]int64{3, 0}, []int64{0, 5}, "gemm"},
 		{[]int64{130, 70}, []int64{70, 129}, "gemm"}, // gonum's parallel path
@@ -71,6 +73,22 @@ func TestMatMul(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Selecting a MatMul costs the same whatever its batch count: planning a huge binding must
+// not build per-batch tables.
+func TestMatMulSelectionIndependentOfBatch(t *testing.T) {
+	const batches = 1 << 24
+	a := kernels.Value{DType: graph.Float32, Shape: []int64{batches, 12, 1, 64}}
+	b := kernels.Value{DType: graph.Float32, Shape: []int64{batches, 12, 64, 1}}
+	n := &kernels.Node{Name: "n", Op: "MatMul", Inputs: []kernels.Value{a, b},
+		Outputs: []kernels.Value{{DType: graph.Float32, Shape: []int64{batches, 12, 1, 1}}}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := matmulOps()[0].Select(n, kernels.CPU(2))
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<16), "selection allocated per batch")
 }
 
 func TestMatMulFloat16AndInt(t *testing.T) {
