@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
-	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/apps/estimator/internal/planview"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"

@@ -9,7 +9,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
-	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/planner"

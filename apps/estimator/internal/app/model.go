@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"carve.dev/apps/estimator/internal/bundled"
-	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/apps/estimator/internal/planview"
 	"carve.dev/apps/estimator/internal/svgplan"
 	"carve.dev/libs/engine"

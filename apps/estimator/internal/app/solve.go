@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/planner"
 )
 

@@ -14,7 +14,7 @@ import (
 	"math"
 	"strings"
 
-	"carve.dev/apps/estimator/internal/bytesize"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/apps/estimator/internal/planview"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/planner"

@@ -1,5 +1,5 @@
 // Package bytesize parses byte sizes written by people (141GiB, 80GB, 1.5TiB, 4096) and formats
-// sizes with binary units for tables.
+// sizes with binary units for tables. Its functions are safe for concurrent use.
 package bytesize
 
 import (
@@ -29,7 +29,8 @@ var units = map[string]int64{
 	"eib": 1 << 60,
 }
 
-// SyntaxError reports a size that cannot be parsed; it says what is accepted.
+// SyntaxError reports a size that cannot be parsed; it says what is accepted. Its values are
+// read-only once made and safe for concurrent use.
 type SyntaxError struct {
 	Input   string
 	Problem string
@@ -62,12 +63,14 @@ func Parse(s string) (int64, error) {
 	}
 	mult, ok := units[unit]
 	if !ok {
+		written := strings.TrimSpace(in[i:])
 		switch unit {
 		case "k", "m", "g", "t", "p", "e":
+			// Bare letters mean powers of 1024 to ulimit and docker but 1000 to others: refuse them.
 			return 0, &SyntaxError{s, fmt.Sprintf("unit %q is ambiguous: write %sB (powers of 1000) or %siB (powers of 1024)",
-				in[i:], strings.ToUpper(unit), strings.ToUpper(unit))}
+				written, strings.ToUpper(unit), strings.ToUpper(unit))}
 		}
-		return 0, &SyntaxError{s, fmt.Sprintf("unknown unit %q", strings.TrimSpace(in[i:]))}
+		return 0, &SyntaxError{s, fmt.Sprintf("unknown unit %q", written)}
 	}
 	if strings.Count(num, ".") > 1 || num == "." {
 		return 0, &SyntaxError{s, fmt.Sprintf("%q is not a number", num)}

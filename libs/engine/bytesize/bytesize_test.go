@@ -31,6 +31,15 @@ func TestParse(t *testing.T) {
 		{" 12 ", 12},
 		{".5KiB", 512},
 		{"9223372036854775807", math.MaxInt64},
+		{"1073741824", 1 << 30},
+		{"512MiB", 512 << 20},
+		{"1.5GiB", 3 << 29},
+		{"4GB", 4e9},
+		{" 2 gib ", 2 << 30},
+		{"100B", 100},
+		{"1.5", 1}, // a fraction of a byte is rounded down, with or without a unit
+		{"0.5KiB", 512},
+		{"7TiB", 7 << 40},
 	} {
 		got, err := Parse(tc.in)
 		require.NoError(t, err, tc.in)
@@ -51,6 +60,16 @@ func TestParseErrors(t *testing.T) {
 		{"8EiB", "larger than the largest size"},
 		{"3 bits", `unknown unit "bits"`},
 		{"16000PiB", "larger than the largest size"},
+		{"99999999TiB", "larger than the largest size"},
+		{"-1", "cannot be negative"},
+		{".", "not a number"},
+		{"1e9", `unknown unit "e9"`},
+		{"12 parsecs", `unknown unit "parsecs"`},
+		// Bare k, M, G, T are refused, not read as powers of 1024 (as ulimit would).
+		{"64k", `unit "k" is ambiguous: write KB (powers of 1000) or KiB (powers of 1024)`},
+		{".5k", `unit "k" is ambiguous`},
+		{"1..5k", `unit "k" is ambiguous`},
+		{"2 t", `unit "t" is ambiguous`},
 	} {
 		_, err := Parse(tc.in)
 		require.Error(t, err, tc.in)
@@ -80,7 +99,7 @@ func TestFormat(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"141GiB", "80GB", "1.5TiB", "0", "-1", "1e9", "10G", ".5KiB", "99999999999999999999PB"} {
+	for _, s := range []string{"141GiB", "80GB", "1.5TiB", "0", "-1", "1e9", "10G", ".5KiB", "99999999999999999999PB", "64k", ".5k", "1..5k", " 2 gib "} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
