@@ -1,9 +1,12 @@
 package planner_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -105,5 +108,42 @@ func TestMiniMallocDeterministic(t *testing.T) {
 		}
 		require.Equal(t, first.Offsets, plan.Offsets)
 		require.Equal(t, first.Steps, plan.Steps)
+	}
+}
+
+// TestMiniMallocRecordSolutions checks the solutions in testdata/minimalloc/solutions, whose
+// peaks are below the best known ones of the README: the planner's Verify, and a plain pairwise
+// check written here, both accept them.
+func TestMiniMallocRecordSolutions(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		peak int64
+	}{{"D.1025024.csv", 1025024}, {"J.1029120.csv", 1029120}} {
+		t.Run(tc.file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "minimalloc", "solutions", tc.file))
+			require.NoError(t, err)
+			p, err := planner.ReadCSV(bytes.NewReader(raw))
+			require.NoError(t, err)
+			rows, err := csv.NewReader(bytes.NewReader(raw)).ReadAll()
+			require.NoError(t, err)
+			require.Equal(t, "offset", rows[0][4])
+			plan := planner.Plan{Peak: tc.peak}
+			for _, row := range rows[1:] {
+				off, err := strconv.ParseInt(row[4], 10, 64)
+				require.NoError(t, err)
+				plan.Offsets = append(plan.Offsets, off)
+			}
+			p.Capacity = tc.peak
+			require.NoError(t, planner.Verify(p, plan))
+			for i, a := range p.Buffers {
+				require.LessOrEqual(t, plan.Offsets[i]+a.Size, tc.peak)
+				for j := i + 1; j < len(p.Buffers); j++ {
+					b := p.Buffers[j]
+					inTime := a.Start < b.End && b.Start < a.End
+					inSpace := plan.Offsets[i] < plan.Offsets[j]+b.Size && plan.Offsets[j] < plan.Offsets[i]+a.Size
+					require.False(t, inTime && inSpace, "%s and %s collide", a.ID, b.ID)
+				}
+			}
+		})
 	}
 }
