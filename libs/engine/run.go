@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"carve.dev/libs/alloc"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/planner"
@@ -53,7 +54,7 @@ func (s *Session) compile(p *Planned) (*program, error) {
 		plan, err := solve(context.Background(), prob, rt.opts.Options)
 		if err != nil {
 			return nil, fmt.Errorf("pattern %s needs %s of arena, more than the %s reserved for the envelope %s: %w",
-				Binding(p.Binding.Dims), HumanBytes(p.Plan.Peak), HumanBytes(s.arena.Size()), rt.opts.Envelope, err)
+				Binding(p.Binding.Dims), bytesize.Format(p.Plan.Peak), bytesize.Format(s.arena.Size()), rt.opts.Envelope, err)
 		}
 		q := *p
 		q.Plan = plan
@@ -341,7 +342,7 @@ func (s *Session) runDynamic(ps *progStep, launcher Launcher, host bool) error {
 	rt := s.rt
 	sc, ws, err := rt.Alloc.ScratchFor(s.stream, ps.recipe)
 	if err != nil {
-		return fmt.Errorf("%s: dynamic workspace of %s (fallback policy): %w", ps.node, HumanBytes(ps.size), err)
+		return fmt.Errorf("%s: dynamic workspace of %s (fallback policy): %w", ps.node, bytesize.Format(ps.size), err)
 	}
 	rt.dynamicAllocs.Add(1)
 	rt.dynamicBytes.Add(ps.size)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"carve.dev/libs/alloc"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/planner"
@@ -54,7 +55,7 @@ type Runtime struct {
 // ReservationError reports, at load, that the envelope's arena does not fit: what it needs,
 // what is available, and which dim to lower.
 type ReservationError struct {
-	Needed    int64 // bytes: the arena times the sessions
+	Needed    int64 // bytes: the arena times the sessions; -1 when that overflows int64
 	Available int64 // bytes the device has free, or the limit if smaller
 	Limit     int64 // the allocator's byte limit; 0 when none
 	Sessions  int
@@ -66,11 +67,15 @@ type ReservationError struct {
 
 func (e *ReservationError) Error() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "reservation does not fit: the envelope %s needs %s of arena", e.Envelope, HumanBytes(e.Needed))
+	needed := "overflow" // Needed is -1 when the arena times the sessions overflows int64
+	if e.Needed >= 0 {
+		needed = bytesize.Format(e.Needed)
+	}
+	fmt.Fprintf(&sb, "reservation does not fit: the envelope %s needs %s of arena", e.Envelope, needed)
 	if e.Sessions > 1 {
 		fmt.Fprintf(&sb, " (%d sessions)", e.Sessions)
 	}
-	fmt.Fprintf(&sb, " at %s, but only %s is available", e.Worst, HumanBytes(e.Available))
+	fmt.Fprintf(&sb, " at %s, but only %s is available", e.Worst, bytesize.Format(e.Available))
 	if e.Limit > 0 && e.Limit == e.Available {
 		sb.WriteString(" under the limit")
 	}
