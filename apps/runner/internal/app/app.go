@@ -12,6 +12,7 @@ import (
 	"carve.dev/apps/runner/internal/run"
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/planner"
 	"github.com/urfave/cli/v2"
 )
@@ -130,7 +131,8 @@ func modelFlags() []cli.Flag {
 			"--input shapes (bundled model: batch=2 seq=16)"},
 		&cli.StringFlag{Name: "device", Value: "cpu", Usage: "`DEVICE`: cpu (cuda needs a build with -tags cuda)"},
 		&cli.StringFlag{Name: "policy", Value: "strict", Usage: "`POLICY` when a kernel needs more workspace than planned: strict (fail) or fallback (allocate)"},
-		&cli.StringFlag{Name: "limit", Usage: "cap the allocator at `BYTES` (e.g. 512MiB, 2GB); the arenas must fit under it"},
+		&cli.StringFlag{Name: "limit", Usage: "cap the allocator at `BYTES`, a number of bytes or one with a unit: KiB, MiB, GiB, TiB " +
+			"(powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. 512MiB, 1.5GiB, 4GB; the arenas must fit under it"},
 		&cli.IntFlag{Name: "workers", Usage: "CPU kernel workers `N` (0: GOMAXPROCS)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "`K` sessions (streams, arenas) run concurrently, sharing the weights"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random inputs made without --input"},
@@ -154,7 +156,7 @@ func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 		return cfg, usagef("--policy %q: want strict or fallback", p)
 	}
 	if s := c.String("limit"); s != "" {
-		if cfg.Limit, err = ParseBytes(s); err != nil {
+		if cfg.Limit, err = bytesize.Parse(s); err != nil {
 			return cfg, &usageError{"--limit: " + err.Error()}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"carve.dev/apps/runner/internal/run"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"github.com/x448/float16"
@@ -131,15 +132,15 @@ func printLoad(w io.Writer, r *run.Runner, files map[string]string) {
 	fmt.Fprintf(tw, "device\tcpu, %d workers, policy %s\n", workers(r.Config), policyName(r))
 	fmt.Fprintf(tw, "envelope\t%s\n", rs.Envelope)
 	fmt.Fprintf(tw, "reserved\t%s arena per session x %d = %s, before any run (worst binding %s of %d planned)\n",
-		engine.HumanBytes(rs.ArenaBytes), rs.Sessions, engine.HumanBytes(rs.TotalArenaBytes),
+		bytesize.Format(rs.ArenaBytes), rs.Sessions, bytesize.Format(rs.TotalArenaBytes),
 		engine.Binding(rs.WorstBinding), rs.Candidates)
 	fmt.Fprintf(tw, "\tworkspace bound W %s (sum over nodes); weights %s, mapped from the model, outside the arenas\n",
-		engine.HumanBytes(rs.WorkspaceBound), engine.HumanBytes(rs.WeightBytes))
+		bytesize.Format(rs.WorkspaceBound), bytesize.Format(rs.WeightBytes))
 	avail := "device free memory"
 	if rs.LimitBytes > 0 && rs.LimitBytes == rs.AvailableBytes {
 		avail = "--limit"
 	}
-	fmt.Fprintf(tw, "\tavailable %s (%s)\n", engine.HumanBytes(rs.AvailableBytes), avail)
+	fmt.Fprintf(tw, "\tavailable %s (%s)\n", bytesize.Format(rs.AvailableBytes), avail)
 	src := fmt.Sprintf("random inputs, seed %d", r.Config.Seed)
 	if len(files) > 0 {
 		src = "inputs from files"
@@ -197,13 +198,13 @@ func printStats(w io.Writer, st run.Stats) {
 	d := st.Device
 	rows := [][2]string{
 		{"allocator reserves (arenas)", fmt.Sprint(a.NumReserves)},
-		{"allocator reserved bytes", engine.HumanBytes(a.ReservedBytes)},
-		{"allocator bytes in use (peak)", fmt.Sprintf("%s (%s)", engine.HumanBytes(a.BytesInUse), engine.HumanBytes(a.MaxBytesInUse))},
+		{"allocator reserved bytes", bytesize.Format(a.ReservedBytes)},
+		{"allocator bytes in use (peak)", fmt.Sprintf("%s (%s)", bytesize.Format(a.BytesInUse), bytesize.Format(a.MaxBytesInUse))},
 		{"allocator allocations (current/peak/total)", fmt.Sprintf("%d/%d/%d", a.Allocations.Current, a.Allocations.Peak, a.Allocations.Allocated)},
 		{"allocator segments (current/peak)", fmt.Sprintf("%d/%d", a.Segments.Current, a.Segments.Peak)},
 		{"allocator device mallocs/frees", fmt.Sprintf("%d/%d", a.DeviceMallocCalls, a.DeviceFreeCalls)},
 		{"engine patterns (hits/misses/cached)", fmt.Sprintf("%d/%d/%d", e.Patterns.Hits, e.Patterns.Misses, e.Patterns.Len)},
-		{"engine dynamic workspaces (bytes)", fmt.Sprintf("%d (%s)", e.DynamicWorkspaces, engine.HumanBytes(e.DynamicWorkspaceBytes))},
+		{"engine dynamic workspaces (bytes)", fmt.Sprintf("%d (%s)", e.DynamicWorkspaces, bytesize.Format(e.DynamicWorkspaceBytes))},
 		{"device malloc/free calls", fmt.Sprintf("%d/%d", d.Malloc, d.Free)},
 		{"device streams created/destroyed", fmt.Sprintf("%d/%d", d.NewStream, d.DestroyStream)},
 		{"device launches", fmt.Sprint(d.Launch)},

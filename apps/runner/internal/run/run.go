@@ -11,6 +11,7 @@ import (
 	"carve.dev/apps/runner/internal/bundled"
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/planner"
@@ -153,7 +154,7 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	for range cfg.Sessions {
 		s, err := r.Runtime.NewSession()
 		if err != nil {
-			return nil, fmt.Errorf("reserving a session's arena of %s: %w", engine.HumanBytes(ep.ArenaBytes), err)
+			return nil, fmt.Errorf("reserving a session's arena of %s: %w", bytesize.Format(ep.ArenaBytes), err)
 		}
 		r.Sessions = append(r.Sessions, s)
 	}
