@@ -7,9 +7,9 @@ import (
 	"io/fs"
 	"strings"
 
-	"carve.dev/libs/engine/bytesize"
 	"carve.dev/apps/estimator/internal/planview"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/planner"

@@ -9,8 +9,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
-	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/planner"
 )
@@ -147,7 +147,7 @@ func runFit(c *cli.Context, s Streams) error {
 		return p, nil
 	}
 	bar := newProgress(s, dim)
-	v, found, err := largest(c.Context, lo, hi, func(v int64) (bool, error) {
+	v, found, err := engine.Largest(c.Context, lo, hi, func(v int64) (bool, error) {
 		p, err := probe(v)
 		if err != nil {
 			return false, err

@@ -8,8 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"carve.dev/apps/estimator/internal/bundled"
-	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )

@@ -9,10 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"carve.dev/libs/engine/bytesize"
 	"carve.dev/apps/estimator/internal/planview"
 	"carve.dev/apps/estimator/internal/svgplan"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/planner"
 )
 

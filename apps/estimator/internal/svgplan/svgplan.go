@@ -14,9 +14,9 @@ import (
 	"math"
 	"strings"
 
-	"carve.dev/libs/engine/bytesize"
 	"carve.dev/apps/estimator/internal/planview"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/planner"
 )
 

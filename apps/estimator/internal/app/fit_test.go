@@ -3,9 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"math/bits"
-	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -14,56 +11,6 @@ import (
 	"carve.dev/apps/estimator/internal/bundled"
 	"carve.dev/libs/engine"
 )
-
-// TestLargestAgainstBruteForce checks the doubling-and-bisection search on random thresholds.
-func TestLargestAgainstBruteForce(t *testing.T) {
-	seed := uint64(20240607)
-	rng := rand.New(rand.NewPCG(seed, seed))
-	for i := 0; i < 2000; i++ {
-		lo := int64(rng.IntN(5))
-		hi := lo + int64(rng.IntN(300))
-		if i%10 == 0 {
-			hi = lo + rng.Int64N(1<<40)
-		}
-		threshold := lo - 1 + rng.Int64N(hi-lo+2) // the largest fitting value; lo-1: none
-		probes := 0
-		var lastGood, lastBad int64 = -1, -1
-		v, ok, err := largest(context.Background(), lo, hi, func(x int64) (bool, error) {
-			require.True(t, x >= lo && x <= hi, "seed %d: probe %d outside [%d, %d]", seed, x, lo, hi)
-			probes++
-			return x <= threshold, nil
-		}, func(good, bad int64) { lastGood, lastBad = good, bad })
-		require.NoError(t, err)
-		if threshold < lo {
-			require.False(t, ok, "seed %d case %d", seed, i)
-			require.Equal(t, 1, probes)
-			continue
-		}
-		require.True(t, ok)
-		require.Equal(t, threshold, v, "seed %d case %d: lo %d hi %d", seed, i, lo, hi)
-		require.Equal(t, v, lastGood)
-		if v < hi {
-			require.Equal(t, v+1, lastBad, "the bracket closes on v+1")
-		}
-		span := uint64(v-lo) + 2
-		require.LessOrEqual(t, probes, 2*bits.Len64(span)+2, "seed %d case %d: %d probes for %d..%d", seed, i, probes, lo, v)
-	}
-}
-
-func TestLargestStopsOnErrorsAndCancel(t *testing.T) {
-	boom := fmt.Errorf("boom")
-	_, _, err := largest(context.Background(), 1, 100, func(x int64) (bool, error) {
-		if x > 4 {
-			return false, boom
-		}
-		return true, nil
-	}, nil)
-	require.ErrorIs(t, err, boom)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, _, err = largest(ctx, 1, 100, func(int64) (bool, error) { return true, nil }, nil)
-	require.ErrorIs(t, err, context.Canceled)
-}
 
 // TestFitAgainstBruteForce plans every envelope batch=1..v of the bundled model and checks
 // that fit finds the largest v whose weights plus arena fit, at and around the boundaries.
