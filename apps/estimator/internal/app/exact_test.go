@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"carve.dev/apps/estimator/internal/bundled"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/bundled"
 )
 
 // TestReportIsTheReservation pins the estimator's central promise: the arena it reports for a

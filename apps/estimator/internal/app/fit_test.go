@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"carve.dev/apps/estimator/internal/bundled"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/graph/bundled"
 )
 
 // TestFitAgainstBruteForce plans every envelope batch=1..v of the bundled model and checks

@@ -7,10 +7,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"carve.dev/apps/estimator/internal/bundled"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/bundled"
 	"carve.dev/libs/kernels"
 )
 
@@ -85,9 +85,9 @@ func envelope(c *cli.Context, m *model) (env engine.Envelope, defaulted []string
 		return nil, nil, err
 	}
 	if m.bundled {
-		for name, r := range bundled.DefaultEnvelope() {
+		for name, r := range bundled.EstimateRanges() {
 			if _, ok := env[name]; !ok {
-				env[name] = r
+				env[name] = engine.Range{Lo: r.Lo, Hi: r.Hi}
 				defaulted = append(defaulted, name)
 			}
 		}

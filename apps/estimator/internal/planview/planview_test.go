@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"carve.dev/apps/estimator/internal/bundled"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/graph/bundled"
 	"carve.dev/libs/planner"
 )
 

@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"carve.dev/apps/estimator/internal/bundled"
 	"carve.dev/apps/estimator/internal/planview"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/bundled"
 	"carve.dev/libs/planner"
 )
 

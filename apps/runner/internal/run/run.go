@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"strings"
 
-	"carve.dev/apps/runner/internal/bundled"
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/bundled"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/planner"
 )
@@ -22,7 +22,7 @@ type Config struct {
 	// ModelPath is the .onnx file; "" means the bundled model.
 	ModelPath string
 	// Envelope holds the --dim ranges. Dims it leaves out are taken from the shapes of Inputs,
-	// and for the bundled model from bundled.DefaultEnvelope.
+	// and for the bundled model from bundled.RunBinding.
 	Envelope engine.Envelope
 	// Inputs are the model's inputs by name; nil means deterministic random inputs at the
 	// largest binding of the envelope (see RandomInputs), made from Seed.
@@ -252,9 +252,9 @@ func envelope(m *graph.Model, cfg Config) engine.Envelope {
 		}
 	}
 	if cfg.ModelPath == "" {
-		for n, r := range bundled.DefaultEnvelope() {
+		for n, v := range bundled.RunBinding() {
 			if _, ok := env[n]; !ok {
-				env[n] = r
+				env[n] = engine.Range{Lo: v, Hi: v}
 			}
 		}
 	}
