@@ -9,7 +9,7 @@ require (
 )
 
 require (
-	carve.dev/libs/alloc v0.0.0 // indirect
+	carve.dev/libs/alloc v0.0.0
 	codeberg.org/sbinet/npyio v0.14.0 // indirect
 	github.com/campoy/embedmd v1.0.0 // indirect
 	github.com/nlpodyssey/gopickle v0.3.0 // indirect

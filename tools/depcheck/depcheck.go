@@ -25,12 +25,13 @@ var skipDirs = map[string]bool{
 	".git": true, "third_party": true, "testdata": true, "node_modules": true,
 }
 
-// ModuleFiles lists, relative to root and sorted, every go.work, go.mod and go.sum of the workspace.
+// ModuleFiles lists, relative to root and sorted, every go.work, go.work.sum, go.mod and go.sum of
+// the workspace.
 func ModuleFiles(root string) ([]string, error) {
 	var files []string
 	err := walk(root, func(rel string, d fs.DirEntry) {
 		switch d.Name() {
-		case "go.work", "go.mod", "go.sum":
+		case "go.work", "go.work.sum", "go.mod", "go.sum":
 			files = append(files, rel)
 		}
 	})
