@@ -3,8 +3,8 @@
 #   1. bazel test //...                       (the build of record: every package's tests)
 #   2. bazel build --config=cuda //...        (GPU code compiles; CUDA headers from tools/cuda/headers.sh)
 #   3. go test -race on the concurrent code   (Bazel would build a second, race-enabled standard library)
-#   4. go test ./tools/...                    (stale vendoring/BUILD checks read the whole tree)
-#   5. go vet ./...
+#   4. go test carve.dev/tools/...            (stale vendoring/BUILD checks read the whole tree)
+#   5. go vet carve.dev/...
 # Idempotent: installs what it needs first (tools/setup.sh). Exit status 0 only when all passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,13 +24,25 @@ bazel test //... 2>&1 | tee "$logs/bazel.log" >&2
 
 step "bazel build --config=cuda //..." bash -c 'tools/cuda/headers.sh >/dev/null && bazel build --config=cuda //... 2>&1 | tail -5 >&2; exit ${PIPESTATUS[0]}'
 
-echo "== go test -race (alloc, planner, runner) and tools" >&2
-go test -race -count=1 -json ./libs/alloc/... ./libs/planner/... ./apps/runner/... > "$logs/race.json" 2> "$logs/race.err"
-go test -count=1 -json ./tools/... > "$logs/tools.json" 2> "$logs/tools.err"
-cat "$logs/race.err" "$logs/tools.err" >&2
-grep -h '"Action":"fail"' "$logs/race.json" "$logs/tools.json" | grep '"Test"' >&2
+# gotest NAME ARGS...: go test -json into $logs/NAME.json; a run that fails without reporting a
+# failed test (a pattern or build error) counts as one failure of its own.
+gotest() {
+  local name=$1; shift
+  echo "== go test $*" >&2
+  go test -count=1 -json "$@" > "$logs/$name.json" 2> "$logs/$name.err"
+  local rc=$?
+  cat "$logs/$name.err" >&2
+  grep -h '"Action":"fail"' "$logs/$name.json" | grep '"Test"' >&2
+  if [ $rc -ne 0 ] && ! grep -q '"Action":"fail"' "$logs/$name.json"; then
+    echo "FAIL: go test $* exited $rc without a test failure" >&2
+    extra_fail=$((extra_fail + 1))
+  fi
+}
+# Import-path patterns: in a go.work workspace, ./... only works inside one module.
+gotest race -race carve.dev/libs/alloc/... carve.dev/libs/planner/... carve.dev/libs/engine/... carve.dev/apps/runner/...
+gotest tools carve.dev/tools/...
 
-step "go vet ./..." go vet ./...
+step "go vet carve.dev/..." go vet carve.dev/...
 
 go run ./tools/testsum -bazel-log "$logs/bazel.log" -testlogs bazel-testlogs \
   -go-json "$logs/race.json" -go-json "$logs/tools.json" > "$logs/sum" 2>&1
