@@ -250,13 +250,19 @@ func (d *Device) DestroyEvent(e alloc.Event) error {
 	return d.do(func() error { return check("cuEventDestroy", C.cuEventDestroy(ce)) })
 }
 
-// RecordEvent marks the current end of s in e.
-func (d *Device) RecordEvent(e alloc.Event, s alloc.Stream) error {
+// eventAndStream looks up both handles of a call that takes an event and a stream.
+func (d *Device) eventAndStream(e alloc.Event, s alloc.Stream) (C.CUevent, C.CUstream, error) {
 	ce, err := d.event(e)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cs, err := d.stream(s)
+	return ce, cs, err
+}
+
+// RecordEvent marks the current end of s in e.
+func (d *Device) RecordEvent(e alloc.Event, s alloc.Stream) error {
+	ce, cs, err := d.eventAndStream(e, s)
 	if err != nil {
 		return err
 	}
@@ -265,11 +271,7 @@ func (d *Device) RecordEvent(e alloc.Event, s alloc.Stream) error {
 
 // WaitEvent makes later work on s wait for e.
 func (d *Device) WaitEvent(s alloc.Stream, e alloc.Event) error {
-	ce, err := d.event(e)
-	if err != nil {
-		return err
-	}
-	cs, err := d.stream(s)
+	ce, cs, err := d.eventAndStream(e, s)
 	if err != nil {
 		return err
 	}
