@@ -1,3 +1,0 @@
-module carve.dev/tools
-
-go 1.26
