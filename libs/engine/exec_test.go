@@ -33,11 +33,7 @@ func TestRepeatedRunsAllocateNothing(t *testing.T) {
 	fx := testmodels.MustGet("qwen2")
 	m := loadFixture(t, fx.Name)
 	dev, al := newCPU(t, 1<<30)
-	rt, err := NewRuntime(context.Background(), m, dev, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: envelopeOf(fx)})
-	require.NoError(t, err)
-	s, err := rt.NewSession()
-	require.NoError(t, err)
-	defer s.Close()
+	rt, s := newSession(t, m, dev, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: envelopeOf(fx)})
 	for _, b := range fx.Bindings {
 		in := fixtureInputs(t, m, b)
 		_, err := s.Run(context.Background(), in) // plans and binds the pattern
@@ -109,11 +105,7 @@ func TestBadInputs(t *testing.T) {
 	fx := testmodels.MustGet("gpt2")
 	m := loadFixture(t, fx.Name)
 	dev, al := newCPU(t, 1<<30)
-	rt, err := NewRuntime(context.Background(), m, dev, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: envelopeOf(fx)})
-	require.NoError(t, err)
-	s, err := rt.NewSession()
-	require.NoError(t, err)
-	defer s.Close()
+	_, s := newSession(t, m, dev, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: envelopeOf(fx)})
 	good := fixtureInputs(t, m, fx.Bindings[1])
 	with := func(name string, t2 kernels.Tensor) map[string]kernels.Tensor {
 		in := map[string]kernels.Tensor{}
@@ -156,7 +148,7 @@ func TestBadInputs(t *testing.T) {
 		require.Zero(t, al.Stats().Allocations.Current, tc.name)
 	}
 	// The session still works after bad inputs.
-	_, err = s.Run(context.Background(), good)
+	_, err := s.Run(context.Background(), good)
 	require.NoError(t, err)
 }
 
@@ -188,13 +180,9 @@ func TestRepeatedRunsNoHeapAllocations(t *testing.T) {
 	fx := testmodels.MustGet("gpt2")
 	m := loadFixture(t, fx.Name)
 	dev, al := newCPU(t, 1<<30)
-	rt, err := NewRuntime(context.Background(), m, dev, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: envelopeOf(fx)})
-	require.NoError(t, err)
-	s, err := rt.NewSession()
-	require.NoError(t, err)
-	defer s.Close()
+	_, s := newSession(t, m, dev, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: envelopeOf(fx)})
 	in := fixtureInputs(t, m, fx.Bindings[1])
-	_, err = s.Run(context.Background(), in)
+	_, err := s.Run(context.Background(), in)
 	require.NoError(t, err)
 	allocs := testing.AllocsPerRun(10, func() {
 		if _, err := s.Run(context.Background(), in); err != nil {

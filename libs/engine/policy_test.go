@@ -95,12 +95,8 @@ func TestWorkspacePolicy(t *testing.T) {
 			bound.Store(8192)
 			m := loadFixture(t, "gpt2")
 			dev, al := newCPU(t, 1<<30)
-			rt, err := NewRuntime(context.Background(), m, dev, al, RuntimeOptions{
+			rt, s := newSession(t, m, dev, al, RuntimeOptions{
 				Options: Options{Workers: 2, Registry: routedRegistry(t, &need, &bound)}, Envelope: env, Policy: tc.policy})
-			require.NoError(t, err)
-			s, err := rt.NewSession()
-			require.NoError(t, err)
-			defer s.Close()
 			// The pattern was planned at load with C = 1024 per Add; now the route changes.
 			for _, st := range rt.Reserve.Worst.Steps {
 				if ri, ok := st.Instance.(*routedInstance); ok {

@@ -98,7 +98,7 @@ func (s *Session) compile(p *Planned) (*program, error) {
 				return sr, fmt.Errorf("value %q has no bytes in the plan", v.Name)
 			}
 		}
-		if sr.data == nil && v.Kind != graph.KindInput && !(sr.data == nil && isInputView(v)) && size > 0 {
+		if sr.data == nil && !isInputView(v) && size > 0 {
 			return sr, fmt.Errorf("value %q has no bytes on this device", v.Name)
 		}
 		src[v.ID], resolved[v.ID] = sr, true
@@ -115,7 +115,7 @@ func (s *Session) compile(p *Planned) (*program, error) {
 			return kernels.Tensor{}, -1, err
 		}
 		t := kernels.Tensor{DType: v.DType, Shape: p.Binding.Shape(v), Data: sr.data}
-		if sr.data == nil && (v.Kind == graph.KindInput || isInputView(v)) {
+		if sr.data == nil && isInputView(v) {
 			return t, sr.input, nil
 		}
 		return t, -1, nil

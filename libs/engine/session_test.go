@@ -59,6 +59,17 @@ func maxRelErr(got, want []float32) float64 {
 	return worst
 }
 
+// newSession makes a runtime for m and one session, closed when the test ends.
+func newSession(t testing.TB, m *graph.Model, dev alloc.Device, al *alloc.Allocator, opts RuntimeOptions) (*Runtime, *Session) {
+	t.Helper()
+	rt, err := NewRuntime(context.Background(), m, dev, al, opts)
+	require.NoError(t, err)
+	s, err := rt.NewSession()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return rt, s
+}
+
 func newCPU(t testing.TB, memory int64) (*alloc.CPUDevice, *alloc.Allocator) {
 	t.Helper()
 	dev, err := alloc.NewCPU(alloc.CPUConfig{Memory: memory})
@@ -79,22 +90,8 @@ func TestRunFixturesMatchOnnxruntime(t *testing.T) {
 		}
 		t.Run(fx.Name, func(t *testing.T) {
 			m := loadFixture(t, fx.Name)
-			env := Envelope{}
-			for _, b := range fx.Bindings {
-				for k, v := range b.Dims {
-					r, ok := env[k]
-					if !ok {
-						r = Range{Lo: v, Hi: v}
-					}
-					env[k] = Range{Lo: min(r.Lo, v), Hi: max(r.Hi, v)}
-				}
-			}
 			dev, al := newCPU(t, 1<<30)
-			rt, err := NewRuntime(context.Background(), m, dev, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: env})
-			require.NoError(t, err)
-			s, err := rt.NewSession()
-			require.NoError(t, err)
-			defer s.Close()
+			_, s := newSession(t, m, dev, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: envelopeOf(fx)})
 			for _, b := range fx.Bindings {
 				if b.Error != "" {
 					continue
