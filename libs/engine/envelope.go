@@ -304,7 +304,7 @@ func tacticSignature(m *graph.Model, dims Binding, opts Options) (string, error)
 		if stepKind(n) != RunKernel {
 			continue
 		}
-		inst, err := opts.Registry.Select(KernelNode(b, n), opts.Device)
+		inst, err := opts.Registry.Select(KernelNode(b, n), opts.Target)
 		if err != nil {
 			return "", &PlanError{Node: n, Binding: dims, Err: err}
 		}
@@ -325,7 +325,7 @@ func nodeBounds(m *graph.Model, planned []*Planned, opts Options) ([]NodeBound, 
 		nr := &kernels.NodeRange{Name: n.Name, Op: n.OpType, Domain: n.Domain, Opset: m.Opsets[n.Domain], Attrs: n.Attrs}
 		nr.Inputs = valueRanges(n.Inputs, planned)
 		nr.Outputs = valueRanges(n.Outputs, planned)
-		b, err := opts.Registry.Bound(nr, opts.Device)
+		b, err := opts.Registry.Bound(nr, opts.Target)
 		if err != nil {
 			return nil, &PlanError{Node: n, Err: err}
 		}

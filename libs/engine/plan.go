@@ -24,7 +24,7 @@ type Options struct {
 	Registry *kernels.Registry
 	// Device is what tactic choice may depend on; the zero value means the CPU with Workers
 	// workers.
-	Device kernels.Device
+	Target kernels.Target
 	// Workers is the CPU backend's worker count when Device is zero; 0 means GOMAXPROCS.
 	Workers int
 	// Algorithm is the planner's solver; "" means the exact search (seeded by the heuristics)
@@ -57,12 +57,12 @@ func (o Options) normalized() (Options, error) {
 		}
 		o.Registry = r
 	}
-	if o.Device.Backend == "" {
+	if o.Target.Backend == "" {
 		w := o.Workers
 		if w <= 0 {
 			w = runtime.GOMAXPROCS(0)
 		}
-		o.Device = kernels.CPU(w)
+		o.Target = kernels.CPU(w)
 	}
 	if o.StepLimit == 0 {
 		o.StepLimit = DefaultStepLimit
@@ -188,7 +188,7 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 	for i, n := range m.Nodes {
 		st := Step{Node: n, Kind: stepKind(n), WorkspaceBuffer: -1}
 		if st.Kind == RunKernel {
-			inst, err := opts.Registry.Select(KernelNode(b, n), opts.Device)
+			inst, err := opts.Registry.Select(KernelNode(b, n), opts.Target)
 			if err != nil {
 				return nil, &PlanError{Node: n, Binding: dims, Err: err}
 			}

@@ -28,7 +28,7 @@ type routedInstance struct {
 	need int64
 }
 
-func (k routed) Select(n *kernels.Node, d kernels.Device) (kernels.Instance, error) {
+func (k routed) Select(n *kernels.Node, d kernels.Target) (kernels.Instance, error) {
 	inst, err := k.Kernel.Select(n, d)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func (k routed) Select(n *kernels.Node, d kernels.Device) (kernels.Instance, err
 	return &routedInstance{Instance: inst, need: k.need.Load()}, nil
 }
 
-func (k routed) Bound(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
+func (k routed) Bound(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 	return kernels.Bound{Bytes: k.bound.Load(), Tactic: "routed"}, nil
 }
 

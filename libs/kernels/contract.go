@@ -16,10 +16,10 @@ type Kernel interface {
 	// Select validates a node at concrete shapes and picks a tactic: a pure function of the
 	// node's dtypes, shapes and attributes and of d. The Instance it returns is bound to those
 	// shapes.
-	Select(n *Node, d Device) (Instance, error)
+	Select(n *Node, d Target) (Instance, error)
 	// Bound is W: an upper bound of Instance.Recipe().Size() over every concrete node within r,
 	// over every tactic Select can reach for such nodes. It never under-estimates.
-	Bound(r *NodeRange, d Device) (Bound, error)
+	Bound(r *NodeRange, d Target) (Bound, error)
 }
 
 // Instance is a kernel bound to one node at concrete shapes, with its tactic chosen. It is

@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"runtime"
 
 	"carve.dev/libs/graph"
 )
@@ -147,23 +146,4 @@ func RangeOf(n *Node) *NodeRange {
 		r.Outputs = append(r.Outputs, FixedValue(v))
 	}
 	return r
-}
-
-// Device is what tactic selection may depend on besides shapes and attributes.
-type Device struct {
-	Backend string // "cpu", later "cuda-sm90"
-	// Workers is how many goroutines a CPU kernel may run at once (>= 1). Workspace that is
-	// per worker (scratch slots) scales with it, so the estimator and the runner must agree on it.
-	Workers int
-}
-
-// BackendCPU is the CPU backend's name.
-const BackendCPU = "cpu"
-
-// CPU describes the CPU backend with the given number of workers; workers <= 0 means GOMAXPROCS.
-func CPU(workers int) Device {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	return Device{Backend: BackendCPU, Workers: workers}
 }

@@ -73,7 +73,7 @@ func (r *Registry) Lookup(backend string, op OpKey) (Kernel, error) {
 }
 
 // Select looks up the node's kernel on d's backend and selects its tactic.
-func (r *Registry) Select(n *Node, d Device) (Instance, error) {
+func (r *Registry) Select(n *Node, d Target) (Instance, error) {
 	k, err := r.Lookup(d.Backend, n.Key())
 	if err != nil {
 		if u, ok := err.(*UnsupportedOpError); ok {
@@ -85,7 +85,7 @@ func (r *Registry) Select(n *Node, d Device) (Instance, error) {
 }
 
 // Bound looks up the node's kernel on d's backend and bounds its workspace over nr.
-func (r *Registry) Bound(nr *NodeRange, d Device) (Bound, error) {
+func (r *Registry) Bound(nr *NodeRange, d Target) (Bound, error) {
 	k, err := r.Lookup(d.Backend, nr.Key())
 	if err != nil {
 		if u, ok := err.(*UnsupportedOpError); ok {

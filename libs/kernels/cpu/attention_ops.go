@@ -75,8 +75,8 @@ func attnRecipe(g attnDims, workers int) ([]alloc.Part, error) {
 // attnBound bounds an attention op over ranges: the recipe is monotone in every dim, so it is
 // evaluated at the largest shapes for each tactic the key length's range can reach (the
 // full tactic's T is capped below the split-kv threshold).
-func attnBound(geom func(geomSrc, bool) (attnDims, error)) func(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
-	return func(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
+func attnBound(geom func(geomSrc, bool) (attnDims, error)) func(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
+	return func(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 		lo, err := geom(rangeSrc{r}, false)
 		if err != nil {
 			return kernels.Bound{}, err
@@ -170,7 +170,7 @@ type attention struct {
 	workers       int
 }
 
-func selectAttention(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 2, 7, 1, 2); err != nil {
 		return plan{}, err
 	}
@@ -387,7 +387,7 @@ type mha struct {
 	presentV   bool
 }
 
-func selectMHA(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectMHA(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 1, 8, 1, 3); err != nil {
 		return plan{}, err
 	}

@@ -29,9 +29,9 @@ type op struct {
 	key     kernels.OpKey
 	tactics []kernels.TacticInfo
 	// sel validates the node and plans its execution.
-	sel func(n *kernels.Node, d kernels.Device) (plan, error)
+	sel func(n *kernels.Node, d kernels.Target) (plan, error)
 	// bound is W over ranges; nil for ops that never use workspace.
-	bound func(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error)
+	bound func(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error)
 }
 
 var direct = []kernels.TacticInfo{{Name: "direct", Summary: "single pass, no workspace"}}
@@ -47,7 +47,7 @@ func (o *op) nodeErr(name string, err error) error {
 	return &kernels.NodeError{Node: name, Op: o.key, Err: err}
 }
 
-func (o *op) Select(n *kernels.Node, d kernels.Device) (kernels.Instance, error) {
+func (o *op) Select(n *kernels.Node, d kernels.Target) (kernels.Instance, error) {
 	if d.Workers < 1 {
 		d.Workers = 1
 	}
@@ -84,7 +84,7 @@ func (o *op) Select(n *kernels.Node, d kernels.Device) (kernels.Instance, error)
 	return inst, nil
 }
 
-func (o *op) Bound(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
+func (o *op) Bound(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 	if o.bound == nil {
 		return kernels.Bound{}, nil
 	}

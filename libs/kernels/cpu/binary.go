@@ -41,8 +41,8 @@ type binary struct {
 	p    bplan
 }
 
-func selectBinary(op binOp) func(n *kernels.Node, d kernels.Device) (plan, error) {
-	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectBinary(op binOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
+	return func(n *kernels.Node, d kernels.Target) (plan, error) {
 		if err := arity(n, 2, 2, 1, 1); err != nil {
 			return plan{}, err
 		}

@@ -17,8 +17,8 @@ type biasAct struct {
 	bias bool
 }
 
-func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Device) (plan, error) {
-	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Target) (plan, error) {
+	return func(n *kernels.Node, d kernels.Target) (plan, error) {
 		minIn := 1
 		if biasRequired {
 			minIn = 2
@@ -85,7 +85,7 @@ type biasAdd struct {
 	c  int
 }
 
-func selectBiasAdd(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectBiasAdd(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}

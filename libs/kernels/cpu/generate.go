@@ -17,7 +17,7 @@ func (c *constant) run(in, out []kernels.Tensor, _ wsParts) error {
 	return nil
 }
 
-func selectShape(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectShape(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -40,7 +40,7 @@ func selectShape(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: &constant{data: slices.Clone(kernels.BytesOf(dims))}}, nil
 }
 
-func selectSize(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectSize(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -51,7 +51,7 @@ func selectSize(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "direct", r: &constant{data: slices.Clone(kernels.BytesOf(v))}}, nil
 }
 
-func selectConstant(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectConstant(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 0, 0, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -91,7 +91,7 @@ func selectConstant(n *kernels.Node, d kernels.Device) (plan, error) {
 // fill is ConstantOfShape: every element is the value attribute's single element.
 type fill struct{ elem []byte }
 
-func selectConstantOfShape(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectConstantOfShape(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -138,7 +138,7 @@ func (f *fill) run(in, out []kernels.Tensor, _ wsParts) error {
 // rangeOp is Range: out[i] = start + i*delta, with the count checked against the output.
 type rangeOp struct{ dt graph.DType }
 
-func selectRange(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectRange(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -208,7 +208,7 @@ type cumSum struct {
 	exclusive, reverse bool
 }
 
-func selectCumSum(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectCumSum(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -277,7 +277,7 @@ type trilu struct {
 	es    int
 }
 
-func selectTrilu(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectTrilu(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 1, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -324,7 +324,7 @@ func (t *trilu) run(in, out []kernels.Tensor, _ wsParts) error {
 }
 
 func generateOps() []*op {
-	mk := func(domain, name string, sel func(*kernels.Node, kernels.Device) (plan, error)) *op {
+	mk := func(domain, name string, sel func(*kernels.Node, kernels.Target) (plan, error)) *op {
 		return &op{key: kernels.Key(domain, name), tactics: direct, sel: sel}
 	}
 	return []*op{

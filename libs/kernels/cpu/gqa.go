@@ -79,7 +79,7 @@ func gqaGeom(src geomSrc, hi bool) (attnDims, error) {
 	return g, nil
 }
 
-func selectGQA(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectGQA(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 1, 11, 1, 3); err != nil {
 		return plan{}, err
 	}

@@ -15,7 +15,7 @@ import (
 
 // dev is the device every test selects for: a fixed worker count, so recipes do not depend
 // on the machine.
-var dev = kernels.Device{Backend: kernels.BackendCPU, Workers: 4}
+var dev = kernels.Target{Backend: kernels.BackendCPU, Workers: 4}
 
 var registry = func() *kernels.Registry {
 	r := kernels.NewRegistry()

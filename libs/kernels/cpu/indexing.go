@@ -15,7 +15,7 @@ type concat struct {
 	rows  []int // bytes per outer index of each input
 }
 
-func selectConcat(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectConcat(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 1, 1<<20, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -69,7 +69,7 @@ type split struct {
 	rows  []int // bytes per outer index of each output
 }
 
-func selectSplit(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 1, 2, 1, 1<<20); err != nil {
 		return plan{}, err
 	}
@@ -124,7 +124,7 @@ type slice struct {
 	es      int
 }
 
-func selectSlice(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectSlice(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 3, 5, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -264,7 +264,7 @@ type gather struct {
 	outer, axisDim, nidx, inner int // inner in bytes
 }
 
-func selectGather(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectGather(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -332,7 +332,7 @@ type gatherElements struct {
 	dataStride []int
 }
 
-func selectGatherElements(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -402,7 +402,7 @@ type gatherND struct {
 	bd               int
 }
 
-func selectGatherND(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectGatherND(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -473,7 +473,7 @@ type scatterND struct {
 	dt        graph.DType
 }
 
-func selectScatterND(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectScatterND(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -551,7 +551,7 @@ func (s *scatterND) run(in, out []kernels.Tensor, _ wsParts) error {
 }
 
 func indexingOps() []*op {
-	mk := func(name string, sel func(*kernels.Node, kernels.Device) (plan, error)) *op {
+	mk := func(name string, sel func(*kernels.Node, kernels.Target) (plan, error)) *op {
 		return &op{key: kernels.Key("", name), tactics: direct, sel: sel}
 	}
 	return []*op{

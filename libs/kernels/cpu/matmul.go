@@ -95,7 +95,7 @@ type matmul struct {
 	aLen, bLen int
 }
 
-func selectMatMul(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectMatMul(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -189,7 +189,7 @@ func his(v kernels.ValueRange) []int64 {
 	return out
 }
 
-func boundMatMul(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
+func boundMatMul(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 	a, okA := r.Input(0)
 	b, okB := r.Input(1)
 	if !okA || !okB || len(a.Dims) == 0 || len(b.Dims) == 0 {
@@ -508,7 +508,7 @@ type gemmOp struct {
 	c              *bplan
 }
 
-func selectGemm(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectGemm(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 2, 3, 1, 1); err != nil {
 		return plan{}, err
 	}

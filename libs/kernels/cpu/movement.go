@@ -37,8 +37,8 @@ func (c *copyOp) run(in, out []kernels.Tensor, _ wsParts) error {
 }
 
 // selectView validates an op whose output has the input's elements in the same order.
-func selectView(minIn, maxIn int) func(n *kernels.Node, d kernels.Device) (plan, error) {
-	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectView(minIn, maxIn int) func(n *kernels.Node, d kernels.Target) (plan, error) {
+	return func(n *kernels.Node, d kernels.Target) (plan, error) {
 		maxOut := 1
 		if n.Op == "Dropout" {
 			maxOut = 2
@@ -75,7 +75,7 @@ type expand struct {
 	es int
 }
 
-func selectExpand(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectExpand(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -223,7 +223,7 @@ func stridedLoop[E any](s *strided, x, z []E) {
 	}
 }
 
-func selectTranspose(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectTranspose(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -267,7 +267,7 @@ type tile struct {
 	es      int
 }
 
-func selectTile(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectTile(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}

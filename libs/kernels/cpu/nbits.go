@@ -42,7 +42,7 @@ func nbitsParts(k, n int64) (rows int64, parts []alloc.Part, err error) {
 	return rows, []alloc.Part{{Name: "weights", Size: sz}}, nil
 }
 
-func selectMatMulNBits(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectMatMulNBits(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 3, 6, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -98,7 +98,7 @@ func selectMatMulNBits(n *kernels.Node, d kernels.Device) (plan, error) {
 	return plan{tactic: "dequant-chunk", parts: parts, r: q}, nil
 }
 
-func boundMatMulNBits(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
+func boundMatMulNBits(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 	_, parts, err := nbitsParts(r.Attrs.Int("K", 0), r.Attrs.Int("N", 0))
 	if err != nil {
 		return kernels.Bound{}, err

@@ -79,8 +79,8 @@ func bcastIndex(p, norm []int64) ([]int32, error) {
 	return ix, nil
 }
 
-func selectNorm(kind normKind) func(n *kernels.Node, d kernels.Device) (plan, error) {
-	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectNorm(kind normKind) func(n *kernels.Node, d kernels.Target) (plan, error) {
+	return func(n *kernels.Node, d kernels.Target) (plan, error) {
 		ln := &layerNorm{skip: -1, scale: -1, bias: -1, addBias: -1, meanOut: -1, invOut: -1, sumOut: -1, slots: d.Workers}
 		at := n.Attrs
 		ln.eps = float64(at.Float("epsilon", 1e-5))
@@ -237,8 +237,8 @@ func normParts(simplified bool, rows int64) ([]alloc.Part, error) {
 }
 
 // boundNorm is W for the family: 8 or 16 bytes per row, rows at their largest.
-func boundNorm(kind normKind) func(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
-	return func(r *kernels.NodeRange, d kernels.Device) (kernels.Bound, error) {
+func boundNorm(kind normKind) func(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
+	return func(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 		x, ok := r.Input(0)
 		if !ok || len(x.Dims) == 0 {
 			return kernels.Bound{}, fmt.Errorf("input 0 is missing or a scalar")

@@ -38,8 +38,8 @@ type reduce struct {
 	selectLast bool // ArgMax/ArgMin select_last_index
 }
 
-func selectReduce(o redOp) func(n *kernels.Node, d kernels.Device) (plan, error) {
-	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectReduce(o redOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
+	return func(n *kernels.Node, d kernels.Target) (plan, error) {
 		if err := arity(n, 1, 2, 1, 1); err != nil {
 			return plan{}, err
 		}

@@ -43,7 +43,7 @@ type rotary struct {
 	posScalar           bool // position_ids of shape [1]: an offset
 }
 
-func selectRotary(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectRotary(n *kernels.Node, d kernels.Target) (plan, error) {
 	ms := n.Key().Domain == kernels.DomainMicrosoft
 	r := &rotary{posIn: 1, cosIn: 2, sinIn: 3}
 	if ms {

@@ -18,8 +18,8 @@ type softmax struct {
 	bf                bool
 }
 
-func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Device) (plan, error) {
-	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Target) (plan, error) {
+	return func(n *kernels.Node, d kernels.Target) (plan, error) {
 		if err := arity(n, 1, 1, 1, 1); err != nil {
 			return plan{}, err
 		}

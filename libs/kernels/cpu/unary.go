@@ -147,8 +147,8 @@ type unary struct {
 	clip bool // Clip reads its bounds from inputs 1 and 2 at run time
 }
 
-func selectUnary(o unOp) func(n *kernels.Node, d kernels.Device) (plan, error) {
-	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectUnary(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
+	return func(n *kernels.Node, d kernels.Target) (plan, error) {
 		maxIn := 1
 		if o == uClip {
 			maxIn = 3
@@ -277,8 +277,8 @@ type predicate struct {
 	neg, pos bool // IsInf detect_negative / detect_positive
 }
 
-func selectPredicate(name string) func(n *kernels.Node, d kernels.Device) (plan, error) {
-	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectPredicate(name string) func(n *kernels.Node, d kernels.Target) (plan, error) {
+	return func(n *kernels.Node, d kernels.Target) (plan, error) {
 		if err := arity(n, 1, 1, 1, 1); err != nil {
 			return plan{}, err
 		}
@@ -322,7 +322,7 @@ type cast struct{ from, to graph.DType }
 
 func castable(dt graph.DType) bool { return isNumeric(dt) || dt == graph.Bool }
 
-func selectCast(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectCast(n *kernels.Node, d kernels.Target) (plan, error) {
 	maxIn := 1
 	if n.Op == "CastLike" {
 		maxIn = 2

@@ -20,8 +20,8 @@ type variadic struct {
 	copy  *expand  // single operand
 }
 
-func selectVariadic(o binOp, mean bool) func(n *kernels.Node, d kernels.Device) (plan, error) {
-	return func(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectVariadic(o binOp, mean bool) func(n *kernels.Node, d kernels.Target) (plan, error) {
+	return func(n *kernels.Node, d kernels.Target) (plan, error) {
 		if err := arity(n, 1, 1<<20, 1, 1); err != nil {
 			return plan{}, err
 		}
@@ -120,7 +120,7 @@ type pow struct {
 	scalar bool
 }
 
-func selectPow(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectPow(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -242,7 +242,7 @@ type where struct {
 	es int
 }
 
-func selectWhere(n *kernels.Node, d kernels.Device) (plan, error) {
+func selectWhere(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}

@@ -161,7 +161,7 @@ func runFit(c *cli.Context, s Streams) error {
 
 	r := &fitResult{
 		Model: m.info(), Dim: dim, SearchLo: lo, SearchHi: hi, Envelope: envelopeInfo(others),
-		DefaultDims: append([]string{}, defaulted...), Backend: opts.Device.Backend, Workers: opts.Device.Workers,
+		DefaultDims: append([]string{}, defaulted...), Backend: opts.Target.Backend, Workers: opts.Target.Workers,
 		BudgetBytes: limit, Fits: found, Probes: len(probes),
 	}
 	switch {

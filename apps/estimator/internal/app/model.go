@@ -70,11 +70,11 @@ func options(c *cli.Context) (engine.Options, error) {
 	if !slices.Contains(reg.Backends(), backend) {
 		return engine.Options{}, &kernels.UnknownBackendError{Backend: backend, Known: reg.Backends()}
 	}
-	dev := kernels.Device{Backend: backend, Workers: w}
+	dev := kernels.Target{Backend: backend, Workers: w}
 	if backend == kernels.BackendCPU {
 		dev = kernels.CPU(w)
 	}
-	return engine.Options{Registry: reg, Device: dev, Workers: dev.Workers}, nil
+	return engine.Options{Registry: reg, Target: dev, Workers: dev.Workers}, nil
 }
 
 // envelope reads the --dim flags. For the bundled model, dims left out take the bundled

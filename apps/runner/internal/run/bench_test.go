@@ -53,7 +53,7 @@ type wrapKernel struct {
 	spent *atomic.Int64
 }
 
-func (k *wrapKernel) Select(n *kernels.Node, d kernels.Device) (kernels.Instance, error) {
+func (k *wrapKernel) Select(n *kernels.Node, d kernels.Target) (kernels.Instance, error) {
 	inst, err := k.Kernel.Select(n, d)
 	if err != nil {
 		return nil, err
