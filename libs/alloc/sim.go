@@ -50,8 +50,8 @@ const simAlign = 1 << 16
 type simAlloc struct {
 	base Ptr
 	size int64
-	host Ptr      // the CPUDevice memory behind it
-	mem  []byte   // host view of it
+	host Ptr    // the CPUDevice memory behind it
+	mem  []byte // host view of it
 	wmu  sync.Mutex
 	set  []uint64 // bit i: byte i was written
 }
