@@ -245,7 +245,7 @@ func (rt *Runtime) Close() error {
 // and the limit.
 func (rt *Runtime) checkFits(ctx context.Context) error {
 	ep := rt.Reserve
-	arenas, ok := mulOK(alloc.ReservedSize(max(ep.ArenaBytes, 1)), int64(rt.opts.Sessions))
+	arenas, ok := graph.CheckedMul(alloc.ReservedSize(max(ep.ArenaBytes, 1)), int64(rt.opts.Sessions))
 	need := arenas + ep.DeviceWeightBytes
 	ok = ok && need >= arenas
 	free, _, err := rt.Backend.Device().MemInfo()
@@ -319,10 +319,3 @@ func signature(dims Binding) planner.Signature {
 	return planner.NewSignature(nil, dims)
 }
 
-func mulOK(a, b int64) (int64, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	c := a * b
-	return c, c/b == a
-}

@@ -100,7 +100,9 @@ func (b *Backend) Device() alloc.Device { return b.dev }
 func (b *Backend) Bind(t *kernels.Tensor, p alloc.Ptr, _ int64) { t.Data, t.Addr = nil, p }
 
 // CopyIn queues a copy of src to the device.
-func (b *Backend) CopyIn(p alloc.Ptr, src []byte, s alloc.Stream) error { return b.dev.CopyIn(p, src, s) }
+func (b *Backend) CopyIn(p alloc.Ptr, src []byte, s alloc.Stream) error {
+	return b.dev.CopyIn(p, src, s)
+}
 
 // CopyOut queues a copy from the device.
 func (b *Backend) CopyOut(dst []byte, p alloc.Ptr, s alloc.Stream) error {
