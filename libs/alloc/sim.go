@@ -368,3 +368,7 @@ func (m *SimMemory) HostAddress(p Ptr, n int64) (Ptr, error) {
 }
 
 var _ Device = (*SimDevice)(nil)
+
+// Calls counts the calls made to the device behind the simulation: its mallocs and frees are the
+// simulated device's, and its launches include the copies.
+func (d *SimDevice) Calls() CPUCalls { return d.host.Calls() }

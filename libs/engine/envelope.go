@@ -137,6 +137,9 @@ func PlanEnvelope(ctx context.Context, m *graph.Model, env Envelope, opts Option
 	if err != nil {
 		return nil, err
 	}
+	if err := checkKernels(m, opts); err != nil {
+		return nil, err
+	}
 	ep := &EnvelopePlan{Envelope: env}
 	if ep.WeightBytes, err = WeightBytes(m); err != nil {
 		return nil, err

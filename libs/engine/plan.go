@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"carve.dev/libs/graph"
@@ -63,6 +64,52 @@ func (o Options) normalized() (Options, error) {
 		o.StepLimit = DefaultStepLimit
 	}
 	return o, nil
+}
+
+// MissingKernelsError reports every op of a model that a backend has no kernel for, so that
+// planning for a target names all of them at once instead of the first.
+type MissingKernelsError struct {
+	Backend string
+	Ops     []kernels.OpKey // sorted
+	Nodes   int             // how many of the model's nodes use them
+}
+
+func (e *MissingKernelsError) Error() string {
+	names := make([]string, len(e.Ops))
+	for i, k := range e.Ops {
+		names[i] = k.String()
+	}
+	return fmt.Sprintf("engine: backend %q has no kernel for %d of the model's ops (%d nodes): %s",
+		e.Backend, len(e.Ops), e.Nodes, strings.Join(names, ", "))
+}
+
+// checkKernels fails with a *MissingKernelsError unless every node that runs a kernel has one.
+func checkKernels(m *graph.Model, opts Options) error {
+	missing := map[kernels.OpKey]bool{}
+	nodes := 0
+	for _, n := range m.Nodes {
+		if stepKind(n) != RunKernel {
+			continue
+		}
+		key := kernels.Key(n.Domain, n.OpType)
+		if _, err := opts.Registry.Lookup(opts.Target.Backend, key); err != nil {
+			var uo *kernels.UnsupportedOpError
+			if !errors.As(err, &uo) {
+				return err
+			}
+			missing[key] = true
+			nodes++
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	e := &MissingKernelsError{Backend: opts.Target.Backend, Nodes: nodes}
+	for k := range missing {
+		e.Ops = append(e.Ops, k)
+	}
+	sort.Slice(e.Ops, func(i, j int) bool { return e.Ops[i].String() < e.Ops[j].String() })
+	return e
 }
 
 // residency is where the target's kernels read graph inputs and host-computed values.

@@ -129,7 +129,7 @@ func modelFlags() []cli.Flag {
 		&cli.StringFlag{Name: "model", Usage: "ONNX `FILE` (default: the bundled tiny GPT-2, dims batch and seq)"},
 		&cli.StringSliceFlag{Name: "dim", Usage: "envelope dim `name=N|lo:hi`, one per flag; dims not given come from the " +
 			"--input shapes (bundled model: batch=2 seq=16)"},
-		&cli.StringFlag{Name: "device", Value: "cpu", Usage: "`DEVICE`: cpu (cuda needs a build with -tags cuda)"},
+		&cli.StringFlag{Name: "device", Value: "cpu", Usage: "`DEVICE`: cpu, sim (a simulated discrete GPU: device memory reached only by copies) or cuda[:N] (a build with -tags cuda)"},
 		&cli.StringFlag{Name: "policy", Value: "strict", Usage: "`POLICY` when a kernel needs more workspace than planned: strict (fail) or fallback (allocate)"},
 		&cli.StringFlag{Name: "limit", Usage: "cap the allocator at `BYTES`, a number of bytes or one with a unit: KiB, MiB, GiB, TiB " +
 			"(powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. 512MiB, 1.5GiB, 4GB; the arenas must fit under it"},

@@ -81,7 +81,7 @@ func doBench(c *cli.Context, env Env) (err error) {
 	if err != nil {
 		return err
 	}
-	rep := benchReport{Model: r.ModelName, Device: "cpu", Workers: workers(cfg), Policy: c.String("policy"),
+	rep := benchReport{Model: r.ModelName, Device: r.Backend.Name(), Workers: workers(cfg), Policy: c.String("policy"),
 		Reservation: r.Reservation, Binding: r.Binding, Warmup: bc.Warmup, BenchResult: res}
 	if format == "json" {
 		return writeJSON(env.Stdout, rep)

@@ -124,7 +124,7 @@ func doRun(c *cli.Context, env Env) (err error) {
 		}
 	}
 
-	rep := runReport{Model: r.ModelName, Device: "cpu", Workers: workers(cfg), Policy: c.String("policy"),
+	rep := runReport{Model: r.ModelName, Device: r.Backend.Name(), Workers: workers(cfg), Policy: c.String("policy"),
 		Reservation: r.Reservation, Binding: r.Binding, Steady: res.Steady, Stats: r.Stats(),
 		Runs: summarize(res, repeat)}
 	for _, v := range r.Model.Inputs {
