@@ -318,4 +318,3 @@ func (rt *Runtime) pattern(ctx context.Context, dims Binding) (*Planned, error) 
 func signature(dims Binding) planner.Signature {
 	return planner.NewSignature(nil, dims)
 }
-
