@@ -52,9 +52,9 @@ type Runtime struct {
 	resident *alloc.Arena // the weights in a discrete device's memory; nil on host-visible ones
 	patterns *planner.Cache[*Planned]
 
-	mu       sync.Mutex
-	sessions map[*Session]struct{} // open sessions, for Stats
-	closed   planner.CacheStats    // program counters of closed sessions
+	mu             sync.Mutex
+	sessions       map[*Session]struct{} // open sessions, for Stats
+	closedPrograms planner.CacheStats    // program counters of closed sessions
 
 	dynamicAllocs atomic.Int64 // workspaces allocated dynamically under the fallback policy
 	dynamicBytes  atomic.Int64
@@ -290,7 +290,7 @@ func (rt *Runtime) Stats() Stats {
 		Copies: rt.Backend.Counters(), ResidentWeights: rt.Reserve.DeviceWeightBytes}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	st.Programs = rt.closed
+	st.Programs = rt.closedPrograms
 	for s := range rt.sessions {
 		addCacheStats(&st.Programs, s.programs.Stats())
 	}

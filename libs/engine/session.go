@@ -61,7 +61,7 @@ func (s *Session) Close() error {
 	delete(rt.sessions, s)
 	st := s.programs.Stats()
 	st.Len = 0 // a closed session holds no programs
-	addCacheStats(&rt.closed, st)
+	addCacheStats(&rt.closedPrograms, st)
 	rt.mu.Unlock()
 	// The allocator's DestroyStream waits for the stream's work and destroys it on the device.
 	err := rt.Alloc.DestroyStream(s.stream)

@@ -67,7 +67,10 @@ func newSession(t testing.TB, m *graph.Model, dev kernels.Backend, al *alloc.All
 	require.NoError(t, err)
 	s, err := rt.NewSession()
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	t.Cleanup(func() {
+		require.NoError(t, s.Close())
+		require.NoError(t, rt.Close())
+	})
 	return rt, s
 }
 
