@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -36,6 +37,8 @@ type program struct {
 	outputAt []alloc.Ptr // where graph output i is copied out from
 
 	outputs []kernels.Tensor // the graph outputs, in the model's order
+
+	graph *alloc.Graph // the kernels captured at the first run (RuntimeOptions.Graphs); nil before
 }
 
 // hostValue is a value computed on the host at bind time that a discrete device's kernel reads.
@@ -333,6 +336,9 @@ func (s *Session) Run(ctx context.Context, inputs map[string]kernels.Tensor) ([]
 	} else if err := s.copyIn(prog, inputs); err != nil {
 		return nil, err
 	}
+	if rt.opts.Graphs {
+		return prog.outputs, s.replay(prog)
+	}
 	return prog.outputs, s.execute(prog)
 }
 
@@ -403,16 +409,69 @@ func (s *Session) program(ctx context.Context, inputs map[string]kernels.Tensor)
 	if err != nil {
 		return nil, err
 	}
-	s.programs.Put(sig, prog)
+	for _, old := range s.programs.Put(sig, prog) {
+		if err := s.dropGraph(old); err != nil {
+			return nil, err
+		}
+	}
 	return prog, nil
+}
+
+// dropGraph releases prog's graph, if it has one; a later run of prog captures it again.
+func (s *Session) dropGraph(prog *program) error {
+	if prog.graph == nil {
+		return nil
+	}
+	g := prog.graph
+	prog.graph = nil
+	delete(s.captured, prog)
+	return g.Release()
+}
+
+// replay runs prog as a graph: captured at its first run (nothing runs during the capture),
+// then launched; the outputs are copied out after it.
+func (s *Session) replay(prog *program) error {
+	rt := s.rt
+	if prog.graph == nil {
+		if err := rt.Alloc.BeginCapture(s.stream, nil); err != nil {
+			return s.abandon(fmt.Errorf("capturing a graph: %w", err))
+		}
+		err := s.launch(prog)
+		g, endErr := rt.Alloc.EndCapture(s.stream)
+		if err == nil && endErr != nil {
+			err = fmt.Errorf("capturing a graph: %w", endErr)
+		}
+		if err != nil {
+			if g != nil {
+				err = errors.Join(err, g.Release())
+			}
+			return s.abandon(err)
+		}
+		prog.graph = g
+		s.captured[prog] = true
+		rt.captures.Add(1)
+	}
+	s.err = nil
+	if err := prog.graph.Launch(s.stream); err != nil {
+		return s.abandon(fmt.Errorf("replaying a graph: %w", err))
+	}
+	rt.replays.Add(1)
+	return s.finish(prog)
 }
 
 // execute launches every kernel of prog on the session's stream, queues the outputs' copies on a
 // discrete device, and waits for all of it.
 func (s *Session) execute(prog *program) error {
-	rt := s.rt
 	s.err = nil
-	launcher, host := rt.Backend.(kernels.Launcher)
+	if err := s.launch(prog); err != nil {
+		return err
+	}
+	return s.finish(prog)
+}
+
+// launch queues every kernel of prog on the session's stream (or into the capture underway).
+func (s *Session) launch(prog *program) error {
+	launcher, host := s.rt.Backend.(kernels.Launcher)
 	for i := range prog.steps {
 		ps := &prog.steps[i]
 		if ps.dynamic {
@@ -431,6 +490,12 @@ func (s *Session) execute(prog *program) error {
 			return s.abandon(fmt.Errorf("%s: %w", ps.node, err))
 		}
 	}
+	return nil
+}
+
+// finish queues the outputs' copies on a discrete device and waits for the stream.
+func (s *Session) finish(prog *program) error {
+	rt := s.rt
 	for i, at := range prog.outputAt {
 		if len(prog.outputs[i].Data) == 0 {
 			continue

@@ -35,6 +35,11 @@ type RuntimeOptions struct {
 	// Programs bounds the programs each session keeps, least recently used first out; 0 means
 	// DefaultPrograms.
 	Programs int
+	// Graphs captures each program's kernels into a replayable graph (a CUDA graph on a GPU) at
+	// its first run and replays it afterwards; inputs are copied into the arena before and outputs
+	// out after, outside the graph. Each capture gets the allocator's fresh graph-private pool, so
+	// no capture reuses an earlier one's memory.
+	Graphs bool
 }
 
 // Runtime is a model loaded for execution on one backend's device: its weights, resident on the
@@ -58,6 +63,8 @@ type Runtime struct {
 
 	dynamicAllocs atomic.Int64 // workspaces allocated dynamically under the fallback policy
 	dynamicBytes  atomic.Int64
+	captures      atomic.Int64 // programs captured into graphs
+	replays       atomic.Int64 // graph replays
 }
 
 // weight is where one initializer's bytes are: host bytes (mapped from the model file), and on a
@@ -282,12 +289,15 @@ type Stats struct {
 	DynamicBytes     int64                `json:"dynamic_workspace_bytes"` // their bytes
 	Copies           kernels.CopyCounters `json:"copies"`                  // the backend's host-device copies
 	ResidentWeights  int64                `json:"resident_weight_bytes"`   // device memory holding weights
+	GraphCaptures    int64                `json:"graph_captures"`          // programs captured into graphs
+	GraphReplays     int64                `json:"graph_replays"`           // their replays
 }
 
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
 	st := Stats{Patterns: rt.patterns.Stats(), DynamicWorkspace: rt.dynamicAllocs.Load(), DynamicBytes: rt.dynamicBytes.Load(),
-		Copies: rt.Backend.Counters(), ResidentWeights: rt.Reserve.DeviceWeightBytes}
+		Copies: rt.Backend.Counters(), ResidentWeights: rt.Reserve.DeviceWeightBytes,
+		GraphCaptures: rt.captures.Load(), GraphReplays: rt.replays.Load()}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	st.Programs = rt.closedPrograms

@@ -25,6 +25,7 @@ type Session struct {
 	programs *planner.Cache[*program] // by pattern, least recently used out first
 	last     *program                 // the program of the last run, reused while input shapes repeat
 	resident *program                 // the program whose host values are in the arena (discrete devices)
+	captured map[*program]bool        // programs holding a graph (RuntimeOptions.Graphs)
 	err      error                    // the first kernel error of the run in progress, set on the stream
 	closed   bool
 }
@@ -41,7 +42,8 @@ func (rt *Runtime) NewSession() (*Session, error) {
 		dev.DestroyStream(s)
 		return nil, err
 	}
-	sess := &Session{rt: rt, stream: s, arena: ar, programs: planner.NewCache[*program](rt.opts.Programs)}
+	sess := &Session{rt: rt, stream: s, arena: ar, programs: planner.NewCache[*program](rt.opts.Programs),
+		captured: map[*program]bool{}}
 	rt.mu.Lock()
 	rt.sessions[sess] = struct{}{}
 	rt.mu.Unlock()
@@ -65,6 +67,9 @@ func (s *Session) Close() error {
 	rt.mu.Unlock()
 	// The allocator's DestroyStream waits for the stream's work and destroys it on the device.
 	err := rt.Alloc.DestroyStream(s.stream)
+	for prog := range s.captured {
+		err = errors.Join(err, s.dropGraph(prog))
+	}
 	return errors.Join(err, s.arena.Release())
 }
 

@@ -210,6 +210,7 @@ func printStats(w io.Writer, st run.Stats) {
 		{"allocator device mallocs/frees", fmt.Sprintf("%d/%d", a.DeviceMallocCalls, a.DeviceFreeCalls)},
 		{"engine patterns (hits/misses/cached)", fmt.Sprintf("%d/%d/%d", e.Patterns.Hits, e.Patterns.Misses, e.Patterns.Len)},
 		{"engine programs (hits/misses/evicted/cached)", fmt.Sprintf("%d/%d/%d/%d", e.Programs.Hits, e.Programs.Misses, e.Programs.Evictions, e.Programs.Len)},
+		{"engine graphs captured/replayed", fmt.Sprintf("%d/%d", e.GraphCaptures, e.GraphReplays)},
 		{"engine dynamic workspaces (bytes)", fmt.Sprintf("%d (%s)", e.DynamicWorkspaces, bytesize.Format(e.DynamicWorkspaceBytes))},
 		{"device weights resident", bytesize.Format(e.ResidentWeightBytes)},
 		{"device uploads (bytes)", fmt.Sprintf("%d (%s)", e.Uploads, bytesize.Format(e.UploadBytes))},

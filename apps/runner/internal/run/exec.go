@@ -137,6 +137,8 @@ type EngineStats struct {
 	Downloads             int64      `json:"downloads"` // device-to-host copies (outputs)
 	DownloadBytes         int64      `json:"download_bytes"`
 	ResidentWeightBytes   int64      `json:"resident_weight_bytes"` // device memory holding the weights
+	GraphCaptures         int64      `json:"graph_captures"`        // patterns captured into graphs (--graph)
+	GraphReplays          int64      `json:"graph_replays"`
 }
 
 // CacheStats are planner.CacheStats with a stable JSON form.
@@ -173,7 +175,8 @@ func (r *Runner) Stats() Stats {
 	st.Engine = EngineStats{Patterns: cacheStats(es.Patterns), Programs: cacheStats(es.Programs),
 		DynamicWorkspaces: es.DynamicWorkspace, DynamicWorkspaceBytes: es.DynamicBytes,
 		Uploads: es.Copies.Uploads, UploadBytes: es.Copies.UploadBytes, Downloads: es.Copies.Downloads,
-		DownloadBytes: es.Copies.DownloadBytes, ResidentWeightBytes: es.ResidentWeights}
+		DownloadBytes: es.Copies.DownloadBytes, ResidentWeightBytes: es.ResidentWeights,
+		GraphCaptures: es.GraphCaptures, GraphReplays: es.GraphReplays}
 	c := deviceCalls(r.Backend.Device())
 	st.Device = DeviceCalls{Malloc: c.Malloc, Free: c.Free, MemInfo: c.MemInfo, NewStream: c.NewStream,
 		DestroyStream: c.DestroyStream, SynchronizeStream: c.SynchronizeStream, RecordEvent: c.RecordEvent, Launch: c.Launch}

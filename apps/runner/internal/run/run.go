@@ -40,6 +40,8 @@ type Config struct {
 	Workers int
 	// Sessions is how many sessions (streams, arenas) run concurrently; 0 means 1.
 	Sessions int
+	// Graphs replays each pattern's kernels as a captured graph after its first run.
+	Graphs bool
 	// Registry overrides the CPU kernels (benchmarks use it to time the executor alone).
 	Registry *kernels.Registry
 	// Observe, if not nil, sees the allocator's statistics when the runner is closed, with
@@ -128,7 +130,7 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	}
 	opts := engine.RuntimeOptions{
 		Options:  engine.Options{Registry: cfg.Registry},
-		Envelope: r.Envelope, Policy: cfg.Policy, Sessions: cfg.Sessions,
+		Envelope: r.Envelope, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs,
 	}
 	if r.Runtime, err = engine.NewRuntime(ctx, r.Model, r.Backend, r.Alloc, opts); err != nil {
 		return nil, err
