@@ -1,12 +1,12 @@
-// Package vec is float32 vector math for the CPU kernels: exp (and the functions built on it:
-// softmax rows, sigmoid, SiLU, tanh, GELU), erf, maximum, dot products and scaled additions,
-// computed in float32 without float64 round trips, with AVX2 assembly for exp and max where
-// the CPU has it.
+// Package vec is float32 vector math for the CPU kernels: exp, tanh and erf, the functions
+// built on them (sigmoid, SiLU, GELU in both forms), maximum, dot products and scaled
+// additions, computed in float32 without float64 round trips, with AVX2 assembly where the CPU
+// has it (8 lanes; a scalar Go form of the same formulas does tails and other CPUs).
 //
 // Accuracy: exp is Cephes' expf (a degree-6 polynomial after a Cody-Waite reduction), within
-// 2 ulp; the others are built on it or are polynomial approximations within a few 1e-7 of the
-// float64 results. None allocates; slices may alias exactly (dst == src) but must not overlap
-// otherwise.
+// 2 ulp, flushing results below the smallest normal float32 to 0; tanh and erf are Eigen's rational approximations, within 3e-7 and 7e-8 absolute.
+// NaN inputs give NaN. None allocates; slices may alias exactly (dst == src) but must not
+// overlap otherwise.
 package vec
 
 import "math"
@@ -16,7 +16,10 @@ func Exp32(x float32) float32 {
 	if x != x {
 		return x
 	}
-	x = min(max(x, -104), 89)
+	if x < -87.33654 {
+		return 0 // below the smallest normal float32, as the assembly
+	}
+	x = min(x, 89)
 	n := float32(math.RoundToEven(float64(x * 1.44269504088896341)))
 	r := x - n*0.693359375
 	r -= n * -2.12194440e-4
@@ -102,147 +105,120 @@ func Axpy(a float32, x, y []float32) {
 	}
 }
 
-// chunk is how many elements the composite functions process at a time in a stack buffer.
-const chunk = 256
+// Tanh and erf are Eigen's float rational approximations: x P(x^2) / Q(x^2), x clamped where
+// the function is 1 in float32. The functions below use them in assembly (8 lanes at a time)
+// and in these scalar forms for tails and CPUs without AVX2.
+
+func tanh32(x float32) float32 {
+	x = min(max(x, -7.90531110763549805), 7.90531110763549805)
+	x2 := x * x
+	p := float32(-2.76076847742355e-16)
+	p = p*x2 + 2.00018790482477e-13
+	p = p*x2 + -8.60467152213735e-11
+	p = p*x2 + 5.12229709037114e-08
+	p = p*x2 + 1.48572235717979e-05
+	p = p*x2 + 6.37261928875436e-04
+	p = p*x2 + 4.89352455891786e-03
+	q := float32(1.19825839466702e-06)
+	q = q*x2 + 1.18534705686654e-04
+	q = q*x2 + 2.26843463243900e-03
+	q = q*x2 + 4.89352518554385e-03
+	return x * p / q
+}
+
+func erf32(x float32) float32 {
+	x = min(max(x, -4), 4)
+	x2 := x * x
+	p := float32(-2.72614225801306e-10)
+	p = p*x2 + 2.77068142495902e-08
+	p = p*x2 + -2.10102402082508e-06
+	p = p*x2 + -5.69250639462346e-05
+	p = p*x2 + -7.34990630326855e-04
+	p = p*x2 + -2.95459980854025e-03
+	p = p*x2 + -1.60960333262415e-02
+	q := float32(-1.45660718464996e-05)
+	q = q*x2 + -2.13374055278905e-04
+	q = q*x2 + -1.68282697438203e-03
+	q = q*x2 + -7.37332916720468e-03
+	q = q*x2 + -1.42647390514189e-02
+	return x * p / q
+}
+
+// bulk is the part of n the assembly takes: a multiple of 8, or nothing without AVX2.
+func bulk(n int) int {
+	if useAVX2 {
+		return n &^ 7
+	}
+	return 0
+}
+
+// Tanh sets dst[i] = tanh(src[i]).
+func Tanh(dst, src []float32) {
+	dst = dst[:len(src)]
+	n := bulk(len(src))
+	if n > 0 {
+		tanhV(dst[:n], src[:n])
+	}
+	for i, x := range src[n:] {
+		dst[n+i] = tanh32(x)
+	}
+}
 
 // Sigmoid sets dst[i] = 1 / (1 + e^-src[i]).
-func Sigmoid(dst, src []float32) {
-	var t [chunk]float32
-	for len(src) > 0 {
-		n := min(len(src), chunk)
-		for i, v := range src[:n] {
-			t[i] = -v
-		}
-		Exp(t[:n], t[:n])
-		for i, e := range t[:n] {
-			dst[i] = 1 / (1 + e)
-		}
-		dst, src = dst[n:], src[n:]
-	}
-}
+func Sigmoid(dst, src []float32) { sigmoid(dst, src, 1, false) }
 
 // SiLU sets dst[i] = src[i] * sigmoid(alpha*src[i]) (alpha 1 is SiLU, 1.702 QuickGelu).
-func SiLU(dst, src []float32, alpha float32) {
-	var t [chunk]float32
-	for len(src) > 0 {
-		n := min(len(src), chunk)
-		for i, v := range src[:n] {
-			t[i] = -alpha * v
+func SiLU(dst, src []float32, alpha float32) { sigmoid(dst, src, alpha, true) }
+
+func sigmoid(dst, src []float32, alpha float32, mulx bool) {
+	dst = dst[:len(src)]
+	n := bulk(len(src))
+	if n > 0 {
+		sigmoidV(dst[:n], src[:n], alpha, mulx)
+	}
+	for i, x := range src[n:] {
+		r := 1 / (1 + Exp32(-alpha*x))
+		if mulx {
+			r *= x
 		}
-		Exp(t[:n], t[:n])
-		for i, e := range t[:n] {
-			dst[i] = src[i] / (1 + e)
-		}
-		dst, src = dst[n:], src[n:]
+		dst[n+i] = r
 	}
 }
 
-// Tanh sets dst[i] = tanh(src[i]): 1 - 2 / (e^(2|x|) + 1) with x's sign, and a Taylor
-// polynomial near 0, where that form would cancel.
-func Tanh(dst, src []float32) {
-	var t [chunk]float32
-	for len(src) > 0 {
-		n := min(len(src), chunk)
-		for i, v := range src[:n] {
-			t[i] = 2 * abs(v)
-		}
-		Exp(t[:n], t[:n])
-		for i, e := range t[:n] {
-			dst[i] = tanhFrom(src[i], e)
-		}
-		dst, src = dst[n:], src[n:]
-	}
-}
-
-// tanhFrom is tanh(x) given e = e^(2|x|).
-func tanhFrom(x, e float32) float32 {
-	a := abs(x)
-	var r float32
-	if a < 0.25 {
-		x2 := x * x
-		return x * (1 + x2*(-1.0/3+x2*(2.0/15+x2*(-17.0/315+x2*(62.0/2835+x2*(-1382.0/155925))))))
-	}
-	r = 1 - 2/(e+1)
-	if x < 0 {
-		return -r
-	}
-	if x != x {
-		return x
-	}
-	return r
-}
-
-func abs(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
-
-// GeluTanh sets dst[i] to the tanh approximation of GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x +
-// 0.044715 x^3))).
+// GeluTanh sets dst[i] to the tanh approximation of GELU: 0.5 x (1 + tanh(u)), u = sqrt(2/pi)
+// (x + 0.044715 x^3), computed as x / (1 + e^(-2u)), which is exact in both tails.
 func GeluTanh(dst, src []float32) {
-	const c = 0.7978845608028654 // sqrt(2/pi)
-	var u, t [chunk]float32
-	for len(src) > 0 {
-		n := min(len(src), chunk)
-		for i, x := range src[:n] {
-			u[i] = c * (x + 0.044715*x*x*x)
-			t[i] = 2 * abs(u[i])
-		}
-		Exp(t[:n], t[:n])
-		for i, e := range t[:n] {
-			x := src[i]
-			dst[i] = 0.5 * x * (1 + tanhFrom(u[i], e))
-		}
-		dst, src = dst[n:], src[n:]
+	dst = dst[:len(src)]
+	n := bulk(len(src))
+	if n > 0 {
+		geluTanhV(dst[:n], src[:n])
+	}
+	for i, x := range src[n:] {
+		u := 0.7978845608028654 * x * (1 + 0.044715*x*x)
+		dst[n+i] = x / (1 + Exp32(-2*u))
 	}
 }
 
-// Erf sets dst[i] = erf(src[i]): a Taylor series below 0.5, else Abramowitz and Stegun 7.1.26
-// (within 1.5e-7 absolute, on top of exp's error).
+// Erf sets dst[i] = erf(src[i]).
 func Erf(dst, src []float32) {
-	var t [chunk]float32
-	for len(src) > 0 {
-		n := min(len(src), chunk)
-		for i, x := range src[:n] {
-			t[i] = -x * x
-		}
-		Exp(t[:n], t[:n])
-		for i, e := range t[:n] {
-			dst[i] = erfFrom(src[i], e)
-		}
-		dst, src = dst[n:], src[n:]
+	dst = dst[:len(src)]
+	n := bulk(len(src))
+	if n > 0 {
+		erfV(dst[:n], src[:n])
 	}
-}
-
-// erfFrom is erf(x) given e = e^(-x^2).
-func erfFrom(x, e float32) float32 {
-	if x != x {
-		return x
+	for i, x := range src[n:] {
+		dst[n+i] = erf32(x)
 	}
-	a := abs(x)
-	if a < 0.5 { // Taylor series: the form below cancels near 0
-		x2 := x * x
-		return 1.1283791670955126 * x * (1 + x2*(-1.0/3+x2*(1.0/10+x2*(-1.0/42+x2*(1.0/216+x2*(-1.0/1320+x2*(1.0/9360)))))))
-	}
-	t := 1 / (1 + 0.3275911*a)
-	p := t * (0.254829592 + t*(-0.284496736+t*(1.421413741+t*(-1.453152027+t*1.061405429))))
-	r := 1 - p*e
-	if x < 0 {
-		return -r
-	}
-	return r
 }
 
 // Gelu sets dst[i] = 0.5 x (1 + erf(x / sqrt 2)).
 func Gelu(dst, src []float32) {
-	var t [chunk]float32
-	for len(src) > 0 {
-		n := min(len(src), chunk)
-		for i, x := range src[:n] {
-			t[i] = -0.5 * x * x
-		}
-		Exp(t[:n], t[:n])
-		for i, e := range t[:n] {
-			x := src[i]
-			dst[i] = 0.5 * x * (1 + erfFrom(x*0.7071067811865476, e))
-		}
-		dst, src = dst[n:], src[n:]
+	dst = dst[:len(src)]
+	n := bulk(len(src))
+	if n > 0 {
+		geluV(dst[:n], src[:n])
+	}
+	for i, x := range src[n:] {
+		dst[n+i] = 0.5*x + 0.5*x*erf32(x*0.7071067811865476)
 	}
 }

@@ -21,3 +21,32 @@ func expShift(dst, src []float32, shift float32) float32 {
 }
 
 func max8(x []float32) float32 { return maxAVX2(unsafe.SliceData(x), len(x)) }
+
+//go:noescape
+func tanhAVX2(dst, src *float32, n int)
+
+//go:noescape
+func sigmoidAVX2(dst, src *float32, n int, alpha float32, mulx bool)
+
+//go:noescape
+func geluTanhAVX2(dst, src *float32, n int)
+
+//go:noescape
+func erfAVX2(dst, src *float32, n int)
+
+//go:noescape
+func geluAVX2(dst, src *float32, n int)
+
+func tanhV(dst, src []float32) { tanhAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src)) }
+
+func sigmoidV(dst, src []float32, alpha float32, mulx bool) {
+	sigmoidAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src), alpha, mulx)
+}
+
+func geluTanhV(dst, src []float32) {
+	geluTanhAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src))
+}
+
+func erfV(dst, src []float32) { erfAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src)) }
+
+func geluV(dst, src []float32) { geluAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src)) }

@@ -12,14 +12,14 @@ DATA expc<>+16(SB)/4, $0x42b20000 // hi 89.0
 DATA expc<>+20(SB)/4, $0x42b20000 // hi 89.0
 DATA expc<>+24(SB)/4, $0x42b20000 // hi 89.0
 DATA expc<>+28(SB)/4, $0x42b20000 // hi 89.0
-DATA expc<>+32(SB)/4, $0xc2d00000 // lo -104.0
-DATA expc<>+36(SB)/4, $0xc2d00000 // lo -104.0
-DATA expc<>+40(SB)/4, $0xc2d00000 // lo -104.0
-DATA expc<>+44(SB)/4, $0xc2d00000 // lo -104.0
-DATA expc<>+48(SB)/4, $0xc2d00000 // lo -104.0
-DATA expc<>+52(SB)/4, $0xc2d00000 // lo -104.0
-DATA expc<>+56(SB)/4, $0xc2d00000 // lo -104.0
-DATA expc<>+60(SB)/4, $0xc2d00000 // lo -104.0
+DATA expc<>+32(SB)/4, $0xc2aeac4f // lo -87.33654
+DATA expc<>+36(SB)/4, $0xc2aeac4f // lo -87.33654
+DATA expc<>+40(SB)/4, $0xc2aeac4f // lo -87.33654
+DATA expc<>+44(SB)/4, $0xc2aeac4f // lo -87.33654
+DATA expc<>+48(SB)/4, $0xc2aeac4f // lo -87.33654
+DATA expc<>+52(SB)/4, $0xc2aeac4f // lo -87.33654
+DATA expc<>+56(SB)/4, $0xc2aeac4f // lo -87.33654
+DATA expc<>+60(SB)/4, $0xc2aeac4f // lo -87.33654
 DATA expc<>+64(SB)/4, $0x3fb8aa3b // log2e 1.4426950408889634
 DATA expc<>+68(SB)/4, $0x3fb8aa3b // log2e 1.4426950408889634
 DATA expc<>+72(SB)/4, $0x3fb8aa3b // log2e 1.4426950408889634
@@ -110,11 +110,13 @@ DATA expc<>+408(SB)/4, $0x0000007f // 127
 DATA expc<>+412(SB)/4, $0x0000007f // 127
 GLOBL expc<>(SB), RODATA|NOPTR, $416
 
-// EXP8 sets Y0 = exp(Y0) for 8 lanes, using Y1-Y5. NaN stays NaN; values above ln(MaxFloat32)
-// overflow to +Inf; values below about -104 give 0.
+// EXP8 sets Y0 = exp(Y0) for 8 lanes, using Y1-Y5 and Y12. NaN stays NaN; values above
+// ln(MaxFloat32) overflow to +Inf; values below ln(SmallestNormalFloat32) give 0 (no denormal
+// arithmetic, which is slow).
 #define EXP8 \
 	VCMPPS $3, Y0, Y0, Y1 \
 	VANDPS Y0, Y1, Y1 \
+	VCMPPS $0x1d, expc<>+32(SB), Y0, Y12 \
 	VMINPS expc<>+0(SB), Y0, Y0 \
 	VMAXPS expc<>+32(SB), Y0, Y0 \
 	VMULPS expc<>+64(SB), Y0, Y2 \
@@ -139,6 +141,7 @@ GLOBL expc<>(SB), RODATA|NOPTR, $416
 	VPSLLD $23, Y2, Y2 \
 	VMULPS Y5, Y3, Y3 \
 	VMULPS Y2, Y3, Y0 \
+	VANDPS Y12, Y0, Y0 \
 	VORPS Y1, Y0, Y0
 
 // func expShiftAVX2(dst, src *float32, n int, shift float32) (sum float32)
@@ -194,4 +197,80 @@ mdone:
 	VMAXPS X1, X0, X0
 	VZEROUPPER
 	MOVSS X0, ret+16(FP)
+	RET
+
+// func sigmoidAVX2(dst, src *float32, n int, alpha float32, mulx bool)
+// dst[i] = 1 / (1 + e^(-alpha src[i])), times src[i] when mulx, for n a multiple of 8.
+TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-29
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS alpha+24(FP), Y10
+	VXORPS Y11, Y11, Y11
+	VSUBPS Y10, Y11, Y10
+	VMOVUPS expc<>+352(SB), Y11
+	MOVBLZX mulx+28(FP), AX
+	SHRQ $3, CX
+	JEQ sdone
+	TESTQ AX, AX
+	JNE siluloop
+sloop:
+	VMOVUPS (SI), Y0
+	VMULPS Y10, Y0, Y0
+	EXP8
+	VADDPS Y11, Y0, Y0
+	VDIVPS Y0, Y11, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ sloop
+	JMP sdone
+siluloop:
+	VMOVUPS (SI), Y6
+	VMULPS Y10, Y6, Y0
+	EXP8
+	VADDPS Y11, Y0, Y0
+	VDIVPS Y0, Y6, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ siluloop
+sdone:
+	VZEROUPPER
+	RET
+
+// func geluTanhAVX2(dst, src *float32, n int)
+// dst[i] = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3): GELU's tanh form, since
+// 1 + tanh(u) = 2 / (1 + e^(-2u)), exact in both tails. n is a multiple of 8.
+TEXT ·geluTanhAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VMOVUPS expc<>+352(SB), Y11
+	MOVL $0xbd922279, AX // -0.044715 * 2 * sqrt(2/pi)
+	MOVL AX, X8
+	VBROADCASTSS X8, Y8
+	MOVL $0xbfcc422a, AX // -2 * sqrt(2/pi)
+	MOVL AX, X9
+	VBROADCASTSS X9, Y9
+	SHRQ $3, CX
+	JEQ gdone
+gloop:
+	VMOVUPS (SI), Y6
+	VMULPS Y6, Y6, Y0
+	VMULPS Y8, Y0, Y0
+	VADDPS Y9, Y0, Y0
+	VMULPS Y6, Y0, Y0
+	EXP8
+	VADDPS Y11, Y0, Y0
+	VDIVPS Y0, Y6, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ gloop
+gdone:
+	VZEROUPPER
 	RET
