@@ -9,6 +9,7 @@ import (
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/par"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // layerNorm is the layer-normalization family: LayerNormalization, SimplifiedLayerNormalization
@@ -331,56 +332,34 @@ func normRowsF32(b *normBody, lo, hi int) {
 	for r := lo; r < hi; r++ {
 		src, yr := x[r*h:(r+1)*h], y[r*h:(r+1)*h]
 		if skip != nil || addBias != nil {
-			var sk []float32
-			if skip != nil {
-				sk = skip[(r%ln.skipRows)*h : (r%ln.skipRows+1)*h]
-			}
-			for j, v := range src {
-				if sk != nil {
-					v += sk[j]
-				}
-				if addBias != nil {
-					v += addBias[j]
-				}
-				yr[j] = v
+			switch {
+			case skip != nil && addBias != nil:
+				vec.VV(vec.Add, yr, src, skip[(r%ln.skipRows)*h:])
+				vec.VV(vec.Add, yr, yr, addBias)
+			case skip != nil:
+				vec.VV(vec.Add, yr, src, skip[(r%ln.skipRows)*h:])
+			default:
+				vec.VV(vec.Add, yr, src, addBias)
 			}
 			if sum != nil {
 				copy(sum[r*h:(r+1)*h], yr)
 			}
 			src = yr
 		}
-		var s, ss float64
-		for _, v := range src {
-			s += float64(v)
-			ss += float64(v) * float64(v)
-		}
+		s, ss := vec.Sums(src)
 		var m, inv float64
 		if ln.simplified {
 			inv = 1 / math.Sqrt(ss/float64(h)+ln.eps)
 		} else {
 			m = s / float64(h)
-			var vv float64 // two-pass variance for accuracy
-			for _, v := range src {
-				d := float64(v) - m
-				vv += d * d
-			}
-			inv = 1 / math.Sqrt(vv/float64(h)+ln.eps)
+			inv = 1 / math.Sqrt(vec.SumSqDev(src, m)/float64(h)+ln.eps) // two passes, for accuracy
 			b.mean[r] = m
 		}
 		b.inv[r] = inv
 		mf, invf := float32(m), float32(inv)
-		switch {
-		case ln.scaleIx == nil && ln.biasIx == nil && shift != nil:
-			g, sh := scale[:h], shift[:h]
-			for j, v := range src {
-				yr[j] = (v-mf)*invf*g[j] + sh[j]
-			}
-		case ln.scaleIx == nil && shift == nil:
-			g := scale[:h]
-			for j, v := range src {
-				yr[j] = (v - mf) * invf * g[j]
-			}
-		default:
+		if ln.scaleIx == nil && ln.biasIx == nil {
+			vec.Affine(yr, src, scale, shift, mf, invf)
+		} else {
 			for j, v := range src {
 				gi, si := j, j
 				if ln.scaleIx != nil {

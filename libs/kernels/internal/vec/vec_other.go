@@ -13,3 +13,11 @@ func sigmoidV(dst, src []float32, alpha float32, mulx bool) { panic("unreachable
 func geluTanhV(dst, src []float32)                          { panic("unreachable") }
 func erfV(dst, src []float32)                               { panic("unreachable") }
 func geluV(dst, src []float32)                              { panic("unreachable") }
+
+func vv(op Op, z, x, y []float32)                   { panic("unreachable") }
+func vs(op Op, z, x []float32, s float32)           { panic("unreachable") }
+func sv(op Op, z []float32, s float32, y []float32) { panic("unreachable") }
+
+func sums(x []float32) (float64, float64)         { panic("unreachable") }
+func sumSqDev(x []float32, m float64) float64     { panic("unreachable") }
+func affine(y, x, g, b []float32, m, inv float32) { panic("unreachable") }

@@ -148,3 +148,58 @@ func BenchmarkFunctions(b *testing.B) {
 		})
 	}
 }
+
+func TestArith(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 100} {
+		x, y, z := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], y[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		for _, op := range []Op{Add, Sub, Mul, Div} {
+			VV(op, z, x, y)
+			for i := range z {
+				require.Equal(t, apply(op, x[i], y[i]), z[i])
+			}
+			VS(op, z, x, 1.5)
+			for i := range z {
+				require.Equal(t, apply(op, x[i], 1.5), z[i])
+			}
+			SV(op, z, 1.5, y)
+			for i := range z {
+				require.Equal(t, apply(op, 1.5, y[i]), z[i])
+			}
+		}
+	}
+}
+
+func TestNormHelpers(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{0, 1, 7, 8, 9, 64, 100} {
+		x, g, b, y := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+		var s, ss float64
+		for i := range x {
+			x[i], g[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
+			s += float64(x[i])
+			ss += float64(x[i]) * float64(x[i])
+		}
+		gs, gss := Sums(x)
+		require.InDelta(t, s, gs, 1e-9)
+		require.InDelta(t, ss, gss, 1e-9)
+		var dev float64
+		for _, v := range x {
+			dev += (float64(v) - 0.25) * (float64(v) - 0.25)
+		}
+		require.InDelta(t, dev, SumSqDev(x, 0.25), 1e-9)
+		for _, shift := range [][]float32{b, nil} {
+			Affine(y, x, g, shift, 0.5, 2)
+			for i := range y {
+				want := (x[i] - 0.5) * 2 * g[i]
+				if shift != nil {
+					want += b[i]
+				}
+				require.InDelta(t, want, y[i], 1e-6)
+			}
+		}
+	}
+}
