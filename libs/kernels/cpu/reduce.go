@@ -201,6 +201,13 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 		}
 		return nil
 	}
+	if x.DType == graph.Float32 && nr == 1 && rs[0] == 1 && count > 0 && (r.op == rArgMax || r.op == rArgMin) {
+		xs, zs := x.Float32s(), z.Int64s()
+		for o := 0; o < outN; o++ {
+			zs[o] = int64(argRow(xs[o*count:(o+1)*count], r.op == rArgMax, r.selectLast))
+		}
+		return nil
+	}
 	var kidx [16]int
 	base := 0
 	for o := 0; o < outN; o++ {
@@ -273,6 +280,17 @@ func reduceRow(op redOp, x []float32) float64 {
 		return math.Sqrt(acc)
 	}
 	return acc
+}
+
+// argRow is ArgMax (or ArgMin) of one contiguous float32 row, as one computes it.
+func argRow(x []float32, isMax, last bool) int {
+	acc, arg := x[0], 0
+	for i, v := range x[1:] {
+		if isMax && (v > acc || last && v == acc) || !isMax && (v < acc || last && v == acc) {
+			acc, arg = v, i+1
+		}
+	}
+	return arg
 }
 
 // one reduces the sub-tensor at base spanned by dims/strides.
