@@ -100,40 +100,66 @@ func bsnh(data []float32, off, s, width, d int) view3 {
 	return view3{data: data, off: off, sb: s * width, sh: d, st: width}
 }
 
+// maskKind is the format of an attention mask.
+type maskKind uint8
+
+const (
+	maskNone     maskKind = iota
+	maskLengths           // [B]: key lengths
+	maskStartEnd          // [2B]: key ends, then key starts
+	maskRaw2              // [B, T']: 0 masks a key
+	maskRaw3              // [B, S, T']: 0 masks a key for one query
+)
+
 // keyMask is an attention mask in one of onnxruntime's formats; its data is read at run time.
 type keyMask struct {
-	kind string // "", "lengths" [B], "startend" [2B], "raw2" [B, T], "raw3" [B, S, T]
-	t    int    // last dim of the raw formats
+	kind maskKind
+	t    int // last dim of the raw formats
 	s    int
 }
 
 func newKeyMask(v kernels.Value, b, s, t int64) (keyMask, error) {
 	switch {
 	case len(v.Shape) == 1 && v.Shape[0] == b:
-		return keyMask{kind: "lengths"}, nil
+		return keyMask{kind: maskLengths}, nil
 	case len(v.Shape) == 1 && v.Shape[0] == 2*b:
-		return keyMask{kind: "startend"}, nil
+		return keyMask{kind: maskStartEnd}, nil
 	case len(v.Shape) == 2 && v.Shape[0] == b && v.Shape[1] <= t:
-		return keyMask{kind: "raw2", t: int(v.Shape[1])}, nil
+		return keyMask{kind: maskRaw2, t: int(v.Shape[1])}, nil
 	case len(v.Shape) == 3 && v.Shape[0] == b && v.Shape[1] == s && v.Shape[2] <= t:
-		return keyMask{kind: "raw3", t: int(v.Shape[2]), s: int(s)}, nil
+		return keyMask{kind: maskRaw3, t: int(v.Shape[2]), s: int(s)}, nil
 	}
 	return keyMask{}, fmt.Errorf("mask shape %v is not supported (want [B], [2B], [B, T] or [B, S, T])", v.Shape)
 }
 
-// masked reports whether key j is masked for query i of batch b.
-func (m *keyMask) masked(data []int32, b, i, j, bsz int) bool {
-	switch m.kind {
-	case "lengths":
-		return j >= int(data[b])
-	case "startend":
-		return j >= int(data[b]) || j < int(data[bsz+b])
-	case "raw2":
-		return j >= m.t || data[b*m.t+j] == 0
-	case "raw3":
-		return j >= m.t || data[(b*m.s+i)*m.t+j] == 0
+// apply adds filter to the scores s of query i of batch b against keys [j0, j0+len(s)) that
+// the mask masks.
+func (m *keyMask) apply(data []int32, b, i, j0, bsz int, s []float32, filter float32) {
+	j1 := j0 + len(s)
+	span := func(lo, hi int) { // add filter on keys [lo, hi)
+		if lo, hi = max(lo, j0), min(hi, j1); lo < hi {
+			vec.VS(vec.Add, s[lo-j0:hi-j0], s[lo-j0:hi-j0], filter)
+		}
 	}
-	return false
+	switch m.kind {
+	case maskLengths:
+		span(int(data[b]), j1)
+	case maskStartEnd:
+		end, start := int(data[b]), int(data[bsz+b])
+		span(max(end, j0), j1)
+		span(j0, min(start, end))
+	case maskRaw2, maskRaw3:
+		row := data[b*m.t : (b+1)*m.t]
+		if m.kind == maskRaw3 {
+			row = data[(b*m.s+i)*m.t : (b*m.s+i+1)*m.t]
+		}
+		for j := j0; j < min(j1, m.t); j++ {
+			if row[j] == 0 {
+				s[j-j0] += filter
+			}
+		}
+		span(m.t, j1)
+	}
 }
 
 // attnCore is the geometry and semantics of one attention node, fixed at Select.
@@ -286,21 +312,23 @@ func (r *attnRun) scoreBlock(b, n, i0, rows, j0, j1 int, sc, ws []float32, mx, s
 // query row i of (b, head n) against keys [j0, j0+len(s)).
 func (r *attnRun) adjust(b, n, i, j0, j1 int, s []float32) {
 	c := r.c
-	for j := j0; j < j1; j++ {
-		v := s[j-j0]
-		if c.softcap > 0 {
-			v = c.softcap * float32(math.Tanh(float64(v/c.softcap)))
+	if c.softcap > 0 {
+		vec.VS(vec.Mul, s, s, 1/c.softcap)
+		vec.Tanh(s, s)
+		vec.VS(vec.Mul, s, s, c.softcap)
+	}
+	if c.hasBias && j0 < c.biasT {
+		o := b*c.biasSB + n*c.biasSH + i*c.biasT
+		e := min(j1, c.biasT)
+		vec.VV(vec.Add, s[:e-j0], s[:e-j0], r.bias[o+j0:o+e])
+	}
+	if c.causalAdd {
+		if lo := max(r.pastLen+i+1, j0); lo < j1 {
+			vec.VS(vec.Add, s[lo-j0:], s[lo-j0:], c.filter)
 		}
-		if c.hasBias && j < c.biasT {
-			v += r.bias[b*c.biasSB+n*c.biasSH+i*c.biasT+j]
-		}
-		if c.causalAdd && j > r.pastLen+i {
-			v += c.filter
-		}
-		if c.hasMask && c.mask.masked(r.mask, b, i, j, c.b) {
-			v += c.filter
-		}
-		s[j-j0] = v
+	}
+	if c.hasMask {
+		c.mask.apply(r.mask, b, i, j0, c.b, s, c.filter)
 	}
 }
 
