@@ -139,3 +139,36 @@ func TestInjectFaultsKeepsInterfaces(t *testing.T) {
 	require.Equal(t, 1, fc.in)
 	require.Zero(t, fc.out, "the failed copy did not reach the device")
 }
+
+// TestFailedEventRecordReleasedAtClose: a block whose Free cannot record an event for a
+// stream that used it (here: the event cannot be created) is held for good, never handed out
+// again, and released at Close, which first waits for the whole device. Before, Close left its
+// segment allocated on the device.
+func TestFailedEventRecordReleasedAtClose(t *testing.T) {
+	cpu := newCPU(t, 64<<20)
+	dev, f := InjectFaults(cpu, FaultConfig{Ops: FaultEvent, FailAt: 1})
+	al, err := New(dev, Options{})
+	require.NoError(t, err)
+	s1, s2 := newStream(t, dev), newStream(t, dev)
+	a, err := al.Alloc(s1, 4096)
+	require.NoError(t, err)
+	require.NoError(t, al.RecordStream(a, s2))
+	err = al.Free(a)
+	require.ErrorIs(t, err, ErrInjected)
+	require.Len(t, f.Failed(), 1)
+	require.Equal(t, int64(4096), al.Stats().HeldBytes, "held: nothing tells when s2 is done with it")
+	b, err := al.Alloc(s1, 4096)
+	require.NoError(t, err)
+	require.NotEqual(t, a.Ptr(), b.Ptr(), "a held block is not handed out again")
+	require.NoError(t, al.Free(b))
+	require.NoError(t, al.DestroyStream(s1))
+	require.NoError(t, al.DestroyStream(s2))
+	require.NoError(t, al.Close())
+	st := al.Stats()
+	require.Zero(t, st.HeldBytes)
+	require.Zero(t, st.SegmentBytes.Current, "segments after close")
+	require.Zero(t, st.BytesInUse)
+	free, total, err := cpu.MemInfo()
+	require.NoError(t, err)
+	require.Equal(t, total, free, "every byte back on the device")
+}

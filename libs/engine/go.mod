@@ -8,6 +8,8 @@ require (
 	carve.dev/libs/planner v0.0.0
 )
 
+require go.uber.org/goleak v1.3.0
+
 require (
 	carve.dev/libs/alloc v0.0.0
 	codeberg.org/sbinet/npyio v0.14.0 // indirect
