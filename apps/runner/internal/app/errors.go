@@ -68,6 +68,8 @@ func explain(err error) (string, int) {
 		dve *graph.DimValueError
 		ie  *engine.InputError
 		me  *run.ModelError
+		pe  *engine.PlanError
+		be  *graph.BindError
 		bse *bytesize.SyntaxError
 		ire *inputReadError
 		ec  cli.ExitCoder
@@ -100,6 +102,12 @@ func explain(err error) (string, int) {
 		return inputProblem(ie)
 	case errors.As(err, &me):
 		return modelProblem(me), ExitError
+	case errors.As(err, &pe) && errors.As(err, &be):
+		where := ""
+		if be.Node != nil {
+			where = fmt.Sprintf("node %q (%s): ", be.Node.Name, be.Node.OpType)
+		}
+		return fmt.Sprintf("the model does not admit %s: %s%s (narrow the --dim ranges)", pe.Binding, where, graphProblem(be.Problem)), ExitError
 	case errors.As(err, &bse):
 		return bse.Error(), ExitUsage
 	case errors.As(err, &ire):
@@ -108,6 +116,21 @@ func explain(err error) (string, int) {
 		return err.Error(), ExitUsage // urfave/cli's own, e.g. "No help topic for 'x'"
 	}
 	return err.Error(), ExitError
+}
+
+// graphProblem words a problem that graph found in a binding from its type's fields.
+func graphProblem(err error) string {
+	var (
+		de *graph.DimError
+		oe *graph.OverflowError
+	)
+	switch {
+	case errors.As(err, &de):
+		return de.Expr + ": " + de.Problem
+	case errors.As(err, &oe):
+		return oe.What + " overflows int64"
+	}
+	return err.Error()
 }
 
 func envelopeProblem(e *engine.EnvelopeError) string {
