@@ -103,6 +103,8 @@ func explain(err error) (string, int) {
 		return noFit(nfe), ExitDoesNotFit
 	case errors.As(err, &ce):
 		return err.Error(), ExitError // wrapped with the file's name
+	case errors.As(err, &pfe) && pfe.Op == "write":
+		return fmt.Sprintf("cannot write %s: %v", pfe.Path, pfe.Err), ExitError
 	case errors.As(err, &pfe) && errors.Is(err, fs.ErrNotExist):
 		return fmt.Sprintf("no such file: %s", pfe.Path), ExitError
 	case errors.As(err, &pfe) && errors.Is(err, errNotRegular):

@@ -81,8 +81,10 @@ func TestErrorPaths(t *testing.T) {
 			[]string{"the model does not admit batch=1 seq=100"}, false},
 		{"no such csv", []string{"solve", filepath.Join(dir, "nosuch.csv")}, ExitError, []string{"no such file: " + filepath.Join(dir, "nosuch.csv")}, false},
 		{"bad csv", []string{"solve", bad}, ExitError, []string{bad + `: csv: line 3, column "upper": "x" is not an integer`}, false},
-		{"unwritable output", []string{"solve", small, "-o", filepath.Join(dir, "no", "such", "dir.csv")}, ExitError, []string{"no such file"}, false},
-		{"unwritable svg", []string{"report", "--svg", filepath.Join(dir, "no", "plan.svg")}, ExitError, []string{"no such file"}, false},
+		{"unwritable output", []string{"solve", small, "-o", filepath.Join(dir, "no", "such", "dir.csv")}, ExitError,
+			[]string{"cannot write " + filepath.Join(dir, "no", "such", "dir.csv") + ": no such file or directory"}, false},
+		{"unwritable svg", []string{"report", "--svg", filepath.Join(dir, "no", "plan.svg")}, ExitError,
+			[]string{"cannot write " + filepath.Join(dir, "no", "plan.svg") + ": no such file or directory"}, false},
 
 		// Does not fit.
 		{"report over budget", []string{"report", "--workers", "2", "--budget", "1MiB"}, ExitDoesNotFit,
