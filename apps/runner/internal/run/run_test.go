@@ -221,12 +221,13 @@ func TestLoadErrors(t *testing.T) {
 			require.Equal(t, []string{"attention_mask"}, ie.Missing)
 		}},
 		{"wrong rank without dims", Config{ModelPath: fixture(t, "gpt2"), Inputs: map[string]kernels.Tensor{
-			"input_ids": kernels.MustTensor(graph.Int64, 2, 5, 1), "attention_mask": mask}}, func(t *testing.T, err error) {
-			var ie *engine.InputError
-			require.ErrorAs(t, err, &ie, "the rank error, not a missing dim")
-			require.Equal(t, engine.InputInvalid, ie.Kind)
-			require.ErrorContains(t, err, `bad input "input_ids": rank 3`)
-		}},
+			"input_ids": kernels.MustTensor(graph.Int64, 2, 5, 1), "attention_mask": kernels.MustTensor(graph.Int64, 2, 5, 1)}},
+			func(t *testing.T, err error) {
+				var ie *engine.InputError
+				require.ErrorAs(t, err, &ie, "the rank error, not a missing dim")
+				require.Equal(t, engine.InputInvalid, ie.Kind)
+				require.ErrorContains(t, err, `bad input "input_ids": rank 3`)
+			}},
 		{"zero dim", Config{Envelope: env(fixed(0), fixed(4))}, func(t *testing.T, err error) {
 			var dve *graph.DimValueError
 			require.ErrorAs(t, err, &dve)
