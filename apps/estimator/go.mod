@@ -7,6 +7,7 @@ require (
 	carve.dev/libs/graph v0.0.0
 	carve.dev/libs/kernels v0.0.0
 	carve.dev/libs/planner v0.0.0
+	github.com/google/renameio/v2 v2.0.2
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/stretchr/testify v1.12.1
 	github.com/urfave/cli/v2 v2.27.7

@@ -76,11 +76,6 @@ func (e *EnvelopePlan) weightsOnTarget() int64 {
 	return e.WeightBytes
 }
 
-// EnvelopeError reports an envelope that does not match the model.
-type EnvelopeError struct{ Problem string }
-
-func (e *EnvelopeError) Error() string { return e.Problem }
-
 // checkEnvelope makes sure env gives every dim of m a closed range and names no other dim.
 func checkEnvelope(m *graph.Model, env Envelope) error {
 	known := map[string]bool{}
@@ -89,10 +84,10 @@ func checkEnvelope(m *graph.Model, env Envelope) error {
 	}
 	for _, n := range env.Names() {
 		if !known[n] {
-			return &EnvelopeError{fmt.Sprintf("unknown dim %q: the model's dims are %s", n, dimList(m))}
+			return &EnvelopeError{Problem: UnknownDim, Dims: []string{n}, Known: m.DimNames}
 		}
 		if env[n].Open {
-			return &EnvelopeError{fmt.Sprintf("dim %q is open (=?): only a fit search takes an open dim", n)}
+			return &EnvelopeError{Problem: OpenDim, Dims: []string{n}, Known: m.DimNames}
 		}
 	}
 	var missing []string
@@ -102,25 +97,9 @@ func checkEnvelope(m *graph.Model, env Envelope) error {
 		}
 	}
 	if len(missing) > 0 {
-		return &EnvelopeError{fmt.Sprintf("no value for dim %s: give --dim %s=N or a range %s=LO:HI (the model's dims are %s)",
-			strings.Join(quoteAll(missing), ", "), missing[0], missing[0], dimList(m))}
+		return &EnvelopeError{Problem: MissingDims, Dims: missing, Known: m.DimNames}
 	}
 	return nil
-}
-
-func dimList(m *graph.Model) string {
-	if len(m.DimNames) == 0 {
-		return "none (all shapes are fixed)"
-	}
-	return strings.Join(m.DimNames, ", ")
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = fmt.Sprintf("%q", s)
-	}
-	return out
 }
 
 // maxCorners bounds the corners of an envelope (2^dims) that are planned.
@@ -161,7 +140,7 @@ func PlanEnvelope(ctx context.Context, m *graph.Model, env Envelope, opts Option
 		}
 	}
 	if len(varying) > bits.Len(maxCorners)-1 {
-		return nil, &EnvelopeError{fmt.Sprintf("%d dims vary; carve plans at most %d varying dims at once", len(varying), bits.Len(maxCorners)-1)}
+		return nil, &EnvelopeError{Problem: TooManyVarying, Varying: len(varying), MaxVarying: bits.Len(maxCorners) - 1}
 	}
 
 	cands := map[string]Candidate{}

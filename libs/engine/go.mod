@@ -8,6 +8,8 @@ require (
 	carve.dev/libs/planner v0.0.0
 )
 
+require go.uber.org/goleak v1.3.0
+
 require golang.org/x/sys v0.50.0 // indirect
 
 require (

@@ -2,13 +2,9 @@ package engine
 
 import (
 	"errors"
-	"fmt"
-	"sort"
-	"strings"
 	"sync"
 
 	"carve.dev/libs/alloc"
-	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/planner"
 )
@@ -73,84 +69,16 @@ func (s *Session) Close() error {
 	return errors.Join(err, s.arena.Release())
 }
 
-// InputError reports inputs that do not match the model or the envelope.
-type InputError struct {
-	Input   string // the input concerned, "" for the set as a whole
-	Problem string
-}
-
-func (e *InputError) Error() string {
-	if e.Input == "" {
-		return "bad inputs: " + e.Problem
-	}
-	return fmt.Sprintf("bad input %q: %s", e.Input, e.Problem)
-}
-
 // Bind derives the binding of the model's dims from input shapes and checks the inputs:
 // every input present with its dtype and rank, fixed dims matching, named dims consistent and
-// inside the envelope.
+// inside the envelope (InputDims, then CheckBinding).
 func (rt *Runtime) Bind(inputs map[string]kernels.Tensor) (Binding, error) {
-	m := rt.Model
-	dims := Binding{}
-	for name := range inputs {
-		if m.Value(name) == nil || m.Value(name).Kind != graph.KindInput {
-			return nil, &InputError{name, fmt.Sprintf("the model has no such input (its inputs are %s)", inputNames(m))}
-		}
+	dims, err := InputDims(rt.Model, inputs)
+	if err != nil {
+		return nil, err
 	}
-	for _, v := range m.Inputs {
-		t, ok := inputs[v.Name]
-		if !ok {
-			return nil, &InputError{v.Name, fmt.Sprintf("missing (want %s)", v)}
-		}
-		if t.DType != v.DType {
-			return nil, &InputError{v.Name, fmt.Sprintf("dtype %s, want %s", t.DType, v.DType)}
-		}
-		if len(t.Shape) != len(v.Shape) {
-			return nil, &InputError{v.Name, fmt.Sprintf("rank %d (shape %v), want rank %d %s", len(t.Shape), t.Shape, len(v.Shape), v.Shape)}
-		}
-		n, err := graph.ByteSize(t.DType, t.Shape)
-		if err != nil {
-			return nil, &InputError{v.Name, err.Error()}
-		}
-		if int64(len(t.Data)) != n {
-			return nil, &InputError{v.Name, fmt.Sprintf("holds %d bytes, shape %v needs %d", len(t.Data), t.Shape, n)}
-		}
-		for i, d := range v.Shape {
-			if c, ok := d.Value(); ok {
-				if t.Shape[i] != c {
-					return nil, &InputError{v.Name, fmt.Sprintf("dim %d is %d, the model fixes it at %d", i, t.Shape[i], c)}
-				}
-				continue
-			}
-			syms := d.Syms(nil)
-			if len(syms) != 1 || d.String() != syms[0] {
-				continue // an expression of dims: checked after Bind
-			}
-			name := syms[0]
-			if old, seen := dims[name]; seen && old != t.Shape[i] {
-				return nil, &InputError{v.Name, fmt.Sprintf("dim %d (%s) is %d, but another input gives %s=%d", i, name, t.Shape[i], name, old)}
-			}
-			dims[name] = t.Shape[i]
-		}
-	}
-	for _, name := range m.DimNames {
-		v, ok := dims[name]
-		if !ok {
-			return nil, &InputError{"", fmt.Sprintf("no input shape gives dim %q", name)}
-		}
-		r := rt.opts.Envelope[name]
-		if v < r.Lo || v > r.Hi {
-			return nil, &InputError{"", fmt.Sprintf("%s=%d is outside the declared envelope %s=%s: reload with a wider --dim %s", name, v, name, r, name)}
-		}
+	if err := CheckBinding(rt.Model, rt.opts.Envelope, dims); err != nil {
+		return nil, err
 	}
 	return dims, nil
-}
-
-func inputNames(m *graph.Model) string {
-	ns := make([]string, len(m.Inputs))
-	for i, v := range m.Inputs {
-		ns[i] = v.Name
-	}
-	sort.Strings(ns)
-	return strings.Join(ns, ", ")
 }

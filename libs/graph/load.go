@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,7 +59,17 @@ func (e *ModelError) Unwrap() error { return e.Err }
 // a missing one is reported only when its bytes are asked for, so a model without its
 // weights still loads for shape and size work. The files must not change while the model
 // is open: a mapped file that shrinks faults on access.
+//
+// path must name a regular file (through symbolic links): a directory, device, FIFO or socket
+// is refused before it is opened, with an *fs.PathError wrapping ErrNotRegularFile.
 func Load(path string) (*Model, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("graph: load %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("graph: load %s: %w", path, notRegular(path, fi))
+	}
 	data, err := mapFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("graph: load %s: %w", path, err)
@@ -68,7 +79,14 @@ func Load(path string) (*Model, error) {
 		_ = unmapFile(data)
 		return nil, fmt.Errorf("graph: load %s: %w", path, err)
 	}
-	store := &weightStore{dir: dir, model: data, unmap: unmapFile}
+	// External data may also lie beside the model file's real path (see weightStore.resolve).
+	realDir := ""
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		if real, err = filepath.Abs(real); err == nil {
+			realDir = filepath.Dir(real)
+		}
+	}
+	store := &weightStore{dir: dir, realDir: realDir, model: data, unmap: unmapFile}
 	m, err := parse(data, store)
 	if err != nil {
 		_ = store.close()

@@ -33,7 +33,7 @@ func TestReorder(t *testing.T) {
 		require.Equal(t, tc.want, got, "%v", tc.in)
 	}
 	_, err := reorder(a, []string{"e", "solve", "f.csv", "--capacity"})
-	require.EqualError(t, err, "estimator solve: flag needs an argument: --capacity (see estimator solve --help)")
+	require.EqualError(t, err, "flag needs an argument: --capacity")
 }
 
 func TestHelpEverywhere(t *testing.T) {

@@ -37,7 +37,7 @@ func TestErrorPaths(t *testing.T) {
 		// Usage: the command line is wrong.
 		{"no command", nil, ExitUsage, []string{"no command given"}, false},
 		{"unknown command", []string{"frobnicate"}, ExitUsage, []string{`unknown command "frobnicate"`, "report, fit, solve and ops"}, false},
-		{"unknown flag", []string{"report", "--bogus"}, ExitUsage, []string{"estimator report: unknown flag -bogus", "estimator report --help"}, false},
+		{"unknown flag", []string{"report", "--bogus"}, ExitUsage, []string{"estimator: flag provided but not defined: -bogus (see estimator report --help)"}, false},
 		{"flag without value", []string{"report", "--dim"}, ExitUsage, []string{"flag needs an argument", "-dim"}, false},
 		{"stray argument", []string{"report", "model.onnx"}, ExitUsage, []string{`takes no arguments, got "model.onnx"`}, false},
 		{"bad dim syntax", []string{"report", "--dim", "batch"}, ExitUsage, []string{`bad dim "batch": missing '='`, "name=lo:hi"}, false},
@@ -82,8 +82,10 @@ func TestErrorPaths(t *testing.T) {
 			[]string{"the model does not admit batch=1 seq=100"}, false},
 		{"no such csv", []string{"solve", filepath.Join(dir, "nosuch.csv")}, ExitError, []string{"no such file: " + filepath.Join(dir, "nosuch.csv")}, false},
 		{"bad csv", []string{"solve", bad}, ExitError, []string{bad + `: csv: line 3, column "upper": "x" is not an integer`}, false},
-		{"unwritable output", []string{"solve", small, "-o", filepath.Join(dir, "no", "such", "dir.csv")}, ExitError, []string{"no such file"}, false},
-		{"unwritable svg", []string{"report", "--svg", filepath.Join(dir, "no", "plan.svg")}, ExitError, []string{"no such file"}, false},
+		{"unwritable output", []string{"solve", small, "-o", filepath.Join(dir, "no", "such", "dir.csv")}, ExitError,
+			[]string{"cannot write " + filepath.Join(dir, "no", "such", "dir.csv") + ": no such file or directory"}, false},
+		{"unwritable svg", []string{"report", "--svg", filepath.Join(dir, "no", "plan.svg")}, ExitError,
+			[]string{"cannot write " + filepath.Join(dir, "no", "plan.svg") + ": no such file or directory"}, false},
 
 		// Does not fit.
 		{"report over budget", []string{"report", "--workers", "2", "--budget", "1MiB"}, ExitDoesNotFit,
@@ -123,7 +125,7 @@ func TestExplain(t *testing.T) {
 		{&engine.PlanError{Binding: engine.Binding{"seq": 1 << 40}, Err: &graph.OverflowError{What: "byte size of float32[1099511627776 1099511627776]"}},
 			ExitError, "at seq=1099511627776 the sizes overflow int64 (byte size of float32[1099511627776 1099511627776] overflows int64): use smaller dims"},
 		{&engine.PlanError{Node: &graph.Node{Name: "mm", OpType: "MatMul"}, Binding: engine.Binding{"b": 1}, Err: errors.New("kernels: inner dims 3 and 4 differ")},
-			ExitError, `cannot plan node "mm" (MatMul) at b=1: inner dims 3 and 4 differ`},
+			ExitError, `cannot plan node "mm" (MatMul) at b=1: kernels: inner dims 3 and 4 differ`},
 		{&planner.NoFitError{Capacity: 100, LowerBound: 90, Best: planner.Plan{Peak: 120}},
 			ExitDoesNotFit, "no plan within the capacity 100 found in the time allowed (best peak 120, lower bound 90); raise --capacity or --time-limit"},
 		{&modelError{path: "m.onnx", err: &os.PathError{Op: "open", Path: "m.onnx", Err: os.ErrPermission}},

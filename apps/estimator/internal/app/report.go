@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/google/renameio/v2"
 	"github.com/urfave/cli/v2"
 
 	"carve.dev/apps/estimator/internal/planview"
@@ -358,16 +358,20 @@ func overLowerBound(peak, lb int64) string {
 	return fmt.Sprintf("the plan is %.2f%% above it", 100*float64(peak-lb)/float64(lb))
 }
 
-// writeSVG draws the worst binding's plan.
+// writeSVG draws the worst binding's plan into path atomically: through a temporary file in
+// the same directory, synced and renamed over path, so a failed write leaves no partial file.
 func writeSVG(path string, m *model, env engine.Envelope, ep *engine.EnvelopePlan) error {
-	f, err := os.Create(path)
+	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
 	if err != nil {
-		return err
+		return atPath(path, err)
 	}
+	defer f.Cleanup()
 	title := fmt.Sprintf("%s at %s, the worst binding of %s", m.name, engine.Binding(ep.Worst.Binding.Dims), env)
 	if err := svgplan.Write(f, ep.Worst, svgplan.Options{Title: title}); err != nil {
-		f.Close()
-		return err
+		return atPath(path, err)
 	}
-	return f.Close()
+	if err := f.CloseAtomicallyReplace(); err != nil {
+		return atPath(path, err)
+	}
+	return nil
 }

@@ -1,11 +1,8 @@
 package run
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -69,7 +66,7 @@ func openBackend(spec DeviceSpec, workers int, memory int64) (kernels.Backend, e
 		return nil, err
 	}
 	if memory == 0 && spec.Kind != kernels.BackendCUDA {
-		memory = hostAvailable()
+		memory = alloc.HostAvailableMemory()
 	}
 	return drv.Open(kernels.OpenOptions{Ordinal: spec.Ordinal, Workers: workers, Memory: memory})
 }
@@ -80,33 +77,4 @@ func deviceCalls(dev alloc.Device) alloc.CPUCalls {
 		return c.Calls()
 	}
 	return alloc.CPUCalls{}
-}
-
-// hostAvailable is the host's available memory (MemAvailable in /proc/meminfo), or
-// alloc.DefaultCPUMemory where that cannot be read. It is what the CPU device reports free.
-func hostAvailable() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return alloc.DefaultCPUMemory
-	}
-	if n, ok := parseMemAvailable(b); ok {
-		return n
-	}
-	return alloc.DefaultCPUMemory
-}
-
-// parseMemAvailable reads the "MemAvailable:   123456 kB" line of /proc/meminfo.
-func parseMemAvailable(b []byte) (int64, bool) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := bytes.Fields(sc.Bytes())
-		if len(f) == 3 && string(f[0]) == "MemAvailable:" && string(f[2]) == "kB" {
-			kb, err := strconv.ParseInt(string(f[1]), 10, 64)
-			if err != nil || kb <= 0 || kb > 1<<50 {
-				return 0, false
-			}
-			return kb << 10, true
-		}
-	}
-	return 0, false
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/engine"
@@ -110,10 +109,9 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	if r.Model, r.ModelName, err = loadModel(cfg.ModelPath); err != nil {
 		return nil, err
 	}
-	if err := checkInputNames(r.Model, cfg.Inputs); err != nil {
+	if r.Envelope, err = envelope(r.Model, cfg); err != nil {
 		return nil, err
 	}
-	r.Envelope = envelope(r.Model, cfg)
 	spec, err := ParseDevice(cfg.Device)
 	if err != nil {
 		return nil, err
@@ -204,66 +202,35 @@ func (r *Runner) Close() error {
 	return errors.Join(errs...)
 }
 
+// ModelError is a model file that cannot be loaded; Err is graph.Load's error.
+type ModelError struct {
+	Path string
+	Err  error
+}
+
+func (e *ModelError) Error() string { return fmt.Sprintf("model %s: %v", e.Path, e.Err) }
+func (e *ModelError) Unwrap() error { return e.Err }
+
 func loadModel(path string) (*graph.Model, string, error) {
 	if path == "" {
 		m, err := bundled.Load()
 		return m, bundled.Name, err
 	}
 	m, err := graph.Load(path)
-	if err != nil && !strings.Contains(err.Error(), path) {
-		err = fmt.Errorf("model %s: %w", path, err)
+	if err != nil {
+		return nil, path, &ModelError{Path: path, Err: err}
 	}
-	return m, path, err
+	return m, path, nil
 }
 
-// checkInputNames reports unknown and missing inputs as usage errors, before anything is
-// planned.
-func checkInputNames(m *graph.Model, inputs map[string]kernels.Tensor) error {
-	if inputs == nil {
-		return nil
-	}
-	var names []string
-	for _, v := range m.Inputs {
-		names = append(names, v.Name)
-	}
-	for name := range inputs {
-		if v := m.Value(name); v == nil || v.Kind != graph.KindInput {
-			return &UsageError{fmt.Sprintf("unknown input %q: the model's inputs are %s", name, strings.Join(names, ", "))}
-		}
-	}
-	var missing []string
-	for _, v := range m.Inputs {
-		if _, ok := inputs[v.Name]; !ok {
-			missing = append(missing, v.Name)
-		}
-	}
-	if len(missing) > 0 {
-		return &UsageError{fmt.Sprintf("missing input %s: give --input %s=FILE.npy for every input, or no --input to run on random inputs",
-			strings.Join(missing, ", "), missing[0])}
-	}
-	return nil
-}
-
-// envelope completes cfg.Envelope: dims it leaves out come from the inputs' shapes (where an
-// input's dim is a plain named dim), then, for the bundled model, from its default envelope.
-// Dims still missing, and unknown dims, are left for the engine to report.
-func envelope(m *graph.Model, cfg Config) engine.Envelope {
-	env := engine.Envelope{}
-	for n, r := range cfg.Envelope {
-		env[n] = r
-	}
-	for _, v := range m.Inputs {
-		t, ok := cfg.Inputs[v.Name]
-		if !ok || len(t.Shape) != len(v.Shape) {
-			continue // a rank mismatch is reported by Bind
-		}
-		for i, d := range v.Shape {
-			syms := d.Syms(nil)
-			if _, given := env[d.String()]; len(syms) != 1 || syms[0] != d.String() || given {
-				continue
-			}
-			env[syms[0]] = engine.Range{Lo: t.Shape[i], Hi: t.Shape[i]}
-		}
+// envelope completes cfg.Envelope: dims it leaves out come from the inputs' shapes
+// (engine.EnvelopeFromInputs, which also checks the inputs against the model), then, for the
+// bundled model, from its default envelope. Dims still missing, and unknown dims, are left for
+// the engine to report.
+func envelope(m *graph.Model, cfg Config) (engine.Envelope, error) {
+	env, err := engine.EnvelopeFromInputs(m, cfg.Envelope, cfg.Inputs)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.ModelPath == "" {
 		for n, v := range bundled.RunBinding() {
@@ -272,7 +239,7 @@ func envelope(m *graph.Model, cfg Config) engine.Envelope {
 			}
 		}
 	}
-	return env
+	return env, nil
 }
 
 // Names returns the names of the model's inputs or outputs in declaration order.
