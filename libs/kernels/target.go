@@ -45,6 +45,11 @@ func CPU(workers int) Target {
 	return Target{Backend: BackendCPU, Workers: workers}
 }
 
+// HostVisible reports whether the target's kernels read and write host memory (the CPU): then
+// weights, graph inputs and host-computed values stay where they are, and tensors carry host
+// Data. Other targets are discrete devices that reach only their own memory, through addresses.
+func (t Target) HostVisible() bool { return t.Backend == BackendCPU }
+
 // GPU reports whether the target is a CUDA GPU.
 func (t Target) GPU() bool { return t.Backend == BackendCUDA }
 
