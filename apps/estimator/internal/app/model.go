@@ -16,6 +16,7 @@ import (
 
 	// The backends the estimator plans for: they register their kernels.
 	_ "carve.dev/libs/kernels/cpu"
+	_ "carve.dev/libs/kernels/cuda"
 	_ "carve.dev/libs/kernels/sim"
 )
 

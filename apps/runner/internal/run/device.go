@@ -9,6 +9,8 @@ import (
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/kernels"
 
+	"carve.dev/libs/kernels/cuda"
+
 	// The backends this runner can open: they register their drivers. CUDA's opens only in a
 	// build with the cuda tag and says so otherwise.
 	_ "carve.dev/libs/kernels/cpu"
@@ -59,16 +61,17 @@ func ParseDevice(s string) (DeviceSpec, error) {
 func openBackend(spec DeviceSpec, workers int, memory int64) (kernels.Backend, error) {
 	drv, err := kernels.LookupDriver(spec.Kind)
 	if err != nil {
-		var ub *kernels.UnknownBackendError
-		if errors.As(err, &ub) && spec.Kind == kernels.BackendCUDA {
-			return nil, &UsageError{"--device cuda: this runner was not built with cuda support (rebuild with -tags cuda, or bazel --config=cuda); use --device cpu"}
-		}
 		return nil, err
 	}
 	if memory == 0 && spec.Kind != kernels.BackendCUDA {
 		memory = alloc.HostAvailableMemory()
 	}
-	return drv.Open(kernels.OpenOptions{Ordinal: spec.Ordinal, Workers: workers, Memory: memory})
+	be, err := drv.Open(kernels.OpenOptions{Ordinal: spec.Ordinal, Workers: workers, Memory: memory})
+	var nb *cuda.NotBuiltError
+	if errors.As(err, &nb) {
+		return nil, &UsageError{fmt.Sprintf("--device %s: this runner was not built with cuda support (rebuild with -tags cuda, or bazel --config=cuda); use --device cpu or sim", spec)}
+	}
+	return be, err
 }
 
 // deviceCalls reads the device's call counters, or zeros for a device that does not count.
