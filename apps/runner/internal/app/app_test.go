@@ -266,7 +266,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad workers", []string{"bench", "--workers", "-1"}, 2, "--workers -1"},
 		{"bad runs", []string{"bench", "--runs", "0"}, 2, "--runs 0"},
 		{"bad warmup", []string{"bench", "--warmup", "0"}, 2, "--warmup 0"},
-		{"cuda", []string{"run", "--device", "cuda"}, 2, "--device cuda: "},
+		{"cuda", []string{"run", "--device", "cuda"}, 2, "--device cuda:0: this runner was not built with cuda support"},
 		{"tpu", []string{"run", "--device", "tpu"}, 2, `unknown device "tpu"`},
 		{"unknown flag", []string{"run", "--bogus"}, 2, "flag provided but not defined: -bogus (see runner run --help)"},
 		{"not an int", []string{"run", "--repeat", "many"}, 2, "invalid value"},
