@@ -99,6 +99,7 @@ func init() {
 	reg("", inferArgReduce, "ArgMax", "ArgMin")
 	reg("", inferTile, "Tile")
 	reg("", inferUnary, "RotaryEmbedding")
+	reg("", inferONNXAttention, "Attention")
 	const ms = "com.microsoft"
 	reg(ms, inferUnary, "BiasGelu", "FastGelu", "Gelu", "QuickGelu", "RotaryEmbedding", "BiasAdd")
 	reg(ms, inferMatMulNBits, "MatMulNBits")
