@@ -10,6 +10,7 @@ import (
 
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph/bundled"
+	"carve.dev/libs/graph/rewrite"
 )
 
 // TestFitAgainstBruteForce plans every envelope batch=1..v of the bundled model and checks
@@ -17,6 +18,8 @@ import (
 func TestFitAgainstBruteForce(t *testing.T) {
 	const maxBatch = 24
 	m, err := bundled.Load()
+	require.NoError(t, err)
+	m, _, err = rewrite.Fuse(m, rewrite.Options{}) // as fit does
 	require.NoError(t, err)
 	totals := make([]int64, maxBatch+1) // totals[v]: batch over 1..v, seq over 1..16
 	for v := int64(1); v <= maxBatch; v++ {
