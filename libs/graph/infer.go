@@ -100,6 +100,8 @@ func init() {
 	reg("", inferTile, "Tile")
 	reg("", inferUnary, "RotaryEmbedding")
 	reg("", inferONNXAttention, "Attention")
+	reg("", inferLayerNorm, "RMSNormalization")
+	reg("", inferUnary, "Swish")
 	const ms = "com.microsoft"
 	reg(ms, inferUnary, "BiasGelu", "FastGelu", "Gelu", "QuickGelu", "RotaryEmbedding", "BiasAdd")
 	reg(ms, inferMatMulNBits, "MatMulNBits")

@@ -6,8 +6,9 @@ PyTorch's ONNX exporter writes scaled dot-product attention as MatMul, scale, ma
 and MatMul: the seq x seq scores and probabilities become tensors of the arena, and at long
 sequences they are its peak. Fuse replaces them, in a new Model, by ONNX's Attention (opset 23),
 whose kernels never materialise them; and, where a kernel exists, RMSNorm and LayerNorm written
-as primitive ops by the norm ops, x*sigmoid(x) by com.microsoft.QuickGelu (alpha 1), and the
-rotate-half rotary embedding by com.microsoft.RotaryEmbedding.
+as primitive ops by RMSNormalization and LayerNormalization, x*sigmoid(x) by Swish (opset 24),
+and the rotate-half rotary embedding by com.microsoft.RotaryEmbedding. A model that gets an
+op of a newer opset than it imports imports that opset in the result.
 
 	fused, report, err := rewrite.Fuse(m, rewrite.Options{})
 

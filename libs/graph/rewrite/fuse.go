@@ -12,8 +12,8 @@ type Kind string
 
 const (
 	LayerNorm Kind = "layer-norm" // mean, variance, normalize, scale, shift -> LayerNormalization
-	RMSNorm   Kind = "rms-norm"   // x * rsqrt(mean(x^2) + eps) * w -> SimplifiedLayerNormalization
-	SiLU      Kind = "silu"       // x * sigmoid(x) -> com.microsoft.QuickGelu(alpha = 1)
+	RMSNorm   Kind = "rms-norm"   // x * rsqrt(mean(x^2) + eps) * w -> RMSNormalization (opset 23)
+	SiLU      Kind = "silu"       // x * sigmoid(x) -> Swish (opset 24)
 	Rotary    Kind = "rotary"     // x*cos + rotate_half(x)*sin -> com.microsoft.RotaryEmbedding
 	Attention Kind = "attention"  // softmax(Q K^T * scale + mask) V -> Attention (opset 23)
 )
@@ -41,7 +41,7 @@ type Report struct {
 type Fusion struct {
 	Kind     Kind
 	Node     string   // the fused node's name
-	Op       string   // its op: "Attention", "com.microsoft.QuickGelu", ...
+	Op       string   // its op: "Attention", "com.microsoft.RotaryEmbedding", ...
 	Output   string   // the value it produces, named as the pattern's last node's output was
 	Replaced []string // the exported nodes it removed, in graph order
 	Detail   string   // what was recognised, e.g. heads, scale, mask and causality

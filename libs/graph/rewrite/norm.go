@@ -15,8 +15,8 @@ import (
 //	out = w * y                                              w of shape [hidden], optional
 //
 // Half-precision models compute it in float32 between Cast(x) and Cast(y) back; then x is
-// the half input and the fused op rounds once. It becomes SimplifiedLayerNormalization(x, w)
-// with epsilon eps (w of ones when the model has none).
+// the half input and the fused op rounds once. It becomes ONNX's RMSNormalization(x, w)
+// (opset 23) with epsilon eps (w of ones when the model has none).
 //
 // LayerNorm written out:
 //
@@ -194,7 +194,8 @@ func matchRMSNorm(rm *graph.Node) (*match, string) {
 		mt.inits, wName = []*graph.Tensor{t}, t.Name
 		detail = fmt.Sprintf("no weight, epsilon %s", f32(eps)) + detail
 	}
-	mt.add = []graph.NodeSpec{{Name: last.Name + "/SimplifiedLayerNormalization", OpType: "SimplifiedLayerNormalization",
+	mt.opsets = map[string]int64{"": 23}
+	mt.add = []graph.NodeSpec{{Name: last.Name + "/RMSNormalization", OpType: "RMSNormalization",
 		Inputs: []string{in.Name, wName}, Outputs: []string{last.Outputs[0].Name},
 		Attrs: graph.NewAttributes(lastAxis, epsAttr(eps), graph.Attribute{Name: "stash_type", Kind: graph.AttrInt, Int: int64(graph.Float32)})}}
 	mt.detail = detail

@@ -6,9 +6,9 @@ import (
 	"carve.dev/libs/graph"
 )
 
-// SiLU as exporters write it, x * Sigmoid(x), becomes com.microsoft.QuickGelu(x) with alpha
-// 1, which computes x * sigmoid(alpha * x). The gate of a SiLU-gated MLP, silu(x) * up, stays
-// a Mul: no kernel fuses it.
+// SiLU as exporters write it, x * Sigmoid(x), becomes ONNX's Swish(x) (opset 24, alpha 1:
+// x * sigmoid(alpha * x)). The gate of a SiLU-gated MLP, silu(x) * up, stays a Mul: no kernel
+// fuses it.
 
 // matchSiLU matches the SiLU whose Sigmoid is sig.
 func matchSiLU(sig *graph.Node) (*match, string) {
@@ -30,10 +30,10 @@ func matchSiLU(sig *graph.Node) (*match, string) {
 	}
 	return &match{
 		kind: SiLU, root: mul, interior: []*graph.Node{sig, mul},
-		add: []graph.NodeSpec{{Name: mul.Name + "/QuickGelu", OpType: "QuickGelu", Domain: "com.microsoft",
+		add: []graph.NodeSpec{{Name: mul.Name + "/Swish", OpType: "Swish",
 			Inputs: []string{x.Name}, Outputs: []string{y.Name},
 			Attrs: graph.NewAttributes(graph.Attribute{Name: "alpha", Kind: graph.AttrFloat, Float: 1})}},
-		opsets: map[string]int64{"com.microsoft": 1},
+		opsets: map[string]int64{"": 24},
 		detail: detail,
 	}, ""
 }

@@ -413,6 +413,12 @@ func flashRows[E elt](r *attn23Run, slot, lo, hi int) {
 			if l > 0 {
 				inv = float32(1 / l)
 			}
+			if !a.half { // float32 written out: the generic stores are not inlined
+				for c, x := range acc {
+					yrow[c] = E(x * inv)
+				}
+				continue
+			}
 			for c, x := range acc {
 				yrow[c] = st[E](x*inv, bf)
 			}
