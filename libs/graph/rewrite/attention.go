@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -153,6 +154,7 @@ func matchAttention(sm *graph.Node) (*match, string) {
 	details = append(details, "scale "+f32(scale))
 
 	inputs := []string{q.Name, kIn.Name, vIn.Name}
+	out := mm2.Outputs[0].Name
 	causal := false
 	if maskV != nil {
 		mp, why := planMask(maskV, dt, x.Shape[2], x.Shape[3], mm2.Name)
@@ -166,6 +168,13 @@ func matchAttention(sm *graph.Node) (*match, string) {
 		mt.add = append(mt.add, mp.add...)
 		mt.inits = append(mt.inits, mp.inits...)
 		details = append(details, mp.detail)
+		if mp.emptyRows != "" {
+			raw := out + "/attention"
+			if why := mt.emptyRows(mp.emptyRows, raw, out, vIn, q.Shape[1]); why != "" {
+				return nil, why
+			}
+			out = raw
+		}
 	}
 	if guarded {
 		details = append(details, "NaN guard")
@@ -174,13 +183,70 @@ func matchAttention(sm *graph.Node) (*match, string) {
 	if causal {
 		attrs = append(attrs, graph.Attribute{Name: "is_causal", Kind: graph.AttrInt, Int: 1})
 	}
+	mt.fused = mm2.Name + "/Attention"
 	mt.add = append(mt.add, graph.NodeSpec{
-		Name: mm2.Name + "/Attention", OpType: "Attention", Inputs: inputs,
-		Outputs: []string{mm2.Outputs[0].Name}, Attrs: graph.NewAttributes(attrs...),
+		Name: mt.fused, OpType: "Attention", Inputs: inputs,
+		Outputs: []string{out}, Attrs: graph.NewAttributes(attrs...),
 	})
 	mt.opsets = map[string]int64{"": 23}
 	mt.detail = strings.Join(details, ", ")
 	return mt, ""
+}
+
+// emptyRows adds the nodes that set out to raw [B, Hq, S, Dv], except that the query rows
+// whose keys the bool padding pad [B, 1, 1, S] keeps none of (causally: none of keys 0..i)
+// take the mean of V over every key, as the exported softmax of all-equal scores gives:
+//
+//	empty = Transpose(Equal(CumSum(Cast(pad, int64), -1), 0), [0, 1, 3, 2])    [B, 1, S, 1]
+//	out   = Where(empty, ReduceMean(V, [2]), raw)                               (grouped heads: over [B, Hkv, R, S, Dv])
+//
+// The first line is shared by every fusion of the same padding.
+func (mt *match) emptyRows(pad, raw, out string, v *graph.Value, hq graph.Dim) string {
+	hkv, dv := v.Shape[1], v.Shape[3]
+	nq, ok1 := hq.Value()
+	nkv, ok2 := hkv.Value()
+	ndv, ok3 := dv.Value()
+	grouped := !hq.Equal(hkv)
+	if grouped && (!ok1 || !ok2 || !ok3 || nkv == 0 || nq%nkv != 0) {
+		return fmt.Sprintf("the heads (%s over %s) or the head size %s of V are not constants, which the fix of rows with no key kept needs", hq, hkv, dv)
+	}
+	node := func(name, op string, attrs []graph.Attribute, ins ...string) string {
+		mt.add = append(mt.add, graph.NodeSpec{Name: name, OpType: op, Inputs: ins, Outputs: []string{name}, Attrs: graph.NewAttributes(attrs...)})
+		return name
+	}
+	i64 := func(v int64) graph.Attribute { return graph.Attribute{Name: "to", Kind: graph.AttrInt, Int: v} }
+	kept := node(pad+"/kept", "CumSum", nil, node(pad+"/int", "Cast", []graph.Attribute{i64(int64(graph.Int64))}, pad), mt.ints("rewrite.-1", nil, -1))
+	empty := node(pad+"/empty", "Equal", nil, kept, mt.ints("rewrite.0", nil, 0))
+	rows := node(pad+"/empty_rows", "Transpose", []graph.Attribute{{Name: "perm", Kind: graph.AttrInts, Ints: []int64{0, 1, 3, 2}}}, empty)
+	mean := node(out+"/mean_v", "ReduceMean", []graph.Attribute{{Name: "keepdims", Kind: graph.AttrInt, Int: 1}}, v.Name, mt.ints("rewrite.[2]", []int64{1}, 2))
+	if !grouped {
+		mt.add = append(mt.add, graph.NodeSpec{Name: out + "/EmptyRows", OpType: "Where", Inputs: []string{rows, mean, raw}, Outputs: []string{out}})
+		return ""
+	}
+	r := nq / nkv
+	y5 := node(raw+"/grouped", "Reshape", nil, raw, mt.ints(fmt.Sprintf("rewrite.[0,%d,%d,-1,%d]", nkv, r, ndv), []int64{5}, 0, nkv, r, -1, ndv))
+	m5 := node(mean+"/grouped", "Unsqueeze", nil, mean, mt.ints("rewrite.[2]", []int64{1}, 2))
+	rows5 := node(rows+"/grouped", "Unsqueeze", nil, rows, mt.ints("rewrite.[1]", []int64{1}, 1))
+	w5 := node(out+"/empty_rows_fixed", "Where", nil, rows5, m5, y5)
+	mt.add = append(mt.add, graph.NodeSpec{Name: out + "/EmptyRows", OpType: "Reshape", Inputs: []string{w5, mt.ints(fmt.Sprintf("rewrite.[0,%d,-1,%d]", nq, ndv), []int64{4}, 0, nq, -1, ndv)}, Outputs: []string{out}})
+	return ""
+}
+
+// ints names an int64 constant of the given shape (nil: a scalar), adding it once.
+func (mt *match) ints(name string, shape []int64, vals ...int64) string {
+	if slices.ContainsFunc(mt.inits, func(t *graph.Tensor) bool { return t.Name == name }) {
+		return name
+	}
+	b := make([]byte, 0, 8*len(vals))
+	for _, v := range vals {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	t, err := graph.NewTensor(name, graph.Int64, shape, b)
+	if err != nil {
+		panic(err) // the sizes are right by construction
+	}
+	mt.inits = append(mt.inits, t)
+	return name
 }
 
 func producerLabel(v *graph.Value) string {

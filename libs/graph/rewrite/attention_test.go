@@ -50,7 +50,8 @@ func TestAttentionForms(t *testing.T) {
 		{"-inf causal padding, guarded", func(a *rewritetest.Attention) {
 			a.Mask, a.Causal, a.Guard = rewritetest.InfMask, true, true
 		}, "Unsqueeze", true, 2, true},
-		{"min causal padding", func(a *rewritetest.Attention) { a.Mask, a.Causal = rewritetest.MinMask, true }, "Where", false, 2, false},
+		{"min causal padding", func(a *rewritetest.Attention) { a.Mask, a.Causal = rewritetest.MinMask, true }, "Where", true, 2, false},
+		{"min causal padding, more keys than queries", func(a *rewritetest.Attention) { a.Mask, a.Causal, a.T = rewritetest.MinMask, true, 7 }, "Where", false, 2, false},
 		{"min padding (always-true parts dropped)", func(a *rewritetest.Attention) { a.Mask = rewritetest.MinMask }, "Where", false, 2, false},
 		{"mha", func(a *rewritetest.Attention) { a.Hq, a.Hkv = 2, 2 }, "", false, 2, false},
 		{"mqa", func(a *rewritetest.Attention) { a.Hkv = 1 }, "", false, 1, false},
@@ -66,7 +67,15 @@ func TestAttentionForms(t *testing.T) {
 			require.Empty(t, rep.Unfused)
 			require.Equal(t, 1, rep.Count(rewrite.Attention), "%+v", rep)
 			n := attentionNode(t, f)
-			require.Equal(t, rewritetest.Output, n.Outputs[0].Name, "the fused node keeps the output's name")
+			if tc.causal && a.Mask == rewritetest.MinMask {
+				// rows with no key kept are set to the mean of V after the fused node
+				require.Equal(t, rewritetest.Output+"/attention", n.Outputs[0].Name)
+				fix := f.Value(rewritetest.Output).Producer
+				require.Equal(t, "Reshape", fix.OpType, "grouped heads: Where over [B, Hkv, R, S, Dv]")
+				require.Equal(t, "[2, 1, 1, 5]", n.Input(3).Shape.String(), "the float mask is the padding's: no queries x keys mask left")
+			} else {
+				require.Equal(t, rewritetest.Output, n.Outputs[0].Name, "the fused node keeps the output's name")
+			}
 			require.Equal(t, "q", n.Inputs[0].Name)
 			require.Equal(t, tc.kvHeads, mustConst(t, n.Inputs[1].Shape[1]))
 			require.Equal(t, tc.kvHeads, mustConst(t, n.Inputs[2].Shape[1]))
@@ -112,7 +121,8 @@ func TestAttentionRandom(t *testing.T) {
 		require.Equal(t, len(f.Nodes), rep.NodesAfter)
 		n := attentionNode(t, f)
 		// a causal part over one query or one key is all true; it stays in the bool mask
-		require.Equal(t, a.Causal && a.Mask == rewritetest.InfMask && a.S > 1 && a.T > 1, n.Attrs.Int("is_causal", 0) == 1, "%s", a)
+		compact := a.Mask == rewritetest.InfMask || a.Mask == rewritetest.MinMask && a.S == a.T
+		require.Equal(t, a.Causal && compact && a.S > 1 && a.T > 1, n.Attrs.Int("is_causal", 0) == 1, "%s", a)
 	}
 }
 

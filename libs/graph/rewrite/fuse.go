@@ -70,6 +70,7 @@ func (r *Report) Count(k Kind) int {
 type match struct {
 	kind     Kind
 	root     *graph.Node   // the pattern's last node: the new nodes produce its outputs
+	fused    string        // the new node that does the pattern's work; "" for the one producing root's output
 	interior []*graph.Node // nodes that belong to this pattern alone
 	add      []graph.NodeSpec
 	inits    []*graph.Tensor
@@ -174,7 +175,7 @@ func apply(m *graph.Model, found []*match) (*graph.Model, []Fusion, error) {
 			if ns.Name == "" || len(ns.Outputs) == 0 {
 				return nil, nil, fmt.Errorf("rewrite: %s at %s: a new node without a name or outputs", mt.kind, mt.root.Name)
 			}
-			if slices.Contains(ns.Outputs, f.Output) {
+			if mt.fused == ns.Name || mt.fused == "" && slices.Contains(ns.Outputs, f.Output) {
 				f.Node, f.Op = ns.Name, ns.OpType
 				if ns.Domain != "" {
 					f.Op = ns.Domain + "." + ns.OpType

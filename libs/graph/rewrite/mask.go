@@ -15,11 +15,16 @@ import (
 //
 // With fill = -inf, the mask is a bool mask: the fused op reads keep itself, or, when keep has
 // a causal part, sets is_causal and reads the rest (often padding [batch, 1, 1, keys]): no
-// queries x keys tensor is left. With a finite fill (HuggingFace's eager masks use the float
-// minimum) the semantics of rows whose keys are all masked differ from a bool mask's (the
-// exported graph spreads them uniformly over every key), so the fused op reads the float mask;
-// parts of keep that are always true are dropped first, which often shrinks it to
-// [batch, 1, 1, keys]. Any other mask is read as it is.
+// queries x keys tensor is left.
+//
+// With a finite fill (PyTorch exports of HuggingFace models use the float minimum) a masked
+// score becomes exactly fill, so a row with any key kept is the same as with -inf, but a row
+// whose keys are all masked is spread uniformly over every key: its output is the mean of V.
+// When keep is causal & padding [batch, 1, 1, keys] over as many queries as keys (a prompt),
+// the fused op sets is_causal and reads the float padding mask Where(padding, 0, fill), and
+// rows with no key kept (a prefix of padding) are set to the mean of V after it (emptyRows).
+// Otherwise the float mask is read whole, less the parts of keep that are always true. Any
+// other mask is read as it is.
 
 // maskPlan is how the fused op reads a mask.
 type maskPlan struct {
@@ -28,6 +33,9 @@ type maskPlan struct {
 	add    []graph.NodeSpec
 	inits  []*graph.Tensor
 	detail string
+	// emptyRows names the bool padding [batch, 1, 1, keys] whose query rows with no key kept
+	// must be set to the mean of V after the fused op; "" for none.
+	emptyRows string
 }
 
 // planMask plans the mask m added to scores [.., s, t] of type dt; at names the fusion for the
@@ -83,7 +91,16 @@ func planMask(m *graph.Value, dt graph.DType, s, t graph.Dim, at string) (maskPl
 		}
 		return p, ""
 	}
-	// a finite fill: keep the float mask, without the parts of keep that are always true
+	// a finite fill
+	if causal && len(rest) == 1 && s.Equal(t) && queryFree(rest[0], t) {
+		r := rest[0]
+		name := fmt.Sprintf("%s/%s", m.Name, r.Name)
+		return maskPlan{
+			value: name, causal: true, emptyRows: r.Name,
+			add:    []graph.NodeSpec{{Name: at + "/Mask", OpType: "Where", Inputs: []string{r.Name, w.Inputs[1].Name, w.Inputs[2].Name}, Outputs: []string{name}}},
+			detail: fmt.Sprintf("causal, float mask Where(%s %s, 0, %s), rows with no key kept set to the mean of V", r.Name, r.Shape, f32(fill)),
+		}, ""
+	}
 	if !dropped || causal || len(rest) != 1 {
 		return whole.check(m, t)
 	}
@@ -113,6 +130,12 @@ func (p maskPlan) check(m *graph.Value, t graph.Dim) (maskPlan, string) {
 		return maskPlan{}, fmt.Sprintf("the mask %s %s does not span the %s keys on its last axis (an attn_mask broadcasts over heads and queries, not keys)", m.Name, m.Shape, t)
 	}
 	return p, ""
+}
+
+// queryFree reports whether v is a [batch or 1, 1, 1, t] mask: the same for every head and query.
+func queryFree(v *graph.Value, t graph.Dim) bool {
+	one := graph.Const(1)
+	return v.DType == graph.Bool && len(v.Shape) == 4 && v.Shape[1].Equal(one) && v.Shape[2].Equal(one) && v.Shape[3].Equal(t)
 }
 
 // andTerms flattens a tree of And into its terms.

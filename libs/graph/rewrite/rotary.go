@@ -1,9 +1,7 @@
 package rewrite
 
 import (
-	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/graph"
 )
@@ -144,20 +142,7 @@ func matchRotary(neg *graph.Node) (*match, string) {
 	}
 	mt := &match{kind: Rotary, root: add, interior: []*graph.Node{x1.Producer, sl2, neg, cat, mulS, mulC, add},
 		opsets: map[string]int64{"com.microsoft": 1}}
-	i64 := func(name string, vals ...int64) string {
-		b := make([]byte, 0, 8*len(vals))
-		for _, v := range vals {
-			b = binary.LittleEndian.AppendUint64(b, uint64(v))
-		}
-		t, err := graph.NewTensor(name, graph.Int64, []int64{int64(len(vals))}, b)
-		if err != nil {
-			panic(err) // the sizes are right by construction
-		}
-		if !slices.ContainsFunc(mt.inits, func(u *graph.Tensor) bool { return u.Name == name }) {
-			mt.inits = append(mt.inits, t)
-		}
-		return name
-	}
+	i64 := func(name string, vals ...int64) string { return mt.ints(name, []int64{int64(len(vals))}, vals...) }
 	zero, pos := i64("rewrite.rotary.0", 0), i64("rewrite.rotary.position0", 0)
 	end, axis, shape := i64(fmt.Sprintf("rewrite.rotary.%d", half), half), i64("rewrite.rotary.-1", -1), i64(fmt.Sprintf("rewrite.rotary.cache%d", half), -1, half)
 	cache := func(t *graph.Value) string {
