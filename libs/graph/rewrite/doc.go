@@ -26,10 +26,12 @@ op of a newer opset than it imports imports that opset in the result.
     graph implies but that cannot be proven here are checked at Bind by the fused op's shape
     inference. A candidate that does not match is left as exported, and the Report says why.
  4. The fused graph computes what the exported one computes, up to float rounding (float32
-    outputs agree within 1e-5 relative on the fixtures; half-precision graphs, whose exported
-    form rounds the scores and probabilities to 16 bits, come out closer to float32). One
-    exception: a query row whose every key is masked out by -inf, which the exported graph
-    turns into NaN unless it guards the softmax as PyTorch does (IsNaN, Where), comes out zero.
+    outputs agree within 1e-5 relative on the fixtures, also left-padded; half-precision
+    graphs, whose exported form rounds the scores and probabilities to 16 bits, come out closer
+    to float32). That includes query rows whose every key is masked out: with a finite mask
+    fill the exported softmax averages V over every key, and the fused graph does too. One
+    exception: where the mask fill is -inf, such a row, which the exported graph turns into
+    NaN unless it guards the softmax as PyTorch does (IsNaN, Where), comes out zero.
 
 # Candidates
 
