@@ -160,6 +160,10 @@ func init() {
 	// infer_reduce.go
 	reg("", inferReduce, inputs(1), "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare")
 	reg("", inferArgReduce, inputs(1), "ArgMax", "ArgMin")
+	// Fusion targets (graph/rewrite): ONNX's Attention, RMSNormalization, Swish and RotaryEmbedding.
+	reg("", inferONNXAttention, inputs(3), "Attention")
+	reg("", inferLayerNorm, inputs(1), "RMSNormalization")
+	reg("", inferUnary, inputs(1), "Swish", "RotaryEmbedding")
 
 	const ms = "com.microsoft"
 	reg(ms, inferUnary, inputs(1), "BiasGelu", "FastGelu", "Gelu", "QuickGelu", "RotaryEmbedding", "BiasAdd")

@@ -247,12 +247,8 @@ func (b *builder) build(mp *onnxpb.ModelProto, g *onnxpb.GraphProto, raws [][]by
 		}
 		m.Opsets[d] = o.GetVersion()
 	}
-	v, ok := m.Opsets[""]
-	if !ok {
-		return &ModelError{Problem: "model imports no ai.onnx opset"}
-	}
-	if v < minOpset || v > maxOpset {
-		return &ModelError{Problem: fmt.Sprintf("ai.onnx opset %d is not supported (carve supports %d to %d)", v, minOpset, maxOpset)}
+	if err := checkOpsets(m.Opsets); err != nil {
+		return err
 	}
 
 	// Initializers first: a graph input of the same name is an overridable default, which
@@ -339,6 +335,18 @@ func (b *builder) build(mp *onnxpb.ModelProto, g *onnxpb.GraphProto, raws [][]by
 			n.Inputs = append(n.Inputs, v)
 		}
 	}
+	outputs := make([]string, len(g.GetOutput()))
+	for i, vi := range g.GetOutput() {
+		outputs[i] = vi.GetName()
+	}
+	return b.link(outputs)
+}
+
+// link finishes a model whose nodes have their inputs and outputs: it sorts the nodes
+// topologically, marks Constant outputs, records every value's consumers and the graph
+// outputs. Load and Build share it, so both keep the Model's invariants the same way.
+func (b *builder) link(outputs []string) error {
+	m := b.m
 	if err := b.sort(); err != nil {
 		return err
 	}
@@ -358,16 +366,28 @@ func (b *builder) build(mp *onnxpb.ModelProto, g *onnxpb.GraphProto, raws [][]by
 			}
 		}
 	}
-	for _, vi := range g.GetOutput() {
-		v := b.m.byName[vi.GetName()]
+	for _, name := range outputs {
+		v := b.m.byName[name]
 		if v == nil {
-			return &ModelError{Tensor: vi.GetName(), Problem: "graph output is not defined by any node, input or initializer"}
+			return &ModelError{Tensor: name, Problem: "graph output is not defined by any node, input or initializer"}
 		}
 		if v.Output {
-			return &ModelError{Tensor: vi.GetName(), Problem: "graph output listed twice"}
+			return &ModelError{Tensor: name, Problem: "graph output listed twice"}
 		}
 		v.Output = true
 		m.Outputs = append(m.Outputs, v)
+	}
+	return nil
+}
+
+// checkOpsets requires a supported ai.onnx opset.
+func checkOpsets(opsets map[string]int64) error {
+	v, ok := opsets[""]
+	if !ok {
+		return &ModelError{Problem: "model imports no ai.onnx opset"}
+	}
+	if v < minOpset || v > maxOpset {
+		return &ModelError{Problem: fmt.Sprintf("ai.onnx opset %d is not supported (carve supports %d to %d)", v, minOpset, maxOpset)}
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/bundled"
+	"carve.dev/libs/graph/rewrite"
 	"carve.dev/libs/kernels"
 
 	// The backends the estimator plans for: they register their kernels.
@@ -28,37 +29,52 @@ func modelFlags() []cli.Flag {
 		targetFlag(),
 		&cli.IntFlag{Name: "workers", Usage: "CPU worker `N` the runner will use (per-worker workspaces scale with it); 0: all CPUs"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: table (for people) or json (for programs)"},
+		&cli.BoolFlag{Name: "no-fuse", Usage: "plan the graph as exported, without fusing attention, norms, SiLU and rotary embeddings into fused ops"},
 	}
 }
 
 // model is a loaded model and how reports name it.
 type model struct {
-	*graph.Model
-	name    string // the path given, or bundled.Name
-	bundled bool
+	*graph.Model                 // the graph planned: fused, unless --no-fuse
+	exported     *graph.Model    // the graph as loaded
+	fusion       *rewrite.Report // nil with --no-fuse
+	name         string          // the path given, or bundled.Name
+	bundled      bool
 }
 
 func (m *model) close() {
 	if !m.bundled {
-		_ = m.Model.Close()
+		_ = m.exported.Close() // the fused graph shares its weights: this closes both
 	}
 }
 
-// loadModel loads --model, or the bundled model without it.
+// loadModel loads --model, or the bundled model without it, and fuses it unless --no-fuse.
 func loadModel(c *cli.Context) (*model, error) {
 	path := c.String("model")
+	m := &model{name: path}
 	if path == "" {
 		g, err := bundled.Load()
 		if err != nil {
 			return nil, err
 		}
-		return &model{Model: g, name: bundled.Name, bundled: true}, nil
+		m.exported, m.name, m.bundled = g, bundled.Name, true
+	} else {
+		g, err := graph.Load(path)
+		if err != nil {
+			return nil, &modelError{path: path, err: err}
+		}
+		m.exported = g
 	}
-	g, err := graph.Load(path)
-	if err != nil {
-		return nil, &modelError{path: path, err: err}
+	m.Model = m.exported
+	if !c.Bool("no-fuse") {
+		f, rep, err := rewrite.Fuse(m.exported, rewrite.Options{})
+		if err != nil {
+			m.close()
+			return nil, fmt.Errorf("%w (--no-fuse plans the graph as exported)", err)
+		}
+		m.Model, m.fusion = f, rep
 	}
-	return &model{Model: g, name: path}, nil
+	return m, nil
 }
 
 // targetFlag is --target, shared by report, fit and ops (--backend is its old name).

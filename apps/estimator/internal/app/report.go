@@ -14,7 +14,6 @@ import (
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/kernels"
-	"carve.dev/libs/planner"
 )
 
 func reportCommand(s Streams) *cli.Command {
@@ -22,15 +21,19 @@ func reportCommand(s Streams) *cli.Command {
 		Name:  "report",
 		Usage: "weights, planned arena and workspaces of a model over ranges of its dims, against a budget",
 		UsageText: "estimator report [--model M.onnx] --dim batch=1:32 --dim seq=1:8192 [--budget 141GiB]\n" +
-			"   [--target cpu|h200|sm_XY:SMS:SHARED] [--workers N] [--top N] [--format table|json] [--svg plan.svg]",
+			"   [--target cpu|h200|sm_XY:SMS:SHARED] [--workers N] [--top N] [--format table|json] [--svg plan.svg]\n" +
+			"   [--no-fuse] [--explain-fusion]",
 		Description: "Plans the model at every binding of the ranges that can be the worst (the corners, and both\n" +
 			"sides of every point where a kernel switches tactic) and reports the largest arena: exactly what\n" +
 			"the runner reserves for the same model, dims, backend and workers. Exits 3 if --budget is given\n" +
-			"and weights plus arena exceed it.",
+			"and weights plus arena exceed it. The graph is fused first (attention, norms, SiLU, rotary embeddings\n" +
+			"written out op by op become fused ops), as the runner fuses it; the report gives the arena of the\n" +
+			"graph as exported too, and --no-fuse plans that one.",
 		Flags: append(modelFlags(),
 			&cli.StringFlag{Name: "budget", Usage: "device memory `SIZE` to check against, e.g. 141GiB, 80GB, 1.5TiB or bytes"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "list the `N` largest workspaces and live buffers (0: all)"},
 			&cli.StringFlag{Name: "svg", Usage: "also draw the worst binding's plan to `FILE` (SVG)"},
+			&cli.BoolFlag{Name: "explain-fusion", Usage: "list every fusion and every candidate left as exported, with the reason"},
 		),
 		Action: func(c *cli.Context) error { return runReport(c, s) },
 	}
@@ -58,6 +61,7 @@ type report struct {
 	PeakStep             *peakStep            `json:"peak_step"`
 	WorkspaceNodes       int                  `json:"workspace_nodes"`
 	Workspaces           []workspace          `json:"workspaces"`
+	Fusion               *fusionReport        `json:"fusion"`
 }
 
 type budgetVerdict struct {
@@ -141,6 +145,7 @@ func runReport(c *cli.Context, s Streams) error {
 		return err
 	}
 	r := buildReport(m, env, defaulted, opts, ep, top)
+	r.Fusion = fusionSection(c.Context, m, env, opts, top)
 	if haveBudget {
 		r.Budget = &budgetVerdict{BudgetBytes: limit, Fits: r.TotalBytes <= limit, MarginBytes: limit - r.TotalBytes}
 	}
@@ -153,6 +158,9 @@ func runReport(c *cli.Context, s Streams) error {
 		err = writeJSON(s.Stdout, r)
 	} else {
 		err = writeReportTable(s.Stdout, r)
+		if err == nil && c.Bool("explain-fusion") {
+			err = writeFusionExplanation(s.Stdout, r.Fusion)
+		}
 	}
 	if err != nil {
 		return err
@@ -205,23 +213,7 @@ func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.
 			WorstBytes: ep.Worst.Steps[b.Node.Index].Workspace,
 		})
 	}
-	if pk := planview.PeakStep(ep.Worst); pk.Step >= 0 {
-		ps := &peakStep{
-			Step: pk.Step, Node: planview.NodeLabel(pk.Node), Op: opName(pk.Node), LiveBytes: pk.LiveBytes,
-			ActivationBytes: pk.ByKind[planner.Activation], WorkspaceBytes: pk.ByKind[planner.Workspace],
-			OutputBytes: pk.ByKind[planner.Output], LiveBuffers: len(pk.Buffers), Buffers: []liveBuffer{},
-		}
-		for i, b := range pk.Buffers {
-			if top > 0 && i >= top {
-				break
-			}
-			ps.Buffers = append(ps.Buffers, liveBuffer{
-				ID: b.ID, Kind: b.Kind.String(), Node: planview.NodeLabel(b.Node), Op: opName(b.Node), Values: b.Values,
-				SizeBytes: b.Size, OffsetBytes: b.Offset, FirstStep: b.Start, EndStep: b.End,
-			})
-		}
-		r.PeakStep = ps
-	}
+	r.PeakStep = peakOf(ep, top)
 	return r
 }
 
@@ -269,6 +261,7 @@ func writeReportTable(w io.Writer, r *report) error {
 		}
 		tw.row("budget\t%s\t%s\n", size(b.BudgetBytes), verdict)
 	}
+	fusionRows(tw, r)
 	tw.row("\t\n")
 	tw.row("worst binding\t%s\n", engine.Binding(r.WorstBinding))
 	switch {

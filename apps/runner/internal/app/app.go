@@ -116,13 +116,15 @@ func modelFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "graph", Usage: "capture each shape pattern's kernels into a graph at its first run and replay it after (a CUDA graph on a GPU)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random inputs made without --input"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "`FORMAT` of stdout: table (people) or json (machines)"},
+		&cli.BoolFlag{Name: "no-fuse", Usage: "run the graph as exported, without fusing attention, norms, SiLU and rotary embeddings into fused ops"},
 	}
 }
 
 // loadConfig builds run.Config from the shared flags; inputs are read by the caller.
 func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 	cfg := run.Config{ModelPath: c.String("model"), Device: c.String("device"), Workers: c.Int("workers"),
-		Sessions: c.Int("concurrency"), Graphs: c.Bool("graph"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe}
+		Sessions: c.Int("concurrency"), Graphs: c.Bool("graph"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe,
+		NoFuse: c.Bool("no-fuse")}
 	var err error
 	if cfg.Envelope, err = engine.ParseEnvelope(c.StringSlice("dim")); err != nil {
 		return cfg, err

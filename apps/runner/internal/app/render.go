@@ -15,6 +15,7 @@ import (
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
 	"carve.dev/libs/kernels"
 	"github.com/x448/float16"
 )
@@ -129,6 +130,7 @@ func printLoad(w io.Writer, r *run.Runner, files map[string]string) {
 	rs := r.Reservation
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "model\t%s\n", r.ModelName)
+	fmt.Fprintf(tw, "fusion\t%s\n", fusionLine(r))
 	fmt.Fprintf(tw, "device\t%s, %d workers, policy %s\n", r.Backend.Name(), workers(r.Config), policyName(r))
 	fmt.Fprintf(tw, "envelope\t%s\n", rs.Envelope)
 	fmt.Fprintf(tw, "reserved\t%s arena per session x %d = %s, before any run (worst binding %s of %d planned)\n",
@@ -152,6 +154,23 @@ func printLoad(w io.Writer, r *run.Runner, files map[string]string) {
 	}
 	fmt.Fprintf(tw, "binding\t%s (%s)\n", r.Binding, src)
 	tw.Flush()
+}
+
+// fusionLine says what was fused, by kind.
+func fusionLine(r *run.Runner) string {
+	if r.Fusion == nil {
+		return "off (--no-fuse): the graph as exported"
+	}
+	var kinds []string
+	for _, k := range rewrite.Kinds() {
+		if n := r.Reservation.Fused[string(k)]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(kinds) == 0 {
+		return "nothing to fuse"
+	}
+	return fmt.Sprintf("%s (%d nodes as exported, %d run)", strings.Join(kinds, ", "), r.Fusion.NodesBefore, r.Fusion.NodesAfter)
 }
 
 func policyName(r *run.Runner) string {

@@ -12,6 +12,7 @@ import (
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/bundled"
+	"carve.dev/libs/graph/rewrite"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/planner"
 )
@@ -37,6 +38,9 @@ type Config struct {
 	Limit int64
 	// Workers is the CPU kernels' worker count; 0 means GOMAXPROCS.
 	Workers int
+	// NoFuse runs the graph as exported; by default the patterns carve.dev/libs/graph/rewrite
+	// knows (attention, norms, SiLU, rotary embeddings) are fused first.
+	NoFuse bool
 	// Sessions is how many sessions (streams, arenas) run concurrently; 0 means 1.
 	Sessions int
 	// Graphs replays each pattern's kernels as a captured graph after its first run.
@@ -58,8 +62,9 @@ func (e *UsageError) Error() string { return e.Problem }
 // Runner is a model loaded on a device with its sessions' arenas reserved. Run and Bench may be
 // called one at a time (they use every session); Runner is not safe for concurrent use.
 type Runner struct {
-	Model     *graph.Model
-	ModelName string // the path, or bundled.Name
+	Model     *graph.Model    // the graph run: fused unless Config.NoFuse
+	ModelName string          // the path, or bundled.Name
+	Fusion    *rewrite.Report // what was fused; nil with Config.NoFuse
 	Backend   kernels.Backend
 	Alloc     *alloc.Allocator
 	Runtime   *engine.Runtime
@@ -90,6 +95,7 @@ type Reservation struct {
 	DrivingDim        string           `json:"driving_dim,omitempty"`
 	AvailableBytes    int64            `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
 	LimitBytes        int64            `json:"limit_bytes"`
+	Fused             map[string]int   `json:"fused,omitempty"` // fusions of the planned graph by kind; none with --no-fuse
 }
 
 // Load loads the model, plans its envelope, checks that the sessions' arenas fit (failing
@@ -108,6 +114,13 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	}()
 	if r.Model, r.ModelName, err = loadModel(cfg.ModelPath); err != nil {
 		return nil, err
+	}
+	if !cfg.NoFuse {
+		fused, rep, err := rewrite.Fuse(r.Model, rewrite.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("%w (--no-fuse runs the graph as exported)", err)
+		}
+		r.Model, r.Fusion = fused, rep // fused shares the loaded model's weights: Close closes both
 	}
 	if r.Envelope, err = envelope(r.Model, cfg); err != nil {
 		return nil, err
@@ -158,6 +171,12 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 		TotalArenaBytes: ep.ArenaBytes * int64(cfg.Sessions), // checked for overflow by NewRuntime
 		WeightBytes:     ep.WeightBytes, DeviceWeightBytes: ep.DeviceWeightBytes, WorstBinding: ep.Worst.Binding.Dims, Candidates: len(ep.Candidates),
 		WorkspaceBound: ep.WorkspaceBound(), DrivingDim: ep.DrivingDim, AvailableBytes: avail, LimitBytes: cfg.Limit,
+	}
+	if r.Fusion != nil {
+		r.Reservation.Fused = map[string]int{}
+		for _, f := range r.Fusion.Fused {
+			r.Reservation.Fused[string(f.Kind)]++
+		}
 	}
 	for range cfg.Sessions {
 		s, err := r.Runtime.NewSession()
