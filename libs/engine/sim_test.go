@@ -15,6 +15,7 @@ import (
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/sim"
@@ -244,4 +245,27 @@ func zeroInputs(t testing.TB, m *graph.Model, dims Binding) map[string]kernels.T
 		in[v.Name] = tn
 	}
 	return in
+}
+
+// TestFuseOptionsFollowTheKernels: the CPU has a kernel for every fused op; a registry without
+// ONNX Attention skips attention fusion, and only that.
+func TestFuseOptionsFollowTheKernels(t *testing.T) {
+	fo, err := FuseOptions(Options{Workers: 1})
+	require.NoError(t, err)
+	require.Empty(t, fo.Skip)
+
+	cpuReg, err := kernels.RegistryFor(kernels.BackendCPU)
+	require.NoError(t, err)
+	reg := kernels.NewRegistry()
+	for _, info := range cpuReg.Ops(kernels.BackendCPU) {
+		if info.Op == kernels.Key("", "Attention") {
+			continue
+		}
+		k, err := cpuReg.Lookup(kernels.BackendCPU, info.Op)
+		require.NoError(t, err)
+		require.NoError(t, reg.Register(k))
+	}
+	fo, err = FuseOptions(Options{Workers: 1, Registry: reg})
+	require.NoError(t, err)
+	require.Equal(t, []rewrite.Kind{rewrite.Attention}, fo.Skip)
 }

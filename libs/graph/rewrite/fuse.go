@@ -22,6 +22,24 @@ const (
 // the projections of attention, and attention last: it reads the rotary outputs).
 func Kinds() []Kind { return []Kind{LayerNorm, RMSNorm, SiLU, Rotary, Attention} }
 
+// Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
+// cannot run (Options.Skip).
+func (k Kind) Op() (domain, op string) {
+	switch k {
+	case LayerNorm:
+		return "", "LayerNormalization"
+	case RMSNorm:
+		return "", "RMSNormalization"
+	case SiLU:
+		return "", "Swish"
+	case Rotary:
+		return "com.microsoft", "RotaryEmbedding"
+	case Attention:
+		return "", "Attention"
+	}
+	return "", ""
+}
+
 // Options select the fusions.
 type Options struct {
 	// Skip lists kinds not to apply; their candidates are not reported.

@@ -67,7 +67,17 @@ func loadModel(c *cli.Context) (*model, error) {
 	}
 	m.Model = m.exported
 	if !c.Bool("no-fuse") {
-		f, rep, err := rewrite.Fuse(m.exported, rewrite.Options{})
+		opts, err := options(c)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		fo, err := engine.FuseOptions(opts)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		f, rep, err := rewrite.Fuse(m.exported, fo)
 		if err != nil {
 			m.close()
 			return nil, fmt.Errorf("%w (--no-fuse plans the graph as exported)", err)

@@ -115,18 +115,22 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	if r.Model, r.ModelName, err = loadModel(cfg.ModelPath); err != nil {
 		return nil, err
 	}
+	spec, err := ParseDevice(cfg.Device)
+	if err != nil {
+		return nil, err
+	}
 	if !cfg.NoFuse {
-		fused, rep, err := rewrite.Fuse(r.Model, rewrite.Options{})
+		fo, err := engine.FuseOptions(engine.Options{Target: kernels.Target{Backend: spec.Kind}, Registry: cfg.Registry})
+		if err != nil {
+			return nil, err
+		}
+		fused, rep, err := rewrite.Fuse(r.Model, fo)
 		if err != nil {
 			return nil, fmt.Errorf("%w (--no-fuse runs the graph as exported)", err)
 		}
 		r.Model, r.Fusion = fused, rep // fused shares the loaded model's weights: Close closes both
 	}
 	if r.Envelope, err = envelope(r.Model, cfg); err != nil {
-		return nil, err
-	}
-	spec, err := ParseDevice(cfg.Device)
-	if err != nil {
 		return nil, err
 	}
 	if r.Backend, err = openBackend(spec, cfg.Workers, cfg.DeviceMemory); err != nil {
