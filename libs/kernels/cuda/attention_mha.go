@@ -371,6 +371,7 @@ func attentionOps() []*op {
 		{Name: "split-kv", Summary: "decode-sized grids: keys cut into chunks (at most 2*SMs/blocks), per-chunk partial outputs, maxima and sums in workspace, combined after (flash-decoding)", Workspace: true},
 	}
 	return []*op{
+		{key: kernels.Key(ms, "Attention"), tactics: tac, sel: selectAttention, bound: boundAttention},
 		{key: kernels.Key(ms, "MultiHeadAttention"), tactics: tac, sel: selectMHA, bound: boundMHA},
 		{key: kernels.Key(ms, "GroupQueryAttention"), tactics: tac, sel: selectGQA, bound: boundGQA},
 	}

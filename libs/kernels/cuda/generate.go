@@ -193,9 +193,9 @@ func selectCumSum(n *kernels.Node, t kernels.Target) (plan, error) {
 	}
 	at := n.Attrs
 	st := step{kernel: "carve_cumsum", grid: grid1(total, 1, t), block: block1, params: []param{
-		outp(0), inp(0), inp(1), i32p(b2i(ax.DType == graph.Int64)), i32p(int(x.DType)), i32p(len(x.Shape)),
+		outp(0), inp(0), inp(1), i32p(boolInt(ax.DType == graph.Int64)), i32p(int(x.DType)), i32p(len(x.Shape)),
 		pack32(d[0], d[1]), pack32(d[2], d[3]), pack32(d[4], d[5]),
-		i32p(b2i(at.Int("exclusive", 0) != 0)), i32p(b2i(at.Int("reverse", 0) != 0)),
+		i32p(boolInt(at.Int("exclusive", 0) != 0)), i32p(boolInt(at.Int("reverse", 0) != 0)),
 	}}
 	return plan{tactic: "direct", prog: program{st}}, nil
 }
@@ -229,7 +229,7 @@ func selectTrilu(n *kernels.Node, t kernels.Target) (plan, error) {
 	}
 	r := len(x.Shape)
 	st := step{kernel: fmt.Sprintf("carve_trilu_%d", es), grid: grid1(total, 1, t), block: block1, params: []param{
-		outp(0), inp(0), k, i64p(total), i64p(x.Shape[r-2]), i64p(x.Shape[r-1]), i32p(b2i(n.Attrs.Int("upper", 1) != 0)),
+		outp(0), inp(0), k, i64p(total), i64p(x.Shape[r-2]), i64p(x.Shape[r-1]), i32p(boolInt(n.Attrs.Int("upper", 1) != 0)),
 	}}
 	return plan{tactic: "direct", prog: program{st}}, nil
 }

@@ -20,7 +20,7 @@ func elemSize(dt graph.DType) (int64, error) {
 	return es, nil
 }
 
-func b2i(b bool) int {
+func boolInt(b bool) int {
 	if b {
 		return 1
 	}
@@ -60,7 +60,7 @@ func selectGather(n *kernels.Node, t kernels.Target) (plan, error) {
 	mk := func(u int64) step {
 		inner := innerB / u
 		return step{kernel: fmt.Sprintf("carve_gather_%d", u), grid: grid1(outer*nidx*inner, 1, t), block: block1,
-			params: []param{outp(0), inp(0), inp(1), i64p(outer), i64p(axisDim), i64p(nidx), i64p(inner), i32p(b2i(idx.DType == graph.Int64))}}
+			params: []param{outp(0), inp(0), inp(1), i64p(outer), i64p(axisDim), i64p(nidx), i64p(inner), i32p(boolInt(idx.DType == graph.Int64))}}
 	}
 	base := mk(es)
 	u := int64(16)
@@ -117,7 +117,7 @@ func selectGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
 		return plan{}, fmt.Errorf("indices shape %v is too large for the CUDA kernel", idx.Shape)
 	}
 	s := step{kernel: fmt.Sprintf("carve_gather_elements_%d", es), grid: grid1(total, 1, t), block: block1, params: []param{
-		outp(0), inp(0), inp(1), i64p(total), i32p(r), i32p(axis), i32p(b2i(idx.DType == graph.Int64)),
+		outp(0), inp(0), inp(1), i64p(total), i32p(r), i32p(axis), i32p(boolInt(idx.DType == graph.Int64)),
 		pack32(id[0], id[1]), pack32(id[2], id[3]), pack32(id[4], id[5]),
 		i64p(st[0]), i64p(st[1]), i64p(st[2]), i64p(st[3]), i64p(st[4]), i64p(st[5]), i64p(data.Shape[axis]),
 	}}
@@ -176,7 +176,7 @@ func selectGatherND(n *kernels.Node, t kernels.Target) (plan, error) {
 	}
 	s := step{kernel: fmt.Sprintf("carve_gather_nd_%d", es), grid: grid1(nt*g.slab, 1, t), block: block1,
 		params: append([]param{outp(0), inp(0), inp(1), i64p(nt), i64p(g.tuples), i64p(g.dataBatch), i64p(g.slab),
-			i32p(m), i32p(b2i(idx.DType == graph.Int64))}, g.dimParams()...)}
+			i32p(m), i32p(boolInt(idx.DType == graph.Int64))}, g.dimParams()...)}
 	return plan{tactic: "direct", prog: program{s}}, nil
 }
 
@@ -222,7 +222,7 @@ func selectScatterND(n *kernels.Node, t kernels.Target) (plan, error) {
 	}
 	if g.tuples*g.slab > 0 {
 		prog = append(prog, step{kernel: fmt.Sprintf("carve_scatter_nd_%d", es), grid: grid1(g.tuples*g.slab, 1, t), block: block1,
-			params: append([]param{outp(0), inp(1), inp(2), i64p(g.tuples), i64p(g.slab), i32p(m), i32p(b2i(idx.DType == graph.Int64))}, g.dimParams()...)})
+			params: append([]param{outp(0), inp(1), inp(2), i64p(g.tuples), i64p(g.slab), i32p(m), i32p(boolInt(idx.DType == graph.Int64))}, g.dimParams()...)})
 	}
 	return plan{tactic: "direct", prog: prog}, nil
 }

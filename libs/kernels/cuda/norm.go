@@ -248,11 +248,11 @@ func selectSoftmax(log bool) func(n *kernels.Node, t kernels.Target) (plan, erro
 		if inner == 1 {
 			cached, shared := cachedRow(dim, t)
 			st := step{kernel: "carve_softmax_" + name, grid: rowsGrid(outer, t), block: rowBlock(dim, 1), shared: shared,
-				params: []param{outp(0), inp(0), i64p(outer), i64p(dim), i32p(b2i(log)), i32p(b2i(cached))}}
+				params: []param{outp(0), inp(0), i64p(outer), i64p(dim), i32p(boolInt(log)), i32p(boolInt(cached))}}
 			return plan{tactic: "direct", prog: program{st}}, nil
 		}
 		st := step{kernel: "carve_softmax_cols_" + name, grid: grid1(outer*inner, 1, t), block: block1,
-			params: []param{outp(0), inp(0), i64p(outer), i64p(dim), i64p(inner), i32p(b2i(log))}}
+			params: []param{outp(0), inp(0), i64p(outer), i64p(dim), i64p(inner), i32p(boolInt(log))}}
 		return plan{tactic: "direct", prog: program{st}}, nil
 	}
 }

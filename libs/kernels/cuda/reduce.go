@@ -202,7 +202,7 @@ func selectReduce(o redOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 			block = Dim3{X: uint32(bt), Y: 1, Z: 1}
 			grid = Dim3{X: uint32(min(nOut, int64(t.SMs)*gridWaves)), Y: 1, Z: 1}
 		}
-		ps := []param{outp(0), inp(0), i64p(nOut), i64p(count), i32p(int(o)), i32p(mode), i32p(b2i(at.Int("select_last_index", 0) != 0))}
+		ps := []param{outp(0), inp(0), i64p(nOut), i64p(count), i32p(int(o)), i32p(mode), i32p(boolInt(at.Int("select_last_index", 0) != 0))}
 		for _, l := range []layout{kl, rl} {
 			lp := l.params()
 			ps = append(ps, lp[:1+3+maxRank]...) // rank, dims, operand 0's strides
