@@ -116,13 +116,19 @@ func partialsPart(chunks, rows, dv int64) (alloc.Part, error) {
 	return alloc.Part{Name: "partials", Size: sz}, err
 }
 
-// attnShared is the core's dynamic shared memory.
-func attnShared(g attnGeom, a attnTactic, t kernels.Target) (uint32, error) {
-	b := (a.rowsPer*g.d + attnWarps*a.rowsPer*(g.dv+2)) * 4
-	if b > t.SharedMemPerBlock {
-		return 0, fmt.Errorf("attention needs %d bytes of shared memory per block, the target has %d", b, t.SharedMemPerBlock)
+// attnWarpsFor picks the warps of a core block (at most attnWarps) and its dynamic shared
+// memory: the queries as float32, then per warp a 32-key tile of keys (rows padded by 16 bytes)
+// and values, which the warps' merge area reuses afterwards.
+func attnWarpsFor(g attnGeom, a attnTactic, es int64, t kernels.Target) (int64, uint32, error) {
+	q := a.rowsPer * g.d * 4
+	dp := g.d + 16/es
+	for w := int64(attnWarps); w >= 1; w-- {
+		b := q + max(w*32*(dp+g.dv)*es, w*a.rowsPer*(g.dv+2)*4)
+		if b <= t.SharedMemPerBlock {
+			return w, uint32(b), nil
+		}
 	}
-	return uint32(b), nil
+	return 0, 0, fmt.Errorf("attention with head sizes %d/%d needs more shared memory per block than the target's %d bytes", g.d, g.dv, t.SharedMemPerBlock)
 }
 
 // attnArgs are the core's parameters besides the geometry.
@@ -145,7 +151,7 @@ func attnSteps(dt graph.DType, g attnGeom, a attnTactic, x attnArgs, t kernels.T
 	if g.b*g.nkv > 65535 || a.chunks > 65535 {
 		return nil, fmt.Errorf("attention grid of %d x %d x %d blocks is too large", a.rowTiles, g.b*g.nkv, a.chunks)
 	}
-	shared, err := attnShared(g, a, t)
+	warps, shared, err := attnWarpsFor(g, a, dt.Size(), t)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +159,7 @@ func attnSteps(dt graph.DType, g attnGeom, a attnTactic, x attnArgs, t kernels.T
 	core := step{
 		kernel: fmt.Sprintf("carve_attn_%s_%d", name, a.dpl),
 		grid:   Dim3{X: uint32(a.rowTiles), Y: uint32(g.b * g.nkv), Z: uint32(a.chunks)},
-		block:  Dim3{X: attnWarps * 32, Y: 1, Z: 1}, shared: shared,
+		block:  Dim3{X: uint32(warps * 32), Y: 1, Z: 1}, shared: shared,
 		params: []param{
 			x.q, x.k, x.v, x.out, x.part, x.seqlens, x.total, x.mask, x.bias, x.cos, x.sin, x.pos,
 			pack32(g.b, g.s), pack32(g.nq, g.nkv), pack32(g.d, g.dv), pack32(g.t, x.pastLen),

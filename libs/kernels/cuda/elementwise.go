@@ -129,8 +129,9 @@ func ewSteps(dt graph.DType, op ewOp, bdt graph.DType, shape []int64, out param,
 
 // ---------------------------------------------------------------- binary and variadic ops
 
-func selectBinary(op ewOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
+func selectBinary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
+		op := kop // per node: Mod picks its form below
 		if err := arity(n, 2, 2, 1, 1); err != nil {
 			return plan{}, err
 		}
@@ -309,8 +310,9 @@ func selectWhere(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // ---------------------------------------------------------------- unary ops
 
-func selectUnary(op ewOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
+func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
+		op := kop // per node: Gelu picks its form below
 		maxIn := 1
 		if op == ewClip {
 			maxIn = 3
@@ -453,8 +455,9 @@ func selectCast(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectBiasAct is com.microsoft BiasGelu (erf GELU of A + B) and FastGelu (tanh GELU of X +
 // bias, bias optional); the bias is broadcast over the last dim.
-func selectBiasAct(op ewOp, biasRequired bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
+func selectBiasAct(kop ewOp, biasRequired bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
+		op := kop // per node: without a bias, the plain activation
 		minIn := 1
 		if biasRequired {
 			minIn = 2

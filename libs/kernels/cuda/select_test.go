@@ -213,3 +213,24 @@ func TestCodesMatchSources(t *testing.T) {
 		require.Equal(t, v, norm[name], name)
 	}
 }
+
+// Select is a pure function of the node and the target: selecting every case again, in the
+// reverse order, gives the same launches (a kernel that kept state between selections, such as
+// a closure that rewrote its op code, would not).
+func TestSelectIsPure(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	cases := allCases()
+	first := make([][]launchRec, len(cases))
+	for i, c := range cases {
+		inst, err := reg.Select(&c.node, h200)
+		require.NoError(t, err, c.name)
+		first[i] = fakeRun(t, &c.node, inst)
+	}
+	for i := len(cases) - 1; i >= 0; i-- {
+		c := cases[i]
+		inst, err := reg.Select(&c.node, h200)
+		require.NoError(t, err, c.name)
+		require.Equal(t, first[i], fakeRun(t, &c.node, inst), c.name)
+	}
+}

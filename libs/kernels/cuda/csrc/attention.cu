@@ -3,10 +3,11 @@
 //
 // One block (4 warps) takes one batch, one key/value head, a tile of query rows (rows are
 // (token s, grouped head g) pairs, so a decode step's grouped heads share every key and value
-// read) and one chunk of the keys. Each warp walks 32-key tiles of the chunk: lane l scores key
-// j0+l against every row (queries staged in shared memory as float32), the warp keeps an online
-// softmax per row (running max, per-lane running sums) and accumulates p * V with lanes owning
-// head dims d = lane + 32e. The warps then merge through shared memory. With one chunk (tactic
+// read) and one chunk of the keys. Each warp walks 32-key tiles of the chunk: it copies the tile's
+// keys and values into its shared memory with asynchronous 16-byte copies (all in flight at once),
+// lane l scores key j0+l against every row (queries staged in shared memory as float32), the warp
+// keeps an online softmax per row (running max, per-lane running sums) and accumulates p * V with
+// lanes owning head dims d = lane + 32e. The warps then merge through shared memory. With one chunk (tactic
 // "fused") the block writes the normalized output; with several (tactic "split-kv", the
 // flash-decoding split) it writes its unnormalized output, max and sum to the workspace
 // partials and carve_attn_combine merges the chunks.
@@ -29,9 +30,20 @@ enum {
 
 enum { MASK_NONE = 0, MASK_LENGTHS = 1, MASK_STARTEND = 2, MASK_RAW2 = 3, MASK_RAW3 = 4 };
 
-#define ATT_WARPS 4
+#define ATT_WARPS 4  // the most warps a block has (launch bounds); blockDim.x / 32 says how many
 
 namespace {
+
+// cp_async16 queues a 16-byte copy from global to shared memory (sm_80+), completed by
+// cp_async_wait_all.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+}
 
 // gqa_position is the rotary position of token s of batch b.
 __device__ __forceinline__ i64 gqa_position(const int* seqlens, const i64* pos, int flags, bool first, int b, int S,
@@ -72,9 +84,16 @@ __device__ __forceinline__ void attn(const T* q, const T* k, const T* v, T* out,
   const int c = blockIdx.z;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
+  const int nw = blockDim.x >> 5;
+  constexpr int VE = 16 / sizeof(T);
+  const int Dp = D + VE;  // K tile row stride: 16 bytes of padding keep lane-per-row reads conflict-free
+
   extern __shared__ float sm[];
-  float* qs = sm;                          // [rowsPer][D]
-  float* merge = sm + (i64)rowsPer * D;    // [ATT_WARPS][rowsPer][Dv + 2]
+  float* qs = sm;                                             // [rowsPer][D] float
+  T* tiles = (T*)(sm + (i64)rowsPer * D);                      // per warp: K [32][Dp], V [32][Dv]
+  T* ks = tiles + (i64)warp * 32 * (Dp + Dv);
+  T* vsm = ks + 32 * Dp;
+  float* merge = sm + (i64)rowsPer * D;                       // [nw][rowsPer][Dv + 2], after the tiles are done
   __shared__ int lo_s[RBM], hi_s[RBM];
 
   // first prompt: past lengths are 0 (GQA)
@@ -135,18 +154,45 @@ __device__ __forceinline__ void attn(const T* q, const T* k, const T* v, T* out,
   }
   const T* kb = k + (i64)b * ksb + (i64)kh * ksh;
   const T* vb = v + (i64)b * vsb + (i64)kh * vsh;
-  constexpr int VE = 16 / sizeof(T);
-  const bool kvec = D % VE == 0 && ((uintptr_t)kb & 15) == 0 && (kst % VE) == 0;
+  // 16-byte asynchronous copies of whole tiles when every row is 16-byte aligned
+  const bool tvec = D % VE == 0 && Dv % VE == 0 && kst % VE == 0 && vst % VE == 0 &&
+                    ((uintptr_t)kb & 15) == 0 && ((uintptr_t)vb & 15) == 0 && (((uintptr_t)ks) & 15) == 0;
 
-  for (int j0 = kbeg + warp * 32; j0 < kend; j0 += ATT_WARPS * 32) {
+  for (int j0 = kbeg + warp * 32; j0 < kend; j0 += nw * 32) {
+    const int nk = min(32, kend - j0);
+    // stage the tile's keys and values in the warp's shared memory: every copy is issued before
+    // any is waited for
+    __syncwarp();
+    if (tvec) {
+      const int cpk = D / VE, cpv = Dv / VE;
+      for (int u = lane; u < nk * cpk; u += 32) {
+        const int row = u / cpk, cc = u - row * cpk;
+        cp_async16(ks + row * Dp + cc * VE, kb + (i64)(j0 + row) * kst + cc * VE);
+      }
+      for (int u = lane; u < nk * cpv; u += 32) {
+        const int row = u / cpv, cc = u - row * cpv;
+        cp_async16(vsm + row * Dv + cc * VE, vb + (i64)(j0 + row) * vst + cc * VE);
+      }
+      cp_async_wait_all();
+    } else {
+      for (int u = lane; u < nk * D; u += 32) {
+        const int row = u / D, cc = u - row * D;
+        ks[row * Dp + cc] = kb[(i64)(j0 + row) * kst + cc];
+      }
+      for (int u = lane; u < nk * Dv; u += 32) {
+        const int row = u / Dv, cc = u - row * Dv;
+        vsm[row * Dv + cc] = vb[(i64)(j0 + row) * vst + cc];
+      }
+    }
+    __syncwarp();
     const int j = j0 + lane;
-    const bool live = j < kend;
+    const bool live = lane < nk;
     float sc[RBM];
 #pragma unroll
     for (int r = 0; r < RBM; r++) sc[r] = 0.f;
     if (live) {
-      const T* kr = kb + (i64)j * kst;
-      if (kvec) {
+      const T* kr = ks + lane * Dp;
+      if (tvec) {
         for (int d0 = 0; d0 < D; d0 += VE) {
           union { uint4 u; T e[VE]; } kv;
           kv.u = *(const uint4*)(kr + d0);
@@ -156,10 +202,16 @@ __device__ __forceinline__ void attn(const T* q, const T* k, const T* v, T* out,
 #pragma unroll
           for (int r = 0; r < RBM; r++) {
             if (r < nrows) {
-              const float* qr = qs + r * D + d0;
+              const float4* qr = (const float4*)(qs + r * D + d0);
               float s = sc[r];
 #pragma unroll
-              for (int e = 0; e < VE; e++) s = fmaf(qr[e], kf[e], s);
+              for (int e4 = 0; e4 < VE / 4; e4++) {
+                const float4 qv = qr[e4];
+                s = fmaf(qv.x, kf[4 * e4], s);
+                s = fmaf(qv.y, kf[4 * e4 + 1], s);
+                s = fmaf(qv.z, kf[4 * e4 + 2], s);
+                s = fmaf(qv.w, kf[4 * e4 + 3], s);
+              }
               sc[r] = s;
             }
           }
@@ -201,9 +253,8 @@ __device__ __forceinline__ void attn(const T* q, const T* k, const T* v, T* out,
       for (int e = 0; e < DPL; e++) acc[r][e] *= alpha;
       p[r] = pr;
     }
-    const int nk = min(32, kend - j0);
     for (int jj = 0; jj < nk; jj++) {
-      const T* vr = vb + (i64)(j0 + jj) * vst;
+      const T* vr = vsm + jj * Dv;
       float vf[DPL];
 #pragma unroll
       for (int e = 0; e < DPL; e++) {
@@ -220,6 +271,7 @@ __device__ __forceinline__ void attn(const T* q, const T* k, const T* v, T* out,
       }
     }
   }
+  __syncthreads();  // the tiles' shared memory becomes the merge area
 
   // merge the warps
   const int stride = Dv + 2;
@@ -242,10 +294,10 @@ __device__ __forceinline__ void attn(const T* q, const T* k, const T* v, T* out,
   for (int e = threadIdx.x; e < nrows * Dv; e += blockDim.x) {
     const int r = e / Dv, d = e % Dv, row = row0 + r, s = row / G, n = kh * G + row % G;
     float M = -INFINITY;
-    for (int w = 0; w < ATT_WARPS; w++) M = fmaxf(M, merge[((i64)w * rowsPer + r) * stride + Dv]);
+    for (int w = 0; w < nw; w++) M = fmaxf(M, merge[((i64)w * rowsPer + r) * stride + Dv]);
     float L = 0.f, A = 0.f;
     if (M != -INFINITY) {
-      for (int w = 0; w < ATT_WARPS; w++) {
+      for (int w = 0; w < nw; w++) {
         const float* mr = merge + ((i64)w * rowsPer + r) * stride;
         float f = expf(mr[Dv] - M);
         L += mr[Dv + 1] * f;

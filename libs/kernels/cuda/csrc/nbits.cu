@@ -56,38 +56,39 @@ __device__ __forceinline__ void gemv(T* y, const T* a, const unsigned char* b, c
   const i64 rowBytes = (i64)kBlocks * blob;
   const int words = (int)(rowBytes / 4);
   constexpr int WPW = 32 / BITS;  // weights per 4-byte word
+  constexpr int UNR = 4;          // 16-byte loads in flight per lane
   const bool avec = (K % 8 == 0) && (((uintptr_t)a & 15) == 0);
+  const bool v16 = rowBytes % 16 == 0 && (((uintptr_t)b & 15) == 0);
   for (i64 n = (i64)blockIdx.x * GEMV_WARPS + (threadIdx.x >> 5); n < N; n += (i64)gridDim.x * GEMV_WARPS) {
-    const unsigned* row = (const unsigned*)(b + n * rowBytes);
     float acc[GEMV_MMAX];
 #pragma unroll
     for (int r = 0; r < GEMV_MMAX; r++) acc[r] = 0.f;
-    for (int w = lane; w < words; w += 32) {
-      const unsigned word = __ldg(row + w);
-      const int k0 = w * WPW;  // weights of one word never straddle a block (blob is a multiple of 4)
+    // one word: WPW weights starting at k0; a word never straddles a block (blob is a multiple of
+    // 4 bytes), and weights past K (the last block's padding) are skipped
+    auto word = [&](unsigned wd, int wi) {
+      const int k0 = wi * WPW;
       const int kb = k0 / bs;
-      // K need not be a multiple of bs: the last block's padding weights are skipped
       const float s = tof(scales[n * kBlocks + kb]);
       const float z = zero_point<T>(zp, zpKind, BITS, n, kb, kBlocks);
       float wf[WPW];
 #pragma unroll
-      for (int i = 0; i < WPW; i++) wf[i] = ((float)((word >> (i * BITS)) & ((1u << BITS) - 1)) - z) * s;
+      for (int i = 0; i < WPW; i++) wf[i] = ((float)((wd >> (i * BITS)) & ((1u << BITS) - 1)) - z) * s;
       if (k0 + WPW <= K) {
 #pragma unroll
         for (int r = 0; r < GEMV_MMAX; r++) {
           if (r < m) {
             const T* ar = a + (i64)r * K + k0;
+            if constexpr (WPW >= 8) {
 #pragma unroll
-            for (int i0 = 0; i0 < WPW; i0 += 8) {
-              float af[8];
-              if (WPW >= 8) {
+              for (int i0 = 0; i0 < WPW; i0 += 8) {
+                float af[8];
                 load8<T>(ar + i0, avec, af);
 #pragma unroll
                 for (int i = 0; i < 8; i++) acc[r] = fmaf(wf[i0 + i], af[i], acc[r]);
-              } else {
-#pragma unroll
-                for (int i = 0; i < WPW; i++) acc[r] = fmaf(wf[i], tof(ar[i]), acc[r]);
               }
+            } else {
+#pragma unroll
+              for (int i = 0; i < WPW; i++) acc[r] = fmaf(wf[i], tof(ar[i]), acc[r]);
             }
           }
         }
@@ -97,6 +98,29 @@ __device__ __forceinline__ void gemv(T* y, const T* a, const unsigned char* b, c
           for (int r = 0; r < GEMV_MMAX; r++)
             if (r < m) acc[r] = fmaf(wf[i], tof(a[(i64)r * K + k0 + i]), acc[r]);
       }
+    };
+    if (v16) {
+      const uint4* row = (const uint4*)(b + n * rowBytes);
+      const int chunks = (int)(rowBytes / 16);
+      for (int c0 = lane; c0 < chunks; c0 += 32 * UNR) {
+        uint4 w[UNR];
+#pragma unroll
+        for (int u = 0; u < UNR; u++)
+          if (c0 + 32 * u < chunks) w[u] = __ldg(row + c0 + 32 * u);
+#pragma unroll
+        for (int u = 0; u < UNR; u++) {
+          const int c = c0 + 32 * u;
+          if (c < chunks) {
+            word(w[u].x, 4 * c);
+            word(w[u].y, 4 * c + 1);
+            word(w[u].z, 4 * c + 2);
+            word(w[u].w, 4 * c + 3);
+          }
+        }
+      }
+    } else {
+      const unsigned* row = (const unsigned*)(b + n * rowBytes);
+      for (int w = lane; w < words; w += 32) word(__ldg(row + w), w);
     }
 #pragma unroll
     for (int r = 0; r < GEMV_MMAX; r++) {
