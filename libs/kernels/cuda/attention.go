@@ -172,9 +172,12 @@ func attnSteps(dt graph.DType, g attnGeom, a attnTactic, x attnArgs, t kernels.T
 	steps := []step{core}
 	if a.chunks > 1 {
 		rows := g.b * g.nq * g.s
+		if rows >= 1<<31 {
+			return nil, fmt.Errorf("%d attention rows are too many for the CUDA combine kernel", rows)
+		}
 		steps = append(steps, step{
 			kernel: "carve_attn_combine_" + name,
-			grid:   Dim3{X: uint32((rows + 7) / 8), Y: 1, Z: 1}, block: Dim3{X: 256, Y: 1, Z: 1},
+			grid:   Dim3{X: uint32(rows), Y: 1, Z: 1}, block: Dim3{X: 128, Y: 1, Z: 1}, shared: uint32(a.chunks * 4),
 			params: []param{x.out, x.part, i64p(rows), i32p(int(g.dv)), i32p(int(a.chunks)), pack32(g.nq, g.s)},
 		})
 	}

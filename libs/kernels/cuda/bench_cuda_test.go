@@ -33,6 +33,12 @@ func TestBandwidth(t *testing.T) {
 		share bool // GQA: past and present are one buffer
 	}
 	var benches []bench
+	// the cost of one launch in a replayed graph, and a plain copy of 256 MiB for the achievable
+	// bandwidth
+	benches = append(benches, bench{name: "Launch-Add-1-element",
+		c: kcase{node: nd("", "Add", A(), []kernels.Value{v(bf, 1), v(bf, 1)}, v(bf, 1))}, bytes: 6})
+	benches = append(benches, bench{name: "Copy-bf16-128Mi-elements",
+		c: kcase{node: nd("", "Identity", A(), []kernels.Value{v(bf, 128<<20)}, v(bf, 128<<20))}, bytes: 2 * 2 * 128 << 20})
 	for _, sh := range [][2]int64{{8192, 1536}, {4096, 3584}} {
 		rows, h := sh[0], sh[1]
 		benches = append(benches, bench{name: "RMSNorm-bf16-" + itoa(rows) + "x" + itoa(h),

@@ -114,3 +114,42 @@ func TestKernelsMatchCPU(t *testing.T) {
 		})
 	}
 }
+
+// GroupQueryAttention with past and present sharing one buffer (the decode setup of
+// onnxruntime's past_present_share_buffer) gives the output of separate buffers: the past copy
+// is skipped and the new token lands in place.
+func TestGQASharedBuffer(t *testing.T) {
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	for _, dt := range floatTypes {
+		c := gqaCase(gqaSpec{name: "shared", dt: dt, b: 2, s: 1, p: 1200, tcap: 1200, nq: 4, nkv: 2, d: 64,
+			seqlens: []int{1199, 700}, rotary: true, present: true})
+		vals := caseInputs(c, 3)
+		sep, inst := runGPU(t, b, s, c, vals)
+		require.Equal(t, "split-kv", inst.Tactic())
+		// the same run with past_key/past_value bound to the present outputs, which hold the past
+		in := make([]kernels.Tensor, len(c.node.Inputs))
+		for i, vv := range c.node.Inputs {
+			if vv.Present() && i != 3 && i != 4 {
+				raw := encodeAny(vv.DType, vals[i])
+				p := devBuf(t, b.dev, int64(len(raw)))
+				require.NoError(t, b.CopyIn(p, raw, s))
+				in[i] = kernels.Tensor{DType: vv.DType, Shape: vv.Shape}
+				b.Bind(&in[i], p, int64(len(raw)))
+			}
+		}
+		out := make([]kernels.Tensor, 3)
+		for i, vv := range c.node.Outputs {
+			out[i] = outputTensor(t, b, s, vv.DType, vv.Shape)
+		}
+		for i := 3; i <= 4; i++ {
+			raw := encodeAny(dt, vals[i])
+			require.NoError(t, b.CopyIn(out[i-2].Addr, raw, s))
+			in[i] = kernels.Tensor{DType: dt, Shape: c.node.Inputs[i].Shape, Addr: out[i-2].Addr}
+		}
+		require.NoError(t, inst.Run(in, out, workspace(t, b, inst), s))
+		require.NoError(t, b.dev.SynchronizeStream(s))
+		got := download(t, b, s, out[0])
+		require.Equal(t, sep[0], got, "%v output", dt)
+	}
+}

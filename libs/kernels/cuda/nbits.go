@@ -112,7 +112,11 @@ func selectMatMulNBits(n *kernels.Node, t kernels.Target) (plan, error) {
 			return plan{tactic: "gemv"}, nil
 		}
 		blocks := min((g.n+7)/8, int64(t.SMs)*gridWaves)
-		st := step{kernel: fmt.Sprintf("carve_nbits_gemv_%s_%d", name, g.bits), grid: Dim3{X: uint32(blocks), Y: 1, Z: 1},
+		kernel := fmt.Sprintf("carve_nbits_gemv_%s_%d", name, g.bits)
+		if m == 1 {
+			kernel = fmt.Sprintf("carve_nbits_gemv1_%s_%d", name, g.bits)
+		}
+		st := step{kernel: kernel, grid: Dim3{X: uint32(blocks), Y: 1, Z: 1},
 			block:  Dim3{X: 256, Y: 1, Z: 1},
 			params: []param{outp(0), inp(0), inp(1), inp(2), zp, bias, pack32(m, g.k), pack32(g.n, g.kBlocks), i32p(int(g.bs)), i32p(zpKind)}}
 		return plan{tactic: "gemv", prog: program{st}}, nil

@@ -347,34 +347,35 @@ ATTN(carve_attn_bf16_2, bf16, 2)
 ATTN(carve_attn_bf16_4, bf16, 4)
 ATTN(carve_attn_bf16_8, bf16, 8)
 
-// carve_attn_combine_<T>: merges the split-kv partials of every row (b, n, s): one warp per row,
-// lanes over the head dim. Rows whose chunks all saw no key get zeros.
+// carve_attn_combine_<T>: merges the split-kv partials of every row (b, n, s): one block per
+// row. The chunks' weights exp(max_c - max) go to shared memory (chunks floats, the dynamic
+// size), then each thread sums one head dim over the chunks, loads independent of each other.
+// Rows whose chunks all saw no key get zeros.
 #define COMBINE(name, T)                                                                                 \
   extern "C" __global__ void name(T* out, const float* part, i64 rowsTotal, int Dv, int chunks, i64 ns) { \
+    extern __shared__ float wts[];                                                                       \
+    __shared__ float red[32];                                                                            \
     const int N = lo32(ns), S = hi32(ns);                                                                \
-    const int lane = threadIdx.x & 31;                                                                   \
-    const i64 row = (i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);                           \
-    if (row >= rowsTotal) return;                                                                        \
+    const i64 row = blockIdx.x;                                                                          \
     const float* pm = part + (i64)chunks * rowsTotal * Dv;                                               \
     const float* pl = pm + (i64)chunks * rowsTotal;                                                      \
-    float M = -INFINITY;                                                                                 \
-    for (int c = 0; c < chunks; c++)                                                                     \
-      if (pl[(i64)c * rowsTotal + row] > 0.f) M = fmaxf(M, pm[(i64)c * rowsTotal + row]);               \
+    float mx = -INFINITY;                                                                                \
+    for (int c = threadIdx.x; c < chunks; c += blockDim.x)                                               \
+      if (pl[(i64)c * rowsTotal + row] > 0.f) mx = fmaxf(mx, pm[(i64)c * rowsTotal + row]);             \
+    const float M = block_max(mx, red);                                                                  \
+    float l = 0.f;                                                                                       \
+    for (int c = threadIdx.x; c < chunks; c += blockDim.x) {                                             \
+      const float lc = pl[(i64)c * rowsTotal + row];                                                     \
+      const float w = (lc > 0.f && M != -INFINITY) ? expf(pm[(i64)c * rowsTotal + row] - M) : 0.f;      \
+      wts[c] = w;                                                                                        \
+      l += lc > 0.f ? lc * w : 0.f;                                                                      \
+    }                                                                                                    \
+    const float L = block_sum(l, red);                                                                   \
     const i64 s = row % S, n = (row / S) % N, b = row / ((i64)S * N);                                    \
     T* o = out + ((b * S + s) * N + n) * Dv;                                                             \
-    float L = 0.f;                                                                                       \
-    if (M != -INFINITY)                                                                                  \
-      for (int c = 0; c < chunks; c++) {                                                                 \
-        float lc = pl[(i64)c * rowsTotal + row];                                                         \
-        if (lc > 0.f) L += lc * expf(pm[(i64)c * rowsTotal + row] - M);                                 \
-      }                                                                                                  \
-    for (int d = lane; d < Dv; d += 32) {                                                                \
+    for (int d = threadIdx.x; d < Dv; d += blockDim.x) {                                                 \
       float A = 0.f;                                                                                     \
-      if (L > 0.f)                                                                                       \
-        for (int c = 0; c < chunks; c++) {                                                               \
-          float lc = pl[(i64)c * rowsTotal + row];                                                       \
-          if (lc > 0.f) A += part[((i64)c * rowsTotal + row) * Dv + d] * expf(pm[(i64)c * rowsTotal + row] - M); \
-        }                                                                                                \
+      _Pragma("unroll 8") for (int c = 0; c < chunks; c++) A += wts[c] * part[((i64)c * rowsTotal + row) * Dv + d]; \
       o[d] = fromf<T>(L > 0.f ? A / L : 0.f);                                                            \
     }                                                                                                    \
   }

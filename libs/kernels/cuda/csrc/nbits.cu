@@ -48,82 +48,89 @@ __device__ __forceinline__ void load8(const T* a, bool vec, float* f) {
   for (int i = 0; i < 8; i++) f[i] = tof(a[i]);
 }
 
-template <typename T, int BITS>
+// gemv_word folds one 4-byte word of column n's weights (WPW weights from k0 = wi*WPW) into the
+// accumulators of the m rows of A. A word never straddles a block (blob is a multiple of 4
+// bytes); weights past K (the last block's padding) are skipped.
+template <typename T, int BITS, int MMAX>
+__device__ __forceinline__ void gemv_word(float (&acc)[MMAX], unsigned wd, int wi, const T* a, const T* scales,
+                                          const void* zp, i64 n, int m, int K, int kBlocks, int bs, int zpKind,
+                                          bool avec) {
+  constexpr int WPW = 32 / BITS;
+  const int k0 = wi * WPW;
+  const int kb = k0 / bs;
+  const float s = tof(scales[n * kBlocks + kb]);
+  const float z = zero_point<T>(zp, zpKind, BITS, n, kb, kBlocks);
+  float wf[WPW];
+#pragma unroll
+  for (int i = 0; i < WPW; i++) wf[i] = ((float)((wd >> (i * BITS)) & ((1u << BITS) - 1)) - z) * s;
+  if (k0 + WPW <= K) {
+#pragma unroll
+    for (int r = 0; r < MMAX; r++) {
+      if (r < m) {
+        const T* ar = a + (i64)r * K + k0;
+        if constexpr (WPW >= 8) {
+#pragma unroll
+          for (int i0 = 0; i0 < WPW; i0 += 8) {
+            float af[8];
+            load8<T>(ar + i0, avec, af);
+#pragma unroll
+            for (int i = 0; i < 8; i++) acc[r] = fmaf(wf[i0 + i], af[i], acc[r]);
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < WPW; i++) acc[r] = fmaf(wf[i], tof(ar[i]), acc[r]);
+        }
+      }
+    }
+  } else {
+    for (int i = 0; i < WPW && k0 + i < K; i++)
+#pragma unroll
+      for (int r = 0; r < MMAX; r++)
+        if (r < m) acc[r] = fmaf(wf[i], tof(a[(i64)r * K + k0 + i]), acc[r]);
+  }
+}
+
+// gemv: one warp per output column. Rows of 16-byte multiples stream as 16-byte loads, two in
+// flight per lane before any is used; other rows as 4-byte words.
+template <typename T, int BITS, int MMAX>
 __device__ __forceinline__ void gemv(T* y, const T* a, const unsigned char* b, const T* scales, const void* zp,
                                      const T* bias, int m, int K, int N, int kBlocks, int bs, int zpKind) {
   const int lane = threadIdx.x & 31;
   const int blob = bs * BITS / 8;
   const i64 rowBytes = (i64)kBlocks * blob;
-  const int words = (int)(rowBytes / 4);
-  constexpr int WPW = 32 / BITS;  // weights per 4-byte word
-  constexpr int UNR = 4;          // 16-byte loads in flight per lane
   const bool avec = (K % 8 == 0) && (((uintptr_t)a & 15) == 0);
   const bool v16 = rowBytes % 16 == 0 && (((uintptr_t)b & 15) == 0);
   for (i64 n = (i64)blockIdx.x * GEMV_WARPS + (threadIdx.x >> 5); n < N; n += (i64)gridDim.x * GEMV_WARPS) {
-    float acc[GEMV_MMAX];
+    float acc[MMAX];
 #pragma unroll
-    for (int r = 0; r < GEMV_MMAX; r++) acc[r] = 0.f;
-    // one word: WPW weights starting at k0; a word never straddles a block (blob is a multiple of
-    // 4 bytes), and weights past K (the last block's padding) are skipped
-    auto word = [&](unsigned wd, int wi) {
-      const int k0 = wi * WPW;
-      const int kb = k0 / bs;
-      const float s = tof(scales[n * kBlocks + kb]);
-      const float z = zero_point<T>(zp, zpKind, BITS, n, kb, kBlocks);
-      float wf[WPW];
-#pragma unroll
-      for (int i = 0; i < WPW; i++) wf[i] = ((float)((wd >> (i * BITS)) & ((1u << BITS) - 1)) - z) * s;
-      if (k0 + WPW <= K) {
-#pragma unroll
-        for (int r = 0; r < GEMV_MMAX; r++) {
-          if (r < m) {
-            const T* ar = a + (i64)r * K + k0;
-            if constexpr (WPW >= 8) {
-#pragma unroll
-              for (int i0 = 0; i0 < WPW; i0 += 8) {
-                float af[8];
-                load8<T>(ar + i0, avec, af);
-#pragma unroll
-                for (int i = 0; i < 8; i++) acc[r] = fmaf(wf[i0 + i], af[i], acc[r]);
-              }
-            } else {
-#pragma unroll
-              for (int i = 0; i < WPW; i++) acc[r] = fmaf(wf[i], tof(ar[i]), acc[r]);
-            }
-          }
-        }
-      } else {
-        for (int i = 0; i < WPW && k0 + i < K; i++)
-#pragma unroll
-          for (int r = 0; r < GEMV_MMAX; r++)
-            if (r < m) acc[r] = fmaf(wf[i], tof(a[(i64)r * K + k0 + i]), acc[r]);
-      }
-    };
+    for (int r = 0; r < MMAX; r++) acc[r] = 0.f;
     if (v16) {
       const uint4* row = (const uint4*)(b + n * rowBytes);
       const int chunks = (int)(rowBytes / 16);
-      for (int c0 = lane; c0 < chunks; c0 += 32 * UNR) {
-        uint4 w[UNR];
-#pragma unroll
-        for (int u = 0; u < UNR; u++)
-          if (c0 + 32 * u < chunks) w[u] = __ldg(row + c0 + 32 * u);
-#pragma unroll
-        for (int u = 0; u < UNR; u++) {
-          const int c = c0 + 32 * u;
-          if (c < chunks) {
-            word(w[u].x, 4 * c);
-            word(w[u].y, 4 * c + 1);
-            word(w[u].z, 4 * c + 2);
-            word(w[u].w, 4 * c + 3);
-          }
+      for (int c0 = lane; c0 < chunks; c0 += 64) {
+        const int c1 = c0 + 32;
+        const uint4 w0 = __ldg(row + c0);
+        uint4 w1 = make_uint4(0, 0, 0, 0);
+        if (c1 < chunks) w1 = __ldg(row + c1);
+        gemv_word<T, BITS, MMAX>(acc, w0.x, 4 * c0, a, scales, zp, n, m, K, kBlocks, bs, zpKind, avec);
+        gemv_word<T, BITS, MMAX>(acc, w0.y, 4 * c0 + 1, a, scales, zp, n, m, K, kBlocks, bs, zpKind, avec);
+        gemv_word<T, BITS, MMAX>(acc, w0.z, 4 * c0 + 2, a, scales, zp, n, m, K, kBlocks, bs, zpKind, avec);
+        gemv_word<T, BITS, MMAX>(acc, w0.w, 4 * c0 + 3, a, scales, zp, n, m, K, kBlocks, bs, zpKind, avec);
+        if (c1 < chunks) {
+          gemv_word<T, BITS, MMAX>(acc, w1.x, 4 * c1, a, scales, zp, n, m, K, kBlocks, bs, zpKind, avec);
+          gemv_word<T, BITS, MMAX>(acc, w1.y, 4 * c1 + 1, a, scales, zp, n, m, K, kBlocks, bs, zpKind, avec);
+          gemv_word<T, BITS, MMAX>(acc, w1.z, 4 * c1 + 2, a, scales, zp, n, m, K, kBlocks, bs, zpKind, avec);
+          gemv_word<T, BITS, MMAX>(acc, w1.w, 4 * c1 + 3, a, scales, zp, n, m, K, kBlocks, bs, zpKind, avec);
         }
       }
     } else {
       const unsigned* row = (const unsigned*)(b + n * rowBytes);
-      for (int w = lane; w < words; w += 32) word(__ldg(row + w), w);
+      const int words = (int)(rowBytes / 4);
+      for (int w = lane; w < words; w += 32)
+        gemv_word<T, BITS, MMAX>(acc, __ldg(row + w), w, a, scales, zp, n, m, K, kBlocks, bs, zpKind, avec);
     }
 #pragma unroll
-    for (int r = 0; r < GEMV_MMAX; r++) {
+    for (int r = 0; r < MMAX; r++) {
       if (r < m) {
         float v = warp_sum(acc[r]);
         if (lane == 0) y[(i64)r * N + n] = fromf<T>(v + (bias ? tof(bias[n]) : 0.f));
@@ -134,22 +141,28 @@ __device__ __forceinline__ void gemv(T* y, const T* a, const unsigned char* b, c
 
 }  // namespace
 
-// carve_nbits_gemv_<T>_<bits>: mk = m|K, nkb = N|kBlocks.
-#define GEMV(name, T, BITS)                                                                                 \
+// carve_nbits_gemv_<T>_<bits> (m <= 8) and carve_nbits_gemv1_<T>_<bits> (m == 1, fewer
+// registers): mk = m|K, nkb = N|kBlocks.
+#define GEMV(name, name1, T, BITS)                                                                          \
   extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32)                                             \
       name(T* y, const T* a, const unsigned char* b, const T* scales, const void* zp, const T* bias, i64 mk, \
            i64 nkb, int bs, int zpKind) {                                                                   \
-    gemv<T, BITS>(y, a, b, scales, zp, bias, lo32(mk), hi32(mk), lo32(nkb), hi32(nkb), bs, zpKind);        \
+    gemv<T, BITS, GEMV_MMAX>(y, a, b, scales, zp, bias, lo32(mk), hi32(mk), lo32(nkb), hi32(nkb), bs, zpKind); \
+  }                                                                                                         \
+  extern "C" __global__ void __launch_bounds__(GEMV_WARPS * 32)                                             \
+      name1(T* y, const T* a, const unsigned char* b, const T* scales, const void* zp, const T* bias, i64 mk, \
+            i64 nkb, int bs, int zpKind) {                                                                  \
+    gemv<T, BITS, 1>(y, a, b, scales, zp, bias, 1, hi32(mk), lo32(nkb), hi32(nkb), bs, zpKind);             \
   }
-GEMV(carve_nbits_gemv_f32_2, float, 2)
-GEMV(carve_nbits_gemv_f32_4, float, 4)
-GEMV(carve_nbits_gemv_f32_8, float, 8)
-GEMV(carve_nbits_gemv_f16_2, __half, 2)
-GEMV(carve_nbits_gemv_f16_4, __half, 4)
-GEMV(carve_nbits_gemv_f16_8, __half, 8)
-GEMV(carve_nbits_gemv_bf16_2, bf16, 2)
-GEMV(carve_nbits_gemv_bf16_4, bf16, 4)
-GEMV(carve_nbits_gemv_bf16_8, bf16, 8)
+GEMV(carve_nbits_gemv_f32_2, carve_nbits_gemv1_f32_2, float, 2)
+GEMV(carve_nbits_gemv_f32_4, carve_nbits_gemv1_f32_4, float, 4)
+GEMV(carve_nbits_gemv_f32_8, carve_nbits_gemv1_f32_8, float, 8)
+GEMV(carve_nbits_gemv_f16_2, carve_nbits_gemv1_f16_2, __half, 2)
+GEMV(carve_nbits_gemv_f16_4, carve_nbits_gemv1_f16_4, __half, 4)
+GEMV(carve_nbits_gemv_f16_8, carve_nbits_gemv1_f16_8, __half, 8)
+GEMV(carve_nbits_gemv_bf16_2, carve_nbits_gemv1_bf16_2, bf16, 2)
+GEMV(carve_nbits_gemv_bf16_4, carve_nbits_gemv1_bf16_4, bf16, 4)
+GEMV(carve_nbits_gemv_bf16_8, carve_nbits_gemv1_bf16_8, bf16, 8)
 
 // carve_nbits_dequant_<T>: w[r, k] = dequantized weight (n0 + r, k) for r < rows, k < K, as T.
 // nr = n0|rows, kkb = K|kBlocks.
