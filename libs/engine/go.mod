@@ -1,12 +1,14 @@
 module carve.dev/libs/engine
 
-go 1.26
+go 1.26.0
 
 require (
 	carve.dev/libs/graph v0.0.0
 	carve.dev/libs/kernels v0.0.0
 	carve.dev/libs/planner v0.0.0
 )
+
+require golang.org/x/sys v0.50.0 // indirect
 
 require (
 	carve.dev/libs/alloc v0.0.0

@@ -1,13 +1,13 @@
 module carve.dev/libs/kernels
 
-go 1.26
+go 1.26.0
 
 require (
 	carve.dev/libs/alloc v0.0.0
 	carve.dev/libs/graph v0.0.0
 	github.com/stretchr/testify v1.12.1
 	github.com/x448/float16 v0.8.4
-	gonum.org/v1/gonum v0.17.0
+	golang.org/x/sys v0.50.0
 )
 
 require (
@@ -20,6 +20,7 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/text v0.34.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gorgonia.org/cu v0.9.6 // indirect
 )

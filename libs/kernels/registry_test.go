@@ -63,7 +63,7 @@ func TestRegistryListingAndDomains(t *testing.T) {
 	for _, tac := range mm.Tactics {
 		names = append(names, tac.Name)
 	}
-	require.Equal(t, []string{"gemm", "splitk", "f16-convert", "naive"}, names)
+	require.Equal(t, []string{"gemm", "f16-convert", "naive"}, names)
 	// "ai.onnx" is the default domain
 	k, err := r.Lookup("cpu", kernels.Key("ai.onnx", "Add"))
 	require.NoError(t, err)

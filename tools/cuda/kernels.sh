@@ -18,7 +18,10 @@ shopt -s nullglob
 for f in "$out"/*.fatbin; do
   [ -f "$src/$(basename "$f" .fatbin).cu" ] || rm -f "$f"
 done
-newest_hdr=$(ls -t "$src"/*.cuh 2>/dev/null | head -1 || true)
+newest_hdr=
+for h in "$src"/*.cuh; do
+  [ -z "$newest_hdr" ] || [ "$h" -nt "$newest_hdr" ] && newest_hdr=$h
+done
 built=0
 for cu in "$src"/*.cu; do
   fb="$out/$(basename "$cu" .cu).fatbin"

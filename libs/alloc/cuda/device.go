@@ -62,6 +62,7 @@ type Device struct {
 	captures int // streams being captured
 
 	stats deviceStats
+	calls deviceCalls
 }
 
 // nextHandle numbers the stream, event and graph handles of every Device in the process.
@@ -188,6 +189,7 @@ func (d *Device) Name() string { return fmt.Sprintf("cuda:%d", d.ordinal) }
 
 // Malloc allocates with cuMemAlloc (256-byte aligned or better).
 func (d *Device) Malloc(size int64) (alloc.Ptr, error) {
+	d.calls.malloc.Add(1)
 	if size <= 0 {
 		return 0, fmt.Errorf("cuda: malloc of %d bytes", size)
 	}
@@ -202,6 +204,7 @@ func (d *Device) Malloc(size int64) (alloc.Ptr, error) {
 // Free releases memory with cuMemFree, which waits for the work that may still use it. It fails
 // while a stream of the device is being captured.
 func (d *Device) Free(p alloc.Ptr) error {
+	d.calls.free.Add(1)
 	if d.capturing() {
 		return fmt.Errorf("cuda: free: %w", alloc.ErrCaptureUnsupported)
 	}
@@ -214,6 +217,7 @@ func (d *Device) Free(p alloc.Ptr) error {
 
 // MemInfo reports free and total device memory.
 func (d *Device) MemInfo() (free, total int64, err error) {
+	d.calls.memInfo.Add(1)
 	var f, t C.size_t
 	err = d.do(func() error { return check("cuMemGetInfo", C.cuMemGetInfo(&f, &t)) })
 	return int64(f), int64(t), err
@@ -221,6 +225,7 @@ func (d *Device) MemInfo() (free, total int64, err error) {
 
 // Synchronize waits for all work of the context. It fails during a capture.
 func (d *Device) Synchronize() error {
+	d.calls.synchronize.Add(1)
 	if d.capturing() {
 		return fmt.Errorf("cuda: synchronize: %w", alloc.ErrCaptureUnsupported)
 	}
@@ -256,6 +261,7 @@ func (d *Device) event(e alloc.Event) (C.CUevent, error) {
 
 // NewStream creates a non-blocking stream (it never synchronizes with the legacy stream).
 func (d *Device) NewStream() (alloc.Stream, error) {
+	d.calls.newStream.Add(1)
 	var cs C.CUstream
 	if err := d.do(func() error { return check("cuStreamCreate", C.cuStreamCreate(&cs, C.CU_STREAM_NON_BLOCKING)) }); err != nil {
 		return 0, err
@@ -269,6 +275,7 @@ func (d *Device) NewStream() (alloc.Stream, error) {
 
 // DestroyStream destroys s; work already queued on it still runs.
 func (d *Device) DestroyStream(s alloc.Stream) error {
+	d.calls.destroyStream.Add(1)
 	streams.Lock()
 	e, ok := streams.m[s]
 	if ok && e.dev == d {
@@ -283,6 +290,7 @@ func (d *Device) DestroyStream(s alloc.Stream) error {
 
 // SynchronizeStream waits for the work queued on s.
 func (d *Device) SynchronizeStream(s alloc.Stream) error {
+	d.calls.synchronizeStream.Add(1)
 	cs, err := d.stream(s)
 	if err != nil {
 		return err
@@ -292,6 +300,7 @@ func (d *Device) SynchronizeStream(s alloc.Stream) error {
 
 // NewEvent creates an event without timing.
 func (d *Device) NewEvent() (alloc.Event, error) {
+	d.calls.newEvent.Add(1)
 	var ce C.CUevent
 	if err := d.do(func() error { return check("cuEventCreate", C.cuEventCreate(&ce, C.CU_EVENT_DISABLE_TIMING)) }); err != nil {
 		return 0, err
@@ -305,6 +314,7 @@ func (d *Device) NewEvent() (alloc.Event, error) {
 
 // DestroyEvent destroys e.
 func (d *Device) DestroyEvent(e alloc.Event) error {
+	d.calls.destroyEvent.Add(1)
 	d.mu.Lock()
 	ce, ok := d.events[e]
 	delete(d.events, e)
@@ -327,6 +337,7 @@ func (d *Device) eventAndStream(e alloc.Event, s alloc.Stream) (C.CUevent, C.CUs
 
 // RecordEvent marks the current end of s in e.
 func (d *Device) RecordEvent(e alloc.Event, s alloc.Stream) error {
+	d.calls.recordEvent.Add(1)
 	ce, cs, err := d.eventAndStream(e, s)
 	if err != nil {
 		return err
@@ -336,6 +347,7 @@ func (d *Device) RecordEvent(e alloc.Event, s alloc.Stream) error {
 
 // WaitEvent makes later work on s wait for e.
 func (d *Device) WaitEvent(s alloc.Stream, e alloc.Event) error {
+	d.calls.waitEvent.Add(1)
 	ce, cs, err := d.eventAndStream(e, s)
 	if err != nil {
 		return err
@@ -345,6 +357,7 @@ func (d *Device) WaitEvent(s alloc.Stream, e alloc.Event) error {
 
 // QueryEvent reports whether e has completed.
 func (d *Device) QueryEvent(e alloc.Event) (bool, error) {
+	d.calls.queryEvent.Add(1)
 	ce, err := d.event(e)
 	if err != nil {
 		return false, err
@@ -361,6 +374,7 @@ func (d *Device) QueryEvent(e alloc.Event) (bool, error) {
 
 // SynchronizeEvent waits for e.
 func (d *Device) SynchronizeEvent(e alloc.Event) error {
+	d.calls.synchronizeEvent.Add(1)
 	ce, err := d.event(e)
 	if err != nil {
 		return err
@@ -371,6 +385,7 @@ func (d *Device) SynchronizeEvent(e alloc.Event) error {
 // BeginCapture starts capturing s in relaxed mode (allocations stay legal; the allocator keeps
 // frees out of captures itself).
 func (d *Device) BeginCapture(s alloc.Stream) error {
+	d.calls.beginCapture.Add(1)
 	cs, err := d.stream(s)
 	if err != nil {
 		return err
@@ -388,6 +403,7 @@ func (d *Device) BeginCapture(s alloc.Stream) error {
 
 // EndCapture ends s's capture and instantiates the graph.
 func (d *Device) EndCapture(s alloc.Stream) (alloc.GraphExec, error) {
+	d.calls.endCapture.Add(1)
 	cs, err := d.stream(s)
 	if err != nil {
 		return 0, err
@@ -425,6 +441,7 @@ func (d *Device) EndCapture(s alloc.Stream) (alloc.GraphExec, error) {
 
 // CaptureInfo reports whether s is being captured, and the capture's id.
 func (d *Device) CaptureInfo(s alloc.Stream) (alloc.CaptureID, bool, error) {
+	d.calls.captureInfo.Add(1)
 	cs, err := d.stream(s)
 	if err != nil {
 		return 0, false, err
@@ -437,6 +454,7 @@ func (d *Device) CaptureInfo(s alloc.Stream) (alloc.CaptureID, bool, error) {
 
 // LaunchGraph queues a replay of g on s.
 func (d *Device) LaunchGraph(g alloc.GraphExec, s alloc.Stream) error {
+	d.calls.launchGraph.Add(1)
 	d.mu.Lock()
 	gp, ok := d.graphs[g]
 	d.mu.Unlock()
@@ -452,6 +470,7 @@ func (d *Device) LaunchGraph(g alloc.GraphExec, s alloc.Stream) error {
 
 // DestroyGraph releases g; replays already queued still run.
 func (d *Device) DestroyGraph(g alloc.GraphExec) error {
+	d.calls.destroyGraph.Add(1)
 	d.mu.Lock()
 	gp, ok := d.graphs[g]
 	delete(d.graphs, g)

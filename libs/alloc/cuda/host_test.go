@@ -45,7 +45,7 @@ func TestStreamsNameTheirDevice(t *testing.T) {
 // allocation is counted.
 func TestPinnedCopiesAndStats(t *testing.T) {
 	d := open(t)
-	before := d.Stats()
+	before, calls := d.Stats(), d.Calls()
 	const n = 1 << 20
 	h, err := d.HostAlloc(n)
 	must(t, err)
@@ -74,6 +74,10 @@ func TestPinnedCopiesAndStats(t *testing.T) {
 	want := Stats{Mallocs: before.Mallocs + 1, Frees: before.Frees + 1, HostAllocs: before.HostAllocs + 2, HostFrees: before.HostFrees + 2}
 	if got != want {
 		t.Fatalf("stats %+v, want %+v", got, want)
+	}
+	c := d.Calls()
+	if c.Malloc != calls.Malloc+1 || c.Free != calls.Free+1 || c.NewStream != calls.NewStream+1 || c.SynchronizeStream != calls.SynchronizeStream+1 {
+		t.Fatalf("calls %+v after %+v: want one more Malloc, Free, NewStream and SynchronizeStream", c, calls)
 	}
 }
 

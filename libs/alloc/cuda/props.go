@@ -10,6 +10,8 @@ import "C"
 
 import (
 	"sync/atomic"
+
+	"carve.dev/libs/alloc"
 )
 
 // Stats counts a Device's driver allocations since Open: the figures a no-allocation check
@@ -30,6 +32,30 @@ func (d *Device) Stats() Stats {
 	return Stats{Mallocs: d.stats.mallocs.Load(), Frees: d.stats.frees.Load(),
 		HostAllocs: d.stats.hostAllocs.Load(), HostFrees: d.stats.hostFrees.Load()}
 }
+
+// deviceCalls counts calls to the alloc.Device methods.
+type deviceCalls struct {
+	malloc, free, memInfo, synchronize, newStream, destroyStream, synchronizeStream atomic.Int64
+	newEvent, destroyEvent, recordEvent, waitEvent, queryEvent, synchronizeEvent    atomic.Int64
+	beginCapture, endCapture, captureInfo, launchGraph, destroyGraph                atomic.Int64
+}
+
+// Calls counts the calls made to the device's alloc.Device methods (alloc.CallCounter), so that
+// steady-state runs can show they make none that allocate or synchronize. Launch stays 0:
+// kernels are launched by libs/kernels/cuda, not through the device.
+func (d *Device) Calls() alloc.CPUCalls {
+	c := &d.calls
+	return alloc.CPUCalls{
+		Malloc: c.malloc.Load(), Free: c.free.Load(), MemInfo: c.memInfo.Load(), Synchronize: c.synchronize.Load(),
+		NewStream: c.newStream.Load(), DestroyStream: c.destroyStream.Load(), SynchronizeStream: c.synchronizeStream.Load(),
+		NewEvent: c.newEvent.Load(), DestroyEvent: c.destroyEvent.Load(), RecordEvent: c.recordEvent.Load(),
+		WaitEvent: c.waitEvent.Load(), QueryEvent: c.queryEvent.Load(), SynchronizeEvent: c.synchronizeEvent.Load(),
+		BeginCapture: c.beginCapture.Load(), EndCapture: c.endCapture.Load(), CaptureInfo: c.captureInfo.Load(),
+		LaunchGraph: c.launchGraph.Load(), DestroyGraph: c.destroyGraph.Load(),
+	}
+}
+
+var _ alloc.CallCounter = (*Device)(nil)
 
 // Properties are the figures of a device that kernel selection and planning use.
 type Properties struct {

@@ -8,8 +8,7 @@ import (
 )
 
 // The hot path allocates nothing: every kernel below runs with zero heap allocations once its
-// instance is selected and its workspace carved (MatMul is covered in matmul_test.go; gonum's
-// Sgemm allocates a few goroutines for products of 4 or more 64x64 blocks).
+// instance is selected and its workspace carved (MatMul is covered in matmul_test.go).
 func TestKernelsDoNotAllocate(t *testing.T) {
 	r := rng(t, 23)
 	x := randF32(r, 2, 8, 16)

@@ -8,16 +8,19 @@ import (
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/gemm"
 	"carve.dev/libs/kernels/internal/par"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // The attention kernels (Attention, MultiHeadAttention, GroupQueryAttention) share one core:
-// each query row's scores against its keys go to per-worker scratch in the workspace, are
-// softmaxed there, and weight the values.
+// a block of query rows' scores against a range of keys are one matrix product (package gemm)
+// into per-worker scratch in the workspace, masked and softmaxed there in float32 (package vec),
+// and weight the values in a second product.
 //
 // Tactics, switched on the key length T (a pure function of shapes):
-//   - "full" (T < splitKVMinT): tasks of (batch, head, block of query rows); each row's T
-//     scores live in the task's scratch slot.
+//   - "full" (T < splitKVMinT): tasks of (batch, head, block of attnRowBlock query rows), run in
+//     parallel; a block's scores against all T keys live in the task's scratch slot.
 //   - "split-kv" (T >= splitKVMinT): the keys are cut into chunks of splitKVChunk; a task is
 //     (batch, head, chunk) and writes, per query row, its chunk's unnormalized output, running
 //     max and running sum to workspace partials; a second pass combines the chunks of a row
@@ -25,7 +28,7 @@ import (
 const (
 	splitKVMinT  = 512
 	splitKVChunk = 128
-	attnRowBlock = 16
+	attnRowBlock = 32
 )
 
 // attnTactic is the tactic rule.
@@ -36,15 +39,24 @@ func attnTactic(t int64) string {
 	return "full"
 }
 
-// attnScratchParts is the recipe of the attention core: per-slot score scratch and, for
-// split-kv, the partials. slots is the number of workers that can hold a scratch row at once.
-func attnScratchParts(b, heads, s, t, dv, workers int64) ([]alloc.Part, error) {
+// attnSlotFloats is one worker's scratch: the scores of rows query rows against keys keys,
+// and the products' workspace (scores = Q K^T with K transposed, out = P V).
+func attnSlotFloats(rows, keys, d, dv int64) int64 {
+	return rows*keys + max(gemm.Workspace(rows, keys, d, gemm.Transposed, 1), gemm.Workspace(rows, dv, keys, gemm.RowMajor, 1))
+}
+
+// attnScratchParts is the recipe of the attention core: per-slot scratch and, for split-kv,
+// the partials. slots is the number of workers that can hold a scratch slot at once.
+func attnScratchParts(b, heads, s, t, d, dv, workers int64) ([]alloc.Part, error) {
+	if _, err := kernels.Product(b, heads, s, max(t, d, dv, 1), 4); err != nil {
+		return nil, err
+	}
 	if attnTactic(t) == "full" {
 		tasks, err := kernels.Product(b, heads, (s+attnRowBlock-1)/attnRowBlock)
 		if err != nil {
 			return nil, err
 		}
-		sz, err := kernels.Product(max(min(workers, tasks), 1), t, 4)
+		sz, err := kernels.Product(max(min(workers, tasks), 1), attnSlotFloats(min(s, attnRowBlock), t, d, dv), 4)
 		if err != nil {
 			return nil, err
 		}
@@ -55,7 +67,7 @@ func attnScratchParts(b, heads, s, t, dv, workers int64) ([]alloc.Part, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := kernels.Product(max(min(workers, tasks), 1), splitKVChunk, 4)
+	sc, err := kernels.Product(max(min(workers, tasks), 1), attnSlotFloats(s, splitKVChunk, d, dv), 4)
 	if err != nil {
 		return nil, err
 	}
@@ -88,40 +100,66 @@ func bsnh(data []float32, off, s, width, d int) view3 {
 	return view3{data: data, off: off, sb: s * width, sh: d, st: width}
 }
 
+// maskKind is the format of an attention mask.
+type maskKind uint8
+
+const (
+	maskNone     maskKind = iota
+	maskLengths           // [B]: key lengths
+	maskStartEnd          // [2B]: key ends, then key starts
+	maskRaw2              // [B, T']: 0 masks a key
+	maskRaw3              // [B, S, T']: 0 masks a key for one query
+)
+
 // keyMask is an attention mask in one of onnxruntime's formats; its data is read at run time.
 type keyMask struct {
-	kind string // "", "lengths" [B], "startend" [2B], "raw2" [B, T], "raw3" [B, S, T]
-	t    int    // last dim of the raw formats
+	kind maskKind
+	t    int // last dim of the raw formats
 	s    int
 }
 
 func newKeyMask(v kernels.Value, b, s, t int64) (keyMask, error) {
 	switch {
 	case len(v.Shape) == 1 && v.Shape[0] == b:
-		return keyMask{kind: "lengths"}, nil
+		return keyMask{kind: maskLengths}, nil
 	case len(v.Shape) == 1 && v.Shape[0] == 2*b:
-		return keyMask{kind: "startend"}, nil
+		return keyMask{kind: maskStartEnd}, nil
 	case len(v.Shape) == 2 && v.Shape[0] == b && v.Shape[1] <= t:
-		return keyMask{kind: "raw2", t: int(v.Shape[1])}, nil
+		return keyMask{kind: maskRaw2, t: int(v.Shape[1])}, nil
 	case len(v.Shape) == 3 && v.Shape[0] == b && v.Shape[1] == s && v.Shape[2] <= t:
-		return keyMask{kind: "raw3", t: int(v.Shape[2]), s: int(s)}, nil
+		return keyMask{kind: maskRaw3, t: int(v.Shape[2]), s: int(s)}, nil
 	}
 	return keyMask{}, fmt.Errorf("mask shape %v is not supported (want [B], [2B], [B, T] or [B, S, T])", v.Shape)
 }
 
-// masked reports whether key j is masked for query i of batch b.
-func (m *keyMask) masked(data []int32, b, i, j, bsz int) bool {
-	switch m.kind {
-	case "lengths":
-		return j >= int(data[b])
-	case "startend":
-		return j >= int(data[b]) || j < int(data[bsz+b])
-	case "raw2":
-		return j >= m.t || data[b*m.t+j] == 0
-	case "raw3":
-		return j >= m.t || data[(b*m.s+i)*m.t+j] == 0
+// apply adds filter to the scores s of query i of batch b against keys [j0, j0+len(s)) that
+// the mask masks.
+func (m *keyMask) apply(data []int32, b, i, j0, bsz int, s []float32, filter float32) {
+	j1 := j0 + len(s)
+	span := func(lo, hi int) { // add filter on keys [lo, hi)
+		if lo, hi = max(lo, j0), min(hi, j1); lo < hi {
+			vec.VS(vec.Add, s[lo-j0:hi-j0], s[lo-j0:hi-j0], filter)
+		}
 	}
-	return false
+	switch m.kind {
+	case maskLengths:
+		span(int(data[b]), j1)
+	case maskStartEnd:
+		end, start := int(data[b]), int(data[bsz+b])
+		span(max(end, j0), j1)
+		span(j0, min(start, end))
+	case maskRaw2, maskRaw3:
+		row := data[b*m.t : (b+1)*m.t]
+		if m.kind == maskRaw3 {
+			row = data[(b*m.s+i)*m.t : (b*m.s+i+1)*m.t]
+		}
+		for j := j0; j < min(j1, m.t); j++ {
+			if row[j] == 0 {
+				s[j-j0] += filter
+			}
+		}
+		span(m.t, j1)
+	}
 }
 
 // attnCore is the geometry and semantics of one attention node, fixed at Select.
@@ -131,6 +169,7 @@ type attnCore struct {
 	tactic               string
 	chunks               int
 	slots                int
+	slotFloats           int // per-slot scratch (see attnSlotFloats)
 	scale                float32
 	filter               float32 // mask_filter_value, added to masked scores
 	causalAdd            bool    // Attention/MHA unidirectional: future keys get filter added
@@ -208,102 +247,149 @@ func (r *attnRun) keyRange(b, i int) (lo, hi int) {
 	return lo, hi
 }
 
-// dot and axpy use gonum's level-1 BLAS, whose unit-stride kernels are assembly.
-func dot(a, b []float32) float32 { return blasImpl.Sdot(len(a), a, 1, b[:len(a)], 1) }
+// keySpan is the keys any of query rows [i0, i0+rows) of batch b may see, within [j0, j1).
+func (r *attnRun) keySpan(b, i0, rows, j0, j1 int) (lo, hi int) {
+	lo, hi = j1, j0
+	for i := i0; i < i0+rows; i++ {
+		l, h := r.keyRange(b, i)
+		lo, hi = min(lo, l), max(hi, h)
+	}
+	return max(lo, j0), min(hi, j1)
+}
 
-func axpy(alpha float32, x, y []float32) { blasImpl.Saxpy(len(y), alpha, x[:len(y)], 1, y, 1) }
+// segments calls fn for the parts of keys [lo, hi) in the past and the current keys, with the
+// keys' and values' views, the first key's index within its view and the part's bounds.
+func (r *attnRun) segments(lo, hi int, fn func(k, v *view3, first, s0, s1 int)) {
+	if s0, s1 := lo, min(hi, r.pastLen); s0 < s1 {
+		fn(&r.past, &r.pastV, s0, s0, s1)
+	}
+	if s0, s1 := max(lo, r.pastLen), hi; s0 < s1 {
+		fn(&r.cur, &r.curV, s0-r.pastLen, s0, s1)
+	}
+}
 
-// scores fills sc with the exponentiated, max-shifted scores of row i of (b, head n) against
-// keys [j0, j1) and returns the max and the sum of the exponentials. Excluded keys get 0.
-func (r *attnRun) scores(b, n, i, j0, j1 int, sc []float32) (m, l float64) {
+// scoreBlock sets sc (rows x (j1-j0), row-major) to the probabilities-to-be of query rows
+// [i0, i0+rows) of (batch b, head n) against keys [j0, j1): e^(score - row max) with the row's
+// max and sum in mx and sum (-Inf and 0 for a row that sees no key). Keys a row may not see
+// get 0. It returns the span of keys any row sees (lo >= hi for none).
+func (r *attnRun) scoreBlock(b, n, i0, rows, j0, j1 int, sc, ws []float32, mx, sum []float32) (lo, hi int) {
 	c := r.c
+	w := j1 - j0
 	kh := n / (c.nq / c.nkv)
-	lo, hi := r.keyRange(b, i)
-	qo := r.q.at(b, n, i)
-	q := r.q.data[qo : qo+c.d]
-	m = math.Inf(-1)
-	pastTotal := r.pastLen // absolute position of query i is pastTotal + i for the additive causal rule
-	for j := j0; j < j1; j++ {
-		if j < lo || j >= hi {
-			sc[j-j0] = float32(math.Inf(-1))
+	lo, hi = r.keySpan(b, i0, rows, j0, j1)
+	q := gemm.Mat{Data: r.q.data[r.q.at(b, n, i0):], Ld: r.q.st}
+	r.segments(lo, hi, func(k, _ *view3, first, s0, s1 int) {
+		p := gemm.NewPlan(rows, s1-s0, c.d, gemm.Transposed, 1)
+		p.Run(q, gemm.Mat{Data: k.data[k.at(b, kh, first):], Ld: k.st, Trans: true}, nil, sc[s0-j0:], w, c.scale, false, ws)
+	})
+	ninf := float32(math.Inf(-1))
+	for i := 0; i < rows; i++ {
+		row := sc[i*w : (i+1)*w]
+		l, h := r.keyRange(b, i0+i)
+		l, h = max(l, j0), min(h, j1)
+		if l >= h {
+			clear(row)
+			mx[i], sum[i] = ninf, 0
 			continue
 		}
-		v := c.scale * dot(q, r.key(b, kh, j))
-		if c.softcap > 0 {
-			v = c.softcap * float32(math.Tanh(float64(v/c.softcap)))
+		if c.softcap > 0 || c.hasBias || c.causalAdd || c.hasMask {
+			r.adjust(b, n, i0+i, l, h, row[l-j0:h-j0])
 		}
-		if c.hasBias && j < c.biasT {
-			v += r.bias[b*c.biasSB+n*c.biasSH+i*c.biasT+j]
+		m := vec.Max(row[l-j0 : h-j0])
+		if m == ninf {
+			clear(row)
+			mx[i], sum[i] = ninf, 0
+			continue
 		}
-		if c.causalAdd && j > pastTotal+i {
-			v += c.filter
-		}
-		if c.hasMask && c.mask.masked(r.mask, b, i, j, c.b) {
-			v += c.filter
-		}
-		sc[j-j0] = v
-		m = max(m, float64(v))
+		clear(row[:l-j0])
+		clear(row[h-j0:])
+		mx[i], sum[i] = m, vec.ExpShift(row[l-j0:h-j0], row[l-j0:h-j0], m)
 	}
-	if math.IsInf(m, -1) {
-		clear(sc[:j1-j0])
-		return m, 0
+	return lo, hi
+}
+
+// adjust applies the softcap, the attention bias and the additive masks to the scores s of
+// query row i of (b, head n) against keys [j0, j0+len(s)).
+func (r *attnRun) adjust(b, n, i, j0, j1 int, s []float32) {
+	c := r.c
+	if c.softcap > 0 {
+		vec.VS(vec.Mul, s, s, 1/c.softcap)
+		vec.Tanh(s, s)
+		vec.VS(vec.Mul, s, s, c.softcap)
 	}
-	for j := range sc[:j1-j0] {
-		e := math.Exp(float64(sc[j]) - m)
-		sc[j] = float32(e)
-		l += e
+	if c.hasBias && j0 < c.biasT {
+		o := b*c.biasSB + n*c.biasSH + i*c.biasT
+		e := min(j1, c.biasT)
+		vec.VV(vec.Add, s[:e-j0], s[:e-j0], r.bias[o+j0:o+e])
 	}
-	return m, l
+	if c.causalAdd {
+		if lo := max(r.pastLen+i+1, j0); lo < j1 {
+			vec.VS(vec.Add, s[lo-j0:], s[lo-j0:], c.filter)
+		}
+	}
+	if c.hasMask {
+		c.mask.apply(r.mask, b, i, j0, c.b, s, c.filter)
+	}
+}
+
+// weigh computes out (rows x dv, leading dimension ldo) = P V over keys [lo, hi) of kv head
+// kh of batch b, P the rows x (j1-j0) block sc starting at key j0 (zeros out when lo >= hi).
+func (r *attnRun) weigh(b, kh, rows, j0, w, lo, hi int, sc, ws, out []float32, ldo int) {
+	c := r.c
+	if lo >= hi {
+		for i := 0; i < rows; i++ {
+			clear(out[i*ldo : i*ldo+c.dv])
+		}
+		return
+	}
+	acc := false
+	r.segments(lo, hi, func(_, v *view3, first, s0, s1 int) {
+		p := gemm.NewPlan(rows, c.dv, s1-s0, gemm.RowMajor, 1)
+		p.Run(gemm.Mat{Data: sc[s0-j0:], Ld: w}, gemm.Mat{Data: v.data[v.at(b, kh, first):], Ld: v.st}, nil, out, ldo, 1, acc, ws)
+		acc = true
+	})
 }
 
 func (r *attnRun) Do(slot, lo, hi int) {
 	c := r.c
+	slotWS := r.scratch[slot*c.slotFloats : (slot+1)*c.slotFloats]
+	var mx, sum [attnRowBlock]float32
 	switch {
 	case c.tactic == "full":
-		sc := r.scratch[slot*c.t : (slot+1)*c.t]
+		rows := min(c.s, attnRowBlock)
+		total := r.pastLen + r.curLen
+		sc, ws := slotWS[:rows*total], slotWS[rows*total:]
 		blocks := (c.s + attnRowBlock - 1) / attnRowBlock
 		for task := lo; task < hi; task++ {
 			bn, rb := task/blocks, task%blocks
 			b, n := bn/c.nq, bn%c.nq
 			kh := n / (c.nq / c.nkv)
-			for i := rb * attnRowBlock; i < min((rb+1)*attnRowBlock, c.s); i++ {
-				_, l := r.scores(b, n, 0+i, 0, r.pastLen+r.curLen, sc)
-				oo := r.o.at(b, n, i)
-				out := r.o.data[oo : oo+c.dv]
-				clear(out)
-				if l == 0 {
-					continue
-				}
-				inv := float32(1 / l)
-				for j, p := range sc[:r.pastLen+r.curLen] {
-					if p != 0 {
-						axpy(p*inv, r.value(b, kh, j), out)
-					}
+			i0 := rb * attnRowBlock
+			nr := min(attnRowBlock, c.s-i0)
+			klo, khi := r.scoreBlock(b, n, i0, nr, 0, total, sc, ws, mx[:nr], sum[:nr])
+			for i := 0; i < nr; i++ {
+				if sum[i] > 0 {
+					vec.Scale(sc[i*total+klo:i*total+khi], 1/sum[i])
 				}
 			}
+			r.weigh(b, kh, nr, 0, total, klo, khi, sc, ws, r.o.data[r.o.at(b, n, i0):], r.o.st)
 		}
 	case r.pass == 0: // split-kv partials
-		sc := r.scratch[slot*splitKVChunk : (slot+1)*splitKVChunk]
+		sc, ws := slotWS[:c.s*splitKVChunk], slotWS[c.s*splitKVChunk:]
 		for task := lo; task < hi; task++ {
 			bn, ch := task/c.chunks, task%c.chunks
 			b, n := bn/c.nq, bn%c.nq
 			kh := n / (c.nq / c.nkv)
 			j0 := ch * splitKVChunk
-			j1 := min(j0+splitKVChunk, r.pastLen+r.curLen)
-			for i := 0; i < c.s; i++ {
-				row := task*c.s + i
-				po := r.po[row*c.dv : (row+1)*c.dv]
-				clear(po)
-				m, l := r.scores(b, n, i, j0, max(j1, j0), sc)
-				r.pm[row], r.pl[row] = float32(m), float32(l)
-				if l == 0 {
-					continue
-				}
-				for j := j0; j < j1; j++ {
-					if p := sc[j-j0]; p != 0 {
-						axpy(p, r.value(b, kh, j), po)
-					}
-				}
+			j1 := max(min(j0+splitKVChunk, r.pastLen+r.curLen), j0)
+			for i0 := 0; i0 < c.s; i0 += attnRowBlock {
+				nr := min(attnRowBlock, c.s-i0)
+				row := task*c.s + i0
+				blk := sc[i0*(j1-j0):]
+				klo, khi := r.scoreBlock(b, n, i0, nr, j0, j1, blk, ws, mx[:nr], sum[:nr])
+				copy(r.pm[row:row+nr], mx[:nr])
+				copy(r.pl[row:row+nr], sum[:nr])
+				r.weigh(b, kh, nr, j0, j1-j0, klo, khi, blk, ws, r.po[row*c.dv:], c.dv)
 			}
 		}
 	default: // split-kv combine: one task per (b, n, i)
@@ -333,8 +419,7 @@ func (r *attnRun) Do(slot, lo, hi int) {
 			for ch := 0; ch < c.chunks; ch++ {
 				row := (bn*c.chunks+ch)*c.s + i
 				if r.pl[row] > 0 {
-					w := float32(math.Exp(float64(r.pm[row])-mx) / den)
-					axpy(w, r.po[row*c.dv:(row+1)*c.dv], out)
+					vec.Axpy(float32(math.Exp(float64(r.pm[row])-mx)/den), r.po[row*c.dv:(row+1)*c.dv], out)
 				}
 			}
 		}
@@ -357,13 +442,15 @@ func (c *attnCore) execute(r *attnRun, ws wsParts) {
 	par.For(c.b*c.nq*c.s, 16, c.slots, r)
 }
 
-// setTactic fixes the tactic and slot count from the key capacity.
+// setTactic fixes the tactic, slot count and per-slot scratch from the key capacity.
 func (c *attnCore) setTactic(workers int) {
 	c.tactic = attnTactic(int64(c.t))
 	c.chunks = (c.t + splitKVChunk - 1) / splitKVChunk
 	tasks := c.b * c.nq * ((c.s + attnRowBlock - 1) / attnRowBlock)
+	c.slotFloats = int(attnSlotFloats(int64(min(c.s, attnRowBlock)), int64(c.t), int64(c.d), int64(c.dv)))
 	if c.tactic != "full" {
 		tasks = c.b * c.nq * c.chunks
+		c.slotFloats = int(attnSlotFloats(int64(c.s), splitKVChunk, int64(c.d), int64(c.dv)))
 	}
 	c.slots = max(min(workers, tasks), 1)
 }

@@ -7,6 +7,7 @@ import (
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/gemm"
 )
 
 // dimsOf returns the dims of input i of a node or range as (lo, hi) pairs, so the same
@@ -59,17 +60,21 @@ func (s rangeSrc) attrs() graph.Attributes { return s.r.Attrs }
 
 // attnDims is an attention node's geometry at its largest: what the recipe depends on.
 type attnDims struct {
-	b, s, nq, t, dv int64
-	extra           []alloc.Part // op-specific parts, placed before the core's
+	b, s, nq, t, d, dv int64
+	extra              []alloc.Part
+	// proj is an input projection of m x k by k x n run before the core, whose gemm
+	// workspace part follows extra's (none when m, n or k is 0).
+	proj [3]int64 // op-specific parts, placed before the core's
 }
 
 // attnRecipe is the full recipe for geometry g.
 func attnRecipe(g attnDims, workers int) ([]alloc.Part, error) {
-	core, err := attnScratchParts(g.b, g.nq, g.s, g.t, g.dv, int64(workers))
+	core, err := attnScratchParts(g.b, g.nq, g.s, g.t, g.d, g.dv, int64(workers))
 	if err != nil {
 		return nil, err
 	}
-	return slices.Concat(g.extra, core), nil
+	proj := gemmPart(gemm.Workspace(g.proj[0], g.proj[1], g.proj[2], gemm.RowMajor, workers))
+	return slices.Concat(g.extra, proj, core), nil
 }
 
 // attnBound bounds an attention op over ranges: the recipe is monotone in every dim, so it is
@@ -140,11 +145,11 @@ func attentionGeom(src geomSrc, hi bool) (attnDims, error) {
 		return attnDims{}, fmt.Errorf("num_heads must be positive")
 	}
 	total := pick(w[1], hi)
-	hv := total / 3
+	hq, hv := total/3, total/3
 	if sz := at.Ints("qkv_hidden_sizes"); len(sz) == 3 {
-		hv = sz[2]
+		hq, hv = sz[0], sz[2]
 	}
-	g := attnDims{b: pick(x[0], hi), s: pick(x[1], hi), nq: heads, dv: hv / heads}
+	g := attnDims{b: pick(x[0], hi), s: pick(x[1], hi), nq: heads, d: hq / heads, dv: hv / heads}
 	g.t = g.s
 	if p := src.dims(4); p != nil {
 		if len(p) != 5 {
@@ -157,6 +162,7 @@ func attentionGeom(src geomSrc, hi bool) (attnDims, error) {
 		return attnDims{}, err
 	}
 	g.extra = []alloc.Part{part}
+	g.proj = [3]int64{g.b * g.s, total, pick(x[2], hi)}
 	return g, nil
 }
 
@@ -167,7 +173,8 @@ type attention struct {
 	p             int
 	bias, present bool
 	hasPast       bool
-	workers       int
+	proj          gemm.Plan
+	projWS        bool // the recipe has the projection's gemm part
 }
 
 func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -189,7 +196,7 @@ func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	a := &attention{hin: int(x.Shape[2]), workers: d.Workers}
+	a := &attention{hin: int(x.Shape[2])}
 	total := int(w.Shape[1])
 	a.hq, a.hk, a.hv = total/3, total/3, total/3
 	if sz := at.Ints("qkv_hidden_sizes"); sz != nil {
@@ -252,6 +259,8 @@ func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
+	a.proj = gemm.NewPlan(c.b*c.s, total, a.hin, gemm.RowMajor, d.Workers)
+	a.projWS = len(gemmPart(gemm.Workspace(g.proj[0], g.proj[1], g.proj[2], gemm.RowMajor, d.Workers))) > 0
 	return plan{tactic: c.tactic, parts: parts, r: a}, nil
 }
 
@@ -259,7 +268,12 @@ func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
 	c := &a.core
 	total := a.hq + a.hk + a.hv
 	qkv := kernels.ViewAs[float32](ws.bytes(0))[:c.b*c.s*total]
-	gemmPar(c.b*c.s, total, a.hin, in[0].Float32s(), in[1].Float32s(), qkv, a.workers)
+	var pw []float32
+	if a.projWS {
+		pw = kernels.ViewAs[float32](ws.bytes(1))
+		ws = ws.skip(1)
+	}
+	a.proj.Run(gemm.Mat{Data: in[0].Float32s(), Ld: max(a.hin, 1)}, gemm.Mat{Data: in[1].Float32s(), Ld: max(total, 1)}, nil, qkv, max(total, 1), 1, false, pw)
 	if a.bias {
 		bias := in[2].Float32s()[:total]
 		for r := 0; r < c.b*c.s; r++ {
@@ -341,18 +355,18 @@ func mhaGeom(src geomSrc, hi bool) (attnDims, error) {
 		g.b, g.s = pick(q[0], hi), pick(q[1], hi)
 	case len(q) == 5 && k == nil:
 		g.b, g.s = pick(q[0], hi), pick(q[1], hi)
-		g.t, g.dv = g.s, pick(q[4], hi)
+		g.t, g.d, g.dv = g.s, pick(q[4], hi), pick(q[4], hi)
 		return mhaPast(src, hi, g)
 	default:
 		return attnDims{}, fmt.Errorf("query has %d dims, want 3 (or 5 when packed)", len(q))
 	}
 	switch {
 	case len(k) == 3 && len(v) == 3:
-		g.t, g.dv = pick(k[1], hi), pick(v[2], hi)/heads
+		g.t, g.d, g.dv = pick(k[1], hi), pick(q[2], hi)/heads, pick(v[2], hi)/heads
 	case len(k) == 5 && v == nil:
-		g.t, g.dv = pick(k[1], hi), pick(k[4], hi)
+		g.t, g.d, g.dv = pick(k[1], hi), pick(k[4], hi), pick(k[4], hi)
 	case len(k) == 4 && len(v) == 4:
-		g.t, g.dv = pick(k[2], hi), pick(v[3], hi)
+		g.t, g.d, g.dv = pick(k[2], hi), pick(k[3], hi), pick(v[3], hi)
 		return g, nil // a BNSH key/value is the whole history: no past
 	default:
 		return attnDims{}, fmt.Errorf("key %d-D and value %d-D are not a supported layout", len(k), len(v))

@@ -6,6 +6,7 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 type binOp uint8
@@ -124,7 +125,7 @@ func (b *binary) run(in, out []kernels.Tensor, _ wsParts) error {
 	}
 	switch b.dt {
 	case graph.Float32:
-		binLoop(b, kernels.ViewAs[float32](x), kernels.ViewAs[float32](y), kernels.ViewAs[float32](z), arithF[float32])
+		binLoop(b, kernels.ViewAs[float32](x), kernels.ViewAs[float32](y), kernels.ViewAs[float32](z), arithF32)
 	case graph.Float64:
 		binLoop(b, kernels.ViewAs[float64](x), kernels.ViewAs[float64](y), kernels.ViewAs[float64](z), arithF[float64])
 	case graph.Int64:
@@ -164,6 +165,28 @@ func binLoop[T, U any](b *binary, x, y []T, z []U, f func(b *binary, z []U, x, y
 		f(b, z[o:o+n], x[c.off[0]:], y[c.off[1]:], sx, sy)
 		c.next()
 	}
+}
+
+// vecOps maps the four basic ops to package vec's vectorized ones.
+var vecOps = [...]vec.Op{opAdd: vec.Add, opSub: vec.Sub, opMul: vec.Mul, opDiv: vec.Div}
+
+// arithF32 is float32 arithmetic on one run: the four basic ops on contiguous or scalar
+// operands are vectorized, the rest is arithF.
+func arithF32(b *binary, z, x, y []float32, sx, sy int) {
+	if b.op <= opDiv {
+		switch {
+		case sx == 1 && sy == 1:
+			vec.VV(vecOps[b.op], z, x, y)
+			return
+		case sx == 1 && sy == 0:
+			vec.VS(vecOps[b.op], z, x, y[0])
+			return
+		case sx == 0 && sy == 1:
+			vec.SV(vecOps[b.op], z, x[0], y)
+			return
+		}
+	}
+	arithF(b, z, x, y, sx, sy)
 }
 
 // arithF is float arithmetic on one run. The contiguous cases of the four common ops get their

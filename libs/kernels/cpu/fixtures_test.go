@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
@@ -22,6 +23,17 @@ type refExec struct {
 	values map[int]kernels.Tensor
 	// maxRatio is the largest R/W seen (W computed over the node's own shapes).
 	nodes int
+	// steps, when record is set, are the executed nodes, ready to run again.
+	record bool
+	steps  []refStep
+}
+
+// refStep is one node's execution: its instance, operands and carved workspace.
+type refStep struct {
+	inst    kernels.Instance
+	in, out []kernels.Tensor
+	ws      *alloc.Workspace
+	keep    []byte // the workspace's memory
 }
 
 func (e *refExec) tensorOf(v *graph.Value) kernels.Tensor {
@@ -79,7 +91,15 @@ func (e *refExec) run(reg *kernels.Registry) error {
 		if err := kernels.Execute(inst, in, out, reg, 0); err != nil {
 			return fmt.Errorf("%s: %w", gn, err)
 		}
-		_ = keep
+		if e.record {
+			st := refStep{inst: inst, in: in, out: out, keep: keep}
+			if size > 0 {
+				if st.ws, err = alloc.Carve(reg, inst.Recipe()); err != nil {
+					return err
+				}
+			}
+			e.steps = append(e.steps, st)
+		}
 		for i, v := range gn.Outputs {
 			if v == nil {
 				continue
@@ -162,6 +182,70 @@ func TestFixtureModels(t *testing.T) {
 					}
 				}
 				require.Positive(t, compared, "binding %d compares no outputs", bi)
+			}
+		})
+	}
+}
+
+// fixtureInputs makes a fixture's inputs at any binding, by the fixtures' rule: ids (7i + 3)
+// mod vocab, masks 1, token types 0, activations sin(0.37 i).
+func fixtureInputs(t testing.TB, fm testmodels.Model, m *graph.Model, b *graph.Binding) map[int]kernels.Tensor {
+	vals := map[int]kernels.Tensor{}
+	for _, v := range m.Inputs {
+		tn, err := kernels.NewTensor(v.DType, b.Shape(v)...)
+		require.NoError(t, err)
+		switch v.DType {
+		case graph.Int64:
+			for i := range tn.Int64s() {
+				switch v.Name {
+				case "input_ids":
+					tn.Int64s()[i] = int64(7*i+3) % max(fm.Vocab, 1)
+				case "attention_mask":
+					tn.Int64s()[i] = 1
+				}
+			}
+		case graph.Float32:
+			for i := range tn.Float32s() {
+				tn.Float32s()[i] = float32(math.Sin(0.37 * float64(i)))
+			}
+		default:
+			t.Fatalf("input %s is %v", v.Name, v.DType)
+		}
+		vals[v.ID] = tn
+	}
+	return vals
+}
+
+// Once its instances are selected and their workspaces carved, running a whole fixture model
+// allocates nothing, at the benchmark's bindings (seq 64 for the models whose position tables
+// stop there).
+func TestFixtureRunsDoNotAllocate(t *testing.T) {
+	for _, fm := range testmodels.Models() {
+		if len(fm.Bindings) == 0 || fm.MissingExternalData != "" {
+			continue
+		}
+		t.Run(fm.Name, func(t *testing.T) {
+			m, err := graph.Load(fm.WriteTemp(t))
+			require.NoError(t, err)
+			defer m.Close()
+			for _, dims := range [][2]int64{{1, 7}, {3, 33}, {8, 64}} {
+				b, err := graph.Bind(m, map[string]int64{"batch": dims[0], "seq": dims[1]})
+				require.NoError(t, err)
+				e := &refExec{t: t, m: m, b: b, values: fixtureInputs(t, fm, m, b), record: true}
+				for _, v := range m.Initializers {
+					h, err := v.Init.Host()
+					require.NoError(t, err)
+					e.values[v.ID] = kernels.Tensor{DType: h.DType, Shape: h.Shape, Data: h.Data}
+				}
+				require.NoError(t, e.run(registry), "%v", dims)
+				allocs := testing.AllocsPerRun(5, func() {
+					for _, st := range e.steps {
+						if err := st.inst.Run(st.in, st.out, st.ws, 0); err != nil {
+							t.Fatal(err)
+						}
+					}
+				})
+				require.Zero(t, allocs, "%s at (batch, seq) = %v allocates per run", fm.Name, dims)
 			}
 		})
 	}

@@ -46,7 +46,20 @@ func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Ta
 
 func (a *biasAct) run(in, out []kernels.Tensor, _ wsParts) error {
 	if a.dt == graph.Float32 {
-		biasActRun[float32](a, in, out)
+		x, y := in[0].Float32s(), out[0].Float32s()
+		n := numel(in[0].Shape)
+		x, y = x[:n], y[:n]
+		if a.bias {
+			b := in[1].Float32s()[:a.h]
+			for r := 0; r < n; r += a.h {
+				xr, yr := x[r:r+a.h], y[r:r+a.h]
+				for j, v := range b {
+					yr[j] = xr[j] + v
+				}
+			}
+			x = y
+		}
+		unaryF32(a.op, y, x, 0)
 	} else {
 		biasActRun[uint16](a, in, out)
 	}

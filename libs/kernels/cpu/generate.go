@@ -7,6 +7,7 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // constant writes bytes fixed at Select: Constant, Shape, Size.
@@ -230,6 +231,10 @@ func (c *cumSum) run(in, out []kernels.Tensor, _ wsParts) error {
 	}
 	outer, dim, inner := numel(c.shape[:axis]), int(c.shape[axis]), numel(c.shape[axis+1:])
 	x, z := in[0], out[0]
+	if c.dt == graph.Float32 {
+		cumSumF32(x.Float32s(), z.Float32s(), outer, dim, inner, c.exclusive, c.reverse)
+		return nil
+	}
 	f := isFloat(c.dt)
 	for o := 0; o < outer; o++ {
 		for i := 0; i < inner; i++ {
@@ -270,6 +275,51 @@ func (c *cumSum) run(in, out []kernels.Tensor, _ wsParts) error {
 	return nil
 }
 
+// cumSumF32 is CumSum of float32, summed in float32 (as onnxruntime does): whole rows of
+// inner elements at a time when inner > 1.
+func cumSumF32(x, z []float32, outer, dim, inner int, exclusive, reverse bool) {
+	for o := 0; o < outer; o++ {
+		xs, zs := x[o*dim*inner:(o+1)*dim*inner], z[o*dim*inner:(o+1)*dim*inner]
+		row := func(k int) int {
+			if reverse {
+				k = dim - 1 - k
+			}
+			return k * inner
+		}
+		if inner == 1 {
+			var s float32
+			for k := 0; k < dim; k++ {
+				r := row(k)
+				v := xs[r]
+				if exclusive {
+					zs[r] = s
+					s += v
+				} else {
+					s += v
+					zs[r] = s
+				}
+			}
+			continue
+		}
+		for k := 0; k < dim; k++ {
+			r := row(k)
+			zr := zs[r : r+inner]
+			switch {
+			case k == 0 && exclusive:
+				clear(zr)
+			case k == 0:
+				copy(zr, xs[r:r+inner])
+			case exclusive:
+				p := row(k - 1)
+				vec.VV(vec.Add, zr, zs[p:p+inner], xs[p:p+inner])
+			default:
+				p := row(k - 1)
+				vec.VV(vec.Add, zr, zs[p:p+inner], xs[r:r+inner])
+			}
+		}
+	}
+}
+
 // trilu keeps the upper (j - i >= k) or lower (j - i <= k) triangle of the last two dims.
 type trilu struct {
 	upper bool
@@ -306,18 +356,17 @@ func (t *trilu) run(in, out []kernels.Tensor, _ wsParts) error {
 	for m := 0; m < mats; m++ {
 		for i := 0; i < rows; i++ {
 			row := (m*rows + i) * cols * es
-			for j := 0; j < cols; j++ {
-				keep := int64(j-i) >= k
-				if !t.upper {
-					keep = int64(j-i) <= k
-				}
-				b := z[row+j*es : row+(j+1)*es]
-				if keep {
-					copy(b, x[row+j*es:])
-				} else {
-					clear(b)
-				}
+			// the kept columns of row i are [j0, cols) (upper: j >= i + k) or [0, j1) (lower)
+			lo, hi := int64(0), int64(cols)
+			if t.upper {
+				lo = min(max(int64(i)+k, 0), int64(cols))
+			} else {
+				hi = min(max(int64(i)+k+1, 0), int64(cols))
 			}
+			zr, xr := z[row:row+cols*es], x[row:row+cols*es]
+			clear(zr[:lo*int64(es)])
+			copy(zr[lo*int64(es):hi*int64(es)], xr[lo*int64(es):hi*int64(es)])
+			clear(zr[hi*int64(es):])
 		}
 	}
 	return nil

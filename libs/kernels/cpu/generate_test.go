@@ -43,6 +43,9 @@ func TestCumSum(t *testing.T) {
 		{1, 0, 1, []float32{6, 5, 3, 15, 11, 6}},
 		{1, 1, 1, []float32{5, 3, 0, 11, 6, 0}},
 		{0, 0, 0, []float32{1, 2, 3, 5, 7, 9}},
+		{0, 1, 0, []float32{0, 0, 0, 1, 2, 3}},
+		{0, 0, 1, []float32{5, 7, 9, 4, 5, 6}},
+		{0, 1, 1, []float32{4, 5, 6, 0, 0, 0}},
 	} {
 		ax := i64(nil, []int64{tc.axis})
 		got := out1(t, node("CumSum", kernels.Attrs("exclusive", tc.exclusive, "reverse", tc.reverse), []kernels.Tensor{x, ax}, value(x)), x, ax)

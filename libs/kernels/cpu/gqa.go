@@ -51,7 +51,7 @@ func gqaGeom(src geomSrc, hi bool) (attnDims, error) {
 		den = heads + 2*kv
 	}
 	d := width / max(den, 1)
-	g.dv = d
+	g.d, g.dv = d, d
 	present := src.outDims(1)
 	switch {
 	case len(present) == 4:

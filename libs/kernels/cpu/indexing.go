@@ -361,9 +361,33 @@ func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
 func (g *gatherElements) run(in, out []kernels.Tensor, _ wsParts) error {
 	total := numel(g.idx)
 	dim := int(g.data[g.axis])
-	for i := 0; i < total; i++ {
-		if _, ok := index(in[1], i, dim); !ok {
-			return fmt.Errorf("index %d out of range for dim %d", loadI64(in[1], i), dim)
+	idx := in[1]
+	if idx.DType == graph.Int64 {
+		for _, v := range idx.Int64s()[:total] {
+			if v < -int64(dim) || v >= int64(dim) {
+				return fmt.Errorf("index %d out of range for dim %d", v, dim)
+			}
+		}
+	} else {
+		for _, v := range idx.Int32s()[:total] {
+			if int(v) < -dim || int(v) >= dim {
+				return fmt.Errorf("index %d out of range for dim %d", v, dim)
+			}
+		}
+	}
+	if g.dense() {
+		// indices and data agree off the axis: (outer, axis, inner) loops
+		outer, ai, inner := numel(g.idx[:g.axis]), int(g.idx[g.axis]), numel(g.idx[g.axis+1:])
+		switch {
+		case g.es == 4 && idx.DType == graph.Int64:
+			gatherElemsDense(kernels.ViewAs[uint32](in[0].Data), kernels.ViewAs[uint32](out[0].Data), idx.Int64s(), outer, ai, dim, inner)
+			return nil
+		case g.es == 4:
+			gatherElemsDense(kernels.ViewAs[uint32](in[0].Data), kernels.ViewAs[uint32](out[0].Data), idx.Int32s(), outer, ai, dim, inner)
+			return nil
+		case g.es == 8 && idx.DType == graph.Int64:
+			gatherElemsDense(kernels.ViewAs[uint64](in[0].Data), kernels.ViewAs[uint64](out[0].Data), idx.Int64s(), outer, ai, dim, inner)
+			return nil
 		}
 	}
 	var pos [16]int
@@ -389,6 +413,35 @@ func (g *gatherElements) run(in, out []kernels.Tensor, _ wsParts) error {
 		}
 	}
 	return nil
+}
+
+// dense reports whether the indices have the data's shape off the axis.
+func (g *gatherElements) dense() bool {
+	for d := range g.idx {
+		if d != g.axis && g.idx[d] != g.data[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// gatherElemsDense is GatherElements with indices of the data's shape off the axis:
+// z[o, a, i] = x[o, idx[o, a, i], i], the indices checked.
+func gatherElemsDense[E any, I int32 | int64](x, z []E, idx []I, outer, ai, dim, inner int) {
+	for o := 0; o < outer; o++ {
+		xo := x[o*dim*inner : (o+1)*dim*inner]
+		for a := 0; a < ai; a++ {
+			base := (o*ai + a) * inner
+			zr, ir := z[base:base+inner], idx[base:base+inner]
+			for i, j := range ir {
+				jj := int(j)
+				if jj < 0 {
+					jj += dim
+				}
+				zr[i] = xo[jj*inner+i]
+			}
+		}
+	}
 }
 
 // gatherND is GatherND with batch_dims: each index tuple of length m selects a slab of

@@ -5,46 +5,36 @@ import (
 	"slices"
 	"sync"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
-
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/gemm"
 	"carve.dev/libs/kernels/internal/par"
 )
 
-// blasImpl is gonum's pure-Go BLAS: a kept library whose Sgemm splits large products into
-// 64x64 blocks computed in parallel and small ones serially without allocating.
-var blasImpl gonum.Implementation
+// The float32 products run on package gemm (cache-blocked, assembly micro-kernels, parallel
+// over tiles of C on the worker pool). Its workspace is one recipe part, "gemm", sized with
+// gemm.Workspace so that it grows with every dim and a bound at a range's largest shapes
+// covers the range.
 
-const (
-	gemmBlock = 64 // gonum's Sgemm block size: it parallelizes over (M, N) blocks only
-	// Split-K is chosen when gonum cannot parallelize (fewer than 4 blocks of C) and K is long:
-	// K is cut into chunks whose partial products go to workspace and are summed after.
-	splitKMinK   = 1024
-	splitKChunk  = 512
-	splitKMaxCut = 16
-)
-
-// gemmBlocks is the number of 64x64 blocks of an m x n product.
-func gemmBlocks(m, n int64) int64 {
-	return ((m + gemmBlock - 1) / gemmBlock) * ((n + gemmBlock - 1) / gemmBlock)
+// gemmPart is the recipe part of a product's workspace, none when it needs none.
+func gemmPart(floats int64) []alloc.Part {
+	if floats <= 0 {
+		return nil
+	}
+	return []alloc.Part{{Name: "gemm", Size: floats * 4}}
 }
 
-// useSplitK is the split-K rule; a pure function of the product's shape.
-func useSplitK(m, n, k int64) bool { return k >= splitKMinK && gemmBlocks(m, n) < 4 && m > 0 && n > 0 }
-
-// splitKCuts is how many chunks split-K cuts K into.
-func splitKCuts(k int64) int64 { return min(max(k/splitKChunk, 2), splitKMaxCut) }
-
-// splitKParts is the split-K recipe: one m x n float32 partial product per chunk.
-func splitKParts(m, n, k int64) ([]alloc.Part, error) {
-	b, err := kernels.Product(splitKCuts(k), m, n, 4)
-	if err != nil {
-		return nil, err
+// matmulFloats is the gemm workspace of a MatMul: one product of m*batches rows when A's
+// batches fold into rows; else the larger of per-batch products run one after another (each
+// parallel) and run side by side (each on one participant).
+func matmulFloats(m, n, k, batches int64, fold bool, workers int) int64 {
+	if fold {
+		return gemm.Workspace(m*batches, n, k, gemm.RowMajor, workers)
 	}
-	return []alloc.Part{{Name: "partials", Size: b}}, nil
+	seq := gemm.Workspace(m, n, k, gemm.RowMajor, workers)
+	side := min(int64(workers), batches) * gemm.Workspace(m, n, k, gemm.RowMajor, 1)
+	return max(seq, side)
 }
 
 // matmulDims resolves numpy matmul semantics for shapes a and b: the matrix dims, the batch
@@ -80,18 +70,21 @@ func matmulDims(a, b []int64) (m, k, n int64, aBatch, bBatch, out []int64, err e
 	return m, k, n, aBatch, bBatch, out, nil
 }
 
-// matmul is MatMul. Tactics: "gemm" (gonum Sgemm per batch, batches folded into M when B is
-// shared), "splitk" (see useSplitK), "f16-convert" for 16-bit floats (operands converted to
-// float32 in workspace), and "naive" for integers.
+// matmul is MatMul. Tactics: "gemm" for float32 (one product with A's batches folded into its
+// rows when B is shared; else per-batch products, side by side when each is too small to split),
+// "f16-convert" for 16-bit floats (operands converted to float32 in workspace, then gemm), and
+// "naive" for integers.
 type matmul struct {
 	tactic     string
 	dt         graph.DType
 	m, n, k    int
 	batches    int
 	bp         bplan // broadcast of the operands' batch dims to the output's (see batchOffsets)
-	fold       bool  // one gemm with M*batches rows: B is shared and A's batches are contiguous
-	cuts       int
-	slots      int
+	fold       bool  // one product with M*batches rows: B is shared and A's batches are contiguous
+	plan       gemm.Plan
+	side       bool // per-batch products side by side, each on one participant
+	hasWS      bool // the recipe has a "gemm" part
+	workers    int
 	aLen, bLen int
 }
 
@@ -110,7 +103,7 @@ func selectMatMul(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := checkOut(n, 0, a.DType, out); err != nil {
 		return plan{}, err
 	}
-	mm := &matmul{dt: a.DType, m: int(m), n: int(nn), k: int(k), slots: d.Workers, aLen: numel(a.Shape), bLen: numel(b.Shape)}
+	mm := &matmul{dt: a.DType, m: int(m), n: int(nn), k: int(k), workers: d.Workers, aLen: numel(a.Shape), bLen: numel(b.Shape)}
 	batch, _ := broadcastShape(aBatch, bBatch)
 	mm.batches = numel(batch)
 	if numel(bBatch) == 1 && (numel(aBatch) == mm.batches) {
@@ -124,22 +117,23 @@ func selectMatMul(n *kernels.Node, d kernels.Target) (plan, error) {
 	}
 	var parts []alloc.Part
 	switch {
-	case a.DType == graph.Float32:
+	case a.DType == graph.Float32 || a.DType == graph.Float16 || a.DType == graph.BFloat16:
 		mm.tactic = "gemm"
-		if useSplitK(m, nn, k) && !mm.fold || useSplitK(m*int64(mm.batches), nn, k) && mm.fold {
-			rows := m
-			if mm.fold {
-				rows = m * int64(mm.batches)
-			}
-			mm.tactic, mm.cuts = "splitk", int(splitKCuts(k))
-			if parts, err = splitKParts(rows, nn, k); err != nil {
+		if mm.fold {
+			mm.plan = gemm.NewPlan(mm.m*mm.batches, mm.n, mm.k, gemm.RowMajor, d.Workers)
+		} else {
+			mm.plan = gemm.NewPlan(mm.m, mm.n, mm.k, gemm.RowMajor, d.Workers)
+			mm.side = mm.plan.Slots == 1 && mm.batches > 1
+		}
+		parts = gemmPart(matmulFloats(m, nn, k, int64(mm.batches), mm.fold, d.Workers))
+		mm.hasWS = len(parts) > 0
+		if a.DType != graph.Float32 {
+			mm.tactic = "f16-convert"
+			f16, err := f16Parts(a.Shape, b.Shape, out)
+			if err != nil {
 				return plan{}, err
 			}
-		}
-	case a.DType == graph.Float16 || a.DType == graph.BFloat16:
-		mm.tactic = "f16-convert"
-		if parts, err = f16Parts(a.Shape, b.Shape, out); err != nil {
-			return plan{}, err
+			parts = append(f16, parts...)
 		}
 	default:
 		mm.tactic = "naive"
@@ -195,95 +189,72 @@ func boundMatMul(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) 
 	if !okA || !okB || len(a.Dims) == 0 || len(b.Dims) == 0 {
 		return kernels.Bound{}, fmt.Errorf("MatMul needs two non-scalar inputs")
 	}
+	tactic := "gemm"
+	var parts []alloc.Part
 	switch a.DType {
 	case graph.Float16, graph.BFloat16:
 		_, _, _, _, _, out, err := matmulDims(his(a), his(b))
 		if err != nil {
 			return kernels.Bound{}, err
 		}
-		parts, err := f16Parts(his(a), his(b), out)
-		if err != nil {
+		if parts, err = f16Parts(his(a), his(b), out); err != nil {
 			return kernels.Bound{}, err
 		}
-		return recipeBound("f16-convert", parts)
+		tactic = "f16-convert"
 	case graph.Float32:
 	default:
 		return kernels.Bound{}, nil
 	}
-	mr := kernels.Fixed(1)
+	mHi := int64(1)
 	if len(a.Dims) > 1 {
-		mr = dimFromEnd(a, 2)
+		mHi = dimFromEnd(a, 2).Hi
 	}
-	nr := kernels.Fixed(1)
+	nHi := int64(1)
 	if len(b.Dims) > 1 {
-		nr = dimFromEnd(b, 1)
+		nHi = dimFromEnd(b, 1).Hi
 	}
-	kr := dimFromEnd(a, 1)
-	// A's batches fold into the rows of one product when B has no batch of its own (every B
-	// batch dim is 1); with some B batch dim possibly > 1 both cases may occur.
-	aBatch := kernels.Fixed(1)
-	for _, dr := range a.Dims[:max(len(a.Dims)-2, 0)] {
-		var err error
-		aBatch.Lo *= dr.Lo
-		if aBatch.Hi, err = kernels.Product(aBatch.Hi, dr.Hi); err != nil {
-			return kernels.Bound{}, err
-		}
-	}
+	kHi := dimFromEnd(a, 1).Hi
+	// Batches at their largest: A's alone when folded, the broadcast of both when not.
+	aBatches, batches := int64(1), int64(1)
+	ab, bb := a.Dims[:max(len(a.Dims)-2, 0)], b.Dims[:max(len(b.Dims)-2, 0)]
 	foldAlways, foldNever := true, false
-	for _, dr := range b.Dims[:max(len(b.Dims)-2, 0)] {
+	for _, dr := range bb {
 		foldAlways = foldAlways && dr.Hi == 1
 		foldNever = foldNever || dr.Lo > 1
 	}
-	best := kernels.Bound{Tactic: "gemm"}
-	consider := func(rows kernels.DimRange) error {
-		// Split-K is reachable when the smallest product in range takes it (gemmBlocks grows
-		// with rows and N, and the rule wants a long K).
-		if !useSplitK(max(rows.Lo, 1), max(nr.Lo, 1), kr.Hi) {
-			return nil
+	for i := 1; i <= max(len(ab), len(bb)); i++ {
+		ah, bh := int64(1), int64(1)
+		if i <= len(ab) {
+			ah = ab[len(ab)-i].Hi
 		}
-		mn := splitKMaxMN(rows.Hi, nr.Hi)
-		size, err := kernels.Product(splitKCuts(kr.Hi), mn, 4)
-		if err != nil {
-			return err
+		if i <= len(bb) {
+			bh = bb[len(bb)-i].Hi
 		}
-		bd, err := recipeBound("splitk", []alloc.Part{{Name: "partials", Size: size}})
-		best = best.Max(bd)
-		return err
+		var err error
+		if aBatches, err = kernels.Product(aBatches, ah); err != nil {
+			return kernels.Bound{}, err
+		}
+		if batches, err = kernels.Product(batches, max(ah, bh)); err != nil {
+			return kernels.Bound{}, err
+		}
+	}
+	var floats int64
+	if !foldNever {
+		if _, err := kernels.Product(mHi, aBatches, 4); err != nil {
+			return kernels.Bound{}, err
+		}
+		floats = max(floats, matmulFloats(mHi, nHi, kHi, aBatches, true, d.Workers))
 	}
 	if !foldAlways {
-		if err := consider(mr); err != nil {
-			return kernels.Bound{}, err
-		}
+		floats = max(floats, matmulFloats(mHi, nHi, kHi, batches, false, d.Workers))
 	}
-	if !foldNever {
-		rowsHi, err := kernels.Product(mr.Hi, aBatch.Hi)
-		if err != nil {
-			return kernels.Bound{}, err
-		}
-		if err := consider(kernels.DimRange{Lo: mr.Lo * aBatch.Lo, Hi: rowsHi}); err != nil {
-			return kernels.Bound{}, err
-		}
-	}
-	return best, nil
-}
-
-// splitKMaxMN is the largest M*N with M <= m, N <= n that split-K still takes (fewer than 4
-// blocks of 64x64).
-func splitKMaxMN(m, n int64) int64 {
-	var best int64
-	for a := int64(1); a <= 3; a++ {
-		b := 3 / a
-		best = max(best, min(m, a*gemmBlock)*min(n, b*gemmBlock))
-	}
-	return best
+	return recipeBound(tactic, append(parts, gemmPart(floats)...))
 }
 
 func (mm *matmul) run(in, out []kernels.Tensor, ws wsParts) error {
 	switch mm.tactic {
 	case "gemm":
-		mm.gemm(in[0].Float32s(), in[1].Float32s(), out[0].Float32s())
-	case "splitk":
-		mm.splitK(in[0].Float32s(), in[1].Float32s(), out[0].Float32s(), kernels.ViewAs[float32](ws.bytes(0)))
+		mm.gemm(in[0].Float32s(), in[1].Float32s(), out[0].Float32s(), mm.gemmWS(ws, 0))
 	case "f16-convert":
 		load := f16
 		store := tof16
@@ -298,7 +269,7 @@ func (mm *matmul) run(in, out []kernels.Tensor, ws wsParts) error {
 			b32[i] = load(v)
 		}
 		y := out[0].Uint16s()
-		mm.gemm(a32, b32, y32[:len(y)])
+		mm.gemm(a32, b32, y32[:len(y)], mm.gemmWS(ws, 3))
 		for i := range y {
 			y[i] = store(y32[i])
 		}
@@ -308,170 +279,51 @@ func (mm *matmul) run(in, out []kernels.Tensor, ws wsParts) error {
 	return nil
 }
 
-// gemmBody runs the batches of a batched product in parallel when each is small.
-type gemmBody struct {
+// gemmWS is the "gemm" part of the workspace, part i when the recipe has it.
+func (mm *matmul) gemmWS(ws wsParts, i int) []float32 {
+	if !mm.hasWS {
+		return nil
+	}
+	return kernels.ViewAs[float32](ws.bytes(i))
+}
+
+// sideBody runs per-batch products side by side, each on one participant with its own part
+// of the workspace.
+type sideBody struct {
 	mm      *matmul
 	a, b, c []float32
+	ws      []float32
 }
 
-var gemmBodies = sync.Pool{New: func() any { return new(gemmBody) }}
+var sideBodies = sync.Pool{New: func() any { return new(sideBody) }}
 
-func (g *gemmBody) Do(slot, lo, hi int) {
+func (g *sideBody) Do(slot, lo, hi int) {
 	mm := g.mm
+	per := mm.plan.WorkspaceFloats()
+	ws := g.ws[slot*per : (slot+1)*per]
 	for i := lo; i < hi; i++ {
 		ao, bo := mm.batchOffsets(i)
-		sgemm(mm.m, mm.n, mm.k, g.a[ao:], g.b[bo:], g.c[i*mm.m*mm.n:])
+		mm.plan.Run(gemm.Mat{Data: g.a[ao:], Ld: mm.k}, gemm.Mat{Data: g.b[bo:], Ld: mm.n}, nil, g.c[i*mm.m*mm.n:], mm.n, 1, false, ws)
 	}
 }
 
-// sgemm computes c = a * b for row-major a (m x k), b (k x n), c (m x n) on one goroutine.
-func sgemm(m, n, k int, a, b, c []float32) {
-	sgemmLD(m, n, k, a, k, b, n, c, n)
-}
-
-// sgemmLD is sgemm with leading dimensions. Products of fewer than 4 blocks of 64x64 stay on
-// the calling goroutine in gonum (its serial kernel, no allocation); larger ones must go
-// through tiledGemm.
-func sgemmLD(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 { // gonum insists on non-empty operands
-		for i := 0; i < m; i++ {
-			clear(c[i*ldc : i*ldc+n])
-		}
-		return
-	}
-	blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, max(lda, 1), b, max(ldb, 1), 0, c, max(ldc, 1))
-}
-
-// Tiles of C for the parallel product: 64 x 192 (three of gonum's blocks, so gonum runs each
-// serially), K walked in slabs of 256 so the slab of B stays in cache.
-const (
-	tileM = gemmBlock
-	tileN = 3 * gemmBlock
-	tileK = 256
-)
-
-// tiledGemm computes c = a * b (row-major, m x k times k x n) in parallel over tiles of C on
-// the shared worker pool. gonum's own parallel Sgemm would start goroutines (allocating) and
-// ignore the device's worker count; this keeps the hot path allocation-free and deterministic.
-type tiledGemm struct {
-	m, n, k int
-	a, b, c []float32
-}
-
-var tiledGemms = sync.Pool{New: func() any { return new(tiledGemm) }}
-
-func (g *tiledGemm) Do(slot, lo, hi int) {
-	tn := (g.n + tileN - 1) / tileN
-	for t := lo; t < hi; t++ {
-		i0, j0 := (t/tn)*tileM, (t%tn)*tileN
-		mt, nt := min(tileM, g.m-i0), min(tileN, g.n-j0)
-		c := g.c[i0*g.n+j0:]
-		for k0 := 0; k0 < g.k; k0 += tileK {
-			kt := min(tileK, g.k-k0)
-			beta := float32(1)
-			if k0 == 0 {
-				beta = 0
-			}
-			blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, mt, nt, kt, 1, g.a[i0*g.k+k0:], g.k, g.b[k0*g.n+j0:], g.n, beta, c, g.n)
-		}
-	}
-}
-
-// gemmPar computes c = a * b with up to slots workers.
-func gemmPar(m, n, k int, a, b, c []float32, slots int) {
-	if gemmBlocks(int64(m), int64(n)) < 4 || k == 0 {
-		sgemm(m, n, k, a, b, c)
-		return
-	}
-	g := tiledGemms.Get().(*tiledGemm)
-	g.m, g.n, g.k, g.a, g.b, g.c = m, n, k, a, b, c
-	tiles := ((m + tileM - 1) / tileM) * ((n + tileN - 1) / tileN)
-	par.For(tiles, 1, slots, g)
-	*g = tiledGemm{}
-	tiledGemms.Put(g)
-}
-
-func (mm *matmul) gemm(a, b, c []float32) {
+func (mm *matmul) gemm(a, b, c, ws []float32) {
 	switch {
-	case mm.batches == 0:
+	case mm.batches == 0 || mm.m == 0 || mm.n == 0:
 	case mm.fold:
-		gemmPar(mm.m*mm.batches, mm.n, mm.k, a, b, c, mm.slots)
-	case gemmBlocks(int64(mm.m), int64(mm.n)) < 4 && mm.batches > 1:
-		g := gemmBodies.Get().(*gemmBody)
-		g.mm, g.a, g.b, g.c = mm, a, b, c
-		par.For(mm.batches, 1, mm.slots, g)
-		*g = gemmBody{}
-		gemmBodies.Put(g)
+		mm.plan.Run(gemm.Mat{Data: a, Ld: mm.k}, gemm.Mat{Data: b, Ld: mm.n}, nil, c, mm.n, 1, false, ws)
+	case mm.side:
+		g := sideBodies.Get().(*sideBody)
+		*g = sideBody{mm: mm, a: a, b: b, c: c, ws: ws}
+		par.For(mm.batches, 1, mm.workers, g)
+		*g = sideBody{}
+		sideBodies.Put(g)
 	default:
 		for i := 0; i < mm.batches; i++ {
 			ao, bo := mm.batchOffsets(i)
-			gemmPar(mm.m, mm.n, mm.k, a[ao:], b[bo:], c[i*mm.m*mm.n:], mm.slots)
+			mm.plan.Run(gemm.Mat{Data: a[ao:], Ld: mm.k}, gemm.Mat{Data: b[bo:], Ld: mm.n}, nil, c[i*mm.m*mm.n:], mm.n, 1, false, ws)
 		}
 	}
-}
-
-// splitKBody computes one chunk's partial product (pass 0) or sums the partials (pass 1).
-type splitKBody struct {
-	mm       *matmul
-	rows     int
-	a, b, c  []float32
-	partials []float32
-	pass     int
-}
-
-var splitKBodies = sync.Pool{New: func() any { return new(splitKBody) }}
-
-func (s *splitKBody) Do(slot, lo, hi int) {
-	mm := s.mm
-	mn := s.rows * mm.n
-	if s.pass == 1 {
-		for i := lo; i < hi; i++ {
-			var sum float32
-			for c := 0; c < mm.cuts; c++ {
-				sum += s.partials[c*mn+i]
-			}
-			s.c[i] = sum
-		}
-		return
-	}
-	chunk := (mm.k + mm.cuts - 1) / mm.cuts
-	for c := lo; c < hi; c++ {
-		k0 := c * chunk
-		k1 := min(k0+chunk, mm.k)
-		p := s.partials[c*mn : (c+1)*mn]
-		if k1 <= k0 {
-			clear(p)
-			continue
-		}
-		blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, s.rows, mm.n, k1-k0, 1, s.a[k0:], mm.k, s.b[k0*mm.n:], max(mm.n, 1), 0, p, max(mm.n, 1))
-	}
-}
-
-func (mm *matmul) splitK(a, b, c, partials []float32) {
-	s := splitKBodies.Get().(*splitKBody)
-	s.mm, s.partials = mm, partials
-	if mm.fold {
-		s.rows, s.a, s.b, s.c = mm.m*mm.batches, a, b, c
-		s.pass = 0
-		par.For(mm.cuts, 1, mm.slots, s)
-		s.pass = 1
-		par.For(s.rows*mm.n, 1024, mm.slots, s)
-	} else {
-		s.rows = mm.m
-		for i := 0; i < mm.batches; i++ {
-			ao, bo := mm.batchOffsets(i)
-			s.a, s.b, s.c = a[ao:], b[bo:], c[i*mm.m*mm.n:]
-			s.pass = 0
-			par.For(mm.cuts, 1, mm.slots, s)
-			s.pass = 1
-			par.For(s.rows*mm.n, 1024, mm.slots, s)
-		}
-	}
-	*s = splitKBody{}
-	splitKBodies.Put(s)
 }
 
 // naive is the integer (and float64) product, accumulated in int64 or float64.
@@ -506,6 +358,15 @@ type gemmOp struct {
 	transA, transB bool
 	alpha, beta    float32
 	c              *bplan
+	plan           gemm.Plan
+	hasWS          bool
+}
+
+func gemmLayout(transB bool) gemm.Layout {
+	if transB {
+		return gemm.Transposed
+	}
+	return gemm.RowMajor
 }
 
 func selectGemm(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -543,14 +404,36 @@ func selectGemm(n *kernels.Node, d kernels.Target) (plan, error) {
 		}
 		g.c = &p
 	}
-	return plan{tactic: "gemm", r: g}, nil
+	g.plan = gemm.NewPlan(g.m, g.n, g.k, gemmLayout(g.transB), d.Workers)
+	parts := gemmPart(gemm.Workspace(m, nn, k, gemmLayout(g.transB), d.Workers))
+	g.hasWS = len(parts) > 0
+	return plan{tactic: "gemm", parts: parts, r: g}, nil
 }
 
-func (g *gemmOp) run(in, out []kernels.Tensor, _ wsParts) error {
+// boundGemm bounds Gemm's workspace: the product at its largest dims.
+func boundGemm(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
+	a, okA := r.Input(0)
+	b, okB := r.Input(1)
+	if !okA || !okB || len(a.Dims) != 2 || len(b.Dims) != 2 {
+		return kernels.Bound{}, fmt.Errorf("Gemm needs two 2-D inputs")
+	}
+	transA, transB := r.Attrs.Int("transA", 0) != 0, r.Attrs.Int("transB", 0) != 0
+	m, k := a.Dims[0].Hi, a.Dims[1].Hi
+	if transA {
+		m, k = k, m
+	}
+	nn := b.Dims[1].Hi
+	if transB {
+		nn = b.Dims[0].Hi
+	}
+	return recipeBound("gemm", gemmPart(gemm.Workspace(m, nn, k, gemmLayout(transB), d.Workers)))
+}
+
+func (g *gemmOp) run(in, out []kernels.Tensor, ws wsParts) error {
 	y := out[0].Float32s()
-	beta := float32(0)
+	acc := false
 	if g.c != nil && g.beta != 0 {
-		beta = 1
+		acc = true
 		expandLoop(g.c, in[2].Float32s(), y)
 		if g.beta != 1 {
 			for i := range y {
@@ -561,32 +444,30 @@ func (g *gemmOp) run(in, out []kernels.Tensor, _ wsParts) error {
 	if g.m == 0 || g.n == 0 {
 		return nil
 	}
-	if g.k == 0 {
-		if beta == 0 {
-			clear(y)
-		}
-		return nil
-	}
-	tA, tB := blas.NoTrans, blas.NoTrans
-	lda, ldb := max(g.k, 1), max(g.n, 1)
+	a := gemm.Mat{Data: in[0].Float32s(), Ld: max(g.k, 1), Trans: g.transA}
 	if g.transA {
-		tA, lda = blas.Trans, max(g.m, 1)
+		a.Ld = max(g.m, 1)
 	}
+	b := gemm.Mat{Data: in[1].Float32s(), Ld: max(g.n, 1), Trans: g.transB}
 	if g.transB {
-		tB, ldb = blas.Trans, max(g.k, 1)
+		b.Ld = max(g.k, 1)
 	}
-	blasImpl.Sgemm(tA, tB, g.m, g.n, g.k, g.alpha, in[0].Float32s(), lda, in[1].Float32s(), ldb, beta, y, g.n)
+	var w []float32
+	if g.hasWS {
+		w = kernels.ViewAs[float32](ws.bytes(0))
+	}
+	g.plan.Run(a, b, nil, y, g.n, g.alpha, acc, w)
 	return nil
 }
 
 func matmulOps() []*op {
 	return []*op{
 		{key: kernels.Key("", "MatMul"), sel: selectMatMul, bound: boundMatMul, tactics: []kernels.TacticInfo{
-			{Name: "gemm", Summary: "gonum Sgemm per batch (parallel over 64x64 blocks of C)"},
-			{Name: "splitk", Summary: "K cut into chunks computed in parallel into workspace partials, then summed; for small M*N and long K", Workspace: true},
+			{Name: "gemm", Summary: "blocked float32 product (assembly micro-kernel), parallel over tiles of C or over batches; packing panels in workspace", Workspace: true},
 			{Name: "f16-convert", Summary: "16-bit operands converted to float32 in workspace, then gemm", Workspace: true},
 			{Name: "naive", Summary: "integer and float64 triple loop"},
 		}},
-		{key: kernels.Key("", "Gemm"), sel: selectGemm, tactics: []kernels.TacticInfo{{Name: "gemm", Summary: "gonum Sgemm with transposes, alpha and beta"}}},
+		{key: kernels.Key("", "Gemm"), sel: selectGemm, bound: boundGemm, tactics: []kernels.TacticInfo{
+			{Name: "gemm", Summary: "blocked float32 product with transposes, alpha and beta; packing panels in workspace", Workspace: true}}},
 	}
 }

@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"sync"
 
-	"gonum.org/v1/gonum/blas"
-
-	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
-	"carve.dev/libs/kernels/internal/par"
+	"carve.dev/libs/kernels/internal/gemm"
 )
 
 // matMulNBits is com.microsoft.MatMulNBits: Y = A * dequant(B)^T (+ bias), B holding N rows of
@@ -17,29 +14,20 @@ import (
 // bits first, with a scale per block and an optional zero point (packed like B, or a float per
 // block; 2^(bits-1) when absent): w = (q - zero_point) * scale.
 //
-// Tactic "dequant-chunk": a chunk of weight rows is dequantized (in parallel) into workspace
-// "weights" as float32 [rows, K], then multiplied with gonum Sgemm into the output columns of
-// the chunk. The chunk holds at most nbitsChunkBytes of weights, so the workspace does not grow
-// with N or with the activation's rows.
+// Tactic "dequant-pack": one gemm product whose B columns are the weight rows, dequantized
+// straight into the product's packed panels (workspace "gemm"), so no dequantized copy of the
+// weights exists and the workspace does not grow with N.
 type matMulNBits struct {
 	k, n, bits, bs, kBlocks, blob int
-	chunk                         int // weight rows per chunk
 	m                             int // rows of A
 	zp                            int // 0 none, 1 packed uint8, 2 float
 	bias                          bool
-	slots                         int
+	plan                          gemm.Plan
 }
 
-const nbitsChunkBytes = 256 << 10
-
-// nbitsParts is the recipe: one chunk of dequantized weight rows.
-func nbitsParts(k, n int64) (rows int64, parts []alloc.Part, err error) {
-	rows = min(max(nbitsChunkBytes/max(k*4, 1), 1), max(n, 1))
-	sz, err := kernels.Product(rows, k, 4)
-	if err != nil {
-		return 0, nil, err
-	}
-	return rows, []alloc.Part{{Name: "weights", Size: sz}}, nil
+// nbitsFloats is the gemm workspace of an m-row MatMulNBits.
+func nbitsFloats(m, k, n int64, workers int) int64 {
+	return gemm.Workspace(m, n, k, gemm.Custom, workers)
 }
 
 func selectMatMulNBits(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -47,7 +35,7 @@ func selectMatMulNBits(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	at := n.Attrs
-	q := &matMulNBits{k: int(at.Int("K", 0)), n: int(at.Int("N", 0)), bits: int(at.Int("bits", 4)), bs: int(at.Int("block_size", 0)), slots: d.Workers}
+	q := &matMulNBits{k: int(at.Int("K", 0)), n: int(at.Int("N", 0)), bits: int(at.Int("bits", 4)), bs: int(at.Int("block_size", 0))}
 	if q.k <= 0 || q.n <= 0 || (q.bits != 2 && q.bits != 4 && q.bits != 8) || q.bs < 16 || q.bs&(q.bs-1) != 0 {
 		return plan{}, fmt.Errorf("K %d, N %d, bits %d, block_size %d: want positive K and N, bits 2, 4 or 8, block_size a power of two >= 16", q.k, q.n, q.bits, q.bs)
 	}
@@ -90,82 +78,86 @@ func selectMatMulNBits(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	q.m = numel(a.Shape[:len(a.Shape)-1])
-	rows, parts, err := nbitsParts(int64(q.k), int64(q.n))
-	if err != nil {
-		return plan{}, err
-	}
-	q.chunk = int(rows)
-	return plan{tactic: "dequant-chunk", parts: parts, r: q}, nil
+	q.plan = gemm.NewPlan(q.m, q.n, q.k, gemm.Custom, d.Workers)
+	return plan{tactic: "dequant-pack", parts: gemmPart(nbitsFloats(int64(q.m), int64(q.k), int64(q.n), d.Workers)), r: q}, nil
 }
 
 func boundMatMulNBits(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
-	_, parts, err := nbitsParts(r.Attrs.Int("K", 0), r.Attrs.Int("N", 0))
-	if err != nil {
-		return kernels.Bound{}, err
+	a, ok := r.Input(0)
+	if !ok || len(a.Dims) == 0 {
+		return kernels.Bound{}, fmt.Errorf("MatMulNBits needs input A")
 	}
-	return recipeBound("dequant-chunk", parts)
+	m := int64(1)
+	for _, dr := range a.Dims[:len(a.Dims)-1] {
+		var err error
+		if m, err = kernels.Product(m, dr.Hi); err != nil {
+			return kernels.Bound{}, err
+		}
+	}
+	return recipeBound("dequant-pack", gemmPart(nbitsFloats(m, r.Attrs.Int("K", 0), r.Attrs.Int("N", 0), d.Workers)))
 }
 
-// dequantBody dequantizes weight rows [n0+lo, n0+hi) into w.
-type dequantBody struct {
+// nbitsSource dequantizes weight rows as the product's B columns.
+type nbitsSource struct {
 	q      *matMulNBits
 	b, zp  []byte
 	scales []float32
 	zpf    []float32
-	w      []float32
-	n0     int
 }
 
-var dequantBodies = sync.Pool{New: func() any { return new(dequantBody) }}
+var nbitsSources = sync.Pool{New: func() any { return new(nbitsSource) }}
 
-func (db *dequantBody) Do(slot, lo, hi int) {
-	q := db.q
+// Col writes the weights k0 .. k0+len(dst) of row j, dequantized.
+func (s *nbitsSource) Col(dst []float32, j, k0 int) {
+	q := s.q
 	mask := byte(1<<q.bits - 1)
 	zpRow := (q.kBlocks*q.bits + 7) / 8
 	def := float32(int(1) << (q.bits - 1))
-	for r := lo; r < hi; r++ {
-		n := db.n0 + r
-		row := db.w[r*q.k : (r+1)*q.k]
-		for kb := 0; kb < q.kBlocks; kb++ {
-			scale := db.scales[n*q.kBlocks+kb]
-			zp := def
-			switch q.zp {
-			case 1:
-				bit := kb * q.bits
-				zp = float32((db.zp[n*zpRow+bit/8] >> (bit % 8)) & mask)
-			case 2:
-				zp = db.zpf[n*q.kBlocks+kb]
+	k1 := k0 + len(dst)
+	for k := k0; k < k1; {
+		kb := k / q.bs
+		scale := s.scales[j*q.kBlocks+kb]
+		zp := def
+		switch q.zp {
+		case 1:
+			bit := kb * q.bits
+			zp = float32((s.zp[j*zpRow+bit/8] >> (bit % 8)) & mask)
+		case 2:
+			zp = s.zpf[j*q.kBlocks+kb]
+		}
+		blob := s.b[(j*q.kBlocks+kb)*q.blob : (j*q.kBlocks+kb+1)*q.blob]
+		i0, i1 := k-kb*q.bs, min(q.bs, k1-kb*q.bs)
+		out := dst[k-k0 : k-k0+i1-i0]
+		if q.bits == 4 && i0%2 == 0 && i1%2 == 0 {
+			// two weights a byte, the common case
+			for i, v := range blob[i0/2 : i1/2] {
+				out[2*i] = (float32(v&15) - zp) * scale
+				out[2*i+1] = (float32(v>>4) - zp) * scale
 			}
-			blob := db.b[(n*q.kBlocks+kb)*q.blob : (n*q.kBlocks+kb+1)*q.blob]
-			k0 := kb * q.bs
-			for i := 0; i < q.bs && k0+i < q.k; i++ {
+		} else {
+			for i := i0; i < i1; i++ {
 				bit := i * q.bits
 				v := (blob[bit/8] >> (bit % 8)) & mask
-				row[k0+i] = (float32(v) - zp) * scale
+				out[i-i0] = (float32(v) - zp) * scale
 			}
 		}
+		k = kb*q.bs + i1
 	}
 }
 
 func (q *matMulNBits) run(in, out []kernels.Tensor, ws wsParts) error {
-	w := kernels.ViewAs[float32](ws.bytes(0))
 	a, y := in[0].Float32s(), out[0].Float32s()
-	db := dequantBodies.Get().(*dequantBody)
-	defer func() { *db = dequantBody{}; dequantBodies.Put(db) }()
-	db.q, db.b, db.scales, db.w = q, in[1].Data, in[2].Float32s(), w
+	src := nbitsSources.Get().(*nbitsSource)
+	defer func() { *src = nbitsSource{}; nbitsSources.Put(src) }()
+	src.q, src.b, src.scales = q, in[1].Data, in[2].Float32s()
 	switch q.zp {
 	case 1:
-		db.zp = in[3].Data
+		src.zp = in[3].Data
 	case 2:
-		db.zpf = in[3].Float32s()
+		src.zpf = in[3].Float32s()
 	}
-	for n0 := 0; n0 < q.n; n0 += q.chunk {
-		cn := min(q.chunk, q.n-n0)
-		db.n0 = n0
-		par.For(cn, max(1, 64*1024/q.k), q.slots, db)
-		if q.m > 0 {
-			blasImpl.Sgemm(blas.NoTrans, blas.Trans, q.m, cn, q.k, 1, a, q.k, w, q.k, 0, y[n0:], q.n)
-		}
+	if q.m > 0 {
+		q.plan.Run(gemm.Mat{Data: a, Ld: q.k}, gemm.Mat{}, src, y, q.n, 1, false, kernels.ViewAs[float32](ws.bytes(0)))
 	}
 	if q.bias {
 		bias := in[5].Float32s()[:q.n]
@@ -182,6 +174,6 @@ func (q *matMulNBits) run(in, out []kernels.Tensor, ws wsParts) error {
 func nbitsOps() []*op {
 	return []*op{{
 		key: kernels.Key(kernels.DomainMicrosoft, "MatMulNBits"), sel: selectMatMulNBits, bound: boundMatMulNBits,
-		tactics: []kernels.TacticInfo{{Name: "dequant-chunk", Summary: "dequantize up to 256 KiB of weight rows into workspace, then Sgemm into their output columns", Workspace: true}},
+		tactics: []kernels.TacticInfo{{Name: "dequant-pack", Summary: "weights dequantized straight into the gemm's packed panels in workspace", Workspace: true}},
 	}}
 }

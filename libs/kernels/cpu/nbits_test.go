@@ -91,7 +91,7 @@ func TestMatMulNBits(t *testing.T) {
 			n := msNode("MatMulNBits", kernels.Attrs("K", tc.k, "N", tc.n, "bits", tc.bits, "block_size", tc.bs), in,
 				kernels.Value{DType: graph.Float32, Shape: []int64{int64(tc.m), int64(tc.n)}})
 			got, inst := run(t, n, in...)
-			require.Equal(t, "dequant-chunk", inst.Tactic())
+			require.Equal(t, "dequant-pack", inst.Tactic())
 			want := make([]float32, tc.m*tc.n)
 			for i := 0; i < tc.m; i++ {
 				for j := 0; j < tc.n; j++ {

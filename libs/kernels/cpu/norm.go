@@ -9,6 +9,7 @@ import (
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/par"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // layerNorm is the layer-normalization family: LayerNormalization, SimplifiedLayerNormalization
@@ -279,7 +280,9 @@ var normBodies = sync.Pool{New: func() any { return new(normBody) }}
 func (b *normBody) Do(slot, lo, hi int) {
 	switch b.ln.dt {
 	case graph.Float32:
-		normRange[float32](b, lo, hi)
+		if b.pass == 0 {
+			normRowsF32(b, lo, hi)
+		}
 	default:
 		normRange[uint16](b, lo, hi)
 	}
@@ -294,12 +297,91 @@ func (ln *layerNorm) run(in, out []kernels.Tensor, ws wsParts) error {
 		b.mean, b.inv = kernels.ViewAs[float64](ws.bytes(0))[:ln.rows], kernels.ViewAs[float64](ws.bytes(1))[:ln.rows]
 	}
 	grain := max(1, 16384/max(ln.h, 1))
-	for b.pass = 0; b.pass < 2; b.pass++ {
+	passes := 2
+	if ln.dt == graph.Float32 {
+		passes = 1 // normRowsF32 does both
+	}
+	for b.pass = 0; b.pass < passes; b.pass++ {
 		par.For(ln.rows, grain, ln.slots, b)
 	}
 	*b = normBody{}
 	normBodies.Put(b)
 	return nil
+}
+
+// normRowsF32 is the float32 form: both passes over each row at once, the skip and bias sum
+// staged in the output row, statistics in float64, the normalization in float32.
+func normRowsF32(b *normBody, lo, hi int) {
+	ln := b.ln
+	h := ln.h
+	f := func(i int) []float32 {
+		if i < 0 {
+			return nil
+		}
+		return b.in[i].Float32s()
+	}
+	x, skip, addBias, scale, shift := f(ln.in), f(ln.skip), f(ln.addBias), f(ln.scale), f(ln.bias)
+	y := b.out[0].Float32s()
+	var sum []float32
+	if ln.sumOut >= 0 {
+		sum = b.out[ln.sumOut].Float32s()
+	}
+	if addBias != nil {
+		addBias = addBias[:h]
+	}
+	for r := lo; r < hi; r++ {
+		src, yr := x[r*h:(r+1)*h], y[r*h:(r+1)*h]
+		if skip != nil || addBias != nil {
+			switch {
+			case skip != nil && addBias != nil:
+				vec.VV(vec.Add, yr, src, skip[(r%ln.skipRows)*h:])
+				vec.VV(vec.Add, yr, yr, addBias)
+			case skip != nil:
+				vec.VV(vec.Add, yr, src, skip[(r%ln.skipRows)*h:])
+			default:
+				vec.VV(vec.Add, yr, src, addBias)
+			}
+			if sum != nil {
+				copy(sum[r*h:(r+1)*h], yr)
+			}
+			src = yr
+		}
+		s, ss := vec.Sums(src)
+		var m, inv float64
+		if ln.simplified {
+			inv = 1 / math.Sqrt(ss/float64(h)+ln.eps)
+		} else {
+			m = s / float64(h)
+			inv = 1 / math.Sqrt(vec.SumSqDev(src, m)/float64(h)+ln.eps) // two passes, for accuracy
+			b.mean[r] = m
+		}
+		b.inv[r] = inv
+		mf, invf := float32(m), float32(inv)
+		if ln.scaleIx == nil && ln.biasIx == nil {
+			vec.Affine(yr, src, scale, shift, mf, invf)
+		} else {
+			for j, v := range src {
+				gi, si := j, j
+				if ln.scaleIx != nil {
+					gi = int(ln.scaleIx[j])
+				}
+				if ln.biasIx != nil {
+					si = int(ln.biasIx[j])
+				}
+				o := (v - mf) * invf * scale[gi]
+				if shift != nil {
+					o += shift[si]
+				}
+				yr[j] = o
+			}
+		}
+		if ln.meanOut >= 0 {
+			writeStat(b.out[ln.meanOut], r, m, false)
+		}
+		if ln.invOut >= 0 {
+			writeStat(b.out[ln.invOut], r, inv, false)
+		}
+	}
 }
 
 func view16or32[E elt](t kernels.Tensor) []E { return kernels.ViewAs[E](t.Data) }

@@ -193,6 +193,21 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 		count *= rd[i]
 	}
 	x, z := in[0], out[0]
+	if x.DType == graph.Float32 && z.DType == graph.Float32 && nr == 1 && rs[0] == 1 && r.op <= rL2 && r.op != rProd {
+		// the common case: float32 rows reduced along the contiguous last axis
+		xs, zs := x.Float32s(), z.Float32s()
+		for o := 0; o < outN; o++ {
+			zs[o] = float32(reduceRow(r.op, xs[o*count:(o+1)*count]))
+		}
+		return nil
+	}
+	if x.DType == graph.Float32 && nr == 1 && rs[0] == 1 && count > 0 && (r.op == rArgMax || r.op == rArgMin) {
+		xs, zs := x.Float32s(), z.Int64s()
+		for o := 0; o < outN; o++ {
+			zs[o] = int64(argRow(xs[o*count:(o+1)*count], r.op == rArgMax, r.selectLast))
+		}
+		return nil
+	}
 	var kidx [16]int
 	base := 0
 	for o := 0; o < outN; o++ {
@@ -213,6 +228,69 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 		}
 	}
 	return nil
+}
+
+// reduceRow reduces one contiguous float32 row (Sum, Mean, Max, Min, SumSquare, L1, L2),
+// accumulating in float64 like one.
+func reduceRow(op redOp, x []float32) float64 {
+	switch op {
+	case rMax, rMin:
+		acc := math.Inf(1)
+		if op == rMax {
+			acc = math.Inf(-1)
+		}
+		for _, v := range x {
+			if op == rMax {
+				acc = max(acc, float64(v))
+			} else {
+				acc = min(acc, float64(v))
+			}
+		}
+		return acc
+	}
+	var a0, a1 float64
+	i := 0
+	switch op {
+	case rSum, rMean:
+		for ; i+2 <= len(x); i += 2 {
+			a0 += float64(x[i])
+			a1 += float64(x[i+1])
+		}
+		for ; i < len(x); i++ {
+			a0 += float64(x[i])
+		}
+	case rSumSquare, rL2:
+		for ; i+2 <= len(x); i += 2 {
+			a0 += float64(x[i]) * float64(x[i])
+			a1 += float64(x[i+1]) * float64(x[i+1])
+		}
+		for ; i < len(x); i++ {
+			a0 += float64(x[i]) * float64(x[i])
+		}
+	case rL1:
+		for _, v := range x {
+			a0 += math.Abs(float64(v))
+		}
+	}
+	acc := a0 + a1
+	switch op {
+	case rMean:
+		return acc / float64(len(x))
+	case rL2:
+		return math.Sqrt(acc)
+	}
+	return acc
+}
+
+// argRow is ArgMax (or ArgMin) of one contiguous float32 row, as one computes it.
+func argRow(x []float32, isMax, last bool) int {
+	acc, arg := x[0], 0
+	for i, v := range x[1:] {
+		if isMax && (v > acc || last && v == acc) || !isMax && (v < acc || last && v == acc) {
+			acc, arg = v, i+1
+		}
+	}
+	return arg
 }
 
 // one reduces the sub-tensor at base spanned by dims/strides.

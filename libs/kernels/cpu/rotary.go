@@ -11,6 +11,10 @@ import (
 // interleaved pairs (x[2k], x[2k+1]), by the angles whose cosines and sines are cos[k], sin[k]
 // (k < rot/2); the rest is copied. dst may be src.
 func rope[E elt](dst, src []E, cos, sin []float32, rot int, interleaved, bf bool) {
+	if d, ok := any(dst).([]float32); ok {
+		ropeF32(d, any(src).([]float32), cos, sin, rot, interleaved)
+		return
+	}
 	half := rot / 2
 	if interleaved {
 		for k := 0; k < half; k++ {
@@ -23,6 +27,30 @@ func rope[E elt](dst, src []E, cos, sin []float32, rot int, interleaved, bf bool
 			x0, x1 := ld(src[k], bf), ld(src[k+half], bf)
 			dst[k] = st[E](x0*cos[k]-x1*sin[k], bf)
 			dst[k+half] = st[E](x1*cos[k]+x0*sin[k], bf)
+		}
+	}
+	if &dst[0] != &src[0] {
+		copy(dst[rot:len(src)], src[rot:])
+	}
+}
+
+// ropeF32 is rope for float32.
+func ropeF32(dst, src, cos, sin []float32, rot int, interleaved bool) {
+	half := rot / 2
+	cos, sin = cos[:half], sin[:half]
+	if interleaved {
+		s, d := src[:2*half], dst[:2*half]
+		for k, c := range cos {
+			x0, x1, sn := s[2*k], s[2*k+1], sin[k]
+			d[2*k] = x0*c - x1*sn
+			d[2*k+1] = x1*c + x0*sn
+		}
+	} else {
+		s0, s1, d0, d1 := src[:half], src[half:2*half], dst[:half], dst[half:2*half]
+		for k, c := range cos {
+			x0, x1, sn := s0[k], s1[k], sin[k]
+			d0[k] = x0*c - x1*sn
+			d1[k] = x1*c + x0*sn
 		}
 	}
 	if &dst[0] != &src[0] {
@@ -183,17 +211,24 @@ func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, pos kernels.Tensor) {
 	cosE, sinE := kernels.ViewAs[E](in[r.cosIn].Data), kernels.ViewAs[E](in[r.sinIn].Data)
 	half := r.rot / 2
 	var cbuf, sbuf [512]float32
+	cos32, _ := any(cosE).([]float32)
+	sin32, _ := any(sinE).([]float32)
 	for b := 0; b < r.b; b++ {
 		for s := 0; s < r.s; s++ {
 			p, _ := r.position(pos, b, s)
 			cos, sin := cbuf[:0], sbuf[:0]
-			if half <= len(cbuf) {
+			switch {
+			case cos32 != nil: // float32 caches are used in place
+				cos, sin = cos32[p*half:(p+1)*half], sin32[p*half:(p+1)*half]
+			case half <= len(cbuf):
 				cos, sin = cbuf[:half], sbuf[:half]
-			} else {
+			default:
 				cos, sin = make([]float32, half), make([]float32, half)
 			}
-			for k := 0; k < half; k++ {
-				cos[k], sin[k] = ld(cosE[p*half+k], r.bf), ld(sinE[p*half+k], r.bf)
+			if cos32 == nil {
+				for k := 0; k < half; k++ {
+					cos[k], sin[k] = ld(cosE[p*half+k], r.bf), ld(sinE[p*half+k], r.bf)
+				}
 			}
 			for h := 0; h < r.n; h++ {
 				var o int

@@ -6,6 +6,7 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 type unOp uint8
@@ -216,16 +217,7 @@ func (u *unary) run(in, out []kernels.Tensor, _ wsParts) error {
 	case graph.Float32:
 		xs, zs := x.Float32s(), z.Float32s()
 		zs = zs[:len(xs)]
-		switch u.op {
-		case uNeg:
-			for i, v := range xs {
-				zs[i] = -v
-			}
-		case uRelu:
-			for i, v := range xs {
-				zs[i] = max(v, 0)
-			}
-		default:
+		if !unaryF32(u.op, zs, xs, float32(a)) {
 			for i, v := range xs {
 				zs[i] = float32(unaryF(u.op, float64(v), a, b))
 			}
@@ -271,6 +263,58 @@ func (u *unary) run(in, out []kernels.Tensor, _ wsParts) error {
 	return nil
 }
 
+// unaryF32 computes the common float32 ops in float32 (package vec for the transcendental
+// ones) and reports whether op was one of them; a is the op's alpha.
+func unaryF32(op unOp, z, x []float32, a float32) bool {
+	switch op {
+	case uNeg:
+		for i, v := range x {
+			z[i] = -v
+		}
+	case uAbs:
+		for i, v := range x {
+			z[i] = float32(math.Abs(float64(v)))
+		}
+	case uRelu:
+		for i, v := range x {
+			if v > 0 {
+				z[i] = v
+			} else {
+				z[i] = 0 * v // keeps NaN
+			}
+		}
+	case uSqrt:
+		for i, v := range x {
+			z[i] = float32(math.Sqrt(float64(v)))
+		}
+	case uReciprocal:
+		for i, v := range x {
+			z[i] = 1 / v
+		}
+	case uIdentity:
+		copy(z, x)
+	case uExp:
+		vec.Exp(z, x)
+	case uSigmoid:
+		vec.Sigmoid(z, x)
+	case uTanh:
+		vec.Tanh(z, x)
+	case uErf:
+		vec.Erf(z, x)
+	case uGelu:
+		vec.Gelu(z, x)
+	case uGeluTanh:
+		vec.GeluTanh(z, x)
+	case uSilu:
+		vec.SiLU(z, x, 1)
+	case uQuickGelu:
+		vec.SiLU(z, x, a)
+	default:
+		return false
+	}
+	return true
+}
+
 // predicate is Not, IsNaN and IsInf: bool output.
 type predicate struct {
 	op       string
@@ -297,6 +341,19 @@ func selectPredicate(name string) func(n *kernels.Node, d kernels.Target) (plan,
 func (p *predicate) run(in, out []kernels.Tensor, _ wsParts) error {
 	x, z := in[0], out[0].Data
 	n := numel(x.Shape)
+	if x.DType == graph.Float32 && p.op != "Not" {
+		for i, v := range x.Float32s()[:n] {
+			r := v != v
+			if p.op == "IsInf" {
+				r = p.pos && v > math.MaxFloat32 || p.neg && v < -math.MaxFloat32
+			}
+			z[i] = 0
+			if r {
+				z[i] = 1
+			}
+		}
+		return nil
+	}
 	for i := 0; i < n; i++ {
 		var r bool
 		if p.op == "Not" {

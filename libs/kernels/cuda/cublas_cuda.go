@@ -220,6 +220,11 @@ func handleFor(dev *acuda.Device, s alloc.Stream) (C.cublasLtHandle_t, error) {
 	if ok {
 		return h, nil
 	}
+	return newHandle(k)
+}
+
+// newHandle is handleFor's miss: the only path that allocates.
+func newHandle(k ltHandleKey) (C.cublasLtHandle_t, error) {
 	if err := loadBlas(); err != nil {
 		return nil, err
 	}
@@ -228,6 +233,7 @@ func handleFor(dev *acuda.Device, s alloc.Stream) (C.cublasLtHandle_t, error) {
 	if h, ok := ltHandles.m[k]; ok {
 		return h, nil
 	}
+	var h C.cublasLtHandle_t
 	if err := blasCheck("cublasLtCreate", C.carve_lt_create(&h)); err != nil {
 		return nil, err
 	}
@@ -286,29 +292,34 @@ type ltPlanCache struct {
 }
 
 // get returns the ltPlan of g on dev, made on first use with h. Call it with dev's context
-// current.
-func (c *ltPlanCache) get(dev *acuda.Device, h C.cublasLtHandle_t, g *gemmDesc) (ltPlan, error) {
-	k := ltPlanKey{dev, *g}
+// current. Only a miss allocates.
+func (c *ltPlanCache) get(dev *acuda.Device, h C.cublasLtHandle_t, g gemmDesc) (ltPlan, error) {
+	k := ltPlanKey{dev, g}
 	c.mu.RLock()
 	p, ok := c.m[k]
 	c.mu.RUnlock()
 	if ok {
 		return p, nil
 	}
+	return c.make(k, h)
+}
+
+func (c *ltPlanCache) make(k ltPlanKey, h C.cublasLtHandle_t) (ltPlan, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p, ok := c.m[k]; ok {
 		return p, nil
 	}
+	g := k.g
 	var cp *C.carve_plan
-	if r := C.carve_plan_new(h, g, &cp); r != 0 {
+	if r := C.carve_plan_new(h, &g, &cp); r != 0 {
 		if r == -1 {
 			return ltPlan{}, fmt.Errorf("cuda: cuBLASLt has no algorithm for a %dx%dx%d GEMM (type %d, batch %d) within %d bytes of workspace",
 				g.m, g.n, g.k, g.dtype, g.batch, g.wsCap)
 		}
 		return ltPlan{}, blasCheck("cuBLASLt matmul setup", r)
 	}
-	p = ltPlan{p: cp, wsNeed: int64(cp.wsNeed)}
+	p := ltPlan{p: cp, wsNeed: int64(cp.wsNeed)}
 	if c.m == nil {
 		c.m = map[ltPlanKey]ltPlan{}
 	}

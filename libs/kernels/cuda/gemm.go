@@ -94,6 +94,7 @@ type gemmInstance struct {
 	c              cMode
 	csm, csn       int64 // cBroadcast: C's element strides along Y's rows and columns
 	ws             int64
+	pick           int // tests only: > 0 picks the best of that many algorithms that use workspace
 }
 
 func (g *gemmInstance) Tactic() string { return gemmTactic }

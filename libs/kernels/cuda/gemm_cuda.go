@@ -78,6 +78,7 @@ func (g *gemmInstance) desc(a, b, c, y alloc.Ptr, wsCap int64) gemmDesc {
 	d.align[2] = C.uint32_t(alignOf(int64(c), sc*es))
 	d.align[3] = C.uint32_t(alignOf(int64(y), sc*es))
 	d.wsCap = C.uint64_t(wsCap)
+	d.pick = C.int(g.pick)
 	return d
 }
 
@@ -129,7 +130,7 @@ func runGemm(g *gemmInstance, in, out []kernels.Tensor, ws *alloc.Workspace, s a
 		if err != nil {
 			return err
 		}
-		p, err := ltPlans.get(dev, h, &d)
+		p, err := ltPlans.get(dev, h, d)
 		if err != nil {
 			return err
 		}
@@ -170,7 +171,7 @@ func measureGemm(g *gemmInstance, b kernels.Backend) (int64, error) {
 		if err != nil {
 			return err
 		}
-		p, err := ltPlans.get(cb.dev, h, &d)
+		p, err := ltPlans.get(cb.dev, h, d)
 		need = p.wsNeed
 		return err
 	})

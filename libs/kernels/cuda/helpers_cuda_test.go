@@ -3,8 +3,11 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,15 +21,43 @@ import (
 
 // These tests need a GPU: tools/gpu/build.sh builds them here, tools/gpu/run.sh runs them there.
 
-// testBackend opens the CUDA backend on device 0 through its registered driver.
+// shared is the backend every test uses: opened once through the registered driver, closed
+// by TestMain (whose exit status reports a failed Close).
+var shared struct {
+	once sync.Once
+	b    *Backend
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.b != nil {
+		if err := shared.b.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "closing the CUDA backend:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// testBackend returns the CUDA backend on device 0.
 func testBackend(t testing.TB) *Backend {
 	t.Helper()
-	d, err := kernels.LookupDriver(kernels.BackendCUDA)
-	require.NoError(t, err)
-	b, err := d.Open(kernels.OpenOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, b.Close()) })
-	return b.(*Backend)
+	shared.once.Do(func() {
+		d, err := kernels.LookupDriver(kernels.BackendCUDA)
+		if err != nil {
+			shared.err = err
+			return
+		}
+		b, err := d.Open(kernels.OpenOptions{})
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.b = b.(*Backend)
+	})
+	require.NoError(t, shared.err)
+	return shared.b
 }
 
 func testStream(t testing.TB, dev *acuda.Device) alloc.Stream {

@@ -28,8 +28,17 @@ func TestLaunchRefusesBadCalls(t *testing.T) {
 	b := testBackend(t)
 	s := testStream(t, b.dev)
 	y := outputTensor(t, b, s, graph.Float32, []int64{4})
+	m, err := moduleOf(b.dev)
+	require.NoError(t, err)
+	var f *kfunc
+	require.NoError(t, b.dev.Do(func() error { f, err = m.function("carve_gemm_fill_c32"); return err }))
+	if f.nparams < 0 {
+		t.Skip("this driver cannot report kernel parameters (cuFuncGetParamInfo), so launch cannot check them")
+	}
+	require.Equal(t, 6, f.nparams)
+	require.Equal(t, []uint8{8, 8, 8, 8, 8, 8}, f.sizes[:6])
 	var le *LaunchError
-	err := launch(s, "carve_gemm_fill_c32", Dim3{X: 1}, Dim3{X: 32}, 0, PtrArg(y.Addr), PtrArg(y.Addr))
+	err = launch(s, "carve_gemm_fill_c32", Dim3{X: 1}, Dim3{X: 32}, 0, PtrArg(y.Addr), PtrArg(y.Addr))
 	require.ErrorAs(t, err, &le, "too few arguments")
 	t.Log(err)
 	err = launch(s, "carve_gemm_fill_c32", Dim3{X: 1}, Dim3{X: 32}, 0,

@@ -9,13 +9,15 @@ package cuda
 
 typedef CUresult (*carve_param_info_fn)(CUfunction, size_t, size_t *, size_t *);
 
-// carve_param_info finds cuFuncGetParamInfo (CUDA 12.4+ drivers; absent from older headers)
-// through the driver's entry-point table, or returns NULL.
+// carve_param_info finds cuFuncGetParamInfo (newer drivers than the 12.4 headers know) through
+// the driver's entry-point table, or returns NULL.
 static carve_param_info_fn carve_param_info(void) {
 	void *fn = NULL;
 #if CUDA_VERSION >= 12000
 	CUdriverProcAddressQueryResult status;
-	if (cuGetProcAddress("cuFuncGetParamInfo", &fn, 12040, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||
+	int version = 0;
+	if (cuDriverGetVersion(&version) != CUDA_SUCCESS) return NULL;
+	if (cuGetProcAddress("cuFuncGetParamInfo", &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||
 	    status != CU_GET_PROC_ADDRESS_SUCCESS) {
 		return NULL;
 	}

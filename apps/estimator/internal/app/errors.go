@@ -57,6 +57,7 @@ func explain(err error) (string, int) {
 		bse *bytesize.SyntaxError
 		ube *kernels.UnknownBackendError
 		uok *kernels.UnsupportedOpError
+		mke *engine.MissingKernelsError
 		uog *graph.UnsupportedOpError
 		me  *modelError
 		pe  *engine.PlanError
@@ -78,8 +79,10 @@ func explain(err error) (string, int) {
 	case errors.As(err, &bse):
 		return err.Error(), ExitUsage // wrapped with the flag's name
 	case errors.As(err, &ube):
-		return fmt.Sprintf("unknown backend %q: the estimator knows %s (give --backend %s)",
+		return fmt.Sprintf("no kernels for backend %q in this estimator: it has %s (give --target %s)",
 			ube.Backend, strings.Join(ube.Known, ", "), firstOr(ube.Known, "cpu")), ExitUsage
+	case errors.As(err, &mke):
+		return missingKernels(mke), ExitError
 	case errors.As(err, &uok):
 		return unsupportedKernel(uok), ExitError
 	case errors.As(err, &uog):
@@ -131,6 +134,16 @@ func unsupportedKernel(e *kernels.UnsupportedOpError) string {
 	}
 	return fmt.Sprintf("unsupported op %s (domain %s, node %q): backend %q has no kernel for it; supported: %s (see estimator ops)",
 		e.Op.Op, domainLabel(e.Op.Domain), e.Node, e.Backend, strings.Join(names, " "))
+}
+
+// missingKernels: the target's backend lacks kernels for some of the model's ops.
+func missingKernels(e *engine.MissingKernelsError) string {
+	names := make([]string, len(e.Ops))
+	for i, k := range e.Ops {
+		names[i] = opLabel(k.Domain, k.Op)
+	}
+	return fmt.Sprintf("backend %q has no kernel for %d of this model's ops (%d nodes): %s; nothing was planned (see estimator ops --target)",
+		e.Backend, len(e.Ops), e.Nodes, strings.Join(names, " "))
 }
 
 // unsupportedShape: the model loads, but uses ops whose shapes carve cannot infer.

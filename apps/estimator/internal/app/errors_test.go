@@ -51,7 +51,8 @@ func TestErrorPaths(t *testing.T) {
 		{"budget syntax", []string{"report", "--budget", "80G"}, ExitUsage, []string{`--budget: bad size "80G"`, "GB (powers of 1000) or GiB (powers of 1024)"}, false},
 		{"budget unit", []string{"report", "--budget", "80 gigs"}, ExitUsage, []string{`unknown unit "gigs"`, "141GiB"}, false},
 		{"format", []string{"report", "--format", "xml"}, ExitUsage, []string{`unknown --format "xml"`, "table or json"}, false},
-		{"backend", []string{"report", "--backend", "cuda-sm90"}, ExitUsage, []string{`unknown backend "cuda-sm90"`, "--backend cpu"}, false},
+		{"target", []string{"report", "--target", "cuda-sm90"}, ExitUsage, []string{`--target cuda-sm90: unknown target`, "h200", "sm_XY:SMS:SHARED"}, false},
+		{"target syntax", []string{"report", "--target", "sm_90:many:1KiB"}, ExitUsage, []string{`multiprocessor count "many"`}, false},
 		{"workers", []string{"report", "--workers", "-1"}, ExitUsage, []string{"--workers -1"}, false},
 		{"top", []string{"report", "--top", "-3"}, ExitUsage, []string{"--top -3"}, false},
 		{"fit without budget", []string{"fit", "--dim", "batch=?"}, ExitUsage, []string{"needs --budget"}, false},
@@ -65,7 +66,7 @@ func TestErrorPaths(t *testing.T) {
 		{"solve time limit", []string{"solve", small, "--time-limit", "0s"}, ExitUsage, []string{"--time-limit 0s"}, false},
 		{"solve time limit syntax", []string{"solve", small, "--time-limit", "soon"}, ExitUsage, []string{"invalid value \"soon\""}, false},
 		{"solve capacity syntax", []string{"solve", small, "--capacity", "lots"}, ExitUsage, []string{`--capacity: bad size "lots"`}, false},
-		{"ops backend", []string{"ops", "--backend", "tpu"}, ExitUsage, []string{`unknown backend "tpu"`, "cpu"}, false},
+		{"ops target", []string{"ops", "--backend", "tpu"}, ExitUsage, []string{`--target tpu: unknown target`, "cpu"}, false},
 
 		// Errors: the input is wrong.
 		{"no such model", []string{"report", "--model", missing, "--dim", "batch=1"}, ExitError, []string{"no such file: " + missing, "leave --model out"}, false},

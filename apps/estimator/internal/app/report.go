@@ -13,6 +13,7 @@ import (
 	"carve.dev/apps/estimator/internal/svgplan"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
+	"carve.dev/libs/kernels"
 	"carve.dev/libs/planner"
 )
 
@@ -21,7 +22,7 @@ func reportCommand(s Streams) *cli.Command {
 		Name:  "report",
 		Usage: "weights, planned arena and workspaces of a model over ranges of its dims, against a budget",
 		UsageText: "estimator report [--model M.onnx] --dim batch=1:32 --dim seq=1:8192 [--budget 141GiB]\n" +
-			"   [--backend cpu] [--workers N] [--top N] [--format table|json] [--svg plan.svg]",
+			"   [--target cpu|h200|sm_XY:SMS:SHARED] [--workers N] [--top N] [--format table|json] [--svg plan.svg]",
 		Description: "Plans the model at every binding of the ranges that can be the worst (the corners, and both\n" +
 			"sides of every point where a kernel switches tactic) and reports the largest arena: exactly what\n" +
 			"the runner reserves for the same model, dims, backend and workers. Exits 3 if --budget is given\n" +
@@ -41,8 +42,10 @@ type report struct {
 	Envelope             map[string]rangeInfo `json:"envelope"`
 	DefaultDims          []string             `json:"default_dims"`
 	Backend              string               `json:"backend"`
+	Target               string               `json:"target"`
 	Workers              int                  `json:"workers"`
 	WeightsBytes         int64                `json:"weights_bytes"`
+	DeviceWeightsBytes   int64                `json:"device_weights_bytes"` // the weights in a discrete device's memory; 0 on the CPU
 	ArenaBytes           int64                `json:"arena_bytes"`
 	ArenaLowerBoundBytes int64                `json:"arena_lower_bound_bytes"`
 	WorkspaceBoundBytes  int64                `json:"workspace_bound_bytes"`
@@ -170,8 +173,10 @@ func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.
 		Envelope:            envelopeInfo(env),
 		DefaultDims:         append([]string{}, defaulted...),
 		Backend:             opts.Target.Backend,
+		Target:              opts.Target.String(),
 		Workers:             opts.Target.Workers,
 		WeightsBytes:        ep.WeightBytes,
+		DeviceWeightsBytes:  ep.DeviceWeightBytes,
 		ArenaBytes:          ep.ArenaBytes,
 		WorkspaceBoundBytes: ep.WorkspaceBound(),
 		TotalBytes:          ep.TotalBytes(),
@@ -244,9 +249,16 @@ func writeReportTable(w io.Writer, r *report) error {
 	}
 	tw.row("model\t%s\n", describeInfo(r.Model))
 	tw.row("dims\t%s\n", dims)
-	tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
+	if r.Backend == kernels.BackendCUDA {
+		tw.row("target\t%s\n", r.Target)
+	} else {
+		tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
+	}
 	tw.row("\t\n")
 	tw.row("weights\t%s\n", size(r.WeightsBytes))
+	if r.DeviceWeightsBytes > 0 {
+		tw.row("  on the device\t%s\tthe weights kernels read, resident once (inputs and host values are in the arena)\n", size(r.DeviceWeightsBytes))
+	}
 	tw.row("arena\t%s\tactivations + workspaces at %s: what the runner reserves\n", size(r.ArenaBytes), engine.Binding(r.WorstBinding))
 	tw.row("  lower bound\t%s\t%s\n", size(r.ArenaLowerBoundBytes), overLowerBound(r.ArenaBytes, r.ArenaLowerBoundBytes))
 	tw.row("total\t%s\tweights + arena\n", size(r.TotalBytes))

@@ -129,12 +129,13 @@ func modelFlags() []cli.Flag {
 		&cli.StringFlag{Name: "model", Usage: "ONNX `FILE` (default: the bundled tiny GPT-2, dims batch and seq)"},
 		&cli.StringSliceFlag{Name: "dim", Usage: "envelope dim `name=N|lo:hi`, one per flag; dims not given come from the " +
 			"--input shapes (bundled model: batch=2 seq=16)"},
-		&cli.StringFlag{Name: "device", Value: "cpu", Usage: "`DEVICE`: cpu (cuda needs a build with -tags cuda)"},
+		&cli.StringFlag{Name: "device", Value: "cpu", Usage: "`DEVICE`: cpu, sim (a simulated discrete GPU: device memory reached only by copies) or cuda[:N] (a build with -tags cuda)"},
 		&cli.StringFlag{Name: "policy", Value: "strict", Usage: "`POLICY` when a kernel needs more workspace than planned: strict (fail) or fallback (allocate)"},
 		&cli.StringFlag{Name: "limit", Usage: "cap the allocator at `BYTES`, a number of bytes or one with a unit: KiB, MiB, GiB, TiB " +
 			"(powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. 512MiB, 1.5GiB, 4GB; the arenas must fit under it"},
 		&cli.IntFlag{Name: "workers", Usage: "CPU kernel workers `N` (0: GOMAXPROCS)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "`K` sessions (streams, arenas) run concurrently, sharing the weights"},
+		&cli.BoolFlag{Name: "graph", Usage: "capture each shape pattern's kernels into a graph at its first run and replay it after (a CUDA graph on a GPU)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random inputs made without --input"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "`FORMAT` of stdout: table (people) or json (machines)"},
 	}
@@ -143,7 +144,7 @@ func modelFlags() []cli.Flag {
 // loadConfig builds run.Config from the shared flags; inputs are read by the caller.
 func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 	cfg := run.Config{ModelPath: c.String("model"), Device: c.String("device"), Workers: c.Int("workers"),
-		Sessions: c.Int("concurrency"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe}
+		Sessions: c.Int("concurrency"), Graphs: c.Bool("graph"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe}
 	var err error
 	if cfg.Envelope, err = engine.ParseEnvelope(c.StringSlice("dim")); err != nil {
 		return cfg, err

@@ -355,7 +355,7 @@ func TestRunJSON(t *testing.T) {
 	var raw map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &raw))
 	keys := sortedKeys(raw)
-	require.Equal(t, []string{"binding", "device", "inputs", "model", "outputs", "policy", "reservation", "runs", "stats", "steady_state", "workers"}, keys)
+	require.Equal(t, []string{"binding", "device", "graph", "inputs", "model", "outputs", "policy", "reservation", "runs", "stats", "steady_state", "workers"}, keys)
 }
 
 // TestConcurrencyMatchesSerialFiles checks through the command line that K concurrent sessions

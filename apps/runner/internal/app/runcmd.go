@@ -45,6 +45,7 @@ type runReport struct {
 	Device      string          `json:"device"`
 	Workers     int             `json:"workers"`
 	Policy      string          `json:"policy"`
+	Graph       bool            `json:"graph"` // --graph: kernels replayed as captured graphs
 	Reservation run.Reservation `json:"reservation"`
 	Binding     engine.Binding  `json:"binding"`
 	Inputs      []tensorInfo    `json:"inputs"`
@@ -124,7 +125,7 @@ func doRun(c *cli.Context, env Env) (err error) {
 		}
 	}
 
-	rep := runReport{Model: r.ModelName, Device: "cpu", Workers: workers(cfg), Policy: c.String("policy"),
+	rep := runReport{Model: r.ModelName, Device: r.Backend.Name(), Workers: workers(cfg), Policy: c.String("policy"), Graph: cfg.Graphs,
 		Reservation: r.Reservation, Binding: r.Binding, Steady: res.Steady, Stats: r.Stats(),
 		Runs: summarize(res, repeat)}
 	for _, v := range r.Model.Inputs {

@@ -28,9 +28,10 @@ type Config struct {
 	// largest binding of the envelope (see RandomInputs), made from Seed.
 	Inputs map[string]kernels.Tensor
 	Seed   uint64
-	// Device is "cpu" ("" means cpu); "cuda" needs a build with the cuda tag.
+	// Device is "cpu" ("" means cpu), "sim" (the simulated discrete device) or "cuda[:N]" (a build
+	// with the cuda tag).
 	Device string
-	// DeviceMemory is the CPU device's memory in bytes; 0 means the host's available memory.
+	// DeviceMemory is the cpu or sim device's memory in bytes; 0 means the host's available memory.
 	DeviceMemory int64
 	Policy       planner.Policy
 	// Limit caps the allocator's bytes; 0 means none beyond the device.
@@ -39,6 +40,8 @@ type Config struct {
 	Workers int
 	// Sessions is how many sessions (streams, arenas) run concurrently; 0 means 1.
 	Sessions int
+	// Graphs replays each pattern's kernels as a captured graph after its first run.
+	Graphs bool
 	// Registry overrides the CPU kernels (benchmarks use it to time the executor alone).
 	Registry *kernels.Registry
 	// Observe, if not nil, sees the allocator's statistics when the runner is closed, with
@@ -58,7 +61,7 @@ func (e *UsageError) Error() string { return e.Problem }
 type Runner struct {
 	Model     *graph.Model
 	ModelName string // the path, or bundled.Name
-	Device    *alloc.CPUDevice
+	Backend   kernels.Backend
 	Alloc     *alloc.Allocator
 	Runtime   *engine.Runtime
 	Sessions  []*engine.Session
@@ -74,17 +77,20 @@ type Runner struct {
 
 // Reservation is what Load reserved: per-session arenas planned over the envelope.
 type Reservation struct {
-	Envelope        string           `json:"envelope"`
-	ArenaBytes      int64            `json:"arena_bytes"` // each session's arena: activations and workspaces
-	Sessions        int              `json:"sessions"`
-	TotalArenaBytes int64            `json:"total_arena_bytes"`
-	WeightBytes     int64            `json:"weight_bytes"` // the model's weights, mapped from its file on the CPU
-	WorstBinding    map[string]int64 `json:"worst_binding"`
-	Candidates      int              `json:"candidates"`            // bindings planned to find the worst
-	WorkspaceBound  int64            `json:"workspace_bound_bytes"` // the sum of the nodes' W over the envelope
-	DrivingDim      string           `json:"driving_dim,omitempty"`
-	AvailableBytes  int64            `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
-	LimitBytes      int64            `json:"limit_bytes"`
+	Envelope        string `json:"envelope"`
+	ArenaBytes      int64  `json:"arena_bytes"` // each session's arena: activations and workspaces
+	Sessions        int    `json:"sessions"`
+	TotalArenaBytes int64  `json:"total_arena_bytes"`
+	WeightBytes     int64  `json:"weight_bytes"` // the model's weights, mapped from its file
+	// DeviceWeightBytes is the device memory the weights take on a discrete device (sim, cuda): one
+	// reservation beside the arenas. 0 on the CPU, which reads the mapped file.
+	DeviceWeightBytes int64            `json:"device_weight_bytes"`
+	WorstBinding      map[string]int64 `json:"worst_binding"`
+	Candidates        int              `json:"candidates"`            // bindings planned to find the worst
+	WorkspaceBound    int64            `json:"workspace_bound_bytes"` // the sum of the nodes' W over the envelope
+	DrivingDim        string           `json:"driving_dim,omitempty"`
+	AvailableBytes    int64            `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
+	LimitBytes        int64            `json:"limit_bytes"`
 }
 
 // Load loads the model, plans its envelope, checks that the sessions' arenas fit (failing
@@ -108,21 +114,25 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 		return nil, err
 	}
 	r.Envelope = envelope(r.Model, cfg)
-	if r.Device, err = newDevice(cfg.Device, cfg.DeviceMemory); err != nil {
+	spec, err := ParseDevice(cfg.Device)
+	if err != nil {
 		return nil, err
 	}
-	if r.Alloc, err = alloc.New(r.Device, alloc.Options{Limit: cfg.Limit}); err != nil {
+	if r.Backend, err = openBackend(spec, cfg.Workers, cfg.DeviceMemory); err != nil {
 		return nil, err
 	}
-	free, _, err := r.Device.MemInfo()
+	if r.Alloc, err = alloc.New(r.Backend.Device(), alloc.Options{Limit: cfg.Limit}); err != nil {
+		return nil, err
+	}
+	free, _, err := r.Backend.Device().MemInfo()
 	if err != nil {
 		return nil, err
 	}
 	opts := engine.RuntimeOptions{
-		Options:  engine.Options{Workers: cfg.Workers, Registry: cfg.Registry},
-		Envelope: r.Envelope, Policy: cfg.Policy, Sessions: cfg.Sessions,
+		Options:  engine.Options{Registry: cfg.Registry},
+		Envelope: r.Envelope, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs,
 	}
-	if r.Runtime, err = engine.NewRuntime(ctx, r.Model, r.Device, r.Alloc, opts); err != nil {
+	if r.Runtime, err = engine.NewRuntime(ctx, r.Model, r.Backend, r.Alloc, opts); err != nil {
 		return nil, err
 	}
 
@@ -148,7 +158,7 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	r.Reservation = Reservation{
 		Envelope: r.Envelope.String(), ArenaBytes: ep.ArenaBytes, Sessions: cfg.Sessions,
 		TotalArenaBytes: ep.ArenaBytes * int64(cfg.Sessions), // checked for overflow by NewRuntime
-		WeightBytes:     ep.WeightBytes, WorstBinding: ep.Worst.Binding.Dims, Candidates: len(ep.Candidates),
+		WeightBytes:     ep.WeightBytes, DeviceWeightBytes: ep.DeviceWeightBytes, WorstBinding: ep.Worst.Binding.Dims, Candidates: len(ep.Candidates),
 		WorkspaceBound: ep.WorkspaceBound(), DrivingDim: ep.DrivingDim, AvailableBytes: avail, LimitBytes: cfg.Limit,
 	}
 	for range cfg.Sessions {
@@ -174,14 +184,18 @@ func (r *Runner) Close() error {
 		errs = append(errs, s.Close())
 	}
 	r.Sessions = nil
+	if r.Runtime != nil {
+		errs = append(errs, r.Runtime.Close())
+		r.Runtime = nil
+	}
 	if r.Alloc != nil {
 		errs = append(errs, r.Alloc.Close())
 		observe("after-close")
 		r.Alloc = nil
 	}
-	if r.Device != nil {
-		errs = append(errs, r.Device.Close())
-		r.Device = nil
+	if r.Backend != nil {
+		errs = append(errs, r.Backend.Close())
+		r.Backend = nil
 	}
 	if r.Model != nil {
 		errs = append(errs, r.Model.Close())

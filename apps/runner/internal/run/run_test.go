@@ -95,7 +95,7 @@ func TestNoAllocationAfterFirstRun(t *testing.T) {
 
 			// The counters do see allocations: one dynamic allocation shows.
 			before = r.Counters()
-			stream, err := r.Device.NewStream()
+			stream, err := r.Backend.Device().NewStream()
 			require.NoError(t, err)
 			a, err := r.Alloc.Alloc(stream, 1000)
 			require.NoError(t, err)
@@ -249,7 +249,15 @@ func TestLoadErrors(t *testing.T) {
 				require.ErrorAs(t, err, &ie)
 				require.ErrorContains(t, err, "outside the declared envelope")
 			}},
-		{"cuda", Config{Device: "cuda"}, func(t *testing.T, err error) { require.ErrorIs(t, err, errCUDA) }},
+		{"cuda", Config{Device: "cuda"}, func(t *testing.T, err error) {
+			var ue *UsageError
+			require.ErrorAs(t, err, &ue)
+			require.ErrorContains(t, err, "cuda")
+		}},
+		{"bad cuda ordinal", Config{Device: "cuda:x"}, func(t *testing.T, err error) {
+			var ue *UsageError
+			require.ErrorAs(t, err, &ue)
+		}},
 		{"bad device", Config{Device: "tpu"}, func(t *testing.T, err error) {
 			var ue *UsageError
 			require.ErrorAs(t, err, &ue)

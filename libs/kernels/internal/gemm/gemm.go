@@ -1,0 +1,369 @@
+// Package gemm is the CPU kernels' float32 matrix product: C = alpha * A * B, or C += alpha *
+// A * B, for row-major or transposed operands, in parallel over tiles of C on the kernels'
+// worker pool, without allocating.
+//
+// Structure (after BLIS and onnxruntime's MLAS): C is cut into tiles of at most MC x NC; a
+// tile walks K in slabs of at most KC; within a slab, B is read in panels of NR columns (packed
+// into the caller's workspace when B is transposed, comes from a Source, or is wide; read in
+// place otherwise) and A in place, a micro-kernel keeping an MR x NR block of C in registers
+// for the whole slab. A is never packed: the micro-kernels broadcast its elements through any
+// pair of strides, which is what MLAS does too.
+//
+// The micro-kernels are generated assembly (asmgen.go): AVX-512F (12 x 32) where the CPU has
+// it, else AVX2 with FMA (6 x 16), else portable Go (4 x 16). The choice depends on the CPU;
+// the Plan does not: tile sizes are multiples of every kernel's MR and NR, and the workspace a
+// Plan asks for is the same on every machine, so the estimator and the runner agree.
+//
+// Why hand-written: a kept library would be the usual choice, but none fits the workspace
+// contract. gonum's Sgemm (the previous kernel) is axpy-based, neither blocked nor packed, and
+// starts goroutines for large products (allocating); OpenBLAS or oneDNN through cgo bring their
+// own thread pools and allocate their packing buffers outside the carved workspace, and cgo
+// calls cost about as much as the small products of decode steps. Go's SIMD package needs a
+// GOEXPERIMENT, which the Bazel build does not set. The micro-kernel is about 40 lines of
+// generated assembly per row count; everything else is plain Go.
+//
+// Invariants:
+//  1. Run never allocates and writes only C and the workspace it is given (Plan.WorkspaceFloats
+//     floats; Plan.Run panics on a shorter one, or on operands shorter than their shapes).
+//  2. A Plan is a pure function of (M, N, K, B's layout, workers): never of the CPU.
+//  3. Each element of C is computed by one participant, with K summed in the same order
+//     whatever the worker count, so results do not depend on the number of workers.
+package gemm
+
+import (
+	"fmt"
+	"sync"
+
+	"carve.dev/libs/kernels/internal/par"
+)
+
+// Kernel is one micro-kernel: it computes an R x NR block of C (R <= MR).
+type Kernel struct {
+	Name   string
+	MR, NR int
+	// fn computes C[0:rows, 0:NR] = alpha * A[0:rows, 0:k] * B[0:k, 0:NR] (+ C if acc), with
+	// A(i, p) at a[i*rsa + p*csa], B(p, j) at b[p*rsb + j] and C(i, j) at c[i*ldc + j].
+	fn func(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool)
+}
+
+var (
+	kernels = []Kernel{{Name: "go", MR: 4, NR: 16, fn: kernGo}}
+	best    Kernel // set by init
+)
+
+// Kernels lists the micro-kernels this CPU can run, the portable one first and the fastest last.
+func Kernels() []Kernel { return append([]Kernel(nil), kernels...) }
+
+// Best is the micro-kernel Run uses.
+func Best() Kernel { return best }
+
+// Blocking. Tile sizes are multiples of unitM and unitN, which every kernel's MR and NR divide.
+const (
+	unitM = 12
+	unitN = 32
+	kcMax = 256
+	mcMax = 192
+	ncMax = 512
+	// minSlotFlops is the least work worth waking a worker for (a few microseconds).
+	minSlotFlops = 1 << 19
+)
+
+// Layout says how B is stored.
+type Layout uint8
+
+const (
+	// RowMajor B: element (p, j) at Data[p*Ld + j].
+	RowMajor Layout = iota
+	// Transposed B: element (p, j) at Data[j*Ld + p].
+	Transposed
+	// Custom B: columns come from a Source.
+	Custom
+)
+
+// Mat is a float32 matrix operand: element (i, j) at Data[i*Ld + j], or at Data[j*Ld + i] when
+// Trans.
+type Mat struct {
+	Data  []float32
+	Ld    int
+	Trans bool
+}
+
+// Source supplies the columns of a B that is not a float32 matrix (dequantized weights).
+type Source interface {
+	// Col writes B[k0 : k0+len(dst), j] into dst.
+	Col(dst []float32, j, k0 int)
+}
+
+// Plan is the blocking of one product shape for a worker count.
+type Plan struct {
+	M, N, K    int
+	MC, NC, KC int
+	Slots      int  // participants, and per-slot workspace areas
+	Pack       bool // B is packed into panels (always for Transposed and Custom)
+}
+
+// NewPlan blocks an m x k by k x n product for up to workers participants.
+func NewPlan(m, n, k int, b Layout, workers int) Plan {
+	p := Plan{M: m, N: n, K: k, KC: min(max(k, 1), kcMax), Slots: 1}
+	p.Pack = b != RowMajor || packRowMajor(n, k)
+	if m <= 0 || n <= 0 {
+		return p
+	}
+	p.MC = min(roundUp(m, unitM), mcMax)
+	p.NC = min(roundUp(n, unitN), ncMax)
+	flops := 2 * int64(m) * int64(n) * int64(max(k, 1))
+	want := int(min(int64(max(workers, 1)), max(flops/minSlotFlops, 1)))
+	if want > 1 {
+		want *= 2 // two tiles a participant, for balance
+	}
+	// Split to give every participant work: splitting N shares nothing, splitting M repeats
+	// the packing of B, so a packed B is split along N first.
+	for p.tiles() < want {
+		splitN := p.NC > unitN && (p.Pack || p.MC <= 2*unitM)
+		switch {
+		case splitN:
+			p.NC = roundUp(p.NC/2, unitN)
+		case p.MC > unitM:
+			p.MC = roundUp(p.MC/2, unitM)
+		case p.NC > unitN:
+			p.NC = roundUp(p.NC/2, unitN)
+		default:
+			want = 0
+		}
+	}
+	p.Slots = max(min(p.tiles(), max(workers, 1), int(max(flops/minSlotFlops, 1))), 1)
+	return p
+}
+
+// packRowMajor reports whether a row-major B is worth packing: when its rows are long enough
+// that reading panels in place would stride over many pages.
+func packRowMajor(n, k int) bool { return n > 1024 && k > 64 }
+
+func roundUp(x, u int) int { return (x + u - 1) / u * u }
+
+func (p *Plan) tilesM() int { return (p.M + p.MC - 1) / p.MC }
+func (p *Plan) tilesN() int { return (p.N + p.NC - 1) / p.NC }
+func (p *Plan) tiles() int  { return p.tilesM() * p.tilesN() }
+
+// slotFloats is one participant's workspace: a packed slab of B (or one zero-padded panel for
+// the last columns of an unpacked B), a block of C for panels past N's end, and a column of B
+// for Sources. (They live in the workspace, not on the stack: slices passed to the micro-kernel
+// through a function value, or to a Source, would escape and allocate.)
+func (p *Plan) slotFloats() int {
+	if p.M <= 0 || p.N <= 0 {
+		return 0
+	}
+	panels := p.KC * unitN
+	if p.Pack {
+		panels = p.KC * p.NC
+	}
+	return panels + edgeFloats + p.KC
+}
+
+// edgeFloats is the largest C block of a micro-kernel (MR x NR).
+const edgeFloats = 12 * 32
+
+// WorkspaceFloats is the workspace Run needs, in float32s.
+func (p *Plan) WorkspaceFloats() int { return p.Slots * p.slotFloats() }
+
+// Workspace is the workspace, in float32s, that callers reserve for an m x k by k x n product
+// with B in layout b and up to workers participants: at least what NewPlan's plan needs
+// (WorkspaceFloats), and non-decreasing in m, n, k and workers, so that a recipe sized with it
+// at the largest shapes of a range covers every shape of the range.
+func Workspace(m, n, k int64, b Layout, workers int) int64 {
+	if m <= 0 || n <= 0 {
+		return 0
+	}
+	m, n, k = min(m, 1<<40), min(n, 1<<40), min(max(k, 1), 1<<40)
+	kc := min(k, kcMax)
+	panels := kc * unitN
+	if b != RowMajor || packRowMajor(int(n), int(k)) {
+		panels = kc * min((n+unitN-1)/unitN*unitN, ncMax)
+	}
+	tiles := ((m + unitM - 1) / unitM) * ((n + unitN - 1) / unitN)
+	slots := min(int64(max(workers, 1)), max(2*m*n*k/minSlotFlops, 1), tiles)
+	return slots * (panels + edgeFloats + kc)
+}
+
+// Run computes C = alpha * A * B (acc false) or C += alpha * A * B (acc true), C row-major with
+// leading dimension ldc. b is used when the plan's B is a matrix, src when it is Custom.
+func (p *Plan) Run(a Mat, b Mat, src Source, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
+	p.run(best, a, b, src, c, ldc, alpha, acc, ws)
+}
+
+func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
+	if p.M <= 0 || p.N <= 0 {
+		return
+	}
+	p.check(a, b, src, c, ldc, ws)
+	if p.K == 0 {
+		if !acc {
+			for i := 0; i < p.M; i++ {
+				clear(c[i*ldc : i*ldc+p.N])
+			}
+		}
+		return
+	}
+	t := tasks.Get().(*task)
+	*t = task{p: *p, k: k, a: a, b: b, src: src, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
+	par.For(p.tiles(), 1, p.Slots, t)
+	*t = task{}
+	tasks.Put(t)
+}
+
+// check panics when an operand is shorter than the plan's shapes: the assembly does not check.
+func (p *Plan) check(a, b Mat, src Source, c []float32, ldc int, ws []float32) {
+	need := func(what string, have, rows, cols, ld int) {
+		if ld < cols || rows > 0 && have < (rows-1)*ld+cols {
+			panic(fmt.Sprintf("gemm: %s has %d elements with leading dimension %d, want %d x %d", what, have, ld, rows, cols))
+		}
+	}
+	if a.Trans {
+		need("A", len(a.Data), p.K, p.M, a.Ld)
+	} else {
+		need("A", len(a.Data), p.M, p.K, a.Ld)
+	}
+	switch {
+	case src != nil:
+	case b.Trans:
+		need("B", len(b.Data), p.N, p.K, b.Ld)
+	default:
+		need("B", len(b.Data), p.K, p.N, b.Ld)
+	}
+	if (b.Trans || src != nil) && !p.Pack {
+		panic("gemm: a transposed or custom B needs a packing plan")
+	}
+	need("C", len(c), p.M, p.N, ldc)
+	if len(ws) < p.WorkspaceFloats() {
+		panic(fmt.Sprintf("gemm: workspace of %d floats, want %d", len(ws), p.WorkspaceFloats()))
+	}
+}
+
+type task struct {
+	p     Plan // a copy: a pointer would make callers' plans escape
+	k     Kernel
+	a, b  Mat
+	src   Source
+	c     []float32
+	ldc   int
+	alpha float32
+	acc   bool
+	ws    []float32
+}
+
+var tasks = sync.Pool{New: func() any { return new(task) }}
+
+func (t *task) Do(slot, lo, hi int) {
+	per := t.p.slotFloats()
+	buf := t.ws[slot*per : (slot+1)*per]
+	col, buf := buf[len(buf)-t.p.KC:], buf[:len(buf)-t.p.KC]
+	edge, buf := buf[len(buf)-edgeFloats:], buf[:len(buf)-edgeFloats]
+	tn := t.p.tilesN()
+	for i := lo; i < hi; i++ {
+		t.tile((i/tn)*t.p.MC, (i%tn)*t.p.NC, buf, edge, col)
+	}
+}
+
+// tile computes the tile of C at (i0, j0).
+// buf holds B's panels, edge a C block for panels past N's end, col a column of a Source.
+func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
+	p, k := &t.p, t.k
+	mc, nc := min(p.MC, p.M-i0), min(p.NC, p.N-j0)
+	for k0 := 0; k0 < p.K; k0 += p.KC {
+		kc := min(p.KC, p.K-k0)
+		acc := t.acc || k0 > 0
+		var a []float32
+		var rsa, csa int
+		if t.a.Trans {
+			a, rsa, csa = t.a.Data[k0*t.a.Ld+i0:], 1, t.a.Ld
+		} else {
+			a, rsa, csa = t.a.Data[i0*t.a.Ld+k0:], t.a.Ld, 1
+		}
+		if p.Pack {
+			t.packB(buf, col, k0, kc, j0, nc)
+		}
+		for q := 0; q < nc; q += k.NR {
+			cols := min(k.NR, nc-q)
+			var b []float32
+			var rsb int
+			switch {
+			case p.Pack:
+				b, rsb = buf[q*kc:], k.NR
+			case cols == k.NR:
+				b, rsb = t.b.Data[k0*t.b.Ld+j0+q:], t.b.Ld
+			default:
+				t.packEdge(buf, k0, kc, j0+q, cols)
+				b, rsb = buf, k.NR
+			}
+			for r := 0; r < mc; r += k.MR {
+				rows := min(k.MR, mc-r)
+				ar := a[r*rsa:]
+				c := t.c[(i0+r)*t.ldc+j0+q:]
+				if cols == k.NR {
+					k.fn(rows, kc, ar, rsa, csa, b, rsb, c, t.ldc, t.alpha, acc)
+					continue
+				}
+				k.fn(rows, kc, ar, rsa, csa, b, rsb, edge, k.NR, t.alpha, false)
+				for i := 0; i < rows; i++ {
+					src, dst := edge[i*k.NR:i*k.NR+cols], c[i*t.ldc:i*t.ldc+cols]
+					if acc {
+						for j, v := range src {
+							dst[j] += v
+						}
+					} else {
+						copy(dst, src)
+					}
+				}
+			}
+		}
+	}
+}
+
+// packB packs B[k0:k0+kc, j0:j0+nc] into buf as panels of NR columns, panel q/NR at buf[q*kc:],
+// element (p, j) of a panel at p*NR + j, zero past N.
+func (t *task) packB(buf, col []float32, k0, kc, j0, nc int) {
+	nr := t.k.NR
+	for q := 0; q < nc; q += nr {
+		cols := min(nr, nc-q)
+		panel := buf[q*kc : q*kc+kc*nr]
+		switch {
+		case t.src != nil || t.b.Trans:
+			for j := 0; j < nr; j++ {
+				if j >= cols {
+					for p := 0; p < kc; p++ {
+						panel[p*nr+j] = 0
+					}
+					continue
+				}
+				src := col[:kc]
+				if t.src != nil {
+					t.src.Col(src, j0+q+j, k0)
+				} else {
+					o := (j0+q+j)*t.b.Ld + k0
+					src = t.b.Data[o : o+kc]
+				}
+				for p, v := range src {
+					panel[p*nr+j] = v
+				}
+			}
+		default:
+			for p := 0; p < kc; p++ {
+				o := (k0+p)*t.b.Ld + j0 + q
+				dst := panel[p*nr : p*nr+nr]
+				copy(dst, t.b.Data[o:o+cols])
+				clear(dst[cols:])
+			}
+		}
+	}
+}
+
+// packEdge packs the last cols < NR columns of a row-major B, from column j, zero-padded.
+func (t *task) packEdge(buf []float32, k0, kc, j, cols int) {
+	nr := t.k.NR
+	for p := 0; p < kc; p++ {
+		o := (k0+p)*t.b.Ld + j
+		dst := buf[p*nr : p*nr+nr]
+		copy(dst, t.b.Data[o:o+cols])
+		clear(dst[cols:])
+	}
+}

@@ -1,0 +1,168 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// naive is the reference: C = alpha * A * B (+ C), summed in float64.
+func naive(m, n, k int, a Mat, b func(p, j int) float32, c []float32, ldc int, alpha float32, acc bool) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for p := 0; p < k; p++ {
+				var av float32
+				if a.Trans {
+					av = a.Data[p*a.Ld+i]
+				} else {
+					av = a.Data[i*a.Ld+p]
+				}
+				s += float64(av) * float64(b(p, j))
+			}
+			v := float32(float64(alpha) * s)
+			if acc {
+				v += c[i*ldc+j]
+			}
+			c[i*ldc+j] = v
+		}
+	}
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = r.Float32()*2 - 1
+	}
+	return s
+}
+
+// transSource serves B's columns from a transposed matrix, as a dequantizing Source would.
+type transSource struct{ m Mat }
+
+func (s transSource) Col(dst []float32, j, k0 int) { copy(dst, s.m.Data[j*s.m.Ld+k0:]) }
+
+func TestRunMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	shapes := [][3]int{{1, 1, 1}, {1, 16, 3}, {7, 33, 64}, {6, 16, 256}, {13, 65, 300}, {12, 32, 0},
+		{100, 17, 9}, {25, 1100, 70}, {200, 64, 40}, {3, 600, 513}}
+	for _, kern := range Kernels() {
+		for _, s := range shapes {
+			for _, layout := range []Layout{RowMajor, Transposed, Custom} {
+				for _, transA := range []bool{false, true} {
+					for _, workers := range []int{1, 3} {
+						m, n, k := s[0], s[1], s[2]
+						name := fmt.Sprintf("%s/%dx%dx%d/layout%d/transA=%v/w%d", kern.Name, m, n, k, layout, transA, workers)
+						t.Run(name, func(t *testing.T) {
+							lda := k + 3
+							a := Mat{Data: randSlice(r, m*lda), Ld: lda}
+							if transA {
+								a = Mat{Data: randSlice(r, k*(m+2)+1), Ld: m + 2, Trans: true}
+							}
+							var b Mat
+							var src Source
+							var at func(p, j int) float32
+							if layout == RowMajor {
+								b = Mat{Data: randSlice(r, k*(n+1)), Ld: n + 1}
+								at = func(p, j int) float32 { return b.Data[p*b.Ld+j] }
+							} else {
+								bt := Mat{Data: randSlice(r, n*(k+5)), Ld: k + 5, Trans: true}
+								b = bt
+								at = func(p, j int) float32 { return bt.Data[j*bt.Ld+p] }
+								if layout == Custom {
+									src, b = transSource{b}, Mat{}
+								}
+							}
+							ldc := n + 2
+							c0 := randSlice(r, m*ldc)
+							for _, acc := range []bool{false, true} {
+								want := append([]float32(nil), c0...)
+								got := append([]float32(nil), c0...)
+								naive(m, n, k, a, at, want, ldc, 0.5, acc)
+								p := NewPlan(m, n, k, layout, workers)
+								ws := randSlice(r, p.WorkspaceFloats())
+								require.LessOrEqual(t, int64(len(ws)), Workspace(int64(m), int64(n), int64(k), layout, workers))
+								p.run(kern, a, b, src, got, ldc, 0.5, acc, ws)
+								for i := range want {
+									require.InDelta(t, want[i], got[i], 1e-4*math.Max(1, math.Abs(float64(want[i]))), "element %d (acc %v)", i, acc)
+								}
+							}
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// Workspace never decreases as a shape grows (recipes sized at a range's largest shapes cover
+// the range) and covers every plan.
+func TestWorkspaceIsMonotone(t *testing.T) {
+	dims := []int64{1, 5, 12, 13, 31, 32, 33, 64, 100, 255, 256, 257, 600, 1025, 3000}
+	for _, layout := range []Layout{RowMajor, Transposed} {
+		for _, w := range []int{1, 2, 16} {
+			for _, m := range dims {
+				for _, n := range dims {
+					for _, k := range dims {
+						ws := Workspace(m, n, k, layout, w)
+						p := NewPlan(int(m), int(n), int(k), layout, w)
+						require.LessOrEqual(t, int64(p.WorkspaceFloats()), ws, "%dx%dx%d", m, n, k)
+						require.LessOrEqual(t, Workspace(m, n, k, layout, max(w-1, 1)), ws)
+						for _, g := range [][3]int64{{m + 1, n, k}, {m, n + 1, k}, {m, n, k + 1}} {
+							require.LessOrEqual(t, ws, Workspace(g[0], g[1], g[2], layout, w), "%v after %dx%dx%d", g, m, n, k)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestPlanIsMachineIndependent(t *testing.T) {
+	// Tile sizes are multiples of every kernel's MR and NR.
+	for _, k := range Kernels() {
+		require.Zero(t, unitM%k.MR, k.Name)
+		require.Zero(t, unitN%k.NR, k.Name)
+		require.LessOrEqual(t, k.MR*k.NR, edgeFloats, k.Name)
+	}
+}
+
+func TestRunDoesNotAllocate(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	m, n, k := 200, 300, 70
+	a := Mat{Data: randSlice(r, m*k), Ld: k}
+	b := Mat{Data: randSlice(r, n*k), Ld: k, Trans: true}
+	c := make([]float32, m*n)
+	p := NewPlan(m, n, k, Transposed, 4)
+	ws := make([]float32, p.WorkspaceFloats())
+	p.Run(a, b, nil, c, n, 1, false, ws)
+	require.Zero(t, testing.AllocsPerRun(20, func() { p.Run(a, b, nil, c, n, 1, false, ws) }))
+}
+
+func BenchmarkRun(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, s := range [][3]int{{1024, 64, 64}, {1024, 256, 64}, {128, 768, 768}, {128, 3072, 768}, {128, 768, 3072}, {512, 512, 512}, {7, 64, 64}} {
+		m, n, k := s[0], s[1], s[2]
+		for _, layout := range []Layout{RowMajor, Transposed} {
+			for _, w := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%dx%dx%d/layout%d/w%d", m, n, k, layout, w), func(bb *testing.B) {
+					a := Mat{Data: randSlice(r, m*k), Ld: k}
+					bm := Mat{Data: randSlice(r, n*k), Ld: n}
+					if layout == Transposed {
+						bm = Mat{Data: bm.Data, Ld: k, Trans: true}
+					}
+					c := make([]float32, m*n)
+					p := NewPlan(m, n, k, layout, w)
+					ws := make([]float32, p.WorkspaceFloats())
+					for bb.Loop() {
+						p.Run(a, bm, nil, c, n, 1, false, ws)
+					}
+					bb.ReportMetric(2*float64(m*n*k)*float64(bb.N)/bb.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}

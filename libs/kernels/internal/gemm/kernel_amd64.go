@@ -1,0 +1,37 @@
+//go:build amd64 && !purego
+
+package gemm
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+//go:generate sh -c "go run asmgen.go > kernel_amd64.s"
+
+// The micro-kernels of kernel_amd64.s (see asmgen.go). Strides are in bytes.
+
+//go:noescape
+func kernAVX2(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool)
+
+//go:noescape
+func kernAVX512(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool)
+
+func callAVX2(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool) {
+	kernAVX2(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc)
+}
+
+func callAVX512(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool) {
+	kernAVX512(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc)
+}
+
+func init() {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		kernels = append(kernels, Kernel{Name: "avx2", MR: 6, NR: 16, fn: callAVX2})
+	}
+	if cpu.X86.HasAVX512F {
+		kernels = append(kernels, Kernel{Name: "avx512", MR: 12, NR: 32, fn: callAVX512})
+	}
+	best = kernels[len(kernels)-1]
+}

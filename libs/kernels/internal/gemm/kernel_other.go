@@ -1,0 +1,5 @@
+//go:build !amd64 || purego
+
+package gemm
+
+func init() { best = kernels[len(kernels)-1] }

@@ -1,0 +1,205 @@
+package vec
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// samples are float32s over the ranges that matter, with the edge values.
+func samples() []float32 {
+	r := rand.New(rand.NewPCG(1, 2))
+	xs := []float32{0, -0, 1, -1, 1e-8, -1e-8, 0.01, 0.0625, 0.06249, 88.7, 88.72283, 88.73, 89, 100, -87.3, -103, -104, -200,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	for i := 0; i < 5000; i++ {
+		xs = append(xs, float32(r.NormFloat64()*3), float32(r.Float64()*200-100), float32(r.NormFloat64()*0.05))
+	}
+	return xs
+}
+
+// within checks got against want within rel relative error (abs absolute near zero); NaN
+// must give NaN and infinities the same infinity.
+func within(t *testing.T, name string, x, got float32, want, rel, abs float64) {
+	t.Helper()
+	switch {
+	case math.IsNaN(want):
+		require.True(t, got != got, "%s(%g) = %g, want NaN", name, x, got)
+	case math.IsInf(want, 0):
+		require.Equal(t, want, float64(got), "%s(%g)", name, x)
+	default:
+		require.InDelta(t, want, float64(got), math.Max(rel*math.Abs(want), abs), "%s(%g)", name, x)
+	}
+}
+
+func TestExp(t *testing.T) {
+	xs := samples()
+	got := make([]float32, len(xs))
+	Exp(got, xs)
+	for i, x := range xs {
+		want := math.Exp(float64(x))
+		if want < 1e-37 { // denormal results need only be tiny
+			require.Less(t, float64(got[i]), 1e-37, "Exp(%g)", x)
+			require.Less(t, float64(Exp32(x)), 1e-37, "Exp32(%g)", x)
+			continue
+		}
+		if want > math.MaxFloat32 {
+			want = math.Inf(1)
+		}
+		within(t, "Exp", x, got[i], want, 3e-7, 0)
+		within(t, "Exp32", x, Exp32(x), want, 3e-7, 0)
+	}
+}
+
+func TestExpShiftSums(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 100, 1000} {
+		var xs []float32
+		for _, x := range samples()[21:] { // finite, with finite sums
+			if len(xs) < n && x < 80 {
+				xs = append(xs, x)
+			}
+		}
+		got := make([]float32, n)
+		sum := ExpShift(got, xs, 3)
+		var want float64
+		for i, x := range xs {
+			e := math.Exp(float64(x - 3))
+			require.InDelta(t, e, float64(got[i]), 3e-7*e+1e-37)
+			want += float64(got[i])
+		}
+		require.InDelta(t, want, float64(sum), 1e-5*math.Abs(want)+1e-30, "n=%d", n)
+	}
+}
+
+func TestMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 8, 9, 17, 64, 1001} {
+		x := make([]float32, n)
+		want := float32(math.Inf(-1))
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+			want = max(want, x[i])
+		}
+		require.Equal(t, want, Max(x), "n=%d", n)
+	}
+}
+
+func TestFunctions(t *testing.T) {
+	xs := samples()
+	got := make([]float32, len(xs))
+	for _, f := range []struct {
+		name string
+		fn   func(dst, src []float32)
+		ref  func(x float64) float64
+		rel  float64
+		abs  float64
+	}{
+		{"Sigmoid", Sigmoid, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, 1e-6, 1e-30},
+		{"SiLU", func(d, s []float32) { SiLU(d, s, 1) }, func(x float64) float64 { return x / (1 + math.Exp(-x)) }, 1e-6, 1e-30},
+		{"Tanh", Tanh, math.Tanh, 1e-6, 1e-7},
+		{"Erf", Erf, math.Erf, 0, 4e-7},
+		{"Gelu", Gelu, func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }, 1e-6, 1e-6},
+		{"GeluTanh", GeluTanh, func(x float64) float64 {
+			return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+		}, 1e-6, 2e-7},
+	} {
+		f.fn(got, xs)
+		for i, x := range xs {
+			want := f.ref(float64(x))
+			if f.name == "SiLU" && math.IsInf(float64(x), -1) || f.name == "GeluTanh" && math.IsInf(float64(x), 0) || f.name == "Gelu" && math.IsInf(float64(x), -1) {
+				continue // 0 * Inf: the reference gives NaN
+			}
+			within(t, f.name, x, got[i], want, f.rel, f.abs)
+		}
+	}
+}
+
+func TestDotAxpy(t *testing.T) {
+	a := []float32{1, 2, 3, 4, 5}
+	b := []float32{2, 3, 4, 5, 6, 7}
+	require.Equal(t, float32(2+6+12+20+30), Dot(a, b))
+	y := []float32{1, 1, 1}
+	Axpy(2, a, y)
+	require.Equal(t, []float32{3, 5, 7}, y)
+}
+
+func BenchmarkExp(b *testing.B) {
+	x := samples()[:4096]
+	y := make([]float32, len(x))
+	for b.Loop() {
+		ExpShift(y, x, 1)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/elem")
+}
+
+func BenchmarkFunctions(b *testing.B) {
+	x := samples()[:4096]
+	y := make([]float32, len(x))
+	for _, f := range []struct {
+		name string
+		fn   func(dst, src []float32)
+	}{{"Sigmoid", Sigmoid}, {"Tanh", Tanh}, {"Gelu", Gelu}, {"GeluTanh", GeluTanh}, {"Erf", Erf}} {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				f.fn(y, x)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/elem")
+		})
+	}
+}
+
+func TestArith(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 100} {
+		x, y, z := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], y[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		for _, op := range []Op{Add, Sub, Mul, Div} {
+			VV(op, z, x, y)
+			for i := range z {
+				require.Equal(t, apply(op, x[i], y[i]), z[i])
+			}
+			VS(op, z, x, 1.5)
+			for i := range z {
+				require.Equal(t, apply(op, x[i], 1.5), z[i])
+			}
+			SV(op, z, 1.5, y)
+			for i := range z {
+				require.Equal(t, apply(op, 1.5, y[i]), z[i])
+			}
+		}
+	}
+}
+
+func TestNormHelpers(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{0, 1, 7, 8, 9, 64, 100} {
+		x, g, b, y := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+		var s, ss float64
+		for i := range x {
+			x[i], g[i], b[i] = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64())
+			s += float64(x[i])
+			ss += float64(x[i]) * float64(x[i])
+		}
+		gs, gss := Sums(x)
+		require.InDelta(t, s, gs, 1e-9)
+		require.InDelta(t, ss, gss, 1e-9)
+		var dev float64
+		for _, v := range x {
+			dev += (float64(v) - 0.25) * (float64(v) - 0.25)
+		}
+		require.InDelta(t, dev, SumSqDev(x, 0.25), 1e-9)
+		for _, shift := range [][]float32{b, nil} {
+			Affine(y, x, g, shift, 0.5, 2)
+			for i := range y {
+				want := (x[i] - 0.5) * 2 * g[i]
+				if shift != nil {
+					want += b[i]
+				}
+				require.InDelta(t, want, y[i], 1e-6)
+			}
+		}
+	}
+}

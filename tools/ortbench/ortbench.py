@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Side-by-side CPU latency of onnxruntime and carve on the same ONNX files, shapes and cores.
+
+    tools/ortbench/ortbench.py [MODEL ...] [--shapes 1x7,3x33,8x128] [--threads N] [--runs N]
+                               [--warmup N] [--carve RUNNER] [--ort auto|python|node] [--format table|json]
+
+MODEL is a fixture name of libs/graph/testmodels (default: every fixture with bindings) or a
+path to an .onnx file (weights may sit beside it). For each model and (batch, seq) it times
+onnxruntime's CPU provider with intra-op threads = --threads, and `runner bench --workers
+--threads` on the same file and binding, and prints p50 latencies, their ratio (carve / ort)
+and carve's Go heap allocations per run. A binding a model cannot take (onnxruntime refuses
+it, e.g. positions past the model's table) is reported, not fatal.
+
+onnxruntime is a benchmark peer only, never a dependency of carve. It comes from Python's
+onnxruntime package where that imports (the GPU machine), else from the npm package
+onnxruntime-node, installed once with
+    (cd tools/ortbench && npm install --ignore-scripts)
+into the git-ignored tools/ortbench/node_modules (it ships libonnxruntime for linux x64).
+
+carve is the runner built from this checkout (go build ./apps/runner), or --carve, a runner
+binary built elsewhere (the GPU machine has no Go toolchain of its own in some setups).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+FIXTURES = os.path.join(ROOT, "libs", "graph", "testmodels", "testdata")
+
+
+def fixture_names():
+    with open(os.path.join(FIXTURES, "manifest.json")) as f:
+        m = json.load(f)
+    return sorted(x["name"] for x in m["models"] if x.get("bindings"))
+
+
+def resolve(model):
+    if model.endswith(".onnx") or os.sep in model:
+        if not os.path.exists(model):
+            sys.exit(f"ortbench: {model}: no such file")
+        return os.path.splitext(os.path.basename(model))[0], os.path.abspath(model)
+    p = os.path.join(FIXTURES, model + ".onnx")
+    if not os.path.exists(p):
+        sys.exit(f"ortbench: {model} is neither an .onnx file nor a fixture (fixtures: {', '.join(fixture_names())})")
+    return model, p
+
+
+def pick_ort(want):
+    have_py = subprocess.run([sys.executable, "-c", "import onnxruntime"], capture_output=True).returncode == 0
+    have_node = shutil.which("node") and os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-node"))
+    if want in ("auto", "python") and have_py:
+        return "python", [sys.executable, os.path.join(HERE, "ort_py.py")]
+    if want in ("auto", "node") and have_node:
+        return "node", ["node", os.path.join(HERE, "ort_node.js")]
+    sys.exit("ortbench: no onnxruntime: install Python's onnxruntime, or run "
+             "`npm install --ignore-scripts` in tools/ortbench for onnxruntime-node")
+
+
+def ort_times(cmd, path, threads, warmup, runs, shapes):
+    args = cmd + [path, str(threads), str(warmup), str(runs)] + [f"{b}x{s}" for b, s in shapes]
+    p = subprocess.run(args, capture_output=True, text=True)
+    out = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            out[(r["batch"], r["seq"])] = r
+    if p.returncode != 0 and not out:
+        err = (p.stderr.strip().splitlines() or ["failed"])[-1]
+        return {sh: {"error": err} for sh in shapes}
+    return out
+
+
+def carve_time(runner, path, threads, warmup, runs, b, s):
+    args = [runner, "bench", "--model", path, "--dim", f"batch={b}", "--dim", f"seq={s}", "--workers", str(threads),
+            "--warmup", str(warmup), "--runs", str(runs), "--format", "json"]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1]}
+    r = json.loads(p.stdout)
+    return {"p50_ms": r["latency_ms"]["p50"], "min_ms": r["latency_ms"]["min"], "go_allocs_per_run": r["go_allocs_per_run"]}
+
+
+def build_runner(tmp):
+    out = os.path.join(tmp, "runner")
+    p = subprocess.run(["go", "build", "-o", out, "."], cwd=os.path.join(ROOT, "apps", "runner"))
+    if p.returncode != 0:
+        sys.exit("ortbench: go build ./apps/runner failed")
+    return out
+
+
+def shape_list(text):
+    try:
+        return [tuple(int(x) for x in t.split("x")) for t in text.split(",")]
+    except ValueError:
+        sys.exit(f"ortbench: --shapes {text!r}: want BxS[,BxS...], e.g. 1x7,3x33")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("models", nargs="*", help="fixture names or .onnx paths (default: every fixture with bindings)")
+    ap.add_argument("--shapes", default="1x7,3x33,8x128", help="(batch x seq) bindings, comma-separated")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="cores for both runtimes")
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--carve", help="runner binary (default: build ./apps/runner)")
+    ap.add_argument("--ort", choices=["auto", "python", "node"], default="auto")
+    ap.add_argument("--format", choices=["table", "json"], default="table")
+    a = ap.parse_args()
+    shapes = shape_list(a.shapes)
+    models = [resolve(m) for m in (a.models or fixture_names())]
+    kind, ort_cmd = pick_ort(a.ort)
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = a.carve or build_runner(tmp)
+        rows = []
+        for name, path in models:
+            ort = ort_times(ort_cmd, path, a.threads, a.warmup, a.runs, shapes)
+            for b, s in shapes:
+                o = ort.get((b, s), {"error": "no result"})
+                c = carve_time(runner, path, a.threads, a.warmup, a.runs, b, s)
+                row = {"model": name, "batch": b, "seq": s, "ort": o, "carve": c}
+                if "p50_ms" in o and "p50_ms" in c:
+                    row["ratio"] = c["p50_ms"] / o["p50_ms"]
+                rows.append(row)
+                if a.format == "table":
+                    print_row(row, first=len(rows) == 1, kind=kind, threads=a.threads)
+    if a.format == "json":
+        json.dump({"ort": kind, "threads": a.threads, "rows": rows}, sys.stdout, indent=1)
+        print()
+
+
+def print_row(r, first, kind, threads):
+    if first:
+        print(f"onnxruntime ({kind}) vs carve, {threads} threads, p50 ms")
+        print(f"{'model':<18} {'(b, s)':<10} {'ort':>9} {'carve':>9} {'ratio':>7} {'allocs':>6}")
+    o, c = r["ort"], r["carve"]
+    def ms(x):
+        return f"{x['p50_ms']:9.3f}" if "p50_ms" in x else f"{'-':>9}"
+    ratio = f"{r['ratio']:6.2f}x" if "ratio" in r else f"{'-':>7}"
+    allocs = f"{c['go_allocs_per_run']:6.1f}" if "go_allocs_per_run" in c else f"{'-':>6}"
+    line = f"{r['model']:<18} {'(%d, %d)' % (r['batch'], r['seq']):<10} {ms(o)} {ms(c)} {ratio} {allocs}"
+    errs = [f"{who}: {x['error'][:100]}" for who, x in (("ort", o), ("carve", c)) if "error" in x]
+    if errs:
+        line += "  " + "; ".join(errs)
+    print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
