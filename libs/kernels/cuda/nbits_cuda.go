@@ -42,7 +42,7 @@ func (c *nbitsGemm) call(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Wor
 		if err != nil {
 			return err
 		}
-		p, err := ltPlans.get(dev, h, &d)
+		p, err := ltPlans.get(dev, h, d)
 		if err != nil {
 			return err
 		}
