@@ -1,0 +1,271 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// com.microsoft.Attention: the QKV projection (input x weights, a cuBLASLt GEMM into workspace
+// "qkv", plus the bias), then the attention core over views of it. A past [2, B, N, P, D] is
+// concatenated with the new keys and values into the present output (or workspace "kv").
+
+// attnProj is the projection GEMM: qkv[B*S, total] = input * weights, into workspace part idx.
+type attnProj struct {
+	dt      graph.DType
+	m, n, k int64
+	qkv     int
+}
+
+type contribGeom struct {
+	attnGeom
+	hin, total, hq, hk, hv, p int64
+}
+
+func contribDims(at graph.Attributes, x, w, past []int64) (contribGeom, error) {
+	var g contribGeom
+	if len(x) != 3 || len(w) != 2 {
+		return g, fmt.Errorf("input %d-D and weights %d-D, want 3-D and 2-D", len(x), len(w))
+	}
+	heads := at.Int("num_heads", 0)
+	if heads <= 0 {
+		return g, fmt.Errorf("num_heads must be positive")
+	}
+	g.hin, g.total = x[2], w[1]
+	g.hq, g.hk, g.hv = g.total/3, g.total/3, g.total/3
+	if sz := at.Ints("qkv_hidden_sizes"); sz != nil {
+		if len(sz) != 3 {
+			return g, fmt.Errorf("qkv_hidden_sizes %v", sz)
+		}
+		g.hq, g.hk, g.hv = sz[0], sz[1], sz[2]
+	}
+	if g.hq+g.hk+g.hv != g.total || g.hq != g.hk || g.hq%heads != 0 || g.hv%heads != 0 {
+		return g, fmt.Errorf("hidden sizes %d/%d/%d do not fit weights %v and %d heads", g.hq, g.hk, g.hv, w, heads)
+	}
+	g.attnGeom = attnGeom{b: x[0], s: x[1], nq: heads, nkv: heads, d: g.hq / heads, dv: g.hv / heads}
+	if past != nil {
+		if len(past) != 5 {
+			return g, fmt.Errorf("past has %d dims, want 5", len(past))
+		}
+		g.p = past[3]
+	}
+	g.t = g.s + g.p
+	return g, nil
+}
+
+// contribParts is the recipe before the partials: "qkv", the GEMM's "cublas" cap and "kv" when
+// there is a past but no present output.
+func contribParts(g contribGeom, es int64, kv bool, t kernels.Target) ([]alloc.Part, error) {
+	q, err := kernels.Product(g.b, g.s, g.total, es)
+	if err != nil {
+		return nil, err
+	}
+	parts := []alloc.Part{{Name: "qkv", Size: q}, {Name: "cublas", Size: gemmWorkspace(t)}}
+	if kv {
+		sz, err := kernels.Product(2, g.b, g.nq, g.t, g.d, es)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, alloc.Part{Name: "kv", Size: sz})
+	}
+	return parts, nil
+}
+
+func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 2, 7, 1, 2); err != nil {
+		return plan{}, err
+	}
+	at := n.Attrs
+	if at.Int("do_rotary", 0) != 0 || at.Int("past_present_share_buffer", 0) != 0 {
+		return plan{}, fmt.Errorf("do_rotary and past_present_share_buffer are not supported")
+	}
+	if _, ok := n.Input(6); ok {
+		return plan{}, fmt.Errorf("past_sequence_length is not supported")
+	}
+	x, w := n.Inputs[0], n.Inputs[1]
+	dt := x.DType
+	if !isFloat(dt) || w.DType != dt || len(x.Shape) != 3 || len(w.Shape) != 2 || w.Shape[0] != x.Shape[2] {
+		return plan{}, fmt.Errorf("input %v and weights %v, want one float type, [B, S, H] and [H, 3H']", x, w)
+	}
+	var pastShape []int64
+	pv, hasPast := n.Input(4)
+	if hasPast {
+		pastShape = pv.Shape
+	}
+	g, err := contribDims(at, x.Shape, w.Shape, pastShape)
+	if err != nil {
+		return plan{}, err
+	}
+	es := dt.Size()
+	N, D, Dv := g.nq, g.d, g.dv
+	xa := attnArgs{
+		out: outp(0), part: nullp(), seqlens: nullp(), total: nullp(), mask: nullp(), bias: nullp(),
+		cos: nullp(), sin: nullp(), pos: nullp(), pastLen: g.p,
+		scale: attnScale(at, D), filter: at.Float("mask_filter_value", -10000), window: -1,
+	}
+	if at.Int("unidirectional", 0) != 0 {
+		xa.flags |= attCausalAdd
+	}
+	bias := nullp()
+	if b, ok := n.Input(2); ok {
+		if b.DType != dt || numel(b.Shape) != g.total {
+			return plan{}, fmt.Errorf("bias %v, want %v[%d]", b, dt, g.total)
+		}
+		bias = inp(2)
+	}
+	if m, ok := n.Input(3); ok {
+		if m.DType != graph.Int32 {
+			return plan{}, fmt.Errorf("mask_index is %v, want int32", m.DType)
+		}
+		if xa.maskKind, xa.maskT, err = maskKindOf(m, g.b, g.s, g.t); err != nil {
+			return plan{}, err
+		}
+		xa.mask = inp(3)
+	}
+	if hasPast {
+		want := []int64{2, g.b, N, g.p, D}
+		if pv.DType != dt || !slices.Equal(pv.Shape, want) || g.hv != g.hq {
+			return plan{}, fmt.Errorf("past %v, want %v%v (and equal Q/K/V sizes)", pv, dt, want)
+		}
+	}
+	if ab, ok := n.Input(5); ok {
+		if err := biasArgs(ab, dt, g.b, g.s, N, g.t, &xa); err != nil {
+			return plan{}, err
+		}
+		xa.bias = inp(5)
+	}
+	if err := checkOut(n, 0, dt, []int64{g.b, g.s, g.hv}); err != nil {
+		return plan{}, err
+	}
+	_, present := n.Output(1)
+	if present {
+		if g.hv != g.hq {
+			return plan{}, fmt.Errorf("present needs equal Q/K/V hidden sizes")
+		}
+		if err := checkOut(n, 1, dt, []int64{2, g.b, N, g.t, D}); err != nil {
+			return plan{}, err
+		}
+	}
+	if !fits32(g.b, g.s, N, D, Dv, g.t, g.total, g.hin, g.p) {
+		return plan{}, fmt.Errorf("Attention geometry %+v is too large for the CUDA kernels", g.attnGeom)
+	}
+	parts, err := contribParts(g, es, hasPast && !present, t)
+	if err != nil {
+		return plan{}, err
+	}
+	tac, err := attnPlan(g.attnGeom, int64(t.SMs))
+	if err != nil {
+		return plan{}, err
+	}
+	if tac.chunks > 1 {
+		part, err := partialsPart(tac.chunks, g.b*N*g.s, Dv)
+		if err != nil {
+			return plan{}, err
+		}
+		xa.part = wsp(len(parts))
+		parts = append(parts, part)
+	}
+	rows := g.b * g.s
+	prog := program{{call: &attnProj{dt: dt, m: rows, n: g.total, k: g.hin, qkv: 0}}}
+	if bias.kind != litRef && rows > 0 {
+		steps, err := ewSteps(dt, ewAdd, graph.Undefined, []int64{rows, g.total}, wsp(0), operand{wsp(0), []int64{rows, g.total}},
+			operand{bias, []int64{g.total}}, absent(), 0, 0, t)
+		if err != nil {
+			return plan{}, err
+		}
+		prog = append(prog, steps...)
+	}
+	xa.q, xa.qss, xa.qsh = wsp(0), g.total, D
+	kSrc := kvView{wsp(0).at(g.hq * es), g.s * g.total, D, g.total}
+	vSrc := kvView{wsp(0).at((g.hq + g.hk) * es), g.s * g.total, Dv, g.total}
+	kv, vv := kSrc, vSrc
+	if present || hasPast {
+		dst := outp(1)
+		if !present {
+			dst = wsp(2)
+		}
+		half := g.b * N * g.t * D * es
+		place := func(src kvView, past, dst param) (kvView, error) {
+			view := kvView{dst, N * g.t * D, g.t * D, D}
+			if hasPast && g.p > 0 {
+				l, err := newLayout([]int64{g.b, N, g.p, D}, stridesOf([]int64{g.b, N, g.p, D}), []int64{view.sb, view.sh, view.st, 1})
+				if err != nil {
+					return kvView{}, err
+				}
+				steps, err := copySteps(l, es, past, dst, t)
+				if err != nil {
+					return kvView{}, err
+				}
+				prog = append(prog, steps...)
+			}
+			l, err := newLayout([]int64{g.b, N, g.s, D}, []int64{src.sb, src.sh, src.st, 1}, []int64{view.sb, view.sh, view.st, 1})
+			if err != nil {
+				return kvView{}, err
+			}
+			steps, err := copySteps(l, es, src.ref, dst.at(g.p*D*es), t)
+			if err != nil {
+				return kvView{}, err
+			}
+			prog = append(prog, steps...)
+			return view, nil
+		}
+		pastHalf := g.b * N * g.p * D * es
+		if kv, err = place(kSrc, inp(4), dst); err != nil {
+			return plan{}, err
+		}
+		if vv, err = place(vSrc, inp(4).at(pastHalf), dst.at(half)); err != nil {
+			return plan{}, err
+		}
+	}
+	xa.k, xa.ksb, xa.ksh, xa.kst = kv.ref, kv.sb, kv.sh, kv.st
+	xa.v, xa.vsb, xa.vsh, xa.vst = vv.ref, vv.sb, vv.sh, vv.st
+	if !fits32(xa.qss, xa.qsh, xa.ksh, xa.kst, xa.vsh, xa.vst) {
+		return plan{}, fmt.Errorf("Attention strides are too large for the CUDA kernels")
+	}
+	if g.b*g.s*N > 0 {
+		steps, err := attnSteps(dt, g.attnGeom, tac, xa, t)
+		if err != nil {
+			return plan{}, err
+		}
+		prog = append(prog, steps...)
+	}
+	return plan{tactic: tac.name(), parts: parts, prog: prog}, nil
+}
+
+func boundAttention(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
+	x, okX := r.Input(0)
+	w, okW := r.Input(1)
+	if !okX || !okW {
+		return kernels.Bound{}, fmt.Errorf("input or weights missing")
+	}
+	p, okP := r.Input(4)
+	geom := func(hi bool) (contribGeom, error) {
+		return contribDims(r.Attrs, rangeDims(x, true, hi), rangeDims(w, true, hi), rangeDims(p, okP, hi))
+	}
+	lo, err := geom(false)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	hi, err := geom(true)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	_, present := r.Output(1)
+	parts, err := contribParts(hi, x.DType.Size(), okP && !present, t)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	tactic := "fused"
+	pb, err := attnBoundParts(lo.b, hi.b, lo.s, hi.s, hi.nq, hi.nkv, hi.dv, hi.t, t)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	if pb > 0 {
+		tactic = "split-kv"
+		parts = append(parts, alloc.Part{Name: "partials", Size: pb})
+	}
+	return recipeBound(tactic, parts)
+}

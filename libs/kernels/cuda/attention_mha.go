@@ -1,0 +1,378 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// com.microsoft.MultiHeadAttention: the query, key and value layouts of onnxruntime (separate
+// 3-D, packed QKV, packed KV, BNSH key/value), an optional bias added into workspace "biased",
+// past keys and values concatenated with the new ones into the present outputs (or workspace
+// "kv" when the node has a past but no present outputs), key padding masks and attention_bias
+// added with mask_filter_value, and the additive causal rule of unidirectional.
+
+type mhaLayout uint8
+
+const (
+	mhaSeparate  mhaLayout = iota // Q [B,S,Hq], K [B,L,Hk], V [B,L,Hv]
+	mhaPackedQKV                  // Q [B,S,N,3,D]
+	mhaPackedKV                   // K [B,L,N,2,D]
+	mhaBNSH                       // K [B,N,L,D], V [B,N,L,Dv]
+)
+
+type mhaGeom struct {
+	attnGeom
+	layout mhaLayout
+	l, p   int64 // new keys, past keys
+}
+
+// mhaDims reads the geometry from the query, key, value and past_key dims (nil when absent).
+func mhaDims(at graph.Attributes, q, k, v, pk []int64) (mhaGeom, error) {
+	heads := at.Int("num_heads", 0)
+	if heads <= 0 {
+		return mhaGeom{}, fmt.Errorf("num_heads must be positive")
+	}
+	g := mhaGeom{attnGeom: attnGeom{nq: heads, nkv: heads}}
+	switch {
+	case len(q) == 5 && k == nil:
+		if q[2] != heads || q[3] != 3 {
+			return g, fmt.Errorf("packed QKV %v, want [B, S, %d, 3, D]", q, heads)
+		}
+		g.layout, g.b, g.s, g.d, g.dv, g.l = mhaPackedQKV, q[0], q[1], q[4], q[4], q[1]
+	case len(q) != 3:
+		return g, fmt.Errorf("query has %d dims, want 3 (or 5 when packed)", len(q))
+	case len(k) == 5 && v == nil:
+		if k[0] != q[0] || k[2] != heads || k[3] != 2 || q[2] != heads*k[4] {
+			return g, fmt.Errorf("packed KV %v for query %v", k, q)
+		}
+		g.layout, g.b, g.s, g.d, g.dv, g.l = mhaPackedKV, q[0], q[1], k[4], k[4], k[1]
+	case len(k) == 4 && len(v) == 4:
+		if k[0] != q[0] || k[1] != heads || v[1] != heads || k[2] != v[2] || q[2] != heads*k[3] {
+			return g, fmt.Errorf("BNSH key %v and value %v for query %v", k, v, q)
+		}
+		g.layout, g.b, g.s, g.d, g.dv, g.l = mhaBNSH, q[0], q[1], k[3], v[3], k[2]
+	case len(k) == 3 && len(v) == 3:
+		if k[0] != q[0] || v[0] != q[0] || k[1] != v[1] || q[2] != k[2] || q[2]%heads != 0 || v[2]%heads != 0 {
+			return g, fmt.Errorf("query %v, key %v, value %v", q, k, v)
+		}
+		g.layout, g.b, g.s, g.d, g.dv, g.l = mhaSeparate, q[0], q[1], q[2]/heads, v[2]/heads, k[1]
+	default:
+		return g, fmt.Errorf("unsupported query/key/value layout")
+	}
+	if pk != nil {
+		if len(pk) != 4 {
+			return g, fmt.Errorf("past_key has %d dims, want 4", len(pk))
+		}
+		if g.layout == mhaBNSH {
+			return g, fmt.Errorf("past_key with a BNSH key is not supported")
+		}
+		g.p = pk[2]
+	}
+	g.t = g.p + g.l
+	return g, nil
+}
+
+// mhaParts is the recipe before the partials: "biased" (bias given) and "kv" (keys or values
+// that have a past but no present output), in that order.
+func mhaParts(g mhaGeom, es int64, bias, kvK, kvV bool) ([]alloc.Part, error) {
+	var parts []alloc.Part
+	if bias {
+		sz, err := kernels.Product(g.b, g.s*g.nq*g.d+g.l*g.nq*g.d+g.l*g.nq*g.dv, es)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, alloc.Part{Name: "biased", Size: sz})
+	}
+	if kvK || kvV {
+		var w int64
+		if kvK {
+			w += g.d
+		}
+		if kvV {
+			w += g.dv
+		}
+		sz, err := kernels.Product(g.b, g.nq, g.t, w, es)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, alloc.Part{Name: "kv", Size: sz})
+	}
+	return parts, nil
+}
+
+// kvView is where the core reads keys or values: a reference and element strides for batch,
+// head and position.
+type kvView struct {
+	ref        param
+	sb, sh, st int64
+}
+
+func selectMHA(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 1, 8, 1, 3); err != nil {
+		return plan{}, err
+	}
+	for _, i := range []int{8, 9} {
+		if _, ok := n.Input(i); ok {
+			return plan{}, fmt.Errorf("input %d (past_sequence_length / cache_indirection) is not supported", i)
+		}
+	}
+	if _, ok := n.Output(3); ok {
+		return plan{}, fmt.Errorf("the qk output is not supported")
+	}
+	q := n.Inputs[0]
+	dt := q.DType
+	if !isFloat(dt) {
+		return plan{}, errDType("the query", dt, "float32, float16 or bfloat16")
+	}
+	for i, v := range n.Inputs {
+		if v.Present() && i != 4 && v.DType != dt {
+			return plan{}, fmt.Errorf("input %d is %v, want %v", i, v.DType, dt)
+		}
+	}
+	es := dt.Size()
+	dims := func(i int) []int64 {
+		if v, ok := n.Input(i); ok {
+			return v.Shape
+		}
+		return nil
+	}
+	g, err := mhaDims(n.Attrs, q.Shape, dims(1), dims(2), dims(6))
+	if err != nil {
+		return plan{}, err
+	}
+	at := n.Attrs
+	N, D, Dv := g.nq, g.d, g.dv
+	hq, hv := N*D, N*Dv
+	x := attnArgs{
+		out: outp(0), part: nullp(), seqlens: nullp(), total: nullp(), mask: nullp(), bias: nullp(),
+		cos: nullp(), sin: nullp(), pos: nullp(), pastLen: g.p,
+		scale: attnScale(at, D), filter: at.Float("mask_filter_value", -10000), window: -1,
+	}
+	if at.Int("unidirectional", 0) != 0 {
+		x.flags |= attCausalAdd
+	}
+	_, hasBias := n.Input(3)
+	if hasBias && (g.layout != mhaSeparate || numel(n.Inputs[3].Shape) != hq+hq+hv) {
+		return plan{}, fmt.Errorf("bias %v is only supported for separate 3-D Q, K, V of total width %d", n.Inputs[3], hq+hq+hv)
+	}
+	if mk, ok := n.Input(4); ok {
+		if mk.DType != graph.Int32 {
+			return plan{}, fmt.Errorf("key_padding_mask is %v, want int32", mk.DType)
+		}
+		if x.maskKind, x.maskT, err = maskKindOf(mk, g.b, g.s, g.t); err != nil {
+			return plan{}, err
+		}
+		x.mask = inp(4)
+	}
+	if ab, ok := n.Input(5); ok {
+		if err := biasArgs(ab, dt, g.b, g.s, N, g.t, &x); err != nil {
+			return plan{}, err
+		}
+		x.bias = inp(5)
+	}
+	pk, okPK := n.Input(6)
+	pv, okPV := n.Input(7)
+	if okPK != okPV {
+		return plan{}, fmt.Errorf("past_key and past_value go together")
+	}
+	if okPK {
+		if !slices.Equal(pk.Shape, []int64{g.b, N, g.p, D}) || !slices.Equal(pv.Shape, []int64{g.b, N, g.p, Dv}) {
+			return plan{}, fmt.Errorf("past_key %v and past_value %v, want [%d %d P %d] and [%d %d P %d]", pk.Shape, pv.Shape, g.b, N, D, g.b, N, Dv)
+		}
+	}
+	if err := checkOut(n, 0, dt, []int64{g.b, g.s, hv}); err != nil {
+		return plan{}, err
+	}
+	_, presK := n.Output(1)
+	_, presV := n.Output(2)
+	if presK {
+		if err := checkOut(n, 1, dt, []int64{g.b, N, g.t, D}); err != nil {
+			return plan{}, err
+		}
+	}
+	if presV {
+		if err := checkOut(n, 2, dt, []int64{g.b, N, g.t, Dv}); err != nil {
+			return plan{}, err
+		}
+	}
+	if !fits32(g.b, g.s, N, D, Dv, g.t, g.l, g.p) {
+		return plan{}, fmt.Errorf("MHA geometry %+v is too large for the CUDA kernels", g.attnGeom)
+	}
+	kvK, kvV := okPK && !presK, okPK && !presV
+	parts, err := mhaParts(g, es, hasBias, kvK, kvV)
+	if err != nil {
+		return plan{}, err
+	}
+	tac, err := attnPlan(g.attnGeom, int64(t.SMs))
+	if err != nil {
+		return plan{}, err
+	}
+	if tac.chunks > 1 {
+		part, err := partialsPart(tac.chunks, g.b*N*g.s, Dv)
+		if err != nil {
+			return plan{}, err
+		}
+		x.part = wsp(len(parts))
+		parts = append(parts, part)
+	}
+
+	// where the new queries, keys and values are
+	var prog program
+	var kSrc, vSrc kvView
+	x.q, x.qss, x.qsh = inp(0), hq, D
+	switch g.layout {
+	case mhaPackedQKV:
+		w := N * 3 * D
+		x.qss, x.qsh = w, 3*D
+		kSrc = kvView{inp(0).at(D * es), g.s * w, 3 * D, w}
+		vSrc = kvView{inp(0).at(2 * D * es), g.s * w, 3 * D, w}
+	case mhaPackedKV:
+		w := N * 2 * D
+		kSrc = kvView{inp(1), g.l * w, 2 * D, w}
+		vSrc = kvView{inp(1).at(D * es), g.l * w, 2 * D, w}
+	case mhaBNSH:
+		kSrc = kvView{inp(1), N * g.l * D, g.l * D, D}
+		vSrc = kvView{inp(2), N * g.l * Dv, g.l * Dv, Dv}
+	default:
+		kSrc = kvView{inp(1), g.l * hq, D, hq}
+		vSrc = kvView{inp(2), g.l * hv, Dv, hv}
+		if hasBias {
+			nq, nk := g.b*g.s*hq, g.b*g.l*hq
+			qb, kb, vb := wsp(0), wsp(0).at(nq*es), wsp(0).at((nq+nk)*es)
+			for _, a := range []struct {
+				dst, src param
+				shape    []int64
+				w, off   int64
+			}{{qb, inp(0), []int64{g.b, g.s, hq}, hq, 0}, {kb, inp(1), []int64{g.b, g.l, hq}, hq, hq}, {vb, inp(2), []int64{g.b, g.l, hv}, hv, 2 * hq}} {
+				steps, err := ewSteps(dt, ewAdd, graph.Undefined, a.shape, a.dst, operand{a.src, a.shape}, operand{inp(3).at(a.off * es), []int64{a.w}}, absent(), 0, 0, t)
+				if err != nil {
+					return plan{}, err
+				}
+				prog = append(prog, steps...)
+			}
+			x.q = qb
+			kSrc.ref, vSrc.ref = kb, vb
+		}
+	}
+
+	// keys and values the core reads: the sources, or the present outputs / workspace holding
+	// the past followed by the new ones
+	kvIdx := 0
+	if hasBias {
+		kvIdx = 1
+	}
+	place := func(src kvView, past param, present bool, outIdx int, width, kvOff int64) (kvView, error) {
+		if !present && !okPK {
+			return src, nil
+		}
+		dst := outp(outIdx)
+		if !present {
+			dst = wsp(kvIdx).at(kvOff)
+		}
+		bnshT := kvView{dst, N * g.t * width, g.t * width, width}
+		if okPK && g.p > 0 {
+			l, err := newLayout([]int64{g.b, N, g.p, width}, stridesOf([]int64{g.b, N, g.p, width}), []int64{bnshT.sb, bnshT.sh, bnshT.st, 1})
+			if err != nil {
+				return kvView{}, err
+			}
+			steps, err := copySteps(l, es, past, dst, t)
+			if err != nil {
+				return kvView{}, err
+			}
+			prog = append(prog, steps...)
+		}
+		l, err := newLayout([]int64{g.b, N, g.l, width}, []int64{src.sb, src.sh, src.st, 1}, []int64{bnshT.sb, bnshT.sh, bnshT.st, 1})
+		if err != nil {
+			return kvView{}, err
+		}
+		steps, err := copySteps(l, es, src.ref, dst.at(g.p*width*es), t)
+		if err != nil {
+			return kvView{}, err
+		}
+		prog = append(prog, steps...)
+		return bnshT, nil
+	}
+	kv, err := place(kSrc, inp(6), presK, 1, D, 0)
+	if err != nil {
+		return plan{}, err
+	}
+	vOff := int64(0)
+	if kvK {
+		vOff = g.b * N * g.t * D * es
+	}
+	vv, err := place(vSrc, inp(7), presV, 2, Dv, vOff)
+	if err != nil {
+		return plan{}, err
+	}
+	x.k, x.ksb, x.ksh, x.kst = kv.ref, kv.sb, kv.sh, kv.st
+	x.v, x.vsb, x.vsh, x.vst = vv.ref, vv.sb, vv.sh, vv.st
+	if !fits32(x.qss, x.qsh, x.ksh, x.kst, x.vsh, x.vst) {
+		return plan{}, fmt.Errorf("MHA strides are too large for the CUDA kernels")
+	}
+	if g.b*g.s*N > 0 {
+		steps, err := attnSteps(dt, g.attnGeom, tac, x, t)
+		if err != nil {
+			return plan{}, err
+		}
+		prog = append(prog, steps...)
+	}
+	return plan{tactic: tac.name(), parts: parts, prog: prog}, nil
+}
+
+func boundMHA(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
+	q, okQ := r.Input(0)
+	if !okQ {
+		return kernels.Bound{}, fmt.Errorf("query is missing")
+	}
+	k, okK := r.Input(1)
+	v, okV := r.Input(2)
+	pk, okP := r.Input(6)
+	geom := func(hi bool) (mhaGeom, error) {
+		return mhaDims(r.Attrs, rangeDims(q, true, hi), rangeDims(k, okK, hi), rangeDims(v, okV, hi), rangeDims(pk, okP, hi))
+	}
+	lo, err := geom(false)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	hi, err := geom(true)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	_, bias := r.Input(3)
+	_, presK := r.Output(1)
+	_, presV := r.Output(2)
+	parts, err := mhaParts(hi, q.DType.Size(), bias, okP && !presK, okP && !presV)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	tactic := "fused"
+	pb, err := attnBoundParts(lo.b, hi.b, lo.s, hi.s, hi.nq, hi.nkv, hi.dv, hi.t, t)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	if pb > 0 {
+		tactic = "split-kv"
+		parts = append(parts, alloc.Part{Name: "partials", Size: pb})
+	}
+	if len(parts) == 0 {
+		return kernels.Bound{}, nil
+	}
+	return recipeBound(tactic, parts)
+}
+
+func attentionOps() []*op {
+	ms := kernels.DomainMicrosoft
+	tac := []kernels.TacticInfo{
+		{Name: "fused", Summary: "one block per (query rows, batch, key/value head): online softmax over all keys; workspace only for keys and values without a present output", Workspace: true},
+		{Name: "split-kv", Summary: "decode-sized grids: keys cut into chunks (at most 2*SMs/blocks), per-chunk partial outputs, maxima and sums in workspace, combined after (flash-decoding)", Workspace: true},
+	}
+	return []*op{
+		{key: kernels.Key(ms, "Attention"), tactics: tac, sel: selectAttention, bound: boundAttention},
+		{key: kernels.Key(ms, "MultiHeadAttention"), tactics: tac, sel: selectMHA, bound: boundMHA},
+		{key: kernels.Key(ms, "GroupQueryAttention"), tactics: tac, sel: selectGQA, bound: boundGQA},
+	}
+}

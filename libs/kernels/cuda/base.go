@@ -1,0 +1,201 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// plan is what an op's select function produces for one node: the tactic, the workspace recipe
+// parts and the launches.
+type plan struct {
+	tactic string
+	parts  []alloc.Part
+	prog   program
+}
+
+// op is one CUDA kernel: an op with its tactics. It mirrors the CPU backend's op (cpu/base.go):
+// sel validates a node and plans its launches, bound is W over shape ranges (nil for ops that
+// never use workspace).
+type op struct {
+	key     kernels.OpKey
+	tactics []kernels.TacticInfo
+	sel     func(n *kernels.Node, t kernels.Target) (plan, error)
+	bound   func(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error)
+}
+
+var direct = []kernels.TacticInfo{{Name: "direct", Summary: "one or a few kernel launches, no workspace"}}
+
+func (o *op) Op() kernels.OpKey             { return o.key }
+func (o *op) Backend() string               { return kernels.BackendCUDA }
+func (o *op) Tactics() []kernels.TacticInfo { return o.tactics }
+
+func (o *op) nodeErr(name string, err error) error {
+	var ne *kernels.NodeError
+	if errors.As(err, &ne) {
+		return err
+	}
+	return &kernels.NodeError{Node: name, Op: o.key, Err: err}
+}
+
+// target fills what selection needs of a target that leaves it out.
+func target(t kernels.Target) kernels.Target {
+	if t.SMs < 1 {
+		t.SMs = 1
+	}
+	if t.SharedMemPerBlock < 48<<10 {
+		t.SharedMemPerBlock = 48 << 10
+	}
+	return t
+}
+
+func (o *op) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error) {
+	for _, v := range append(append([]kernels.Value(nil), n.Inputs...), n.Outputs...) {
+		if !v.Present() {
+			continue
+		}
+		if _, err := kernels.ByteSize(v.DType, v.Shape); err != nil {
+			return nil, o.nodeErr(n.Name, err)
+		}
+	}
+	p, err := o.sel(n, target(t))
+	if err != nil {
+		return nil, o.nodeErr(n.Name, err)
+	}
+	label := fmt.Sprintf("%s/%s", o.key, p.tactic)
+	if n.Name != "" {
+		label = n.Name + ":" + label
+	}
+	inst := &instance{
+		label:  label,
+		tactic: p.tactic,
+		recipe: alloc.Recipe{Kernel: label, Parts: p.parts},
+		prog:   p.prog,
+		in:     expectations(n.Inputs),
+		out:    expectations(n.Outputs),
+	}
+	if _, err := inst.recipe.Size(); err != nil {
+		return nil, o.nodeErr(n.Name, err)
+	}
+	return inst, nil
+}
+
+func (o *op) Bound(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
+	if o.bound == nil {
+		return kernels.Bound{}, nil
+	}
+	for _, v := range append(append([]kernels.ValueRange(nil), r.Inputs...), r.Outputs...) {
+		for _, dr := range v.Dims {
+			if dr.Lo < 0 || dr.Hi < dr.Lo {
+				return kernels.Bound{}, o.nodeErr(r.Name, fmt.Errorf("invalid dim range [%d, %d]", dr.Lo, dr.Hi))
+			}
+		}
+	}
+	b, err := o.bound(r, target(t))
+	if err != nil {
+		return kernels.Bound{}, o.nodeErr(r.Name, err)
+	}
+	return b, nil
+}
+
+// recipeBound is the Bound of a tactic whose worst-case recipe has parts: its carved size.
+func recipeBound(tactic string, parts []alloc.Part) (kernels.Bound, error) {
+	size, err := alloc.Recipe{Kernel: tactic, Parts: parts}.Size()
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	return kernels.Bound{Bytes: size, Tactic: tactic}, nil
+}
+
+// expect is what Run checks of one input or output.
+type expect struct {
+	present bool
+	dtype   graph.DType
+	shape   []int64
+	bytes   int64
+}
+
+func expectations(vs []kernels.Value) []expect {
+	out := make([]expect, len(vs))
+	for i, v := range vs {
+		if !v.Present() {
+			continue
+		}
+		b, _ := kernels.ByteSize(v.DType, v.Shape) // checked in Select
+		out[i] = expect{present: true, dtype: v.DType, shape: append([]int64(nil), v.Shape...), bytes: b}
+	}
+	return out
+}
+
+// instance is a CUDA kernel bound to one node: its launches are fixed. It is immutable and safe
+// for concurrent use.
+type instance struct {
+	label   string
+	tactic  string
+	recipe  alloc.Recipe
+	in, out []expect
+	prog    program
+}
+
+func (i *instance) Tactic() string       { return i.tactic }
+func (i *instance) Recipe() alloc.Recipe { return i.recipe }
+
+var errArity = errors.New("wrong number of inputs or outputs")
+
+func checkValues(kind string, want []expect, got []kernels.Tensor) error {
+	if len(got) < len(want) {
+		return errArity
+	}
+	for j := range want {
+		w := &want[j]
+		if !w.present {
+			continue
+		}
+		t := &got[j]
+		if t.DType != w.dtype || len(t.Shape) != len(w.shape) {
+			return fmt.Errorf("%s %d is %v, want %v%v", kind, j, *t, w.dtype, w.shape)
+		}
+		for k, d := range w.shape {
+			if t.Shape[k] != d {
+				return fmt.Errorf("%s %d has shape %v, want %v", kind, j, t.Shape, w.shape)
+			}
+		}
+		if t.Addr == 0 && w.bytes > 0 {
+			return fmt.Errorf("%s %d has no device address", kind, j)
+		}
+	}
+	return nil
+}
+
+// run checks inputs, outputs and workspace against what the instance was selected for, then
+// launches its program on s through launch. Nothing is launched before every check has passed.
+func (i *instance) run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream, launch launcher) error {
+	if err := checkValues("input", i.in, in); err != nil {
+		return &kernels.RunError{Kernel: i.label, Err: err}
+	}
+	if err := checkValues("output", i.out, out); err != nil {
+		return &kernels.RunError{Kernel: i.label, Err: err}
+	}
+	if len(i.recipe.Parts) > 0 {
+		var carved []alloc.CarvedPart
+		if ws != nil {
+			carved = ws.Parts()
+		}
+		for j, p := range i.recipe.Parts {
+			var have int64
+			if j < len(carved) && carved[j].Name == p.Name {
+				have = carved[j].Size
+			}
+			if have < p.Size {
+				return &kernels.WorkspaceError{Kernel: i.label, Part: p.Name, Need: p.Size, Have: have}
+			}
+		}
+	}
+	if err := i.prog.exec(s, in, out, ws, launch); err != nil {
+		return &kernels.RunError{Kernel: i.label, Err: err}
+	}
+	return nil
+}

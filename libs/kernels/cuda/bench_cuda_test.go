@@ -1,0 +1,127 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// TestBandwidth measures the hot kernels when CARVE_BENCH is set: the time per call is the
+// wall time of replaying a captured CUDA graph of many calls, divided by the calls; the bytes
+// are the ones each call must move at least (counted below), so bytes/time compares with the
+// H200's memory bandwidth (about 4.1 TB/s measured by reading weights).
+func TestBandwidth(t *testing.T) {
+	if os.Getenv("CARVE_BENCH") == "" {
+		t.Skip("set CARVE_BENCH=1 to measure")
+	}
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	bf := graph.BFloat16
+	A := kernels.Attrs
+	type bench struct {
+		name  string
+		c     kcase
+		bytes int64
+		share bool // GQA: past and present are one buffer
+	}
+	var benches []bench
+	// the cost of one launch in a replayed graph, and a plain copy of 256 MiB for the achievable
+	// bandwidth
+	benches = append(benches, bench{name: "Launch-Add-1-element",
+		c: kcase{node: nd("", "Add", A(), []kernels.Value{v(bf, 1), v(bf, 1)}, v(bf, 1))}, bytes: 6})
+	benches = append(benches, bench{name: "Copy-bf16-128Mi-elements",
+		c: kcase{node: nd("", "Identity", A(), []kernels.Value{v(bf, 128<<20)}, v(bf, 128<<20))}, bytes: 2 * 2 * 128 << 20})
+	for _, sh := range [][2]int64{{8192, 1536}, {4096, 3584}} {
+		rows, h := sh[0], sh[1]
+		benches = append(benches, bench{name: "RMSNorm-bf16-" + itoa(rows) + "x" + itoa(h),
+			c:     kcase{node: nd("", "SimplifiedLayerNormalization", A(), []kernels.Value{v(bf, rows, h), v(bf, h)}, v(bf, rows, h))},
+			bytes: 2*rows*h*2 + h*2})
+	}
+	{
+		const bb, ss, n, d, maxPos = 8, 2048, 12, 128, 4096
+		benches = append(benches, bench{name: "Rotary-bf16-8x2048x12x128",
+			c: kcase{node: nd(kernels.DomainMicrosoft, "RotaryEmbedding", A("num_heads", n),
+				[]kernels.Value{v(bf, bb, ss, n*d), v(graph.Int64, bb, ss), v(bf, maxPos, d/2), v(bf, maxPos, d/2)}, v(bf, bb, ss, n*d)),
+				gen: map[int]genFn{1: ints(0, maxPos)}},
+			bytes: 2*bb*ss*n*d*2 + bb*ss*8})
+	}
+	for _, bsz := range []int64{1, 8} {
+		for _, ctx := range []int64{1024, 8192} {
+			seq := make([]int, bsz)
+			for i := range seq {
+				seq[i] = int(ctx - 1)
+			}
+			c := gqaCase(gqaSpec{name: "decode", dt: bf, b: bsz, s: 1, p: ctx, tcap: ctx, nq: 12, nkv: 2, d: 128, seqlens: seq, present: true})
+			benches = append(benches, bench{name: "GQA-decode-bf16-b" + itoa(bsz) + "-ctx" + itoa(ctx), c: c, share: true,
+				bytes: 2*bsz*2*ctx*128*2 + 2*bsz*12*128*2})
+		}
+	}
+	for _, kn := range [][2]int64{{1536, 8960}, {8960, 1536}} {
+		k, n := kn[0], kn[1]
+		c := nbitsCase(bf, 1, k, n, 4, 32, "", false)
+		benches = append(benches, bench{name: "GEMV-q4-bf16-k" + itoa(k) + "-n" + itoa(n), c: c, bytes: n*k/2 + n*(k/32)*2 + k*2 + n*2})
+	}
+
+	reg, err := Registry()
+	require.NoError(t, err)
+	for _, bc := range benches {
+		t.Run(bc.name, func(t *testing.T) {
+			c := bc.c
+			c.name = bc.name
+			vals := caseInputs(c, 1)
+			inst, err := reg.Select(&c.node, b.Target())
+			require.NoError(t, err)
+			in := make([]kernels.Tensor, len(c.node.Inputs))
+			for i, vv := range c.node.Inputs {
+				if vv.Present() {
+					raw := encodeAny(vv.DType, vals[i])
+					p := devBuf(t, b.dev, int64(len(raw)))
+					require.NoError(t, b.CopyIn(p, raw, s))
+					in[i] = kernels.Tensor{DType: vv.DType, Shape: vv.Shape}
+					b.Bind(&in[i], p, int64(len(raw)))
+				}
+			}
+			out := make([]kernels.Tensor, len(c.node.Outputs))
+			for i, vv := range c.node.Outputs {
+				if vv.Present() {
+					out[i] = outputTensor(t, b, s, vv.DType, vv.Shape)
+				}
+			}
+			if bc.share {
+				in[3].Addr, in[4].Addr = out[1].Addr, out[2].Addr
+			}
+			ws := workspace(t, b, inst)
+			require.NoError(t, inst.Run(in, out, ws, s))
+			require.NoError(t, b.dev.SynchronizeStream(s))
+			const iters, reps = 50, 20
+			require.NoError(t, b.dev.BeginCapture(s))
+			for i := 0; i < iters; i++ {
+				require.NoError(t, inst.Run(in, out, ws, s))
+			}
+			g, err := b.dev.EndCapture(s)
+			require.NoError(t, err)
+			defer b.dev.DestroyGraph(g)
+			require.NoError(t, b.dev.LaunchGraph(g, s))
+			require.NoError(t, b.dev.SynchronizeStream(s))
+			t0 := time.Now()
+			for r := 0; r < reps; r++ {
+				require.NoError(t, b.dev.LaunchGraph(g, s))
+			}
+			require.NoError(t, b.dev.SynchronizeStream(s))
+			per := time.Since(t0).Seconds() / (iters * reps)
+			t.Logf("BENCH %-36s tactic=%-9s launches=%d %9.1f us %8.3f MB %7.0f GB/s (%.0f%% of 4.1 TB/s)",
+				bc.name, inst.Tactic(), len(inst.(*instance).prog), per*1e6, float64(bc.bytes)/1e6, float64(bc.bytes)/per/1e9,
+				100*float64(bc.bytes)/per/4.1e12)
+		})
+	}
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

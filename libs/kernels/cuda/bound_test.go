@@ -1,0 +1,161 @@
+package cuda
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// recipeSize selects n on t and returns R.
+func recipeSize(t testing.TB, reg *kernels.Registry, n *kernels.Node, tg kernels.Target) (int64, string) {
+	t.Helper()
+	inst, err := reg.Select(n, tg)
+	require.NoError(t, err, n.Name)
+	size, err := inst.Recipe().Size()
+	require.NoError(t, err)
+	return size, inst.Tactic()
+}
+
+// Every case's R is within its Bound at its own shapes.
+func TestCasesBound(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	for _, c := range allCases() {
+		r, _ := recipeSize(t, reg, &c.node, h200)
+		w, err := reg.Bound(kernels.RangeOf(&c.node), h200)
+		require.NoError(t, err, c.name)
+		require.LessOrEqual(t, r, w.Bytes, c.name)
+	}
+}
+
+// family is a node template over dims: make builds the node at concrete dims, ranges the node
+// range over the dims' ranges.
+type family struct {
+	name   string
+	dims   []kernels.DimRange
+	make   func(d []int64) kernels.Node
+	ranges func(d []kernels.DimRange) kernels.NodeRange
+}
+
+// rangeFrom turns a node template into its range by evaluating it at both ends of every dim
+// (the templates are monotone in each dim).
+func rangeFrom(f family) kernels.NodeRange {
+	lo, hi := make([]int64, len(f.dims)), make([]int64, len(f.dims))
+	for i, d := range f.dims {
+		lo[i], hi[i] = d.Lo, d.Hi
+	}
+	nl, nh := f.make(lo), f.make(hi)
+	r := kernels.NodeRange{Name: nl.Name, Op: nl.Op, Domain: nl.Domain, Attrs: nl.Attrs}
+	conv := func(a, b []kernels.Value) []kernels.ValueRange {
+		out := make([]kernels.ValueRange, len(a))
+		for i := range a {
+			out[i].DType = a[i].DType
+			for j := range a[i].Shape {
+				out[i].Dims = append(out[i].Dims, kernels.DimRange{Lo: a[i].Shape[j], Hi: b[i].Shape[j]})
+			}
+		}
+		return out
+	}
+	r.Inputs, r.Outputs = conv(nl.Inputs, nh.Inputs), conv(nl.Outputs, nh.Outputs)
+	return r
+}
+
+func families() []family {
+	A := kernels.Attrs
+	bf, i32 := graph.BFloat16, graph.Int32
+	gqa := func(present bool) func(d []int64) kernels.Node {
+		return func(d []int64) kernels.Node {
+			b, s, p := d[0], d[1], d[2]
+			const nq, nkv, hd = 12, 2, 128
+			in := []kernels.Value{v(bf, b, s, nq*hd), v(bf, b, s, nkv*hd), v(bf, b, s, nkv*hd), v(bf, b, nkv, p, hd), v(bf, b, nkv, p, hd), v(i32, b), v(i32)}
+			outs := []kernels.Value{v(bf, b, s, nq*hd)}
+			if present {
+				outs = append(outs, v(bf, b, nkv, p+s, hd), v(bf, b, nkv, p+s, hd))
+			}
+			return nd(kernels.DomainMicrosoft, "GroupQueryAttention", A("num_heads", nq, "kv_num_heads", nkv), in, outs...)
+		}
+	}
+	mha := func(d []int64) kernels.Node {
+		b, s, p := d[0], d[1], d[2]
+		const n, hd = 8, 64
+		in := []kernels.Value{v(bf, b, s, n*hd), v(bf, b, s, n*hd), v(bf, b, s, n*hd), v(bf, 3*n*hd), none, none, v(bf, b, n, p, hd), v(bf, b, n, p, hd)}
+		return nd(kernels.DomainMicrosoft, "MultiHeadAttention", A("num_heads", n), in, v(bf, b, s, n*hd))
+	}
+	nbits := func(d []int64) kernels.Node {
+		m := d[0]
+		const k, n = 1536, 8960
+		return nd(kernels.DomainMicrosoft, "MatMulNBits", A("K", k, "N", n, "bits", 4, "block_size", 32),
+			[]kernels.Value{v(bf, m, k), v(graph.Uint8, n, k/32, 16), v(bf, n*k/32)}, v(bf, m, n))
+	}
+	dr := func(lo, hi int64) kernels.DimRange { return kernels.DimRange{Lo: lo, Hi: hi} }
+	return []family{
+		{name: "gqa-present", dims: []kernels.DimRange{dr(1, 64), dr(1, 64), dr(0, 16384)}, make: gqa(true)},
+		{name: "gqa-no-present", dims: []kernels.DimRange{dr(1, 16), dr(1, 8), dr(0, 4096)}, make: gqa(false)},
+		{name: "gqa-decode", dims: []kernels.DimRange{dr(1, 256), dr(1, 1), dr(0, 131072)}, make: gqa(true)},
+		{name: "mha-past", dims: []kernels.DimRange{dr(1, 16), dr(1, 32), dr(1, 4096)}, make: mha},
+		{name: "nbits", dims: []kernels.DimRange{dr(1, 4096)}, make: nbits},
+	}
+}
+
+// R <= W over shape families: at random points of each family's ranges, and at the corners,
+// the selected recipe fits the bound of the whole range, on an H200 and on a small GPU.
+func TestRecipeWithinBound(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(7, 8))
+	small := kernels.Target{Backend: kernels.BackendCUDA, Arch: "sm_80", SMs: 16, SharedMemPerBlock: 100 << 10}
+	for _, tg := range []kernels.Target{h200, small} {
+		for _, f := range families() {
+			t.Run(fmt.Sprintf("%s/%d-SMs", f.name, tg.SMs), func(t *testing.T) {
+				nr := rangeFrom(f)
+				w, err := reg.Bound(&nr, tg)
+				require.NoError(t, err)
+				tactics := map[string]int{}
+				for i := 0; i < 300; i++ {
+					d := make([]int64, len(f.dims))
+					for j, x := range f.dims {
+						switch {
+						case i < 1<<len(f.dims):
+							d[j] = x.Lo
+							if i&(1<<j) != 0 {
+								d[j] = x.Hi
+							}
+						case r.IntN(2) == 0: // small values are the interesting ones for decode
+							d[j] = x.Lo + r.Int64N(min(x.Hi-x.Lo+1, 64))
+						default:
+							d[j] = x.Lo + r.Int64N(x.Hi-x.Lo+1)
+						}
+					}
+					n := f.make(d)
+					size, tactic := recipeSize(t, reg, &n, tg)
+					tactics[tactic]++
+					require.LessOrEqual(t, size, w.Bytes, "%s at %v: R %d > W %d", f.name, d, size, w.Bytes)
+				}
+				t.Logf("W %d bytes (%s); tactics %v", w.Bytes, w.Tactic, tactics)
+			})
+		}
+	}
+}
+
+// The decode tactic's workspace stays small: GQA with present outputs needs only the split-kv
+// partials, a few MiB at any context length and batch.
+func TestDecodeWorkspaceIsSmall(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	for _, b := range []int64{1, 2, 8, 32, 128} {
+		for _, p := range []int64{511, 1024, 8192, 131071} {
+			f := families()[0]
+			n := f.make([]int64{b, 1, p})
+			size, tactic := recipeSize(t, reg, &n, h200)
+			require.LessOrEqual(t, size, int64(4<<20), "b %d past %d: %s needs %d bytes", b, p, tactic, size)
+			if b == 1 && p >= 1024 {
+				require.Equal(t, "split-kv", tactic)
+			}
+		}
+	}
+}

@@ -1,0 +1,450 @@
+// Attention core for com.microsoft GroupQueryAttention and MultiHeadAttention, and the GQA
+// key/value cache kernels.
+//
+// One block (4 warps) takes one batch, one key/value head, a tile of query rows (rows are
+// (token s, grouped head g) pairs, so a decode step's grouped heads share every key and value
+// read) and one chunk of the keys. Each warp walks 32-key tiles of the chunk: it copies the tile's
+// keys and values into its shared memory with asynchronous 16-byte copies (all in flight at once),
+// lane l scores key j0+l against every row (queries staged in shared memory as float32), the warp
+// keeps an online softmax per row (running max, per-lane running sums) and accumulates p * V with
+// lanes owning head dims d = lane + 32e. The warps then merge through shared memory. With one chunk (tactic
+// "fused") the block writes the normalized output; with several (tactic "split-kv", the
+// flash-decoding split) it writes its unnormalized output, max and sum to the workspace
+// partials and carve_attn_combine merges the chunks.
+//
+// Key validity follows the CPU kernels: GQA mode (ATT_GQA) excludes keys outside [lo, hi) from
+// seqlens_k, total_sequence_length, causality and the local window; MHA mode adds
+// mask_filter_value for masked and (unidirectional) future keys and adds attention_bias.
+#include "common.cuh"
+
+using namespace carve;
+
+enum {
+  ATT_GQA = 1,          // key ranges from seqlens_k / total_sequence_length
+  ATT_CAUSAL_EXCL = 2,  // GQA causal: future keys excluded
+  ATT_CAUSAL_ADD = 4,   // MHA unidirectional: future keys get mask_filter_value
+  ATT_INTERLEAVED = 8,  // rotary in interleaved pairs
+  ATT_POS_IDS = 16,     // rotary positions from position_ids
+  ATT_ROTARY = 32,      // rotate the queries (GQA do_rotary)
+};
+
+enum { MASK_NONE = 0, MASK_LENGTHS = 1, MASK_STARTEND = 2, MASK_RAW2 = 3, MASK_RAW3 = 4 };
+
+#define ATT_WARPS 4  // the most warps a block has (launch bounds); blockDim.x / 32 says how many
+
+namespace {
+
+// cp_async16 queues a 16-byte copy from global to shared memory (sm_80+), completed by
+// cp_async_wait_all.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+}
+
+// gqa_position is the rotary position of token s of batch b.
+__device__ __forceinline__ i64 gqa_position(const int* seqlens, const i64* pos, int flags, bool first, int b, int S,
+                                            int s) {
+  if (flags & ATT_POS_IDS) return pos[(i64)b * S + s];
+  if (first) return s;
+  return (i64)seqlens[b] + 1 - S + s;
+}
+
+__device__ __forceinline__ bool masked(const int* mask, int kind, int maskT, int B, int S, int b, int i, int j) {
+  switch (kind) {
+    case MASK_LENGTHS: return j >= mask[b];
+    case MASK_STARTEND: return j >= mask[b] || j < mask[B + b];
+    case MASK_RAW2: return j >= maskT || mask[(i64)b * maskT + j] == 0;
+    case MASK_RAW3: return j >= maskT || mask[((i64)b * S + i) * maskT + j] == 0;
+  }
+  return false;
+}
+
+template <typename T, int DPL>
+__device__ __forceinline__ void attn(const T* q, const T* k, const T* v, T* out, float* part, const int* seqlens,
+                                     const int* totalp, const int* mask, const T* bias, const T* cosc, const T* sinc,
+                                     const i64* pos, i64 bs, i64 heads, i64 dims, i64 tt, i64 qstr, i64 ksb,
+                                     i64 kstr, i64 vsb, i64 vstr, i64 maskInfo, i64 biasStr, i64 biasTRot,
+                                     i64 chunk, int flags, float scale, float softcap, float filter, int window,
+                                     int maxPos) {
+  constexpr int RBM = DPL >= 4 ? 8 : 16;
+  const int B = lo32(bs), S = hi32(bs), N = lo32(heads), Nkv = hi32(heads), D = lo32(dims), Dv = hi32(dims);
+  const int T_ = lo32(tt), pastLen = hi32(tt);
+  const int qss = lo32(qstr), qsh = hi32(qstr), ksh = lo32(kstr), kst = hi32(kstr), vsh = lo32(vstr),
+            vst = hi32(vstr);
+  const int maskKind = lo32(maskInfo), maskT = hi32(maskInfo), biasSB = lo32(biasStr), biasSH = hi32(biasStr);
+  const int biasT = lo32(biasTRot), rot = hi32(biasTRot), chunkLen = lo32(chunk), rowsPer = hi32(chunk);
+  const int G = N / Nkv;
+  const int b = blockIdx.y / Nkv, kh = blockIdx.y % Nkv;
+  const int row0 = blockIdx.x * rowsPer;
+  const int nrows = min(rowsPer, S * G - row0);
+  const int c = blockIdx.z;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+  const int nw = blockDim.x >> 5;
+  constexpr int VE = 16 / sizeof(T);
+  const int Dp = D + VE;  // K tile row stride: 16 bytes of padding keep lane-per-row reads conflict-free
+
+  extern __shared__ float sm[];
+  float* qs = sm;                                             // [rowsPer][D] float
+  T* tiles = (T*)(sm + (i64)rowsPer * D);                      // per warp: K [32][Dp], V [32][Dv]
+  T* ks = tiles + (i64)warp * 32 * (Dp + Dv);
+  T* vsm = ks + 32 * Dp;
+  float* merge = sm + (i64)rowsPer * D;                       // [nw][rowsPer][Dv + 2], after the tiles are done
+  __shared__ int lo_s[RBM], hi_s[RBM];
+
+  // first prompt: past lengths are 0 (GQA)
+  const int total = (flags & ATT_GQA) ? totalp[0] : 0;
+  const bool first = S == total;
+  if (threadIdx.x < nrows) {
+    int r = threadIdx.x, s = (row0 + r) / G;
+    int lo = 0, hi = T_;
+    if (flags & ATT_GQA) {
+      int totb = seqlens[b] + 1;
+      int pastb = first ? 0 : totb - S;
+      hi = min(T_, totb);
+      if (flags & ATT_CAUSAL_EXCL) {
+        hi = min(pastb + s + 1, T_);
+        if (window > 0 && hi > window + 1) lo = hi - window - 1;
+      }
+    }
+    lo_s[r] = lo;
+    hi_s[r] = hi;
+  }
+  // stage the query rows as float (rotated when asked)
+  for (int e = threadIdx.x; e < nrows * D; e += blockDim.x) {
+    int r = e / D, d = e % D, row = row0 + r, s = row / G, g = row % G, n = kh * G + g;
+    qs[r * D + d] = tof(q[(i64)b * S * qss + (i64)s * qss + (i64)n * qsh + d]);
+  }
+  __syncthreads();
+  if (flags & ATT_ROTARY) {
+    const int half = rot / 2;
+    for (int e = threadIdx.x; e < nrows * half; e += blockDim.x) {
+      int r = e / half, kk = e % half, s = (row0 + r) / G;
+      i64 p = gqa_position(seqlens, pos, flags, first, b, S, s);
+      p = p < 0 ? 0 : (p >= maxPos ? maxPos - 1 : p);
+      float cs = tof(cosc[p * half + kk]), sn = tof(sinc[p * half + kk]);
+      int i0 = (flags & ATT_INTERLEAVED) ? 2 * kk : kk, i1 = (flags & ATT_INTERLEAVED) ? 2 * kk + 1 : kk + half;
+      float x0 = qs[r * D + i0], x1 = qs[r * D + i1];
+      qs[r * D + i0] = x0 * cs - x1 * sn;
+      qs[r * D + i1] = x1 * cs + x0 * sn;
+    }
+    __syncthreads();
+  }
+
+  // the block's keys: its chunk, cut to the rows' union of valid ranges
+  int kbeg = c * chunkLen, kend = min(T_, kbeg + chunkLen);
+  {
+    int mlo = T_, mhi = 0;
+    for (int r = 0; r < nrows; r++) mlo = min(mlo, lo_s[r]), mhi = max(mhi, hi_s[r]);
+    kbeg = max(kbeg, mlo);
+    kend = min(kend, mhi);
+  }
+
+  float m[RBM], l[RBM], acc[RBM][DPL];
+#pragma unroll
+  for (int r = 0; r < RBM; r++) {
+    m[r] = -INFINITY;
+    l[r] = 0.f;
+#pragma unroll
+    for (int e = 0; e < DPL; e++) acc[r][e] = 0.f;
+  }
+  const T* kb = k + (i64)b * ksb + (i64)kh * ksh;
+  const T* vb = v + (i64)b * vsb + (i64)kh * vsh;
+  // 16-byte asynchronous copies of whole tiles when every row is 16-byte aligned
+  const bool tvec = D % VE == 0 && Dv % VE == 0 && kst % VE == 0 && vst % VE == 0 &&
+                    ((uintptr_t)kb & 15) == 0 && ((uintptr_t)vb & 15) == 0 && (((uintptr_t)ks) & 15) == 0;
+
+  for (int j0 = kbeg + warp * 32; j0 < kend; j0 += nw * 32) {
+    const int nk = min(32, kend - j0);
+    // stage the tile's keys and values in the warp's shared memory: every copy is issued before
+    // any is waited for
+    __syncwarp();
+    if (tvec) {
+      const int cpk = D / VE, cpv = Dv / VE;
+      for (int u = lane; u < nk * cpk; u += 32) {
+        const int row = u / cpk, cc = u - row * cpk;
+        cp_async16(ks + row * Dp + cc * VE, kb + (i64)(j0 + row) * kst + cc * VE);
+      }
+      for (int u = lane; u < nk * cpv; u += 32) {
+        const int row = u / cpv, cc = u - row * cpv;
+        cp_async16(vsm + row * Dv + cc * VE, vb + (i64)(j0 + row) * vst + cc * VE);
+      }
+      cp_async_wait_all();
+    } else {
+      for (int u = lane; u < nk * D; u += 32) {
+        const int row = u / D, cc = u - row * D;
+        ks[row * Dp + cc] = kb[(i64)(j0 + row) * kst + cc];
+      }
+      for (int u = lane; u < nk * Dv; u += 32) {
+        const int row = u / Dv, cc = u - row * Dv;
+        vsm[row * Dv + cc] = vb[(i64)(j0 + row) * vst + cc];
+      }
+    }
+    __syncwarp();
+    const int j = j0 + lane;
+    const bool live = lane < nk;
+    float sc[RBM];
+#pragma unroll
+    for (int r = 0; r < RBM; r++) sc[r] = 0.f;
+    if (live) {
+      const T* kr = ks + lane * Dp;
+      if (tvec) {
+        for (int d0 = 0; d0 < D; d0 += VE) {
+          union { uint4 u; T e[VE]; } kv;
+          kv.u = *(const uint4*)(kr + d0);
+          float kf[VE];
+#pragma unroll
+          for (int e = 0; e < VE; e++) kf[e] = tof(kv.e[e]);
+#pragma unroll
+          for (int r = 0; r < RBM; r++) {
+            if (r < nrows) {
+              const float4* qr = (const float4*)(qs + r * D + d0);
+              float s = sc[r];
+#pragma unroll
+              for (int e4 = 0; e4 < VE / 4; e4++) {
+                const float4 qv = qr[e4];
+                s = fmaf(qv.x, kf[4 * e4], s);
+                s = fmaf(qv.y, kf[4 * e4 + 1], s);
+                s = fmaf(qv.z, kf[4 * e4 + 2], s);
+                s = fmaf(qv.w, kf[4 * e4 + 3], s);
+              }
+              sc[r] = s;
+            }
+          }
+        }
+      } else {
+        for (int d = 0; d < D; d++) {
+          float kf = tof(kr[d]);
+#pragma unroll
+          for (int r = 0; r < RBM; r++)
+            if (r < nrows) sc[r] = fmaf(qs[r * D + d], kf, sc[r]);
+        }
+      }
+    }
+    float p[RBM];
+#pragma unroll
+    for (int r = 0; r < RBM; r++) {
+      if (r >= nrows) {
+        p[r] = 0.f;
+        continue;
+      }
+      const int row = row0 + r, s = row / G, n = kh * G + row % G;
+      float x = -INFINITY;
+      if (live && j >= lo_s[r] && j < hi_s[r]) {
+        x = scale * sc[r];
+        if (softcap > 0.f) x = softcap * tanhf(x / softcap);
+        if (bias && j < biasT) x += tof(bias[(i64)b * biasSB + (i64)n * biasSH + (i64)s * biasT + j]);
+        if ((flags & ATT_CAUSAL_ADD) && j > pastLen + s) x += filter;
+        if (maskKind && masked(mask, maskKind, maskT, B, S, b, s, j)) x += filter;
+      }
+      const float mn = fmaxf(m[r], warp_max(x));
+      float alpha = 1.f, pr = 0.f;
+      if (mn != -INFINITY) {
+        alpha = expf(m[r] - mn);
+        pr = expf(x - mn);
+      }
+      m[r] = mn;
+      l[r] = l[r] * alpha + pr;
+#pragma unroll
+      for (int e = 0; e < DPL; e++) acc[r][e] *= alpha;
+      p[r] = pr;
+    }
+    for (int jj = 0; jj < nk; jj++) {
+      const T* vr = vsm + jj * Dv;
+      float vf[DPL];
+#pragma unroll
+      for (int e = 0; e < DPL; e++) {
+        int d = lane + 32 * e;
+        vf[e] = d < Dv ? tof(vr[d]) : 0.f;
+      }
+#pragma unroll
+      for (int r = 0; r < RBM; r++) {
+        if (r < nrows) {
+          float pj = __shfl_sync(0xffffffffu, p[r], jj);
+#pragma unroll
+          for (int e = 0; e < DPL; e++) acc[r][e] = fmaf(pj, vf[e], acc[r][e]);
+        }
+      }
+    }
+  }
+  __syncthreads();  // the tiles' shared memory becomes the merge area
+
+  // merge the warps
+  const int stride = Dv + 2;
+#pragma unroll
+  for (int r = 0; r < RBM; r++) {
+    if (r < nrows) {
+      float ls = warp_sum(l[r]);
+      float* mr = merge + ((i64)warp * rowsPer + r) * stride;
+      if (lane == 0) mr[Dv] = m[r], mr[Dv + 1] = ls;
+#pragma unroll
+      for (int e = 0; e < DPL; e++) {
+        int d = lane + 32 * e;
+        if (d < Dv) mr[d] = acc[r][e];
+      }
+    }
+  }
+  __syncthreads();
+  const int chunks = gridDim.z;
+  const i64 rowsTotal = (i64)B * N * S;
+  for (int e = threadIdx.x; e < nrows * Dv; e += blockDim.x) {
+    const int r = e / Dv, d = e % Dv, row = row0 + r, s = row / G, n = kh * G + row % G;
+    float M = -INFINITY;
+    for (int w = 0; w < nw; w++) M = fmaxf(M, merge[((i64)w * rowsPer + r) * stride + Dv]);
+    float L = 0.f, A = 0.f;
+    if (M != -INFINITY) {
+      for (int w = 0; w < nw; w++) {
+        const float* mr = merge + ((i64)w * rowsPer + r) * stride;
+        float f = expf(mr[Dv] - M);
+        L += mr[Dv + 1] * f;
+        A += mr[d] * f;
+      }
+    }
+    if (chunks == 1) {
+      out[(((i64)b * S + s) * N + n) * Dv + d] = fromf<T>(L > 0.f ? A / L : 0.f);
+    } else {
+      const i64 prow = ((i64)b * N + n) * S + s;
+      part[((i64)c * rowsTotal + prow) * Dv + d] = A;
+      if (d == 0) {
+        float* pm = part + (i64)chunks * rowsTotal * Dv;
+        pm[(i64)c * rowsTotal + prow] = M;
+        pm[(i64)chunks * rowsTotal + (i64)c * rowsTotal + prow] = L;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// carve_attn_<T>_<DPL>: the attention core; see the file comment. Packed parameters:
+// bs = B|S, heads = N|Nkv, dims = D|Dv, tt = T|pastLen, qstr = row stride|head stride of Q,
+// kstr and vstr = head stride|position stride (ksb, vsb: batch strides), maskInfo = kind|T,
+// biasStr = batch|head stride, biasTRot = bias T|rotary dim, chunk = keys per chunk|rows per block.
+#define ATTN(name, T, DPL)                                                                                        \
+  extern "C" __global__ void __launch_bounds__(ATT_WARPS * 32)                                                    \
+      name(const T* q, const T* k, const T* v, T* out, float* part, const int* seqlens, const int* total,         \
+           const int* mask, const T* bias, const T* cosc, const T* sinc, const i64* pos, i64 bs, i64 heads,       \
+           i64 dims, i64 tt, i64 qstr, i64 ksb, i64 kstr, i64 vsb, i64 vstr, i64 maskInfo, i64 biasStr,           \
+           i64 biasTRot, i64 chunk, int flags, float scale, float softcap, float filter, int window, int maxPos) { \
+    attn<T, DPL>(q, k, v, out, part, seqlens, total, mask, bias, cosc, sinc, pos, bs, heads, dims, tt, qstr, ksb, \
+                 kstr, vsb, vstr, maskInfo, biasStr, biasTRot, chunk, flags, scale, softcap, filter, window,      \
+                 maxPos);                                                                                         \
+  }
+ATTN(carve_attn_f32_1, float, 1)
+ATTN(carve_attn_f32_2, float, 2)
+ATTN(carve_attn_f32_4, float, 4)
+ATTN(carve_attn_f32_8, float, 8)
+ATTN(carve_attn_f16_1, __half, 1)
+ATTN(carve_attn_f16_2, __half, 2)
+ATTN(carve_attn_f16_4, __half, 4)
+ATTN(carve_attn_f16_8, __half, 8)
+ATTN(carve_attn_bf16_1, bf16, 1)
+ATTN(carve_attn_bf16_2, bf16, 2)
+ATTN(carve_attn_bf16_4, bf16, 4)
+ATTN(carve_attn_bf16_8, bf16, 8)
+
+// carve_attn_combine_<T>: merges the split-kv partials of every row (b, n, s): one block per
+// row. The chunks' weights exp(max_c - max) go to shared memory (chunks floats, the dynamic
+// size), then each thread sums one head dim over the chunks, loads independent of each other.
+// Rows whose chunks all saw no key get zeros.
+#define COMBINE(name, T)                                                                                 \
+  extern "C" __global__ void name(T* out, const float* part, i64 rowsTotal, int Dv, int chunks, i64 ns) { \
+    extern __shared__ float wts[];                                                                       \
+    __shared__ float red[32];                                                                            \
+    const int N = lo32(ns), S = hi32(ns);                                                                \
+    const i64 row = blockIdx.x;                                                                          \
+    const float* pm = part + (i64)chunks * rowsTotal * Dv;                                               \
+    const float* pl = pm + (i64)chunks * rowsTotal;                                                      \
+    float mx = -INFINITY;                                                                                \
+    for (int c = threadIdx.x; c < chunks; c += blockDim.x)                                               \
+      if (pl[(i64)c * rowsTotal + row] > 0.f) mx = fmaxf(mx, pm[(i64)c * rowsTotal + row]);             \
+    const float M = block_max(mx, red);                                                                  \
+    float l = 0.f;                                                                                       \
+    for (int c = threadIdx.x; c < chunks; c += blockDim.x) {                                             \
+      const float lc = pl[(i64)c * rowsTotal + row];                                                     \
+      const float w = (lc > 0.f && M != -INFINITY) ? expf(pm[(i64)c * rowsTotal + row] - M) : 0.f;      \
+      wts[c] = w;                                                                                        \
+      l += lc > 0.f ? lc * w : 0.f;                                                                      \
+    }                                                                                                    \
+    const float L = block_sum(l, red);                                                                   \
+    const i64 s = row % S, n = (row / S) % N, b = row / ((i64)S * N);                                    \
+    T* o = out + ((b * S + s) * N + n) * Dv;                                                             \
+    for (int d = threadIdx.x; d < Dv; d += blockDim.x) {                                                 \
+      float A = 0.f;                                                                                     \
+      _Pragma("unroll 8") for (int c = 0; c < chunks; c++) A += wts[c] * part[((i64)c * rowsTotal + row) * Dv + d]; \
+      o[d] = fromf<T>(L > 0.f ? A / L : 0.f);                                                            \
+    }                                                                                                    \
+  }
+COMBINE(carve_attn_combine_f32, float)
+COMBINE(carve_attn_combine_f16, __half)
+COMBINE(carve_attn_combine_bf16, bf16)
+
+// carve_kv_append_<T>: writes the S new keys (rotated when ATT_ROTARY) and values of every batch
+// into the [B, Nkv, Tcap, D] caches at positions past_b + s, past_b = 0 on the first prompt
+// (S == total_sequence_length) and seqlens_k[b] + 1 - S otherwise. ksrc/vsrc rows are kss/vss
+// elements apart, heads D apart. bs = B|S, nd = Nkv|D, tk = Tcap|kss, vr = vss|rot.
+#define KV_APPEND(name, T)                                                                                    \
+  extern "C" __global__ void name(T* kdst, T* vdst, const T* ksrc, const T* vsrc, const int* seqlens,         \
+                                  const int* totalp, const T* cosc, const T* sinc, const i64* pos, i64 bs,    \
+                                  i64 nd, i64 tk, i64 vr, int flags, int maxPos) {                           \
+    const int B = lo32(bs), S = hi32(bs), Nkv = lo32(nd), D = hi32(nd), Tcap = lo32(tk), kss = hi32(tk);      \
+    const int vss = lo32(vr), rot = hi32(vr), half = rot / 2;                                                 \
+    const bool first = S == totalp[0];                                                                        \
+    const i64 n = (i64)B * S * Nkv * D;                                                                       \
+    GRID_STRIDE(t, n) {                                                                                       \
+      const int d = (int)(t % D);                                                                             \
+      const i64 r = t / D;                                                                                    \
+      const int h = (int)(r % Nkv), s = (int)((r / Nkv) % S), b = (int)(r / ((i64)Nkv * S));                  \
+      const int pastb = first ? 0 : seqlens[b] + 1 - S;                                                       \
+      const int tpos = pastb + s;                                                                             \
+      if (tpos < 0 || tpos >= Tcap) continue;                                                                 \
+      const i64 dst = (((i64)b * Nkv + h) * Tcap + tpos) * D + d;                                             \
+      const T* kr = ksrc + ((i64)b * S + s) * kss + (i64)h * D;                                               \
+      vdst[dst] = vsrc[((i64)b * S + s) * vss + (i64)h * D + d];                                              \
+      if (!(flags & ATT_ROTARY) || d >= rot) {                                                                \
+        kdst[dst] = kr[d];                                                                                    \
+        continue;                                                                                             \
+      }                                                                                                       \
+      i64 p = gqa_position(seqlens, pos, flags, first, b, S, s);                                              \
+      p = p < 0 ? 0 : (p >= maxPos ? maxPos - 1 : p);                                                         \
+      int kk, i0, i1;                                                                                         \
+      bool lead;                                                                                              \
+      if (flags & ATT_INTERLEAVED) {                                                                          \
+        kk = d / 2, i0 = 2 * kk, i1 = i0 + 1, lead = d == i0;                                                 \
+      } else {                                                                                                \
+        kk = d % half, i0 = kk, i1 = kk + half, lead = d < half;                                              \
+      }                                                                                                       \
+      float cs = tof(cosc[p * half + kk]), sn = tof(sinc[p * half + kk]);                                     \
+      float x0 = tof(kr[i0]), x1 = tof(kr[i1]);                                                               \
+      kdst[dst] = fromf<T>(lead ? x0 * cs - x1 * sn : x1 * cs + x0 * sn);                                     \
+    }                                                                                                         \
+  }
+KV_APPEND(carve_kv_append_f32, float)
+KV_APPEND(carve_kv_append_f16, __half)
+KV_APPEND(carve_kv_append_bf16, bf16)
+
+// carve_kv_copy_past_<T>: copies the valid past of every (batch, head), positions below past_b,
+// from a [B, Nkv, P, D] past into the [B, Nkv, Tcap, D] present (not launched when the two are
+// one buffer). bs = B|S, nd = Nkv|D, pt = P|Tcap.
+#define KV_PAST(name, T)                                                                                     \
+  extern "C" __global__ void name(T* dst, const T* src, const int* seqlens, const int* totalp, i64 bs, i64 nd, \
+                                  i64 pt) {                                                                  \
+    const int B = lo32(bs), S = hi32(bs), Nkv = lo32(nd), D = hi32(nd), P = lo32(pt), Tcap = hi32(pt);       \
+    const bool first = S == totalp[0];                                                                       \
+    const i64 n = (i64)B * Nkv * P * D;                                                                      \
+    GRID_STRIDE(t, n) {                                                                                      \
+      const int d = (int)(t % D);                                                                            \
+      const i64 r = t / D;                                                                                   \
+      const int j = (int)(r % P), bh = (int)(r / P), b = bh / Nkv;                                           \
+      const int pastb = first ? 0 : seqlens[b] + 1 - S;                                                      \
+      if (j >= pastb || j >= Tcap) continue;                                                                 \
+      dst[((i64)bh * Tcap + j) * D + d] = src[t];                                                            \
+    }                                                                                                        \
+  }
+KV_PAST(carve_kv_copy_past_f32, float)
+KV_PAST(carve_kv_copy_past_f16, __half)
+KV_PAST(carve_kv_copy_past_bf16, bf16)

@@ -1,0 +1,214 @@
+// Row kernels: LayerNormalization, SimplifiedLayerNormalization (RMSNorm) and the contrib
+// Skip* forms, Softmax and LogSoftmax. One block per row; statistics accumulate in float32 and
+// are reduced across the block. When the row fits in shared memory (flag NORM_CACHED, the
+// dynamic shared size is h floats) it is read from global memory once; otherwise twice.
+#include "common.cuh"
+
+using namespace carve;
+
+namespace {
+
+// vec_load reads V consecutive elements at p (16-byte aligned when V > 1) as floats.
+template <typename T, int V>
+__device__ __forceinline__ void vec_load(const T* p, float* f) {
+  if constexpr (V == 1) {
+    f[0] = tof(p[0]);
+  } else {
+    union { uint4 u; T e[V]; } v;
+    v.u = *(const uint4*)p;
+#pragma unroll
+    for (int k = 0; k < V; k++) f[k] = tof(v.e[k]);
+  }
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void vec_store(T* p, const float* f) {
+  if constexpr (V == 1) {
+    p[0] = fromf<T>(f[0]);
+  } else {
+    union { uint4 u; T e[V]; } v;
+#pragma unroll
+    for (int k = 0; k < V; k++) v.e[k] = fromf<T>(f[k]);
+    *(uint4*)p = v.u;
+  }
+}
+
+enum { NORM_SIMPLE = 1, NORM_STATS_F32 = 2, NORM_CACHED = 4 };
+
+template <typename T>
+__device__ __forceinline__ void write_stat(void* p, i64 r, float v, bool f32) {
+  if (!p) return;
+  if (f32) ((float*)p)[r] = v;
+  else ((T*)p)[r] = fromf<T>(v);
+}
+
+// layer_norm normalizes row blockIdx.x (grid-strided over rows) with V elements per access.
+template <typename T, int V>
+__device__ __forceinline__ void layer_norm(T* out, const T* x, const T* skip, const T* addBias, const T* gamma,
+                                           const T* beta, T* sumOut, void* meanOut, void* invOut, i64 rows,
+                                           i64 h, i64 skipRows, float eps, int flags) {
+  extern __shared__ float smem[];
+  __shared__ float red[32];
+  const bool simple = flags & NORM_SIMPLE, cached = flags & NORM_CACHED;
+  for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * h;
+    const T* sr = skip ? skip + (r % skipRows) * h : nullptr;
+    // value j..j+V of the row after the skip and bias additions
+    auto val = [&](i64 j, float* f) {
+      vec_load<T, V>(xr + j, f);
+      if (sr) {
+        float g[V];
+        vec_load<T, V>(sr + j, g);
+#pragma unroll
+        for (int k = 0; k < V; k++) f[k] += g[k];
+      }
+      if (addBias) {
+        float g[V];
+        vec_load<T, V>(addBias + j, g);
+#pragma unroll
+        for (int k = 0; k < V; k++) f[k] += g[k];
+      }
+    };
+    float s = 0.f;
+    for (i64 j = (i64)threadIdx.x * V; j < h; j += (i64)blockDim.x * V) {
+      float f[V];
+      val(j, f);
+      if (sumOut) vec_store<T, V>(sumOut + r * h + j, f);
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        if (cached) smem[j + k] = f[k];
+        s += simple ? f[k] * f[k] : f[k];
+      }
+    }
+    s = block_sum(s, red);
+    float mean = 0.f, var;
+    if (simple) {
+      var = s / (float)h;
+    } else {
+      mean = s / (float)h;
+      float ss = 0.f;
+      for (i64 j = (i64)threadIdx.x * V; j < h; j += (i64)blockDim.x * V) {
+        float f[V];
+        if (cached) {
+#pragma unroll
+          for (int k = 0; k < V; k++) f[k] = smem[j + k];
+        } else {
+          val(j, f);
+        }
+#pragma unroll
+        for (int k = 0; k < V; k++) ss += (f[k] - mean) * (f[k] - mean);
+      }
+      var = block_sum(ss, red) / (float)h;
+    }
+    const float inv = 1.f / sqrtf(var + eps);
+    for (i64 j = (i64)threadIdx.x * V; j < h; j += (i64)blockDim.x * V) {
+      float f[V], g[V], b[V];
+      if (cached) {
+#pragma unroll
+        for (int k = 0; k < V; k++) f[k] = smem[j + k];
+      } else {
+        val(j, f);
+      }
+      vec_load<T, V>(gamma + j, g);
+      if (beta) vec_load<T, V>(beta + j, b);
+#pragma unroll
+      for (int k = 0; k < V; k++) f[k] = (f[k] - mean) * inv * g[k] + (beta ? b[k] : 0.f);
+      vec_store<T, V>(out + r * h + j, f);
+    }
+    if (threadIdx.x == 0) {
+      write_stat<T>(meanOut, r, mean, flags & NORM_STATS_F32);
+      write_stat<T>(invOut, r, inv, flags & NORM_STATS_F32);
+    }
+    __syncthreads();  // smem is reused by the next row
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ bool al16(const T* p) {
+  return ((uintptr_t)p & 15) == 0;
+}
+
+}  // namespace
+
+// carve_layer_norm_<T>: see layer_norm. Any of skip, addBias, beta, sumOut, meanOut and invOut
+// may be null.
+#define LAYER_NORM(name, T)                                                                               \
+  extern "C" __global__ void name(T* out, const T* x, const T* skip, const T* addBias, const T* gamma,    \
+                                  const T* beta, T* sumOut, void* meanOut, void* invOut, i64 rows, i64 h, \
+                                  i64 skipRows, float eps, int flags) {                                   \
+    constexpr int V = 16 / sizeof(T);                                                                     \
+    bool vec = h % V == 0 && al16(out) && al16(x) && (!skip || al16(skip)) &&                             \
+               (!addBias || al16(addBias)) && al16(gamma) && (!beta || al16(beta)) &&                     \
+               (!sumOut || al16(sumOut));                                                                 \
+    if (vec)                                                                                              \
+      layer_norm<T, V>(out, x, skip, addBias, gamma, beta, sumOut, meanOut, invOut, rows, h, skipRows,    \
+                       eps, flags);                                                                       \
+    else                                                                                                  \
+      layer_norm<T, 1>(out, x, skip, addBias, gamma, beta, sumOut, meanOut, invOut, rows, h, skipRows,    \
+                       eps, flags);                                                                       \
+  }
+LAYER_NORM(carve_layer_norm_f32, float)
+LAYER_NORM(carve_layer_norm_f16, __half)
+LAYER_NORM(carve_layer_norm_bf16, bf16)
+
+namespace {
+
+// softmax_rows normalizes contiguous rows of dim elements, one block per row.
+template <typename T>
+__device__ __forceinline__ void softmax_rows(T* out, const T* x, i64 rows, i64 dim, int log, int cached) {
+  extern __shared__ float smem[];
+  __shared__ float red[32];
+  for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * dim;
+    T* yr = out + r * dim;
+    float m = -INFINITY;
+    for (i64 j = threadIdx.x; j < dim; j += blockDim.x) {
+      float v = tof(xr[j]);
+      if (cached) smem[j] = v;
+      m = fmaxf(m, v);
+    }
+    m = block_max(m, red);
+    float s = 0.f;
+    for (i64 j = threadIdx.x; j < dim; j += blockDim.x) {
+      float v = cached ? smem[j] : tof(xr[j]);
+      s += expf(v - m);
+    }
+    s = block_sum(s, red);
+    const float ls = logf(s), inv = 1.f / s;
+    for (i64 j = threadIdx.x; j < dim; j += blockDim.x) {
+      float v = (cached ? smem[j] : tof(xr[j])) - m;
+      yr[j] = fromf<T>(log ? v - ls : expf(v) * inv);
+    }
+    __syncthreads();
+  }
+}
+
+// softmax_cols normalizes along a strided axis: one thread per (outer, inner) column.
+template <typename T>
+__device__ __forceinline__ void softmax_cols(T* out, const T* x, i64 outer, i64 dim, i64 inner, int log) {
+  GRID_STRIDE(c, outer * inner) {
+    i64 o = c / inner, i = c % inner, base = o * dim * inner + i;
+    float m = -INFINITY;
+    for (i64 k = 0; k < dim; k++) m = fmaxf(m, tof(x[base + k * inner]));
+    float s = 0.f;
+    for (i64 k = 0; k < dim; k++) s += expf(tof(x[base + k * inner]) - m);
+    const float ls = logf(s), inv = 1.f / s;
+    for (i64 k = 0; k < dim; k++) {
+      float v = tof(x[base + k * inner]) - m;
+      out[base + k * inner] = fromf<T>(log ? v - ls : expf(v) * inv);
+    }
+  }
+}
+
+}  // namespace
+
+#define SOFTMAX(name, cols, T)                                                                           \
+  extern "C" __global__ void name(T* out, const T* x, i64 rows, i64 dim, int log, int cached) {          \
+    softmax_rows<T>(out, x, rows, dim, log, cached);                                                     \
+  }                                                                                                      \
+  extern "C" __global__ void cols(T* out, const T* x, i64 outer, i64 dim, i64 inner, int log) {          \
+    softmax_cols<T>(out, x, outer, dim, inner, log);                                                     \
+  }
+SOFTMAX(carve_softmax_f32, carve_softmax_cols_f32, float)
+SOFTMAX(carve_softmax_f16, carve_softmax_cols_f16, __half)
+SOFTMAX(carve_softmax_bf16, carve_softmax_cols_bf16, bf16)

@@ -1,0 +1,222 @@
+// Reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare,
+// ReduceL1, ReduceL2, ReduceLogSumExp, ArgMax, ArgMin. Every output element accumulates in double
+// over its reduced sub-tensor, as the CPU kernels do.
+//
+// Two modes: with RED_ROWS the reduced elements of an output are contiguous (the reduced dims
+// are innermost) and one block reduces each output; otherwise one thread walks each output's
+// reduced sub-tensor through its own strided layout (coalesced across threads when the kept
+// innermost dim is contiguous).
+#include "common.cuh"
+
+using namespace carve;
+
+enum RedOp {
+  R_SUM = 0, R_MEAN = 1, R_MAX = 2, R_MIN = 3, R_PROD = 4, R_SUMSQ = 5, R_L1 = 6, R_L2 = 7,
+  R_LSE = 8, R_ARGMAX = 9, R_ARGMIN = 10,
+};
+
+namespace {
+
+__device__ __forceinline__ double ldd(float v) { return v; }
+__device__ __forceinline__ double ldd(__half v) { return __half2float(v); }
+__device__ __forceinline__ double ldd(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ double ldd(i64 v) { return (double)v; }
+__device__ __forceinline__ double ldd(int v) { return v; }
+
+template <typename T> __device__ __forceinline__ T fromd(double v);
+template <> __device__ __forceinline__ float fromd<float>(double v) { return (float)v; }
+template <> __device__ __forceinline__ __half fromd<__half>(double v) { return __float2half_rn((float)v); }
+template <> __device__ __forceinline__ bf16 fromd<bf16>(double v) { return __float2bfloat16_rn((float)v); }
+template <> __device__ __forceinline__ i64 fromd<i64>(double v) { return (i64)v; }
+template <> __device__ __forceinline__ int fromd<int>(double v) { return (int)v; }
+
+template <typename T> struct IsInt { static const bool v = false; };
+template <> struct IsInt<i64> { static const bool v = true; };
+template <> struct IsInt<int> { static const bool v = true; };
+
+__device__ __forceinline__ double init(int op) {
+  switch (op) {
+    case R_MAX: case R_ARGMAX: return -INFINITY;
+    case R_MIN: case R_ARGMIN: return INFINITY;
+    case R_PROD: return 1.0;
+  }
+  return 0.0;
+}
+
+// step folds v into acc; lse is the log-sum-exp shift.
+__device__ __forceinline__ double step(int op, double acc, double v, double lse) {
+  switch (op) {
+    case R_SUM: case R_MEAN: return acc + v;
+    case R_MAX: return fmax(acc, v);
+    case R_MIN: return fmin(acc, v);
+    case R_PROD: return acc * v;
+    case R_SUMSQ: case R_L2: return acc + v * v;
+    case R_L1: return acc + fabs(v);
+    case R_LSE: return acc + exp(v - lse);
+  }
+  return acc;
+}
+
+// combine merges two partial accumulators.
+__device__ __forceinline__ double combine(int op, double a, double b) {
+  switch (op) {
+    case R_MAX: return fmax(a, b);
+    case R_MIN: return fmin(a, b);
+    case R_PROD: return a * b;
+  }
+  return a + b;
+}
+
+template <typename T>
+__device__ __forceinline__ void finish(int op, T* out, i64 o, double acc, double lse, i64 count) {
+  double r = acc;
+  switch (op) {
+    case R_MEAN:
+      if (IsInt<T>::v) r = (double)((i64)acc / (count > 0 ? count : 1));
+      else r = acc / (double)count;
+      break;
+    case R_L2: r = sqrt(acc); break;
+    case R_LSE: r = log(acc) + lse; break;
+  }
+  out[o] = fromd<T>(r);
+}
+
+__device__ __forceinline__ double shfl_d(double v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+
+__device__ __forceinline__ double warp_comb(int op, double v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = combine(op, v, shfl_d(v, o));
+  return v;
+}
+
+// block_comb combines v over the block; every thread gets the result.
+__device__ __forceinline__ double block_comb(int op, double v, double* scratch) {
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  v = warp_comb(op, v);
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  double r = lane < nw ? scratch[lane] : init(op == R_MEAN || op == R_LSE ? R_SUM : op);
+  return warp_comb(op, r);
+}
+
+// better reports whether candidate (v, i) beats (bv, bi) for ArgMax/ArgMin.
+__device__ __forceinline__ bool better(int op, double v, i64 i, double bv, i64 bi, int last) {
+  if (bi < 0) return true;
+  if (op == R_ARGMAX ? v > bv : v < bv) return true;
+  return v == bv && (last ? i > bi : i < bi);
+}
+
+template <typename T>
+__device__ __forceinline__ void reduce(void* outp, const T* x, i64 nOut, i64 count, int op, int mode, int last,
+                                       const Layout& K, const Layout& R) {
+  __shared__ double scratch[32];
+  __shared__ i64 iscratch[32];
+  const bool arg = op == R_ARGMAX || op == R_ARGMIN;
+  if (mode) {  // one block per output, reduced elements contiguous
+    for (i64 o = blockIdx.x; o < nOut; o += gridDim.x) {
+      i64 base, u1, u2;
+      K.offsets(o, base, u1, u2);
+      const T* xr = x + base;
+      if (arg) {
+        double bv = 0;
+        i64 bi = -1;
+        for (i64 k = threadIdx.x; k < count; k += blockDim.x) {
+          double v = ldd(xr[k]);
+          if (better(op, v, k, bv, bi, last)) bv = v, bi = k;
+        }
+#pragma unroll
+        for (int s = 16; s > 0; s >>= 1) {
+          double ov = shfl_d(bv, s);
+          i64 oi = __shfl_xor_sync(0xffffffffu, bi, s);
+          if (oi >= 0 && better(op, ov, oi, bv, bi, last)) bv = ov, bi = oi;
+        }
+        int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+        __syncthreads();
+        if (lane == 0) scratch[warp] = bv, iscratch[warp] = bi;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+          for (int w = 1; w < nw; w++)
+            if (iscratch[w] >= 0 && better(op, scratch[w], iscratch[w], bv, bi, last)) bv = scratch[w], bi = iscratch[w];
+          ((i64*)outp)[o] = bi < 0 ? 0 : bi;
+        }
+        continue;
+      }
+      double lse = 0;
+      if (op == R_LSE) {
+        double m = -INFINITY;
+        for (i64 k = threadIdx.x; k < count; k += blockDim.x) m = fmax(m, ldd(xr[k]));
+        m = block_comb(R_MAX, m, scratch);
+        lse = isinf(m) ? 0 : m;
+      }
+      double acc = init(op);
+      for (i64 k = threadIdx.x; k < count; k += blockDim.x) acc = step(op, acc, ldd(xr[k]), lse);
+      acc = block_comb(op == R_MEAN || op == R_LSE || op == R_SUMSQ || op == R_L2 || op == R_L1 ? R_SUM : op, acc,
+                       scratch);
+      if (threadIdx.x == 0) finish<T>(op, (T*)outp, o, acc, lse, count);
+    }
+    return;
+  }
+  GRID_STRIDE(o, nOut) {
+    i64 base, u1, u2;
+    K.offsets(o, base, u1, u2);
+    if (arg) {
+      double bv = 0;
+      i64 bi = -1;
+      for (i64 k = 0; k < count; k++) {
+        i64 off, w1, w2;
+        R.offsets(k, off, w1, w2);
+        double v = ldd(x[base + off]);
+        if (better(op, v, k, bv, bi, last)) bv = v, bi = k;
+      }
+      ((i64*)outp)[o] = bi < 0 ? 0 : bi;
+      continue;
+    }
+    double lse = 0;
+    if (op == R_LSE) {
+      double m = -INFINITY;
+      for (i64 k = 0; k < count; k++) {
+        i64 off, w1, w2;
+        R.offsets(k, off, w1, w2);
+        m = fmax(m, ldd(x[base + off]));
+      }
+      lse = isinf(m) ? 0 : m;
+    }
+    double acc = init(op);
+    for (i64 k = 0; k < count; k++) {
+      i64 off, w1, w2;
+      R.offsets(k, off, w1, w2);
+      acc = step(op, acc, ldd(x[base + off]), lse);
+    }
+    finish<T>(op, (T*)outp, o, acc, lse, count);
+  }
+}
+
+}  // namespace
+
+// carve_reduce_<T>: kept layout (k*: the output's dims with x's strides) and reduced layout
+// (r*: the reduced dims with x's strides), each rank <= 6 with dims packed two per argument.
+#define REDUCE(name, T)                                                                                     \
+  extern "C" __global__ void name(void* out, const T* x, i64 nOut, i64 count, int op, int mode, int last,  \
+                                  int krank, i64 k01, i64 k23, i64 k45, i64 ks0, i64 ks1, i64 ks2, i64 ks3, \
+                                  i64 ks4, i64 ks5, int rrank, i64 r01, i64 r23, i64 r45, i64 rs0, i64 rs1, \
+                                  i64 rs2, i64 rs3, i64 rs4, i64 rs5) {                                     \
+    Layout K, R;                                                                                            \
+    K.rank = krank;                                                                                         \
+    K.dims[0] = lo32(k01); K.dims[1] = hi32(k01); K.dims[2] = lo32(k23);                                   \
+    K.dims[3] = hi32(k23); K.dims[4] = lo32(k45); K.dims[5] = hi32(k45);                                   \
+    K.st[0][0] = ks0; K.st[0][1] = ks1; K.st[0][2] = ks2; K.st[0][3] = ks3; K.st[0][4] = ks4;              \
+    K.st[0][5] = ks5;                                                                                       \
+    R.rank = rrank;                                                                                         \
+    R.dims[0] = lo32(r01); R.dims[1] = hi32(r01); R.dims[2] = lo32(r23);                                   \
+    R.dims[3] = hi32(r23); R.dims[4] = lo32(r45); R.dims[5] = hi32(r45);                                   \
+    R.st[0][0] = rs0; R.st[0][1] = rs1; R.st[0][2] = rs2; R.st[0][3] = rs3; R.st[0][4] = rs4;              \
+    R.st[0][5] = rs5;                                                                                       \
+    for (int d = 0; d < MAXR; d++) K.st[1][d] = K.st[2][d] = R.st[1][d] = R.st[2][d] = 0;                  \
+    reduce<T>(out, x, nOut, count, op, mode, last, K, R);                                                   \
+  }
+REDUCE(carve_reduce_f32, float)
+REDUCE(carve_reduce_f16, __half)
+REDUCE(carve_reduce_bf16, bf16)
+REDUCE(carve_reduce_i64, i64)
+REDUCE(carve_reduce_i32, int)

@@ -1,0 +1,248 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// Ops that produce values: Shape, Size and Constant write bytes fixed at Select (at most 128,
+// passed as kernel parameters: a Run may not allocate or copy from host memory it does not own);
+// ConstantOfShape fills; Range, CumSum and Trilu read their scalar inputs on the device.
+
+const maxStoreBytes = 128
+
+// storeSteps writes data (<= maxStoreBytes) to output 0.
+func storeSteps(data []byte) ([]step, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	if len(data) > maxStoreBytes {
+		return nil, fmt.Errorf("a %d-byte value is more than the %d bytes the CUDA kernel writes from parameters; fold it into an initializer", len(data), maxStoreBytes)
+	}
+	var words [16]int64
+	var buf [maxStoreBytes]byte
+	copy(buf[:], data)
+	for i := range words {
+		words[i] = int64(binary.LittleEndian.Uint64(buf[i*8:]))
+	}
+	ps := []param{outp(0), i32p(len(data))}
+	for _, w := range words {
+		ps = append(ps, i64p(w))
+	}
+	return []step{{kernel: "carve_store_words", grid: Dim3{X: 1, Y: 1, Z: 1}, block: Dim3{X: 128, Y: 1, Z: 1}, params: ps}}, nil
+}
+
+func selectShape(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 1, 1, 1, 1); err != nil {
+		return plan{}, err
+	}
+	s := n.Inputs[0].Shape
+	r := int64(len(s))
+	clampEnd := func(v int64) int64 {
+		if v < 0 {
+			v += r
+		}
+		return min(max(v, 0), r)
+	}
+	start, end := clampEnd(n.Attrs.Int("start", 0)), clampEnd(n.Attrs.Int("end", r))
+	var dims []int64
+	if end > start {
+		dims = s[start:end]
+	}
+	if err := checkOut(n, 0, graph.Int64, []int64{int64(len(dims))}); err != nil {
+		return plan{}, err
+	}
+	steps, err := storeSteps(kernels.BytesOf(slices.Clone(dims)))
+	return plan{tactic: "direct", prog: steps}, err
+}
+
+func selectSize(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 1, 1, 1, 1); err != nil {
+		return plan{}, err
+	}
+	if err := checkOut(n, 0, graph.Int64, nil); err != nil {
+		return plan{}, err
+	}
+	steps, err := storeSteps(kernels.BytesOf([]int64{numel(n.Inputs[0].Shape)}))
+	return plan{tactic: "direct", prog: steps}, err
+}
+
+func selectConstant(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 0, 0, 1, 1); err != nil {
+		return plan{}, err
+	}
+	at := n.Attrs
+	var dt graph.DType
+	var shape []int64
+	var data []byte
+	switch {
+	case at.Has("value"):
+		tv, ok := at.Tensor("value")
+		if !ok {
+			return plan{}, fmt.Errorf("value attribute is not a tensor")
+		}
+		dt, shape, data = tv.DType, tv.Shape, tv.Data
+	case at.Has("value_float"):
+		dt, data = graph.Float32, kernels.BytesOf([]float32{at.Float("value_float", 0)})
+	case at.Has("value_floats"):
+		v := at.Floats("value_floats")
+		dt, shape, data = graph.Float32, []int64{int64(len(v))}, kernels.BytesOf(v)
+	case at.Has("value_int"):
+		dt, data = graph.Int64, kernels.BytesOf([]int64{at.Int("value_int", 0)})
+	case at.Has("value_ints"):
+		v := at.Ints("value_ints")
+		dt, shape, data = graph.Int64, []int64{int64(len(v))}, kernels.BytesOf(v)
+	default:
+		return plan{}, fmt.Errorf("no supported value attribute (value, value_float(s), value_int(s))")
+	}
+	if err := checkOut(n, 0, dt, shape); err != nil {
+		return plan{}, err
+	}
+	if want, err := kernels.ByteSize(dt, shape); err != nil || int64(len(data)) != want {
+		return plan{}, fmt.Errorf("value holds %d bytes for %v%v", len(data), dt, shape)
+	}
+	steps, err := storeSteps(slices.Clone(data))
+	return plan{tactic: "direct", prog: steps}, err
+}
+
+// selectConstantOfShape fills the output with the value attribute's element (float32 0 when
+// absent). The output's shape is the shape input's value, which the graph inferred.
+func selectConstantOfShape(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 1, 1, 1, 1); err != nil {
+		return plan{}, err
+	}
+	if v := n.Inputs[0]; v.DType != graph.Int64 || len(v.Shape) != 1 {
+		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", v)
+	}
+	dt, elem := graph.Float32, make([]byte, 4)
+	if tv, ok := n.Attrs.Tensor("value"); ok {
+		if len(tv.Data) != int(tv.DType.Size()) || tv.DType.Size() == 0 {
+			return plan{}, fmt.Errorf("value must hold one element, has %v with %d bytes", tv.Shape, len(tv.Data))
+		}
+		dt, elem = tv.DType, tv.Data
+	}
+	out := n.Outputs[0]
+	if out.DType != dt || int64(len(out.Shape)) != n.Inputs[0].Shape[0] {
+		return plan{}, fmt.Errorf("output is %v, want %v of rank %d", out, dt, n.Inputs[0].Shape[0])
+	}
+	es, err := elemSize(dt)
+	if err != nil {
+		return plan{}, err
+	}
+	var buf [8]byte
+	copy(buf[:], elem)
+	return plan{tactic: "direct", prog: fillSteps(outp(0), numel(out.Shape), es, int64(binary.LittleEndian.Uint64(buf[:])), t)}, nil
+}
+
+// selectRange writes start + i*delta; start and delta are read on the device, the count is the
+// output's length (inferred by the graph from the values).
+func selectRange(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 3, 3, 1, 1); err != nil {
+		return plan{}, err
+	}
+	dt := n.Inputs[0].DType
+	switch dt {
+	case graph.Float32, graph.Float64, graph.Float16, graph.BFloat16, graph.Int16, graph.Int32, graph.Int64:
+	default:
+		return plan{}, errDType("Range's type", dt, "float32, float64, float16, bfloat16, int16, int32 or int64")
+	}
+	for i, v := range n.Inputs {
+		if v.DType != dt || numel(v.Shape) != 1 {
+			return plan{}, fmt.Errorf("input %d is %v, want a %v scalar", i, v, dt)
+		}
+	}
+	o := n.Outputs[0]
+	if o.DType != dt || len(o.Shape) != 1 {
+		return plan{}, fmt.Errorf("output is %v, want 1-D %v", o, dt)
+	}
+	if o.Shape[0] == 0 {
+		return plan{tactic: "direct"}, nil
+	}
+	st := step{kernel: "carve_range", grid: grid1(o.Shape[0], 1, t), block: block1,
+		params: []param{outp(0), inp(0), inp(2), i64p(o.Shape[0]), i32p(int(dt))}}
+	return plan{tactic: "direct", prog: program{st}}, nil
+}
+
+// selectCumSum scans along the axis read on the device; one thread per (outer, inner) column.
+func selectCumSum(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	x, ax := n.Inputs[0], n.Inputs[1]
+	if !isFloat(x.DType) && !isInt(x.DType) && x.DType != graph.Float64 || !isIndex(ax.DType) || numel(ax.Shape) != 1 || len(x.Shape) == 0 {
+		return plan{}, fmt.Errorf("CumSum of %v along %v: want float32, float16, bfloat16, float64, int64 or int32 along an int scalar", x, ax)
+	}
+	if len(x.Shape) > maxRank {
+		return plan{}, fmt.Errorf("rank %d; the CUDA kernel takes rank <= %d", len(x.Shape), maxRank)
+	}
+	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		return plan{}, err
+	}
+	var d [maxRank]int64
+	copy(d[:], x.Shape)
+	if !fits32(d[:]...) {
+		return plan{}, fmt.Errorf("dims of %v are too large for the CUDA kernel", x.Shape)
+	}
+	total := numel(x.Shape)
+	if total == 0 {
+		return plan{tactic: "direct"}, nil
+	}
+	at := n.Attrs
+	st := step{kernel: "carve_cumsum", grid: grid1(total, 1, t), block: block1, params: []param{
+		outp(0), inp(0), inp(1), i32p(boolInt(ax.DType == graph.Int64)), i32p(int(x.DType)), i32p(len(x.Shape)),
+		pack32(d[0], d[1]), pack32(d[2], d[3]), pack32(d[4], d[5]),
+		i32p(boolInt(at.Int("exclusive", 0) != 0)), i32p(boolInt(at.Int("reverse", 0) != 0)),
+	}}
+	return plan{tactic: "direct", prog: program{st}}, nil
+}
+
+// selectTrilu keeps one triangle of every matrix; k is read on the device.
+func selectTrilu(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 1, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	x := n.Inputs[0]
+	if len(x.Shape) < 2 {
+		return plan{}, fmt.Errorf("input rank %d, want >= 2", len(x.Shape))
+	}
+	k := nullp()
+	if kv, ok := n.Input(1); ok {
+		if kv.DType != graph.Int64 || numel(kv.Shape) != 1 {
+			return plan{}, fmt.Errorf("k is %v, want an int64 scalar", kv)
+		}
+		k = inp(1)
+	}
+	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		return plan{}, err
+	}
+	es, err := elemSize(x.DType)
+	if err != nil {
+		return plan{}, err
+	}
+	total := numel(x.Shape)
+	if total == 0 {
+		return plan{tactic: "direct"}, nil
+	}
+	r := len(x.Shape)
+	st := step{kernel: fmt.Sprintf("carve_trilu_%d", es), grid: grid1(total, 1, t), block: block1, params: []param{
+		outp(0), inp(0), k, i64p(total), i64p(x.Shape[r-2]), i64p(x.Shape[r-1]), i32p(boolInt(n.Attrs.Int("upper", 1) != 0)),
+	}}
+	return plan{tactic: "direct", prog: program{st}}, nil
+}
+
+func generateOps() []*op {
+	mk := func(domain, name string, sel func(*kernels.Node, kernels.Target) (plan, error)) *op {
+		return &op{key: kernels.Key(domain, name), tactics: direct, sel: sel}
+	}
+	ms := kernels.DomainMicrosoft
+	return []*op{
+		mk("", "Shape", selectShape), mk("", "Size", selectSize), mk("", "Constant", selectConstant),
+		mk("", "ConstantOfShape", selectConstantOfShape), mk("", "Range", selectRange),
+		mk("", "CumSum", selectCumSum), mk("", "Trilu", selectTrilu),
+		mk(ms, "Trilu", selectTrilu), mk(ms, "Range", selectRange),
+	}
+}

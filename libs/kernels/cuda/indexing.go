@@ -1,0 +1,238 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// Indexing ops read their indices on the device (csrc/indexing.cu). An index outside [-dim,
+// dim) yields zeros (gathers) or skips the update (ScatterND) instead of the CPU kernels' error:
+// a kernel cannot report an error without synchronizing.
+
+func elemSize(dt graph.DType) (int64, error) {
+	es := dt.Size()
+	if es != 1 && es != 2 && es != 4 && es != 8 {
+		return 0, errDType("the data", dt, "a type of 1, 2, 4 or 8 bytes")
+	}
+	return es, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// selectGather is Gather: out[outer, idx..., inner] = data[outer, indices[idx...], inner], moving
+// the inner run in the widest unit (up to 16 bytes) its size allows.
+func selectGather(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	data, idx := n.Inputs[0], n.Inputs[1]
+	if !isIndex(idx.DType) {
+		return plan{}, fmt.Errorf("indices are %v, want int32 or int64", idx.DType)
+	}
+	if len(data.Shape) == 0 {
+		return plan{}, fmt.Errorf("cannot gather from a scalar")
+	}
+	axis, err := normAxis(n.Attrs.Int("axis", 0), len(data.Shape))
+	if err != nil {
+		return plan{}, err
+	}
+	out := slices.Concat(data.Shape[:axis], idx.Shape, data.Shape[axis+1:])
+	if err := checkOut(n, 0, data.DType, out); err != nil {
+		return plan{}, err
+	}
+	es, err := elemSize(data.DType)
+	if err != nil {
+		return plan{}, err
+	}
+	outer, axisDim, nidx := numel(data.Shape[:axis]), data.Shape[axis], numel(idx.Shape)
+	innerB := numel(data.Shape[axis+1:]) * es
+	if outer*nidx*innerB == 0 {
+		return plan{tactic: "direct"}, nil
+	}
+	mk := func(u int64) step {
+		inner := innerB / u
+		return step{kernel: fmt.Sprintf("carve_gather_%d", u), grid: grid1(outer*nidx*inner, 1, t), block: block1,
+			params: []param{outp(0), inp(0), inp(1), i64p(outer), i64p(axisDim), i64p(nidx), i64p(inner), i32p(boolInt(idx.DType == graph.Int64))}}
+	}
+	base := mk(es)
+	u := int64(16)
+	for u > es && innerB%u != 0 {
+		u /= 2
+	}
+	if u == es {
+		return plan{tactic: "direct", prog: program{base}}, nil
+	}
+	st := mk(u)
+	// the indices are read element by element: only the data pointers need the unit's alignment
+	st.align, st.alignOnly, st.fallback = u, []int{0, 1}, &base
+	return plan{tactic: "direct", prog: program{st}}, nil
+}
+
+// selectGatherElements: out has the indices' shape and takes, at each position, the data
+// element whose axis coordinate is the index.
+func selectGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	data, idx := n.Inputs[0], n.Inputs[1]
+	if !isIndex(idx.DType) || len(idx.Shape) != len(data.Shape) || len(data.Shape) == 0 {
+		return plan{}, fmt.Errorf("indices %v for data %v", idx, data)
+	}
+	r := len(data.Shape)
+	if r > maxRank {
+		return plan{}, fmt.Errorf("rank %d; the CUDA kernel takes rank <= %d", r, maxRank)
+	}
+	axis, err := normAxis(n.Attrs.Int("axis", 0), r)
+	if err != nil {
+		return plan{}, err
+	}
+	for i := range data.Shape {
+		if i != axis && idx.Shape[i] > data.Shape[i] {
+			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", idx.Shape, data.Shape, i)
+		}
+	}
+	if err := checkOut(n, 0, data.DType, idx.Shape); err != nil {
+		return plan{}, err
+	}
+	es, err := elemSize(data.DType)
+	if err != nil {
+		return plan{}, err
+	}
+	total := numel(idx.Shape)
+	if total == 0 {
+		return plan{tactic: "direct"}, nil
+	}
+	var id, st [maxRank]int64
+	copy(id[:], idx.Shape)
+	copy(st[:], stridesOf(data.Shape))
+	if !fits32(id[:]...) {
+		return plan{}, fmt.Errorf("indices shape %v is too large for the CUDA kernel", idx.Shape)
+	}
+	s := step{kernel: fmt.Sprintf("carve_gather_elements_%d", es), grid: grid1(total, 1, t), block: block1, params: []param{
+		outp(0), inp(0), inp(1), i64p(total), i32p(r), i32p(axis), i32p(boolInt(idx.DType == graph.Int64)),
+		pack32(id[0], id[1]), pack32(id[2], id[3]), pack32(id[4], id[5]),
+		i64p(st[0]), i64p(st[1]), i64p(st[2]), i64p(st[3]), i64p(st[4]), i64p(st[5]), i64p(data.Shape[axis]),
+	}}
+	return plan{tactic: "direct", prog: program{s}}, nil
+}
+
+// ndGeom is the index geometry of GatherND and ScatterND.
+type ndGeom struct {
+	batch, tuples, m, dataBatch, slab int64 // slab in elements
+	dims                              [maxRank]int64
+}
+
+func (g ndGeom) dimParams() []param {
+	return []param{pack32(g.dims[0], g.dims[1]), pack32(g.dims[2], g.dims[3]), pack32(g.dims[4], g.dims[5])}
+}
+
+func selectGatherND(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	data, idx := n.Inputs[0], n.Inputs[1]
+	if !isIndex(idx.DType) {
+		return plan{}, fmt.Errorf("indices are %v, want int64", idx.DType)
+	}
+	b := int(n.Attrs.Int("batch_dims", 0))
+	r, q := len(data.Shape), len(idx.Shape)
+	if q < 1 || r < 1 || b < 0 || b >= min(r, q) {
+		return plan{}, fmt.Errorf("batch_dims %d for data rank %d and indices rank %d", b, r, q)
+	}
+	m := int(idx.Shape[q-1])
+	if m < 1 || m > r-b || m > maxRank {
+		return plan{}, fmt.Errorf("index tuples of length %d for data rank %d with batch_dims %d", m, r, b)
+	}
+	for i := 0; i < b; i++ {
+		if data.Shape[i] != idx.Shape[i] {
+			return plan{}, fmt.Errorf("batch dims of data %v and indices %v differ", data.Shape, idx.Shape)
+		}
+	}
+	out := slices.Concat(idx.Shape[:q-1], data.Shape[b+m:])
+	if err := checkOut(n, 0, data.DType, out); err != nil {
+		return plan{}, err
+	}
+	es, err := elemSize(data.DType)
+	if err != nil {
+		return plan{}, err
+	}
+	g := ndGeom{batch: numel(data.Shape[:b]), tuples: numel(idx.Shape[b : q-1]), m: int64(m),
+		dataBatch: numel(data.Shape[b:]), slab: numel(data.Shape[b+m:])}
+	copy(g.dims[:], data.Shape[b:b+m])
+	if !fits32(g.dims[:]...) {
+		return plan{}, fmt.Errorf("data dims %v are too large for the CUDA kernel", data.Shape)
+	}
+	nt := g.batch * g.tuples
+	if nt*g.slab == 0 {
+		return plan{tactic: "direct"}, nil
+	}
+	s := step{kernel: fmt.Sprintf("carve_gather_nd_%d", es), grid: grid1(nt*g.slab, 1, t), block: block1,
+		params: append([]param{outp(0), inp(0), inp(1), i64p(nt), i64p(g.tuples), i64p(g.dataBatch), i64p(g.slab),
+			i32p(m), i32p(boolInt(idx.DType == graph.Int64))}, g.dimParams()...)}
+	return plan{tactic: "direct", prog: program{s}}, nil
+}
+
+// selectScatterND copies data to the output (unless it is a view of it), then writes each update
+// slab at its index tuple. Only reduction "none" is built for CUDA.
+func selectScatterND(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 3, 3, 1, 1); err != nil {
+		return plan{}, err
+	}
+	data, idx, upd := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	if !isIndex(idx.DType) {
+		return plan{}, fmt.Errorf("indices are %v, want int64", idx.DType)
+	}
+	r, q := len(data.Shape), len(idx.Shape)
+	if q < 1 || r < 1 {
+		return plan{}, fmt.Errorf("indices rank %d, data rank %d", q, r)
+	}
+	m := int(idx.Shape[q-1])
+	if m < 1 || m > r || m > maxRank {
+		return plan{}, fmt.Errorf("index tuples of length %d for data rank %d", m, r)
+	}
+	if want := slices.Concat(idx.Shape[:q-1], data.Shape[m:]); !slices.Equal(upd.Shape, want) || upd.DType != data.DType {
+		return plan{}, fmt.Errorf("updates are %v, want %v%v", upd, data.DType, want)
+	}
+	if err := checkOut(n, 0, data.DType, data.Shape); err != nil {
+		return plan{}, err
+	}
+	if red := n.Attrs.String("reduction", "none"); red != "none" {
+		return plan{}, fmt.Errorf("reduction %q is not built for CUDA (only none)", red)
+	}
+	es, err := elemSize(data.DType)
+	if err != nil {
+		return plan{}, err
+	}
+	prog, err := denseCopy(0, 0, data.DType, data.Shape, t)
+	if err != nil {
+		return plan{}, err
+	}
+	g := ndGeom{tuples: numel(idx.Shape[:q-1]), m: int64(m), slab: numel(data.Shape[m:])}
+	copy(g.dims[:], data.Shape[:m])
+	if !fits32(g.dims[:]...) {
+		return plan{}, fmt.Errorf("data dims %v are too large for the CUDA kernel", data.Shape)
+	}
+	if g.tuples*g.slab > 0 {
+		prog = append(prog, step{kernel: fmt.Sprintf("carve_scatter_nd_%d", es), grid: grid1(g.tuples*g.slab, 1, t), block: block1,
+			params: append([]param{outp(0), inp(1), inp(2), i64p(g.tuples), i64p(g.slab), i32p(m), i32p(boolInt(idx.DType == graph.Int64))}, g.dimParams()...)})
+	}
+	return plan{tactic: "direct", prog: prog}, nil
+}
+
+func indexingOps() []*op {
+	mk := func(name string, sel func(*kernels.Node, kernels.Target) (plan, error)) *op {
+		return &op{key: kernels.Key("", name), tactics: direct, sel: sel}
+	}
+	return []*op{
+		mk("Gather", selectGather), mk("GatherElements", selectGatherElements),
+		mk("GatherND", selectGatherND), mk("ScatterND", selectScatterND),
+	}
+}

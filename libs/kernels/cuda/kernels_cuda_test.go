@@ -1,0 +1,155 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// runGPU runs the case on the GPU and returns every output's values.
+func runGPU(t *testing.T, b *Backend, s alloc.Stream, c kcase, vals [][]float64) ([][]float64, kernels.Instance) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	inst, err := reg.Select(&c.node, b.Target())
+	require.NoError(t, err, "CUDA select")
+	in := make([]kernels.Tensor, len(c.node.Inputs))
+	for i, v := range c.node.Inputs {
+		if !v.Present() {
+			continue
+		}
+		raw := encodeAny(v.DType, vals[i])
+		p := devBuf(t, b.dev, int64(len(raw)))
+		require.NoError(t, b.CopyIn(p, raw, s))
+		in[i] = kernels.Tensor{DType: v.DType, Shape: v.Shape}
+		b.Bind(&in[i], p, int64(len(raw)))
+	}
+	out := make([]kernels.Tensor, len(c.node.Outputs))
+	for i, v := range c.node.Outputs {
+		if v.Present() {
+			out[i] = outputTensor(t, b, s, v.DType, v.Shape)
+		}
+	}
+	ws := workspace(t, b, inst)
+	require.NoError(t, inst.Run(in, out, ws, s), "CUDA run")
+	require.NoError(t, b.dev.SynchronizeStream(s))
+	res := make([][]float64, len(out))
+	for i, o := range out {
+		if o.Addr == 0 {
+			continue
+		}
+		n, err := kernels.ByteSize(o.DType, o.Shape)
+		require.NoError(t, err)
+		raw := make([]byte, n)
+		require.NoError(t, b.CopyOut(raw, o.Addr, s))
+		require.NoError(t, b.dev.SynchronizeStream(s))
+		res[i] = decodeAny(o.DType, raw)
+	}
+	return res, inst
+}
+
+// TestKernelsMatchCPU runs every case on the GPU and on the CPU kernels with the same inputs.
+// Tolerances (|gpu - cpu| <= rtol*|cpu| + atol, see tolerance): float32 1e-5 (1e-4 for
+// accumulating ops), float16 1e-3, bfloat16 8e-3 (about one unit in the last place), four
+// times that where the CPU kernel takes only float32; integers and bools exactly.
+func TestKernelsMatchCPU(t *testing.T) {
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	for _, c := range allCases() {
+		t.Run(c.name, func(t *testing.T) {
+			vals := caseInputs(c, seedOf(c.name))
+			want := runCPU(t, c, vals)
+			got, inst := runGPU(t, b, s, c, vals)
+			for i, o := range c.node.Outputs {
+				if !o.Present() {
+					continue
+				}
+				w, g := want[i], got[i]
+				require.Len(t, g, len(w), "output %d", i)
+				var ok []bool
+				if f := c.valid[i]; f != nil {
+					ok = f(w)
+				}
+				exact := !isFloat(o.DType) && o.DType != graph.Float64
+				rtol, atol := tolerance(o.DType, c.kind, c.cpuF32)
+				var maxAbs, maxRel float64
+				bad := 0
+				for j := range w {
+					if ok != nil && !ok[j] {
+						continue
+					}
+					d := math.Abs(g[j] - w[j])
+					if exact {
+						if d != 0 {
+							bad++
+							if bad <= 5 {
+								t.Errorf("output %d[%d] = %v, want %v", i, j, g[j], w[j])
+							}
+						}
+						continue
+					}
+					if math.IsNaN(w[j]) && math.IsNaN(g[j]) || math.IsInf(w[j], 0) && g[j] == w[j] {
+						continue
+					}
+					maxAbs = max(maxAbs, d)
+					if w[j] != 0 {
+						maxRel = max(maxRel, d/math.Abs(w[j]))
+					}
+					if !(d <= rtol*math.Abs(w[j])+atol) {
+						bad++
+						if bad <= 5 {
+							t.Errorf("output %d[%d] = %v, want %v (|d| %.3g > %.3g)", i, j, g[j], w[j], d, rtol*math.Abs(w[j])+atol)
+						}
+					}
+				}
+				require.Zero(t, bad, "output %d: %d of %d elements differ", i, bad, len(w))
+				t.Logf("MAXERR %s out%d tactic=%s maxabs=%.3g maxrel=%.3g", c.name, i, inst.Tactic(), maxAbs, maxRel)
+			}
+		})
+	}
+}
+
+// GroupQueryAttention with past and present sharing one buffer (the decode setup of
+// onnxruntime's past_present_share_buffer) gives the output of separate buffers: the past copy
+// is skipped and the new token lands in place.
+func TestGQASharedBuffer(t *testing.T) {
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	for _, dt := range floatTypes {
+		c := gqaCase(gqaSpec{name: "shared", dt: dt, b: 2, s: 1, p: 1200, tcap: 1200, nq: 4, nkv: 2, d: 64,
+			seqlens: []int{1199, 700}, rotary: true, present: true})
+		vals := caseInputs(c, 3)
+		sep, inst := runGPU(t, b, s, c, vals)
+		require.Equal(t, "split-kv", inst.Tactic())
+		// the same run with past_key/past_value bound to the present outputs, which hold the past
+		in := make([]kernels.Tensor, len(c.node.Inputs))
+		for i, vv := range c.node.Inputs {
+			if vv.Present() && i != 3 && i != 4 {
+				raw := encodeAny(vv.DType, vals[i])
+				p := devBuf(t, b.dev, int64(len(raw)))
+				require.NoError(t, b.CopyIn(p, raw, s))
+				in[i] = kernels.Tensor{DType: vv.DType, Shape: vv.Shape}
+				b.Bind(&in[i], p, int64(len(raw)))
+			}
+		}
+		out := make([]kernels.Tensor, 3)
+		for i, vv := range c.node.Outputs {
+			out[i] = outputTensor(t, b, s, vv.DType, vv.Shape)
+		}
+		for i := 3; i <= 4; i++ {
+			raw := encodeAny(dt, vals[i])
+			require.NoError(t, b.CopyIn(out[i-2].Addr, raw, s))
+			in[i] = kernels.Tensor{DType: dt, Shape: c.node.Inputs[i].Shape, Addr: out[i-2].Addr}
+		}
+		require.NoError(t, inst.Run(in, out, workspace(t, b, inst), s))
+		require.NoError(t, b.dev.SynchronizeStream(s))
+		got := download(t, b, s, out[0])
+		require.Equal(t, sep[0], got, "%v output", dt)
+	}
+}

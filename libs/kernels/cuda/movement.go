@@ -1,0 +1,352 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// Data movement: every op here is one or a few strided copies (carve_copy_*, csrc/elementwise.cu)
+// moving up to 16-byte units, except Slice, whose starts, ends, axes and steps are tensors read
+// on the device (carve_slice_*, csrc/indexing.cu).
+
+// denseCopy copies all of input i to output j (skipped when the output is a view of the input).
+func denseCopy(in, out int, dt graph.DType, shape []int64, t kernels.Target) ([]step, error) {
+	l, err := contiguous(numel(shape))
+	if err != nil {
+		return nil, err
+	}
+	steps, err := copySteps(l, dt.Size(), inp(in), outp(out), t)
+	for i := range steps {
+		steps[i].skipSame = [2]param{inp(in), outp(out)}
+	}
+	return steps, err
+}
+
+// fillSteps sets every element of output j (n elements of es bytes) to the value in bits.
+func fillSteps(out param, n, es int64, bits int64, t kernels.Target) []step {
+	if n == 0 {
+		return nil
+	}
+	return []step{{kernel: fmt.Sprintf("carve_fill_%d", es), grid: grid1(n, 1, t), block: block1,
+		params: []param{out, i64p(n), i64p(bits)}}}
+}
+
+// selectView is every op whose output holds the input's bytes unchanged: Reshape, Flatten,
+// Squeeze, Unsqueeze, Identity, Dropout (inference; its mask output is filled with true). When
+// the planner made the output a view of the input there is nothing to launch.
+func selectView(minIn, maxIn int) func(n *kernels.Node, t kernels.Target) (plan, error) {
+	return func(n *kernels.Node, t kernels.Target) (plan, error) {
+		maxOut := 1
+		if n.Op == "Dropout" {
+			maxOut = 2
+		}
+		if err := arity(n, minIn, maxIn, 1, maxOut); err != nil {
+			return plan{}, err
+		}
+		in, out := n.Inputs[0], n.Outputs[0]
+		if in.DType != out.DType {
+			return plan{}, fmt.Errorf("output is %v, input %v", out.DType, in.DType)
+		}
+		if numel(in.Shape) != numel(out.Shape) {
+			return plan{}, fmt.Errorf("output %v has a different element count than input %v", out.Shape, in.Shape)
+		}
+		es := in.DType.Size()
+		if es != 1 && es != 2 && es != 4 && es != 8 {
+			return plan{}, errDType("the input", in.DType, "a type of 1, 2, 4 or 8 bytes")
+		}
+		prog, err := denseCopy(0, 0, in.DType, in.Shape, t)
+		if err != nil {
+			return plan{}, err
+		}
+		if n.Op == "Dropout" {
+			if v, ok := n.Output(1); ok {
+				if v.DType != graph.Bool || !slices.Equal(v.Shape, in.Shape) {
+					return plan{}, fmt.Errorf("mask output is %v, want bool%v", v, in.Shape)
+				}
+				prog = append(prog, fillSteps(outp(1), numel(v.Shape), 1, 1, t)...)
+			}
+			if tm, ok := n.Input(2); ok && tm.DType != graph.Bool {
+				return plan{}, fmt.Errorf("training_mode is %v, want bool", tm.DType)
+			}
+		}
+		return plan{tactic: "view", prog: prog}, nil
+	}
+}
+
+func selectExpand(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	in, shp := n.Inputs[0], n.Inputs[1]
+	if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
+		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
+	}
+	out := n.Outputs[0].Shape
+	want, err := broadcastShape(in.Shape, out)
+	if err != nil || !slices.Equal(want, out) {
+		return plan{}, fmt.Errorf("output %v is not the broadcast of input %v with the shape input", out, in.Shape)
+	}
+	if err := checkOut(n, 0, in.DType, out); err != nil {
+		return plan{}, err
+	}
+	st, err := broadcastStrides(out, in.Shape)
+	if err != nil {
+		return plan{}, err
+	}
+	l, err := newLayout(out, st, stridesOf(out))
+	if err != nil {
+		return plan{}, err
+	}
+	steps, err := copySteps(l, in.DType.Size(), inp(0), outp(0), t)
+	return plan{tactic: "direct", prog: steps}, err
+}
+
+func selectTranspose(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 1, 1, 1, 1); err != nil {
+		return plan{}, err
+	}
+	in := n.Inputs[0]
+	r := len(in.Shape)
+	perm := n.Attrs.Ints("perm")
+	if perm == nil {
+		perm = make([]int64, r)
+		for i := range perm {
+			perm[i] = int64(r - 1 - i)
+		}
+	}
+	if len(perm) != r {
+		return plan{}, fmt.Errorf("perm %v for rank %d", perm, r)
+	}
+	seen := make([]bool, r)
+	outShape := make([]int64, r)
+	ist := stridesOf(in.Shape)
+	st := make([]int64, r)
+	for i, p := range perm {
+		if p < 0 || int(p) >= r || seen[p] {
+			return plan{}, fmt.Errorf("perm %v is not a permutation", perm)
+		}
+		seen[p] = true
+		outShape[i] = in.Shape[p]
+		st[i] = ist[p]
+	}
+	if err := checkOut(n, 0, in.DType, outShape); err != nil {
+		return plan{}, err
+	}
+	l, err := newLayout(outShape, st, stridesOf(outShape))
+	if err != nil {
+		return plan{}, err
+	}
+	steps, err := copySteps(l, in.DType.Size(), inp(0), outp(0), t)
+	return plan{tactic: "direct", prog: steps}, err
+}
+
+// selectTile copies the input repeated along every dim. Output dim i splits into (repeat,
+// input dim) with input strides (0, stride): Tile is an Expand over the interleaved shape. The
+// repeats input must agree with the output shape, which the graph inferred from it.
+func selectTile(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	in, rep := n.Inputs[0], n.Inputs[1]
+	if rep.DType != graph.Int64 || len(rep.Shape) != 1 || rep.Shape[0] != int64(len(in.Shape)) {
+		return plan{}, fmt.Errorf("repeats is %v, want int64[%d]", rep, len(in.Shape))
+	}
+	out := n.Outputs[0]
+	if out.DType != in.DType || len(out.Shape) != len(in.Shape) {
+		return plan{}, fmt.Errorf("output %v for input %v", out, in)
+	}
+	var dims, src []int64
+	ist := stridesOf(in.Shape)
+	for i := range in.Shape {
+		if in.Shape[i] == 0 && out.Shape[i] != 0 || in.Shape[i] != 0 && out.Shape[i]%in.Shape[i] != 0 {
+			return plan{}, fmt.Errorf("output %v is not a tiling of input %v", out.Shape, in.Shape)
+		}
+		reps := int64(0)
+		if in.Shape[i] != 0 {
+			reps = out.Shape[i] / in.Shape[i]
+		}
+		dims = append(dims, reps, in.Shape[i])
+		src = append(src, 0, ist[i])
+	}
+	l, err := newLayout(dims, src, stridesOf(dims))
+	if err != nil {
+		return plan{}, err
+	}
+	steps, err := copySteps(l, in.DType.Size(), inp(0), outp(0), t)
+	return plan{tactic: "direct", prog: steps}, err
+}
+
+// selectConcat copies each input into its slab of the output.
+func selectConcat(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 1, 1<<20, 1, 1); err != nil {
+		return plan{}, err
+	}
+	first := n.Inputs[0]
+	r := len(first.Shape)
+	if r == 0 {
+		return plan{}, fmt.Errorf("cannot concatenate scalars")
+	}
+	axis, err := normAxis(n.Attrs.Int("axis", 0), r)
+	if err != nil {
+		return plan{}, err
+	}
+	out := slices.Clone(first.Shape)
+	out[axis] = 0
+	for i, v := range n.Inputs {
+		if !v.Present() || v.DType != first.DType || len(v.Shape) != r {
+			return plan{}, fmt.Errorf("input %d is %v, want %v of rank %d", i, v, first.DType, r)
+		}
+		for k := range v.Shape {
+			if k != axis && v.Shape[k] != first.Shape[k] {
+				return plan{}, fmt.Errorf("input %d has shape %v, incompatible with %v on axis %d", i, v.Shape, first.Shape, axis)
+			}
+		}
+		out[axis] += v.Shape[axis]
+	}
+	if err := checkOut(n, 0, first.DType, out); err != nil {
+		return plan{}, err
+	}
+	es := first.DType.Size()
+	ost := stridesOf(out)
+	var prog program
+	pos := int64(0)
+	for i, v := range n.Inputs {
+		l, err := newLayout(v.Shape, stridesOf(v.Shape), ost)
+		if err != nil {
+			return plan{}, err
+		}
+		steps, err := copySteps(l, es, inp(i), outp(0).at(pos*ost[axis]*es), t)
+		if err != nil {
+			return plan{}, err
+		}
+		prog = append(prog, steps...)
+		pos += v.Shape[axis]
+	}
+	return plan{tactic: "direct", prog: prog}, nil
+}
+
+// selectSplit copies each output's slab of the input; the split sizes are the outputs' shapes.
+func selectSplit(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 1, 2, 1, 1<<20); err != nil {
+		return plan{}, err
+	}
+	in := n.Inputs[0]
+	axis, err := normAxis(n.Attrs.Int("axis", 0), len(in.Shape))
+	if err != nil {
+		return plan{}, err
+	}
+	if s, ok := n.Input(1); ok && !isIndex(s.DType) {
+		return plan{}, fmt.Errorf("split input is %v, want int64", s.DType)
+	}
+	es := in.DType.Size()
+	ist := stridesOf(in.Shape)
+	var prog program
+	var sum int64
+	for i, v := range n.Outputs {
+		if !v.Present() {
+			return plan{}, fmt.Errorf("output %d is missing", i)
+		}
+		if len(v.Shape) != len(in.Shape) {
+			return plan{}, fmt.Errorf("output %d has rank %d, input %d", i, len(v.Shape), len(in.Shape))
+		}
+		want := slices.Clone(in.Shape)
+		want[axis] = v.Shape[axis]
+		if err := checkOut(n, i, in.DType, want); err != nil {
+			return plan{}, err
+		}
+		l, err := newLayout(v.Shape, ist, stridesOf(v.Shape))
+		if err != nil {
+			return plan{}, err
+		}
+		steps, err := copySteps(l, es, inp(0).at(sum*ist[axis]*es), outp(i), t)
+		if err != nil {
+			return plan{}, err
+		}
+		prog = append(prog, steps...)
+		sum += v.Shape[axis]
+	}
+	if sum != in.Shape[axis] {
+		return plan{}, fmt.Errorf("outputs take %d of axis %d, input has %d", sum, axis, in.Shape[axis])
+	}
+	return plan{tactic: "direct", prog: prog}, nil
+}
+
+// selectSlice reads starts, ends, axes and steps on the device (they are tensors): the output's
+// shape was inferred from them, so only each axis's first element and step are computed there.
+func selectSlice(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 3, 5, 1, 1); err != nil {
+		return plan{}, err
+	}
+	in := n.Inputs[0]
+	idxTypes := 0
+	k := int64(-1)
+	for i := 1; i < 5; i++ {
+		v, ok := n.Input(i)
+		if !ok {
+			continue
+		}
+		if !isIndex(v.DType) || len(v.Shape) != 1 {
+			return plan{}, fmt.Errorf("input %d is %v, want a 1-D int32 or int64 tensor", i, v)
+		}
+		if k >= 0 && v.Shape[0] != k {
+			return plan{}, fmt.Errorf("input %d has %d values, starts %d", i, v.Shape[0], k)
+		}
+		k = v.Shape[0]
+		if v.DType == graph.Int64 {
+			idxTypes |= 1 << (i - 1)
+		}
+	}
+	out := n.Outputs[0]
+	if out.DType != in.DType || len(out.Shape) != len(in.Shape) {
+		return plan{}, fmt.Errorf("output %v for input %v", out, in)
+	}
+	r := len(in.Shape)
+	if r > maxRank || k > int64(r) {
+		return plan{}, fmt.Errorf("rank %d with %d sliced axes; the CUDA kernel takes rank <= %d", r, k, maxRank)
+	}
+	es := in.DType.Size()
+	if es != 1 && es != 2 && es != 4 && es != 8 {
+		return plan{}, errDType("the input", in.DType, "a type of 1, 2, 4 or 8 bytes")
+	}
+	var ind, od [maxRank]int64
+	copy(ind[:], in.Shape)
+	copy(od[:], out.Shape)
+	if !fits32(ind[:]...) || !fits32(od[:]...) {
+		return plan{}, fmt.Errorf("dims of %v are too large for the CUDA kernel", in.Shape)
+	}
+	total := numel(out.Shape)
+	if total == 0 {
+		return plan{tactic: "direct"}, nil
+	}
+	axes, steps := nullp(), nullp()
+	if _, ok := n.Input(3); ok {
+		axes = inp(3)
+	}
+	if _, ok := n.Input(4); ok {
+		steps = inp(4)
+	}
+	st := step{kernel: fmt.Sprintf("carve_slice_%d", es), grid: grid1(total, 1, t), block: block1, params: []param{
+		outp(0), inp(0), inp(1), axes, steps, i32p(int(k)), i32p(idxTypes), i32p(r),
+		pack32(ind[0], ind[1]), pack32(ind[2], ind[3]), pack32(ind[4], ind[5]),
+		pack32(od[0], od[1]), pack32(od[2], od[3]), pack32(od[4], od[5]), i64p(total),
+	}}
+	return plan{tactic: "direct", prog: program{st}}, nil
+}
+
+func movementOps() []*op {
+	view := func(name string, minIn, maxIn int) *op {
+		return &op{key: kernels.Key("", name), tactics: []kernels.TacticInfo{{Name: "view", Summary: "copies the input bytes unless the output aliases them"}}, sel: selectView(minIn, maxIn)}
+	}
+	mk := func(name string, sel func(*kernels.Node, kernels.Target) (plan, error)) *op {
+		return &op{key: kernels.Key("", name), tactics: direct, sel: sel}
+	}
+	return []*op{
+		view("Reshape", 2, 2), view("Flatten", 1, 1), view("Squeeze", 1, 2), view("Unsqueeze", 1, 2),
+		view("Identity", 1, 1), view("Dropout", 1, 3),
+		mk("Expand", selectExpand), mk("Transpose", selectTranspose), mk("Tile", selectTile),
+		mk("Concat", selectConcat), mk("Split", selectSplit), mk("Slice", selectSlice),
+	}
+}

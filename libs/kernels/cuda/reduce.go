@@ -1,0 +1,224 @@
+package cuda
+
+import (
+	"fmt"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// redOp is an op code of carve_reduce_* (csrc/reduce.cu, enum RedOp).
+type redOp int
+
+const (
+	rSum redOp = iota
+	rMean
+	rMax
+	rMin
+	rProd
+	rSumSquare
+	rL1
+	rL2
+	rLogSumExp
+	rArgMax
+	rArgMin
+)
+
+// identityOnUnit reports whether reducing a dim of size 1 leaves values unchanged, so that such
+// a dim may or may not be among the axes without changing the result.
+func (o redOp) identityOnUnit() bool {
+	return o == rSum || o == rMean || o == rMax || o == rMin || o == rProd || o == rArgMax || o == rArgMin
+}
+
+// reduceAxes resolves which input dims are reduced. Axes come from the attribute (older
+// opsets), or from input 1, whose values live on the device: then they are recovered from the
+// input and output shapes (which the graph inferred from them), and a node whose shapes leave
+// them ambiguous in a way that changes the result is refused.
+func reduceAxes(n *kernels.Node, o redOp, in, out []int64, keep, noopEmpty bool) (red []bool, identity bool, err error) {
+	r := len(in)
+	red = make([]bool, r)
+	var axes []int64
+	axesInput := false
+	if o == rArgMax || o == rArgMin {
+		ax, err := normAxis(n.Attrs.Int("axis", 0), r)
+		if err != nil {
+			return nil, false, err
+		}
+		axes = []int64{int64(ax)}
+	} else if v, ok := n.Input(1); ok {
+		if v.DType != graph.Int64 || len(v.Shape) != 1 {
+			return nil, false, fmt.Errorf("axes input is %v, want 1-D int64", v)
+		}
+		axesInput = true
+		if v.Shape[0] == 0 {
+			axesInput = false // empty: same as no axes
+		}
+	} else {
+		axes = n.Attrs.Ints("axes")
+	}
+	if !axesInput {
+		if len(axes) == 0 {
+			if noopEmpty {
+				return red, true, nil
+			}
+			for i := range red {
+				red[i] = true
+			}
+			return red, false, nil
+		}
+		for _, a := range axes {
+			ax, err := normAxis(a, r)
+			if err != nil {
+				return nil, false, err
+			}
+			red[ax] = true
+		}
+		return red, false, nil
+	}
+	k := int(n.Inputs[1].Shape[0])
+	if keep {
+		if len(out) != r {
+			return nil, false, fmt.Errorf("output %v for input %v with keepdims", out, in)
+		}
+		for i := range in {
+			switch {
+			case out[i] == in[i] && in[i] != 1:
+			case out[i] == 1 && in[i] != 1:
+				red[i] = true
+			case in[i] == 1 && out[i] == 1:
+				if !o.identityOnUnit() {
+					return nil, false, fmt.Errorf("axes are a device tensor and input dim %d is 1: whether it is reduced changes the result; give the axes as an initializer the graph folds", i)
+				}
+			default:
+				return nil, false, fmt.Errorf("output %v does not reduce input %v", out, in)
+			}
+		}
+		return red, false, nil
+	}
+	// keepdims=0: find the k dims whose removal turns in into out; refuse a match that is
+	// ambiguous in a way that changes the result
+	var matches [][]bool
+	var walk func(i, j, removed int, cur []bool)
+	walk = func(i, j, removed int, cur []bool) {
+		if i == r {
+			if j == len(out) && removed == k {
+				matches = append(matches, append([]bool(nil), cur...))
+			}
+			return
+		}
+		if j < len(out) && out[j] == in[i] {
+			walk(i+1, j+1, removed, cur)
+		}
+		cur[i] = true
+		walk(i+1, j, removed+1, cur)
+		cur[i] = false
+	}
+	walk(0, 0, 0, make([]bool, r))
+	if len(matches) == 0 {
+		return nil, false, fmt.Errorf("output %v does not reduce input %v over %d axes", out, in, k)
+	}
+	for _, m := range matches[1:] {
+		for i := range m {
+			if m[i] != matches[0][i] && (in[i] != 1 || !o.identityOnUnit()) {
+				return nil, false, fmt.Errorf("axes are a device tensor and shapes %v -> %v do not say which %d dims are reduced; give the axes as an initializer the graph folds", in, out, k)
+			}
+		}
+	}
+	return matches[0], false, nil
+}
+
+func selectReduce(o redOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
+	return func(n *kernels.Node, t kernels.Target) (plan, error) {
+		if err := arity(n, 1, 2, 1, 1); err != nil {
+			return plan{}, err
+		}
+		x := n.Inputs[0]
+		if !isFloat(x.DType) && !isInt(x.DType) {
+			return plan{}, errDType("the input", x.DType, "float32, float16, bfloat16, int64 or int32")
+		}
+		at := n.Attrs
+		keep, noopEmpty := at.Int("keepdims", 1) != 0, at.Int("noop_with_empty_axes", 0) != 0
+		outDT := x.DType
+		if o == rArgMax || o == rArgMin {
+			outDT = graph.Int64
+		}
+		ov, ok := n.Output(0)
+		if !ok || ov.DType != outDT {
+			return plan{}, fmt.Errorf("output is %v, want %v", ov, outDT)
+		}
+		red, identity, err := reduceAxes(n, o, x.Shape, ov.Shape, keep, noopEmpty)
+		if err != nil {
+			return plan{}, err
+		}
+		// the output shape these axes give
+		var want []int64
+		for i, d := range x.Shape {
+			switch {
+			case identity || !red[i]:
+				want = append(want, d)
+			case keep:
+				want = append(want, 1)
+			}
+		}
+		if want == nil {
+			want = []int64{}
+		}
+		if err := checkOut(n, 0, outDT, want); err != nil {
+			return plan{}, err
+		}
+		if identity {
+			prog, err := denseCopy(0, 0, x.DType, x.Shape, t)
+			return plan{tactic: "direct", prog: prog}, err
+		}
+		ist := stridesOf(x.Shape)
+		var kd, ks, rd, rs []int64
+		for i, d := range x.Shape {
+			if red[i] {
+				rd, rs = append(rd, d), append(rs, ist[i])
+			} else {
+				kd, ks = append(kd, d), append(ks, ist[i])
+			}
+		}
+		kl, err := newLayout(kd, ks)
+		if err != nil {
+			return plan{}, err
+		}
+		rl, err := newLayout(rd, rs)
+		if err != nil {
+			return plan{}, err
+		}
+		nOut, count := numel(kd), numel(rd)
+		if nOut == 0 {
+			return plan{tactic: "direct"}, nil
+		}
+		if count == 0 && (o == rArgMax || o == rArgMin) {
+			return plan{}, fmt.Errorf("%s over an empty axis", n.Op)
+		}
+		mode := 0
+		grid, block := grid1(nOut, 1, t), block1
+		if rl.rank == 1 && rl.st[0][0] == 1 && count >= 64 {
+			mode = 1
+			bt := min(int64(threads), (count+31)/32*32)
+			block = Dim3{X: uint32(bt), Y: 1, Z: 1}
+			grid = Dim3{X: uint32(min(nOut, int64(t.SMs)*gridWaves)), Y: 1, Z: 1}
+		}
+		ps := []param{outp(0), inp(0), i64p(nOut), i64p(count), i32p(int(o)), i32p(mode), i32p(boolInt(at.Int("select_last_index", 0) != 0))}
+		for _, l := range []layout{kl, rl} {
+			lp := l.params()
+			ps = append(ps, lp[:1+3+maxRank]...) // rank, dims, operand 0's strides
+		}
+		st := step{kernel: "carve_reduce_" + dtName(x.DType), grid: grid, block: block, params: ps}
+		return plan{tactic: "direct", prog: program{st}}, nil
+	}
+}
+
+func reduceOps() []*op {
+	mk := func(name string, o redOp) *op {
+		return &op{key: kernels.Key("", name), tactics: direct, sel: selectReduce(o)}
+	}
+	return []*op{
+		mk("ReduceSum", rSum), mk("ReduceMean", rMean), mk("ReduceMax", rMax), mk("ReduceMin", rMin),
+		mk("ReduceProd", rProd), mk("ReduceSumSquare", rSumSquare), mk("ReduceL1", rL1), mk("ReduceL2", rL2),
+		mk("ReduceLogSumExp", rLogSumExp), mk("ArgMax", rArgMax), mk("ArgMin", rArgMin),
+	}
+}

@@ -1,0 +1,17 @@
+package cuda
+
+import "slices"
+
+// ops lists the CUDA kernels of csrc/*.cu (the GEMMs register themselves in gemm.go).
+func ops() []*op {
+	return slices.Concat(
+		elementwiseOps(), movementOps(), indexingOps(), generateOps(), reduceOps(), normOps(),
+		rotaryOps(), attentionOps(), nbitsOps(),
+	)
+}
+
+func init() {
+	for _, o := range ops() {
+		addKernel(o)
+	}
+}
