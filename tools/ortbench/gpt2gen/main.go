@@ -4,13 +4,14 @@
 //	go run ./tools/ortbench/gpt2gen -out /tmp/gpt2s.onnx            # GPT-2 small: 124M parameters
 //	go run ./tools/ortbench/gpt2gen -out tiny.onnx -layers 2 -hidden 64 -heads 4 -vocab 256
 //
-// The graph is the one a PyTorch export of GPT2LMHeadModel computes, written with plain ONNX
-// ops (opset 18): token and position embeddings, per layer LayerNormalization, a fused QKV
-// MatMul + bias, attention as MatMul / Softmax / MatMul with a causal and a padding mask,
-// the output projection, the tanh-GELU MLP and the residual adds, a final LayerNormalization,
-// and logits from a Gemm against the (tied) token embedding with transB. Inputs input_ids and
-// attention_mask are int64 [batch, seq]; the output logits is float32 [batch, seq, vocab].
-// Weights are N(0, 0.02), seeded, embedded in the file.
+// The graph is the one torch.onnx.export (dynamo) makes of transformers' GPT2LMHeadModel,
+// written with plain ONNX ops (opset 18) in the same form: token and position embeddings, the
+// residual stream as [batch*seq, hidden], per layer LayerNormalization, Conv1D layers as Gemm
+// with bias (QKV fused), attention as MatMul / Softmax / MatMul over transposed heads with a
+// causal and a padding mask, the tanh-GELU MLP and the residual adds, a final
+// LayerNormalization, and the tied LM head as MatMul by Transpose(token embedding). Inputs
+// input_ids and attention_mask are int64 [batch, seq]; the output logits is float32 [batch,
+// seq, vocab]. Weights are N(0, 0.02), seeded, embedded in the file.
 //
 // The protobuf is encoded here by hand (a few dozen lines for the handful of messages used) to
 // keep this tool free of dependencies; tools/ortbench/make_gpt2.py exports the real
@@ -241,47 +242,51 @@ func (g *builder) gpt2(layers, hidden, heads, vocab, positions int) {
 	wpe := g.weight("wpe", 0.01, 0, int64(positions), H)
 	one, neg := g.scalar("one", 1), g.scalar("neg_big", -10000)
 	// positions 0 .. seq-1
+	bs := g.op1("Shape", []string{"input_ids"})
 	seqLen := g.op1("Shape", []string{"input_ids"}, ai("start", 1), ai("end", 2))
 	seq := g.op1("Squeeze", []string{seqLen, g.ints("axis0", 0)})
 	pos := g.op1("Range", []string{g.int64Scalar("zero_i", 0), seq, g.int64Scalar("one_i", 1)})
 	h := g.op1("Add", []string{g.op1("Gather", []string{wte, "input_ids"}), g.op1("Gather", []string{wpe, pos})})
+	rows := g.ints("rows_shape", -1, H)
+	h = g.op1("Reshape", []string{h, rows}) // the residual stream is [batch*seq, hidden], as exported
 	// additive mask [batch, 1, seq, seq]: -10000 above the diagonal and on padded keys
 	ones := g.op1("ConstantOfShape", []string{g.op1("Concat", []string{seqLen, seqLen}, ai("axis", 0))},
 		attr{name: "value", typ: attrTensor, t: tensor("", tFloat, []int64{1}, binary.LittleEndian.AppendUint32(nil, math.Float32bits(1)))})
 	causal := g.op1("Mul", []string{g.op1("Trilu", []string{ones, g.int64Scalar("k1", 1)}, ai("upper", 1)), neg})
 	pad := g.op1("Unsqueeze", []string{g.op1("Cast", []string{"attention_mask"}, ai("to", tFloat)), g.ints("axes12", 1, 2)})
 	bias := g.op1("Add", []string{causal, g.op1("Mul", []string{g.op1("Sub", []string{one, pad}), neg})})
-	heads4 := g.ints("heads_shape", 0, 0, int64(heads), D)
-	merged := g.ints("merged_shape", 0, 0, H)
+	heads4 := g.op1("Concat", []string{bs, g.ints("head_dims", int64(heads), D)}, ai("axis", 0))
 	split := g.ints("qkv_split", H, H, H)
 	scale := g.scalar("scale", float32(1/math.Sqrt(float64(D))))
 	half, c0, c1 := g.scalar("half", 0.5), g.scalar("gelu_c", float32(math.Sqrt(2/math.Pi))), g.scalar("gelu_k", 0.044715)
 	three := g.scalar("three", 3)
+	// linear is Conv1D as exported: Gemm of [rows, in] by the [in, out] weight, plus bias.
+	linear := func(x, w, b string) string { return g.op1("Gemm", []string{x, w, b}) }
 	for l := 0; l < layers; l++ {
 		w := func(name string, std, mean float32, dims ...int64) string {
 			return g.weight(fmt.Sprintf("h%d.%s", l, name), std, mean, dims...)
 		}
 		x := g.op1("LayerNormalization", []string{h, w("ln1.g", 0, 1, H), w("ln1.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
-		qkv := g.op1("Add", []string{g.op1("MatMul", []string{x, w("attn.w", 0.02, 0, H, 3*H)}), w("attn.b", 0, 0, 3*H)})
-		p := g.op("Split", []string{qkv, split}, 3, ai("axis", 2))
+		qkv := linear(x, w("attn.w", 0.02, 0, H, 3*H), w("attn.b", 0, 0, 3*H))
+		p := g.op("Split", []string{qkv, split}, 3, ai("axis", 1))
 		q := g.op1("Transpose", []string{g.op1("Reshape", []string{p[0], heads4})}, as("perm", 0, 2, 1, 3))
 		k := g.op1("Transpose", []string{g.op1("Reshape", []string{p[1], heads4})}, as("perm", 0, 2, 3, 1))
 		v := g.op1("Transpose", []string{g.op1("Reshape", []string{p[2], heads4})}, as("perm", 0, 2, 1, 3))
 		sc := g.op1("Add", []string{g.op1("Mul", []string{g.op1("MatMul", []string{q, k}), scale}), bias})
 		a := g.op1("MatMul", []string{g.op1("Softmax", []string{sc}, ai("axis", -1)), v})
-		a = g.op1("Reshape", []string{g.op1("Transpose", []string{a}, as("perm", 0, 2, 1, 3)), merged})
-		h = g.op1("Add", []string{h, g.op1("Add", []string{g.op1("MatMul", []string{a, w("proj.w", 0.02, 0, H, H)}), w("proj.b", 0, 0, H)})})
+		a = g.op1("Reshape", []string{g.op1("Transpose", []string{a}, as("perm", 0, 2, 1, 3)), rows})
+		h = g.op1("Add", []string{h, linear(a, w("proj.w", 0.02, 0, H, H), w("proj.b", 0, 0, H))})
 		x = g.op1("LayerNormalization", []string{h, w("ln2.g", 0, 1, H), w("ln2.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
-		f := g.op1("Add", []string{g.op1("MatMul", []string{x, w("fc.w", 0.02, 0, H, 4*H)}), w("fc.b", 0, 0, 4*H)})
+		f := linear(x, w("fc.w", 0.02, 0, H, 4*H), w("fc.b", 0, 0, 4*H))
 		// gelu_new: 0.5 f (1 + tanh(sqrt(2/pi) (f + 0.044715 f^3)))
 		u := g.op1("Mul", []string{c0, g.op1("Add", []string{f, g.op1("Mul", []string{c1, g.op1("Pow", []string{f, three})})})})
 		f = g.op1("Mul", []string{g.op1("Mul", []string{half, f}), g.op1("Add", []string{one, g.op1("Tanh", []string{u})})})
-		h = g.op1("Add", []string{h, g.op1("Add", []string{g.op1("MatMul", []string{f, w("mlp.w", 0.02, 0, 4*H, H)}), w("mlp.b", 0, 0, H)})})
+		h = g.op1("Add", []string{h, linear(f, w("mlp.w", 0.02, 0, 4*H, H), w("mlp.b", 0, 0, H))})
 	}
 	x := g.op1("LayerNormalization", []string{h, g.weight("lnf.g", 0, 1, H), g.weight("lnf.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
-	x2 := g.op1("Reshape", []string{x, g.ints("rows_shape", -1, H)})
-	logits := g.op1("Gemm", []string{x2, wte}, ai("transB", 1))
-	shape := g.op1("Concat", []string{g.op1("Shape", []string{"input_ids"}), g.ints("vocab_dim", int64(vocab))}, ai("axis", 0))
+	// the tied LM head as exported: MatMul by the transposed token embedding
+	logits := g.op1("MatMul", []string{x, g.op1("Transpose", []string{wte}, as("perm", 1, 0))})
+	shape := g.op1("Concat", []string{bs, g.ints("vocab_dim", int64(vocab))}, ai("axis", 0))
 	g.op("Reshape", []string{logits, shape}, 0)
 	g.nodes[len(g.nodes)-1].str(2, "logits") // name the last node's output
 }
