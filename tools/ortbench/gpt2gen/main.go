@@ -65,7 +65,7 @@ func main() {
 
 type pb []byte
 
-func (b *pb) varint(v uint64) { *b = binary.AppendUvarint(*b, v) }
+func (b *pb) varint(v uint64)     { *b = binary.AppendUvarint(*b, v) }
 func (b *pb) tag(field, wire int) { b.varint(uint64(field<<3 | wire)) }
 func (b *pb) int(field int, v int64) {
 	b.tag(field, 0)
