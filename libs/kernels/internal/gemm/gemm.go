@@ -4,8 +4,9 @@
 //
 // Structure (after BLIS and onnxruntime's MLAS): C is cut into tiles of at most MC x NC; a
 // tile walks K in slabs of at most KC; within a slab, B is read in panels of NR columns (packed
-// into the caller's workspace when B is transposed, comes from a Source, or is wide; read in
-// place otherwise) and A in place, a micro-kernel keeping an MR x NR block of C in registers
+// into the caller's workspace when B is transposed or comes from a Source; read in place when
+// it is row-major, which measured as fast or faster than packing it, even for B far larger
+// than the caches) and A in place, a micro-kernel keeping an MR x NR block of C in registers
 // for the whole slab. A is never packed: the micro-kernels broadcast its elements through any
 // pair of strides, which is what MLAS does too.
 //
@@ -105,7 +106,7 @@ type Plan struct {
 // NewPlan blocks an m x k by k x n product for up to workers participants.
 func NewPlan(m, n, k int, b Layout, workers int) Plan {
 	p := Plan{M: m, N: n, K: k, KC: min(max(k, 1), kcMax), Slots: 1}
-	p.Pack = b != RowMajor || packRowMajor(n, k)
+	p.Pack = b != RowMajor
 	if m <= 0 || n <= 0 {
 		return p
 	}
@@ -116,17 +117,16 @@ func NewPlan(m, n, k int, b Layout, workers int) Plan {
 	if want > 1 {
 		want *= 2 // two tiles a participant, for balance
 	}
-	// Split to give every participant work: splitting N shares nothing, splitting M repeats
-	// the packing of B, so a packed B is split along N first.
+	// Split to give every participant work. Splitting N makes every participant read all of
+	// A, splitting M all of B (and pack it again when B is packed): so N when B is the larger
+	// operand or packed, M otherwise, each down to one unit.
 	for p.tiles() < want {
-		splitN := p.NC > unitN && (p.Pack || p.MC <= 2*unitM)
+		splitN := p.NC > unitN && (p.Pack || n >= m || p.MC <= unitM)
 		switch {
 		case splitN:
 			p.NC = roundUp(p.NC/2, unitN)
 		case p.MC > unitM:
 			p.MC = roundUp(p.MC/2, unitM)
-		case p.NC > unitN:
-			p.NC = roundUp(p.NC/2, unitN)
 		default:
 			want = 0
 		}
@@ -134,10 +134,6 @@ func NewPlan(m, n, k int, b Layout, workers int) Plan {
 	p.Slots = max(min(p.tiles(), max(workers, 1), int(max(flops/minSlotFlops, 1))), 1)
 	return p
 }
-
-// packRowMajor reports whether a row-major B is worth packing: when its rows are long enough
-// that reading panels in place would stride over many pages.
-func packRowMajor(n, k int) bool { return n > 1024 && k > 64 }
 
 func roundUp(x, u int) int { return (x + u - 1) / u * u }
 
@@ -177,7 +173,7 @@ func Workspace(m, n, k int64, b Layout, workers int) int64 {
 	m, n, k = min(m, 1<<40), min(n, 1<<40), min(max(k, 1), 1<<40)
 	kc := min(k, kcMax)
 	panels := kc * unitN
-	if b != RowMajor || packRowMajor(int(n), int(k)) {
+	if b != RowMajor {
 		panels = kc * min((n+unitN-1)/unitN*unitN, ncMax)
 	}
 	tiles := ((m + unitM - 1) / unitM) * ((n + unitN - 1) / unitN)
@@ -319,39 +315,30 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 	}
 }
 
-// packB packs B[k0:k0+kc, j0:j0+nc] into buf as panels of NR columns, panel q/NR at buf[q*kc:],
-// element (p, j) of a panel at p*NR + j, zero past N.
+// packB packs B[k0:k0+kc, j0:j0+nc] of a transposed or Source B into buf as panels of NR
+// columns, panel q/NR at buf[q*kc:], element (p, j) of a panel at p*NR + j, zero past N. col
+// holds a Source's column.
 func (t *task) packB(buf, col []float32, k0, kc, j0, nc int) {
 	nr := t.k.NR
 	for q := 0; q < nc; q += nr {
 		cols := min(nr, nc-q)
 		panel := buf[q*kc : q*kc+kc*nr]
-		switch {
-		case t.src != nil || t.b.Trans:
-			for j := 0; j < nr; j++ {
-				if j >= cols {
-					for p := 0; p < kc; p++ {
-						panel[p*nr+j] = 0
-					}
-					continue
+		for j := 0; j < nr; j++ {
+			if j >= cols {
+				for p := 0; p < kc; p++ {
+					panel[p*nr+j] = 0
 				}
-				src := col[:kc]
-				if t.src != nil {
-					t.src.Col(src, j0+q+j, k0)
-				} else {
-					o := (j0+q+j)*t.b.Ld + k0
-					src = t.b.Data[o : o+kc]
-				}
-				for p, v := range src {
-					panel[p*nr+j] = v
-				}
+				continue
 			}
-		default:
-			for p := 0; p < kc; p++ {
-				o := (k0+p)*t.b.Ld + j0 + q
-				dst := panel[p*nr : p*nr+nr]
-				copy(dst, t.b.Data[o:o+cols])
-				clear(dst[cols:])
+			src := col[:kc]
+			if t.src != nil {
+				t.src.Col(src, j0+q+j, k0)
+			} else {
+				o := (j0+q+j)*t.b.Ld + k0
+				src = t.b.Data[o : o+kc]
+			}
+			for p, v := range src {
+				panel[p*nr+j] = v
 			}
 		}
 	}
