@@ -363,10 +363,7 @@ func (p *predicate) run(in, out []kernels.Tensor, _ wsParts) error {
 	x, z := in[0], out[0].Data
 	n := numel(x.Shape)
 	if x.DType == graph.Float32 && p.op == "IsNaN" {
-		// branchless: |v|'s bits exceed +Inf's exactly for NaNs
-		for i, v := range x.Float32s()[:n] {
-			z[i] = byte((0x7f800000 - math.Float32bits(v)&0x7fffffff) >> 31)
-		}
+		vec.IsNaN(z[:n], x.Float32s())
 		return nil
 	}
 	if x.DType == graph.Float32 && p.op == "IsInf" {

@@ -6,6 +6,7 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // variadic is Max, Min, Sum and Mean over one or more broadcast operands: the first two are
@@ -305,7 +306,12 @@ func whereLoop[E ~uint8 | ~uint16 | ~uint32 | ~uint64](w *where, lo, hi int, c [
 	cur := cursorAt(p, lo)
 	for o := lo * n; o < hi*n; o += n {
 		cc, xx, yy, zz := c[cur.off[0]:], x[cur.off[1]:], y[cur.off[2]:], z[o:o+n]
+		z32, four := any(zz).([]uint32)
 		switch {
+		case four && sc == 1 && sx <= 1 && sy <= 1:
+			// 4-byte elements with contiguous or scalar sides: vectorized
+			xs, ys := any(xx).([]uint32), any(yy).([]uint32)
+			vec.Select32(z32, cc[:n], xs[:max(n*sx, 1)], ys[:max(n*sy, 1)])
 		case sc == 1 && sx == 0 && sy == 1:
 			xv, cc, yy := xx[0], cc[:n], yy[:n]
 			for i := range zz {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Body is the work of a parallel loop. Do processes indices [lo, hi) as participant slot; at any
@@ -89,11 +90,51 @@ func start() {
 	}
 	jobs = make(chan job, 4*helpers+1)
 	for range helpers {
-		go func() {
-			for j := range jobs {
-				j.l.help(j.gen)
+		go helper()
+	}
+}
+
+// spinFor is how long an idle helper keeps polling for the next loop before it parks. A
+// parked goroutine takes tens of microseconds to wake (longer than many kernels' loops: the
+// caller would finish alone); kernels of one model run back to back, so a helper that has
+// just finished usually finds the next loop within a few microseconds. (onnxruntime's thread
+// pool spins the same way.)
+const spinFor = 50 * time.Microsecond
+
+// helper runs loops' chunks for as long as the program runs.
+func helper() {
+	for {
+		select {
+		case j := <-jobs:
+			j.l.help(j.gen)
+			continue
+		default:
+		}
+		if j, ok := spin(); ok {
+			j.l.help(j.gen)
+			continue
+		}
+		j := <-jobs // park until the next loop
+		j.l.help(j.gen)
+	}
+}
+
+// spin polls the queue for up to spinFor, yielding the processor between polls so that other
+// goroutines of the program still run.
+func spin() (job, bool) {
+	start := time.Now()
+	for i := 0; ; i++ {
+		select {
+		case j := <-jobs:
+			return j, true
+		default:
+		}
+		if i%64 == 63 {
+			if time.Since(start) > spinFor {
+				return job{}, false
 			}
-		}()
+			runtime.Gosched()
+		}
 	}
 }
 

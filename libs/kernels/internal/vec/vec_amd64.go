@@ -137,3 +137,30 @@ func affine(y, x, g, b []float32, m, inv float32) {
 	}
 	affineAVX2(unsafe.SliceData(y), unsafe.SliceData(x), unsafe.SliceData(g), bp, len(y), m, inv)
 }
+
+//go:noescape
+func select32AVX2(z *uint32, c *byte, x *uint32, xstep int, y *uint32, ystep int, n int)
+
+//go:noescape
+func isNaNAVX2(z *byte, x *float32, n int)
+
+// sel32 runs select32AVX2; a scalar side is passed as 8 copies that the pointer does not leave.
+func sel32(z []uint32, c []byte, x []uint32, xs bool, y []uint32, ys bool) {
+	var xb, yb [8]uint32
+	xp, yp, xstep, ystep := unsafe.SliceData(x), unsafe.SliceData(y), 32, 32
+	if !xs {
+		for i := range xb {
+			xb[i] = x[0]
+		}
+		xp, xstep = &xb[0], 0
+	}
+	if !ys {
+		for i := range yb {
+			yb[i] = y[0]
+		}
+		yp, ystep = &yb[0], 0
+	}
+	select32AVX2(unsafe.SliceData(z), unsafe.SliceData(c), xp, xstep, yp, ystep, len(z))
+}
+
+func isNaN(z []byte, x []float32) { isNaNAVX2(unsafe.SliceData(z), unsafe.SliceData(x), len(z)) }

@@ -203,3 +203,42 @@ func TestNormHelpers(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectAndIsNaN(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 100} {
+		c := make([]byte, n)
+		x, y, z := make([]uint32, n), make([]uint32, n), make([]uint32, n)
+		f, nan := make([]float32, n), make([]byte, n)
+		for i := range c {
+			c[i] = byte(r.IntN(3))
+			x[i], y[i] = r.Uint32(), r.Uint32()
+			f[i] = float32(r.NormFloat64())
+			if r.IntN(3) == 0 {
+				f[i] = float32(math.NaN())
+			}
+			if r.IntN(5) == 0 {
+				f[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+			}
+		}
+		for _, sides := range [][2][]uint32{{x, y}, {x[:min(n, 1)], y}, {x, y[:min(n, 1)]}, {x[:min(n, 1)], y[:min(n, 1)]}} {
+			if n == 0 {
+				continue
+			}
+			Select32(z, c, sides[0], sides[1])
+			for i := range z {
+				xv, yv := sides[0][min(i, len(sides[0])-1)], sides[1][min(i, len(sides[1])-1)]
+				want := yv
+				if c[i] != 0 {
+					want = xv
+				}
+				require.Equal(t, want, z[i], "n=%d element %d", n, i)
+			}
+		}
+		IsNaN(nan, f)
+		for i, v := range f {
+			require.Equal(t, v != v, nan[i] == 1, "n=%d element %d (%v)", n, i, v)
+			require.LessOrEqual(t, nan[i], byte(1))
+		}
+	}
+}
