@@ -74,11 +74,7 @@ func Max(x []float32) float32 {
 }
 
 // Scale sets x[i] *= a.
-func Scale(x []float32, a float32) {
-	for i := range x {
-		x[i] *= a
-	}
-}
+func Scale(x []float32, a float32) { VS(Mul, x, x, a) }
 
 // Dot returns the sum of a[i]*b[i] (len(b) >= len(a)).
 func Dot(a, b []float32) float32 {
