@@ -6,6 +6,7 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 type redOp uint8
@@ -249,24 +250,11 @@ func reduceRow(op redOp, x []float32) float64 {
 		return acc
 	}
 	var a0, a1 float64
-	i := 0
 	switch op {
 	case rSum, rMean:
-		for ; i+2 <= len(x); i += 2 {
-			a0 += float64(x[i])
-			a1 += float64(x[i+1])
-		}
-		for ; i < len(x); i++ {
-			a0 += float64(x[i])
-		}
+		a0, _ = vec.Sums(x)
 	case rSumSquare, rL2:
-		for ; i+2 <= len(x); i += 2 {
-			a0 += float64(x[i]) * float64(x[i])
-			a1 += float64(x[i+1]) * float64(x[i+1])
-		}
-		for ; i < len(x); i++ {
-			a0 += float64(x[i]) * float64(x[i])
-		}
+		_, a0 = vec.Sums(x)
 	case rL1:
 		for _, v := range x {
 			a0 += math.Abs(float64(v))

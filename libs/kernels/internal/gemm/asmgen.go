@@ -33,6 +33,7 @@ func main() {
 	for _, k := range []isa{
 		{name: "kernAVX2", mr: 6, nr: 16, width: 8, reg: "Y", zero: "VXORPS", comment: "AVX2 and FMA: 6 x 16, 12 ymm accumulators"},
 		{name: "kernAVX512", mr: 12, nr: 32, width: 16, reg: "Z", zero: "VPXORD", comment: "AVX-512F: 12 x 32, 24 zmm accumulators"},
+		{name: "kernAVX512N16", mr: 12, nr: 16, width: 16, reg: "Z", zero: "VPXORD", comment: "AVX-512F for products 16 or fewer columns wide: 12 x 16, 12 zmm accumulators"},
 	} {
 		gen(&w, k)
 	}

@@ -10,8 +10,9 @@
 // for the whole slab. A is never packed: the micro-kernels broadcast its elements through any
 // pair of strides, which is what MLAS does too.
 //
-// The micro-kernels are generated assembly (asmgen.go): AVX-512F (12 x 32) where the CPU has
-// it, else AVX2 with FMA (6 x 16), else portable Go (4 x 16). The choice depends on the CPU;
+// The micro-kernels are generated assembly (asmgen.go): AVX-512F (12 x 32, and 12 x 16 for
+// products at most 16 columns wide) where the CPU has it, else AVX2 with FMA (6 x 16), else
+// portable Go (4 x 16). The choice depends on the CPU;
 // the Plan does not: tile sizes are multiples of every kernel's MR and NR, and the workspace a
 // Plan asks for is the same on every machine, so the estimator and the runner agree.
 //
@@ -49,7 +50,8 @@ type Kernel struct {
 
 var (
 	kernels = []Kernel{{Name: "go", MR: 4, NR: 16, fn: kernGo}}
-	best    Kernel // set by init
+	best    Kernel // set by init: the fastest
+	narrow  Kernel // set by init: the fastest of at most 16 columns, for products that narrow
 )
 
 // Kernels lists the micro-kernels this CPU can run, the portable one first and the fastest last.
@@ -184,7 +186,11 @@ func Workspace(m, n, k int64, b Layout, workers int) int64 {
 // Run computes C = alpha * A * B (acc false) or C += alpha * A * B (acc true), C row-major with
 // leading dimension ldc. b is used when the plan's B is a matrix, src when it is Custom.
 func (p *Plan) Run(a Mat, b Mat, src Source, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
-	p.run(best, a, b, src, c, ldc, alpha, acc, ws)
+	k := best
+	if p.N <= narrow.NR {
+		k = narrow // a wider kernel would compute zeros
+	}
+	p.run(k, a, b, src, c, ldc, alpha, acc, ws)
 }
 
 func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, c []float32, ldc int, alpha float32, acc bool, ws []float32) {

@@ -18,6 +18,9 @@ func kernAVX2(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *flo
 //go:noescape
 func kernAVX512(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool)
 
+//go:noescape
+func kernAVX512N16(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool)
+
 func callAVX2(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool) {
 	kernAVX2(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc)
 }
@@ -26,12 +29,23 @@ func callAVX512(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c 
 	kernAVX512(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc)
 }
 
+func callAVX512N16(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool) {
+	kernAVX512N16(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc)
+}
+
 func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		kernels = append(kernels, Kernel{Name: "avx2", MR: 6, NR: 16, fn: callAVX2})
 	}
 	if cpu.X86.HasAVX512F {
+		kernels = append(kernels, Kernel{Name: "avx512-16", MR: 12, NR: 16, fn: callAVX512N16})
 		kernels = append(kernels, Kernel{Name: "avx512", MR: 12, NR: 32, fn: callAVX512})
 	}
 	best = kernels[len(kernels)-1]
+	narrow = best
+	for _, k := range kernels {
+		if k.NR <= 16 {
+			narrow = k // the last (fastest) of them
+		}
+	}
 }

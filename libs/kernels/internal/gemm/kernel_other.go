@@ -2,4 +2,4 @@
 
 package gemm
 
-func init() { best = kernels[len(kernels)-1] }
+func init() { best, narrow = kernels[len(kernels)-1], kernels[len(kernels)-1] }
