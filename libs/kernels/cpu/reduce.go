@@ -249,18 +249,17 @@ func reduceRow(op redOp, x []float32) float64 {
 		}
 		return acc
 	}
-	var a0, a1 float64
+	var acc float64
 	switch op {
 	case rSum, rMean:
-		a0, _ = vec.Sums(x)
+		acc, _ = vec.Sums(x)
 	case rSumSquare, rL2:
-		_, a0 = vec.Sums(x)
+		_, acc = vec.Sums(x)
 	case rL1:
 		for _, v := range x {
-			a0 += math.Abs(float64(v))
+			acc += math.Abs(float64(v))
 		}
 	}
-	acc := a0 + a1
 	switch op {
 	case rMean:
 		return acc / float64(len(x))
