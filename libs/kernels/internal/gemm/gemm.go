@@ -52,6 +52,8 @@ var (
 	kernels = []Kernel{{Name: "go", MR: 4, NR: 16, fn: kernGo}}
 	best    Kernel // set by init: the fastest
 	narrow  Kernel // set by init: the fastest of at most 16 columns, for products that narrow
+	// hasPack8 reports whether pack8 (an 8 x 8 transposing copy in assembly) can run.
+	hasPack8 bool
 )
 
 // Kernels lists the micro-kernels this CPU can run, the portable one first and the fastest last.
@@ -144,7 +146,7 @@ func (p *Plan) tilesN() int { return (p.N + p.NC - 1) / p.NC }
 func (p *Plan) tiles() int  { return p.tilesM() * p.tilesN() }
 
 // slotFloats is one participant's workspace: a packed slab of B (or one zero-padded panel for
-// the last columns of an unpacked B), a block of C for panels past N's end, and a column of B
+// the last columns of an unpacked B), a block of C for panels past N's end, and 8 columns of B
 // for Sources. (They live in the workspace, not on the stack: slices passed to the micro-kernel
 // through a function value, or to a Source, would escape and allocate.)
 func (p *Plan) slotFloats() int {
@@ -155,7 +157,7 @@ func (p *Plan) slotFloats() int {
 	if p.Pack {
 		panels = p.KC * p.NC
 	}
-	return panels + edgeFloats + p.KC
+	return panels + edgeFloats + 8*p.KC
 }
 
 // edgeFloats is the largest C block of a micro-kernel (MR x NR).
@@ -180,7 +182,7 @@ func Workspace(m, n, k int64, b Layout, workers int) int64 {
 	}
 	tiles := ((m + unitM - 1) / unitM) * ((n + unitN - 1) / unitN)
 	slots := min(int64(max(workers, 1)), max(2*m*n*k/minSlotFlops, 1), tiles)
-	return slots * (panels + edgeFloats + kc)
+	return slots * (panels + edgeFloats + 8*kc)
 }
 
 // Run computes C = alpha * A * B (acc false) or C += alpha * A * B (acc true), C row-major with
@@ -258,7 +260,7 @@ var tasks = sync.Pool{New: func() any { return new(task) }}
 func (t *task) Do(slot, lo, hi int) {
 	per := t.p.slotFloats()
 	buf := t.ws[slot*per : (slot+1)*per]
-	col, buf := buf[len(buf)-t.p.KC:], buf[:len(buf)-t.p.KC]
+	col, buf := buf[len(buf)-8*t.p.KC:], buf[:len(buf)-8*t.p.KC]
 	edge, buf := buf[len(buf)-edgeFloats:], buf[:len(buf)-edgeFloats]
 	tn := t.p.tilesN()
 	for i := lo; i < hi; i++ {
@@ -322,14 +324,38 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 }
 
 // packB packs B[k0:k0+kc, j0:j0+nc] of a transposed or Source B into buf as panels of NR
-// columns, panel q/NR at buf[q*kc:], element (p, j) of a panel at p*NR + j, zero past N. col
-// holds a Source's column.
+// columns, panel q/NR at buf[q*kc:], element (p, j) of a panel at p*NR + j, zero past N. Eight
+// columns at a time go through pack8 (their rows of the transposed B, or a Source's columns
+// written to col, are transposed 8 x 8 in registers); the rest one by one.
 func (t *task) packB(buf, col []float32, k0, kc, j0, nc int) {
 	nr := t.k.NR
+	k8 := 0
+	if hasPack8 {
+		k8 = kc &^ 7
+	}
 	for q := 0; q < nc; q += nr {
 		cols := min(nr, nc-q)
 		panel := buf[q*kc : q*kc+kc*nr]
-		for j := 0; j < nr; j++ {
+		j := 0
+		for ; k8 > 0 && j+8 <= cols; j += 8 {
+			var src []float32
+			stride := kc
+			if t.src != nil {
+				for r := 0; r < 8; r++ {
+					t.src.Col(col[r*kc:(r+1)*kc], j0+q+j+r, k0)
+				}
+				src = col
+			} else {
+				src, stride = t.b.Data[(j0+q+j)*t.b.Ld+k0:], t.b.Ld
+			}
+			pack8(panel[j:], nr, src, stride, k8)
+			for r := 0; r < 8; r++ { // the last kc % 8 of each column
+				for p := k8; p < kc; p++ {
+					panel[p*nr+j+r] = src[r*stride+p]
+				}
+			}
+		}
+		for ; j < nr; j++ {
 			if j >= cols {
 				for p := 0; p < kc; p++ {
 					panel[p*nr+j] = 0

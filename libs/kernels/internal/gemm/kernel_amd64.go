@@ -33,7 +33,19 @@ func callAVX512N16(rows, k int, a []float32, rsa, csa int, b []float32, rsb int,
 	kernAVX512N16(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc)
 }
 
+//go:noescape
+func pack8AVX2(dst *float32, dstStride int, src *float32, srcStride int, k int)
+
+// pack8 transposes 8 rows of k floats (k a multiple of 8; row r at src[r*srcStride:]) into
+// columns 0..7 of dst, float p of row r at dst[p*dstStride + r]. Strides are in elements.
+func pack8(dst []float32, dstStride int, src []float32, srcStride, k int) {
+	_ = dst[(k-1)*dstStride+7]
+	_ = src[7*srcStride+k-1]
+	pack8AVX2(unsafe.SliceData(dst), dstStride*4, unsafe.SliceData(src), srcStride*4, k)
+}
+
 func init() {
+	hasPack8 = cpu.X86.HasAVX2
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		kernels = append(kernels, Kernel{Name: "avx2", MR: 6, NR: 16, fn: callAVX2})
 	}

@@ -178,3 +178,10 @@ var useAVX512 = cpu.X86.HasAVX512F
 
 //go:noescape
 func expShiftAVX512(dst, src *float32, n int, shift float32) (sum float32)
+
+//go:noescape
+func dequant4AVX2(dst *float32, src *byte, n int, scale, offset float32)
+
+func dequant4(dst []float32, src []byte, scale, offset float32) {
+	dequant4AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src), scale, offset)
+}

@@ -24,3 +24,5 @@ func affine(y, x, g, b []float32, m, inv float32) { panic("unreachable") }
 
 func sel32(z []uint32, c []byte, x []uint32, xs bool, y []uint32, ys bool) { panic("unreachable") }
 func isNaN(z []byte, x []float32)                                          { panic("unreachable") }
+
+func dequant4(dst []float32, src []byte, scale, offset float32) { panic("unreachable") }

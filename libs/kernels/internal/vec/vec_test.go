@@ -242,3 +242,19 @@ func TestSelectAndIsNaN(t *testing.T) {
 		}
 	}
 }
+
+func TestDequant4(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{0, 1, 15, 16, 17, 40} {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(r.IntN(256))
+		}
+		dst := make([]float32, 2*n)
+		Dequant4(dst, src, 0.37, 8)
+		for i, v := range src {
+			require.InDelta(t, (float32(v&15)-8)*0.37, dst[2*i], 1e-6)
+			require.InDelta(t, (float32(v>>4)-8)*0.37, dst[2*i+1], 1e-6)
+		}
+	}
+}
