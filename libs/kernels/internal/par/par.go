@@ -3,6 +3,11 @@
 // Kernels must not allocate per call, and starting goroutines with closures would; so the pool
 // is started once, loops are pooled, and work is described by a Body interface holding a
 // pointer the caller keeps (typically a sync.Pool'd argument struct).
+//
+// The pool is one per process (GOMAXPROCS-1 helpers), shared by every CPU backend and session:
+// a loop asks for at most its slots, so a backend configured for fewer workers uses fewer, and
+// several backends never oversubscribe the processors. Idle helpers spin briefly for the next
+// loop before parking (see spinFor).
 package par
 
 import (
