@@ -10,7 +10,7 @@
 // for the whole slab. A is never packed: the micro-kernels broadcast its elements through any
 // pair of strides, which is what MLAS does too.
 //
-// The micro-kernels are generated assembly (asmgen.go): AVX-512F (12 x 32, and 12 x 16 for
+// The micro-kernels are generated assembly (./asmgen): AVX-512F (12 x 32, and 12 x 16 for
 // products at most 16 columns wide) where the CPU has it, else AVX2 with FMA (6 x 16), else
 // portable Go (4 x 16). The choice depends on the CPU;
 // the Plan does not: tile sizes are multiples of every kernel's MR and NR, and the workspace a

@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-//go:generate sh -c "go run asmgen.go > kernel_amd64.s"
+//go:generate sh -c "go run ./asmgen > kernel_amd64.s"
 
-// The micro-kernels of kernel_amd64.s (see asmgen.go). Strides are in bytes.
+// The micro-kernels of kernel_amd64.s (see asmgen). Strides are in bytes.
 
 //go:noescape
 func kernAVX2(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool)
