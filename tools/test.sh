@@ -5,6 +5,8 @@
 #   3. go test -race on the concurrent code   (Bazel would build a second, race-enabled standard library)
 #   4. go test carve.dev/tools/...            (stale vendoring/BUILD checks read the whole tree)
 #   5. go vet carve.dev/...
+#   6. every fuzz target for FUZZTIME each    (default 5s; about a minute and a half in all on 2 cores)
+# The fault-injection sweep (libs/engine TestFaultInjectionSweep) runs in steps 1 and 3.
 # Idempotent: installs what it needs first (tools/setup.sh). Exit status 0 only when all passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +45,21 @@ gotest race -race carve.dev/libs/alloc/... carve.dev/libs/planner/... carve.dev/
 gotest tools carve.dev/tools/...
 
 step "go vet carve.dev/..." go vet carve.dev/...
+
+# fuzz DIR TARGET: one fuzz target from its seeds and testdata/fuzz corpus for FUZZTIME. A
+# failure prints the input that failed; go test has written it to DIR/testdata/fuzz/TARGET/,
+# where it belongs in the commit that fixes it (it then runs in every plain go test).
+fuzz() {
+  local out
+  if ! out=$(cd "$1" && go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-5s}" . 2>&1); then
+    echo "$out" | tail -40 >&2
+    return 1
+  fi
+}
+while read -r dir target; do
+  step "fuzz $target ($dir)" fuzz "$dir" "$target"
+done < <(grep -rE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(' libs apps |
+  sed -E 's#^(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]+)\(.*#\1 \2#' | sort -u)
 
 go run ./tools/testsum -bazel-log "$logs/bazel.log" -testlogs bazel-testlogs \
   -go-json "$logs/race.json" -go-json "$logs/tools.json" > "$logs/sum" 2>&1

@@ -4,18 +4,13 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
 
 	"carve.dev/apps/estimator/internal/app"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := app.Main(ctx, os.Args, app.Streams{
+	os.Exit(app.Process(os.Args, app.Streams{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, StderrTerminal: app.IsTerminal(os.Stderr),
-	})
-	stop()
-	os.Exit(code)
+	}))
 }

@@ -3,18 +3,13 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
 
 	"carve.dev/apps/runner/internal/app"
 	"golang.org/x/term"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := app.Main(ctx, os.Args, app.Env{Stdout: os.Stdout, Stderr: os.Stderr,
-		StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd()))})
-	stop()
-	os.Exit(code)
+	os.Exit(app.Process(os.Args, app.Env{Stdout: os.Stdout, Stderr: os.Stderr,
+		StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd()))}))
 }

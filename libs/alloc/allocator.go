@@ -289,6 +289,7 @@ type heap struct {
 	small   *freeIndex // allocated on first use
 	large   *freeIndex
 	pending []pendingEvent
+	stuck   []*block            // held for good: an event for their uses failed (releaseStuck)
 	quick   [quickBlocks]*block // recently freed blocks, not yet coalesced: quick[:nquick]
 	nquick  int
 	spare   []*block
@@ -545,6 +546,7 @@ func (h *heap) recordUses(b *block, own bool) (bool, error) {
 			// The block stays held for good: leaking it is safe, reusing it might not be.
 			errs = append(errs, fmt.Errorf("alloc: record event for a block used on stream %d: %w", s, err))
 			b.holds++
+			h.stuck = append(h.stuck, b)
 			continue
 		}
 		h.pending = append(h.pending, pendingEvent{ev, b})
@@ -1034,7 +1036,7 @@ func (al *Allocator) Close() error {
 	if al.captures.Load() > 0 {
 		return fmt.Errorf("alloc: close: %w", ErrCaptureUnsupported)
 	}
-	err := al.releaseCached()
+	err := errors.Join(al.releaseStuck(), al.releaseCached())
 	al.mu.Lock()
 	al.closed.Store(true)
 	var hs []*heap

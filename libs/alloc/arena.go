@@ -43,6 +43,11 @@ type Arena struct {
 	released bool
 }
 
+// ReservedSize is the device memory ReserveArena(size) takes: size rounded up to the allocator's
+// block granularity (512 bytes). Level-2 checks count it, so that what they promise is what the
+// reservations take.
+func ReservedSize(size int64) int64 { return roundSize(size) }
+
 // ReserveArena reserves size bytes in one device allocation. It first checks that the device's
 // free memory and the byte limit leave room, returning cached memory to the device if that helps,
 // and fails with a *CapacityError otherwise.

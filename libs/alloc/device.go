@@ -109,6 +109,12 @@ type Device interface {
 	DestroyGraph(g GraphExec) error
 }
 
+// CallCounter is implemented by devices that count the calls made to them (CPUDevice, SimDevice):
+// tests and the runner use it to show that steady-state runs make no device allocations.
+type CallCounter interface {
+	Calls() CPUCalls
+}
+
 // Errors that devices report, wrapped with context; test with errors.Is.
 var (
 	// ErrOutOfMemory: the device (or the allocator's byte limit) has no room for the request.

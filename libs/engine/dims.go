@@ -161,7 +161,7 @@ func ParseEnvelope(args []string) (Envelope, error) {
 
 // ErrNoOpenDim and ErrManyOpenDims report a fit search without exactly one open dim.
 var (
-	ErrNoOpenDim    = errors.New("no open dim to search: mark one with name=? (e.g. --dim batch=?)")
+	ErrNoOpenDim    = errors.New("no open dim to search: mark one with name=? (e.g. batch=?)")
 	ErrManyOpenDims = errors.New("more than one open dim: search one at a time")
 )
 

@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"sort"
 	"strings"
 
+	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
@@ -42,6 +44,10 @@ type EnvelopePlan struct {
 	Bounds []NodeBound
 	// WeightBytes is the size of the model's weights.
 	WeightBytes int64
+	// DeviceWeightBytes is what the weights take in a discrete device's memory: the weights that
+	// kernels read, each at an aligned offset, in one reservation (alloc.ReservedSize); 0 on a
+	// host-visible target, where weights stay in host memory.
+	DeviceWeightBytes int64
 	// DrivingDim is the dim whose lowering to its minimum shrinks the arena most ("" for a
 	// single binding), and DrivingSavings how many bytes that saves.
 	DrivingDim     string
@@ -58,13 +64,17 @@ func (e *EnvelopePlan) WorkspaceBound() int64 {
 	return s
 }
 
-// TotalBytes is the weights plus the arena.
-func (e *EnvelopePlan) TotalBytes() int64 { return e.WeightBytes + e.ArenaBytes }
+// TotalBytes is the weights plus the arena: on a discrete target, the device memory one session
+// needs.
+func (e *EnvelopePlan) TotalBytes() int64 { return e.weightsOnTarget() + e.ArenaBytes }
 
-// EnvelopeError reports an envelope that does not match the model.
-type EnvelopeError struct{ Problem string }
-
-func (e *EnvelopeError) Error() string { return e.Problem }
+// weightsOnTarget is the weights' bytes where the target holds them.
+func (e *EnvelopePlan) weightsOnTarget() int64 {
+	if e.DeviceWeightBytes > 0 {
+		return e.DeviceWeightBytes
+	}
+	return e.WeightBytes
+}
 
 // checkEnvelope makes sure env gives every dim of m a closed range and names no other dim.
 func checkEnvelope(m *graph.Model, env Envelope) error {
@@ -74,10 +84,10 @@ func checkEnvelope(m *graph.Model, env Envelope) error {
 	}
 	for _, n := range env.Names() {
 		if !known[n] {
-			return &EnvelopeError{fmt.Sprintf("unknown dim %q: the model's dims are %s", n, dimList(m))}
+			return &EnvelopeError{Problem: UnknownDim, Dims: []string{n}, Known: m.DimNames}
 		}
 		if env[n].Open {
-			return &EnvelopeError{fmt.Sprintf("dim %q is open (=?): only a fit search takes an open dim", n)}
+			return &EnvelopeError{Problem: OpenDim, Dims: []string{n}, Known: m.DimNames}
 		}
 	}
 	var missing []string
@@ -87,25 +97,9 @@ func checkEnvelope(m *graph.Model, env Envelope) error {
 		}
 	}
 	if len(missing) > 0 {
-		return &EnvelopeError{fmt.Sprintf("no value for dim %s: give --dim %s=N or a range %s=LO:HI (the model's dims are %s)",
-			strings.Join(quoteAll(missing), ", "), missing[0], missing[0], dimList(m))}
+		return &EnvelopeError{Problem: MissingDims, Dims: missing, Known: m.DimNames}
 	}
 	return nil
-}
-
-func dimList(m *graph.Model) string {
-	if len(m.DimNames) == 0 {
-		return "none (all shapes are fixed)"
-	}
-	return strings.Join(m.DimNames, ", ")
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = fmt.Sprintf("%q", s)
-	}
-	return out
 }
 
 // maxCorners bounds the corners of an envelope (2^dims) that are planned.
@@ -122,9 +116,21 @@ func PlanEnvelope(ctx context.Context, m *graph.Model, env Envelope, opts Option
 	if err != nil {
 		return nil, err
 	}
+	if err := checkKernels(m, opts); err != nil {
+		return nil, err
+	}
 	ep := &EnvelopePlan{Envelope: env}
 	if ep.WeightBytes, err = WeightBytes(m); err != nil {
 		return nil, err
+	}
+	if !opts.Target.HostVisible() {
+		_, size, err := deviceWeightLayout(m)
+		if err != nil {
+			return nil, err
+		}
+		if size > 0 {
+			ep.DeviceWeightBytes = alloc.ReservedSize(size)
+		}
 	}
 	names := env.Names()
 	varying := names[:0:0]
@@ -134,7 +140,7 @@ func PlanEnvelope(ctx context.Context, m *graph.Model, env Envelope, opts Option
 		}
 	}
 	if len(varying) > bits.Len(maxCorners)-1 {
-		return nil, &EnvelopeError{fmt.Sprintf("%d dims vary; carve plans at most %d varying dims at once", len(varying), bits.Len(maxCorners)-1)}
+		return nil, &EnvelopeError{Problem: TooManyVarying, Varying: len(varying), MaxVarying: bits.Len(maxCorners) - 1}
 	}
 
 	cands := map[string]Candidate{}
@@ -383,4 +389,27 @@ func WeightBytes(m *graph.Model) (int64, error) {
 		s += v.Init.Size
 	}
 	return s, nil
+}
+
+// deviceWeightLayout places the weights that kernels read in one block of a discrete device's
+// memory: offsets by Value.ID (-1 for weights that stay on the host), each aligned to
+// alloc.DefaultPartAlign, and the block's size. The estimator's DeviceWeightBytes and the runtime's
+// upload use it both, so they agree to the byte.
+func deviceWeightLayout(m *graph.Model) ([]int64, int64, error) {
+	offsets := make([]int64, len(m.Values))
+	for i := range offsets {
+		offsets[i] = -1
+	}
+	var end int64
+	for _, v := range m.Initializers {
+		if !v.ReadByKernel() || v.Init.Size == 0 {
+			continue
+		}
+		off := (end + alloc.DefaultPartAlign - 1) &^ (alloc.DefaultPartAlign - 1)
+		if off < end || v.Init.Size > math.MaxInt64-off {
+			return nil, 0, fmt.Errorf("the sizes of the weights overflow int64")
+		}
+		offsets[v.ID], end = off, off+v.Init.Size
+	}
+	return offsets, end, nil
 }

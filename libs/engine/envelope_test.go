@@ -1,29 +1,72 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
+// TestPlanEnvelopeQwen2_1p5B plans the 28-layer Qwen2-1.5B-shaped graph over batch 1..64 and
+// seq 1..32768 and checks the reservation it yields: the corners are the only candidates (no
+// kernel switches tactic along either dim), every candidate is planned at its lower bound, the
+// largest corner is the reservation, and seq drives it. The byte counts are exact: a change to
+// a kernel's sizes, the graph's lifetimes or the planner shows here.
 func TestPlanEnvelopeQwen2_1p5B(t *testing.T) {
 	m := loadFixture(t, "qwen2_1p5b_graph")
 	env, err := ParseEnvelope([]string{"batch=1:64", "seq=1:32768"})
 	require.NoError(t, err)
-	start := time.Now()
 	ep, err := PlanEnvelope(context.Background(), m, env, Options{Workers: 4})
 	require.NoError(t, err)
-	t.Logf("%v: weights %d, arena %d at %v, %d candidates, W total %d, driving %s (-%d)",
-		time.Since(start), ep.WeightBytes, ep.ArenaBytes, ep.Worst.Binding.Dims, len(ep.Candidates),
-		ep.WorkspaceBound(), ep.DrivingDim, ep.DrivingSavings)
-	for _, c := range ep.Candidates {
-		t.Logf("  %v %s: %d (lb %d)", c.Binding, c.Why, c.ArenaBytes, c.LowerBound)
+
+	require.Equal(t, int64(3_087_400_863), ep.WeightBytes)
+	type cand struct {
+		batch, seq, arena int64
 	}
-	for i, b := range ep.Bounds {
-		if i < 5 {
-			t.Logf("  W %s %s: %d", b.Node.Name, b.Bound.Tactic, b.Bound.Bytes)
-		}
+	want := []cand{
+		{1, 1, 1_403_270_400},
+		{1, 32768, 80_280_035_328},
+		{64, 1, 1_461_282_816},
+		{64, 32768, 5_136_798_720_000},
 	}
+	got := make([]cand, len(ep.Candidates))
+	for i, c := range ep.Candidates {
+		require.Equal(t, "corner", c.Why, "%v", c.Binding)
+		require.Len(t, c.Binding, 2)
+		require.Equal(t, c.LowerBound, c.ArenaBytes, "%v is planned at its lower bound", c.Binding)
+		got[i] = cand{c.Binding["batch"], c.Binding["seq"], c.ArenaBytes}
+	}
+	require.Equal(t, want, got)
+
+	// The reservation is the largest candidate, and its plan is the worst.
+	require.Equal(t, want[3].arena, ep.ArenaBytes)
+	require.Equal(t, ep.ArenaBytes, ep.Worst.Plan.Peak)
+	require.Equal(t, map[string]int64{"batch": 64, "seq": 32768}, map[string]int64(ep.Worst.Binding.Dims))
+	require.Equal(t, ep.WeightBytes+ep.ArenaBytes, ep.TotalBytes())
+
+	// seq drives the arena: lowering it to 1 at batch 64 saves all but the batch-64 corner.
+	require.Equal(t, "seq", ep.DrivingDim)
+	require.Equal(t, want[3].arena-want[2].arena, ep.DrivingSavings)
+
+	// Workspace bounds W, largest first: per layer the two attention products (scores and
+	// context), the three MLP projections, q/o and k/v; then the LM head, and one node with a few KiB. Their sum is what
+	// reserving every node's worst case separately would cost, far above the planned arena.
+	require.True(t, slices.IsSortedFunc(ep.Bounds, func(a, b NodeBound) int { return cmp.Compare(b.Bound.Bytes, a.Bound.Bytes) }))
+	perSize := map[int64]int{}
+	for _, b := range ep.Bounds {
+		perSize[b.Bound.Bytes]++
+	}
+	require.Equal(t, map[int64]int{
+		3_324_305_743_872: 28, // the two attention products of each layer
+		3_324_304_828_416: 28,
+		1_288_352_049_152: 1,
+		88_103_987_200:    3 * 28,
+		25_781_348_352:    2 * 28,
+		15_034_099_712:    2 * 28,
+		6_672:             1,
+	}, perSize)
+	require.Equal(t, int64(197_135_848_096_272), ep.WorkspaceBound())
+	require.Greater(t, ep.WorkspaceBound(), ep.ArenaBytes)
 }

@@ -38,12 +38,12 @@ func TestRepeatedRunsAllocateNothing(t *testing.T) {
 		in := fixtureInputs(t, m, b)
 		_, err := s.Run(context.Background(), in) // plans and binds the pattern
 		require.NoError(t, err)
-		calls, stats := dev.Calls(), al.Stats()
+		calls, stats := cpuCalls(dev), al.Stats()
 		for range 3 {
 			_, err := s.Run(context.Background(), in)
 			require.NoError(t, err)
 		}
-		after, astats := dev.Calls(), al.Stats()
+		after, astats := cpuCalls(dev), al.Stats()
 		require.Equal(t, calls.Malloc, after.Malloc, "device mallocs at %v", b.Dims)
 		require.Equal(t, calls.Free, after.Free, "device frees at %v", b.Dims)
 		require.Equal(t, stats.NumAllocs, astats.NumAllocs, "allocator allocations at %v", b.Dims)
@@ -163,7 +163,7 @@ func TestReservationFailsFast(t *testing.T) {
 	require.Greater(t, re.Needed, re.Available)
 	require.NotEmpty(t, re.Dim)
 	require.Contains(t, err.Error(), "lower "+re.Dim)
-	require.Zero(t, dev.Calls().Malloc, "nothing allocated before failing")
+	require.Zero(t, cpuCalls(dev).Malloc, "nothing allocated before failing")
 	if re.Fits >= 0 {
 		// The suggestion is right: the envelope with the driving dim lowered fits.
 		env[re.Dim] = Range{Lo: env[re.Dim].Lo, Hi: re.Fits}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"maps"
 
 	"carve.dev/libs/graph"
@@ -77,7 +76,7 @@ func LargestFitting(ctx context.Context, m *graph.Model, env Envelope, dim strin
 	opts Options, progress func(good, bad int64)) (int64, error) {
 	r, ok := env[dim]
 	if !ok {
-		return 0, &EnvelopeError{fmt.Sprintf("unknown dim %q", dim)}
+		return 0, &EnvelopeError{Problem: UnknownDim, Dims: []string{dim}, Known: env.Names()}
 	}
 	lo, hi := r.Lo, r.Hi
 	if r.Open {

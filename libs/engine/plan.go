@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"runtime"
-	"sync"
+	"sort"
+	"strings"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
-	"carve.dev/libs/kernels/cpu"
 	"carve.dev/libs/planner"
 )
 
@@ -20,12 +20,13 @@ const DefaultStepLimit = 200_000
 // Options say how a model is planned. The estimator and the runner agree exactly when they
 // plan with equal Options.
 type Options struct {
-	// Registry holds the kernels; nil means the CPU kernels.
+	// Registry holds the kernels; nil means the kernels registered for Target.Backend
+	// (kernels.RegistryFor): the program must import that backend's package.
 	Registry *kernels.Registry
-	// Device is what tactic choice may depend on; the zero value means the CPU with Workers
+	// Target is what tactic choice may depend on; the zero value means the CPU with Workers
 	// workers.
 	Target kernels.Target
-	// Workers is the CPU backend's worker count when Device is zero; 0 means GOMAXPROCS.
+	// Workers is the CPU backend's worker count when Target is zero; 0 means GOMAXPROCS.
 	Workers int
 	// Algorithm is the planner's solver; "" means the exact search (seeded by the heuristics)
 	// within StepLimit.
@@ -34,40 +35,89 @@ type Options struct {
 	StepLimit int64
 }
 
-var (
-	cpuOnce sync.Once
-	cpuReg  *kernels.Registry
-	cpuErr  error
-)
+// NoKernelsError reports a target whose backend this program was built without.
+type NoKernelsError struct {
+	Target kernels.Target
+	Linked []string // the backends the program has
+}
 
-// CPURegistry returns the registry of the CPU kernels, built once.
-func CPURegistry() (*kernels.Registry, error) {
-	cpuOnce.Do(func() {
-		cpuReg = kernels.NewRegistry()
-		cpuErr = cpu.Register(cpuReg)
-	})
-	return cpuReg, cpuErr
+func (e *NoKernelsError) Error() string {
+	return fmt.Sprintf("engine: no kernels for backend %q in this program (it has %s)", e.Target.Backend, strings.Join(e.Linked, ", "))
 }
 
 func (o Options) normalized() (Options, error) {
+	if o.Target.Backend == "" {
+		o.Target = kernels.CPU(o.Workers)
+	}
 	if o.Registry == nil {
-		r, err := CPURegistry()
+		r, err := kernels.RegistryFor(o.Target.Backend)
 		if err != nil {
+			var ub *kernels.UnknownBackendError
+			if errors.As(err, &ub) {
+				return o, &NoKernelsError{Target: o.Target, Linked: ub.Known}
+			}
 			return o, err
 		}
 		o.Registry = r
-	}
-	if o.Target.Backend == "" {
-		w := o.Workers
-		if w <= 0 {
-			w = runtime.GOMAXPROCS(0)
-		}
-		o.Target = kernels.CPU(w)
 	}
 	if o.StepLimit == 0 {
 		o.StepLimit = DefaultStepLimit
 	}
 	return o, nil
+}
+
+// MissingKernelsError reports every op of a model that a backend has no kernel for, so that
+// planning for a target names all of them at once instead of the first.
+type MissingKernelsError struct {
+	Backend string
+	Ops     []kernels.OpKey // sorted
+	Nodes   int             // how many of the model's nodes use them
+}
+
+func (e *MissingKernelsError) Error() string {
+	names := make([]string, len(e.Ops))
+	for i, k := range e.Ops {
+		names[i] = k.String()
+	}
+	return fmt.Sprintf("engine: backend %q has no kernel for %d of the model's ops (%d nodes): %s",
+		e.Backend, len(e.Ops), e.Nodes, strings.Join(names, ", "))
+}
+
+// checkKernels fails with a *MissingKernelsError unless every node that runs a kernel has one.
+func checkKernels(m *graph.Model, opts Options) error {
+	missing := map[kernels.OpKey]bool{}
+	nodes := 0
+	for _, n := range m.Nodes {
+		if stepKind(n) != RunKernel {
+			continue
+		}
+		key := kernels.Key(n.Domain, n.OpType)
+		if _, err := opts.Registry.Lookup(opts.Target.Backend, key); err != nil {
+			var uo *kernels.UnsupportedOpError
+			if !errors.As(err, &uo) {
+				return err
+			}
+			missing[key] = true
+			nodes++
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	e := &MissingKernelsError{Backend: opts.Target.Backend, Nodes: nodes}
+	for k := range missing {
+		e.Ops = append(e.Ops, k)
+	}
+	sort.Slice(e.Ops, func(i, j int) bool { return e.Ops[i].String() < e.Ops[j].String() })
+	return e
+}
+
+// residency is where the target's kernels read graph inputs and host-computed values.
+func residency(t kernels.Target) graph.Residency {
+	if t.HostVisible() {
+		return graph.HostResident
+	}
+	return graph.DeviceResident
 }
 
 // StepKind says what executing a node takes.
@@ -199,7 +249,7 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 		}
 		p.Steps[i] = st
 	}
-	lt, err := b.Lifetimes(func(n *graph.Node) (int64, error) { return p.Steps[n.Index].Workspace, nil })
+	lt, err := b.LifetimesFor(residency(opts.Target), func(n *graph.Node) (int64, error) { return p.Steps[n.Index].Workspace, nil })
 	if err != nil {
 		return nil, &PlanError{Binding: dims, Err: err}
 	}

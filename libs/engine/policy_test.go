@@ -103,7 +103,7 @@ func TestWorkspacePolicy(t *testing.T) {
 					ri.setNeed(tc.runNeed)
 				}
 			}
-			before := dev.Calls()
+			before := cpuCalls(dev)
 			for range 2 {
 				out, err := s.Run(context.Background(), fixtureInputs(t, m, b))
 				if tc.wantErr {
@@ -117,7 +117,7 @@ func TestWorkspacePolicy(t *testing.T) {
 					}
 					require.Contains(t, err.Error(), ce.Node)
 					// Refused before anything ran or was allocated.
-					require.Equal(t, before.Malloc, dev.Calls().Malloc)
+					require.Equal(t, before.Malloc, cpuCalls(dev).Malloc)
 					require.Zero(t, al.Stats().Allocations.Current)
 					continue
 				}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -13,16 +14,37 @@ import (
 )
 
 // program is a pattern's plan bound to one session's arena: every kernel's input and output
-// tensors point at planned bytes and every workspace is carved, so a run only fills in the
-// graph inputs and launches. Built once per pattern and session; a run allocates nothing.
+// tensors point at planned bytes (by the backend's Bind) and every workspace is carved, so a run
+// only moves the graph inputs in and the outputs out, and launches. Built once per pattern and
+// session; a run allocates nothing.
+//
+// On a host-visible backend (the CPU) kernels read graph inputs, weights and host-computed values
+// where they lie, and the outputs alias the arena. On a discrete device every value a kernel
+// reads is in device memory: weights resident in the runtime, graph inputs and host values in
+// the arena (graph.DeviceResident), so a run copies the inputs in, the host values when the
+// program becomes the arena's tenant, and the outputs out into host buffers the program owns.
 type program struct {
 	planned *Planned
 	steps   []progStep
-	// inputs[i] lists where graph input i goes: kernel input slots to point at its bytes.
-	inputs  [][]*kernels.Tensor
+	launch  []func() // one per kernel step, for a Launcher backend
+
+	// Host-visible backends: inputs[i] lists the tensors to point at graph input i's bytes.
+	inputs [][]*kernels.Tensor
+
+	// Discrete devices.
+	inputAt  []alloc.Ptr // where graph input i is copied in; 0 when no kernel reads it
+	hostVals []hostValue // host-computed values to copy in when the program becomes resident
+	outputAt []alloc.Ptr // where graph output i is copied out from
+
 	outputs []kernels.Tensor // the graph outputs, in the model's order
-	outSlot []*kernels.Tensor
-	launch  []func() // one per kernel step, for a Launcher
+
+	graph *alloc.Graph // the kernels captured at the first run (RuntimeOptions.Graphs); nil before
+}
+
+// hostValue is a value computed on the host at bind time that a discrete device's kernel reads.
+type hostValue struct {
+	at   alloc.Ptr
+	data []byte
 }
 
 type progStep struct {
@@ -39,14 +61,17 @@ type progStep struct {
 
 // source says where a value's bytes are at run time.
 type source struct {
-	data  []byte // arena bytes, a weight or a host value; nil for a graph input
-	input int    // index in Model.Inputs when data is nil and the value is (a view of) an input
+	data  []byte    // host bytes: a weight or a host value (host-visible backends)
+	at    alloc.Ptr // device address: an arena buffer, or a resident weight
+	input int       // index in Model.Inputs when the value is (a view of) a graph input kept on the host
 }
 
 // compile binds a pattern's plan to the session's arena.
 func (s *Session) compile(p *Planned) (*program, error) {
 	rt := s.rt
 	m := rt.Model
+	be := rt.Backend
+	hostVisible := rt.opts.Target.HostVisible()
 	if p.Plan.Peak > s.arena.Size() {
 		// The pattern's plan was made without a capacity; place it inside the reservation.
 		prob := p.Lifetimes.Problem
@@ -71,41 +96,46 @@ func (s *Session) compile(p *Planned) (*program, error) {
 		if resolved[v.ID] {
 			return src[v.ID], nil
 		}
-		var sr source
+		sr := source{input: -1}
 		size := p.Binding.Size(v)
-		switch {
-		case v.Kind == graph.KindInitializer:
-			sr.data = rt.weights[v.ID]
-		case v.Kind == graph.KindInput:
-			sr.input = inputIndex[v]
-		case v.Host:
-			h, _ := p.Binding.Host(v)
-			sr.data = h.Data
-		default:
-			if i, ok := p.Lifetimes.Buffer(v); ok {
-				off := p.Plan.Offsets[i]
-				if s.host != nil {
-					sr.data = s.host[off : off+size : off+size]
+		if i, ok := p.Lifetimes.Buffer(v); ok {
+			sr.at = s.arena.Base().Add(p.Plan.Offsets[i])
+		} else {
+			switch {
+			case v.Kind == graph.KindInitializer:
+				sr.data, sr.at = rt.weights[v.ID].host, rt.weights[v.ID].ptr
+			case v.Kind == graph.KindInput:
+				sr.input = inputIndex[v]
+			case v.Host:
+				h, _ := p.Binding.Host(v)
+				sr.data = h.Data
+			default:
+				if prod := v.Producer; prod != nil && prod.IsView() && prod.Input(0) != nil {
+					// A view of an input, a weight or a host value: its source's bytes.
+					in, err := resolve(prod.Input(0))
+					if err != nil {
+						return sr, err
+					}
+					sr = in
+				} else {
+					return sr, fmt.Errorf("value %q has no bytes in the plan", v.Name)
 				}
-			} else if prod := v.Producer; prod != nil && prod.IsView() && prod.Input(0) != nil {
-				// A view of an input, a weight or a host value: its source's bytes.
-				in, err := resolve(prod.Input(0))
-				if err != nil {
-					return sr, err
-				}
-				sr = in
-			} else {
-				return sr, fmt.Errorf("value %q has no bytes in the plan", v.Name)
 			}
 		}
-		if sr.data == nil && !isInputView(v) && size > 0 {
-			return sr, fmt.Errorf("value %q has no bytes on this device", v.Name)
+		if size > 0 {
+			if hostVisible && sr.at == 0 && sr.data == nil && sr.input < 0 {
+				return sr, fmt.Errorf("value %q has no bytes on this device", v.Name)
+			}
+			if !hostVisible && sr.at == 0 {
+				return sr, fmt.Errorf("value %q has no bytes on device %s (a kernel reads it, but it is neither resident nor planned)", v.Name, be.Name())
+			}
 		}
 		src[v.ID], resolved[v.ID] = sr, true
 		return sr, nil
 	}
 
 	prog := &program{planned: p, inputs: make([][]*kernels.Tensor, len(m.Inputs))}
+	// tensor binds v; for a graph input kept on the host it returns the input's index.
 	tensor := func(v *graph.Value) (kernels.Tensor, int, error) {
 		if v == nil {
 			return kernels.Tensor{}, -1, nil
@@ -114,19 +144,22 @@ func (s *Session) compile(p *Planned) (*program, error) {
 		if err != nil {
 			return kernels.Tensor{}, -1, err
 		}
-		t := kernels.Tensor{DType: v.DType, Shape: p.Binding.Shape(v), Data: sr.data}
-		if sr.data == nil && isInputView(v) {
+		t := kernels.Tensor{DType: v.DType, Shape: p.Binding.Shape(v)}
+		switch {
+		case sr.input >= 0:
 			return t, sr.input, nil
+		case sr.at != 0 && (!hostVisible || sr.data == nil):
+			be.Bind(&t, sr.at, p.Binding.Size(v))
+		default:
+			t.Data = sr.data
 		}
 		return t, -1, nil
 	}
 	for _, st := range p.Steps {
-		if st.Kind != RunKernel {
-			continue
+		if st.Kind == RunKernel {
+			prog.steps = append(prog.steps, progStep{node: st.Node, inst: st.Instance,
+				in: make([]kernels.Tensor, len(st.Node.Inputs)), out: make([]kernels.Tensor, len(st.Node.Outputs))})
 		}
-		ps := progStep{node: st.Node, inst: st.Instance,
-			in: make([]kernels.Tensor, len(st.Node.Inputs)), out: make([]kernels.Tensor, len(st.Node.Outputs))}
-		prog.steps = append(prog.steps, ps)
 	}
 	k := 0
 	for _, st := range p.Steps {
@@ -157,17 +190,21 @@ func (s *Session) compile(p *Planned) (*program, error) {
 		}
 	}
 	prog.outputs = make([]kernels.Tensor, len(m.Outputs))
-	for i, v := range m.Outputs {
-		t, in, err := tensor(v)
-		if err != nil {
-			return nil, fmt.Errorf("output %q: %w", v.Name, err)
+	if hostVisible {
+		for i, v := range m.Outputs {
+			t, in, err := tensor(v)
+			if err != nil {
+				return nil, fmt.Errorf("output %q: %w", v.Name, err)
+			}
+			prog.outputs[i] = t
+			if in >= 0 {
+				prog.inputs[in] = append(prog.inputs[in], &prog.outputs[i])
+			}
 		}
-		prog.outputs[i] = t
-		if in >= 0 {
-			prog.inputs[in] = append(prog.inputs[in], &prog.outputs[i])
-		}
+	} else if err := s.stage(prog, resolve); err != nil {
+		return nil, err
 	}
-	if _, ok := rt.Device.(Launcher); ok {
+	if launcher, ok := be.(kernels.Launcher); ok && launcher != nil {
 		prog.launch = make([]func(), len(prog.steps))
 		for i := range prog.steps {
 			ps := &prog.steps[i]
@@ -182,6 +219,37 @@ func (s *Session) compile(p *Planned) (*program, error) {
 		}
 	}
 	return prog, nil
+}
+
+// stage lays out a discrete device's copies: where graph inputs go, which host values the arena
+// must hold, and the host buffers the outputs are copied out to.
+func (s *Session) stage(prog *program, resolve func(*graph.Value) (source, error)) error {
+	m, p := s.rt.Model, prog.planned
+	prog.inputAt = make([]alloc.Ptr, len(m.Inputs))
+	for i, v := range m.Inputs {
+		if b, ok := p.Lifetimes.Buffer(v); ok {
+			prog.inputAt[i] = s.arena.Base().Add(p.Plan.Offsets[b])
+		}
+	}
+	for i, o := range p.Lifetimes.Owners {
+		if len(o.Values) == 0 || !o.Values[0].Host || o.Values[0].Kind != graph.KindActivation {
+			continue
+		}
+		h, _ := p.Binding.Host(o.Values[0])
+		if len(h.Data) > 0 {
+			prog.hostVals = append(prog.hostVals, hostValue{at: s.arena.Base().Add(p.Plan.Offsets[i]), data: h.Data})
+		}
+	}
+	prog.outputAt = make([]alloc.Ptr, len(m.Outputs))
+	for i, v := range m.Outputs {
+		sr, err := resolve(v)
+		if err != nil {
+			return fmt.Errorf("output %q: %w", v.Name, err)
+		}
+		prog.outputAt[i] = sr.at
+		prog.outputs[i] = kernels.Tensor{DType: v.DType, Shape: p.Binding.Shape(v), Data: make([]byte, p.Binding.Size(v))}
+	}
+	return nil
 }
 
 // isInputView reports whether v is a view whose bytes are a graph input's.
@@ -238,9 +306,11 @@ func (ep *EnvelopePlan) bound(n *graph.Node) int64 {
 }
 
 // Run executes the model on inputs (by input name; host tensors). The returned outputs, in the
-// model's output order, alias the session's arena and stay valid until the next Run or Close.
-// The first run of a new input-shape pattern plans it (cached for every session of the
-// runtime); later runs of the pattern allocate no device memory.
+// model's order, are host tensors that alias the session's memory (the arena on a host-visible
+// backend, the program's output buffers on a discrete device) and stay valid until the next Run
+// or Close. The first run of a new input-shape pattern plans it (cached for every session of the
+// runtime) and binds it to the session's arena (cached in the session, up to
+// RuntimeOptions.Programs patterns); later runs of the pattern allocate nothing.
 func (s *Session) Run(ctx context.Context, inputs map[string]kernels.Tensor) ([]kernels.Tensor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -256,13 +326,50 @@ func (s *Session) Run(ctx context.Context, inputs map[string]kernels.Tensor) ([]
 		}
 		s.last = prog
 	}
-	for i, v := range rt.Model.Inputs {
-		data := inputs[v.Name].Data
-		for _, t := range prog.inputs[i] {
-			t.Data = data
+	if rt.opts.Target.HostVisible() {
+		for i, v := range rt.Model.Inputs {
+			data := inputs[v.Name].Data
+			for _, t := range prog.inputs[i] {
+				t.Data = data
+			}
 		}
+	} else if err := s.copyIn(prog, inputs); err != nil {
+		return nil, err
+	}
+	if rt.opts.Graphs {
+		return prog.outputs, s.replay(prog)
 	}
 	return prog.outputs, s.execute(prog)
+}
+
+// copyIn queues the copies of a run's graph inputs, and of the program's host values when the
+// arena last held another program's.
+func (s *Session) copyIn(prog *program, inputs map[string]kernels.Tensor) error {
+	be := s.rt.Backend
+	for i, v := range s.rt.Model.Inputs {
+		if at := prog.inputAt[i]; at != 0 && len(inputs[v.Name].Data) > 0 {
+			if err := be.CopyIn(at, inputs[v.Name].Data, s.stream); err != nil {
+				return s.abandon(fmt.Errorf("input %q: %w", v.Name, err))
+			}
+		}
+	}
+	if s.resident != prog {
+		s.resident = nil
+		for _, hv := range prog.hostVals {
+			if err := be.CopyIn(hv.at, hv.data, s.stream); err != nil {
+				return s.abandon(fmt.Errorf("host-computed values: %w", err))
+			}
+		}
+		s.resident = prog
+	}
+	return nil
+}
+
+// abandon waits for the work already queued (its host slices must outlive it) and returns err.
+func (s *Session) abandon(err error) error {
+	s.resident = nil
+	s.rt.Backend.Device().SynchronizeStream(s.stream)
+	return err
 }
 
 // matches reports whether inputs have exactly the dtypes, shapes and byte counts of prog's
@@ -290,32 +397,86 @@ func (s *Session) program(ctx context.Context, inputs map[string]kernels.Tensor)
 	if err != nil {
 		return nil, err
 	}
-	key := dims.String()
-	prog := s.programs[key]
-	if prog == nil {
-		p, err := rt.pattern(ctx, dims)
-		if err != nil {
+	sig := signature(dims)
+	if prog, ok := s.programs.Get(sig); ok {
+		return prog, nil
+	}
+	p, err := rt.pattern(ctx, dims)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := s.compile(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, old := range s.programs.Put(sig, prog) {
+		if err := s.dropGraph(old); err != nil {
 			return nil, err
 		}
-		if prog, err = s.compile(p); err != nil {
-			return nil, err
-		}
-		s.programs[key] = prog
 	}
 	return prog, nil
 }
 
-// execute launches every kernel of prog on the session's stream and waits for them.
-func (s *Session) execute(prog *program) error {
+// dropGraph releases prog's graph, if it has one; a later run of prog captures it again.
+func (s *Session) dropGraph(prog *program) error {
+	if prog.graph == nil {
+		return nil
+	}
+	g := prog.graph
+	prog.graph = nil
+	delete(s.captured, prog)
+	return g.Release()
+}
+
+// replay runs prog as a graph: captured at its first run (nothing runs during the capture),
+// then launched; the outputs are copied out after it.
+func (s *Session) replay(prog *program) error {
 	rt := s.rt
+	if prog.graph == nil {
+		if err := rt.Alloc.BeginCapture(s.stream, nil); err != nil {
+			return s.abandon(fmt.Errorf("capturing a graph: %w", err))
+		}
+		err := s.launch(prog)
+		g, endErr := rt.Alloc.EndCapture(s.stream)
+		if err == nil && endErr != nil {
+			err = fmt.Errorf("capturing a graph: %w", endErr)
+		}
+		if err != nil {
+			if g != nil {
+				err = errors.Join(err, g.Release())
+			}
+			return s.abandon(err)
+		}
+		prog.graph = g
+		s.captured[prog] = true
+		rt.captures.Add(1)
+	}
 	s.err = nil
-	launcher, host := rt.Device.(Launcher)
+	if err := prog.graph.Launch(s.stream); err != nil {
+		return s.abandon(fmt.Errorf("replaying a graph: %w", err))
+	}
+	rt.replays.Add(1)
+	return s.finish(prog)
+}
+
+// execute launches every kernel of prog on the session's stream, queues the outputs' copies on a
+// discrete device, and waits for all of it.
+func (s *Session) execute(prog *program) error {
+	s.err = nil
+	if err := s.launch(prog); err != nil {
+		return err
+	}
+	return s.finish(prog)
+}
+
+// launch queues every kernel of prog on the session's stream (or into the capture underway).
+func (s *Session) launch(prog *program) error {
+	launcher, host := s.rt.Backend.(kernels.Launcher)
 	for i := range prog.steps {
 		ps := &prog.steps[i]
 		if ps.dynamic {
 			if err := s.runDynamic(ps, launcher, host); err != nil {
-				rt.Device.SynchronizeStream(s.stream)
-				return err
+				return s.abandon(err)
 			}
 			continue
 		}
@@ -326,11 +487,25 @@ func (s *Session) execute(prog *program) error {
 			err = ps.inst.Run(ps.in, ps.out, ps.ws, s.stream)
 		}
 		if err != nil {
-			rt.Device.SynchronizeStream(s.stream)
-			return fmt.Errorf("%s: %w", ps.node, err)
+			return s.abandon(fmt.Errorf("%s: %w", ps.node, err))
 		}
 	}
-	if err := rt.Device.SynchronizeStream(s.stream); err != nil {
+	return nil
+}
+
+// finish queues the outputs' copies on a discrete device and waits for the stream.
+func (s *Session) finish(prog *program) error {
+	rt := s.rt
+	for i, at := range prog.outputAt {
+		if len(prog.outputs[i].Data) == 0 {
+			continue
+		}
+		if err := rt.Backend.CopyOut(prog.outputs[i].Data, at, s.stream); err != nil {
+			return s.abandon(fmt.Errorf("output %q: %w", rt.Model.Outputs[i].Name, err))
+		}
+	}
+	if err := rt.Backend.Device().SynchronizeStream(s.stream); err != nil {
+		s.resident = nil
 		return err
 	}
 	return s.err
@@ -338,7 +513,7 @@ func (s *Session) execute(prog *program) error {
 
 // runDynamic runs a kernel whose workspace the fallback policy allocates for this invocation
 // alone: all of R at once from the caching allocator, returned stream-ordered after the kernel.
-func (s *Session) runDynamic(ps *progStep, launcher Launcher, host bool) error {
+func (s *Session) runDynamic(ps *progStep, launcher kernels.Launcher, host bool) error {
 	rt := s.rt
 	sc, ws, err := rt.Alloc.ScratchFor(s.stream, ps.recipe)
 	if err != nil {

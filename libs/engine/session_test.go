@@ -10,6 +10,7 @@ import (
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/cpu"
 	"github.com/stretchr/testify/require"
 )
 
@@ -60,27 +61,32 @@ func maxRelErr(got, want []float32) float64 {
 }
 
 // newSession makes a runtime for m and one session, closed when the test ends.
-func newSession(t testing.TB, m *graph.Model, dev alloc.Device, al *alloc.Allocator, opts RuntimeOptions) (*Runtime, *Session) {
+func newSession(t testing.TB, m *graph.Model, dev kernels.Backend, al *alloc.Allocator, opts RuntimeOptions) (*Runtime, *Session) {
 	t.Helper()
 	rt, err := NewRuntime(context.Background(), m, dev, al, opts)
 	require.NoError(t, err)
 	s, err := rt.NewSession()
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	t.Cleanup(func() {
+		require.NoError(t, s.Close())
+		require.NoError(t, rt.Close())
+	})
 	return rt, s
 }
 
-func newCPU(t testing.TB, memory int64) (*alloc.CPUDevice, *alloc.Allocator) {
+// newCPU opens a CPU backend of memory bytes with 2 workers and an allocator over it, closed when
+// the test ends.
+func newCPU(t testing.TB, memory int64) (*cpu.Backend, *alloc.Allocator) {
 	t.Helper()
-	dev, err := alloc.NewCPU(alloc.CPUConfig{Memory: memory})
+	be, err := cpu.Open(kernels.OpenOptions{Memory: memory, Workers: 2})
 	require.NoError(t, err)
-	al, err := alloc.New(dev, alloc.Options{})
+	al, err := alloc.New(be.Device(), alloc.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, al.Close())
-		require.NoError(t, dev.Close())
+		require.NoError(t, be.Close())
 	})
-	return dev, al
+	return be, al
 }
 
 func TestRunFixturesMatchOnnxruntime(t *testing.T) {
@@ -115,3 +121,6 @@ func TestRunFixturesMatchOnnxruntime(t *testing.T) {
 		})
 	}
 }
+
+// cpuCalls counts the calls made to a CPU backend's device.
+func cpuCalls(be *cpu.Backend) alloc.CPUCalls { return be.Device().(*alloc.CPUDevice).Calls() }

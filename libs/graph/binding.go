@@ -32,7 +32,7 @@ func (b *Binding) Host(v *Value) (*HostTensor, bool) {
 	return t, t != nil
 }
 
-// BindError reports a binding that does not fit the model: a missing or negative dim, or a
+// BindError reports a binding that does not fit the model: a missing dim, one below 1, or a
 // node whose shapes do not agree for these dims.
 type BindError struct {
 	Node    *Node  // nil for problems with the dims themselves
@@ -56,16 +56,16 @@ func (e *BindError) Unwrap() error { return e.Problem }
 
 // Bind evaluates the model's shapes for concrete values of its named dims (Model.DimNames):
 // every value's shape and byte size, and the data of every host value. Dims the model does
-// not have, missing or negative dims, sizes that overflow int64 and shapes that do not fit
-// a node are *BindError; the error names the node and the problem.
+// not have, missing dims, dims below 1 (a *DimValueError inside), sizes that overflow int64
+// and shapes that do not fit a node are *BindError; the error names the node and the problem.
 func Bind(m *Model, dims map[string]int64) (*Binding, error) {
 	for _, name := range m.DimNames {
 		v, ok := dims[name]
 		if !ok {
 			return nil, &BindError{Problem: fmt.Errorf("dim %q has no value (the model's dims are %v)", name, m.DimNames)}
 		}
-		if v < 0 {
-			return nil, &BindError{Problem: fmt.Errorf("dim %q is negative (%d)", name, v)}
+		if v < 1 {
+			return nil, &BindError{Problem: &DimValueError{Dim: name, Value: v}}
 		}
 	}
 	for _, name := range sortedKeys(dims) {

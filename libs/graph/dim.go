@@ -217,7 +217,7 @@ func (e *expr) eval(dims map[string]int64) (int64, error) {
 					return 0, err
 				}
 				var ok bool
-				if p, ok = mulSigned(p, v); !ok {
+				if p, ok = CheckedMul(p, v); !ok {
 					return 0, &OverflowError{What: "dim " + e.key}
 				}
 			}
@@ -366,17 +366,6 @@ func addSigned(a, b int64) (int64, bool) {
 	return c, true
 }
 
-func mulSigned(a, b int64) (int64, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	c := a * b
-	if c/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
-		return 0, false
-	}
-	return c, true
-}
-
 // ---- canonical polynomial arithmetic ----
 
 func (d Dim) terms() []term {
@@ -489,7 +478,7 @@ func (d Dim) Mul(o Dim) Dim {
 		return bad
 	}
 	if d.e == nil && o.e == nil {
-		p, ok := mulSigned(d.c, o.c)
+		p, ok := CheckedMul(d.c, o.c)
 		if !ok {
 			return badDim(fmt.Sprintf("%d * %d", d.c, o.c), "overflows int64")
 		}
@@ -502,7 +491,7 @@ func (d Dim) Mul(o Dim) Dim {
 	out := make([]term, 0, len(ta)*len(tb))
 	for _, x := range ta {
 		for _, y := range tb {
-			c, ok := mulSigned(x.coef, y.coef)
+			c, ok := CheckedMul(x.coef, y.coef)
 			if !ok {
 				return badDim(d.String()+" * "+o.String(), "coefficient overflows int64")
 			}

@@ -149,7 +149,7 @@ func (t *HostTensor) Int64s() ([]int64, error) {
 		return nil, err
 	}
 	sz := t.DType.Size()
-	if sz == 0 || int64(len(t.Data)) != n*sz {
+	if b, ok := CheckedMul(n, sz); sz == 0 || !ok || int64(len(t.Data)) != b {
 		return nil, fmt.Errorf("graph: %s tensor %v holds %d bytes, want %d elements of %d bytes", t.DType, t.Shape, len(t.Data), n, sz)
 	}
 	out := make([]int64, n)

@@ -36,19 +36,40 @@ func (l *Lifetimes) Buffer(v *Value) (int, bool) {
 	return i, i >= 0
 }
 
-// Lifetimes derives the planner problem of the binding, in the model's execution order
+// Residency says where the values that kernels read but no kernel writes live: graph inputs and
+// host-computed values.
+type Residency uint8
+
+const (
+	// HostResident: they stay in host memory, where host-visible kernels (the CPU's) read them.
+	// They take no arena bytes.
+	HostResident Residency = iota
+	// DeviceResident: a discrete device reaches only its own memory, so graph inputs and the
+	// host-computed values that kernels read get arena bytes from step 0 (they are copied in
+	// before the first kernel): an input to one past its last use, a host value to the end of the
+	// run, so that it survives the run and a session copies it in once for as long as it runs
+	// the same shapes.
+	DeviceResident
+)
+
+// Lifetimes derives the planner problem of the binding for HostResident values; see LifetimesFor.
+func (b *Binding) Lifetimes(workspace WorkspaceFunc) (*Lifetimes, error) {
+	return b.LifetimesFor(HostResident, workspace)
+}
+
+// LifetimesFor derives the planner problem of the binding, in the model's execution order
 // (step i runs Model.Nodes[i]):
 //   - each activation gets a buffer from the step that defines it to one past its last use;
 //   - views (Reshape, Squeeze, Unsqueeze, Flatten, Identity) share their input's buffer,
 //     which then lives until the views' last use too;
 //   - graph outputs live to the end of the run;
-//   - weights, constants, host values, graph inputs and views of them take no arena bytes
-//     (the runner holds them elsewhere);
+//   - weights and constants take no arena bytes (the runner holds them elsewhere), and neither do
+//     graph inputs, host values and views of them, unless r is DeviceResident (see Residency);
 //   - a node for which workspace returns more than 0 bytes gets a Workspace buffer for its
 //     step only.
 //
 // workspace may be nil (no workspaces).
-func (b *Binding) Lifetimes(workspace WorkspaceFunc) (*Lifetimes, error) {
+func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc) (*Lifetimes, error) {
 	m := b.Model
 	steps := len(m.Nodes)
 	l := &Lifetimes{Steps: m.Nodes, bufOf: make([]int, len(m.Values))}
@@ -56,6 +77,29 @@ func (b *Binding) Lifetimes(workspace WorkspaceFunc) (*Lifetimes, error) {
 	l.Owners = make([]BufferOwner, 0, cap(l.Problem.Buffers))
 	for i := range l.bufOf {
 		l.bufOf[i] = -1
+	}
+	if r == DeviceResident {
+		// Graph inputs first, then host values, each in a buffer of its own from step 0.
+		resident := func(v *Value, end int) {
+			if v == nil || l.bufOf[v.ID] >= 0 || !v.ReadByKernel() {
+				return
+			}
+			l.bufOf[v.ID] = len(l.Problem.Buffers)
+			l.Problem.Buffers = append(l.Problem.Buffers, planner.Buffer{
+				ID: v.Name, Size: b.Size(v), Start: 0, End: end, Kind: planner.Activation,
+			})
+			l.Owners = append(l.Owners, BufferOwner{Values: []*Value{v}, Node: v.Producer})
+		}
+		for _, v := range m.Inputs {
+			resident(v, 1)
+		}
+		for _, n := range m.Nodes {
+			for _, o := range n.Outputs {
+				if o != nil && o.Kind == KindActivation && o.Host {
+					resident(o, steps)
+				}
+			}
+		}
 	}
 	// root[v] is the value whose buffer v uses: itself, or for a view its input's root.
 	// Nodes are in topological order, so a view's input is resolved before the view.
@@ -120,4 +164,22 @@ func (b *Binding) Lifetimes(workspace WorkspaceFunc) (*Lifetimes, error) {
 		}
 	}
 	return l, nil
+}
+
+// ReadByKernel reports whether a kernel reads v's bytes at run time: v is a graph output, or some
+// consumer computes at least one output that is not a host value (a node whose outputs are all
+// host values is shape arithmetic, evaluated at Bind). A discrete device needs such a value in
+// its own memory.
+func (v *Value) ReadByKernel() bool {
+	if v.Output {
+		return true
+	}
+	for _, c := range v.Consumers {
+		for _, o := range c.Outputs {
+			if o != nil && !o.Host {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,7 +59,17 @@ func (e *ModelError) Unwrap() error { return e.Err }
 // a missing one is reported only when its bytes are asked for, so a model without its
 // weights still loads for shape and size work. The files must not change while the model
 // is open: a mapped file that shrinks faults on access.
+//
+// path must name a regular file (through symbolic links): a directory, device, FIFO or socket
+// is refused before it is opened, with an *fs.PathError wrapping ErrNotRegularFile.
 func Load(path string) (*Model, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("graph: load %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("graph: load %s: %w", path, notRegular(path, fi))
+	}
 	data, err := mapFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("graph: load %s: %w", path, err)
@@ -68,7 +79,14 @@ func Load(path string) (*Model, error) {
 		_ = unmapFile(data)
 		return nil, fmt.Errorf("graph: load %s: %w", path, err)
 	}
-	store := &weightStore{dir: dir, model: data, unmap: unmapFile}
+	// External data may also lie beside the model file's real path (see weightStore.resolve).
+	realDir := ""
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		if real, err = filepath.Abs(real); err == nil {
+			realDir = filepath.Dir(real)
+		}
+	}
+	store := &weightStore{dir: dir, realDir: realDir, model: data, unmap: unmapFile}
 	m, err := parse(data, store)
 	if err != nil {
 		_ = store.close()
@@ -229,12 +247,8 @@ func (b *builder) build(mp *onnxpb.ModelProto, g *onnxpb.GraphProto, raws [][]by
 		}
 		m.Opsets[d] = o.GetVersion()
 	}
-	v, ok := m.Opsets[""]
-	if !ok {
-		return &ModelError{Problem: "model imports no ai.onnx opset"}
-	}
-	if v < minOpset || v > maxOpset {
-		return &ModelError{Problem: fmt.Sprintf("ai.onnx opset %d is not supported (carve supports %d to %d)", v, minOpset, maxOpset)}
+	if err := checkOpsets(m.Opsets); err != nil {
+		return err
 	}
 
 	// Initializers first: a graph input of the same name is an overridable default, which
@@ -321,6 +335,18 @@ func (b *builder) build(mp *onnxpb.ModelProto, g *onnxpb.GraphProto, raws [][]by
 			n.Inputs = append(n.Inputs, v)
 		}
 	}
+	outputs := make([]string, len(g.GetOutput()))
+	for i, vi := range g.GetOutput() {
+		outputs[i] = vi.GetName()
+	}
+	return b.link(outputs)
+}
+
+// link finishes a model whose nodes have their inputs and outputs: it sorts the nodes
+// topologically, marks Constant outputs, records every value's consumers and the graph
+// outputs. Load and Build share it, so both keep the Model's invariants the same way.
+func (b *builder) link(outputs []string) error {
+	m := b.m
 	if err := b.sort(); err != nil {
 		return err
 	}
@@ -340,16 +366,28 @@ func (b *builder) build(mp *onnxpb.ModelProto, g *onnxpb.GraphProto, raws [][]by
 			}
 		}
 	}
-	for _, vi := range g.GetOutput() {
-		v := b.m.byName[vi.GetName()]
+	for _, name := range outputs {
+		v := b.m.byName[name]
 		if v == nil {
-			return &ModelError{Tensor: vi.GetName(), Problem: "graph output is not defined by any node, input or initializer"}
+			return &ModelError{Tensor: name, Problem: "graph output is not defined by any node, input or initializer"}
 		}
 		if v.Output {
-			return &ModelError{Tensor: vi.GetName(), Problem: "graph output listed twice"}
+			return &ModelError{Tensor: name, Problem: "graph output listed twice"}
 		}
 		v.Output = true
 		m.Outputs = append(m.Outputs, v)
+	}
+	return nil
+}
+
+// checkOpsets requires a supported ai.onnx opset.
+func checkOpsets(opsets map[string]int64) error {
+	v, ok := opsets[""]
+	if !ok {
+		return &ModelError{Problem: "model imports no ai.onnx opset"}
+	}
+	if v < minOpset || v > maxOpset {
+		return &ModelError{Problem: fmt.Sprintf("ai.onnx opset %d is not supported (carve supports %d to %d)", v, minOpset, maxOpset)}
 	}
 	return nil
 }

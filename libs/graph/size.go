@@ -2,7 +2,7 @@ package graph
 
 import (
 	"fmt"
-	"math/bits"
+	"math"
 )
 
 // OverflowError reports a size that does not fit in int64: a dim product, a byte size or a
@@ -13,17 +13,21 @@ type OverflowError struct {
 
 func (e *OverflowError) Error() string { return "graph: " + e.What + " overflows int64" }
 
-// mulDims is the overflow-checked product of two non-negative dims; the one multiplication
-// every dim product in this package goes through.
-func mulDims(a, b int64) (int64, bool) {
-	if a < 0 || b < 0 {
+// CheckedMul returns a*b and true, or 0 and false when the product does not fit in int64. It
+// takes operands of either sign. It is carve's one overflow-checked multiplication: NumElements,
+// ByteSize and Dim arithmetic go through it here, and size products elsewhere should too.
+// Hand-written: the standard library has no checked signed multiply (math/bits is unsigned).
+func CheckedMul(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	c := a * b
+	// Dividing back recovers a unless the product wrapped, except for MinInt64 * -1, which
+	// wraps to MinInt64 and whose quotient by -1 wraps back to MinInt64.
+	if c/b != a || (a == math.MinInt64 && b == -1) {
 		return 0, false
 	}
-	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	if hi != 0 || lo > 1<<63-1 {
-		return 0, false
-	}
-	return int64(lo), true
+	return c, true
 }
 
 // NumElements is the product of shape's dims, with an *OverflowError if it does not fit in
@@ -35,7 +39,7 @@ func NumElements(shape []int64) (int64, error) {
 			return 0, fmt.Errorf("graph: dim %d of shape %v is negative", i, shape)
 		}
 		var ok bool
-		if n, ok = mulDims(n, d); !ok {
+		if n, ok = CheckedMul(n, d); !ok {
 			return 0, &OverflowError{What: fmt.Sprintf("element count of shape %v", shape)}
 		}
 	}
@@ -62,7 +66,7 @@ func elemBytes(dt DType, n int64, shape []int64) (int64, error) {
 	if sz == 0 {
 		return 0, fmt.Errorf("graph: %s tensors have no fixed byte size", dt)
 	}
-	b, ok := mulDims(n, sz)
+	b, ok := CheckedMul(n, sz)
 	if !ok {
 		return 0, &OverflowError{What: fmt.Sprintf("byte size of %s%v", dt, shape)}
 	}

@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +13,12 @@ import (
 // weightStore owns the memory behind a model's weights: the mapped model file, if any, and
 // the external data files, each mapped at most once, on first use.
 type weightStore struct {
-	dir   string // the model's directory; external locations are relative to it
-	model []byte // the mapped model file; nil when the model came from a caller's buffer
-	unmap func([]byte) error
+	dir string // the model's directory as given; external locations are relative to it
+	// realDir is the directory of the model file's real path (symbolic links resolved), ""
+	// when the model came from a caller's buffer.
+	realDir string
+	model   []byte // the mapped model file; nil when the model came from a caller's buffer
+	unmap   func([]byte) error
 
 	mu    sync.Mutex
 	files map[string]*extFile
@@ -48,18 +52,73 @@ func (s *weightStore) file(location string) (*extFile, error) {
 	f := &extFile{location: location, path: filepath.Join(s.dir, filepath.FromSlash(location)), size: -1, st: s}
 	if s.dir == "" {
 		f.statErr = errors.New("the model was not loaded from a file, so external data cannot be found")
-	} else if fi, err := os.Stat(f.path); err != nil {
+	} else if real, err := s.resolve(location, f.path); err != nil {
+		if errors.Is(err, ErrLocationEscapes) {
+			return nil, err
+		}
+		f.statErr = err // missing: reported when the bytes are asked for
+	} else if fi, err := os.Stat(real); err != nil {
 		f.statErr = err
 	} else if !fi.Mode().IsRegular() {
-		f.statErr = fmt.Errorf("%s is not a regular file", f.path)
+		f.statErr = notRegular(f.path, fi)
 	} else {
-		f.size = fi.Size()
+		f.path, f.size = real, fi.Size()
 	}
 	if s.files == nil {
 		s.files = make(map[string]*extFile)
 	}
 	s.files[location] = f
 	return f, nil
+}
+
+// ErrLocationEscapes: an external data location whose file, symbolic links resolved, lies
+// outside the model's folder.
+var ErrLocationEscapes = errors.New("external data escapes the model's folder")
+
+// ErrNotRegularFile: a model or external data path that names a directory, device, FIFO or
+// socket. Such files are refused before they are read: a FIFO or /dev/zero never ends.
+var ErrNotRegularFile = errors.New("not a regular file")
+
+// notRegular describes a path that is not a regular file, as an *fs.PathError.
+func notRegular(path string, fi fs.FileInfo) error {
+	if fi.IsDir() {
+		return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("is a directory, %w", ErrNotRegularFile)}
+	}
+	return &fs.PathError{Op: "open", Path: path, Err: ErrNotRegularFile}
+}
+
+// resolve returns the real path of the external data file at path (location joined to the
+// model's folder), symbolic links resolved, and accepts it only where onnxruntime does (its PR
+// 27374): under the model's folder as given (itself resolved), or under the folder of the
+// model file's real path. The first keeps links inside a model's folder working; the second
+// keeps the Hugging Face cache working, where snapshots/REV/model.onnx and its data are both
+// links into ../../blobs/. A link that leads anywhere else is an error wrapping
+// ErrLocationEscapes; a missing file is the error of filepath.EvalSymlinks.
+func (s *weightStore) resolve(location, path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return "", err
+	}
+	dir := s.dir
+	if d, err := filepath.EvalSymlinks(s.dir); err == nil {
+		dir = d
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", err
+	}
+	if within(real, dir) || (s.realDir != "" && within(real, s.realDir)) {
+		return real, nil
+	}
+	return "", fmt.Errorf("location %q resolves to %s: %w (%s)", location, real, ErrLocationEscapes, s.dir)
+}
+
+// within reports whether path lies inside dir; both are absolute and clean.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && filepath.IsLocal(rel)
 }
 
 // checkLocation rejects external data locations that could reach outside the model's

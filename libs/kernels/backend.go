@@ -29,7 +29,8 @@ import (
 //     Target() alone, so the estimator, which has no device, agrees with the runner.
 //  2. A kernel's Run only enqueues work on its stream (or, for a Launcher, runs inside work the
 //     engine launched); it never allocates device memory or waits for the device.
-//  3. Memory the engine got from Device (directly or through an allocator over it) is the only
+//  3. Bind gives tensors host Data exactly when Target().HostVisible().
+//  4. Memory the engine got from Device (directly or through an allocator over it) is the only
 //     memory Bind, CopyIn and CopyOut are given.
 //
 // Implementations are safe for concurrent use.
@@ -42,9 +43,6 @@ type Backend interface {
 	Registry() *Registry
 	// Device is the backend's device: memory, streams, events, capture.
 	Device() alloc.Device
-	// HostVisible reports whether Bind gives tensors host Data (the CPU backend): then weights,
-	// inputs and host values need no copies, and kernels read them where they are.
-	HostVisible() bool
 	// Bind points t at the n bytes of device memory at p.
 	Bind(t *Tensor, p alloc.Ptr, n int64)
 	// CopyIn queues a copy of src to device memory at dst on s.

@@ -34,7 +34,7 @@ func TestUnknownOpListsWhatIsSupported(t *testing.T) {
 	require.Contains(t, msg, "MatMul")
 	require.Contains(t, msg, "com.microsoft.MatMulNBits")
 
-	_, err = r.Bound(&kernels.NodeRange{Name: "x", Op: "Attention"}, kernels.CPU(1)) // ai.onnx Attention (opset 23) is not the contrib one
+	_, err = r.Bound(&kernels.NodeRange{Name: "x", Op: "Attention", Domain: "org.example"}, kernels.CPU(1)) // neither ai.onnx's nor com.microsoft's
 	require.ErrorAs(t, err, &u)
 
 	_, err = r.Lookup("cuda-sm90", kernels.OpKey{Op: "MatMul"})

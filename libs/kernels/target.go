@@ -45,6 +45,11 @@ func CPU(workers int) Target {
 	return Target{Backend: BackendCPU, Workers: workers}
 }
 
+// HostVisible reports whether the target's kernels read and write host memory (the CPU): then
+// weights, graph inputs and host-computed values stay where they are, and tensors carry host
+// Data. Other targets are discrete devices that reach only their own memory, through addresses.
+func (t Target) HostVisible() bool { return t.Backend == BackendCPU }
+
 // GPU reports whether the target is a CUDA GPU.
 func (t Target) GPU() bool { return t.Backend == BackendCUDA }
 
@@ -65,9 +70,10 @@ func (t Target) String() string {
 
 // KnownGPUs are the GPUs ParseTarget knows by name, with their published figures: compute
 // capability, multiprocessors, the opt-in shared memory per block and memory as the driver
-// reports it.
+// reports it (cuDeviceTotalMem, which is what the CUDA backend's Target reads: for the H200,
+// read on the GPU machine with driver 580.159.04, 615 MiB less than nvidia-smi's 143771 MiB).
 var KnownGPUs = map[string]Target{
-	"h200": {Backend: BackendCUDA, Arch: "sm_90", SMs: 132, SharedMemPerBlock: 227 << 10, Memory: 150754820096},
+	"h200": {Backend: BackendCUDA, Arch: "sm_90", SMs: 132, SharedMemPerBlock: 227 << 10, Memory: 150109880320},
 	"h100": {Backend: BackendCUDA, Arch: "sm_90", SMs: 132, SharedMemPerBlock: 227 << 10, Memory: 85017755648},
 	"a100": {Backend: BackendCUDA, Arch: "sm_80", SMs: 108, SharedMemPerBlock: 163 << 10, Memory: 85097971712},
 }

@@ -67,27 +67,33 @@ func (c *Cache[V]) Get(sig Signature) (V, bool) {
 	return zero, false
 }
 
-// Put caches v for sig, replacing any value there and evicting the least recently used value
-// if the cache is full.
-func (c *Cache[V]) Put(sig Signature, v V) {
+// Put caches v for sig, replacing any value there and evicting the least recently used values
+// if the cache is full. It returns the values it dropped (a replaced one included), for callers
+// whose values hold resources to release.
+func (c *Cache[V]) Put(sig Signature, v V) (dropped []V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.put(sig, v)
+	return c.put(sig, v)
 }
 
-func (c *Cache[V]) put(sig Signature, v V) {
+func (c *Cache[V]) put(sig Signature, v V) (dropped []V) {
 	if e, ok := c.entries[sig]; ok {
-		e.Value.(*entry[V]).val = v
+		ent := e.Value.(*entry[V])
+		dropped = append(dropped, ent.val)
+		ent.val = v
 		c.order.MoveToFront(e)
-		return
+		return dropped
 	}
 	c.entries[sig] = c.order.PushFront(&entry[V]{sig, v})
 	for c.order.Len() > c.size {
 		last := c.order.Back()
 		c.order.Remove(last)
-		delete(c.entries, last.Value.(*entry[V]).sig)
+		ent := last.Value.(*entry[V])
+		delete(c.entries, ent.sig)
+		dropped = append(dropped, ent.val)
 		c.stats.Evictions++
 	}
+	return dropped
 }
 
 // GetOrCompute returns the value cached for sig, or computes, caches and returns it. While one

@@ -50,17 +50,17 @@ func sig(i int) planner.Signature {
 
 func TestCacheLRU(t *testing.T) {
 	c := planner.NewCache[int](2)
-	c.Put(sig(1), 1)
-	c.Put(sig(2), 2)
+	require.Empty(t, c.Put(sig(1), 1))
+	require.Empty(t, c.Put(sig(2), 2))
 	v, ok := c.Get(sig(1)) // 1 is now the most recent
 	require.True(t, ok)
 	require.Equal(t, 1, v)
-	c.Put(sig(3), 3) // evicts 2
+	require.Equal(t, []int{2}, c.Put(sig(3), 3), "evicts 2")
 	_, ok = c.Get(sig(2))
 	require.False(t, ok)
 	_, ok = c.Get(sig(1))
 	require.True(t, ok)
-	c.Put(sig(1), 10) // replaces in place
+	require.Equal(t, []int{1}, c.Put(sig(1), 10), "replaces in place")
 	v, _ = c.Get(sig(1))
 	require.Equal(t, 10, v)
 	require.Equal(t, planner.CacheStats{Hits: 3, Misses: 1, Evictions: 1, Len: 2}, c.Stats())

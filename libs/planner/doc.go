@@ -30,14 +30,15 @@ on the machine, work (Options.StepLimit). exact.go describes the search.
 # Patterns, workspaces, files
 
 Cache keeps plans by Signature (input shapes plus route-deciding scalars), bounded and single
-flight. Policy, Workspaces, SlotCapacity and Envelope implement the W/C/R workspace rules: a
-kernel's workspace comes whole from its planned slot or whole from one dynamic allocation, never
-split. ReadCSV and WriteCSV speak MiniMalloc's CSV format, and Summary is the account a CLI prints.
+flight. Policy.Decide implements the W/C/R workspace rule (workspace.go): a kernel's workspace
+comes whole from its planned slot or whole from one dynamic allocation, never split; the caller
+supplies the three sizes and counts the outcomes. ReadCSV and WriteCSV speak MiniMalloc's CSV
+format, and Summary is the account a CLI prints.
 
 # Concurrency
 
-Problem, Plan, Signature, Summary and Decision are plain values. Solve, Verify, LowerBound,
-ReadCSV and WriteCSV keep no state and may be called concurrently (on values not being
-modified). Cache and Workspaces are safe for concurrent use; Envelope is not.
+Problem, Plan, Signature, Summary, Policy and Decision are plain values. Solve, Verify,
+LowerBound, Policy.Decide, ReadCSV and WriteCSV keep no state and may be called concurrently
+(on values not being modified). Cache is safe for concurrent use.
 */
 package planner

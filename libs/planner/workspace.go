@@ -3,16 +3,14 @@ package planner
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"sync"
 )
 
 // A kernel's workspace has three sizes:
 //
 //   - W, the admission bound: the most the kernel declares it can ever ask for;
-//   - C, the capacity of its slot in the cached plan, taken from the pattern's envelope (the
-//     largest need over the bindings and routes the pattern covers), not from W by default, so
-//     that a decode step does not reserve the prefill worst case;
+//   - C, the capacity of its slot in the cached plan: the largest need over the bindings and
+//     routes the plan covers, not W by default, so that a decode step does not reserve the
+//     prefill worst case;
 //   - R, what this invocation needs.
 //
 // R <= C <= W should hold. R <= C: the invocation uses its planned region. R > C: the policy
@@ -28,7 +26,8 @@ type Policy uint8
 const (
 	// Strict fails the invocation, before anything is allocated, with a *CapacityError.
 	Strict Policy = iota
-	// Fallback serves the invocation with one dynamic allocation of all R bytes, counted.
+	// Fallback serves the invocation with one dynamic allocation of all R bytes, which the caller
+	// counts (libs/engine reports them in its Stats).
 	Fallback
 )
 
@@ -116,115 +115,4 @@ func (p Policy) Decide(node string, r, c, w int64) (Decision, error) {
 		return Decision{Source: FromDynamic, Bytes: r}, nil
 	}
 	return Decision{}, &CapacityError{Node: node, R: r, C: c, W: w, Policy: p}
-}
-
-// Workspaces applies a Policy to every invocation of a run (or many runs) and counts the
-// outcomes, so that fallbacks are reported rather than silent. It is safe for concurrent use.
-type Workspaces struct {
-	policy Policy
-	mu     sync.Mutex
-	stats  WorkspaceStats
-}
-
-// WorkspaceStats counts the decisions of a Workspaces; Stats returns a copy, safe to keep.
-type WorkspaceStats struct {
-	Planned       int64            // invocations served from their planned slot
-	Fallbacks     int64            // invocations served by a dynamic allocation
-	FallbackBytes int64            // bytes allocated dynamically, in all
-	Errors        int64            // invocations refused
-	ByNode        map[string]int64 // fallbacks per node
-}
-
-// NewWorkspaces returns a counter applying policy.
-func NewWorkspaces(policy Policy) *Workspaces {
-	return &Workspaces{policy: policy, stats: WorkspaceStats{ByNode: map[string]int64{}}}
-}
-
-// Policy returns the policy applied.
-func (ws *Workspaces) Policy() Policy { return ws.policy }
-
-// Decide is Policy.Decide, counted.
-func (ws *Workspaces) Decide(node string, r, c, w int64) (Decision, error) {
-	d, err := ws.policy.Decide(node, r, c, w)
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	switch {
-	case err != nil:
-		ws.stats.Errors++
-	case d.Source == FromPlan:
-		ws.stats.Planned++
-	default:
-		ws.stats.Fallbacks++
-		ws.stats.FallbackBytes += d.Bytes
-		ws.stats.ByNode[node]++
-	}
-	return d, err
-}
-
-// Stats returns a copy of the counters.
-func (ws *Workspaces) Stats() WorkspaceStats {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	s := ws.stats
-	s.ByNode = maps.Clone(ws.stats.ByNode)
-	return s
-}
-
-// SlotCapacity returns C for node's workspace slot: the largest of the needs R over the
-// bindings and routes that a pattern covers (its envelope). It does not fall back to the bound w:
-// with no needs it fails, and a caller that wants the worst case must pass w as a need, on
-// purpose. A need above w is a *CapacityError (the kernel's declaration is wrong).
-func SlotCapacity(node string, w int64, needs ...int64) (int64, error) {
-	if len(needs) == 0 {
-		return 0, fmt.Errorf("%w: node %q: no workspace needs to size its slot from", ErrInvalidSlot, node)
-	}
-	if w < 0 {
-		return 0, fmt.Errorf("%w: node %q: negative bound %d", ErrInvalidSlot, node, w)
-	}
-	var c int64
-	for _, r := range needs {
-		if r < 0 {
-			return 0, fmt.Errorf("%w: node %q: negative need %d", ErrInvalidSlot, node, r)
-		}
-		if r > w {
-			return 0, &CapacityError{Node: node, R: r, C: max(c, r), W: w}
-		}
-		c = max(c, r)
-	}
-	return c, nil
-}
-
-// Envelope gathers, slot by slot, the workspace needs over a pattern's bindings and routes,
-// for SlotCapacity-style sizing one observation at a time. The zero Envelope is ready to use;
-// it is not safe for concurrent use.
-type Envelope struct {
-	slots map[string]envelopeSlot
-}
-
-type envelopeSlot struct{ c, w int64 }
-
-// Observe records that node's kernel needs r bytes for one binding or route, under its declared
-// bound w. A need above w is a *CapacityError; a node's bound must not change between calls.
-func (e *Envelope) Observe(node string, r, w int64) error {
-	if r < 0 || w < 0 {
-		return fmt.Errorf("%w: node %q: negative size (R %d, W %d)", ErrInvalidSlot, node, r, w)
-	}
-	s, seen := e.slots[node]
-	if seen && s.w != w {
-		return fmt.Errorf("%w: node %q: declared bound changed from %d to %d", ErrInvalidSlot, node, s.w, w)
-	}
-	if r > w {
-		return &CapacityError{Node: node, R: r, C: max(s.c, r), W: w}
-	}
-	if e.slots == nil {
-		e.slots = map[string]envelopeSlot{}
-	}
-	e.slots[node] = envelopeSlot{c: max(s.c, r), w: w}
-	return nil
-}
-
-// Capacity returns C for node: the largest need observed, and whether any was.
-func (e *Envelope) Capacity(node string) (int64, bool) {
-	s, ok := e.slots[node]
-	return s.c, ok
 }

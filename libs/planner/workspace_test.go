@@ -58,15 +58,12 @@ func TestCapacityErrorMessages(t *testing.T) {
 	require.ErrorContains(t, bad, "the kernel's workspace bound is wrong")
 }
 
-// TestWorkspacesNeverMix: under fallback, every over-slot need is served whole and dynamically,
-// and counted; the planned region is never topped up.
-func TestWorkspacesNeverMix(t *testing.T) {
-	ws := planner.NewWorkspaces(planner.Fallback)
-	require.Equal(t, planner.Fallback, ws.Policy())
+// TestDecideNeverSplits: under fallback, every over-slot need is served whole and dynamically;
+// the planned region is never topped up, and strict refuses instead.
+func TestDecideNeverSplits(t *testing.T) {
 	const c, w = 1000, 5000
-	var dynamic int64
 	for r := int64(0); r <= w+250; r += 250 {
-		d, err := ws.Decide("gemm", r, c, w)
+		d, err := planner.Fallback.Decide("gemm", r, c, w)
 		switch {
 		case r > w:
 			require.ErrorIs(t, err, planner.ErrWorkspaceOverBound)
@@ -76,51 +73,12 @@ func TestWorkspacesNeverMix(t *testing.T) {
 		default:
 			require.NoError(t, err)
 			require.Equal(t, planner.Decision{Source: planner.FromDynamic, Bytes: r}, d)
-			dynamic += r
+			_, err = planner.Strict.Decide("gemm", r, c, w)
+			require.ErrorIs(t, err, planner.ErrWorkspaceOverCapacity)
 		}
 	}
-	s := ws.Stats()
-	require.Equal(t, int64(5), s.Planned)    // 0, 250, ..., 1000
-	require.Equal(t, int64(16), s.Fallbacks) // 1250 ... 5000
-	require.Equal(t, dynamic, s.FallbackBytes)
-	require.Equal(t, int64(1), s.Errors)
-	require.Equal(t, map[string]int64{"gemm": 16}, s.ByNode)
-	s.ByNode["gemm"] = 0
-	require.Equal(t, int64(16), ws.Stats().ByNode["gemm"], "Stats returns a copy")
-
-	strict := planner.NewWorkspaces(planner.Strict)
-	_, err := strict.Decide("gemm", 2000, c, w)
-	require.ErrorIs(t, err, planner.ErrWorkspaceOverCapacity)
-	require.Equal(t, int64(1), strict.Stats().Errors)
 	require.Equal(t, "strict", planner.Strict.String())
+	require.Equal(t, "fallback", planner.Fallback.String())
+	require.Equal(t, "planned", planner.FromPlan.String())
 	require.Equal(t, "dynamic", planner.FromDynamic.String())
-}
-
-func TestSlotCapacity(t *testing.T) {
-	// A decode step's envelope: its needs, not the prefill worst case W.
-	c, err := planner.SlotCapacity("attn", 1<<20, 4096, 8192, 1024)
-	require.NoError(t, err)
-	require.Equal(t, int64(8192), c)
-
-	_, err = planner.SlotCapacity("attn", 1<<20)
-	require.ErrorIs(t, err, planner.ErrInvalidSlot, "no needs: no silent fallback to W")
-	_, err = planner.SlotCapacity("attn", 100, 50, 200)
-	require.ErrorIs(t, err, planner.ErrWorkspaceOverBound)
-	_, err = planner.SlotCapacity("attn", 100, -1)
-	require.ErrorIs(t, err, planner.ErrInvalidSlot)
-
-	var env planner.Envelope
-	_, ok := env.Capacity("attn")
-	require.False(t, ok)
-	for _, r := range []int64{10, 300, 20} {
-		require.NoError(t, env.Observe("attn", r, 1000))
-	}
-	require.NoError(t, env.Observe("conv", 0, 0))
-	c, ok = env.Capacity("attn")
-	require.True(t, ok)
-	require.Equal(t, int64(300), c)
-	require.ErrorIs(t, env.Observe("attn", 2000, 1000), planner.ErrWorkspaceOverBound)
-	require.ErrorIs(t, env.Observe("attn", 1, 999), planner.ErrInvalidSlot)
-	c, _ = env.Capacity("attn")
-	require.Equal(t, int64(300), c, "failed observations change nothing")
 }

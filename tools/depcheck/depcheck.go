@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"go/build/constraint"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -94,6 +95,11 @@ func StaleBuilds(root string) ([]string, error) {
 			return nil, err
 		}
 		for _, n := range names {
+			if ignored, err := buildIgnored(filepath.Join(root, dir, n)); err != nil {
+				return nil, err
+			} else if ignored {
+				continue
+			}
 			if !strings.Contains(string(build), `"`+n+`"`) {
 				stale = append(stale, filepath.Join(dir, n))
 			}
@@ -101,6 +107,36 @@ func StaleBuilds(root string) ([]string, error) {
 	}
 	sort.Strings(stale)
 	return stale, nil
+}
+
+// buildIgnored reports whether a Go file is left out of every build by a `//go:build ignore`
+// constraint (a generator run with go run, as gazelle leaves it out too).
+func buildIgnored(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || strings.HasPrefix(line, "//") && !constraint.IsGoBuild(line):
+			continue
+		case constraint.IsGoBuild(line):
+			expr, err := constraint.Parse(line)
+			if err != nil {
+				return false, nil
+			}
+			// Ignored when false with "ignore" unset, whether the other tags are all set or
+			// all unset (so `//go:build !cuda` still counts).
+			all := expr.Eval(func(tag string) bool { return tag != "ignore" })
+			none := expr.Eval(func(string) bool { return false })
+			return !all && !none, nil
+		}
+		return false, nil // past the header: no constraint
+	}
+	return false, sc.Err()
 }
 
 // walk calls fn for every regular file under root outside skipDirs, ignored Bazel output links and

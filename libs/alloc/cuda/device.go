@@ -19,6 +19,17 @@ static CUresult carve_malloc(CUdeviceptr *p, size_t n) {
 	cuThreadExchangeStreamCaptureMode(&mode);
 	return r;
 }
+
+// carve_capture_info is cuStreamGetCaptureInfo's status and id. Since CUDA 12, cuda.h maps the
+// name to cuStreamGetCaptureInfo_v2, which also returns the capture's graph and dependencies;
+// CUDA 11 headers declare the three-argument form.
+static CUresult carve_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id) {
+#if CUDA_VERSION >= 12000
+	return cuStreamGetCaptureInfo(s, status, id, NULL, NULL, NULL);
+#else
+	return cuStreamGetCaptureInfo(s, status, id);
+#endif
+}
 */
 import "C"
 
@@ -26,6 +37,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"carve.dev/libs/alloc"
@@ -33,7 +45,8 @@ import (
 
 // Device is an alloc.Device on one NVIDIA GPU, through the CUDA driver API in the device's
 // primary context. Stream, event and graph handles are small integers that map to driver
-// objects. Device is safe for concurrent use.
+// objects; they are unique across every Device of the process, so a stream names its device
+// (StreamDevice). Device is safe for concurrent use.
 //
 // It calls the driver directly with cgo rather than through gorgonia.org/cu (which Probe uses):
 // cu has no stream capture, graph launch or capture-mode calls, and its handle types are opaque,
@@ -44,11 +57,52 @@ type Device struct {
 	ctx     C.CUcontext
 
 	mu       sync.Mutex
-	next     uintptr
-	streams  map[alloc.Stream]C.CUstream
 	events   map[alloc.Event]C.CUevent
 	graphs   map[alloc.GraphExec]graphPair
 	captures int // streams being captured
+
+	stats deviceStats
+	calls deviceCalls
+}
+
+// nextHandle numbers the stream, event and graph handles of every Device in the process.
+var nextHandle atomic.Uintptr
+
+func newHandle() uintptr { return nextHandle.Add(1) }
+
+// streamEntry is one live stream: its device and its driver handle.
+type streamEntry struct {
+	dev *Device
+	cs  C.CUstream
+}
+
+// streams maps every live stream of every Device to its device, so that code given only an
+// alloc.Stream (a kernel launch) finds the device and context to run in. Lookups take a read
+// lock and do not allocate.
+var streams struct {
+	sync.RWMutex
+	m map[alloc.Stream]streamEntry
+}
+
+func init() { streams.m = map[alloc.Stream]streamEntry{} }
+
+// StreamDevice returns the device that created s, or an error wrapping alloc.ErrInvalidHandle
+// for a stream that no live Device created.
+func StreamDevice(s alloc.Stream) (*Device, error) {
+	streams.RLock()
+	e, ok := streams.m[s]
+	streams.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("cuda: stream %d: %w", s, alloc.ErrInvalidHandle)
+	}
+	return e.dev, nil
+}
+
+// RawStream returns s's driver handle (a CUstream) as an integer, for cgo code of other
+// packages (cgo types are per package). The handle is valid until DestroyStream.
+func (d *Device) RawStream(s alloc.Stream) (uintptr, error) {
+	cs, err := d.stream(s)
+	return uintptr(unsafe.Pointer(cs)), err
 }
 
 type graphPair struct {
@@ -93,8 +147,7 @@ func check(call string, r C.CUresult) error {
 
 // Open initialises the driver and retains device ordinal's primary context.
 func Open(ordinal int) (*Device, error) {
-	d := &Device{ordinal: ordinal, streams: map[alloc.Stream]C.CUstream{}, events: map[alloc.Event]C.CUevent{},
-		graphs: map[alloc.GraphExec]graphPair{}}
+	d := &Device{ordinal: ordinal, events: map[alloc.Event]C.CUevent{}, graphs: map[alloc.GraphExec]graphPair{}}
 	if err := check("cuInit", C.cuInit(0)); err != nil {
 		return nil, err
 	}
@@ -112,6 +165,14 @@ func (d *Device) Close() error {
 	return check("cuDevicePrimaryCtxRelease", C.cuDevicePrimaryCtxRelease(d.dev))
 }
 
+// Do runs fn on a locked OS thread with the device's context current, for driver calls made by
+// other packages' cgo code (driver calls act on the calling thread's current context, and
+// goroutines move between threads). fn must not keep the thread's context for later.
+func (d *Device) Do(fn func() error) error { return d.do(fn) }
+
+// Ordinal is the device's index among the driver's devices.
+func (d *Device) Ordinal() int { return d.ordinal }
+
 // do runs fn on a locked OS thread with the device's context current: driver calls act on the
 // calling thread's current context, and goroutines move between threads.
 func (d *Device) do(fn func() error) error {
@@ -128,25 +189,35 @@ func (d *Device) Name() string { return fmt.Sprintf("cuda:%d", d.ordinal) }
 
 // Malloc allocates with cuMemAlloc (256-byte aligned or better).
 func (d *Device) Malloc(size int64) (alloc.Ptr, error) {
+	d.calls.malloc.Add(1)
 	if size <= 0 {
 		return 0, fmt.Errorf("cuda: malloc of %d bytes", size)
 	}
 	var p C.CUdeviceptr
 	err := d.do(func() error { return check("cuMemAlloc", C.carve_malloc(&p, C.size_t(size))) })
+	if err == nil {
+		d.stats.mallocs.Add(1)
+	}
 	return alloc.Ptr(p), err
 }
 
 // Free releases memory with cuMemFree, which waits for the work that may still use it. It fails
 // while a stream of the device is being captured.
 func (d *Device) Free(p alloc.Ptr) error {
+	d.calls.free.Add(1)
 	if d.capturing() {
 		return fmt.Errorf("cuda: free: %w", alloc.ErrCaptureUnsupported)
 	}
-	return d.do(func() error { return check("cuMemFree", C.cuMemFree(C.CUdeviceptr(p))) })
+	err := d.do(func() error { return check("cuMemFree", C.cuMemFree(C.CUdeviceptr(p))) })
+	if err == nil {
+		d.stats.frees.Add(1)
+	}
+	return err
 }
 
 // MemInfo reports free and total device memory.
 func (d *Device) MemInfo() (free, total int64, err error) {
+	d.calls.memInfo.Add(1)
 	var f, t C.size_t
 	err = d.do(func() error { return check("cuMemGetInfo", C.cuMemGetInfo(&f, &t)) })
 	return int64(f), int64(t), err
@@ -154,6 +225,7 @@ func (d *Device) MemInfo() (free, total int64, err error) {
 
 // Synchronize waits for all work of the context. It fails during a capture.
 func (d *Device) Synchronize() error {
+	d.calls.synchronize.Add(1)
 	if d.capturing() {
 		return fmt.Errorf("cuda: synchronize: %w", alloc.ErrCaptureUnsupported)
 	}
@@ -166,19 +238,15 @@ func (d *Device) capturing() bool {
 	return d.captures > 0
 }
 
-func (d *Device) handle() uintptr {
-	d.next++
-	return d.next
-}
-
+// stream returns the driver handle of s, a stream of d.
 func (d *Device) stream(s alloc.Stream) (C.CUstream, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	cs, ok := d.streams[s]
-	if !ok {
+	streams.RLock()
+	e, ok := streams.m[s]
+	streams.RUnlock()
+	if !ok || e.dev != d {
 		return nil, fmt.Errorf("cuda: stream %d: %w", s, alloc.ErrInvalidHandle)
 	}
-	return cs, nil
+	return e.cs, nil
 }
 
 func (d *Device) event(e alloc.Event) (C.CUevent, error) {
@@ -193,31 +261,36 @@ func (d *Device) event(e alloc.Event) (C.CUevent, error) {
 
 // NewStream creates a non-blocking stream (it never synchronizes with the legacy stream).
 func (d *Device) NewStream() (alloc.Stream, error) {
+	d.calls.newStream.Add(1)
 	var cs C.CUstream
 	if err := d.do(func() error { return check("cuStreamCreate", C.cuStreamCreate(&cs, C.CU_STREAM_NON_BLOCKING)) }); err != nil {
 		return 0, err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	h := alloc.Stream(d.handle())
-	d.streams[h] = cs
+	h := alloc.Stream(newHandle())
+	streams.Lock()
+	streams.m[h] = streamEntry{dev: d, cs: cs}
+	streams.Unlock()
 	return h, nil
 }
 
 // DestroyStream destroys s; work already queued on it still runs.
 func (d *Device) DestroyStream(s alloc.Stream) error {
-	d.mu.Lock()
-	cs, ok := d.streams[s]
-	delete(d.streams, s)
-	d.mu.Unlock()
-	if !ok {
+	d.calls.destroyStream.Add(1)
+	streams.Lock()
+	e, ok := streams.m[s]
+	if ok && e.dev == d {
+		delete(streams.m, s)
+	}
+	streams.Unlock()
+	if !ok || e.dev != d {
 		return fmt.Errorf("cuda: stream %d: %w", s, alloc.ErrInvalidHandle)
 	}
-	return d.do(func() error { return check("cuStreamDestroy", C.cuStreamDestroy(cs)) })
+	return d.do(func() error { return check("cuStreamDestroy", C.cuStreamDestroy(e.cs)) })
 }
 
 // SynchronizeStream waits for the work queued on s.
 func (d *Device) SynchronizeStream(s alloc.Stream) error {
+	d.calls.synchronizeStream.Add(1)
 	cs, err := d.stream(s)
 	if err != nil {
 		return err
@@ -227,19 +300,21 @@ func (d *Device) SynchronizeStream(s alloc.Stream) error {
 
 // NewEvent creates an event without timing.
 func (d *Device) NewEvent() (alloc.Event, error) {
+	d.calls.newEvent.Add(1)
 	var ce C.CUevent
 	if err := d.do(func() error { return check("cuEventCreate", C.cuEventCreate(&ce, C.CU_EVENT_DISABLE_TIMING)) }); err != nil {
 		return 0, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	h := alloc.Event(d.handle())
+	h := alloc.Event(newHandle())
 	d.events[h] = ce
 	return h, nil
 }
 
 // DestroyEvent destroys e.
 func (d *Device) DestroyEvent(e alloc.Event) error {
+	d.calls.destroyEvent.Add(1)
 	d.mu.Lock()
 	ce, ok := d.events[e]
 	delete(d.events, e)
@@ -262,6 +337,7 @@ func (d *Device) eventAndStream(e alloc.Event, s alloc.Stream) (C.CUevent, C.CUs
 
 // RecordEvent marks the current end of s in e.
 func (d *Device) RecordEvent(e alloc.Event, s alloc.Stream) error {
+	d.calls.recordEvent.Add(1)
 	ce, cs, err := d.eventAndStream(e, s)
 	if err != nil {
 		return err
@@ -271,6 +347,7 @@ func (d *Device) RecordEvent(e alloc.Event, s alloc.Stream) error {
 
 // WaitEvent makes later work on s wait for e.
 func (d *Device) WaitEvent(s alloc.Stream, e alloc.Event) error {
+	d.calls.waitEvent.Add(1)
 	ce, cs, err := d.eventAndStream(e, s)
 	if err != nil {
 		return err
@@ -280,6 +357,7 @@ func (d *Device) WaitEvent(s alloc.Stream, e alloc.Event) error {
 
 // QueryEvent reports whether e has completed.
 func (d *Device) QueryEvent(e alloc.Event) (bool, error) {
+	d.calls.queryEvent.Add(1)
 	ce, err := d.event(e)
 	if err != nil {
 		return false, err
@@ -296,6 +374,7 @@ func (d *Device) QueryEvent(e alloc.Event) (bool, error) {
 
 // SynchronizeEvent waits for e.
 func (d *Device) SynchronizeEvent(e alloc.Event) error {
+	d.calls.synchronizeEvent.Add(1)
 	ce, err := d.event(e)
 	if err != nil {
 		return err
@@ -306,6 +385,7 @@ func (d *Device) SynchronizeEvent(e alloc.Event) error {
 // BeginCapture starts capturing s in relaxed mode (allocations stay legal; the allocator keeps
 // frees out of captures itself).
 func (d *Device) BeginCapture(s alloc.Stream) error {
+	d.calls.beginCapture.Add(1)
 	cs, err := d.stream(s)
 	if err != nil {
 		return err
@@ -323,6 +403,7 @@ func (d *Device) BeginCapture(s alloc.Stream) error {
 
 // EndCapture ends s's capture and instantiates the graph.
 func (d *Device) EndCapture(s alloc.Stream) (alloc.GraphExec, error) {
+	d.calls.endCapture.Add(1)
 	cs, err := d.stream(s)
 	if err != nil {
 		return 0, err
@@ -353,25 +434,27 @@ func (d *Device) EndCapture(s alloc.Stream) (alloc.GraphExec, error) {
 		}
 		return 0, err
 	}
-	h := alloc.GraphExec(d.handle())
+	h := alloc.GraphExec(newHandle())
 	d.graphs[h] = g
 	return h, nil
 }
 
 // CaptureInfo reports whether s is being captured, and the capture's id.
 func (d *Device) CaptureInfo(s alloc.Stream) (alloc.CaptureID, bool, error) {
+	d.calls.captureInfo.Add(1)
 	cs, err := d.stream(s)
 	if err != nil {
 		return 0, false, err
 	}
 	var status C.CUstreamCaptureStatus
 	var id C.cuuint64_t
-	err = d.do(func() error { return check("cuStreamGetCaptureInfo", C.cuStreamGetCaptureInfo(cs, &status, &id)) })
+	err = d.do(func() error { return check("cuStreamGetCaptureInfo", C.carve_capture_info(cs, &status, &id)) })
 	return alloc.CaptureID(id), status == C.CU_STREAM_CAPTURE_STATUS_ACTIVE, err
 }
 
 // LaunchGraph queues a replay of g on s.
 func (d *Device) LaunchGraph(g alloc.GraphExec, s alloc.Stream) error {
+	d.calls.launchGraph.Add(1)
 	d.mu.Lock()
 	gp, ok := d.graphs[g]
 	d.mu.Unlock()
@@ -387,6 +470,7 @@ func (d *Device) LaunchGraph(g alloc.GraphExec, s alloc.Stream) error {
 
 // DestroyGraph releases g; replays already queued still run.
 func (d *Device) DestroyGraph(g alloc.GraphExec) error {
+	d.calls.destroyGraph.Add(1)
 	d.mu.Lock()
 	gp, ok := d.graphs[g]
 	delete(d.graphs, g)

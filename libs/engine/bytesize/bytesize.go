@@ -42,9 +42,10 @@ func (e *SyntaxError) Error() string {
 
 // Parse reads a size: a non-negative decimal number, optionally with a fraction, and an
 // optional unit (B, kB, MB, GB, TB, PB, EB: powers of 1000; KiB, MiB, GiB, TiB, PiB, EiB: powers
-// of 1024;
-// case-insensitive, with or without a space before the unit). Fractions of a byte are rounded
-// down. Errors are *SyntaxError.
+// of 1024; case-insensitive, with or without a space before the unit). A number of bytes (no
+// unit, or B) must be whole: "1.5" is an error, not one byte. With a larger unit the size is
+// rounded down to whole bytes (1.1KiB is 1126). Zero is zero bytes; what zero means to a flag
+// is the caller's to say. Errors are *SyntaxError.
 func Parse(s string) (int64, error) {
 	in := strings.TrimSpace(s)
 	if in == "" {
@@ -79,6 +80,9 @@ func Parse(s string) (int64, error) {
 	r, ok := new(big.Rat).SetString(num)
 	if !ok {
 		return 0, &SyntaxError{s, fmt.Sprintf("%q is not a number", num)}
+	}
+	if mult == 1 && !r.IsInt() {
+		return 0, &SyntaxError{s, fmt.Sprintf("%s is not a whole number of bytes", num)}
 	}
 	r.Mul(r, new(big.Rat).SetInt64(mult))
 	n := new(big.Int).Quo(r.Num(), r.Denom())

@@ -37,7 +37,7 @@ func TestParse(t *testing.T) {
 		{"4GB", 4e9},
 		{" 2 gib ", 2 << 30},
 		{"100B", 100},
-		{"1.5", 1}, // a fraction of a byte is rounded down, with or without a unit
+		{"2.0", 2}, // a whole number of bytes written with a fraction
 		{"0.5KiB", 512},
 		{"7TiB", 7 << 40},
 	} {
@@ -70,6 +70,10 @@ func TestParseErrors(t *testing.T) {
 		{".5k", `unit "k" is ambiguous`},
 		{"1..5k", `unit "k" is ambiguous`},
 		{"2 t", `unit "t" is ambiguous`},
+		// A fraction of a byte is an error, not rounded down to a size nobody meant.
+		{"1.5", "1.5 is not a whole number of bytes"},
+		{"0.5B", "0.5 is not a whole number of bytes"},
+		{" ", "empty size"},
 	} {
 		_, err := Parse(tc.in)
 		require.Error(t, err, tc.in)

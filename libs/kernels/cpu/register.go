@@ -11,6 +11,7 @@ func ops() []*op {
 	return slices.Concat(
 		binaryOps(), variadicOps(), unaryOps(), movementOps(), indexingOps(), generateOps(),
 		reduceOps(), softmaxOps(), normOps(), matmulOps(), attentionOps(), rotaryOps(), geluOps(), nbitsOps(),
+		onnxAttentionOps(), onnxRMSNormOps(), onnxSwishOps(),
 	)
 }
 

@@ -27,7 +27,9 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	return Main(context.Background(), args, Streams{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr})
 }
 
-// Main runs the estimator and returns the exit code; errors are one line on s.Stderr.
+// Main runs the estimator and returns the exit code. Errors are one line on s.Stderr,
+// "estimator: MESSAGE", and for mistakes in the command line " (see estimator COMMAND --help)"
+// after it, as the runner writes its own.
 func Main(ctx context.Context, args []string, s Streams) int {
 	a := newApp(s)
 	if len(args) == 0 {
@@ -41,6 +43,14 @@ func Main(ctx context.Context, args []string, s Streams) int {
 		return ExitOK
 	}
 	msg, code := explain(err)
+	msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
+	if code == ExitUsage {
+		help := "estimator --help"
+		if len(args) > 1 && a.Command(args[1]) != nil {
+			help = "estimator " + a.Command(args[1]).Name + " --help"
+		}
+		msg += " (see " + help + ")"
+	}
 	fmt.Fprintf(s.Stderr, "estimator: %s\n", msg)
 	return code
 }
@@ -57,7 +67,8 @@ func newApp(s Streams) *cli.App {
 		Usage: "plan the memory of an ONNX model before running it",
 		Description: "The estimator plans where every activation and kernel workspace of a model lives in one arena,\n" +
 			"for a binding of its dims or over ranges of them, with the same code the runner reserves memory with.\n" +
-			"Without --model it uses a small GPT-2 built into the binary. Exit codes: 0 ok, 1 error, 2 usage, 3 does not fit.",
+			"Without --model it uses a small GPT-2 built into the binary. Exit codes: 0 ok, 1 error, 2 usage, 3 does not fit,\n" +
+			"130 interrupted (Ctrl-C; a second Ctrl-C quits at once).",
 		Commands:        []*cli.Command{reportCommand(s), fitCommand(s), solveCommand(s), opsCommand(s)},
 		Reader:          s.Stdin,
 		Writer:          s.Stdout,
@@ -69,9 +80,9 @@ func newApp(s Streams) *cli.App {
 		OnUsageError:   onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("unknown command %q: the commands are report, fit, solve and ops (see estimator --help)", c.Args().First())
+				return usagef("unknown command %q: the commands are report, fit, solve and ops", c.Args().First())
 			}
-			return usagef("no command given: the commands are report, fit, solve and ops (see estimator --help)")
+			return usagef("no command given: the commands are report, fit, solve and ops")
 		},
 	}
 	for _, c := range a.Commands {
@@ -80,17 +91,9 @@ func newApp(s Streams) *cli.App {
 	return a
 }
 
-// onUsageError turns a flag parsing error into a usageError naming the command.
-func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
-	name := "estimator"
-	if isSubcommand && c.Command != nil {
-		name += " " + c.Command.Name
-	}
-	msg := strings.TrimSpace(err.Error())
-	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
-		msg = fmt.Sprintf("unknown flag %s", flag)
-	}
-	return usagef("%s: %s (see %s --help)", name, msg, name)
+// onUsageError makes a flag parsing error a usageError (Main adds where to find help).
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return &usageError{strings.TrimSpace(err.Error())}
 }
 
 // reorder moves the flags of a command before its positional arguments: urfave/cli v2 stops
@@ -132,7 +135,7 @@ func reorder(a *cli.App, args []string) ([]string, error) {
 			name := strings.TrimLeft(t, "-")
 			if !strings.Contains(name, "=") && takesValue[name] {
 				if i+1 == len(rest) {
-					return nil, usagef("estimator %s: flag needs an argument: %s (see estimator %s --help)", cmd.Name, t, cmd.Name)
+					return nil, usagef("flag needs an argument: %s", t)
 				}
 				i++
 				flags = append(flags, rest[i])
@@ -156,8 +159,7 @@ func reorder(a *cli.App, args []string) ([]string, error) {
 // noArgs rejects positional arguments for commands that take none.
 func noArgs(c *cli.Context) error {
 	if c.Args().Present() {
-		return usagef("estimator %s takes no arguments, got %q (flags start with --; see estimator %s --help)",
-			c.Command.Name, c.Args().First(), c.Command.Name)
+		return usagef("estimator %s takes no arguments, got %q (flags start with --)", c.Command.Name, c.Args().First())
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/bundled"
+	"carve.dev/libs/graph/rewrite"
 )
 
 // TestReportIsTheReservation pins the estimator's central promise: the arena it reports for a
@@ -45,6 +46,8 @@ func TestReportIsTheReservation(t *testing.T) {
 		} else {
 			m, err = graph.Load(tc.model)
 		}
+		require.NoError(t, err)
+		m, _, err = rewrite.Fuse(m, rewrite.Options{}) // as the estimator and the runner do
 		require.NoError(t, err)
 		env, err := engine.ParseEnvelope(tc.dims)
 		require.NoError(t, err)

@@ -20,7 +20,7 @@ func fitCommand(s Streams) *cli.Command {
 		Name:  "fit",
 		Usage: "the largest value of one dim for which weights plus arena fit a budget",
 		UsageText: "estimator fit [--model M.onnx] --budget 80GiB --dim batch=? --dim seq=4096\n" +
-			"   [--backend cpu] [--workers N] [--format table|json]",
+			"   [--target cpu|h200|sm_XY:SMS:SHARED] [--workers N] [--format table|json]",
 		Description: "Marks one dim open with NAME=? (or NAME=?:MAX to search no further than MAX) and finds the\n" +
 			"largest V such that the runner's reservation for the dim ranging over 1..V, the other dims as\n" +
 			"given, plus the weights, fits the budget: doubling, then bisection. Exits 3 if even 1 does not fit.",

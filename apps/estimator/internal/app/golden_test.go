@@ -29,8 +29,10 @@ func TestGolden(t *testing.T) {
 	}{
 		{"report_bundled", []string{"report", "--workers", "2"}, ExitOK},
 		{"report_bundled_budget", []string{"report", "--workers", "2", "--dim", "seq=1:256", "--budget", "80GB"}, ExitOK},
-		{"report_qwen2_q4_over_budget", []string{"report", "--model", models["qwen2_q4"], "--workers", "2", "--dim", "batch=1:8", "--dim", "seq=1:64", "--budget", "1.5MiB", "--top", "4"}, ExitDoesNotFit},
+		{"report_qwen2_q4_over_budget", []string{"report", "--model", models["qwen2_q4"], "--workers", "2", "--dim", "batch=1:8", "--dim", "seq=1:64", "--budget", "1000KiB", "--top", "4"}, ExitDoesNotFit},
 		{"report_llama_binding", []string{"report", "--model", models["llama"], "--workers", "2", "--dim", "batch=2", "--dim", "seq=16", "--top", "3"}, ExitOK},
+		{"report_llama_explain_fusion", []string{"report", "--model", models["llama"], "--workers", "2", "--dim", "batch=2", "--dim", "seq=16", "--top", "3", "--explain-fusion"}, ExitOK},
+		{"report_llama_no_fuse", []string{"report", "--model", models["llama"], "--workers", "2", "--dim", "batch=2", "--dim", "seq=16", "--top", "3", "--no-fuse", "--explain-fusion"}, ExitOK},
 		{"report_attention_switch", []string{"report", "--model", models["contrib_attention"], "--workers", "2", "--dim", "batch=1:4", "--dim", "seq=256:1024"}, ExitOK},
 		{"fit_bundled", []string{"fit", "--workers", "2", "--budget", "16MiB", "--dim", "batch=?", "--dim", "seq=64"}, ExitOK},
 		{"fit_bundled_search_max", []string{"fit", "--workers", "2", "--budget", "1GiB", "--dim", "batch=?:8", "--dim", "seq=1:32"}, ExitOK},

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,7 +12,13 @@ import (
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/bundled"
+	"carve.dev/libs/graph/rewrite"
 	"carve.dev/libs/kernels"
+
+	// The backends the estimator plans for: they register their kernels.
+	_ "carve.dev/libs/kernels/cpu"
+	_ "carve.dev/libs/kernels/cuda"
+	_ "carve.dev/libs/kernels/sim"
 )
 
 // Flags shared by report and fit.
@@ -19,62 +26,109 @@ func modelFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the ONNX model `FILE` (default: the bundled tiny GPT-2)"},
 		&cli.StringSliceFlag{Name: "dim", Aliases: []string{"d"}, Usage: "a dim's value or range: `NAME=V`, NAME=LO:HI, NAME=? (fit: the dim to search), NAME=?:MAX; repeat for each dim"},
-		&cli.StringFlag{Name: "backend", Value: kernels.BackendCPU, Usage: "the kernels' `BACKEND` (see estimator ops)"},
+		targetFlag(),
 		&cli.IntFlag{Name: "workers", Usage: "CPU worker `N` the runner will use (per-worker workspaces scale with it); 0: all CPUs"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: table (for people) or json (for programs)"},
+		&cli.BoolFlag{Name: "no-fuse", Usage: "plan the graph as exported, without fusing attention, norms, SiLU and rotary embeddings into fused ops"},
 	}
 }
 
 // model is a loaded model and how reports name it.
 type model struct {
-	*graph.Model
-	name    string // the path given, or bundled.Name
-	bundled bool
+	*graph.Model                 // the graph planned: fused, unless --no-fuse
+	exported     *graph.Model    // the graph as loaded
+	fusion       *rewrite.Report // nil with --no-fuse
+	name         string          // the path given, or bundled.Name
+	bundled      bool
 }
 
 func (m *model) close() {
 	if !m.bundled {
-		_ = m.Model.Close()
+		_ = m.exported.Close() // the fused graph shares its weights: this closes both
 	}
 }
 
-// loadModel loads --model, or the bundled model without it.
+// loadModel loads --model, or the bundled model without it, and fuses it unless --no-fuse.
 func loadModel(c *cli.Context) (*model, error) {
 	path := c.String("model")
+	m := &model{name: path}
 	if path == "" {
 		g, err := bundled.Load()
 		if err != nil {
 			return nil, err
 		}
-		return &model{Model: g, name: bundled.Name, bundled: true}, nil
+		m.exported, m.name, m.bundled = g, bundled.Name, true
+	} else {
+		g, err := graph.Load(path)
+		if err != nil {
+			return nil, &modelError{path: path, err: err}
+		}
+		m.exported = g
 	}
-	g, err := graph.Load(path)
-	if err != nil {
-		return nil, &modelError{path: path, err: err}
+	m.Model = m.exported
+	if !c.Bool("no-fuse") {
+		opts, err := options(c)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		fo, err := engine.FuseOptions(opts)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		f, rep, err := rewrite.Fuse(m.exported, fo)
+		if err != nil {
+			m.close()
+			return nil, fmt.Errorf("%w (--no-fuse plans the graph as exported)", err)
+		}
+		m.Model, m.fusion = f, rep
 	}
-	return &model{Model: g, name: path}, nil
+	return m, nil
 }
 
-// options reads --backend and --workers into the engine's options, resolving the worker count
-// so that reports say what they planned for.
-func options(c *cli.Context) (engine.Options, error) {
+// targetFlag is --target, shared by report, fit and ops (--backend is its old name).
+func targetFlag() cli.Flag {
+	return &cli.StringFlag{Name: "target", Aliases: []string{"backend"}, Value: kernels.BackendCPU,
+		Usage: "the machine to plan for: `TARGET` cpu, cpu:WORKERS, sim, h200, h100, a100 or sm_XY:SMS:SHARED[:MEMORY] (e.g. sm_90:132:227KiB); it needs no such machine"}
+}
+
+// target reads --target and --workers. --workers sets the CPU workers of a cpu or sim target
+// that does not name them.
+func target(c *cli.Context) (kernels.Target, error) {
 	w := c.Int("workers")
 	if w < 0 {
-		return engine.Options{}, usagef("--workers %d: want 0 (all CPUs) or more", w)
+		return kernels.Target{}, usagef("--workers %d: want 0 (all CPUs) or more", w)
 	}
-	reg, err := engine.CPURegistry()
+	spec := c.String("target")
+	t, err := kernels.ParseTarget(spec)
+	var te *kernels.TargetError
+	if errors.As(err, &te) {
+		return t, usagef("--target %s: %s", spec, te.Problem)
+	}
+	if err != nil {
+		return t, err
+	}
+	if (t.Backend == kernels.BackendCPU || t.Backend == kernels.BackendSim) && !strings.Contains(spec, ":") {
+		backend := t.Backend
+		t = kernels.CPU(w)
+		t.Backend = backend
+	}
+	return t, nil
+}
+
+// options reads --target and --workers into the engine's options, resolving the worker count
+// so that reports say what they planned for.
+func options(c *cli.Context) (engine.Options, error) {
+	t, err := target(c)
 	if err != nil {
 		return engine.Options{}, err
 	}
-	backend := c.String("backend")
-	if !slices.Contains(reg.Backends(), backend) {
-		return engine.Options{}, &kernels.UnknownBackendError{Backend: backend, Known: reg.Backends()}
+	reg, err := kernels.RegistryFor(t.Backend)
+	if err != nil {
+		return engine.Options{}, err
 	}
-	dev := kernels.Target{Backend: backend, Workers: w}
-	if backend == kernels.BackendCPU {
-		dev = kernels.CPU(w)
-	}
-	return engine.Options{Registry: reg, Target: dev, Workers: dev.Workers}, nil
+	return engine.Options{Registry: reg, Target: t, Workers: t.Workers}, nil
 }
 
 // envelope reads the --dim flags. For the bundled model, dims left out take the bundled

@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"carve.dev/libs/engine"
 	"carve.dev/libs/kernels"
 )
 
@@ -14,9 +13,10 @@ func opsCommand(s Streams) *cli.Command {
 	return &cli.Command{
 		Name:      "ops",
 		Usage:     "list the ops a backend has kernels for, and their tactics",
-		UsageText: "estimator ops [--backend cpu] [--format table|json]",
+		UsageText: "estimator ops [--target cpu|sim|h200|...] [--format table|json]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "backend", Value: kernels.BackendCPU, Usage: "the kernels' `BACKEND`"},
+			targetFlag(),
+			&cli.IntFlag{Name: "workers", Hidden: true},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: table or json"},
 		},
 		Action: func(c *cli.Context) error { return runOps(c, s) },
@@ -49,18 +49,14 @@ func runOps(c *cli.Context, s Streams) error {
 	if err != nil {
 		return err
 	}
-	reg, err := engine.CPURegistry()
+	t, err := target(c)
 	if err != nil {
 		return err
 	}
-	backend := c.String("backend")
-	known := reg.Backends()
-	found := false
-	for _, b := range known {
-		found = found || b == backend
-	}
-	if !found {
-		return &kernels.UnknownBackendError{Backend: backend, Known: known}
+	backend := t.Backend
+	reg, err := kernels.RegistryFor(backend)
+	if err != nil {
+		return err
 	}
 	list := opsList{Backend: backend, Ops: []opRow{}}
 	for _, o := range reg.Ops(backend) {

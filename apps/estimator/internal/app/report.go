@@ -4,16 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/google/renameio/v2"
 	"github.com/urfave/cli/v2"
 
 	"carve.dev/apps/estimator/internal/planview"
 	"carve.dev/apps/estimator/internal/svgplan"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
-	"carve.dev/libs/planner"
+	"carve.dev/libs/kernels"
 )
 
 func reportCommand(s Streams) *cli.Command {
@@ -21,15 +21,19 @@ func reportCommand(s Streams) *cli.Command {
 		Name:  "report",
 		Usage: "weights, planned arena and workspaces of a model over ranges of its dims, against a budget",
 		UsageText: "estimator report [--model M.onnx] --dim batch=1:32 --dim seq=1:8192 [--budget 141GiB]\n" +
-			"   [--backend cpu] [--workers N] [--top N] [--format table|json] [--svg plan.svg]",
+			"   [--target cpu|h200|sm_XY:SMS:SHARED] [--workers N] [--top N] [--format table|json] [--svg plan.svg]\n" +
+			"   [--no-fuse] [--explain-fusion]",
 		Description: "Plans the model at every binding of the ranges that can be the worst (the corners, and both\n" +
 			"sides of every point where a kernel switches tactic) and reports the largest arena: exactly what\n" +
 			"the runner reserves for the same model, dims, backend and workers. Exits 3 if --budget is given\n" +
-			"and weights plus arena exceed it.",
+			"and weights plus arena exceed it. The graph is fused first (attention, norms, SiLU, rotary embeddings\n" +
+			"written out op by op become fused ops), as the runner fuses it; the report gives the arena of the\n" +
+			"graph as exported too, and --no-fuse plans that one.",
 		Flags: append(modelFlags(),
 			&cli.StringFlag{Name: "budget", Usage: "device memory `SIZE` to check against, e.g. 141GiB, 80GB, 1.5TiB or bytes"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "list the `N` largest workspaces and live buffers (0: all)"},
 			&cli.StringFlag{Name: "svg", Usage: "also draw the worst binding's plan to `FILE` (SVG)"},
+			&cli.BoolFlag{Name: "explain-fusion", Usage: "list every fusion and every candidate left as exported, with the reason"},
 		),
 		Action: func(c *cli.Context) error { return runReport(c, s) },
 	}
@@ -41,8 +45,10 @@ type report struct {
 	Envelope             map[string]rangeInfo `json:"envelope"`
 	DefaultDims          []string             `json:"default_dims"`
 	Backend              string               `json:"backend"`
+	Target               string               `json:"target"`
 	Workers              int                  `json:"workers"`
 	WeightsBytes         int64                `json:"weights_bytes"`
+	DeviceWeightsBytes   int64                `json:"device_weights_bytes"` // the weights in a discrete device's memory; 0 on the CPU
 	ArenaBytes           int64                `json:"arena_bytes"`
 	ArenaLowerBoundBytes int64                `json:"arena_lower_bound_bytes"`
 	WorkspaceBoundBytes  int64                `json:"workspace_bound_bytes"`
@@ -55,6 +61,7 @@ type report struct {
 	PeakStep             *peakStep            `json:"peak_step"`
 	WorkspaceNodes       int                  `json:"workspace_nodes"`
 	Workspaces           []workspace          `json:"workspaces"`
+	Fusion               *fusionReport        `json:"fusion"`
 }
 
 type budgetVerdict struct {
@@ -138,6 +145,7 @@ func runReport(c *cli.Context, s Streams) error {
 		return err
 	}
 	r := buildReport(m, env, defaulted, opts, ep, top)
+	r.Fusion = fusionSection(c.Context, m, env, opts, top)
 	if haveBudget {
 		r.Budget = &budgetVerdict{BudgetBytes: limit, Fits: r.TotalBytes <= limit, MarginBytes: limit - r.TotalBytes}
 	}
@@ -150,6 +158,9 @@ func runReport(c *cli.Context, s Streams) error {
 		err = writeJSON(s.Stdout, r)
 	} else {
 		err = writeReportTable(s.Stdout, r)
+		if err == nil && c.Bool("explain-fusion") {
+			err = writeFusionExplanation(s.Stdout, r.Fusion)
+		}
 	}
 	if err != nil {
 		return err
@@ -170,8 +181,10 @@ func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.
 		Envelope:            envelopeInfo(env),
 		DefaultDims:         append([]string{}, defaulted...),
 		Backend:             opts.Target.Backend,
+		Target:              opts.Target.String(),
 		Workers:             opts.Target.Workers,
 		WeightsBytes:        ep.WeightBytes,
+		DeviceWeightsBytes:  ep.DeviceWeightBytes,
 		ArenaBytes:          ep.ArenaBytes,
 		WorkspaceBoundBytes: ep.WorkspaceBound(),
 		TotalBytes:          ep.TotalBytes(),
@@ -200,23 +213,7 @@ func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.
 			WorstBytes: ep.Worst.Steps[b.Node.Index].Workspace,
 		})
 	}
-	if pk := planview.PeakStep(ep.Worst); pk.Step >= 0 {
-		ps := &peakStep{
-			Step: pk.Step, Node: planview.NodeLabel(pk.Node), Op: opName(pk.Node), LiveBytes: pk.LiveBytes,
-			ActivationBytes: pk.ByKind[planner.Activation], WorkspaceBytes: pk.ByKind[planner.Workspace],
-			OutputBytes: pk.ByKind[planner.Output], LiveBuffers: len(pk.Buffers), Buffers: []liveBuffer{},
-		}
-		for i, b := range pk.Buffers {
-			if top > 0 && i >= top {
-				break
-			}
-			ps.Buffers = append(ps.Buffers, liveBuffer{
-				ID: b.ID, Kind: b.Kind.String(), Node: planview.NodeLabel(b.Node), Op: opName(b.Node), Values: b.Values,
-				SizeBytes: b.Size, OffsetBytes: b.Offset, FirstStep: b.Start, EndStep: b.End,
-			})
-		}
-		r.PeakStep = ps
-	}
+	r.PeakStep = peakOf(ep, top)
 	return r
 }
 
@@ -244,9 +241,16 @@ func writeReportTable(w io.Writer, r *report) error {
 	}
 	tw.row("model\t%s\n", describeInfo(r.Model))
 	tw.row("dims\t%s\n", dims)
-	tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
+	if r.Backend == kernels.BackendCUDA {
+		tw.row("target\t%s\n", r.Target)
+	} else {
+		tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
+	}
 	tw.row("\t\n")
 	tw.row("weights\t%s\n", size(r.WeightsBytes))
+	if r.DeviceWeightsBytes > 0 {
+		tw.row("  on the device\t%s\tthe weights kernels read, resident once (inputs and host values are in the arena)\n", size(r.DeviceWeightsBytes))
+	}
 	tw.row("arena\t%s\tactivations + workspaces at %s: what the runner reserves\n", size(r.ArenaBytes), engine.Binding(r.WorstBinding))
 	tw.row("  lower bound\t%s\t%s\n", size(r.ArenaLowerBoundBytes), overLowerBound(r.ArenaBytes, r.ArenaLowerBoundBytes))
 	tw.row("total\t%s\tweights + arena\n", size(r.TotalBytes))
@@ -257,6 +261,7 @@ func writeReportTable(w io.Writer, r *report) error {
 		}
 		tw.row("budget\t%s\t%s\n", size(b.BudgetBytes), verdict)
 	}
+	fusionRows(tw, r)
 	tw.row("\t\n")
 	tw.row("worst binding\t%s\n", engine.Binding(r.WorstBinding))
 	switch {
@@ -346,16 +351,20 @@ func overLowerBound(peak, lb int64) string {
 	return fmt.Sprintf("the plan is %.2f%% above it", 100*float64(peak-lb)/float64(lb))
 }
 
-// writeSVG draws the worst binding's plan.
+// writeSVG draws the worst binding's plan into path atomically: through a temporary file in
+// the same directory, synced and renamed over path, so a failed write leaves no partial file.
 func writeSVG(path string, m *model, env engine.Envelope, ep *engine.EnvelopePlan) error {
-	f, err := os.Create(path)
+	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
 	if err != nil {
-		return err
+		return atPath(path, err)
 	}
+	defer f.Cleanup()
 	title := fmt.Sprintf("%s at %s, the worst binding of %s", m.name, engine.Binding(ep.Worst.Binding.Dims), env)
 	if err := svgplan.Write(f, ep.Worst, svgplan.Options{Title: title}); err != nil {
-		f.Close()
-		return err
+		return atPath(path, err)
 	}
-	return f.Close()
+	if err := f.CloseAtomicallyReplace(); err != nil {
+		return atPath(path, err)
+	}
+	return nil
 }

@@ -2,11 +2,15 @@ package app
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/google/renameio/v2"
 
 	"github.com/urfave/cli/v2"
 
@@ -55,7 +59,7 @@ type solveSummary struct {
 
 func runSolve(c *cli.Context, s Streams) error {
 	if c.NArg() != 1 {
-		return usagef("estimator solve takes one CSV file (or - for stdin), got %d arguments (see estimator solve --help)", c.NArg())
+		return usagef("estimator solve takes one CSV file (or - for stdin), got %d arguments", c.NArg())
 	}
 	file := c.Args().First()
 	form, err := format(c)
@@ -79,24 +83,18 @@ func runSolve(c *cli.Context, s Streams) error {
 		return usagef("--time-limit %v: want a positive duration such as 5s", limit)
 	}
 	var capacity int64
-	if cs := c.String("capacity"); cs != "" {
-		if capacity, err = bytesize.Parse(cs); err != nil {
+	if c.IsSet("capacity") {
+		if capacity, err = bytesize.Parse(c.String("capacity")); err != nil {
 			return fmt.Errorf("--capacity: %w", err)
+		}
+		if capacity == 0 {
+			return usagef("--capacity 0: nothing fits in 0 bytes; leave --capacity out to minimise the peak")
 		}
 	}
 
-	var data []byte
-	if file == "-" {
-		data, err = io.ReadAll(s.Stdin)
-	} else {
-		data, err = os.ReadFile(file)
-	}
+	prob, err := readProblem(file, s.Stdin)
 	if err != nil {
 		return err
-	}
-	prob, err := planner.ReadCSV(bytes.NewReader(data))
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
 	}
 	prob.Capacity = capacity
 	plan, err := planner.Solve(c.Context, prob, planner.Options{Algorithm: alg, TimeLimit: limit})
@@ -115,8 +113,8 @@ func runSolve(c *cli.Context, s Streams) error {
 		if _, err := s.Stdout.Write(rows.Bytes()); err != nil {
 			return err
 		}
-	} else if err := os.WriteFile(out, rows.Bytes(), 0o644); err != nil {
-		return err
+	} else if err := renameio.WriteFile(out, rows.Bytes(), 0o644); err != nil {
+		return atPath(out, err)
 	}
 
 	sum := planner.NewSummary(prob, plan)
@@ -129,6 +127,56 @@ func runSolve(c *cli.Context, s Streams) error {
 	_, err = fmt.Fprintf(s.Stderr, "%s\n", solveLine(sum, alg))
 	return err
 }
+
+// atPath reports a failed atomic write of path under path's name: renameio's errors name the
+// temporary file beside it.
+func atPath(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &fs.PathError{Op: "write", Path: path, Err: pe.Err}
+	}
+	return fmt.Errorf("write %s: %w", path, err)
+}
+
+// maxCSVBytes bounds the CSV that solve reads: MiniMalloc's largest benchmarks are a few
+// megabytes, and a stream that never ends (stdin from /dev/zero) must not exhaust memory.
+var maxCSVBytes int64 = 256 << 20 // a variable for tests
+
+// errNotRegular: solve was given a directory, device, FIFO or socket as its CSV file.
+var errNotRegular = errors.New("not a regular file")
+
+// readProblem reads the CSV file, or stdin for "-": a file must be regular, and at most
+// maxCSVBytes are read from either.
+func readProblem(file string, stdin io.Reader) (planner.Problem, error) {
+	r := stdin
+	if file != "-" {
+		fi, err := os.Stat(file)
+		if err != nil {
+			return planner.Problem{}, err
+		}
+		if !fi.Mode().IsRegular() {
+			return planner.Problem{}, &fs.PathError{Op: "read", Path: file, Err: errNotRegular}
+		}
+		f, err := os.Open(file)
+		if err != nil {
+			return planner.Problem{}, err
+		}
+		defer f.Close()
+		r = f
+	}
+	lr := &io.LimitedReader{R: r, N: maxCSVBytes + 1}
+	prob, err := planner.ReadCSV(lr)
+	if lr.N == 0 {
+		return planner.Problem{}, fmt.Errorf("%s holds more than %s of CSV: %w", file, bytesize.Format(maxCSVBytes), errCSVTooLarge)
+	}
+	if err != nil {
+		return planner.Problem{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return prob, nil
+}
+
+// errCSVTooLarge: the CSV given to solve is larger than maxCSVBytes.
+var errCSVTooLarge = errors.New("too large")
 
 // solveLine is the human summary on stderr.
 func solveLine(s planner.Summary, asked planner.Algorithm) string {

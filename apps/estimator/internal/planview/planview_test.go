@@ -9,6 +9,9 @@ import (
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph/bundled"
 	"carve.dev/libs/planner"
+
+	// The kernels the plans are made with.
+	_ "carve.dev/libs/kernels/cpu"
 )
 
 func plan(t *testing.T, dims engine.Binding) *engine.Planned {

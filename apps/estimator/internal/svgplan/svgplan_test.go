@@ -16,6 +16,9 @@ import (
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/bundled"
 	"carve.dev/libs/planner"
+
+	// The kernels the plans are made with.
+	_ "carve.dev/libs/kernels/cpu"
 )
 
 func planBundled(t *testing.T, dims engine.Binding) *engine.Planned {

@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -17,7 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Exit codes.
+// Exit codes; see also ExitInterrupted.
 const (
 	ExitOK     = 0 // success
 	ExitError  = 1 // an error: a bad file, a failed run
@@ -36,23 +35,17 @@ type Env struct {
 	Observe func(stage string, st alloc.Stats)
 }
 
-// usageError is a command-line mistake found by the app itself.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
-
 // Main runs the runner with args (args[0] is the program name) and returns the exit code.
-// Errors are printed to env.Stderr as one line.
+// Errors are printed to env.Stderr as one line: "runner: MESSAGE", and for mistakes in the
+// command line " (see runner COMMAND --help)" after it.
 func Main(ctx context.Context, args []string, env Env) int {
 	app := newApp(env)
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return ExitOK
 	}
-	code := ExitCode(err)
-	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+	msg, code := explain(err)
+	msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
 	if code == ExitUsage {
 		help := "runner --help"
 		if len(args) > 1 && (args[1] == "run" || args[1] == "bench") {
@@ -65,26 +58,10 @@ func Main(ctx context.Context, args []string, env Env) int {
 }
 
 // ExitCode classifies an error: 3 when the reservation does not fit, 2 for mistakes in the
-// command line, 1 for everything else.
+// command line, 130 after Ctrl-C, 1 for everything else.
 func ExitCode(err error) int {
-	var (
-		re  *engine.ReservationError
-		ue  *usageError
-		rue *run.UsageError
-		dse *engine.DimSyntaxError
-		ee  *engine.EnvelopeError
-		ec  cli.ExitCoder
-	)
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.As(err, &re):
-		return ExitNoFits
-	case errors.As(err, &ue), errors.As(err, &rue), errors.As(err, &dse), errors.As(err, &ee), errors.As(err, &ec):
-		// cli.ExitCoder: urfave/cli's own errors, e.g. "No help topic for 'x'".
-		return ExitUsage
-	}
-	return ExitError
+	_, code := explain(err)
+	return code
 }
 
 func newApp(env Env) *cli.App {
@@ -94,7 +71,8 @@ func newApp(env Env) *cli.App {
 		UsageText: "runner run [flags]    run a model once or more and write its outputs\nrunner bench [flags]  measure latency, throughput and allocations",
 		Description: "Loads a model, plans the --dim envelope and reserves each session's arena before any\n" +
 			"inference (Level-2 reservation); runs then allocate nothing. Without --model it uses a small\n" +
-			"GPT-2 built into the binary. Exit codes: 0 ok, 1 error, 2 usage, 3 the reservation does not fit.",
+			"GPT-2 built into the binary. Exit codes: 0 ok, 1 error, 2 usage, 3 the reservation does not fit,\n" +
+			"130 interrupted (Ctrl-C stops between runs; a second Ctrl-C quits at once).",
 		Writer:                    env.Stdout,
 		ErrWriter:                 env.Stderr,
 		DisableSliceFlagSeparator: true,
@@ -129,21 +107,24 @@ func modelFlags() []cli.Flag {
 		&cli.StringFlag{Name: "model", Usage: "ONNX `FILE` (default: the bundled tiny GPT-2, dims batch and seq)"},
 		&cli.StringSliceFlag{Name: "dim", Usage: "envelope dim `name=N|lo:hi`, one per flag; dims not given come from the " +
 			"--input shapes (bundled model: batch=2 seq=16)"},
-		&cli.StringFlag{Name: "device", Value: "cpu", Usage: "`DEVICE`: cpu (cuda needs a build with -tags cuda)"},
+		&cli.StringFlag{Name: "device", Value: "cpu", Usage: "`DEVICE`: cpu, sim (a simulated discrete GPU: device memory reached only by copies) or cuda[:N] (a build with -tags cuda)"},
 		&cli.StringFlag{Name: "policy", Value: "strict", Usage: "`POLICY` when a kernel needs more workspace than planned: strict (fail) or fallback (allocate)"},
 		&cli.StringFlag{Name: "limit", Usage: "cap the allocator at `BYTES`, a number of bytes or one with a unit: KiB, MiB, GiB, TiB " +
 			"(powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. 512MiB, 1.5GiB, 4GB; the arenas must fit under it"},
 		&cli.IntFlag{Name: "workers", Usage: "CPU kernel workers `N` (0: GOMAXPROCS)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "`K` sessions (streams, arenas) run concurrently, sharing the weights"},
+		&cli.BoolFlag{Name: "graph", Usage: "capture each shape pattern's kernels into a graph at its first run and replay it after (a CUDA graph on a GPU)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random inputs made without --input"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "`FORMAT` of stdout: table (people) or json (machines)"},
+		&cli.BoolFlag{Name: "no-fuse", Usage: "run the graph as exported, without fusing attention, norms, SiLU and rotary embeddings into fused ops"},
 	}
 }
 
 // loadConfig builds run.Config from the shared flags; inputs are read by the caller.
 func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 	cfg := run.Config{ModelPath: c.String("model"), Device: c.String("device"), Workers: c.Int("workers"),
-		Sessions: c.Int("concurrency"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe}
+		Sessions: c.Int("concurrency"), Graphs: c.Bool("graph"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe,
+		NoFuse: c.Bool("no-fuse")}
 	var err error
 	if cfg.Envelope, err = engine.ParseEnvelope(c.StringSlice("dim")); err != nil {
 		return cfg, err
@@ -155,9 +136,12 @@ func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 	default:
 		return cfg, usagef("--policy %q: want strict or fallback", p)
 	}
-	if s := c.String("limit"); s != "" {
-		if cfg.Limit, err = bytesize.Parse(s); err != nil {
+	if c.IsSet("limit") {
+		if cfg.Limit, err = bytesize.Parse(c.String("limit")); err != nil {
 			return cfg, &usageError{"--limit: " + err.Error()}
+		}
+		if cfg.Limit == 0 {
+			return cfg, usagef("--limit 0: no arena fits in 0 bytes; leave --limit out to use the device's free memory")
 		}
 	}
 	if cfg.Workers < 0 {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"carve.dev/apps/runner/internal/npyfile"
@@ -190,6 +191,9 @@ func TestBadInputs(t *testing.T) {
 	truncated := filepath.Join(dir, "truncated.npy")
 	require.NoError(t, os.WriteFile(truncated, good[:len(good)-8], 0o644))
 	missing := filepath.Join(dir, "nope.npy")
+	fifo := filepath.Join(dir, "fifo.npy")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	empty := write("empty.npy", graph.Int64, 2, 0)
 
 	env := []string{"--dim", "batch=1:2", "--dim", "seq=1:16"}
 	for _, tc := range []struct {
@@ -207,12 +211,21 @@ func TestBadInputs(t *testing.T) {
 		{"unknown input", []string{"input_ids=" + ids, "attention_mask=" + mask, "pixel_values=" + ids}, 2, `unknown input "pixel_values": the model's inputs are input_ids, attention_mask`},
 		{"corrupt file", []string{"input_ids=" + corrupt, "attention_mask=" + mask}, 1, `input "input_ids": bad .npy file ` + corrupt + ": not a .npy file"},
 		{"truncated file", []string{"input_ids=" + truncated, "attention_mask=" + mask}, 1, "holds 120 data bytes, shape [2 8] of int64 needs 128"},
-		{"no such file", []string{"input_ids=" + missing, "attention_mask=" + mask}, 1, `input "input_ids": open ` + missing + ": no such file or directory"},
+		{"no such file", []string{"input_ids=" + missing, "attention_mask=" + mask}, 1, `input "input_ids": no such file: ` + missing},
+		{"a device", []string{"input_ids=/dev/zero", "attention_mask=" + mask}, 1, `input "input_ids": /dev/zero is not a regular file (a device, FIFO or directory): give a .npy file`},
+		{"a fifo", []string{"input_ids=" + fifo, "attention_mask=" + mask}, 1, `input "input_ids": ` + fifo + " is not a regular file"},
+		{"zero-size inputs", []string{"input_ids=" + empty, "attention_mask=" + empty}, 1, "seq=0 is outside the declared envelope seq=1:16"},
+		{"wrong rank without --dim", []string{"input_ids=" + ids3d, "attention_mask=" + mask}, 1, `bad input "input_ids": rank 3 (shape [2 8 1]), want rank 2`},
+		{"zero-size inputs without --dim", []string{"input_ids=" + empty, "attention_mask=" + empty}, 2,
+			"dim seq=0 (from --dim or an --input's shape): zero-size tensors are not supported"},
 		{"no =", []string{"input_ids", "attention_mask=" + mask}, 2, `--input "input_ids": want name=FILE.npy`},
 		{"twice", []string{"input_ids=" + ids, "input_ids=" + ids}, 2, `input "input_ids" is given twice`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"run"}, env...)
+			if strings.HasSuffix(tc.name, "without --dim") {
+				args = []string{"run"}
+			}
 			for _, in := range tc.inputs {
 				args = append(args, "--input", in)
 			}
@@ -253,7 +266,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad workers", []string{"bench", "--workers", "-1"}, 2, "--workers -1"},
 		{"bad runs", []string{"bench", "--runs", "0"}, 2, "--runs 0"},
 		{"bad warmup", []string{"bench", "--warmup", "0"}, 2, "--warmup 0"},
-		{"cuda", []string{"run", "--device", "cuda"}, 2, "--device cuda: "},
+		{"cuda", []string{"run", "--device", "cuda"}, 2, "--device cuda:0: this runner was not built with cuda support"},
 		{"tpu", []string{"run", "--device", "tpu"}, 2, `unknown device "tpu"`},
 		{"unknown flag", []string{"run", "--bogus"}, 2, "flag provided but not defined: -bogus (see runner run --help)"},
 		{"not an int", []string{"run", "--repeat", "many"}, 2, "invalid value"},
@@ -263,12 +276,27 @@ func TestExitCodes(t *testing.T) {
 		{"help for nothing", []string{"help", "walk"}, 2, "No help topic for 'walk'"},
 		{"no model file", []string{"run", "--model", "/nonexistent/m.onnx"}, 1, "/nonexistent/m.onnx"},
 		{"not a model", []string{"run", "--model", "testdata/not-a-model.onnx"}, 1, "not-a-model.onnx"},
-		{"out is a file", []string{"run", "--out", "testdata/not-a-model.onnx"}, 1, "--out"},
+		{"out is a file", []string{"run", "--out", "testdata/not-a-model.onnx"}, 1, "--out testdata/not-a-model.onnx: cannot create the directory: not a directory"},
+		{"out cannot be made", []string{"run", "--out", "/proc/nope/out"}, 1, "--out /proc/nope/out: cannot create the directory"},
+		{"model is a directory", []string{"run", "--model", "testdata"}, 1, "--model testdata: is a directory, not a regular file: give the path of an .onnx file"},
+		{"model is a device", []string{"run", "--model", "/dev/zero"}, 1, "--model /dev/zero: not a regular file"},
+		{"zero limit", []string{"run", "--limit", "0"}, 2, "--limit 0: no arena fits in 0 bytes; leave --limit out"},
+		{"empty limit", []string{"run", "--limit", ""}, 2, `--limit: bad size "": empty size`},
+		{"fractional limit", []string{"bench", "--limit", "1.5"}, 2, `--limit: bad size "1.5": 1.5 is not a whole number of bytes`},
+		{"zero dim", []string{"run", "--dim", "batch=0"}, 2, "dim batch=0 (from --dim or an --input's shape): zero-size tensors are not supported"},
+		{"zero in a range", []string{"run", "--dim", "batch=0:2"}, 2, "dim batch=0"},
+		{"binding the model rejects", []string{"run", "--no-fuse", "--dim", "batch=1", "--dim", "seq=1:1000000000"}, 1, "the model does not admit batch=1 seq="}, // exported: seq x seq scores overflow
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runner(t, tc.args...)
 			require.Equal(t, tc.code, r.code, r.stderr)
 			require.Contains(t, r.stderr, tc.want)
+			require.NotContains(t, r.stderr, "graph: ", "no library prefixes")
+			require.NotContains(t, r.stderr, "engine: ")
+			if tc.code != ExitNoFits && tc.name != "no command" {
+				require.Empty(t, r.stdout, "refused before any work")
+				require.Zero(t, r.observed["after-close"].NumReserves, "nothing reserved")
+			}
 			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
 			require.True(t, strings.HasPrefix(lines[len(lines)-1], "runner: "), r.stderr)
 			require.Equal(t, 1, strings.Count(lines[len(lines)-1]+"\n", "\n"))
@@ -355,7 +383,7 @@ func TestRunJSON(t *testing.T) {
 	var raw map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &raw))
 	keys := sortedKeys(raw)
-	require.Equal(t, []string{"binding", "device", "inputs", "model", "outputs", "policy", "reservation", "runs", "stats", "steady_state", "workers"}, keys)
+	require.Equal(t, []string{"binding", "device", "graph", "inputs", "model", "outputs", "policy", "reservation", "runs", "stats", "steady_state", "workers"}, keys)
 }
 
 // TestConcurrencyMatchesSerialFiles checks through the command line that K concurrent sessions

@@ -39,6 +39,7 @@ type benchReport struct {
 	Device      string          `json:"device"`
 	Workers     int             `json:"workers"`
 	Policy      string          `json:"policy"`
+	Graph       bool            `json:"graph"` // --graph: kernels replayed as captured graphs
 	Reservation run.Reservation `json:"reservation"`
 	Binding     engine.Binding  `json:"binding"`
 	Warmup      int             `json:"warmup"`
@@ -81,7 +82,7 @@ func doBench(c *cli.Context, env Env) (err error) {
 	if err != nil {
 		return err
 	}
-	rep := benchReport{Model: r.ModelName, Device: "cpu", Workers: workers(cfg), Policy: c.String("policy"),
+	rep := benchReport{Model: r.ModelName, Device: r.Backend.Name(), Workers: workers(cfg), Policy: c.String("policy"), Graph: cfg.Graphs,
 		Reservation: r.Reservation, Binding: r.Binding, Warmup: bc.Warmup, BenchResult: res}
 	if format == "json" {
 		return writeJSON(env.Stdout, rep)

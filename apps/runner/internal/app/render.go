@@ -15,6 +15,7 @@ import (
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
 	"carve.dev/libs/kernels"
 	"github.com/x448/float16"
 )
@@ -129,13 +130,19 @@ func printLoad(w io.Writer, r *run.Runner, files map[string]string) {
 	rs := r.Reservation
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "model\t%s\n", r.ModelName)
-	fmt.Fprintf(tw, "device\tcpu, %d workers, policy %s\n", workers(r.Config), policyName(r))
+	fmt.Fprintf(tw, "fusion\t%s\n", fusionLine(r))
+	fmt.Fprintf(tw, "device\t%s, %d workers, policy %s\n", r.Backend.Name(), workers(r.Config), policyName(r))
 	fmt.Fprintf(tw, "envelope\t%s\n", rs.Envelope)
 	fmt.Fprintf(tw, "reserved\t%s arena per session x %d = %s, before any run (worst binding %s of %d planned)\n",
 		bytesize.Format(rs.ArenaBytes), rs.Sessions, bytesize.Format(rs.TotalArenaBytes),
 		engine.Binding(rs.WorstBinding), rs.Candidates)
-	fmt.Fprintf(tw, "\tworkspace bound W %s (sum over nodes); weights %s, mapped from the model, outside the arenas\n",
-		bytesize.Format(rs.WorkspaceBound), bytesize.Format(rs.WeightBytes))
+	if rs.DeviceWeightBytes > 0 {
+		fmt.Fprintf(tw, "\tworkspace bound W %s (sum over nodes); weights %s, resident on the device once (%s reserved), outside the arenas\n",
+			bytesize.Format(rs.WorkspaceBound), bytesize.Format(rs.WeightBytes), bytesize.Format(rs.DeviceWeightBytes))
+	} else {
+		fmt.Fprintf(tw, "\tworkspace bound W %s (sum over nodes); weights %s, mapped from the model, outside the arenas\n",
+			bytesize.Format(rs.WorkspaceBound), bytesize.Format(rs.WeightBytes))
+	}
 	avail := "device free memory"
 	if rs.LimitBytes > 0 && rs.LimitBytes == rs.AvailableBytes {
 		avail = "--limit"
@@ -147,6 +154,23 @@ func printLoad(w io.Writer, r *run.Runner, files map[string]string) {
 	}
 	fmt.Fprintf(tw, "binding\t%s (%s)\n", r.Binding, src)
 	tw.Flush()
+}
+
+// fusionLine says what was fused, by kind.
+func fusionLine(r *run.Runner) string {
+	if r.Fusion == nil {
+		return "off (--no-fuse): the graph as exported"
+	}
+	var kinds []string
+	for _, k := range rewrite.Kinds() {
+		if n := r.Reservation.Fused[string(k)]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(kinds) == 0 {
+		return "nothing to fuse"
+	}
+	return fmt.Sprintf("%s (%d nodes as exported, %d run)", strings.Join(kinds, ", "), r.Fusion.NodesBefore, r.Fusion.NodesAfter)
 }
 
 func policyName(r *run.Runner) string {
@@ -204,7 +228,12 @@ func printStats(w io.Writer, st run.Stats) {
 		{"allocator segments (current/peak)", fmt.Sprintf("%d/%d", a.Segments.Current, a.Segments.Peak)},
 		{"allocator device mallocs/frees", fmt.Sprintf("%d/%d", a.DeviceMallocCalls, a.DeviceFreeCalls)},
 		{"engine patterns (hits/misses/cached)", fmt.Sprintf("%d/%d/%d", e.Patterns.Hits, e.Patterns.Misses, e.Patterns.Len)},
+		{"engine programs (hits/misses/evicted/cached)", fmt.Sprintf("%d/%d/%d/%d", e.Programs.Hits, e.Programs.Misses, e.Programs.Evictions, e.Programs.Len)},
+		{"engine graphs captured/replayed", fmt.Sprintf("%d/%d", e.GraphCaptures, e.GraphReplays)},
 		{"engine dynamic workspaces (bytes)", fmt.Sprintf("%d (%s)", e.DynamicWorkspaces, bytesize.Format(e.DynamicWorkspaceBytes))},
+		{"device weights resident", bytesize.Format(e.ResidentWeightBytes)},
+		{"device uploads (bytes)", fmt.Sprintf("%d (%s)", e.Uploads, bytesize.Format(e.UploadBytes))},
+		{"device downloads (bytes)", fmt.Sprintf("%d (%s)", e.Downloads, bytesize.Format(e.DownloadBytes))},
 		{"device malloc/free calls", fmt.Sprintf("%d/%d", d.Malloc, d.Free)},
 		{"device streams created/destroyed", fmt.Sprintf("%d/%d", d.NewStream, d.DestroyStream)},
 		{"device launches", fmt.Sprint(d.Launch)},

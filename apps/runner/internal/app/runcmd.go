@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,7 @@ type runReport struct {
 	Device      string          `json:"device"`
 	Workers     int             `json:"workers"`
 	Policy      string          `json:"policy"`
+	Graph       bool            `json:"graph"` // --graph: kernels replayed as captured graphs
 	Reservation run.Reservation `json:"reservation"`
 	Binding     engine.Binding  `json:"binding"`
 	Inputs      []tensorInfo    `json:"inputs"`
@@ -83,12 +85,21 @@ func doRun(c *cli.Context, env Env) (err error) {
 	if err != nil {
 		return err
 	}
+	outDir := c.String("out")
+	if c.IsSet("out") {
+		if err := checkOutDir(outDir); err != nil {
+			return err
+		}
+	}
 	if len(files) > 0 {
 		cfg.Inputs = map[string]kernels.Tensor{}
 		for _, name := range sortedKeys(files) {
+			if err := c.Context.Err(); err != nil {
+				return err
+			}
 			t, err := npyfile.ReadFile(files[name])
 			if err != nil {
-				return fmt.Errorf("input %q: %w", name, err)
+				return &inputReadError{name: name, file: files[name], err: err}
 			}
 			cfg.Inputs[name] = t
 		}
@@ -98,7 +109,7 @@ func doRun(c *cli.Context, env Env) (err error) {
 	if err != nil {
 		var ie *engine.InputError
 		if errors.As(err, &ie) && files[ie.Input] != "" {
-			return fmt.Errorf("%w (from %s)", err, files[ie.Input])
+			return &inputFileError{file: files[ie.Input], err: err}
 		}
 		return err
 	}
@@ -118,13 +129,13 @@ func doRun(c *cli.Context, env Env) (err error) {
 		return err
 	}
 	outFiles := map[string]string{}
-	if dir := c.String("out"); dir != "" {
-		if outFiles, err = writeOutputs(dir, res); err != nil {
+	if outDir != "" {
+		if outFiles, err = writeOutputs(outDir, res); err != nil {
 			return err
 		}
 	}
 
-	rep := runReport{Model: r.ModelName, Device: "cpu", Workers: workers(cfg), Policy: c.String("policy"),
+	rep := runReport{Model: r.ModelName, Device: r.Backend.Name(), Workers: workers(cfg), Policy: c.String("policy"), Graph: cfg.Graphs,
 		Reservation: r.Reservation, Binding: r.Binding, Steady: res.Steady, Stats: r.Stats(),
 		Runs: summarize(res, repeat)}
 	for _, v := range r.Model.Inputs {
@@ -166,6 +177,32 @@ func parseInputs(args []string) (map[string]string, error) {
 		files[name] = file
 	}
 	return files, nil
+}
+
+// checkOutDir makes sure --out names a directory the outputs can be written to, before any
+// work: it is created if missing, and a file is created and removed in it.
+func checkOutDir(dir string) error {
+	if dir == "" {
+		return usagef("--out: empty directory name")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: cannot create the directory: %w", dir, unwrapPath(err))
+	}
+	f, err := os.CreateTemp(dir, ".runner-check-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: cannot write there: %w", dir, unwrapPath(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// unwrapPath is the error inside an *fs.PathError (whose path the message already gives).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // writeOutputs writes every output to dir as a .npy file named after it (characters that do

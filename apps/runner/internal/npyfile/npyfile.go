@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -61,13 +62,29 @@ var (
 	}()
 )
 
-// ReadFile reads a .npy file into a host tensor. Errors name the file.
+// ErrNotRegularFile: ReadFile was given a directory, device, FIFO or socket. Such files are
+// refused before they are opened: /dev/zero never ends, and opening a FIFO blocks.
+var ErrNotRegularFile = errors.New("not a regular file")
+
+// ReadFile reads a .npy file into a host tensor. path must name a regular file. The header is
+// read first (at most MaxHeaderBytes), and the file's size must be exactly the header plus the
+// data its dtype and shape imply; only then is the data read, so no file makes the reader
+// allocate more than it holds. Errors name the file: *FormatError, or an *fs.PathError
+// (wrapping ErrNotRegularFile for a file that is not regular).
 func ReadFile(path string) (kernels.Tensor, error) {
-	b, err := os.ReadFile(path)
+	fi, err := os.Stat(path)
 	if err != nil {
 		return kernels.Tensor{}, err
 	}
-	t, err := Decode(b)
+	if !fi.Mode().IsRegular() {
+		return kernels.Tensor{}, &fs.PathError{Op: "read", Path: path, Err: ErrNotRegularFile}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return kernels.Tensor{}, err
+	}
+	defer f.Close()
+	t, err := read(f)
 	var fe *FormatError
 	if errors.As(err, &fe) {
 		fe.File = path
@@ -75,13 +92,78 @@ func ReadFile(path string) (kernels.Tensor, error) {
 	return t, err
 }
 
+// read reads an open .npy file: the header, then exactly the data it implies.
+func read(f *os.File) (kernels.Tensor, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return kernels.Tensor{}, err
+	}
+	if !fi.Mode().IsRegular() { // replaced since ReadFile's Stat
+		return kernels.Tensor{}, &fs.PathError{Op: "read", Path: f.Name(), Err: ErrNotRegularFile}
+	}
+	size := fi.Size()
+	prefix := make([]byte, min(size, 12+MaxHeaderBytes))
+	if _, err := io.ReadFull(f, prefix); err != nil {
+		return kernels.Tensor{}, err
+	}
+	h, err := decodeHeader(prefix)
+	if err != nil {
+		return kernels.Tensor{}, err
+	}
+	if data := size - int64(h.dataOff); data != h.bytes {
+		return kernels.Tensor{}, h.sizeError(data)
+	}
+	t := kernels.Tensor{DType: h.dt, Shape: h.shape, Data: make([]byte, h.bytes)}
+	if _, err := f.ReadAt(t.Data, int64(h.dataOff)); err != nil && !(errors.Is(err, io.EOF) && h.bytes == 0) {
+		return kernels.Tensor{}, err
+	}
+	h.fix(t.Data)
+	return t, nil
+}
+
 // Decode parses the bytes of a .npy file into a host tensor whose Data is a fresh copy. Only
 // C-order (or one-dimensional) arrays of the numeric and bool dtypes are accepted; big-endian
 // data is swapped to the host's little-endian order. The data must be exactly as long as the
 // shape says. Errors are *FormatError.
 func Decode(b []byte) (kernels.Tensor, error) {
-	bad := func(format string, args ...any) (kernels.Tensor, error) {
-		return kernels.Tensor{}, &FormatError{Problem: fmt.Sprintf(format, args...)}
+	h, err := decodeHeader(b)
+	if err != nil {
+		return kernels.Tensor{}, err
+	}
+	data := b[h.dataOff:]
+	if int64(len(data)) != h.bytes {
+		return kernels.Tensor{}, h.sizeError(int64(len(data)))
+	}
+	t := kernels.Tensor{DType: h.dt, Shape: h.shape, Data: make([]byte, h.bytes)}
+	copy(t.Data, data)
+	h.fix(t.Data)
+	return t, nil
+}
+
+// npyHeader is what a .npy header says about the data after it.
+type npyHeader struct {
+	dt      graph.DType
+	shape   []int64
+	swap    bool  // big-endian data of a multi-byte dtype
+	dataOff int   // where the data starts
+	bytes   int64 // the data's size
+}
+
+func (h npyHeader) sizeError(have int64) error {
+	return &FormatError{Problem: fmt.Sprintf("holds %d data bytes, shape %v of %s needs %d (truncated or padded file)", have, h.shape, h.dt, h.bytes)}
+}
+
+// fix swaps big-endian data to the host's order.
+func (h npyHeader) fix(data []byte) {
+	if h.swap {
+		swapBytes(data, int(h.dt.Size()))
+	}
+}
+
+// decodeHeader parses the header at the start of b, which may hold more than the header.
+func decodeHeader(b []byte) (npyHeader, error) {
+	bad := func(format string, args ...any) (npyHeader, error) {
+		return npyHeader{}, &FormatError{Problem: fmt.Sprintf(format, args...)}
 	}
 	// The fixed prefix is checked here, before npyio sees it, so that a corrupt length never
 	// reaches an allocation: magic (6), version (2), header length (2 in version 1, 4 in 2).
@@ -138,16 +220,7 @@ func Decode(b []byte) (kernels.Tensor, error) {
 	if err != nil {
 		return bad("shape %v: %v", shape, err)
 	}
-	data := b[dataOff:]
-	if int64(len(data)) != n {
-		return bad("holds %d data bytes, shape %v of %s needs %d (truncated or padded file)", len(data), shape, dt, n)
-	}
-	t := kernels.Tensor{DType: dt, Shape: shape, Data: make([]byte, n)}
-	copy(t.Data, data)
-	if order == '>' && dt.Size() > 1 {
-		swapBytes(t.Data, int(dt.Size()))
-	}
-	return t, nil
+	return npyHeader{dt: dt, shape: shape, swap: order == '>' && dt.Size() > 1, dataOff: dataOff, bytes: n}, nil
 }
 
 // parseHeader runs npyio's header parser, which indexes into the header dict without bounds

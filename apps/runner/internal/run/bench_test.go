@@ -10,6 +10,7 @@ import (
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/cpu"
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,11 +37,11 @@ import (
 // wrapRegistry returns a registry of the CPU kernels whose instances either do nothing
 // (null) or add the time each Run takes to *spent.
 func wrapRegistry(tb testing.TB, null bool, spent *atomic.Int64) *kernels.Registry {
-	cpu, err := engine.CPURegistry()
+	cpuReg, err := cpu.SharedRegistry()
 	require.NoError(tb, err)
 	reg := kernels.NewRegistry()
-	for _, op := range cpu.Ops(kernels.BackendCPU) {
-		k, err := cpu.Lookup(kernels.BackendCPU, op.Op)
+	for _, op := range cpuReg.Ops(kernels.BackendCPU) {
+		k, err := cpuReg.Lookup(kernels.BackendCPU, op.Op)
 		require.NoError(tb, err)
 		require.NoError(tb, reg.Register(&wrapKernel{Kernel: k, null: null, spent: spent}))
 	}

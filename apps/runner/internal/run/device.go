@@ -1,56 +1,83 @@
 package run
 
 import (
-	"bufio"
-	"bytes"
+	"errors"
 	"fmt"
-	"os"
 	"strconv"
+	"strings"
 
 	"carve.dev/libs/alloc"
+	"carve.dev/libs/kernels"
+
+	"carve.dev/libs/kernels/cuda"
+
+	// The backends this runner can open: they register their drivers. CUDA's opens only in a
+	// build with the cuda tag and says so otherwise.
+	_ "carve.dev/libs/kernels/cpu"
+	_ "carve.dev/libs/kernels/sim"
 )
 
-// newDevice opens the named device. Only the CPU exists so far; the CUDA backend is a later
-// issue (see device_cuda.go and device_nocuda.go for what "cuda" says meanwhile).
-func newDevice(name string, memory int64) (*alloc.CPUDevice, error) {
-	switch name {
-	case "", "cpu":
-	case "cuda":
-		return nil, errCUDA
-	default:
-		return nil, &UsageError{fmt.Sprintf("unknown device %q: use --device cpu (or cuda in a build with -tags cuda)", name)}
-	}
-	if memory == 0 {
-		memory = hostAvailable()
-	}
-	return alloc.NewCPU(alloc.CPUConfig{Memory: memory})
+// DeviceSpec is a parsed --device value: a backend kind and the ordinal of its device.
+type DeviceSpec struct {
+	Kind    string // kernels.BackendCPU, BackendSim or BackendCUDA
+	Ordinal int
 }
 
-// hostAvailable is the host's available memory (MemAvailable in /proc/meminfo), or
-// alloc.DefaultCPUMemory where that cannot be read. It is what the CPU device reports free.
-func hostAvailable() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return alloc.DefaultCPUMemory
+func (d DeviceSpec) String() string {
+	if d.Kind == kernels.BackendCUDA {
+		return fmt.Sprintf("%s:%d", d.Kind, d.Ordinal)
 	}
-	if n, ok := parseMemAvailable(b); ok {
-		return n
-	}
-	return alloc.DefaultCPUMemory
+	return d.Kind
 }
 
-// parseMemAvailable reads the "MemAvailable:   123456 kB" line of /proc/meminfo.
-func parseMemAvailable(b []byte) (int64, bool) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := bytes.Fields(sc.Bytes())
-		if len(f) == 3 && string(f[0]) == "MemAvailable:" && string(f[2]) == "kB" {
-			kb, err := strconv.ParseInt(string(f[1]), 10, 64)
-			if err != nil || kb <= 0 || kb > 1<<50 {
-				return 0, false
-			}
-			return kb << 10, true
+// ParseDevice reads "cpu", "sim", "cuda" or "cuda:N" ("" means cpu).
+func ParseDevice(s string) (DeviceSpec, error) {
+	kind, ord, hasOrd := strings.Cut(strings.TrimSpace(s), ":")
+	if kind == "" {
+		kind = kernels.BackendCPU
+	}
+	spec := DeviceSpec{Kind: kind}
+	switch kind {
+	case kernels.BackendCPU, kernels.BackendSim:
+		if hasOrd {
+			return spec, &UsageError{fmt.Sprintf("--device %s: the %s device takes no number", s, kind)}
 		}
+	case kernels.BackendCUDA:
+		if hasOrd {
+			n, err := strconv.Atoi(ord)
+			if err != nil || n < 0 {
+				return spec, &UsageError{fmt.Sprintf("--device %s: %q is not a GPU number (cuda:0, cuda:1, ...)", s, ord)}
+			}
+			spec.Ordinal = n
+		}
+	default:
+		return spec, &UsageError{fmt.Sprintf("unknown device %q: use --device cpu, sim (a simulated GPU) or cuda[:N]", s)}
 	}
-	return 0, false
+	return spec, nil
+}
+
+// openBackend opens the device's backend. memory sizes the cpu and sim devices (0: the host's
+// available memory).
+func openBackend(spec DeviceSpec, workers int, memory int64) (kernels.Backend, error) {
+	drv, err := kernels.LookupDriver(spec.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if memory == 0 && spec.Kind != kernels.BackendCUDA {
+		memory = alloc.HostAvailableMemory()
+	}
+	be, err := drv.Open(kernels.OpenOptions{Ordinal: spec.Ordinal, Workers: workers, Memory: memory})
+	var nb *cuda.NotBuiltError
+	if errors.As(err, &nb) {
+		return nil, &UsageError{fmt.Sprintf("--device %s: this runner was not built with cuda support (rebuild with -tags cuda, or bazel --config=cuda); use --device cpu or sim", spec)}
+	}
+	return be, err
+}
+
+// deviceCalls reads the device's call counters, or zeros for a device that does not count.
+func deviceCalls(dev alloc.Device) alloc.CPUCalls {
+	if c, ok := dev.(alloc.CallCounter); ok {
+		return c.Calls()
+	}
+	return alloc.CPUCalls{}
 }

@@ -9,6 +9,7 @@ import (
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/planner"
 )
 
 // Result is what Run returns: the outputs of the last run (copies, in the model's output
@@ -34,7 +35,7 @@ type Counters struct {
 
 // Counters reads the runner's allocation counters now.
 func (r *Runner) Counters() Counters {
-	calls := r.Device.Calls()
+	calls := deviceCalls(r.Backend.Device())
 	st := r.Alloc.Stats()
 	return Counters{DeviceMallocs: calls.Malloc, DeviceFrees: calls.Free, Allocs: st.Allocations.Allocated, Frees: st.Allocations.Freed}
 }
@@ -127,16 +128,31 @@ type Stats struct {
 
 // EngineStats are engine.Stats with a stable JSON form.
 type EngineStats struct {
-	Patterns struct {
-		Hits      int64 `json:"hits"`
-		Misses    int64 `json:"misses"`
-		Computes  int64 `json:"computes"`
-		Shared    int64 `json:"shared"`
-		Evictions int64 `json:"evictions"`
-		Len       int   `json:"len"`
-	} `json:"patterns"`
-	DynamicWorkspaces     int64 `json:"dynamic_workspaces"`
-	DynamicWorkspaceBytes int64 `json:"dynamic_workspace_bytes"`
+	Patterns              CacheStats `json:"patterns"` // plans by input-shape pattern
+	Programs              CacheStats `json:"programs"` // patterns bound to the sessions' arenas
+	DynamicWorkspaces     int64      `json:"dynamic_workspaces"`
+	DynamicWorkspaceBytes int64      `json:"dynamic_workspace_bytes"`
+	Uploads               int64      `json:"uploads"` // host-to-device copies (discrete devices: weights once, inputs every run)
+	UploadBytes           int64      `json:"upload_bytes"`
+	Downloads             int64      `json:"downloads"` // device-to-host copies (outputs)
+	DownloadBytes         int64      `json:"download_bytes"`
+	ResidentWeightBytes   int64      `json:"resident_weight_bytes"` // device memory holding the weights
+	GraphCaptures         int64      `json:"graph_captures"`        // patterns captured into graphs (--graph)
+	GraphReplays          int64      `json:"graph_replays"`
+}
+
+// CacheStats are planner.CacheStats with a stable JSON form.
+type CacheStats struct {
+	Hits      int64 `json:"hits"`
+	Misses    int64 `json:"misses"`
+	Computes  int64 `json:"computes"`
+	Shared    int64 `json:"shared"`
+	Evictions int64 `json:"evictions"`
+	Len       int   `json:"len"`
+}
+
+func cacheStats(c planner.CacheStats) CacheStats {
+	return CacheStats{Hits: c.Hits, Misses: c.Misses, Computes: c.Computes, Shared: c.Shared, Evictions: c.Evictions, Len: c.Len}
 }
 
 // DeviceCalls are the device's call counters that concern memory and streams.
@@ -156,11 +172,12 @@ func (r *Runner) Stats() Stats {
 	es := r.Runtime.Stats()
 	var st Stats
 	st.Allocator = r.Alloc.Stats()
-	p := &st.Engine.Patterns
-	p.Hits, p.Misses, p.Computes, p.Shared, p.Evictions, p.Len = es.Patterns.Hits, es.Patterns.Misses,
-		es.Patterns.Computes, es.Patterns.Shared, es.Patterns.Evictions, es.Patterns.Len
-	st.Engine.DynamicWorkspaces, st.Engine.DynamicWorkspaceBytes = es.DynamicWorkspace, es.DynamicBytes
-	c := r.Device.Calls()
+	st.Engine = EngineStats{Patterns: cacheStats(es.Patterns), Programs: cacheStats(es.Programs),
+		DynamicWorkspaces: es.DynamicWorkspace, DynamicWorkspaceBytes: es.DynamicBytes,
+		Uploads: es.Copies.Uploads, UploadBytes: es.Copies.UploadBytes, Downloads: es.Copies.Downloads,
+		DownloadBytes: es.Copies.DownloadBytes, ResidentWeightBytes: es.ResidentWeights,
+		GraphCaptures: es.GraphCaptures, GraphReplays: es.GraphReplays}
+	c := deviceCalls(r.Backend.Device())
 	st.Device = DeviceCalls{Malloc: c.Malloc, Free: c.Free, MemInfo: c.MemInfo, NewStream: c.NewStream,
 		DestroyStream: c.DestroyStream, SynchronizeStream: c.SynchronizeStream, RecordEvent: c.RecordEvent, Launch: c.Launch}
 	return st

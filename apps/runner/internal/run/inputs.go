@@ -35,7 +35,7 @@ func RandomInputs(m *graph.Model, dims engine.Binding, seed uint64) (map[string]
 		rng := rand.New(rand.NewPCG(seed, h.Sum64()))
 		mask := strings.Contains(strings.ToLower(v.Name), "mask")
 		hi := int64(2) // integers: [0, hi)
-		if rows := IndexRange(v); rows > 0 {
+		if rows := graph.IndexRange(v); rows > 0 {
 			hi = rows
 		}
 		switch v.DType {
@@ -105,45 +105,4 @@ func uniform(rng *rand.Rand, mask bool) float32 {
 		return 1
 	}
 	return float32(rng.Float64()*2 - 1)
-}
-
-// IndexRange returns how many rows the tables indexed by input v have: the smallest extent,
-// along the gathered axis, of the weights of the Gathers that use v (through views and Casts)
-// as indices; 0 if v indexes no weight.
-func IndexRange(v *graph.Value) int64 {
-	var rows int64
-	seen := map[*graph.Value]bool{}
-	var walk func(x *graph.Value, depth int)
-	walk = func(x *graph.Value, depth int) {
-		if seen[x] || depth > 8 {
-			return
-		}
-		seen[x] = true
-		for _, n := range x.Consumers {
-			switch {
-			case n.Domain == "" && n.OpType == "Gather" && n.Input(1) == x:
-				data := n.Input(0)
-				if data == nil || data.Init == nil {
-					continue
-				}
-				rank := int64(len(data.Init.Shape))
-				axis := n.Attrs.Int("axis", 0)
-				if axis < 0 {
-					axis += rank
-				}
-				if axis < 0 || axis >= rank {
-					continue
-				}
-				if r := data.Init.Shape[axis]; r > 0 && (rows == 0 || r < rows) {
-					rows = r
-				}
-			case n.IsView() && n.Input(0) == x, n.Domain == "" && n.OpType == "Cast":
-				if o := n.Output(0); o != nil {
-					walk(o, depth+1)
-				}
-			}
-		}
-	}
-	walk(v, 0)
-	return rows
 }

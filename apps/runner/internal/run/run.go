@@ -6,13 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/bundled"
+	"carve.dev/libs/graph/rewrite"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/planner"
 )
@@ -28,17 +28,23 @@ type Config struct {
 	// largest binding of the envelope (see RandomInputs), made from Seed.
 	Inputs map[string]kernels.Tensor
 	Seed   uint64
-	// Device is "cpu" ("" means cpu); "cuda" needs a build with the cuda tag.
+	// Device is "cpu" ("" means cpu), "sim" (the simulated discrete device) or "cuda[:N]" (a build
+	// with the cuda tag).
 	Device string
-	// DeviceMemory is the CPU device's memory in bytes; 0 means the host's available memory.
+	// DeviceMemory is the cpu or sim device's memory in bytes; 0 means the host's available memory.
 	DeviceMemory int64
 	Policy       planner.Policy
 	// Limit caps the allocator's bytes; 0 means none beyond the device.
 	Limit int64
 	// Workers is the CPU kernels' worker count; 0 means GOMAXPROCS.
 	Workers int
+	// NoFuse runs the graph as exported; by default the patterns carve.dev/libs/graph/rewrite
+	// knows (attention, norms, SiLU, rotary embeddings) are fused first.
+	NoFuse bool
 	// Sessions is how many sessions (streams, arenas) run concurrently; 0 means 1.
 	Sessions int
+	// Graphs replays each pattern's kernels as a captured graph after its first run.
+	Graphs bool
 	// Registry overrides the CPU kernels (benchmarks use it to time the executor alone).
 	Registry *kernels.Registry
 	// Observe, if not nil, sees the allocator's statistics when the runner is closed, with
@@ -56,9 +62,10 @@ func (e *UsageError) Error() string { return e.Problem }
 // Runner is a model loaded on a device with its sessions' arenas reserved. Run and Bench may be
 // called one at a time (they use every session); Runner is not safe for concurrent use.
 type Runner struct {
-	Model     *graph.Model
-	ModelName string // the path, or bundled.Name
-	Device    *alloc.CPUDevice
+	Model     *graph.Model    // the graph run: fused unless Config.NoFuse
+	ModelName string          // the path, or bundled.Name
+	Fusion    *rewrite.Report // what was fused; nil with Config.NoFuse
+	Backend   kernels.Backend
 	Alloc     *alloc.Allocator
 	Runtime   *engine.Runtime
 	Sessions  []*engine.Session
@@ -74,17 +81,21 @@ type Runner struct {
 
 // Reservation is what Load reserved: per-session arenas planned over the envelope.
 type Reservation struct {
-	Envelope        string           `json:"envelope"`
-	ArenaBytes      int64            `json:"arena_bytes"` // each session's arena: activations and workspaces
-	Sessions        int              `json:"sessions"`
-	TotalArenaBytes int64            `json:"total_arena_bytes"`
-	WeightBytes     int64            `json:"weight_bytes"` // the model's weights, mapped from its file on the CPU
-	WorstBinding    map[string]int64 `json:"worst_binding"`
-	Candidates      int              `json:"candidates"`            // bindings planned to find the worst
-	WorkspaceBound  int64            `json:"workspace_bound_bytes"` // the sum of the nodes' W over the envelope
-	DrivingDim      string           `json:"driving_dim,omitempty"`
-	AvailableBytes  int64            `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
-	LimitBytes      int64            `json:"limit_bytes"`
+	Envelope        string `json:"envelope"`
+	ArenaBytes      int64  `json:"arena_bytes"` // each session's arena: activations and workspaces
+	Sessions        int    `json:"sessions"`
+	TotalArenaBytes int64  `json:"total_arena_bytes"`
+	WeightBytes     int64  `json:"weight_bytes"` // the model's weights, mapped from its file
+	// DeviceWeightBytes is the device memory the weights take on a discrete device (sim, cuda): one
+	// reservation beside the arenas. 0 on the CPU, which reads the mapped file.
+	DeviceWeightBytes int64            `json:"device_weight_bytes"`
+	WorstBinding      map[string]int64 `json:"worst_binding"`
+	Candidates        int              `json:"candidates"`            // bindings planned to find the worst
+	WorkspaceBound    int64            `json:"workspace_bound_bytes"` // the sum of the nodes' W over the envelope
+	DrivingDim        string           `json:"driving_dim,omitempty"`
+	AvailableBytes    int64            `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
+	LimitBytes        int64            `json:"limit_bytes"`
+	Fused             map[string]int   `json:"fused,omitempty"` // fusions of the planned graph by kind; none with --no-fuse
 }
 
 // Load loads the model, plans its envelope, checks that the sessions' arenas fit (failing
@@ -104,25 +115,39 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	if r.Model, r.ModelName, err = loadModel(cfg.ModelPath); err != nil {
 		return nil, err
 	}
-	if err := checkInputNames(r.Model, cfg.Inputs); err != nil {
+	spec, err := ParseDevice(cfg.Device)
+	if err != nil {
 		return nil, err
 	}
-	r.Envelope = envelope(r.Model, cfg)
-	if r.Device, err = newDevice(cfg.Device, cfg.DeviceMemory); err != nil {
+	if !cfg.NoFuse {
+		fo, err := engine.FuseOptions(engine.Options{Target: kernels.Target{Backend: spec.Kind}, Registry: cfg.Registry})
+		if err != nil {
+			return nil, err
+		}
+		fused, rep, err := rewrite.Fuse(r.Model, fo)
+		if err != nil {
+			return nil, fmt.Errorf("%w (--no-fuse runs the graph as exported)", err)
+		}
+		r.Model, r.Fusion = fused, rep // fused shares the loaded model's weights: Close closes both
+	}
+	if r.Envelope, err = envelope(r.Model, cfg); err != nil {
 		return nil, err
 	}
-	if r.Alloc, err = alloc.New(r.Device, alloc.Options{Limit: cfg.Limit}); err != nil {
+	if r.Backend, err = openBackend(spec, cfg.Workers, cfg.DeviceMemory); err != nil {
 		return nil, err
 	}
-	free, _, err := r.Device.MemInfo()
+	if r.Alloc, err = alloc.New(r.Backend.Device(), alloc.Options{Limit: cfg.Limit}); err != nil {
+		return nil, err
+	}
+	free, _, err := r.Backend.Device().MemInfo()
 	if err != nil {
 		return nil, err
 	}
 	opts := engine.RuntimeOptions{
-		Options:  engine.Options{Workers: cfg.Workers, Registry: cfg.Registry},
-		Envelope: r.Envelope, Policy: cfg.Policy, Sessions: cfg.Sessions,
+		Options:  engine.Options{Registry: cfg.Registry},
+		Envelope: r.Envelope, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs,
 	}
-	if r.Runtime, err = engine.NewRuntime(ctx, r.Model, r.Device, r.Alloc, opts); err != nil {
+	if r.Runtime, err = engine.NewRuntime(ctx, r.Model, r.Backend, r.Alloc, opts); err != nil {
 		return nil, err
 	}
 
@@ -148,8 +173,14 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	r.Reservation = Reservation{
 		Envelope: r.Envelope.String(), ArenaBytes: ep.ArenaBytes, Sessions: cfg.Sessions,
 		TotalArenaBytes: ep.ArenaBytes * int64(cfg.Sessions), // checked for overflow by NewRuntime
-		WeightBytes:     ep.WeightBytes, WorstBinding: ep.Worst.Binding.Dims, Candidates: len(ep.Candidates),
+		WeightBytes:     ep.WeightBytes, DeviceWeightBytes: ep.DeviceWeightBytes, WorstBinding: ep.Worst.Binding.Dims, Candidates: len(ep.Candidates),
 		WorkspaceBound: ep.WorkspaceBound(), DrivingDim: ep.DrivingDim, AvailableBytes: avail, LimitBytes: cfg.Limit,
+	}
+	if r.Fusion != nil {
+		r.Reservation.Fused = map[string]int{}
+		for _, f := range r.Fusion.Fused {
+			r.Reservation.Fused[string(f.Kind)]++
+		}
 	}
 	for range cfg.Sessions {
 		s, err := r.Runtime.NewSession()
@@ -174,14 +205,18 @@ func (r *Runner) Close() error {
 		errs = append(errs, s.Close())
 	}
 	r.Sessions = nil
+	if r.Runtime != nil {
+		errs = append(errs, r.Runtime.Close())
+		r.Runtime = nil
+	}
 	if r.Alloc != nil {
 		errs = append(errs, r.Alloc.Close())
 		observe("after-close")
 		r.Alloc = nil
 	}
-	if r.Device != nil {
-		errs = append(errs, r.Device.Close())
-		r.Device = nil
+	if r.Backend != nil {
+		errs = append(errs, r.Backend.Close())
+		r.Backend = nil
 	}
 	if r.Model != nil {
 		errs = append(errs, r.Model.Close())
@@ -190,66 +225,35 @@ func (r *Runner) Close() error {
 	return errors.Join(errs...)
 }
 
+// ModelError is a model file that cannot be loaded; Err is graph.Load's error.
+type ModelError struct {
+	Path string
+	Err  error
+}
+
+func (e *ModelError) Error() string { return fmt.Sprintf("model %s: %v", e.Path, e.Err) }
+func (e *ModelError) Unwrap() error { return e.Err }
+
 func loadModel(path string) (*graph.Model, string, error) {
 	if path == "" {
 		m, err := bundled.Load()
 		return m, bundled.Name, err
 	}
 	m, err := graph.Load(path)
-	if err != nil && !strings.Contains(err.Error(), path) {
-		err = fmt.Errorf("model %s: %w", path, err)
+	if err != nil {
+		return nil, path, &ModelError{Path: path, Err: err}
 	}
-	return m, path, err
+	return m, path, nil
 }
 
-// checkInputNames reports unknown and missing inputs as usage errors, before anything is
-// planned.
-func checkInputNames(m *graph.Model, inputs map[string]kernels.Tensor) error {
-	if inputs == nil {
-		return nil
-	}
-	var names []string
-	for _, v := range m.Inputs {
-		names = append(names, v.Name)
-	}
-	for name := range inputs {
-		if v := m.Value(name); v == nil || v.Kind != graph.KindInput {
-			return &UsageError{fmt.Sprintf("unknown input %q: the model's inputs are %s", name, strings.Join(names, ", "))}
-		}
-	}
-	var missing []string
-	for _, v := range m.Inputs {
-		if _, ok := inputs[v.Name]; !ok {
-			missing = append(missing, v.Name)
-		}
-	}
-	if len(missing) > 0 {
-		return &UsageError{fmt.Sprintf("missing input %s: give --input %s=FILE.npy for every input, or no --input to run on random inputs",
-			strings.Join(missing, ", "), missing[0])}
-	}
-	return nil
-}
-
-// envelope completes cfg.Envelope: dims it leaves out come from the inputs' shapes (where an
-// input's dim is a plain named dim), then, for the bundled model, from its default envelope.
-// Dims still missing, and unknown dims, are left for the engine to report.
-func envelope(m *graph.Model, cfg Config) engine.Envelope {
-	env := engine.Envelope{}
-	for n, r := range cfg.Envelope {
-		env[n] = r
-	}
-	for _, v := range m.Inputs {
-		t, ok := cfg.Inputs[v.Name]
-		if !ok || len(t.Shape) != len(v.Shape) {
-			continue // a rank mismatch is reported by Bind
-		}
-		for i, d := range v.Shape {
-			syms := d.Syms(nil)
-			if _, given := env[d.String()]; len(syms) != 1 || syms[0] != d.String() || given {
-				continue
-			}
-			env[syms[0]] = engine.Range{Lo: t.Shape[i], Hi: t.Shape[i]}
-		}
+// envelope completes cfg.Envelope: dims it leaves out come from the inputs' shapes
+// (engine.EnvelopeFromInputs, which also checks the inputs against the model), then, for the
+// bundled model, from its default envelope. Dims still missing, and unknown dims, are left for
+// the engine to report.
+func envelope(m *graph.Model, cfg Config) (engine.Envelope, error) {
+	env, err := engine.EnvelopeFromInputs(m, cfg.Envelope, cfg.Inputs)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.ModelPath == "" {
 		for n, v := range bundled.RunBinding() {
@@ -258,7 +262,7 @@ func envelope(m *graph.Model, cfg Config) engine.Envelope {
 			}
 		}
 	}
-	return env
+	return env, nil
 }
 
 // Names returns the names of the model's inputs or outputs in declaration order.

@@ -95,7 +95,7 @@ func TestNoAllocationAfterFirstRun(t *testing.T) {
 
 			// The counters do see allocations: one dynamic allocation shows.
 			before = r.Counters()
-			stream, err := r.Device.NewStream()
+			stream, err := r.Backend.Device().NewStream()
 			require.NoError(t, err)
 			a, err := r.Alloc.Alloc(stream, 1000)
 			require.NoError(t, err)
@@ -173,25 +173,6 @@ func mustBytes(t testing.TB, name string) []byte {
 	return b
 }
 
-func TestIndexRange(t *testing.T) {
-	for _, tc := range []struct {
-		model, input string
-		want         int64
-	}{
-		{"gpt2", "input_ids", 256}, // through a Reshape
-		{"gpt2", "attention_mask", 0},
-		{"llama", "input_ids", 256},
-		{"bert", "token_type_ids", 2},
-		{"bert", "input_ids", 256},
-		{"qwen2_q4", "input_ids", 256},
-		{"contrib_gqa", "attention_mask", 0},
-	} {
-		m, err := graph.Parse(mustBytes(t, tc.model), "")
-		require.NoError(t, err)
-		require.Equal(t, tc.want, IndexRange(m.Value(tc.input)), "%s %s", tc.model, tc.input)
-	}
-}
-
 // TestPlansAreVerified re-verifies, independently of the engine, the plans a run uses: the
 // envelope's worst plan (the reservation) and the plan of the run's binding.
 func TestPlansAreVerified(t *testing.T) {
@@ -228,14 +209,41 @@ func TestLoadErrors(t *testing.T) {
 		}},
 		{"unknown input", Config{Inputs: map[string]kernels.Tensor{"input_ids": ids, "attention_mask": mask, "pixels": ids}},
 			func(t *testing.T, err error) {
-				var ue *UsageError
-				require.ErrorAs(t, err, &ue)
-				require.ErrorContains(t, err, `unknown input "pixels"`)
+				var ie *engine.InputError
+				require.ErrorAs(t, err, &ie)
+				require.Equal(t, engine.InputUnknown, ie.Kind)
+				require.Equal(t, "pixels", ie.Input)
 			}},
 		{"missing input", Config{Inputs: map[string]kernels.Tensor{"input_ids": ids}}, func(t *testing.T, err error) {
-			var ue *UsageError
-			require.ErrorAs(t, err, &ue)
-			require.ErrorContains(t, err, "missing input attention_mask")
+			var ie *engine.InputError
+			require.ErrorAs(t, err, &ie)
+			require.Equal(t, engine.InputMissing, ie.Kind)
+			require.Equal(t, []string{"attention_mask"}, ie.Missing)
+		}},
+		{"wrong rank without dims", Config{ModelPath: fixture(t, "gpt2"), Inputs: map[string]kernels.Tensor{
+			"input_ids": kernels.MustTensor(graph.Int64, 2, 5, 1), "attention_mask": kernels.MustTensor(graph.Int64, 2, 5, 1)}},
+			func(t *testing.T, err error) {
+				var ie *engine.InputError
+				require.ErrorAs(t, err, &ie, "the rank error, not a missing dim")
+				require.Equal(t, engine.InputInvalid, ie.Kind)
+				require.ErrorContains(t, err, `bad input "input_ids": rank 3`)
+			}},
+		{"zero dim", Config{Envelope: env(fixed(0), fixed(4))}, func(t *testing.T, err error) {
+			var dve *graph.DimValueError
+			require.ErrorAs(t, err, &dve)
+			require.Equal(t, "batch", dve.Dim)
+		}},
+		{"zero-size input", Config{ModelPath: fixture(t, "gpt2"), Inputs: map[string]kernels.Tensor{
+			"input_ids": kernels.MustTensor(graph.Int64, 3, 0), "attention_mask": kernels.MustTensor(graph.Int64, 3, 0)}},
+			func(t *testing.T, err error) {
+				var dve *graph.DimValueError
+				require.ErrorAs(t, err, &dve)
+				require.Equal(t, "seq", dve.Dim)
+			}},
+		{"model is a directory", Config{ModelPath: t.TempDir()}, func(t *testing.T, err error) {
+			var me *ModelError
+			require.ErrorAs(t, err, &me)
+			require.ErrorIs(t, err, graph.ErrNotRegularFile)
 		}},
 		{"wrong dtype", Config{Inputs: map[string]kernels.Tensor{"input_ids": kernels.MustTensor(graph.Int32, 2, 5), "attention_mask": mask}},
 			func(t *testing.T, err error) {
@@ -249,7 +257,15 @@ func TestLoadErrors(t *testing.T) {
 				require.ErrorAs(t, err, &ie)
 				require.ErrorContains(t, err, "outside the declared envelope")
 			}},
-		{"cuda", Config{Device: "cuda"}, func(t *testing.T, err error) { require.ErrorIs(t, err, errCUDA) }},
+		{"cuda", Config{Device: "cuda"}, func(t *testing.T, err error) {
+			var ue *UsageError
+			require.ErrorAs(t, err, &ue)
+			require.ErrorContains(t, err, "cuda")
+		}},
+		{"bad cuda ordinal", Config{Device: "cuda:x"}, func(t *testing.T, err error) {
+			var ue *UsageError
+			require.ErrorAs(t, err, &ue)
+		}},
 		{"bad device", Config{Device: "tpu"}, func(t *testing.T, err error) {
 			var ue *UsageError
 			require.ErrorAs(t, err, &ue)
@@ -305,17 +321,6 @@ func TestNondeterminismError(t *testing.T) {
 	var ne *NondeterminismError
 	require.True(t, errors.As(err, &ne))
 	require.Contains(t, err.Error(), `output "logits" of session 2`)
-}
-
-func TestParseMemAvailable(t *testing.T) {
-	n, ok := parseMemAvailable([]byte("MemTotal:       32768000 kB\nMemFree: 1 kB\nMemAvailable:   16384000 kB\n"))
-	require.True(t, ok)
-	require.Equal(t, int64(16384000)<<10, n)
-	for _, bad := range []string{"", "MemAvailable: x kB", "MemAvailable: 5 MB", "MemAvailable: -5 kB"} {
-		_, ok := parseMemAvailable([]byte(bad))
-		require.False(t, ok, bad)
-	}
-	require.Positive(t, hostAvailable())
 }
 
 func TestPercentiles(t *testing.T) {

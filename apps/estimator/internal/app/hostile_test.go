@@ -1,0 +1,149 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestHostileInputs: files that never end are refused before they are read, stdin is read up
+// to a bound, and sizes have one meaning.
+func TestHostileInputs(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in.csv")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"csv is a device", []string{"solve", "/dev/zero"}, ExitError, "/dev/zero is not a regular file (a device, FIFO or directory): give a file, or - for stdin"},
+		{"csv is a fifo", []string{"solve", fifo}, ExitError, fifo + " is not a regular file"},
+		{"csv is a directory", []string{"solve", dir}, ExitError, dir + " is not a regular file"},
+		{"model is a device", []string{"report", "--model", "/dev/zero"}, ExitError, "cannot read /dev/zero: not a regular file"},
+		{"model is a directory", []string{"report", "--model", dir}, ExitError, "cannot read " + dir + ": is a directory, not a regular file"},
+		{"zero capacity", []string{"solve", "testdata/small.csv", "--capacity", "0"}, ExitUsage, "--capacity 0: nothing fits in 0 bytes; leave --capacity out"},
+		{"empty capacity", []string{"solve", "testdata/small.csv", "--capacity", ""}, ExitUsage, `--capacity: bad size "": empty size`},
+		{"fractional budget", []string{"report", "--budget", "1.5"}, ExitUsage, `--budget: bad size "1.5": 1.5 is not a whole number of bytes`},
+		{"zero dim", []string{"report", "--dim", "batch=0"}, ExitUsage, "--dim batch=0: zero-size tensors are not supported"},
+		{"zero in a range", []string{"report", "--dim", "batch=0:4"}, ExitUsage, "--dim batch=0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, tc.args...)
+			require.Equal(t, tc.code, code, stderr)
+			require.Contains(t, oneLine(t, stderr), tc.want)
+			require.Empty(t, stdout)
+		})
+	}
+
+	// Endless stdin: read up to the bound, then refused.
+	defer func(n int64) { maxCSVBytes = n }(maxCSVBytes)
+	maxCSVBytes = 1 << 16
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), []string{"estimator", "solve", "-"},
+		Streams{Stdin: io.MultiReader(strings.NewReader("id,lower,upper,size\n"), endless{}), Stdout: &stdout, Stderr: &stderr})
+	require.Equal(t, ExitError, code)
+	require.Contains(t, stderr.String(), "- holds more than 64.00 KiB of CSV")
+}
+
+// endless is stdin from /dev/zero, without the file: one field that never ends.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}
+
+var _ io.Reader = endless{}
+
+// TestInterrupted: a canceled context stops the work with "interrupted" and exit code 130;
+// a second interrupt ends the process at once.
+func TestInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, []string{"estimator", "fit", "--budget", "1GiB", "--dim", "batch=?"},
+		Streams{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr})
+	require.Equal(t, ExitInterrupted, code, stderr.String())
+	require.Equal(t, "estimator: interrupted\n", stderr.String())
+
+	sigs := make(chan os.Signal, 2)
+	exited := make(chan int, 1)
+	var errb bytes.Buffer
+	ctx, stop := interrupts(context.Background(), sigs, func(code int) { exited <- code }, &errb)
+	defer stop()
+	sigs <- os.Interrupt
+	<-ctx.Done()
+	require.Empty(t, exited)
+	sigs <- os.Interrupt
+	require.Equal(t, ExitInterrupted, <-exited)
+	require.Equal(t, "estimator: interrupted\n", errb.String())
+}
+
+// TestMain runs the helper of TestAtomicWrites when asked to: the estimator in a process whose
+// files may not grow beyond 64 bytes (RLIMIT_FSIZE), so that writes fail part way.
+func TestMain(m *testing.M) {
+	if args := os.Getenv("ESTIMATOR_FSIZE_HELPER"); args != "" {
+		signal.Ignore(syscall.SIGXFSZ) // a write past the limit then fails with EFBIG
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 64, Max: 64}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(99)
+		}
+		os.Exit(Main(context.Background(), append([]string{"estimator"}, strings.Split(args, "\x1f")...),
+			Streams{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: os.Stderr}))
+	}
+	os.Exit(m.Run())
+}
+
+// TestAtomicWrites: --svg and solve -o replace their file whole or not at all. A write that
+// fails part way (the file size limit) leaves the previous file as it was and no temporary file.
+func TestAtomicWrites(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.csv")
+	var rows strings.Builder
+	rows.WriteString("id,lower,upper,size\n")
+	for i := range 40 {
+		fmt.Fprintf(&rows, "b%d,%d,%d,%d\n", i, i, i+3, 64+i)
+	}
+	require.NoError(t, os.WriteFile(big, []byte(rows.String()), 0o644))
+	for _, tc := range []struct {
+		name string
+		args func(out string) []string
+	}{
+		{"svg", func(out string) []string { return []string{"report", "--workers", "2", "--svg", out} }},
+		{"solve -o", func(out string) []string { return []string{"solve", big, "--algorithm", "greedy-by-size", "-o", out} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			require.NoError(t, os.WriteFile(out, []byte("the previous file"), 0o644))
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "ESTIMATOR_FSIZE_HELPER="+strings.Join(tc.args(out), "\x1f"))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			require.Error(t, err, "the write must fail under the size limit")
+			require.Equal(t, ExitError, cmd.ProcessState.ExitCode(), "%v: %s", cmd.ProcessState, stderr.String())
+			require.Contains(t, stderr.String(), "estimator: ")
+			require.Contains(t, stderr.String(), out, "the error names the file asked for")
+			got, err := os.ReadFile(out)
+			require.NoError(t, err)
+			require.Equal(t, "the previous file", string(got), "the previous file is untouched")
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Len(t, entries, 1, "no temporary file is left")
+		})
+	}
+}

@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/testmodels"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/cpu"
+	"carve.dev/libs/planner"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// faultWorkload is a whole run of a fixture on one device: an allocator, a runtime (the
+// envelope planned, the reservation checked), two sessions (a stream and an arena each), a
+// first run of one pattern on both sessions, steady runs, a second pattern, and the close of
+// everything in order. Runs that fail are retried once on the same session: unless the device's
+// failures are sticky, the retry must succeed with the right outputs.
+type faultWorkload struct {
+	m      *graph.Model
+	env    Envelope
+	opts   RuntimeOptions
+	setup  func(rt *Runtime)           // called once the runtime is made, if not nil
+	inputs []map[string]kernels.Tensor // by pattern
+	want   [][][]byte                  // outputs' bytes, by pattern and output; nil: record them
+	sticky bool
+}
+
+// faultResult is what one run of the workload saw.
+type faultResult struct {
+	errs  []error     // every error a call returned, in order
+	after alloc.Stats // the allocator's statistics after it was closed
+	free  int64       // the device's free memory after the allocator was closed
+	total int64
+}
+
+func (w *faultWorkload) run(t *testing.T, dev alloc.Device) (res faultResult) {
+	fail := func(err error) bool {
+		if err != nil {
+			res.errs = append(res.errs, err)
+		}
+		return err != nil
+	}
+	al, err := alloc.New(dev, alloc.Options{})
+	if fail(err) {
+		return
+	}
+	defer func() {
+		fail(al.Close())
+		res.after = al.Stats()
+		res.free, res.total, _ = dev.MemInfo()
+	}()
+	ctx := context.Background()
+	opts := w.opts
+	opts.Envelope, opts.Sessions = w.env, 2
+	be, err := cpu.NewBackend(dev, 2)
+	if fail(err) {
+		return
+	}
+	rt, err := NewRuntime(ctx, w.m, be, al, opts)
+	if fail(err) {
+		return
+	}
+	defer func() { fail(rt.Close()) }()
+	if w.setup != nil {
+		w.setup(rt)
+	}
+	var sessions []*Session
+	defer func() {
+		for _, s := range sessions {
+			fail(s.Close())
+		}
+	}()
+	for range 2 {
+		s, err := rt.NewSession()
+		if fail(err) {
+			return
+		}
+		sessions = append(sessions, s)
+	}
+	record := w.want == nil
+	if record {
+		w.want = make([][][]byte, len(w.inputs))
+	}
+	runOnce := func(s *Session, p int) {
+		out, err := s.Run(ctx, w.inputs[p])
+		if fail(err) {
+			out, err = s.Run(ctx, w.inputs[p])
+			if w.sticky {
+				require.ErrorIs(t, err, alloc.ErrInjected, "a sticky failure stays")
+				return
+			}
+			require.NoError(t, err, "a retry after a transient device failure")
+		}
+		if record && w.want[p] == nil {
+			for _, o := range out {
+				w.want[p] = append(w.want[p], bytes.Clone(o.Data))
+			}
+		}
+		require.Len(t, out, len(w.want[p]))
+		for i := range out {
+			require.True(t, bytes.Equal(w.want[p][i], out[i].Data), "pattern %d output %d", p, i)
+		}
+	}
+	for _, s := range sessions {
+		runOnce(s, 0) // the first run of a pattern compiles it
+	}
+	for range 2 {
+		runOnce(sessions[0], 0) // steady
+	}
+	runOnce(sessions[1], 1) // a second pattern
+	runOnce(sessions[1], 0)
+	return
+}
+
+// TestFaultInjectionSweep runs whole fixture workloads on the CPU device wrapped by
+// alloc.InjectFaults, failing the N-th malloc, stream, event, copy or launch for every N up to
+// the number of such calls the workload makes, once failing that call alone and once failing it
+// and every later one (sticky, as a CUDA context after a sticky error). Every failure must come
+// back as an error wrapping alloc.ErrInjected (nothing swallowed, nothing panics); a run that
+// failed must leave its session usable; and afterwards the allocator holds no bytes,
+// reservations or segments, the device's memory is all free, and no goroutine is left behind.
+// The workloads: the GPT-2 fixture over its bindings' envelope (strict policy: every workspace
+// planned), and at one binding with workspaces larger than planned (fallback policy: dynamic
+// workspaces from the allocator, freed in stream order through events).
+func TestFaultInjectionSweep(t *testing.T) {
+	fx := testmodels.MustGet("gpt2")
+	m := loadFixture(t, fx.Name)
+	require.GreaterOrEqual(t, len(fx.Bindings), 2)
+	var inputs []map[string]kernels.Tensor
+	for _, b := range fx.Bindings[:2] {
+		inputs = append(inputs, fixtureInputs(t, m, b))
+	}
+	one := Envelope{}
+	for k, v := range fx.Bindings[1].Dims {
+		one[k] = Range{Lo: v, Hi: v}
+	}
+	var need, bound atomic.Int64
+	need.Store(1024)
+	bound.Store(8192)
+	workloads := map[string]*faultWorkload{
+		"strict": {m: m, env: envelopeOf(fx), opts: RuntimeOptions{Options: Options{Workers: 2}}, inputs: inputs},
+		"fallback": {m: m, env: one, inputs: []map[string]kernels.Tensor{inputs[1], inputs[1]},
+			opts: RuntimeOptions{Options: Options{Workers: 2, Registry: routedRegistry(t, &need, &bound)}, Policy: planner.Fallback},
+			setup: func(rt *Runtime) { // planned with 1024 bytes per Add; each asks for 4096 at run time
+				for _, st := range rt.Reserve.Worst.Steps {
+					if ri, ok := st.Instance.(*routedInstance); ok {
+						ri.setNeed(4096)
+					}
+				}
+			}},
+	}
+	newDev := func() *alloc.CPUDevice {
+		cpu, err := alloc.NewCPU(alloc.CPUConfig{Memory: 1 << 30})
+		require.NoError(t, err)
+		return cpu
+	}
+	for _, name := range []string{"strict", "fallback"} {
+		w := workloads[name]
+		// A run without failures records the outputs and counts the calls; it also starts the
+		// CPU kernels' worker pool, which lives as long as the process.
+		cpu := newDev()
+		dev, f := alloc.InjectFaults(cpu, alloc.FaultConfig{})
+		res := w.run(t, dev)
+		require.Empty(t, res.errs, "the workload runs without failures")
+		require.NoError(t, cpu.Close())
+		calls := f.Calls()
+		ignore := goleak.IgnoreCurrent()
+		for _, sticky := range []bool{false, true} {
+			w.sticky = sticky
+			kinds := map[alloc.FaultOp]int{}
+			t.Run(fmt.Sprintf("%s sticky=%v", name, sticky), func(t *testing.T) {
+				// The count varies a little from run to run (the allocator creates events as
+				// its streams' timing requires): sweep until a run makes fewer calls than N.
+				// Under the race detector, which is slow, the calls after the first 64 (the load
+				// and the first runs: the mallocs and streams) are swept with a stride.
+				next := func(n int64) int64 {
+					if raceEnabled && n >= 64 {
+						return n + 7
+					}
+					return n + 1
+				}
+				for n := int64(1); ; n = next(n) {
+					require.Less(t, n, 2*calls+10, "the sweep ends")
+					cpu := newDev()
+					dev, f := alloc.InjectFaults(cpu, alloc.FaultConfig{FailAt: n, Sticky: sticky})
+					res := w.run(t, dev)
+					require.NoError(t, cpu.Close())
+					failed := f.Failed()
+					if len(failed) == 0 {
+						require.Empty(t, res.errs)
+						require.Greater(t, n, calls/2, "the run made fewer than half the calls of the first")
+						break
+					}
+					what := failed[0].What
+					kinds[failed[0].Op]++
+					if len(res.errs) == 0 && failed[0].Op == alloc.FaultMalloc && !sticky {
+						// The allocator answers an out-of-memory Malloc by releasing its cache
+						// and retrying, which the one-off failure lets through.
+						require.Positive(t, res.after.NumAllocRetries, "call %d: the failure of %s was swallowed", n, what)
+						goleak.VerifyNone(t, ignore)
+						continue
+					}
+					require.NotEmpty(t, res.errs, "call %d: the failure of %s was swallowed", n, what)
+					for _, err := range res.errs {
+						require.ErrorIs(t, err, alloc.ErrInjected, "call %d: %s", n, what)
+					}
+					if failed[0].Op == alloc.FaultMalloc {
+						require.ErrorIs(t, res.errs[0], alloc.ErrOutOfMemory, "call %d", n)
+					}
+					require.Zero(t, res.after.BytesInUse, "call %d (%s): bytes in use after close", n, what)
+					require.Zero(t, res.after.ReservedBytes, "call %d (%s): reserved bytes after close", n, what)
+					require.Zero(t, res.after.SegmentBytes.Current, "call %d (%s): segments after close", n, what)
+					require.Equal(t, res.total, res.free, "call %d (%s): device memory after close", n, what)
+					goleak.VerifyNone(t, ignore)
+				}
+				t.Logf("%d calls; failed first by kind: %v", calls, kinds)
+				for _, op := range []alloc.FaultOp{alloc.FaultMalloc, alloc.FaultStream, alloc.FaultLaunch} {
+					require.Positive(t, kinds[op], "the sweep failed some %s", op)
+				}
+				if name == "fallback" {
+					require.Positive(t, kinds[alloc.FaultEvent], "the sweep failed some event")
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package graph_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph"
+)
+
+// attentionSpec is one ai.onnx Attention node over graph inputs.
+func attentionSpec(attrs graph.Attributes, outputs []string, inputs ...graph.ValueSpec) graph.Spec {
+	s := graph.Spec{Opsets: map[string]int64{"": 23}}
+	var names []string
+	for _, in := range inputs {
+		if in.Name == "" {
+			names = append(names, "")
+			continue
+		}
+		s.Inputs = append(s.Inputs, in)
+		names = append(names, in.Name)
+	}
+	s.Nodes = []graph.NodeSpec{{Name: "attn", OpType: "Attention", Inputs: names, Outputs: outputs, Attrs: attrs}}
+	for _, o := range outputs {
+		if o != "" {
+			s.Outputs = append(s.Outputs, o)
+		}
+	}
+	return s
+}
+
+func vs(name string, dt graph.DType, dims ...any) graph.ValueSpec {
+	v := graph.ValueSpec{Name: name, DType: dt}
+	for _, d := range dims {
+		switch x := d.(type) {
+		case int:
+			v.Shape = append(v.Shape, graph.Const(int64(x)))
+		case string:
+			v.Shape = append(v.Shape, graph.Sym(x))
+		}
+	}
+	return v
+}
+
+func TestInferONNXAttention(t *testing.T) {
+	f := graph.Float32
+	for _, tc := range []struct {
+		name   string
+		attrs  graph.Attributes
+		inputs []graph.ValueSpec
+		outs   []string
+		want   []string // the outputs' types
+	}{
+		{
+			name:   "gqa with padding mask",
+			inputs: []graph.ValueSpec{vs("q", f, "b", 4, "s", 16), vs("k", f, "b", 2, "s", 16), vs("v", f, "b", 2, "s", 8), vs("m", graph.Bool, "b", 1, 1, "s")},
+			outs:   []string{"y"},
+			want:   []string{"y float32[b, 4, s, 8]"},
+		},
+		{
+			name:   "3-D",
+			attrs:  graph.NewAttributes(graph.Attribute{Name: "q_num_heads", Kind: graph.AttrInt, Int: 4}, graph.Attribute{Name: "kv_num_heads", Kind: graph.AttrInt, Int: 2}),
+			inputs: []graph.ValueSpec{vs("q", f, "b", "s", 64), vs("k", f, "b", "t", 32), vs("v", f, "b", "t", 16)},
+			outs:   []string{"y"},
+			want:   []string{"y float32[b, s, 32]"},
+		},
+		{
+			name: "past and present",
+			inputs: []graph.ValueSpec{vs("q", f, "b", 4, 1, 16), vs("k", f, "b", 4, 1, 16), vs("v", f, "b", 4, 1, 16),
+				vs("m", f, "b", 1, 1, "p1"), vs("pk", f, "b", 4, "p", 16), vs("pv", f, "b", 4, "p", 16)},
+			outs: []string{"y", "present_key", "present_value"},
+			want: []string{"y float32[b, 4, 1, 16]", "present_key float32[b, 4, p + 1, 16]", "present_value float32[b, 4, p + 1, 16]"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := graph.Build(attentionSpec(tc.attrs, tc.outs, tc.inputs...))
+			require.NoError(t, err)
+			for i, o := range tc.outs {
+				require.Equal(t, tc.want[i], m.Value(o).String())
+			}
+		})
+	}
+}
+
+func TestInferONNXAttentionErrors(t *testing.T) {
+	f := graph.Float32
+	for _, tc := range []struct {
+		name   string
+		attrs  graph.Attributes
+		inputs []graph.ValueSpec
+		wants  string
+	}{
+		{"types", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", graph.Float16, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4)}, "one type"},
+		{"ranks", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 3, 8), vs("v", f, 1, 2, 3, 4)}, "all 4-D"},
+		{"head size", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 5), vs("v", f, 1, 2, 3, 4)}, "head size of K"},
+		{"gqa ratio", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 3, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4)}, "multiple of kv heads"},
+		{"3-D without heads", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 3, 8), vs("k", f, 1, 3, 8), vs("v", f, 1, 3, 8)}, "q_num_heads"},
+		{"mask type", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4), vs("m", graph.Int64, 3, 3)}, "must be bool or float32"},
+		{"mask dim", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4), vs("m", graph.Bool, 3, 3, 3)}, "is 1 or 2"},
+		{"mask too long", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4), vs("m", graph.Bool, 3, 4)}, "at most the total"},
+		{"lone past", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4), {}, vs("pk", f, 1, 2, 3, 4)}, "go together"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := graph.Build(attentionSpec(tc.attrs, []string{"y"}, tc.inputs...))
+			var me *graph.ModelError
+			require.ErrorAs(t, err, &me)
+			require.Contains(t, err.Error(), tc.wants)
+		})
+	}
+}
+
+// TestInferONNXAttentionBindChecks: conditions on named dims are checked at Bind.
+func TestInferONNXAttentionBindChecks(t *testing.T) {
+	f := graph.Float32
+	m, err := graph.Build(attentionSpec(graph.Attributes{}, []string{"y"},
+		vs("q", f, "b", 2, "s", 4), vs("k", f, "b", 2, "t", 4), vs("v", f, "b", 2, "t", 4), vs("m", graph.Bool, "mb", 1, "s", "mt")))
+	require.NoError(t, err)
+	_, err = graph.Bind(m, map[string]int64{"b": 2, "s": 3, "t": 5, "mb": 1, "mt": 5})
+	require.NoError(t, err)
+	_, err = graph.Bind(m, map[string]int64{"b": 2, "s": 3, "t": 5, "mb": 3, "mt": 5})
+	var be *graph.BindError
+	require.ErrorAs(t, err, &be)
+	require.Contains(t, err.Error(), "dim 0 of attn_mask")
+	_, err = graph.Bind(m, map[string]int64{"b": 2, "s": 3, "t": 5, "mb": 2, "mt": 6})
+	require.ErrorContains(t, err, "last dim of attn_mask")
+}

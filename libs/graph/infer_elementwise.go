@@ -1,0 +1,146 @@
+package graph
+
+// Shape inference of elementwise operators: unary, binary and variadic arithmetic, comparisons
+// and logic, Where, Cast. Integer host data is evaluated through them symbolically.
+
+func inferUnary(c *ictx) error {
+	x := c.in(0)
+	dt := x.DType
+	switch c.n.OpType {
+	case "IsNaN", "IsInf":
+		dt = Bool
+	}
+	var data []Dim
+	if d, ok := c.data(0); ok && c.n.Domain == "" {
+		switch c.n.OpType {
+		case "Identity":
+			data = d
+		case "Neg":
+			data = mapDims(d, func(a Dim) Dim { return a.Mul(Const(-1)) })
+		case "Not":
+			data = mapDims(d, func(a Dim) Dim { return Const(1).Sub(a) })
+		case "Abs":
+			if vals, ok := dimsConst(d); ok {
+				for i, v := range vals {
+					vals[i] = max(v, -v)
+				}
+				data = constDims(vals)
+			}
+		}
+	}
+	c.outData(0, dt, x.Shape, data)
+	if c.n.OpType == "Dropout" {
+		c.out(1, Bool, x.Shape)
+	}
+	return nil
+}
+
+func inferBinary(c *ictx) error {
+	shapes, data := c.shapesAndData(len(c.n.Inputs))
+	x := c.in(0)
+	dt := x.DType
+	op := c.n.OpType
+	switch op {
+	case "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual":
+		dt = Bool
+	}
+	out := broadcast(shapes...)
+	var res []Dim
+	if isIntType(x.DType) {
+		fold := func(f func(a, b Dim) Dim) func(x []Dim) Dim {
+			return func(x []Dim) Dim {
+				acc := x[0]
+				for _, y := range x[1:] {
+					acc = f(acc, y)
+				}
+				return acc
+			}
+		}
+		var fn func(x []Dim) Dim
+		switch op {
+		case "Add", "Sum":
+			fn = fold(Dim.Add)
+		case "Sub":
+			fn = fold(Dim.Sub)
+		case "Mul":
+			fn = fold(Dim.Mul)
+		case "Div":
+			fn = fold(truncDiv)
+		case "Mod":
+			if c.n.Attrs.Int("fmod", 0) == 0 {
+				fn = fold(Dim.mod)
+			}
+		case "Max":
+			fn = fold(MaxDim)
+		case "Min":
+			fn = fold(MinDim)
+		case "Equal":
+			fn = fold(eqDim)
+		case "Less":
+			fn = fold(ltDim)
+		case "Greater":
+			fn = fold(func(a, b Dim) Dim { return ltDim(b, a) })
+		case "LessOrEqual":
+			fn = fold(func(a, b Dim) Dim { return Const(1).Sub(ltDim(b, a)) })
+		case "GreaterOrEqual":
+			fn = fold(func(a, b Dim) Dim { return Const(1).Sub(ltDim(a, b)) })
+		case "And":
+			fn = fold(Dim.Mul)
+		case "Or":
+			fn = fold(func(a, b Dim) Dim { return a.Add(b).Sub(a.Mul(b)) })
+		}
+		if fn != nil {
+			res = broadcastData(out, shapes, data, fn)
+		}
+	}
+	c.outData(0, dt, out, res)
+	return nil
+}
+
+// truncDiv is integer division as ONNX runtimes compute it: truncating toward zero. Dims are
+// not negative, so for symbolic operands floor division is the same.
+func truncDiv(a, b Dim) Dim {
+	av, aok := a.Value()
+	bv, bok := b.Value()
+	if aok && bok && bv != 0 && !(bv == -1 && av == -1<<63) {
+		return Const(av / bv)
+	}
+	return a.FloorDiv(b)
+}
+
+func inferWhere(c *ictx) error {
+	shapes, data := c.shapesAndData(3)
+	out := broadcast(shapes...)
+	dt := c.in(1).DType
+	var res []Dim
+	if isIntType(dt) {
+		res = broadcastData(out, shapes, data, func(x []Dim) Dim { return selectDim(x[0], x[1], x[2]) })
+	}
+	c.outData(0, dt, out, res)
+	return nil
+}
+
+func inferCast(c *ictx) error {
+	x := c.in(0)
+	var to DType
+	if c.n.OpType == "CastLike" {
+		to = c.in(1).DType
+	} else {
+		if err := c.n.Attrs.requireKind("to", AttrInt); err != nil {
+			return c.errf("%v", err)
+		}
+		to = DType(c.n.Attrs.Int("to", 0))
+		if err := checkDType(to); err != nil {
+			return c.errf("cast to %v", err)
+		}
+	}
+	var data []Dim
+	if d, ok := c.data(0); ok && isIntType(to) {
+		data = d
+		if to == Bool {
+			data = mapDims(d, func(a Dim) Dim { return Const(1).Sub(eqDim(a, Const(0))) })
+		}
+	}
+	c.outData(0, to, x.Shape, data)
+	return nil
+}

@@ -1,0 +1,88 @@
+package graph
+
+// Shape inference of matrix products: MatMul, Gemm, com.microsoft.MatMulNBits.
+
+import "slices"
+
+func inferMatMul(c *ictx) error {
+	a, b := c.in(0), c.in(1)
+	out, err := c.matmulShape(a.Shape, b.Shape)
+	if err != nil {
+		return err
+	}
+	c.out(0, a.DType, out)
+	return nil
+}
+
+// matmulShape is numpy matmul's shape rule: 1-D operands are promoted and the promoted dim
+// removed again; batch dims broadcast; the inner dims must agree.
+func (c *ictx) matmulShape(a, b Shape) (Shape, error) {
+	if len(a) == 0 || len(b) == 0 {
+		return nil, c.errf("MatMul of a scalar")
+	}
+	aa, bb := a, b
+	if len(a) == 1 {
+		aa = Shape{Const(1), a[0]}
+	}
+	if len(b) == 1 {
+		bb = Shape{b[0], Const(1)}
+	}
+	k1, k2 := aa[len(aa)-1], bb[len(bb)-2]
+	if err := c.eq(k1, k2, "inner dims of MatMul"); err != nil {
+		return nil, err
+	}
+	out := broadcast(aa[:len(aa)-2], bb[:len(bb)-2])
+	if len(a) > 1 {
+		out = append(out, aa[len(aa)-2])
+	}
+	if len(b) > 1 {
+		out = append(out, bb[len(bb)-1])
+	}
+	return out, nil
+}
+
+func inferGemm(c *ictx) error {
+	a, b := c.in(0), c.in(1)
+	if len(a.Shape) != 2 || len(b.Shape) != 2 {
+		return c.errf("Gemm needs 2-D operands, has %v and %v", a.Shape, b.Shape)
+	}
+	m, k := a.Shape[0], a.Shape[1]
+	if c.n.Attrs.Int("transA", 0) != 0 {
+		m, k = k, m
+	}
+	k2, n := b.Shape[0], b.Shape[1]
+	if c.n.Attrs.Int("transB", 0) != 0 {
+		k2, n = n, k2
+	}
+	if err := c.eq(k, k2, "inner dims of Gemm"); err != nil {
+		return err
+	}
+	out := Shape{m, n}
+	if cv := c.in(2); cv != nil {
+		if len(cv.Shape) > 2 {
+			return c.errf("Gemm bias of rank %d", len(cv.Shape))
+		}
+		if err := c.eq(broadcast(out, cv.Shape)[1], n, "Gemm bias broadcast"); err != nil {
+			return err
+		}
+	}
+	c.out(0, a.DType, out)
+	return nil
+}
+
+func inferMatMulNBits(c *ictx) error {
+	a := c.in(0)
+	k, n := c.n.Attrs.Int("K", -1), c.n.Attrs.Int("N", -1)
+	if k <= 0 || n <= 0 {
+		return c.errf("MatMulNBits needs positive K and N attributes, has K=%d N=%d", k, n)
+	}
+	if len(a.Shape) == 0 {
+		return c.errf("MatMulNBits of a scalar")
+	}
+	if err := c.eq(a.Shape[len(a.Shape)-1], Const(k), "last dim of A against attribute K"); err != nil {
+		return err
+	}
+	out := append(slices.Clone(a.Shape[:len(a.Shape)-1]), Const(n))
+	c.out(0, a.DType, out)
+	return nil
+}

@@ -1,0 +1,334 @@
+package rewrite
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"carve.dev/libs/graph"
+)
+
+// Scaled dot-product attention, as exporters write it:
+//
+//	scores = MatMul(Q', K') [* or / scalars]    Q' = Q [* scalars], K' = K^T [* scalars]
+//	probs  = Softmax(scores [+ mask], axis=-1)
+//	probs  = Where(IsNaN(probs), 0, probs)     optional: PyTorch's guard for masked-out rows
+//	out    = MatMul(probs, V')
+//
+// K^T is Transpose(K, [0,1,3,2]), Transpose(K_bshd, [0,2,3,1]) (a new Transpose gives K in
+// [B, H, T, D]) or Reshape(Transpose(Reshape(K, [B*H, T, D]), [0,2,1]), [B, H, D, T]); K and V
+// may repeat grouped heads as Reshape(Expand(Unsqueeze(X, 2), [B, Hkv, R, T, D]), [B, Hkv*R, T, D]),
+// and the fused op reads X with kv_num_heads Hkv instead. The mask is analysed by planMask.
+//
+// The fused node is Attention (ai.onnx, opset 23) over Q, K, V [, attn_mask] with scale the
+// product of the scalars and is_causal when the mask holds a causal part.
+
+// matchAttention matches the pattern whose Softmax is sm.
+func matchAttention(sm *graph.Node) (*match, string) {
+	x := sm.Inputs[0]
+	if len(x.Shape) != 4 {
+		return nil, fmt.Sprintf("the softmax input %s has rank %d; attention fuses [batch, heads, queries, keys] scores", x.Name, len(x.Shape))
+	}
+	if a := sm.Attrs.Int("axis", -1); a != -1 && a != 3 {
+		return nil, fmt.Sprintf("the softmax is over axis %d, not over the keys (the last axis)", a)
+	}
+	dt := x.DType
+	if !isFloat(dt) {
+		return nil, fmt.Sprintf("the scores are %s", dt)
+	}
+	mt := &match{kind: Attention, interior: []*graph.Node{sm}}
+	var details []string
+
+	// after the softmax: the optional NaN guard, then the MatMul with V
+	probs := sm.Outputs[0]
+	if probs.Output {
+		return nil, fmt.Sprintf("the probabilities %s are a graph output", probs.Name)
+	}
+	guarded := false
+	if len(probs.Consumers) == 2 {
+		isnan, where := probs.Consumers[0], probs.Consumers[1]
+		if is(where, "IsNaN") {
+			isnan, where = where, isnan
+		}
+		if !is(isnan, "IsNaN") || !is(where, "Where") || !only(isnan.Outputs[0], where) || where.Inputs[0] != isnan.Outputs[0] || where.Inputs[2] != probs {
+			return nil, fmt.Sprintf("the probabilities %s are read by %s; the only second reader fused is PyTorch's Where(IsNaN(p), 0, p) guard", probs.Name, readers(probs))
+		}
+		if z, ok := scalar(where.Inputs[1]); !ok || z != 0 {
+			return nil, fmt.Sprintf("the guard %s replaces NaN by %s, not by the constant 0", where.Name, where.Inputs[1].Name)
+		}
+		mt.interior = append(mt.interior, isnan, where)
+		probs, guarded = where.Outputs[0], true
+	}
+	if len(probs.Consumers) != 1 || probs.Output {
+		return nil, fmt.Sprintf("the probabilities %s are read by %s, not by one MatMul", probs.Name, readers(probs))
+	}
+	mm2 := probs.Consumers[0]
+	if !is(mm2, "MatMul") || mm2.Inputs[0] != probs || mm2.Inputs[1] == probs {
+		return nil, fmt.Sprintf("the probabilities %s are read by %s (%s), not as the first operand of a MatMul", probs.Name, mm2.Name, opLabel(mm2))
+	}
+	mt.root = mm2
+	mt.interior = append(mt.interior, mm2)
+
+	// before the softmax: the mask, the scale, the MatMul of Q and K^T
+	if why := exclusive(x, sm, "the softmax input"); why != "" {
+		return nil, why
+	}
+	scores, next := x, sm
+	var maskV *graph.Value
+	if add := from(x, "Add"); add != nil {
+		for i, in := range add.Inputs {
+			if s, _, _ := scaleChain(in, add, true); from(s, "MatMul") != nil && len(s.Shape) == 4 {
+				scores, maskV = in, add.Inputs[1-i]
+				break
+			}
+		}
+		if maskV == nil {
+			return nil, fmt.Sprintf("neither operand of %s is a (scaled) MatMul of Q and K", add.Name)
+		}
+		if maskV == scores {
+			return nil, fmt.Sprintf("%s adds the scores to themselves", add.Name)
+		}
+		mt.interior = append(mt.interior, add)
+		next = add
+		if why := exclusive(scores, add, "the scores"); why != "" {
+			return nil, why
+		}
+	}
+	qk, scale, scaleNodes := scaleChain(scores, next, true)
+	mt.interior = append(mt.interior, scaleNodes...)
+	if len(scaleNodes) > 0 {
+		next = scaleNodes[len(scaleNodes)-1]
+	}
+	mm1 := from(qk, "MatMul")
+	if mm1 == nil {
+		return nil, fmt.Sprintf("the scores %s are not a MatMul of Q and K (they come from %s)", qk.Name, producerLabel(qk))
+	}
+	if why := exclusive(qk, next, "the scores"); why != "" {
+		return nil, why
+	}
+	mt.interior = append(mt.interior, mm1)
+
+	q, qScale, _ := scaleChain(mm1.Inputs[0], mm1, false)
+	kt, kScale, _ := scaleChain(mm1.Inputs[1], mm1, false)
+	scale *= qScale * kScale
+	k, kNode, why := untranspose(kt, mm2.Name)
+	if why != "" {
+		return nil, why
+	}
+	k, kScale2, _ := scaleChain(k, nil, false)
+	scale *= kScale2
+	if kNode != nil {
+		mt.add = append(mt.add, *kNode)
+	}
+	v := mm2.Inputs[1]
+	for _, t := range []*graph.Value{q, k, v} {
+		if len(t.Shape) != 4 || t.DType != dt {
+			return nil, fmt.Sprintf("%s is %s; Q, K and V must be 4-D %s like the scores", t.Name, t, dt)
+		}
+	}
+	kIn, vIn := k, v
+	if kx, vx := ungroup(k), ungroup(v); kx != nil && vx != nil && kx.Shape[1].Equal(vx.Shape[1]) {
+		kIn, vIn = kx, vx
+		details = append(details, fmt.Sprintf("%s q heads over %s kv heads", q.Shape[1], kx.Shape[1]))
+	} else {
+		details = append(details, fmt.Sprintf("%s heads", q.Shape[1]))
+	}
+	switch {
+	case differ(q.Shape[0], kIn.Shape[0]) || differ(q.Shape[0], vIn.Shape[0]):
+		return nil, fmt.Sprintf("Q %s, K %s and V %s differ in batch (the exported MatMuls broadcast it); Attention needs one batch", q, kIn, vIn)
+	case differ(q.Shape[3], kIn.Shape[3]):
+		return nil, fmt.Sprintf("Q %s and K %s differ in head size", q, kIn)
+	case differ(kIn.Shape[2], vIn.Shape[2]):
+		return nil, fmt.Sprintf("K %s and V %s differ in length", kIn, vIn)
+	}
+	if h, ok := q.Shape[1].Value(); ok {
+		if g, ok := kIn.Shape[1].Value(); ok && (g == 0 || h%g != 0) {
+			return nil, fmt.Sprintf("Q's %d heads are not a multiple of K's %d", h, g)
+		}
+	}
+	if math.IsInf(scale, 0) || math.IsNaN(scale) || scale == 0 || float64(float32(scale)) == 0 {
+		return nil, fmt.Sprintf("the scale %g is not a usable float32", scale)
+	}
+	details = append(details, "scale "+f32(scale))
+
+	inputs := []string{q.Name, kIn.Name, vIn.Name}
+	out := mm2.Outputs[0].Name
+	causal := false
+	if maskV != nil {
+		mp, why := planMask(maskV, dt, x.Shape[2], x.Shape[3], mm2.Name)
+		if why != "" {
+			return nil, why
+		}
+		if mp.value != "" {
+			inputs = append(inputs, mp.value)
+		}
+		causal = mp.causal
+		mt.add = append(mt.add, mp.add...)
+		mt.inits = append(mt.inits, mp.inits...)
+		details = append(details, mp.detail)
+		if mp.emptyRows != "" {
+			raw := out + "/attention"
+			if why := mt.emptyRows(mp.emptyRows, raw, out, vIn, q.Shape[1]); why != "" {
+				return nil, why
+			}
+			out = raw
+		}
+	}
+	if guarded {
+		details = append(details, "NaN guard")
+	}
+	attrs := []graph.Attribute{{Name: "scale", Kind: graph.AttrFloat, Float: float32(scale)}}
+	if causal {
+		attrs = append(attrs, graph.Attribute{Name: "is_causal", Kind: graph.AttrInt, Int: 1})
+	}
+	mt.fused = mm2.Name + "/Attention"
+	mt.add = append(mt.add, graph.NodeSpec{
+		Name: mt.fused, OpType: "Attention", Inputs: inputs,
+		Outputs: []string{out}, Attrs: graph.NewAttributes(attrs...),
+	})
+	mt.opsets = map[string]int64{"": 23}
+	mt.detail = strings.Join(details, ", ")
+	return mt, ""
+}
+
+// emptyRows adds the nodes that set out to raw [B, Hq, S, Dv], except that the query rows
+// whose keys the bool padding pad [B, 1, 1, S] keeps none of (causally: none of keys 0..i)
+// take the mean of V over every key, as the exported softmax of all-equal scores gives:
+//
+//	empty = Transpose(Equal(CumSum(Cast(pad, int64), -1), 0), [0, 1, 3, 2])    [B, 1, S, 1]
+//	out   = Where(empty, ReduceMean(V, [2]), raw)                               (grouped heads: over [B, Hkv, R, S, Dv])
+//
+// The first line is shared by every fusion of the same padding.
+func (mt *match) emptyRows(pad, raw, out string, v *graph.Value, hq graph.Dim) string {
+	hkv, dv := v.Shape[1], v.Shape[3]
+	nq, ok1 := hq.Value()
+	nkv, ok2 := hkv.Value()
+	ndv, ok3 := dv.Value()
+	grouped := !hq.Equal(hkv)
+	if grouped && (!ok1 || !ok2 || !ok3 || nkv == 0 || nq%nkv != 0) {
+		return fmt.Sprintf("the heads (%s over %s) or the head size %s of V are not constants, which the fix of rows with no key kept needs", hq, hkv, dv)
+	}
+	node := func(name, op string, attrs []graph.Attribute, ins ...string) string {
+		mt.add = append(mt.add, graph.NodeSpec{Name: name, OpType: op, Inputs: ins, Outputs: []string{name}, Attrs: graph.NewAttributes(attrs...)})
+		return name
+	}
+	i64 := func(v int64) graph.Attribute { return graph.Attribute{Name: "to", Kind: graph.AttrInt, Int: v} }
+	kept := node(pad+"/kept", "CumSum", nil, node(pad+"/int", "Cast", []graph.Attribute{i64(int64(graph.Int64))}, pad), mt.ints("rewrite.-1", nil, -1))
+	empty := node(pad+"/empty", "Equal", nil, kept, mt.ints("rewrite.0", nil, 0))
+	rows := node(pad+"/empty_rows", "Transpose", []graph.Attribute{{Name: "perm", Kind: graph.AttrInts, Ints: []int64{0, 1, 3, 2}}}, empty)
+	mean := node(out+"/mean_v", "ReduceMean", []graph.Attribute{{Name: "keepdims", Kind: graph.AttrInt, Int: 1}}, v.Name, mt.ints("rewrite.[2]", []int64{1}, 2))
+	if !grouped {
+		mt.add = append(mt.add, graph.NodeSpec{Name: out + "/EmptyRows", OpType: "Where", Inputs: []string{rows, mean, raw}, Outputs: []string{out}})
+		return ""
+	}
+	r := nq / nkv
+	y5 := node(raw+"/grouped", "Reshape", nil, raw, mt.ints(fmt.Sprintf("rewrite.[0,%d,%d,-1,%d]", nkv, r, ndv), []int64{5}, 0, nkv, r, -1, ndv))
+	m5 := node(mean+"/grouped", "Unsqueeze", nil, mean, mt.ints("rewrite.[2]", []int64{1}, 2))
+	rows5 := node(rows+"/grouped", "Unsqueeze", nil, rows, mt.ints("rewrite.[1]", []int64{1}, 1))
+	w5 := node(out+"/empty_rows_fixed", "Where", nil, rows5, m5, y5)
+	mt.add = append(mt.add, graph.NodeSpec{Name: out + "/EmptyRows", OpType: "Reshape", Inputs: []string{w5, mt.ints(fmt.Sprintf("rewrite.[0,%d,-1,%d]", nq, ndv), []int64{4}, 0, nq, -1, ndv)}, Outputs: []string{out}})
+	return ""
+}
+
+// ints names an int64 constant of the given shape (nil: a scalar), adding it once.
+func (mt *match) ints(name string, shape []int64, vals ...int64) string {
+	if slices.ContainsFunc(mt.inits, func(t *graph.Tensor) bool { return t.Name == name }) {
+		return name
+	}
+	b := make([]byte, 0, 8*len(vals))
+	for _, v := range vals {
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
+	}
+	t, err := graph.NewTensor(name, graph.Int64, shape, b)
+	if err != nil {
+		panic(err) // the sizes are right by construction
+	}
+	mt.inits = append(mt.inits, t)
+	return name
+}
+
+func producerLabel(v *graph.Value) string {
+	if v.Producer == nil {
+		return v.Kind.String() + " " + v.Name
+	}
+	return fmt.Sprintf("%s (%s)", v.Producer.Name, opLabel(v.Producer))
+}
+
+// untranspose finds K [B, H, T, D] under K^T [B, H, D, T]. It returns K, or the node to add
+// that makes it, or why not.
+func untranspose(kt *graph.Value, at string) (*graph.Value, *graph.NodeSpec, string) {
+	if len(kt.Shape) != 4 {
+		return nil, nil, fmt.Sprintf("K^T %s has rank %d, want 4", kt.Name, len(kt.Shape))
+	}
+	if t := from(kt, "Transpose"); t != nil {
+		perm, x := t.Attrs.Ints("perm"), t.Inputs[0]
+		switch {
+		case slices.Equal(perm, []int64{0, 1, 3, 2}):
+			return x, nil, ""
+		case slices.Equal(perm, []int64{0, 2, 3, 1}):
+			// x is [B, T, H, D]: K is Transpose(x, [0, 2, 1, 3]); reuse one the graph has
+			for _, c := range x.Consumers {
+				if is(c, "Transpose") && slices.Equal(c.Attrs.Ints("perm"), []int64{0, 2, 1, 3}) {
+					return c.Outputs[0], nil, ""
+				}
+			}
+			out := kt.Name + "/bhtd"
+			ns := &graph.NodeSpec{Name: at + "/TransposeK", OpType: "Transpose", Inputs: []string{x.Name}, Outputs: []string{out},
+				Attrs: graph.NewAttributes(graph.Attribute{Name: "perm", Kind: graph.AttrInts, Ints: []int64{0, 2, 1, 3}})}
+			// the value is made later by Build; describe it for the checks that follow
+			return &graph.Value{Name: out, DType: x.DType, Shape: graph.Shape{x.Shape[0], x.Shape[2], x.Shape[1], x.Shape[3]}}, ns, ""
+		}
+		return nil, nil, fmt.Sprintf("K^T %s is a Transpose with perm %v; the fused forms are [0 1 3 2] of K and [0 2 3 1] of [batch, keys, heads, head]", kt.Name, perm)
+	}
+	// Reshape(Transpose(Reshape(K, [B*H, T, D]), [0, 2, 1]), [B, H, D, T])
+	r2 := from(kt, "Reshape")
+	var t, r1 *graph.Node
+	if r2 != nil {
+		t = from(r2.Inputs[0], "Transpose")
+	}
+	if t != nil {
+		r1 = from(t.Inputs[0], "Reshape")
+	}
+	if r1 == nil || !slices.Equal(t.Attrs.Ints("perm"), []int64{0, 2, 1}) {
+		return nil, nil, fmt.Sprintf("K^T %s (from %s) is not a transpose of K", kt.Name, producerLabel(kt))
+	}
+	k := r1.Inputs[0]
+	ks, ms, ts := k.Shape, r1.Outputs[0].Shape, kt.Shape
+	if len(ks) != 4 || len(ms) != 3 || !ms[0].Equal(ks[0].Mul(ks[1])) || !ms[1].Equal(ks[2]) || !ms[2].Equal(ks[3]) ||
+		!ts[0].Equal(ks[0]) || !ts[1].Equal(ks[1]) || !ts[2].Equal(ks[3]) || !ts[3].Equal(ks[2]) {
+		return nil, nil, fmt.Sprintf("K^T %s is reshaped from %s through shapes that do not prove a transpose of its last two axes", kt.Name, k)
+	}
+	return k, nil, ""
+}
+
+// ungroup finds X under Reshape(Expand(Unsqueeze(X, [2]), [B, H, R, T, D]), [B, H*R, T, D]),
+// the exporter's repeat of grouped heads, or returns nil.
+func ungroup(v *graph.Value) *graph.Value {
+	r := from(v, "Reshape")
+	if r == nil {
+		return nil
+	}
+	e := from(r.Inputs[0], "Expand")
+	if e == nil {
+		return nil
+	}
+	u := from(e.Inputs[0], "Unsqueeze")
+	if u == nil {
+		return nil
+	}
+	if axes, ok := axesOf(u); !ok || len(axes) != 1 || (axes[0] != 2 && axes[0] != -3) {
+		return nil
+	}
+	x := u.Inputs[0]
+	xs, es, vs := x.Shape, e.Outputs[0].Shape, v.Shape
+	if len(xs) != 4 || len(es) != 5 || len(vs) != 4 {
+		return nil
+	}
+	if !es[0].Equal(xs[0]) || !es[1].Equal(xs[1]) || !es[3].Equal(xs[2]) || !es[4].Equal(xs[3]) ||
+		!vs[0].Equal(xs[0]) || !vs[1].Equal(xs[1].Mul(es[2])) || !vs[2].Equal(xs[2]) || !vs[3].Equal(xs[3]) {
+		return nil
+	}
+	return x
+}

@@ -1,0 +1,200 @@
+package rewrite_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
+	"carve.dev/libs/graph/rewrite/rewritetest"
+)
+
+// attentionNode returns the fused graph's Attention node.
+func attentionNode(t *testing.T, m *graph.Model) *graph.Node {
+	t.Helper()
+	var found *graph.Node
+	for _, n := range m.Nodes {
+		if n.OpType == "Attention" && n.Domain == "" {
+			require.Nil(t, found, "two Attention nodes")
+			found = n
+		}
+	}
+	require.NotNil(t, found, "no Attention node")
+	return found
+}
+
+// TestAttentionForms fuses every form the exporters write, checking what the fused node
+// reads: K in [B, Hkv, T, D] (ungrouped), the scale, causality and the mask.
+func TestAttentionForms(t *testing.T) {
+	base := rewritetest.Attention{B: 2, Hq: 4, Hkv: 2, S: 5, T: 5, D: 8, Dv: 6, Scale: 0.3}
+	for _, tc := range []struct {
+		name       string
+		edit       func(a *rewritetest.Attention)
+		mask       string // the attn_mask input's producer op, "" for none, "input" for a graph input
+		causal     bool
+		kvHeads    int64
+		guardInOut bool
+	}{
+		{"transpose, scaled scores, no mask", func(a *rewritetest.Attention) {}, "", false, 2, false},
+		{"divided scores", func(a *rewritetest.Attention) { a.ScaleForm = rewritetest.DivScores }, "", false, 2, false},
+		{"pytorch sdpa: scaled Q and K, reshaped K^T", func(a *rewritetest.Attention) {
+			a.ScaleForm, a.KForm = rewritetest.ScaleQK, rewritetest.KReshaped
+		}, "", false, 2, false},
+		{"bshd K (gpt2, bert)", func(a *rewritetest.Attention) { a.KForm, a.Hq = rewritetest.KFromBSHD, 2 }, "", false, 2, false},
+		{"unscaled", func(a *rewritetest.Attention) { a.ScaleForm, a.Scale = rewritetest.NoScale, 1 }, "", false, 2, false},
+		{"float mask input", func(a *rewritetest.Attention) { a.Mask = rewritetest.FloatMask }, "input", false, 2, false},
+		{"-inf padding", func(a *rewritetest.Attention) { a.Mask = rewritetest.InfMask }, "Unsqueeze", false, 2, false},
+		{"-inf causal padding, guarded", func(a *rewritetest.Attention) {
+			a.Mask, a.Causal, a.Guard = rewritetest.InfMask, true, true
+		}, "Unsqueeze", true, 2, true},
+		{"min causal padding", func(a *rewritetest.Attention) { a.Mask, a.Causal = rewritetest.MinMask, true }, "Where", true, 2, false},
+		{"min causal padding, more keys than queries", func(a *rewritetest.Attention) { a.Mask, a.Causal, a.T = rewritetest.MinMask, true, 7 }, "Where", false, 2, false},
+		{"min padding (always-true parts dropped)", func(a *rewritetest.Attention) { a.Mask = rewritetest.MinMask }, "Where", false, 2, false},
+		{"mha", func(a *rewritetest.Attention) { a.Hq, a.Hkv = 2, 2 }, "", false, 2, false},
+		{"mqa", func(a *rewritetest.Attention) { a.Hkv = 1 }, "", false, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := base
+			tc.edit(&a)
+			a = a.Normalize()
+			m, err := a.Model()
+			require.NoError(t, err)
+			f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			require.Empty(t, rep.Unfused)
+			require.Equal(t, 1, rep.Count(rewrite.Attention), "%+v", rep)
+			n := attentionNode(t, f)
+			if tc.causal && a.Mask == rewritetest.MinMask {
+				// rows with no key kept are set to the mean of V after the fused node
+				require.Equal(t, rewritetest.Output+"/attention", n.Outputs[0].Name)
+				fix := f.Value(rewritetest.Output).Producer
+				require.Equal(t, "Reshape", fix.OpType, "grouped heads: Where over [B, Hkv, R, S, Dv]")
+				require.Equal(t, "[2, 1, 1, 5]", n.Input(3).Shape.String(), "the float mask is the padding's: no queries x keys mask left")
+			} else {
+				require.Equal(t, rewritetest.Output, n.Outputs[0].Name, "the fused node keeps the output's name")
+			}
+			require.Equal(t, "q", n.Inputs[0].Name)
+			require.Equal(t, tc.kvHeads, mustConst(t, n.Inputs[1].Shape[1]))
+			require.Equal(t, tc.kvHeads, mustConst(t, n.Inputs[2].Shape[1]))
+			require.InEpsilon(t, a.Scale, n.Attrs.Float("scale", 0), 1e-6)
+			require.Equal(t, tc.causal, n.Attrs.Int("is_causal", 0) == 1)
+			switch mask := n.Input(3); {
+			case tc.mask == "":
+				require.Nil(t, mask)
+			case tc.mask == "input":
+				require.Equal(t, "mask", mask.Name)
+			default:
+				require.NotNil(t, mask)
+				require.Equal(t, tc.mask, mask.Producer.OpType)
+				if a.Mask == rewritetest.InfMask {
+					require.Equal(t, graph.Bool, mask.DType)
+					require.Equal(t, "[2, 1, 1, 5]", mask.Shape.String(), "padding only: no queries x keys mask left")
+				}
+			}
+			for _, n := range f.Nodes {
+				require.NotContains(t, []string{"Softmax", "IsNaN"}, n.OpType, "nothing of the pattern is left")
+			}
+		})
+	}
+}
+
+func mustConst(t *testing.T, d graph.Dim) int64 {
+	t.Helper()
+	v, ok := d.Value()
+	require.True(t, ok, "dim %s", d)
+	return v
+}
+
+// TestAttentionRandom: every random case of the exporters' forms fuses, whole.
+func TestAttentionRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 1))
+	for range 300 {
+		a := rewritetest.Random(r)
+		m, err := a.Model()
+		require.NoError(t, err, "%s", a)
+		f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+		require.NoError(t, err, "%s", a)
+		require.Equal(t, 1, rep.Count(rewrite.Attention), "%s: %+v", a, rep.Unfused)
+		require.Equal(t, len(f.Nodes), rep.NodesAfter)
+		n := attentionNode(t, f)
+		// a causal part over one query or one key is all true; it stays in the bool mask
+		compact := a.Mask == rewritetest.InfMask || a.Mask == rewritetest.MinMask && a.S == a.T
+		require.Equal(t, a.Causal && compact && a.S > 1 && a.T > 1, n.Attrs.Int("is_causal", 0) == 1, "%s", a)
+	}
+}
+
+// TestAttentionLeftAlone: a pattern that matches only in part stays as exported, and the
+// report says why.
+func TestAttentionLeftAlone(t *testing.T) {
+	a := rewritetest.Attention{B: 2, Hq: 2, Hkv: 2, S: 4, T: 4, D: 4, Dv: 4, Scale: 0.5, Mask: rewritetest.InfMask, Guard: true}.Normalize()
+	find := func(s *graph.Spec, op string) int {
+		i := slices.IndexFunc(s.Nodes, func(n graph.NodeSpec) bool { return n.OpType == op })
+		require.GreaterOrEqual(t, i, 0, op)
+		return i
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(s *graph.Spec)
+		wants string
+	}{
+		{"probabilities are an output", func(s *graph.Spec) {
+			s.Outputs = append(s.Outputs, s.Nodes[find(s, "Softmax")].Outputs[0])
+		}, "are a graph output"},
+		{"scores read twice", func(s *graph.Spec) {
+			s.Outputs = append(s.Outputs, s.Nodes[find(s, "MatMul")].Outputs[0])
+		}, "the scores"},
+		{"softmax over queries", func(s *graph.Spec) {
+			s.Nodes[find(s, "Softmax")].Attrs = graph.NewAttributes(graph.Attribute{Name: "axis", Kind: graph.AttrInt, Int: 2})
+		}, "not over the keys"},
+		{"guard replaces NaN by 1", func(s *graph.Spec) {
+			w := &s.Nodes[find(s, "IsNaN")+1]
+			one, err := graph.NewTensor("one", graph.Float32, nil, []byte{0, 0, 0x80, 0x3f})
+			require.NoError(t, err)
+			s.Initializers = append(s.Initializers, one)
+			w.Inputs[1] = "one"
+		}, "not by the constant 0"},
+		{"scale is not a constant", func(s *graph.Spec) {
+			i := find(s, "Mul")
+			s.Inputs = append(s.Inputs, graph.ValueSpec{Name: "s", DType: graph.Float32, Shape: graph.Shape{}})
+			s.Nodes[i].Inputs[1] = "s"
+		}, "is a (scaled) MatMul of Q and K"},
+		{"K^T is no transpose", func(s *graph.Spec) {
+			s.Nodes[find(s, "Transpose")].Attrs = graph.NewAttributes(graph.Attribute{Name: "perm", Kind: graph.AttrInts, Ints: []int64{1, 0, 3, 2}})
+		}, "perm [1 0 3 2]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := a.Spec()
+			tc.edit(&s)
+			m, err := graph.Build(s)
+			require.NoError(t, err)
+			f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			require.Zero(t, rep.Count(rewrite.Attention))
+			require.Same(t, m, f, "nothing fused: the model itself")
+			require.Len(t, rep.Unfused, 1)
+			require.Equal(t, rewrite.Attention, rep.Unfused[0].Kind)
+			require.Equal(t, "Softmax", rep.Unfused[0].Op)
+			require.Contains(t, rep.Unfused[0].Reason, tc.wants)
+		})
+	}
+}
+
+// TestMaskSpanningKeys: a mask broadcast over the keys (last dim 1) is no ONNX attn_mask.
+func TestMaskSpanningKeys(t *testing.T) {
+	a := rewritetest.Attention{B: 1, Hq: 2, Hkv: 2, S: 3, T: 3, D: 4, Dv: 4, Scale: 0.5, Mask: rewritetest.FloatMask}.Normalize()
+	s := a.Spec()
+	for i, in := range s.Inputs {
+		if in.Name == "mask" {
+			s.Inputs[i].Shape[3] = graph.Const(1)
+		}
+	}
+	m, err := graph.Build(s)
+	require.NoError(t, err)
+	_, rep, err := rewrite.Fuse(m, rewrite.Options{})
+	require.NoError(t, err)
+	require.Len(t, rep.Unfused, 1)
+	require.Contains(t, rep.Unfused[0].Reason, "does not span the 3 keys")
+}

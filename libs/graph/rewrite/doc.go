@@ -1,0 +1,47 @@
+/*
+Package rewrite fuses the subgraphs an exporter writes out op by op into the fused ops carve's
+kernels implement, so that a model plans and runs as if it had been exported fused.
+
+PyTorch's ONNX exporter writes scaled dot-product attention as MatMul, scale, mask Add, Softmax
+and MatMul: the seq x seq scores and probabilities become tensors of the arena, and at long
+sequences they are its peak. Fuse replaces them, in a new Model, by ONNX's Attention (opset 23),
+whose kernels never materialise them; and, where a kernel exists, RMSNorm and LayerNorm written
+as primitive ops by RMSNormalization and LayerNormalization, x*sigmoid(x) by Swish (opset 24),
+and the rotate-half rotary embedding by com.microsoft.RotaryEmbedding. A model that gets an
+op of a newer opset than it imports imports that opset in the result.
+
+	fused, report, err := rewrite.Fuse(m, rewrite.Options{})
+
+# What a rewrite promises
+
+ 1. The input Model is not modified; the result is a new Model built with graph.Build, so it
+    passed the validation and shape inference Load applies. It shares the input's weights
+    (closing either closes both).
+ 2. A fused node produces the value the pattern's last node produced, under the same name:
+    graph outputs and every consumer outside the pattern are untouched. Nodes of the pattern
+    that nothing else reads are removed; nodes still read elsewhere stay.
+ 3. A pattern fuses only when it matches whole: every op, attribute, constant, dtype and rank
+    is checked, every intermediate value is read by the pattern alone and is no graph output,
+    and dims that are constants must agree. Conditions on symbolic dims that the exported
+    graph implies but that cannot be proven here are checked at Bind by the fused op's shape
+    inference. A candidate that does not match is left as exported, and the Report says why.
+ 4. The fused graph computes what the exported one computes, up to float rounding (float32
+    outputs agree within 1e-5 relative on the fixtures, also left-padded; half-precision
+    graphs, whose exported form rounds the scores and probabilities to 16 bits, come out closer
+    to float32). That includes query rows whose every key is masked out: with a finite mask
+    fill the exported softmax averages V over every key, and the fused graph does too. One
+    exception: where the mask fill is -inf, such a row, which the exported graph turns into
+    NaN unless it guards the softmax as PyTorch does (IsNaN, Where), comes out zero.
+
+# Candidates
+
+Every Softmax over the last axis is an attention candidate, every ReduceMean over the last
+axis of x*x or of x-mean(x) a norm candidate, every Sigmoid a SiLU candidate, and every Neg
+that feeds a Concat on the last axis a rotary candidate. Fuse reports each as fused or, with
+the reason, not.
+
+# Concurrency
+
+Fuse reads its input Model only and may run concurrently with other readers of it.
+*/
+package rewrite

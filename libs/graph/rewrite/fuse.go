@@ -1,0 +1,294 @@
+package rewrite
+
+import (
+	"fmt"
+	"slices"
+
+	"carve.dev/libs/graph"
+)
+
+// Kind names a family of fusions.
+type Kind string
+
+const (
+	LayerNorm Kind = "layer-norm" // mean, variance, normalize, scale, shift -> LayerNormalization
+	RMSNorm   Kind = "rms-norm"   // x * rsqrt(mean(x^2) + eps) * w -> RMSNormalization (opset 23)
+	SiLU      Kind = "silu"       // x * sigmoid(x) -> Swish (opset 24)
+	Rotary    Kind = "rotary"     // x*cos + rotate_half(x)*sin -> com.microsoft.RotaryEmbedding
+	Attention Kind = "attention"  // softmax(Q K^T * scale + mask) V -> Attention (opset 23)
+)
+
+// Kinds lists every kind, in the order Fuse applies them (norms first: their outputs feed
+// the projections of attention, and attention last: it reads the rotary outputs).
+func Kinds() []Kind { return []Kind{LayerNorm, RMSNorm, SiLU, Rotary, Attention} }
+
+// Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
+// cannot run (Options.Skip).
+func (k Kind) Op() (domain, op string) {
+	switch k {
+	case LayerNorm:
+		return "", "LayerNormalization"
+	case RMSNorm:
+		return "", "RMSNormalization"
+	case SiLU:
+		return "", "Swish"
+	case Rotary:
+		return "com.microsoft", "RotaryEmbedding"
+	case Attention:
+		return "", "Attention"
+	}
+	return "", ""
+}
+
+// Options select the fusions.
+type Options struct {
+	// Skip lists kinds not to apply; their candidates are not reported.
+	Skip []Kind
+}
+
+// Report says what Fuse did: each fusion, and each candidate left as exported with the
+// reason.
+type Report struct {
+	Fused       []Fusion
+	Unfused     []Unfused
+	NodesBefore int
+	NodesAfter  int
+}
+
+// Fusion is one pattern replaced by a fused node.
+type Fusion struct {
+	Kind     Kind
+	Node     string   // the fused node's name
+	Op       string   // its op: "Attention", "com.microsoft.RotaryEmbedding", ...
+	Output   string   // the value it produces, named as the pattern's last node's output was
+	Replaced []string // the exported nodes it removed, in graph order
+	Detail   string   // what was recognised, e.g. heads, scale, mask and causality
+}
+
+// Unfused is a candidate left as exported.
+type Unfused struct {
+	Kind   Kind
+	Node   string // the node the candidate was found at
+	Op     string
+	Reason string
+}
+
+// Count returns the number of fusions of kind k.
+func (r *Report) Count(k Kind) int {
+	n := 0
+	for _, f := range r.Fused {
+		if f.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// match is one recognised pattern and what replaces it.
+type match struct {
+	kind     Kind
+	root     *graph.Node   // the pattern's last node: the new nodes produce its outputs
+	fused    string        // the new node that does the pattern's work; "" for the one producing root's output
+	interior []*graph.Node // nodes that belong to this pattern alone
+	add      []graph.NodeSpec
+	inits    []*graph.Tensor
+	opsets   map[string]int64 // the opsets the new nodes need at least
+	detail   string
+}
+
+// pass is one kind of fusion: which nodes are candidates and how one is matched. A match
+// returns the pattern, or nil and why not.
+type pass struct {
+	kind      Kind
+	candidate func(n *graph.Node) bool
+	match     func(n *graph.Node) (*match, string)
+}
+
+var passes = []pass{
+	{LayerNorm, layerNormCandidate, matchLayerNorm},
+	{RMSNorm, rmsNormCandidate, matchRMSNorm},
+	{SiLU, func(n *graph.Node) bool { return is(n, "Sigmoid") }, matchSiLU},
+	{Rotary, rotaryCandidate, matchRotary},
+	{Attention, func(n *graph.Node) bool { return is(n, "Softmax") }, matchAttention},
+}
+
+// Fuse returns a new model with the patterns of the selected kinds fused, and the report.
+// m is not modified; when nothing fuses, m itself is returned. An error means a fused graph
+// failed validation, which is a bug of this package: the error names the fusion.
+func Fuse(m *graph.Model, opts Options) (*graph.Model, *Report, error) {
+	rep := &Report{NodesBefore: len(m.Nodes)}
+	cur := m
+	for _, p := range passes {
+		if slices.Contains(opts.Skip, p.kind) {
+			continue
+		}
+		var found []*match
+		owner := map[*graph.Node]*match{}
+		for _, n := range cur.Nodes {
+			if !p.candidate(n) {
+				continue
+			}
+			mt, why := p.match(n)
+			if mt == nil {
+				rep.Unfused = append(rep.Unfused, Unfused{Kind: p.kind, Node: n.Name, Op: opLabel(n), Reason: why})
+				continue
+			}
+			if o := overlap(owner, mt); o != nil {
+				rep.Unfused = append(rep.Unfused, Unfused{Kind: p.kind, Node: n.Name, Op: opLabel(n),
+					Reason: fmt.Sprintf("it shares nodes with the %s fused at %s", o.kind, o.root.Name)})
+				continue
+			}
+			for _, in := range mt.interior {
+				owner[in] = mt
+			}
+			found = append(found, mt)
+		}
+		if len(found) == 0 {
+			continue
+		}
+		next, fused, err := apply(cur, found)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.Fused = append(rep.Fused, fused...)
+		cur = next
+	}
+	rep.NodesAfter = len(cur.Nodes)
+	return cur, rep, nil
+}
+
+func overlap(owner map[*graph.Node]*match, mt *match) *match {
+	for _, n := range append([]*graph.Node{mt.root}, mt.interior...) {
+		if o := owner[n]; o != nil {
+			return o
+		}
+	}
+	return nil
+}
+
+// apply builds the model with every match of one pass applied: each root is replaced by the
+// match's new nodes, then the nodes that nothing reads any more are removed, walking back
+// from the root (so nodes that were dead in the exported graph stay, and a removed node is
+// credited to the match whose root it fed).
+func apply(m *graph.Model, found []*match) (*graph.Model, []Fusion, error) {
+	spec := m.Spec()
+	removed := make([]bool, len(m.Nodes))
+	reads := map[*graph.Value]int{} // readers left, by value
+	for _, n := range m.Nodes {
+		for _, v := range distinctInputs(n) {
+			reads[v]++
+		}
+	}
+	added := map[string]bool{} // outputs of new nodes, to share identical ones
+	existing := func(name string) bool { return added[name] || m.Value(name) != nil }
+	fused := make([]Fusion, len(found))
+	for i, mt := range found {
+		removed[mt.root.Index] = true
+		for _, v := range distinctInputs(mt.root) {
+			reads[v]--
+		}
+		f := &fused[i]
+		*f = Fusion{Kind: mt.kind, Detail: mt.detail, Output: mt.root.Outputs[0].Name}
+		for _, ns := range mt.add {
+			if ns.Name == "" || len(ns.Outputs) == 0 {
+				return nil, nil, fmt.Errorf("rewrite: %s at %s: a new node without a name or outputs", mt.kind, mt.root.Name)
+			}
+			if mt.fused == ns.Name || mt.fused == "" && slices.Contains(ns.Outputs, f.Output) {
+				f.Node, f.Op = ns.Name, ns.OpType
+				if ns.Domain != "" {
+					f.Op = ns.Domain + "." + ns.OpType
+				}
+			}
+			if added[ns.Outputs[0]] {
+				continue // the same node, made by an earlier match of this pass
+			}
+			for _, o := range ns.Outputs {
+				if o != f.Output && existing(o) {
+					return nil, nil, fmt.Errorf("rewrite: %s at %s: new value %q already exists", mt.kind, mt.root.Name, o)
+				}
+				added[o] = true
+			}
+			for _, in := range ns.Inputs {
+				if v := m.Value(in); v != nil {
+					reads[v]++
+				}
+			}
+			spec.Nodes = append(spec.Nodes, ns)
+		}
+		for _, t := range mt.inits {
+			if !existing(t.Name) {
+				added[t.Name] = true
+				spec.Initializers = append(spec.Initializers, t)
+			}
+		}
+		for d, v := range mt.opsets {
+			if spec.Opsets[d] < v {
+				spec.Opsets[d] = v
+			}
+		}
+	}
+	// Sweep only once every new node counts as a reader, so that no match removes a node
+	// another match's new nodes read.
+	for i, mt := range found {
+		for _, n := range sweep(mt.root, removed, reads) {
+			fused[i].Replaced = append(fused[i].Replaced, n.Name)
+		}
+	}
+	kept := spec.Nodes[:0]
+	for i, ns := range spec.Nodes {
+		if i >= len(removed) || !removed[i] {
+			kept = append(kept, ns)
+		}
+	}
+	spec.Nodes = kept
+	out, err := graph.Build(spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rewrite: the fused graph is invalid (a bug in package rewrite): %w", err)
+	}
+	return out, fused, nil
+}
+
+// sweep removes, from root backwards, every node whose outputs nobody reads any more and
+// that are no graph outputs, and returns them (root first, then in reverse graph order).
+func sweep(root *graph.Node, removed []bool, reads map[*graph.Value]int) []*graph.Node {
+	gone := []*graph.Node{root}
+	stack := []*graph.Node{root}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, v := range distinctInputs(n) {
+			p := v.Producer
+			if p == nil || removed[p.Index] || !dead(p, reads) {
+				continue
+			}
+			removed[p.Index] = true
+			for _, in := range distinctInputs(p) {
+				reads[in]--
+			}
+			gone = append(gone, p)
+			stack = append(stack, p)
+		}
+	}
+	slices.SortFunc(gone[1:], func(a, b *graph.Node) int { return a.Index - b.Index })
+	return gone
+}
+
+func dead(n *graph.Node, reads map[*graph.Value]int) bool {
+	for _, o := range n.Outputs {
+		if o != nil && (o.Output || reads[o] > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// distinctInputs are n's inputs, each once.
+func distinctInputs(n *graph.Node) []*graph.Value {
+	var out []*graph.Value
+	for _, v := range n.Inputs {
+		if v != nil && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package rewrite_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
+	"carve.dev/libs/graph/testmodels"
+)
+
+func load(t testing.TB, name string) *graph.Model {
+	t.Helper()
+	m, err := graph.Load(testmodels.MustGet(name).WriteTemp(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, m.Close()) })
+	return m
+}
+
+// fingerprint is what Fuse must not change in its input.
+func fingerprint(m *graph.Model) []string {
+	var out []string
+	for _, n := range m.Nodes {
+		s := n.Name + " " + n.OpType
+		for _, v := range n.Outputs {
+			if v != nil {
+				s += " " + v.String()
+			}
+		}
+		out = append(out, s)
+	}
+	for _, v := range m.Values {
+		out = append(out, v.String())
+	}
+	return out
+}
+
+// TestFixtures fuses every fixture: the counts by kind, the input untouched, the fused
+// graph's invariants, and idempotence.
+func TestFixtures(t *testing.T) {
+	type counts map[rewrite.Kind]int
+	llm := counts{rewrite.Attention: 2, rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.Rotary: 4}
+	want := map[string]counts{
+		"gpt2": {rewrite.Attention: 2}, "gpt2_fused": {rewrite.Attention: 2},
+		"bert": {rewrite.Attention: 2}, "bert_fused": {rewrite.Attention: 2}, "bert_ts_fused": {rewrite.Attention: 2},
+		"qwen2": llm, "qwen2_q4": llm, "llama": llm,
+		"qwen2_1p5b_graph": {rewrite.Attention: 28, rewrite.RMSNorm: 57, rewrite.SiLU: 28, rewrite.Rotary: 56},
+	}
+	for _, fm := range testmodels.Models() {
+		t.Run(fm.Name, func(t *testing.T) {
+			m := load(t, fm.Name)
+			before := fingerprint(m)
+			f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			require.Equal(t, before, fingerprint(m), "the input model is not modified")
+			got := counts{}
+			for _, x := range rep.Fused {
+				got[x.Kind]++
+			}
+			if want[fm.Name] == nil {
+				require.Empty(t, got)
+				require.Same(t, m, f)
+				return
+			}
+			require.Equal(t, want[fm.Name], got, "unfused: %+v", rep.Unfused)
+			require.Empty(t, rep.Unfused, "every candidate of a PyTorch export fuses")
+			require.Equal(t, len(m.Nodes), rep.NodesBefore)
+			require.Equal(t, len(f.Nodes), rep.NodesAfter)
+			require.Equal(t, m.DimNames, f.DimNames)
+			for i, v := range m.Outputs {
+				require.Equal(t, v.Name, f.Outputs[i].Name)
+				require.Equal(t, v.DType, f.Outputs[i].DType)
+			}
+			names := map[string]bool{}
+			for _, n := range f.Nodes {
+				names[n.Name] = true
+			}
+			for _, x := range rep.Fused {
+				require.True(t, names[x.Node], "fused node %s", x.Node)
+				require.NotNil(t, f.Value(x.Output), "the fused graph produces %s", x.Output)
+				require.NotNil(t, m.Value(x.Output), "the output keeps its exported name")
+				require.NotEmpty(t, x.Replaced)
+				for _, r := range x.Replaced {
+					require.False(t, names[r], "replaced node %s is gone", r)
+				}
+			}
+			again, rep2, err := rewrite.Fuse(f, rewrite.Options{})
+			require.NoError(t, err)
+			require.Same(t, f, again, "a fused graph has nothing left to fuse")
+			require.Empty(t, rep2.Fused)
+		})
+	}
+}
+
+func TestSkip(t *testing.T) {
+	m := load(t, "qwen2")
+	_, rep, err := rewrite.Fuse(m, rewrite.Options{Skip: []rewrite.Kind{rewrite.Attention, rewrite.Rotary}})
+	require.NoError(t, err)
+	require.Zero(t, rep.Count(rewrite.Attention))
+	require.Zero(t, rep.Count(rewrite.Rotary))
+	require.Equal(t, 5, rep.Count(rewrite.RMSNorm))
+	for _, u := range rep.Unfused {
+		require.NotEqual(t, rewrite.Attention, u.Kind, "skipped kinds report no candidates")
+	}
+	_, rep, err = rewrite.Fuse(m, rewrite.Options{Skip: rewrite.Kinds()})
+	require.NoError(t, err)
+	require.Empty(t, rep.Fused)
+}
+
+// TestFusedShapes: the fused graph binds, and every value the two graphs share has the same
+// concrete shape, at onnxruntime's bindings.
+func TestFusedShapes(t *testing.T) {
+	for _, name := range []string{"qwen2", "gpt2", "bert_ts_fused", "llama"} {
+		t.Run(name, func(t *testing.T) {
+			m := load(t, name)
+			f, _, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			for _, bd := range testmodels.MustGet(name).Bindings {
+				b1, err := graph.Bind(m, bd.Dims)
+				require.NoError(t, err)
+				b2, err := graph.Bind(f, bd.Dims)
+				require.NoError(t, err)
+				for _, v := range f.Values {
+					if w := m.Value(v.Name); w != nil {
+						require.Equal(t, b1.Shape(w), b2.Shape(v), "%s at %v", v.Name, bd.Dims)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,267 @@
+// Package rewritetest builds attention subgraphs in the forms exporters write, with random
+// geometry and options, for the tests of carve.dev/libs/graph/rewrite and of the kernels that
+// run its fused graphs. Everything here is deterministic given its inputs.
+package rewritetest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"carve.dev/libs/graph"
+)
+
+// K^T forms.
+const (
+	KTranspose = iota // Transpose(K, [0,1,3,2]) of K [B, Hkv, T, D]
+	KFromBSHD         // Transpose(K, [0,2,3,1]) of K [B, T, Hkv, D] (GPT-2, BERT)
+	KReshaped         // Reshape(Transpose(Reshape(K, [B*H, T, D]), [0,2,1]), [B, H, D, T]) (PyTorch's SDPA)
+	kForms
+)
+
+// Where the scale is applied.
+const (
+	ScaleScores = iota // Mul(scores, s)
+	DivScores          // Div(scores, 1/s)
+	ScaleQK            // Mul(Q, sqrt(s)) and Mul(K^T, sqrt(s)) (PyTorch's SDPA)
+	NoScale            // s is 1
+	scaleForms
+)
+
+// Masks.
+const (
+	NoMask    = iota
+	FloatMask // a float input [B, 1, S, T] added to the scores
+	InfMask   // Where(padding [& causal], 0, -inf) from an int64 attention_mask [B, T]
+	MinMask   // the same with the float32 minimum (HuggingFace's eager masks)
+	maskForms
+)
+
+// Attention is one attention subgraph: softmax(Q K^T * scale + mask) V.
+type Attention struct {
+	B, Hq, Hkv, S, T, D, Dv int
+	KForm, ScaleForm, Mask  int
+	Causal                  bool // the mask has a causal part (InfMask and MinMask)
+	Guard                   bool // Where(IsNaN(p), 0, p) after the softmax
+	Scale                   float32
+	// EmptyRows lets the attention_mask mask out every key of some rows (needs Guard or
+	// MinMask: without the guard the exported graph yields NaN there).
+	EmptyRows bool
+}
+
+// Random returns a random case, small enough to run quickly.
+func Random(r *rand.Rand) Attention {
+	a := Attention{B: 1 + r.IntN(3), Hkv: 1 + r.IntN(3), S: 1 + r.IntN(9), D: 1 + r.IntN(9), Dv: 1 + r.IntN(9),
+		KForm: r.IntN(kForms), ScaleForm: r.IntN(scaleForms), Mask: r.IntN(maskForms), Guard: r.IntN(2) == 0,
+		Scale: float32(0.05 + r.Float64())}
+	a.Hq = a.Hkv * (1 + r.IntN(3))
+	a.T = a.S
+	if r.IntN(3) == 0 {
+		a.T = 1 + r.IntN(12)
+	}
+	a.Causal = a.Mask >= InfMask && r.IntN(2) == 0
+	a.EmptyRows = (a.Guard || a.Mask == MinMask) && r.IntN(2) == 0
+	return a.Normalize()
+}
+
+// Normalize makes the case consistent: positive sizes, Hq a multiple of Hkv, forms in range,
+// no grouped heads with KFromBSHD (exporters repeat heads after the transpose).
+func (a Attention) Normalize() Attention {
+	pos := func(x, hi int) int {
+		if x < 1 {
+			x = -x + 1
+		}
+		return (x-1)%hi + 1
+	}
+	a.B, a.Hkv, a.S, a.T, a.D, a.Dv = pos(a.B, 4), pos(a.Hkv, 4), pos(a.S, 16), pos(a.T, 16), pos(a.D, 16), pos(a.Dv, 16)
+	a.Hq = a.Hkv * pos(a.Hq/max(a.Hkv, 1), 4)
+	a.KForm, a.ScaleForm, a.Mask = ((a.KForm%kForms)+kForms)%kForms, ((a.ScaleForm%scaleForms)+scaleForms)%scaleForms, ((a.Mask%maskForms)+maskForms)%maskForms
+	if a.KForm == KFromBSHD {
+		a.Hq = a.Hkv
+	}
+	if a.Mask < InfMask {
+		a.Causal = false
+	}
+	if !(a.Guard || a.Mask == MinMask) {
+		a.EmptyRows = false
+	}
+	if a.Scale == 0 || math.IsNaN(float64(a.Scale)) || math.IsInf(float64(a.Scale), 0) {
+		a.Scale = 0.25
+	}
+	if a.Scale < 0 {
+		a.Scale = -a.Scale
+	}
+	if a.ScaleForm == NoScale {
+		a.Scale = 1
+	}
+	return a
+}
+
+func (a Attention) String() string {
+	return fmt.Sprintf("B%d Hq%d Hkv%d S%d T%d D%d Dv%d k%d scale%d(%g) mask%d causal=%v guard=%v empty=%v",
+		a.B, a.Hq, a.Hkv, a.S, a.T, a.D, a.Dv, a.KForm, a.ScaleForm, a.Scale, a.Mask, a.Causal, a.Guard, a.EmptyRows)
+}
+
+// builder accumulates a Spec.
+type builder struct {
+	s graph.Spec
+	n int
+}
+
+func (b *builder) init(dt graph.DType, shape []int64, data []byte) string {
+	name := fmt.Sprintf("c%d", len(b.s.Initializers))
+	t, err := graph.NewTensor(name, dt, shape, data)
+	if err != nil {
+		panic(err) // sizes are right by construction
+	}
+	b.s.Initializers = append(b.s.Initializers, t)
+	return name
+}
+
+func (b *builder) ints(vals ...int64) string {
+	var d []byte
+	for _, v := range vals {
+		d = binary.LittleEndian.AppendUint64(d, uint64(v))
+	}
+	return b.init(graph.Int64, []int64{int64(len(vals))}, d)
+}
+
+func (b *builder) scalarInt(v int64) string {
+	return b.init(graph.Int64, nil, binary.LittleEndian.AppendUint64(nil, uint64(v)))
+}
+
+func (b *builder) scalar(v float32) string {
+	return b.init(graph.Float32, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+}
+
+func (b *builder) op(op string, attrs []graph.Attribute, ins ...string) string {
+	b.n++
+	out := fmt.Sprintf("v%d_%s", b.n, op)
+	b.s.Nodes = append(b.s.Nodes, graph.NodeSpec{Name: fmt.Sprintf("n%d_%s", b.n, op), OpType: op, Inputs: ins, Outputs: []string{out}, Attrs: graph.NewAttributes(attrs...)})
+	return out
+}
+
+func ints(name string, v ...int64) graph.Attribute {
+	return graph.Attribute{Name: name, Kind: graph.AttrInts, Ints: v}
+}
+
+func (b *builder) input(name string, dt graph.DType, dims ...int) string {
+	s := make(graph.Shape, len(dims))
+	for i, d := range dims {
+		s[i] = graph.Const(int64(d))
+	}
+	b.s.Inputs = append(b.s.Inputs, graph.ValueSpec{Name: name, DType: dt, Shape: s})
+	return name
+}
+
+// Output is the name of the attention's output value.
+const Output = "y"
+
+// Spec builds the exported form: inputs q [B, Hq, S, D], k (by KForm), v [B, Hkv, T, Dv],
+// and mask [B, 1, S, T] (FloatMask) or attention_mask int64 [B, T] (InfMask, MinMask); output
+// y [B, Hq, S, Dv].
+func (a Attention) Spec() graph.Spec {
+	b := &builder{s: graph.Spec{Opsets: map[string]int64{"": 18}}}
+	q := b.input("q", graph.Float32, a.B, a.Hq, a.S, a.D)
+	var k string
+	if a.KForm == KFromBSHD {
+		k = b.input("k", graph.Float32, a.B, a.T, a.Hkv, a.D)
+	} else {
+		k = a.repeat(b, b.input("k", graph.Float32, a.B, a.Hkv, a.T, a.D), a.D)
+	}
+	v := a.repeat(b, b.input("v", graph.Float32, a.B, a.Hkv, a.T, a.Dv), a.Dv)
+	var kt string
+	switch a.KForm {
+	case KTranspose:
+		kt = b.op("Transpose", []graph.Attribute{ints("perm", 0, 1, 3, 2)}, k)
+	case KFromBSHD:
+		kt = b.op("Transpose", []graph.Attribute{ints("perm", 0, 2, 3, 1)}, k)
+	case KReshaped:
+		r := b.op("Reshape", nil, k, b.ints(-1, int64(a.T), int64(a.D)))
+		t := b.op("Transpose", []graph.Attribute{ints("perm", 0, 2, 1)}, r)
+		kt = b.op("Reshape", nil, t, b.ints(int64(a.B), int64(a.Hq), int64(a.D), int64(a.T)))
+	}
+	var s string
+	switch a.ScaleForm {
+	case ScaleScores:
+		s = b.op("Mul", nil, b.op("MatMul", nil, q, kt), b.scalar(a.Scale))
+	case DivScores:
+		s = b.op("Div", nil, b.op("MatMul", nil, q, kt), b.scalar(1/a.Scale))
+	case ScaleQK:
+		r := b.scalar(float32(math.Sqrt(float64(a.Scale))))
+		s = b.op("MatMul", nil, b.op("Mul", nil, q, r), b.op("Mul", nil, kt, r))
+	case NoScale:
+		s = b.op("MatMul", nil, q, kt)
+	}
+	switch a.Mask {
+	case FloatMask:
+		s = b.op("Add", nil, s, b.input("mask", graph.Float32, a.B, 1, a.S, a.T))
+	case InfMask, MinMask:
+		s = b.op("Add", nil, s, a.mask(b))
+	}
+	p := b.op("Softmax", []graph.Attribute{{Name: "axis", Kind: graph.AttrInt, Int: -1}}, s)
+	if a.Guard {
+		p = b.op("Where", nil, b.op("IsNaN", nil, p), b.scalar(0), p)
+	}
+	b.s.Nodes = append(b.s.Nodes, graph.NodeSpec{Name: "attention_out", OpType: "MatMul", Inputs: []string{p, v}, Outputs: []string{Output}})
+	b.s.Outputs = []string{Output}
+	return b.s
+}
+
+// repeat repeats x's Hkv heads to Hq the exporter's way, when they differ.
+func (a Attention) repeat(b *builder, x string, d int) string {
+	if a.Hq == a.Hkv {
+		return x
+	}
+	r := int64(a.Hq / a.Hkv)
+	u := b.op("Unsqueeze", nil, x, b.ints(2))
+	e := b.op("Expand", nil, u, b.ints(int64(a.B), int64(a.Hkv), r, int64(a.T), int64(d)))
+	return b.op("Reshape", nil, e, b.ints(int64(a.B), int64(a.Hq), int64(a.T), int64(d)))
+}
+
+// mask builds Where(keep, 0, fill) with keep = padding [B, 1, 1, T] [& causal [1, 1, S, T]].
+func (a Attention) mask(b *builder) string {
+	am := b.input("attention_mask", graph.Int64, a.B, a.T)
+	pad := b.op("Cast", []graph.Attribute{{Name: "to", Kind: graph.AttrInt, Int: int64(graph.Bool)}}, am)
+	pad = b.op("Unsqueeze", nil, pad, b.ints(1, 2)) // [B, 1, 1, T]
+	keep := pad
+	if a.Causal {
+		zero, one := b.scalarInt(0), b.scalarInt(1)
+		kIdx := b.op("Unsqueeze", nil, b.op("Range", nil, zero, b.scalarInt(int64(a.T)), one), b.ints(0, 1, 2)) // [1, 1, 1, T]
+		qIdx := b.op("Unsqueeze", nil, b.op("Range", nil, zero, b.scalarInt(int64(a.S)), one), b.ints(0, 1, 3)) // [1, 1, S, 1]
+		causal := b.op("LessOrEqual", nil, kIdx, qIdx)
+		yes := b.init(graph.Bool, nil, []byte{1})
+		keep = b.op("And", nil, b.op("And", nil, yes, causal), pad)
+	}
+	fill := float32(math.Inf(-1))
+	if a.Mask == MinMask {
+		fill = -math.MaxFloat32
+	}
+	return b.op("Where", nil, keep, b.scalar(0), b.scalar(fill))
+}
+
+// Model builds the exported form.
+func (a Attention) Model() (*graph.Model, error) { return graph.Build(a.Spec()) }
+
+// AttentionMask returns data for the attention_mask input: random ones and zeros, key 0 kept
+// in every batch unless EmptyRows (then a batch may keep no key at all).
+func (a Attention) AttentionMask(r *rand.Rand) []int64 {
+	m := make([]int64, a.B*a.T)
+	for i := range m {
+		if r.IntN(3) > 0 {
+			m[i] = 1
+		}
+	}
+	for bi := 0; bi < a.B; bi++ {
+		switch {
+		case !a.EmptyRows:
+			m[bi*a.T] = 1
+		case bi == 0:
+			for j := 0; j < a.T; j++ {
+				m[j] = 0
+			}
+		}
+	}
+	return m
+}

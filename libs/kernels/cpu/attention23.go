@@ -1,0 +1,466 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/par"
+	"carve.dev/libs/kernels/internal/vec"
+)
+
+// onnxAttention is ONNX's Attention (ai.onnx, opset 23): softmax(scale * Q K^T [+ mask]) V
+// with Q [B, Hq, S, D], K [B, Hkv, L, D] and V [B, Hkv, L, Dv] (or all 3-D, [B, S, H*D], with
+// q_num_heads and kv_num_heads), grouped heads (query head h reads kv head h / (Hq/Hkv)),
+// past_key / past_value [B, Hkv, P, D|Dv] before the new keys (T = P + L keys in all), and
+// present_key / present_value outputs holding all T.
+//
+//   - attn_mask broadcasts to [B, Hq, S, T]: a bool mask keeps the keys where it is true, a
+//     float mask (Q's type) is added to the scores; keys past its last dim are masked out.
+//   - is_causal masks key j for query i when j > P + i, as the ONNX reference does.
+//   - softcap, when positive, maps a score x to softcap*tanh(x/softcap) before the mask.
+//   - A query row whose every key is masked out gets a zero output, as PyTorch's
+//     scaled_dot_product_attention gives (the exporter writes it as Softmax, IsNaN and Where);
+//     ONNX's reference gives NaN there.
+//
+// Tactic "flash": a task is (batch, query head, block of query rows); each row streams its
+// visible keys in blocks of flashBlock, keeping a running maximum, sum and output accumulator
+// (online softmax). The workspace is one block of scores and one accumulator per worker (and,
+// for float16 and bfloat16, one converted query and key or value row), whatever S and T are:
+// it does not grow with the sequence. Scores are computed in float32 and the softmax in
+// float64, for every input type.
+type onnxAttention struct {
+	dt                    graph.DType
+	half, bf              bool
+	b, hq, hkv, s, l, p   int
+	t, d, dv              int
+	threeD                bool // Q, K, V and Y are [B, S, H*D]
+	scale, softcap        float32
+	causal                bool
+	mask                  graph.DType // graph.Undefined: no mask
+	maskT                 int         // the mask's last dim
+	maskSB, maskSH, maskS int         // the mask's strides for batch, head and query row (0: broadcast)
+	presentK, presentV    bool
+	blk, tasks, slots     int
+}
+
+const (
+	flashBlock    = 128 // keys scored at once
+	flashRowBlock = 16  // query rows per task
+)
+
+// attn23Dims is the geometry the recipe depends on.
+type attn23Dims struct {
+	b, hq, s, t, d, dv int64
+	half               bool
+}
+
+// attn23Geom reads the geometry of a node (hi picks the largest dims of a range). It checks
+// only what the recipe needs; Select checks the rest.
+func attn23Geom(src geomSrc, hi bool) (attn23Dims, error) {
+	q, k, v := src.dims(0), src.dims(1), src.dims(2)
+	if len(q) != len(k) || len(q) != len(v) || (len(q) != 3 && len(q) != 4) {
+		return attn23Dims{}, fmt.Errorf("Q, K and V have %d, %d and %d dims, want all 4 or all 3", len(q), len(k), len(v))
+	}
+	g := attn23Dims{b: pick(q[0], hi)}
+	at := src.attrs()
+	if len(q) == 4 {
+		g.hq, g.s, g.d = pick(q[1], hi), pick(q[2], hi), pick(q[3], hi)
+		g.t, g.dv = pick(k[2], hi), pick(v[3], hi)
+	} else {
+		nq, nkv := at.Int("q_num_heads", 0), at.Int("kv_num_heads", 0)
+		if nq <= 0 || nkv <= 0 {
+			return attn23Dims{}, fmt.Errorf("3-D inputs need positive q_num_heads and kv_num_heads, have %d and %d", nq, nkv)
+		}
+		g.hq, g.s, g.d = nq, pick(q[1], hi), pick(q[2], hi)/nq
+		g.t, g.dv = pick(k[1], hi), pick(v[2], hi)/nkv
+	}
+	if pk := src.dims(4); pk != nil {
+		if len(pk) != 4 {
+			return attn23Dims{}, fmt.Errorf("past_key has %d dims, want 4", len(pk))
+		}
+		g.t += pick(pk[2], hi)
+	}
+	return g, nil
+}
+
+// attn23Parts is the flash tactic's recipe for geometry g.
+func attn23Parts(g attn23Dims, workers int64) ([]alloc.Part, error) {
+	tasks, err := kernels.Product(g.b, g.hq, (g.s+flashRowBlock-1)/flashRowBlock)
+	if err != nil {
+		return nil, err
+	}
+	slots := max(min(workers, tasks), 1)
+	blk := max(min(g.t, flashBlock), 1)
+	scores, err := f32Part("scores", slots, blk)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := f32Part("accumulator", slots, g.dv)
+	if err != nil {
+		return nil, err
+	}
+	parts := []alloc.Part{scores, acc}
+	if g.half {
+		conv, err := f32Part("converted", slots, g.d+max(g.d, g.dv))
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, conv)
+	}
+	return parts, nil
+}
+
+// boundONNXAttention is W: the recipe grows with every dim, so it is taken at the largest.
+func boundONNXAttention(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
+	g, err := attn23Geom(rangeSrc{r}, true)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	q, _ := r.Input(0)
+	g.half = q.DType == graph.Float16 || q.DType == graph.BFloat16
+	parts, err := attn23Parts(g, int64(max(d.Workers, 1)))
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	return recipeBound("flash", parts)
+}
+
+func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
+	if err := arity(n, 3, 6, 1, 3); err != nil {
+		return plan{}, fmt.Errorf("%w (nonpad_kv_seqlen and the qk_matmul_output are not supported)", err)
+	}
+	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	if !halfOK(q.DType) || k.DType != q.DType || v.DType != q.DType {
+		return plan{}, fmt.Errorf("Q, K and V are %v, %v and %v; want one of float32, float16, bfloat16", q.DType, k.DType, v.DType)
+	}
+	g, err := attn23Geom(nodeSrc{n}, true)
+	if err != nil {
+		return plan{}, err
+	}
+	at := n.Attrs
+	a := &onnxAttention{dt: q.DType, half: q.DType != graph.Float32, bf: q.DType == graph.BFloat16, threeD: len(q.Shape) == 3}
+	g.half = a.half
+	a.b, a.hq, a.s, a.t, a.d, a.dv = int(g.b), int(g.hq), int(g.s), int(g.t), int(g.d), int(g.dv)
+	if a.threeD {
+		a.hkv = int(at.Int("kv_num_heads", 0))
+		a.l = int(k.Shape[1])
+		if q.Shape[2] != int64(a.hq*a.d) || k.Shape[0] != q.Shape[0] || v.Shape[0] != q.Shape[0] ||
+			k.Shape[2] != int64(a.hkv*a.d) || v.Shape[1] != k.Shape[1] || v.Shape[2] != int64(a.hkv*a.dv) {
+			return plan{}, fmt.Errorf("Q %v, K %v, V %v do not fit %d and %d heads", q.Shape, k.Shape, v.Shape, a.hq, a.hkv)
+		}
+	} else {
+		a.hkv, a.l = int(k.Shape[1]), int(k.Shape[2])
+		if k.Shape[0] != q.Shape[0] || k.Shape[3] != q.Shape[3] || v.Shape[0] != q.Shape[0] || v.Shape[1] != k.Shape[1] || v.Shape[2] != k.Shape[2] {
+			return plan{}, fmt.Errorf("Q %v, K %v, V %v: want [B, Hq, S, D], [B, Hkv, L, D], [B, Hkv, L, Dv]", q.Shape, k.Shape, v.Shape)
+		}
+	}
+	if a.hkv <= 0 || a.hq%a.hkv != 0 {
+		return plan{}, fmt.Errorf("%d query heads are not a multiple of %d kv heads", a.hq, a.hkv)
+	}
+	a.p = a.t - a.l
+	pk, okK := n.Input(4)
+	pv, okV := n.Input(5)
+	if okK != okV {
+		return plan{}, fmt.Errorf("past_key and past_value go together")
+	}
+	if okK {
+		wk := []int64{int64(a.b), int64(a.hkv), int64(a.p), int64(a.d)}
+		wv := []int64{int64(a.b), int64(a.hkv), int64(a.p), int64(a.dv)}
+		if pk.DType != a.dt || pv.DType != a.dt || !equalShape(pk.Shape, wk) || !equalShape(pv.Shape, wv) {
+			return plan{}, fmt.Errorf("past_key %v and past_value %v, want %v%v and %v%v", pk, pv, a.dt, wk, a.dt, wv)
+		}
+	}
+	if m, ok := n.Input(3); ok {
+		if err := a.setMask(m); err != nil {
+			return plan{}, err
+		}
+	}
+	a.causal = at.Int("is_causal", 0) != 0
+	a.scale = float32(1 / math.Sqrt(float64(a.d)))
+	if at.Has("scale") {
+		a.scale = at.Float("scale", 0)
+	}
+	if a.softcap = at.Float("softcap", 0); a.softcap < 0 {
+		return plan{}, fmt.Errorf("softcap %g is negative", a.softcap)
+	}
+	y := []int64{int64(a.b), int64(a.hq), int64(a.s), int64(a.dv)}
+	if a.threeD {
+		y = []int64{int64(a.b), int64(a.s), int64(a.hq * a.dv)}
+	}
+	if err := checkOut(n, 0, a.dt, y); err != nil {
+		return plan{}, err
+	}
+	if _, ok := n.Output(1); ok {
+		if err := checkOut(n, 1, a.dt, []int64{int64(a.b), int64(a.hkv), int64(a.t), int64(a.d)}); err != nil {
+			return plan{}, err
+		}
+		a.presentK = true
+	}
+	if _, ok := n.Output(2); ok {
+		if err := checkOut(n, 2, a.dt, []int64{int64(a.b), int64(a.hkv), int64(a.t), int64(a.dv)}); err != nil {
+			return plan{}, err
+		}
+		a.presentV = true
+	}
+	parts, err := attn23Parts(g, int64(d.Workers))
+	if err != nil {
+		return plan{}, err
+	}
+	a.tasks = a.b * a.hq * ((a.s + flashRowBlock - 1) / flashRowBlock)
+	a.slots = max(min(d.Workers, a.tasks), 1)
+	a.blk = max(min(a.t, flashBlock), 1)
+	return plan{tactic: "flash", parts: parts, r: a}, nil
+}
+
+// setMask checks attn_mask against the scores' shape [B, Hq, S, T] and sets its strides.
+func (a *onnxAttention) setMask(m kernels.Value) error {
+	if m.DType != graph.Bool && m.DType != a.dt {
+		return fmt.Errorf("attn_mask is %v, want bool or %v", m.DType, a.dt)
+	}
+	r := len(m.Shape)
+	want := []int64{int64(a.b), int64(a.hq), int64(a.s), int64(a.t)}
+	if r == 0 || r > 4 || m.Shape[r-1] > int64(a.t) {
+		return fmt.Errorf("attn_mask %v does not broadcast to the scores %v", m.Shape, want)
+	}
+	strides := stridesOf(m.Shape)
+	sb := []*int{&a.maskSB, &a.maskSH, &a.maskS}
+	for i := 0; i < r-1; i++ {
+		axis := 4 - r + i
+		switch m.Shape[i] {
+		case want[axis]:
+			*sb[axis] = strides[i]
+		case 1:
+		default:
+			return fmt.Errorf("attn_mask %v does not broadcast to the scores %v", m.Shape, want)
+		}
+		if m.Shape[i] == 1 {
+			*sb[axis] = 0
+		}
+	}
+	a.mask, a.maskT = m.DType, int(m.Shape[r-1])
+	return nil
+}
+
+// attn23Run is one execution: the tensors and the workspace, for the pool of loop bodies.
+type attn23Run struct {
+	a                 *onnxAttention
+	q, k, v, pk, pv   []byte
+	mask, y           []byte
+	scores, acc, conv []float32
+}
+
+var attn23Runs = sync.Pool{New: func() any { return new(attn23Run) }}
+
+func (a *onnxAttention) run(in, out []kernels.Tensor, ws wsParts) error {
+	r := attn23Runs.Get().(*attn23Run)
+	defer func() { *r = attn23Run{}; attn23Runs.Put(r) }()
+	r.a = a
+	r.q, r.k, r.v, r.y = in[0].Data, in[1].Data, in[2].Data, out[0].Data
+	if a.p > 0 {
+		r.pk, r.pv = in[4].Data, in[5].Data
+	}
+	if a.mask != graph.Undefined {
+		r.mask = in[3].Data
+	}
+	r.scores, r.acc = kernels.ViewAs[float32](ws.bytes(0)), kernels.ViewAs[float32](ws.bytes(1))
+	if a.half {
+		r.conv = kernels.ViewAs[float32](ws.bytes(2))
+	}
+	par.For(a.tasks, 1, a.slots, r)
+	if a.presentK || a.presentV {
+		if a.half {
+			writePresents[uint16](r, out)
+		} else {
+			writePresents[float32](r, out)
+		}
+	}
+	return nil
+}
+
+func (r *attn23Run) Do(slot, lo, hi int) {
+	if r.a.half {
+		flashRows[uint16](r, slot, lo, hi)
+	} else {
+		flashRows[float32](r, slot, lo, hi)
+	}
+}
+
+// kvViews are where keys or values of width w live: the past [B, Hkv, P, w] and the new ones
+// [B, Hkv, L, w] or [B, L, Hkv*w].
+func (a *onnxAttention) kvViews(w int) (past, cur view3) {
+	past = bnsh(nil, a.hkv, a.p, w)
+	if a.threeD {
+		return past, bsnh(nil, 0, a.l, a.hkv*w, w)
+	}
+	return past, bnsh(nil, a.hkv, a.l, w)
+}
+
+// rowOf returns key or value j of (batch b, kv head h): from past below P, else from cur.
+func rowOf[E elt](past, cur []E, pv, cv *view3, p, w, b, h, j int) []E {
+	if j < p {
+		o := pv.at(b, h, j)
+		return past[o : o+w]
+	}
+	o := cv.at(b, h, j-p)
+	return cur[o : o+w]
+}
+
+// toF32 returns src as float32s: src itself for float32 (buf is nil then), else converted
+// into buf.
+func toF32[E elt](src []E, buf []float32, bf bool) []float32 {
+	if buf == nil {
+		return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(src))), len(src))
+	}
+	buf = buf[:len(src)]
+	for i, x := range src {
+		buf[i] = ld(x, bf)
+	}
+	return buf
+}
+
+// flashRows runs tasks [lo, hi) as slot.
+func flashRows[E elt](r *attn23Run, slot, lo, hi int) {
+	a := r.a
+	bf := a.bf
+	sc := r.scores[slot*a.blk : (slot+1)*a.blk]
+	acc := r.acc[slot*a.dv : (slot+1)*a.dv]
+	var qbuf, kvbuf []float32
+	if a.half {
+		w := a.d + max(a.d, a.dv)
+		conv := r.conv[slot*w : (slot+1)*w]
+		qbuf, kvbuf = conv[:a.d], conv[a.d:]
+	}
+	q, k, v := kernels.ViewAs[E](r.q), kernels.ViewAs[E](r.k), kernels.ViewAs[E](r.v)
+	pk, pv := kernels.ViewAs[E](r.pk), kernels.ViewAs[E](r.pv)
+	y := kernels.ViewAs[E](r.y)
+	var maskF []E
+	if a.mask != graph.Undefined && a.mask != graph.Bool {
+		maskF = kernels.ViewAs[E](r.mask)
+	}
+	qv, yv := bnsh(nil, a.hq, a.s, a.d), bnsh(nil, a.hq, a.s, a.dv)
+	if a.threeD {
+		qv, yv = bsnh(nil, 0, a.s, a.hq*a.d, a.d), bsnh(nil, 0, a.s, a.hq*a.dv, a.dv)
+	}
+	kpast, kcur := a.kvViews(a.d)
+	vpast, vcur := a.kvViews(a.dv)
+	blocks := (a.s + flashRowBlock - 1) / flashRowBlock
+	group := a.hq / a.hkv
+	negInf := math.Inf(-1)
+	for task := lo; task < hi; task++ {
+		bh, rb := task/blocks, task%blocks
+		b, h := bh/a.hq, bh%a.hq
+		kh := h / group
+		for i := rb * flashRowBlock; i < min((rb+1)*flashRowBlock, a.s); i++ {
+			qo := qv.at(b, h, i)
+			qrow := toF32(q[qo:qo+a.d], qbuf, bf)
+			keys := a.t
+			if a.causal {
+				keys = min(keys, a.p+i+1)
+			}
+			mo := 0
+			if a.mask != graph.Undefined {
+				keys = min(keys, a.maskT)
+				mo = b*a.maskSB + h*a.maskSH + i*a.maskS
+			}
+			clear(acc)
+			m, l := negInf, 0.0
+			for j0 := 0; j0 < keys; j0 += a.blk {
+				j1 := min(j0+a.blk, keys)
+				bmax := negInf
+				for j := j0; j < j1; j++ {
+					x := a.scale * vec.Dot(qrow, toF32(rowOf(pk, k, &kpast, &kcur, a.p, a.d, b, kh, j), kvbuf, bf))
+					if a.softcap > 0 {
+						x = a.softcap * float32(math.Tanh(float64(x/a.softcap)))
+					}
+					switch {
+					case maskF != nil:
+						x += ld(maskF[mo+j], bf)
+					case r.mask != nil && r.mask[mo+j] == 0:
+						x = float32(negInf)
+					}
+					sc[j-j0] = x
+					bmax = max(bmax, float64(x))
+				}
+				if math.IsInf(bmax, -1) {
+					continue
+				}
+				if bmax > m {
+					if l > 0 {
+						alpha := math.Exp(m - bmax)
+						l *= alpha
+						for c := range acc {
+							acc[c] *= float32(alpha)
+						}
+					}
+					m = bmax
+				}
+				for j := j0; j < j1; j++ {
+					if math.IsInf(float64(sc[j-j0]), -1) {
+						continue
+					}
+					p := math.Exp(float64(sc[j-j0]) - m)
+					l += p
+					vec.Axpy(float32(p), toF32(rowOf(pv, v, &vpast, &vcur, a.p, a.dv, b, kh, j), kvbuf, bf), acc)
+				}
+			}
+			yo := yv.at(b, h, i)
+			yrow := y[yo : yo+a.dv]
+			inv := float32(0)
+			if l > 0 {
+				inv = float32(1 / l)
+			}
+			if !a.half { // float32 written out: the generic stores are not inlined
+				for c, x := range acc {
+					yrow[c] = E(x * inv)
+				}
+				continue
+			}
+			for c, x := range acc {
+				yrow[c] = st[E](x*inv, bf)
+			}
+		}
+	}
+}
+
+// writePresents copies the past and the new keys and values into present_key and
+// present_value, [B, Hkv, T, D|Dv].
+func writePresents[E elt](r *attn23Run, out []kernels.Tensor) {
+	a := r.a
+	for _, o := range []struct {
+		on       bool
+		out      int
+		past, kv []byte
+		w        int
+	}{{a.presentK, 1, r.pk, r.k, a.d}, {a.presentV, 2, r.pv, r.v, a.dv}} {
+		if !o.on {
+			continue
+		}
+		past, cur := kernels.ViewAs[E](o.past), kernels.ViewAs[E](o.kv)
+		pv, cv := a.kvViews(o.w)
+		dst := kernels.ViewAs[E](out[o.out].Data)
+		dv := bnsh(nil, a.hkv, a.t, o.w)
+		for b := 0; b < a.b; b++ {
+			for h := 0; h < a.hkv; h++ {
+				for j := 0; j < a.t; j++ {
+					d := dv.at(b, h, j)
+					copy(dst[d:d+o.w], rowOf(past, cur, &pv, &cv, a.p, o.w, b, h, j))
+				}
+			}
+		}
+	}
+}
+
+func onnxAttentionOps() []*op {
+	return []*op{{
+		key: kernels.Key("", "Attention"),
+		tactics: []kernels.TacticInfo{{Name: "flash", Workspace: true,
+			Summary: "online softmax over blocks of keys per query row; per-worker scores and accumulator, independent of the sequence"}},
+		sel:   selectONNXAttention,
+		bound: boundONNXAttention,
+	}}
+}

@@ -1,0 +1,360 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// attn23Case is one ai.onnx Attention test: geometry, options and the data, 4-D.
+type attn23Case struct {
+	b, hq, hkv, s, l, p, d, dv int
+	causal                     bool
+	scale, softcap             float32
+	mask                       string // "", "bool", "float"
+	maskShape                  []int64
+	threeD                     bool
+	present                    bool
+}
+
+// attn23Ref is ONNX's reference computation in float64 (keys are the past then the new ones),
+// with a zero row where every key is masked out.
+func attn23Ref(c attn23Case, q, k, v []float64, mask func(b, h, i, j int) (keep bool, add float64)) []float64 {
+	t := c.p + c.l
+	scale := float64(c.scale)
+	if scale == 0 {
+		scale = 1 / math.Sqrt(float64(c.d))
+	}
+	y := make([]float64, c.b*c.hq*c.s*c.dv)
+	sc := make([]float64, t)
+	for b := 0; b < c.b; b++ {
+		for h := 0; h < c.hq; h++ {
+			kh := h / (c.hq / c.hkv)
+			for i := 0; i < c.s; i++ {
+				mx := math.Inf(-1)
+				for j := 0; j < t; j++ {
+					var x float64
+					for e := 0; e < c.d; e++ {
+						x += q[((b*c.hq+h)*c.s+i)*c.d+e] * k[((b*c.hkv+kh)*t+j)*c.d+e]
+					}
+					x *= scale
+					if c.softcap > 0 {
+						x = float64(c.softcap) * math.Tanh(x/float64(c.softcap))
+					}
+					keep, add := mask(b, h, i, j)
+					if !keep || (c.causal && j > c.p+i) {
+						x = math.Inf(-1)
+					}
+					sc[j] = x + add
+					mx = math.Max(mx, sc[j])
+				}
+				if math.IsInf(mx, -1) {
+					continue
+				}
+				var sum float64
+				for j := range sc {
+					sc[j] = math.Exp(sc[j] - mx)
+					sum += sc[j]
+				}
+				for j := range sc {
+					for e := 0; e < c.dv; e++ {
+						y[((b*c.hq+h)*c.s+i)*c.dv+e] += sc[j] / sum * v[((b*c.hkv+kh)*t+j)*c.dv+e]
+					}
+				}
+			}
+		}
+	}
+	return y
+}
+
+func randF64(r *rand.Rand, n int) []float64 {
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	return x
+}
+
+// bnshToBSH transposes [B, H, S, D] to [B, S, H*D].
+func bnshToBSH(x []float64, b, h, s, d int) []float64 {
+	out := make([]float64, len(x))
+	for bi := 0; bi < b; bi++ {
+		for hi := 0; hi < h; hi++ {
+			for si := 0; si < s; si++ {
+				copy(out[((bi*s+si)*h+hi)*d:][:d], x[((bi*h+hi)*s+si)*d:][:d])
+			}
+		}
+	}
+	return out
+}
+
+// splitPast cuts [B, H, P+L, D] into the past [B, H, P, D] and the new [B, H, L, D].
+func splitPast(x []float64, b, h, p, l, d int) (past, cur []float64) {
+	for bh := 0; bh < b*h; bh++ {
+		past = append(past, x[bh*(p+l)*d:][:p*d]...)
+		cur = append(cur, x[(bh*(p+l)+p)*d:][:l*d]...)
+	}
+	return past, cur
+}
+
+func tensorOf(dt graph.DType, shape []int64, x []float64) kernels.Tensor {
+	t := kernels.MustTensor(dt, shape...)
+	for i, v := range x {
+		switch dt {
+		case graph.Float32:
+			t.Float32s()[i] = float32(v)
+		case graph.Float16:
+			t.Uint16s()[i] = tof16(float32(v))
+		case graph.BFloat16:
+			t.Uint16s()[i] = tobf16(float32(v))
+		}
+	}
+	return t
+}
+
+func float64sOf(t kernels.Tensor) []float64 {
+	out := make([]float64, numel(t.Shape))
+	for i := range out {
+		out[i] = loadF64(t, i)
+	}
+	return out
+}
+
+// runAttn23 runs case c at dtype dt against the reference and returns the instance.
+func runAttn23(t *testing.T, r *rand.Rand, c attn23Case, dt graph.DType, tol float64) kernels.Instance {
+	t.Helper()
+	tt := c.p + c.l
+	q, k, v := randF64(r, c.b*c.hq*c.s*c.d), randF64(r, c.b*c.hkv*tt*c.d), randF64(r, c.b*c.hkv*tt*c.dv)
+	// the inputs as the kernel's dtype sees them, so that the reference starts from the same values
+	round := func(x []float64) []float64 { return float64sOf(tensorOf(dt, []int64{int64(len(x))}, x)) }
+	q, k, v = round(q), round(k), round(v)
+	maskFn := func(b, h, i, j int) (bool, float64) { return true, 0 }
+	in := make([]kernels.Tensor, 6)
+	if c.mask != "" {
+		ms := c.maskShape
+		n := numel(ms)
+		mdt := dt
+		if c.mask == "bool" {
+			mdt = graph.Bool
+		}
+		mt := kernels.MustTensor(mdt, ms...)
+		vals := make([]float64, n)
+		for i := range vals {
+			switch {
+			case c.mask == "bool":
+				if r.IntN(4) > 0 {
+					mt.Data[i] = 1
+				}
+			case r.IntN(5) == 0:
+				vals[i] = math.Inf(-1)
+			case r.IntN(5) == 0:
+				vals[i] = -math.MaxFloat32
+			default:
+				vals[i] = r.Float64()
+			}
+		}
+		if c.mask == "float" {
+			mt = tensorOf(dt, ms, vals)
+			vals = float64sOf(mt)
+		}
+		in[3] = mt
+		maskFn = func(b, h, i, j int) (bool, float64) {
+			if j >= int(ms[len(ms)-1]) {
+				return false, 0
+			}
+			coords := []int{b, h, i, j}
+			off, stride := 0, 1
+			for a := len(ms) - 1; a >= 0; a-- {
+				x := coords[4-len(ms)+a]
+				if ms[a] == 1 {
+					x = 0
+				}
+				off += x * stride
+				stride *= int(ms[a])
+			}
+			if c.mask == "bool" {
+				return mt.Data[off] != 0, 0
+			}
+			return true, vals[off]
+		}
+	}
+	want := attn23Ref(c, q, k, v, maskFn)
+	pk, kc := splitPast(k, c.b, c.hkv, c.p, c.l, c.d)
+	pv, vc := splitPast(v, c.b, c.hkv, c.p, c.l, c.dv)
+	attrs := []any{"is_causal", b2i(c.causal)}
+	if c.scale != 0 {
+		attrs = append(attrs, "scale", c.scale)
+	}
+	if c.softcap != 0 {
+		attrs = append(attrs, "softcap", c.softcap)
+	}
+	yShape := []int64{int64(c.b), int64(c.hq), int64(c.s), int64(c.dv)}
+	if c.threeD {
+		attrs = append(attrs, "q_num_heads", c.hq, "kv_num_heads", c.hkv)
+		in[0] = tensorOf(dt, []int64{int64(c.b), int64(c.s), int64(c.hq * c.d)}, bnshToBSH(q, c.b, c.hq, c.s, c.d))
+		in[1] = tensorOf(dt, []int64{int64(c.b), int64(c.l), int64(c.hkv * c.d)}, bnshToBSH(kc, c.b, c.hkv, c.l, c.d))
+		in[2] = tensorOf(dt, []int64{int64(c.b), int64(c.l), int64(c.hkv * c.dv)}, bnshToBSH(vc, c.b, c.hkv, c.l, c.dv))
+		yShape = []int64{int64(c.b), int64(c.s), int64(c.hq * c.dv)}
+		want = bnshToBSH(want, c.b, c.hq, c.s, c.dv)
+	} else {
+		in[0] = tensorOf(dt, []int64{int64(c.b), int64(c.hq), int64(c.s), int64(c.d)}, q)
+		in[1] = tensorOf(dt, []int64{int64(c.b), int64(c.hkv), int64(c.l), int64(c.d)}, kc)
+		in[2] = tensorOf(dt, []int64{int64(c.b), int64(c.hkv), int64(c.l), int64(c.dv)}, vc)
+	}
+	if c.p > 0 {
+		in[4] = tensorOf(dt, []int64{int64(c.b), int64(c.hkv), int64(c.p), int64(c.d)}, pk)
+		in[5] = tensorOf(dt, []int64{int64(c.b), int64(c.hkv), int64(c.p), int64(c.dv)}, pv)
+	}
+	for len(in) > 3 && in[len(in)-1].DType == graph.Undefined {
+		in = in[:len(in)-1]
+	}
+	outs := []kernels.Value{{DType: dt, Shape: yShape}}
+	if c.present {
+		outs = append(outs, kernels.Value{DType: dt, Shape: []int64{int64(c.b), int64(c.hkv), int64(tt), int64(c.d)}},
+			kernels.Value{DType: dt, Shape: []int64{int64(c.b), int64(c.hkv), int64(tt), int64(c.dv)}})
+	}
+	n := node("Attention", kernels.Attrs(attrs...), in, outs...)
+	got, inst := run(t, n, in...)
+	closeTo64(t, want, float64sOf(got[0]), tol, "Y")
+	if c.present {
+		closeTo64(t, k, float64sOf(got[1]), 0, "present_key")
+		closeTo64(t, v, float64sOf(got[2]), 0, "present_value")
+	}
+	w, err := registry.Bound(kernels.RangeOf(n), dev)
+	require.NoError(t, err)
+	size, err := inst.Recipe().Size()
+	require.NoError(t, err)
+	require.Equal(t, w.Bytes, size, "W at a fixed shape is R")
+	return inst
+}
+
+func closeTo64(t *testing.T, want, got []float64, tol float64, what string) {
+	t.Helper()
+	require.Len(t, got, len(want), what)
+	for i := range want {
+		if math.Abs(want[i]-got[i]) > tol*math.Max(1, math.Abs(want[i])) {
+			t.Fatalf("%s element %d of %d: got %g, want %g (tolerance %g)", what, i, len(want), got[i], want[i], tol)
+		}
+	}
+}
+
+func TestONNXAttention(t *testing.T) {
+	r := rng(t, 23)
+	for _, tc := range []struct {
+		name string
+		c    attn23Case
+	}{
+		{"mha", attn23Case{b: 2, hq: 3, hkv: 3, s: 5, l: 5, d: 8, dv: 8}},
+		{"gqa causal padding", attn23Case{b: 2, hq: 4, hkv: 2, s: 7, l: 7, d: 8, dv: 4, causal: true, mask: "bool", maskShape: []int64{2, 1, 1, 7}}},
+		{"mqa float mask", attn23Case{b: 1, hq: 4, hkv: 1, s: 6, l: 6, d: 4, dv: 4, mask: "float", maskShape: []int64{1, 1, 6, 6}}},
+		{"per-head mask", attn23Case{b: 2, hq: 2, hkv: 2, s: 3, l: 3, d: 4, dv: 4, mask: "bool", maskShape: []int64{2, 2, 3, 3}}},
+		{"2-D mask shorter than T", attn23Case{b: 1, hq: 2, hkv: 1, s: 4, l: 6, d: 4, dv: 4, mask: "float", maskShape: []int64{4, 5}}},
+		{"3-D", attn23Case{b: 2, hq: 4, hkv: 2, s: 5, l: 6, d: 8, dv: 8, threeD: true, causal: true}},
+		{"past present causal", attn23Case{b: 2, hq: 2, hkv: 1, s: 3, l: 3, p: 4, d: 4, dv: 4, causal: true, present: true}},
+		{"decode", attn23Case{b: 1, hq: 2, hkv: 2, s: 1, l: 1, p: 9, d: 8, dv: 8, present: true, mask: "bool", maskShape: []int64{1, 1, 1, 10}}},
+		{"scale softcap", attn23Case{b: 1, hq: 2, hkv: 2, s: 4, l: 4, d: 4, dv: 4, scale: 0.7, softcap: 2}},
+		{"long keys", attn23Case{b: 1, hq: 2, hkv: 1, s: 20, l: 300, d: 16, dv: 16, mask: "float", maskShape: []int64{1, 1, 20, 300}}},
+		{"long causal", attn23Case{b: 1, hq: 1, hkv: 1, s: 260, l: 260, d: 8, dv: 8, causal: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inst := runAttn23(t, r, tc.c, graph.Float32, 1e-5)
+			require.Equal(t, "flash", inst.Tactic())
+		})
+	}
+	for _, dt := range []graph.DType{graph.Float16, graph.BFloat16} {
+		t.Run(dt.String(), func(t *testing.T) {
+			runAttn23(t, r, attn23Case{b: 2, hq: 4, hkv: 2, s: 7, l: 7, d: 8, dv: 8, causal: true, mask: "float", maskShape: []int64{2, 1, 7, 7}}, dt, 2e-2)
+		})
+	}
+}
+
+// TestONNXAttentionFullyMasked: a row with no visible key is zero, not NaN.
+func TestONNXAttentionFullyMasked(t *testing.T) {
+	q, k, v := f32([]int64{1, 1, 2, 2}, []float32{1, 2, 3, 4}), f32([]int64{1, 1, 2, 2}, []float32{1, 0, 0, 1}), f32([]int64{1, 1, 2, 2}, []float32{5, 6, 7, 8})
+	m := boolT([]int64{2, 2}, []bool{false, false, true, false})
+	in := []kernels.Tensor{q, k, v, m}
+	got := out1(t, node("Attention", graph.Attributes{}, in, value(q)), in...)
+	require.Equal(t, []float32{0, 0, 5, 6}, got.Float32s())
+}
+
+// TestONNXAttentionWorkspace: the workspace does not grow with the sequence, a short workspace
+// is refused, runs do not allocate, and W bounds R over ranges.
+func TestONNXAttentionWorkspace(t *testing.T) {
+	at := func(s, l int64) *kernels.Node {
+		q, k := kernels.Value{DType: graph.Float32, Shape: []int64{2, 4, s, 16}}, kernels.Value{DType: graph.Float32, Shape: []int64{2, 2, l, 16}}
+		m := kernels.Value{DType: graph.Bool, Shape: []int64{2, 1, 1, l}}
+		return &kernels.Node{Name: "a", Op: "Attention", Attrs: kernels.Attrs("is_causal", 1), Inputs: []kernels.Value{q, k, k, m}, Outputs: []kernels.Value{q}}
+	}
+	sizes := map[int64]int64{}
+	for _, s := range []int64{256, 2048, 32768} {
+		inst, err := registry.Select(at(s, s), dev)
+		require.NoError(t, err)
+		sizes[s], err = inst.Recipe().Size()
+		require.NoError(t, err)
+	}
+	require.Equal(t, sizes[256], sizes[32768], "R at S=T=256 and 32768")
+	require.Less(t, sizes[256], int64(16<<10))
+
+	r := rng(t, 7)
+	q, k, v := randF32(r, 1, 2, 9, 4), randF32(r, 1, 1, 9, 4), randF32(r, 1, 1, 9, 4)
+	in := []kernels.Tensor{q, k, v}
+	n := node("Attention", kernels.Attrs("is_causal", 1), in, value(q))
+	requireRefusesSmallWorkspace(t, n, in...)
+	requireNoAllocs(t, n, in...)
+	h := []kernels.Tensor{tensorOf(graph.BFloat16, q.Shape, float64sOf(q)), tensorOf(graph.BFloat16, k.Shape, float64sOf(k)), tensorOf(graph.BFloat16, v.Shape, float64sOf(v))}
+	requireNoAllocs(t, node("Attention", graph.Attributes{}, h, value(h[0])), h...)
+
+	rg := kernels.RangeOf(at(1, 1))
+	for _, i := range []int{0, 1, 2, 3} {
+		d := rg.Inputs[i].Dims
+		d[len(d)-2].Hi = 4096
+		if i == 3 {
+			d[3].Hi = 4096
+		}
+	}
+	w, err := registry.Bound(rg, dev)
+	require.NoError(t, err)
+	for _, s := range []int64{1, 7, 100, 4096} {
+		inst, err := registry.Select(at(s, s), dev)
+		require.NoError(t, err)
+		size, err := inst.Recipe().Size()
+		require.NoError(t, err)
+		require.LessOrEqual(t, size, w.Bytes, "S=T=%d", s)
+	}
+}
+
+func TestONNXAttentionErrors(t *testing.T) {
+	f := func(shape ...int64) kernels.Value { return kernels.Value{DType: graph.Float32, Shape: shape} }
+	q := f(1, 4, 3, 8)
+	for _, tc := range []struct {
+		name  string
+		attrs graph.Attributes
+		in    []kernels.Value
+		out   []kernels.Value
+		wants string
+	}{
+		{"dtype", graph.Attributes{}, []kernels.Value{{DType: graph.Int32, Shape: q.Shape}, q, q}, []kernels.Value{q}, "want one of float32"},
+		{"ranks", graph.Attributes{}, []kernels.Value{q, f(1, 3, 32), q}, []kernels.Value{q}, "want all 4 or all 3"},
+		{"heads", graph.Attributes{}, []kernels.Value{q, f(1, 3, 3, 8), f(1, 3, 3, 8)}, []kernels.Value{q}, "not a multiple"},
+		{"head size", graph.Attributes{}, []kernels.Value{q, f(1, 4, 3, 4), q}, []kernels.Value{q}, "want [B, Hq, S, D]"},
+		{"mask", graph.Attributes{}, []kernels.Value{q, q, q, {DType: graph.Bool, Shape: []int64{2, 1, 3, 3}}}, []kernels.Value{q}, "does not broadcast"},
+		{"mask type", graph.Attributes{}, []kernels.Value{q, q, q, {DType: graph.Int64, Shape: []int64{3, 3}}}, []kernels.Value{q}, "want bool or float32"},
+		{"nonpad", graph.Attributes{}, []kernels.Value{q, q, q, {}, {}, {}, {DType: graph.Int64, Shape: []int64{1}}}, []kernels.Value{q}, "nonpad_kv_seqlen"},
+		{"qk output", graph.Attributes{}, []kernels.Value{q, q, q}, []kernels.Value{q, {}, {}, f(1, 4, 3, 3)}, "qk_matmul_output"},
+		{"3-D heads", graph.Attributes{}, []kernels.Value{f(1, 3, 32), f(1, 3, 32), f(1, 3, 32)}, []kernels.Value{f(1, 3, 32)}, "q_num_heads"},
+		{"softcap", kernels.Attrs("softcap", -1.0), []kernels.Value{q, q, q}, []kernels.Value{q}, "negative"},
+		{"output", graph.Attributes{}, []kernels.Value{q, q, q}, []kernels.Value{f(1, 4, 3, 9)}, "output 0 has shape"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := registry.Select(&kernels.Node{Name: "a", Op: "Attention", Attrs: tc.attrs, Inputs: tc.in, Outputs: tc.out}, dev)
+			var ne *kernels.NodeError
+			require.ErrorAs(t, err, &ne)
+			require.Contains(t, err.Error(), tc.wants)
+		})
+	}
+}

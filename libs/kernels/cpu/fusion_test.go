@@ -1,0 +1,223 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
+	"carve.dev/libs/graph/rewrite/rewritetest"
+	"carve.dev/libs/graph/testmodels"
+	"carve.dev/libs/kernels"
+)
+
+// The fused graphs of carve.dev/libs/graph/rewrite must compute what the exported ones do:
+// these tests run both through the CPU kernels.
+
+// fusedTol is the agreement asked of fused and exported float32 graphs: relative, absolute
+// below 1.
+const fusedTol = 1e-5
+
+// runGraph runs m at dims on inputs and returns every graph output by name.
+func runGraph(t testing.TB, m *graph.Model, dims map[string]int64, inputs map[string]kernels.Tensor) map[string]kernels.Tensor {
+	t.Helper()
+	b, err := graph.Bind(m, dims)
+	require.NoError(t, err)
+	e := &refExec{t: t, m: m, b: b, values: map[int]kernels.Tensor{}}
+	for _, v := range m.Initializers {
+		h, err := v.Init.Host()
+		require.NoError(t, err)
+		e.values[v.ID] = kernels.Tensor{DType: h.DType, Shape: h.Shape, Data: h.Data}
+	}
+	for _, v := range m.Inputs {
+		in, ok := inputs[v.Name]
+		require.True(t, ok, "no input %s", v.Name)
+		e.values[v.ID] = in
+	}
+	require.NoError(t, e.run(registry))
+	out := map[string]kernels.Tensor{}
+	for _, v := range m.Outputs {
+		out[v.Name] = e.values[v.ID]
+	}
+	return out
+}
+
+// maxRelDiff is the largest |a-b| / max(1, |a|) over float32 tensors.
+func maxRelDiff(t testing.TB, a, b kernels.Tensor) float64 {
+	t.Helper()
+	require.Equal(t, a.Shape, b.Shape)
+	require.Equal(t, graph.Float32, a.DType)
+	worst := 0.0
+	for i, x := range a.Float32s() {
+		y := b.Float32s()[i]
+		if math.IsNaN(float64(x)) != math.IsNaN(float64(y)) {
+			return math.Inf(1)
+		}
+		worst = math.Max(worst, math.Abs(float64(x-y))/math.Max(1, math.Abs(float64(x))))
+	}
+	return worst
+}
+
+// pytorchFixtures are the fixtures exported from PyTorch models: each has its attention fused.
+var pytorchFixtures = map[string]int{ // name -> attention layers
+	"gpt2": 2, "gpt2_fused": 2, "qwen2": 2, "qwen2_q4": 2, "llama": 2, "bert": 2, "bert_fused": 2, "bert_ts_fused": 2, "qwen2_1p5b_graph": 28,
+}
+
+// TestFusedFixtures runs every fixture fused and as exported at onnxruntime's bindings: the
+// outputs agree with each other within fusedTol and with onnxruntime's within 1e-4.
+func TestFusedFixtures(t *testing.T) {
+	for _, fm := range testmodels.Models() {
+		t.Run(fm.Name, func(t *testing.T) {
+			m, err := graph.Load(fm.WriteTemp(t))
+			require.NoError(t, err)
+			defer m.Close()
+			f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			if want, ok := pytorchFixtures[fm.Name]; ok {
+				require.Equal(t, want, rep.Count(rewrite.Attention), "attention layers fused; unfused: %+v", rep.Unfused)
+			}
+			if len(fm.Bindings) == 0 || fm.MissingExternalData != "" {
+				return
+			}
+			for _, bd := range fm.Bindings {
+				if bd.Error != "" {
+					continue
+				}
+				inputs := map[string]kernels.Tensor{}
+				for _, v := range m.Inputs {
+					a, err := testmodels.ReadArray(bd.Inputs[v.Name])
+					require.NoError(t, err)
+					if v.DType == graph.Float32 {
+						inputs[v.Name] = f32(a.Shape, a.Float32)
+					} else {
+						inputs[v.Name] = i64(a.Shape, a.Int64)
+					}
+				}
+				exported := runGraph(t, m, bd.Dims, inputs)
+				fused := runGraph(t, f, bd.Dims, inputs)
+				for name, want := range exported {
+					got := fused[name]
+					if want.DType != graph.Float32 {
+						require.Equal(t, want.Data, got.Data, "output %s", name)
+						continue
+					}
+					d := maxRelDiff(t, want, got)
+					require.LessOrEqual(t, d, fusedTol, "output %s at %v: fused against exported", name, bd.Dims)
+					ref, err := testmodels.ReadArray(bd.Outputs[name])
+					require.NoError(t, err)
+					dr := maxRelDiff(t, f32(ref.Shape, ref.Float32), got)
+					require.LessOrEqual(t, dr, 1e-4, "output %s at %v: fused against onnxruntime", name, bd.Dims)
+					t.Logf("%v %s: fused vs exported %.2g, vs onnxruntime %.2g", bd.Dims, name, d, dr)
+				}
+				// left padding: the first rows of batch 0 keep no key, which the masks' fixes handle
+				am, ok := inputs["attention_mask"]
+				if !ok || bd.Dims["seq"] < 3 {
+					continue
+				}
+				padded := i64(am.Shape, append([]int64(nil), am.Int64s()...))
+				padded.Int64s()[0], padded.Int64s()[1] = 0, 0
+				inputs["attention_mask"] = padded
+				exported, fused = runGraph(t, m, bd.Dims, inputs), runGraph(t, f, bd.Dims, inputs)
+				for name, want := range exported {
+					if want.DType == graph.Float32 {
+						require.LessOrEqual(t, maxRelDiff(t, want, fused[name]), fusedTol, "output %s at %v, left padded", name, bd.Dims)
+					}
+				}
+			}
+		})
+	}
+}
+
+// randomInputs makes inputs for m: attention_mask from a, every float input random.
+func randomInputs(r *rand.Rand, m *graph.Model, a rewritetest.Attention) map[string]kernels.Tensor {
+	in := map[string]kernels.Tensor{}
+	for _, v := range m.Inputs {
+		shape, err := v.Shape.Eval(nil)
+		if err != nil {
+			panic(err)
+		}
+		switch {
+		case v.Name == "attention_mask":
+			in[v.Name] = i64(shape, a.AttentionMask(r))
+		case v.DType == graph.BFloat16:
+			in[v.Name] = tensorOf(graph.BFloat16, shape, float64sOf(randF32(r, shape...)))
+		default:
+			in[v.Name] = randF32(r, shape...)
+		}
+	}
+	return in
+}
+
+// checkFusedAttention builds case a as exported, fuses it and runs both on random inputs.
+func checkFusedAttention(t *testing.T, r *rand.Rand, a rewritetest.Attention) {
+	t.Helper()
+	m, err := a.Model()
+	require.NoError(t, err, "%s", a)
+	f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+	require.NoError(t, err, "%s", a)
+	require.Equal(t, 1, rep.Count(rewrite.Attention), "%s: %+v", a, rep.Unfused)
+	in := randomInputs(r, m, a)
+	want := runGraph(t, m, nil, in)[rewritetest.Output]
+	got := runGraph(t, f, nil, in)[rewritetest.Output]
+	d := maxRelDiff(t, want, got)
+	require.LessOrEqual(t, d, fusedTol, "%s", a)
+}
+
+// TestFusedAttentionRandom: random attention subgraphs in the exporters' forms (masks or none,
+// causal or not, grouped heads, scales, K layouts, the NaN guard, rows with every key masked
+// out) compute the same fused as exported.
+func TestFusedAttentionRandom(t *testing.T) {
+	r := rng(t, 151)
+	for range 200 {
+		checkFusedAttention(t, r, rewritetest.Random(r))
+	}
+}
+
+// FuzzFuse checks fused == exported on attention subgraphs chosen by the fuzzer.
+func FuzzFuse(f *testing.F) {
+	f.Add(uint8(1), uint8(2), uint8(1), uint8(4), uint8(4), uint8(8), uint8(8), uint8(0), uint8(0), uint8(0), false, false, false, float32(0.35), uint64(1))
+	f.Add(uint8(2), uint8(4), uint8(2), uint8(7), uint8(7), uint8(16), uint8(4), uint8(2), uint8(2), uint8(2), true, true, true, float32(0.25), uint64(2))
+	f.Add(uint8(3), uint8(2), uint8(2), uint8(3), uint8(9), uint8(5), uint8(6), uint8(1), uint8(1), uint8(3), true, false, true, float32(1.5), uint64(3))
+	f.Add(uint8(1), uint8(3), uint8(1), uint8(1), uint8(12), uint8(4), uint8(4), uint8(0), uint8(3), uint8(1), false, true, false, float32(0.1), uint64(4))
+	f.Fuzz(func(t *testing.T, b, hq, hkv, s, tt, d, dv, kform, scaleForm, mask uint8, causal, guard, empty bool, scale float32, seed uint64) {
+		a := rewritetest.Attention{B: int(b), Hq: int(hq), Hkv: int(hkv), S: int(s), T: int(tt), D: int(d), Dv: int(dv),
+			KForm: int(kform), ScaleForm: int(scaleForm), Mask: int(mask), Causal: causal, Guard: guard, EmptyRows: empty,
+			Scale: float32(math.Mod(math.Abs(float64(scale)), 4))}.Normalize()
+		checkFusedAttention(t, rand.New(rand.NewPCG(seed, seed)), a)
+	})
+}
+
+// TestFusedNormsAndSiLU: norms written out and x*sigmoid(x) compute the same fused.
+func TestFusedNormsAndSiLU(t *testing.T) {
+	r := rng(t, 31)
+	for _, tc := range []struct {
+		name string
+		spec graph.Spec
+		tol  float64
+	}{
+		{"rms", rewritetest.Norm{Rows: 5, H: 24, Weight: true, Eps: 1e-6}.Spec(), fusedTol},
+		{"rms division no weight", rewritetest.Norm{Rows: 5, H: 24, Div: true, Eps: 1e-6}.Spec(), fusedTol},
+		{"rms bfloat16", rewritetest.Norm{Rows: 5, H: 24, Weight: true, DType: graph.BFloat16, Eps: 1e-6}.Spec(), 1e-2},
+		{"layer norm", rewritetest.Norm{Rows: 5, H: 24, Layer: true, Weight: true, Bias: true, Eps: 1e-5}.Spec(), fusedTol},
+		{"layer norm x*x no weight", rewritetest.Norm{Rows: 5, H: 24, Layer: true, Square: true, Eps: 1e-5}.Spec(), fusedTol},
+		{"silu", rewritetest.SiLU(5, 24), fusedTol},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := graph.Build(tc.spec)
+			require.NoError(t, err)
+			f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			require.Len(t, rep.Fused, 1, "%+v", rep.Unfused)
+			in := randomInputs(r, m, rewritetest.Attention{})
+			want, got := runGraph(t, m, nil, in)["y"], runGraph(t, f, nil, in)["y"]
+			if want.DType == graph.BFloat16 {
+				closeTo64(t, float64sOf(want), float64sOf(got), tc.tol, "y")
+				return
+			}
+			require.LessOrEqual(t, maxRelDiff(t, want, got), tc.tol)
+		})
+	}
+}

@@ -1,0 +1,127 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/par"
+)
+
+// onnxRMSNorm is ONNX's RMSNormalization (ai.onnx, opset 23): Y = X / sqrt(mean(X^2) + epsilon)
+// * scale over the axes from axis on, scale broadcast to them. Each row's mean of squares is
+// summed in float64; the row is then scaled in float32 as x * (1/rms), then by scale, the
+// order in which exporters write RMSNorm out (x * rsqrt(...) * weight), and stored once in
+// X's type.
+//
+// Tactic "direct": one pass per row, in parallel over rows; no workspace.
+type onnxRMSNorm struct {
+	dt      graph.DType
+	bf      bool
+	rows, h int
+	eps     float64
+	scaleIx []int32 // the scale element of each position of a row; nil when scale has h elements
+	slots   int
+}
+
+func selectONNXRMSNorm(n *kernels.Node, d kernels.Target) (plan, error) {
+	if err := arity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	x, scale := n.Inputs[0], n.Inputs[1]
+	if !halfOK(x.DType) || scale.DType != x.DType {
+		return plan{}, fmt.Errorf("X is %v and scale %v; want one of float32, float16, bfloat16", x.DType, scale.DType)
+	}
+	if st := graph.DType(n.Attrs.Int("stash_type", int64(graph.Float32))); st != graph.Float32 && st != graph.Float64 {
+		return plan{}, fmt.Errorf("stash_type %v is not float32 or float64", st)
+	}
+	axis, err := normAxis(n.Attrs.Int("axis", -1), len(x.Shape))
+	if err != nil {
+		return plan{}, err
+	}
+	r := &onnxRMSNorm{dt: x.DType, bf: x.DType == graph.BFloat16, eps: float64(n.Attrs.Float("epsilon", 1e-5)), slots: d.Workers}
+	r.rows, r.h = normRows(x.Shape, axis)
+	if r.scaleIx, err = bcastIndex(scale.Shape, x.Shape[axis:]); err != nil {
+		return plan{}, fmt.Errorf("scale: %w", err)
+	}
+	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		return plan{}, err
+	}
+	return plan{tactic: "direct", r: r}, nil
+}
+
+type rmsRun struct {
+	r       *onnxRMSNorm
+	x, s, y []byte
+}
+
+var rmsRuns = sync.Pool{New: func() any { return new(rmsRun) }}
+
+func (r *onnxRMSNorm) run(in, out []kernels.Tensor, _ wsParts) error {
+	b := rmsRuns.Get().(*rmsRun)
+	*b = rmsRun{r: r, x: in[0].Data, s: in[1].Data, y: out[0].Data}
+	par.For(r.rows, max(1, 16384/max(r.h, 1)), r.slots, b)
+	*b = rmsRun{}
+	rmsRuns.Put(b)
+	return nil
+}
+
+func (b *rmsRun) Do(_, lo, hi int) {
+	if b.r.dt == graph.Float32 {
+		rmsRowsF32(b, lo, hi)
+	} else {
+		rmsRows[uint16](b, lo, hi)
+	}
+}
+
+// rmsRowsF32 is rmsRows for float32, written out: the generic element loads are not inlined.
+func rmsRowsF32(b *rmsRun, lo, hi int) {
+	r := b.r
+	x, s, y := kernels.ViewAs[float32](b.x), kernels.ViewAs[float32](b.s), kernels.ViewAs[float32](b.y)
+	for row := lo; row < hi; row++ {
+		xr, yr := x[row*r.h:(row+1)*r.h], y[row*r.h:(row+1)*r.h]
+		var ss float64
+		for _, v := range xr {
+			ss += float64(v) * float64(v)
+		}
+		inv := float32(1 / math.Sqrt(ss/float64(r.h)+r.eps))
+		if r.scaleIx == nil {
+			s := s[:len(xr)]
+			for j, v := range xr {
+				yr[j] = v * inv * s[j]
+			}
+			continue
+		}
+		for j, v := range xr {
+			yr[j] = v * inv * s[r.scaleIx[j]]
+		}
+	}
+}
+
+func rmsRows[E elt](b *rmsRun, lo, hi int) {
+	r, bf := b.r, b.r.bf
+	x, s, y := kernels.ViewAs[E](b.x), kernels.ViewAs[E](b.s), kernels.ViewAs[E](b.y)
+	for row := lo; row < hi; row++ {
+		xr, yr := x[row*r.h:(row+1)*r.h], y[row*r.h:(row+1)*r.h]
+		var ss float64
+		for _, v := range xr {
+			f := float64(ld(v, bf))
+			ss += f * f
+		}
+		inv := float32(1 / math.Sqrt(ss/float64(r.h)+r.eps))
+		for j, v := range xr {
+			k := j
+			if r.scaleIx != nil {
+				k = int(r.scaleIx[j])
+			}
+			yr[j] = st[E](ld(v, bf)*inv*ld(s[k], bf), bf)
+		}
+	}
+}
+
+func onnxRMSNormOps() []*op {
+	return []*op{{key: kernels.Key("", "RMSNormalization"), sel: selectONNXRMSNorm,
+		tactics: []kernels.TacticInfo{{Name: "direct", Summary: "per row: sum of squares in float64, then scale; parallel over rows, no workspace"}}}}
+}

@@ -1,0 +1,353 @@
+package cuda
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// GEMMs (MatMul, Gemm) run through cuBLASLt with fp32 accumulation for float32, float16 and
+// bfloat16 operands.
+//
+// Workspace: each invocation gets its own, carved from its Recipe, and passes it to cuBLASLt
+// together with its stream; nothing is cached per process (two GEMMs on two streams that
+// shared one workspace are TransformerEngine's corruption, see the seed test). The Recipe is a
+// fixed cap per tactic and architecture, which is also the largest workspace the algorithm
+// heuristic may choose an algorithm for, so R and W are known offline, with no device:
+// R = W = the cap. The cap is NVIDIA's recommendation for cuBLAS workspaces (cuBLAS API
+// reference, cublasSetWorkspace): 32 MiB on Hopper (sm_90) and newer, 4 MiB on older GPUs;
+// with less, cuBLASLt falls back to algorithms without split-K or with smaller tiles. The
+// chosen algorithm's real need, often far less, is measured on the device (AlgoWorkspace), so
+// that a later planning step can shrink the carve to it.
+
+// Workspace caps of the cublaslt tactic.
+const (
+	GemmWorkspaceHopper int64 = 32 << 20 // sm_90 and newer
+	GemmWorkspaceOlder  int64 = 4 << 20  // before sm_90
+)
+
+const gemmTactic = "cublaslt"
+
+// gemmWorkspace is the cublaslt tactic's workspace cap on t.
+func gemmWorkspace(t kernels.Target) int64 {
+	if major, ok := archMajor(t.Arch); ok && major < 9 {
+		return GemmWorkspaceOlder
+	}
+	return GemmWorkspaceHopper
+}
+
+// archMajor reads the compute capability's major version from "sm_XY" (X may be two digits).
+func archMajor(arch string) (int, bool) {
+	s, ok := strings.CutPrefix(arch, "sm_")
+	s = strings.TrimRight(s, "abf")
+	if !ok || len(s) < 2 {
+		return 0, false
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, false
+	}
+	return v / 10, true
+}
+
+// gemmDTypes are the operand types cuBLASLt runs with fp32 accumulation here.
+func gemmDType(dt graph.DType) bool {
+	return dt == graph.Float32 || dt == graph.Float16 || dt == graph.BFloat16
+}
+
+// gemmMode is how a product's batches reach cuBLASLt.
+type gemmMode uint8
+
+const (
+	gemmSingle  gemmMode = iota // one product (no batch, or A's batches folded into its rows)
+	gemmStrided                 // one strided-batched call; a broadcast operand has stride 0
+	gemmLoop                    // one call per output batch (mixed broadcasts such as [2,1] x [1,3])
+)
+
+// cMode is how Gemm's C reaches the product.
+type cMode uint8
+
+const (
+	cNone      cMode = iota // no C, or beta == 0
+	cFull                   // C is M x N: cuBLASLt reads it
+	cBroadcast              // C broadcasts: a kernel first expands it into Y, which cuBLASLt reads
+)
+
+// gemmInstance is one MatMul or Gemm node, row-major: Y[b] = alpha*op(A[b])*op(B[b]) + beta*C.
+// It is immutable and safe for concurrent use.
+type gemmInstance struct {
+	kernel         string // recipe name
+	dt             graph.DType
+	m, n, k        int64
+	transA, transB bool
+	alpha, beta    float32
+	mode           gemmMode
+	batch          int64 // output batches (1 for gemmSingle)
+	sa, sb         int64 // gemmStrided: element strides between batches (0: broadcast)
+	loopDims       []int64
+	loopSA, loopSB []int64 // gemmLoop: per batch dim, the operands' element strides
+	c              cMode
+	csm, csn       int64 // cBroadcast: C's element strides along Y's rows and columns
+	ws             int64
+	pick           int // tests only: > 0 picks the best of that many algorithms that use workspace
+}
+
+func (g *gemmInstance) Tactic() string { return gemmTactic }
+
+// Recipe is the tactic's cap: one part that cuBLASLt gets whole.
+func (g *gemmInstance) Recipe() alloc.Recipe {
+	return alloc.Recipe{Kernel: g.kernel, Parts: []alloc.Part{{Name: "cublas", Size: g.ws}}}
+}
+
+// Run queues the product on s with the invocation's workspace.
+func (g *gemmInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream) error {
+	return runGemm(g, in, out, ws, s)
+}
+
+// MeasureWorkspace is the workspace the algorithm cuBLASLt chooses on b's device really needs
+// (at most the Recipe's cap): what a planning step on the GPU may shrink the carve to.
+func (g *gemmInstance) MeasureWorkspace(b kernels.Backend) (int64, error) { return measureGemm(g, b) }
+
+// gemmKernel is the MatMul or Gemm kernel.
+type gemmKernel struct {
+	key kernels.OpKey
+	sel func(n *kernels.Node, t kernels.Target) (*gemmInstance, error)
+}
+
+func (k *gemmKernel) Op() kernels.OpKey { return k.key }
+func (k *gemmKernel) Backend() string   { return kernels.BackendCUDA }
+func (k *gemmKernel) Tactics() []kernels.TacticInfo {
+	return []kernels.TacticInfo{{Name: gemmTactic, Workspace: true,
+		Summary: "cuBLASLt, fp32 accumulation; workspace capped at 32 MiB on sm_90+ (4 MiB before), NVIDIA's recommendation"}}
+}
+
+func (k *gemmKernel) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error) {
+	g, err := k.sel(n, t)
+	if err != nil {
+		return nil, &kernels.NodeError{Node: n.Name, Op: k.key, Err: err}
+	}
+	g.kernel = n.Name + "/" + gemmTactic
+	g.ws = gemmWorkspace(t)
+	return g, nil
+}
+
+// Bound is the cap whatever the shapes: every product within r gets the same Recipe.
+func (k *gemmKernel) Bound(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
+	for i := 0; i < 2; i++ {
+		v, ok := r.Input(i)
+		if !ok || !gemmDType(v.DType) {
+			return kernels.Bound{}, &kernels.NodeError{Node: r.Name, Op: k.key,
+				Err: fmt.Errorf("input %d must be float32, float16 or bfloat16", i)}
+		}
+	}
+	return kernels.Bound{Bytes: gemmWorkspace(t), Tactic: gemmTactic}, nil
+}
+
+func init() {
+	addKernel(&gemmKernel{key: kernels.Key("", "MatMul"), sel: selectMatMul})
+	addKernel(&gemmKernel{key: kernels.Key("", "Gemm"), sel: selectGemm})
+}
+
+// gemmOperands checks that a node has inputs lo..hi and one output, all of one GEMM dtype.
+func gemmOperands(n *kernels.Node, lo, hi int) (graph.DType, error) {
+	if len(n.Inputs) < lo || len(n.Inputs) > hi || len(n.Outputs) != 1 {
+		return 0, fmt.Errorf("want %d to %d inputs and 1 output, have %d and %d", lo, hi, len(n.Inputs), len(n.Outputs))
+	}
+	dt := n.Inputs[0].DType
+	if !gemmDType(dt) {
+		return 0, fmt.Errorf("operands are %v; CUDA GEMMs take float32, float16 or bfloat16", dt)
+	}
+	for i, v := range n.Inputs {
+		if v.Present() && v.DType != dt {
+			return 0, fmt.Errorf("input %d is %v, input 0 %v", i, v.DType, dt)
+		}
+	}
+	if n.Outputs[0].DType != dt {
+		return 0, fmt.Errorf("output is %v, inputs %v", n.Outputs[0].DType, dt)
+	}
+	return dt, nil
+}
+
+func gemmCheckOut(n *kernels.Node, want []int64) error {
+	if got := n.Outputs[0].Shape; !slices.Equal(got, want) {
+		return fmt.Errorf("output shape %v, want %v", got, want)
+	}
+	return nil
+}
+
+// gemmBroadcast is numpy's broadcast of shapes.
+func gemmBroadcast(a, b []int64) ([]int64, error) {
+	r := max(len(a), len(b))
+	out := make([]int64, r)
+	for i := range out {
+		x, y := int64(1), int64(1)
+		if j := i - (r - len(a)); j >= 0 {
+			x = a[j]
+		}
+		if j := i - (r - len(b)); j >= 0 {
+			y = b[j]
+		}
+		switch {
+		case x == y || y == 1:
+			out[i] = x
+		case x == 1:
+			out[i] = y
+		default:
+			return nil, fmt.Errorf("batch shapes %v and %v do not broadcast", a, b)
+		}
+	}
+	return out, nil
+}
+
+func gemmNumel(s []int64) int64 {
+	n := int64(1)
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
+// selectMatMul resolves numpy matmul semantics and picks how the batches run.
+func selectMatMul(n *kernels.Node, _ kernels.Target) (*gemmInstance, error) {
+	dt, err := gemmOperands(n, 2, 2)
+	if err != nil {
+		return nil, err
+	}
+	as, bs := n.Inputs[0].Shape, n.Inputs[1].Shape
+	if len(as) == 0 || len(bs) == 0 {
+		return nil, fmt.Errorf("MatMul of a scalar")
+	}
+	a2, b2 := as, bs
+	if len(as) == 1 {
+		a2 = []int64{1, as[0]}
+	}
+	if len(bs) == 1 {
+		b2 = []int64{bs[0], 1}
+	}
+	g := &gemmInstance{dt: dt, alpha: 1, m: a2[len(a2)-2], k: a2[len(a2)-1], n: b2[len(b2)-1]}
+	if kb := b2[len(b2)-2]; kb != g.k {
+		return nil, fmt.Errorf("inner dims differ: %v x %v", as, bs)
+	}
+	aBatch, bBatch := a2[:len(a2)-2], b2[:len(b2)-2]
+	batch, err := gemmBroadcast(aBatch, bBatch)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(batch)
+	if len(as) > 1 {
+		out = append(out, g.m)
+	}
+	if len(bs) > 1 {
+		out = append(out, g.n)
+	}
+	if err := gemmCheckOut(n, out); err != nil {
+		return nil, err
+	}
+	for _, s := range [][]int64{as, bs, out} {
+		if _, err := kernels.ByteSize(dt, s); err != nil {
+			return nil, err
+		}
+	}
+	g.batch = gemmNumel(batch)
+	na, nb := gemmNumel(aBatch), gemmNumel(bBatch)
+	switch {
+	case g.batch <= 1:
+		g.mode = gemmSingle
+	case nb == 1 && na == g.batch:
+		// B is shared and A's batches are contiguous rows: one product with batch*M rows.
+		g.mode, g.m, g.batch = gemmSingle, g.m*g.batch, 1
+	case (na == g.batch || na == 1) && (nb == g.batch || nb == 1):
+		g.mode = gemmStrided
+		if na > 1 {
+			g.sa = g.m * g.k
+		}
+		if nb > 1 {
+			g.sb = g.k * g.n
+		}
+	default:
+		g.mode = gemmLoop
+		g.loopDims = batch
+		g.loopSA = gemmBatchStrides(aBatch, batch, g.m*g.k)
+		g.loopSB = gemmBatchStrides(bBatch, batch, g.k*g.n)
+	}
+	return g, nil
+}
+
+// gemmBatchStrides is an operand's element stride along each output batch dim: 0 where the
+// operand broadcasts, otherwise its row-major stride in units of one matrix of size mat.
+func gemmBatchStrides(opBatch, batch []int64, mat int64) []int64 {
+	st := make([]int64, len(batch))
+	s := mat
+	for i := len(batch) - 1; i >= 0; i-- {
+		j := i - (len(batch) - len(opBatch))
+		if j < 0 || opBatch[j] == 1 {
+			continue
+		}
+		st[i] = s
+		s *= opBatch[j]
+	}
+	return st
+}
+
+// selectGemm is ONNX Gemm: Y = alpha*op(A)*op(B) + beta*C, A and B 2-D, C broadcast to (M, N).
+func selectGemm(n *kernels.Node, _ kernels.Target) (*gemmInstance, error) {
+	dt, err := gemmOperands(n, 2, 3)
+	if err != nil {
+		return nil, err
+	}
+	as, bs := n.Inputs[0].Shape, n.Inputs[1].Shape
+	if len(as) != 2 || len(bs) != 2 {
+		return nil, fmt.Errorf("Gemm of %v and %v: want 2-D operands", as, bs)
+	}
+	at := n.Attrs
+	g := &gemmInstance{dt: dt, mode: gemmSingle, batch: 1, transA: at.Int("transA", 0) != 0, transB: at.Int("transB", 0) != 0,
+		alpha: at.Float("alpha", 1), beta: at.Float("beta", 1)}
+	g.m, g.k = as[0], as[1]
+	if g.transA {
+		g.m, g.k = g.k, g.m
+	}
+	kb, nn := bs[0], bs[1]
+	if g.transB {
+		kb, nn = nn, kb
+	}
+	if kb != g.k {
+		return nil, fmt.Errorf("inner dims differ: %v x %v (transA %v, transB %v)", as, bs, g.transA, g.transB)
+	}
+	g.n = nn
+	if err := gemmCheckOut(n, []int64{g.m, g.n}); err != nil {
+		return nil, err
+	}
+	if c, ok := n.Input(2); ok && g.beta != 0 {
+		cs := c.Shape
+		if len(cs) > 2 {
+			return nil, fmt.Errorf("C %v has more than 2 dims", cs)
+		}
+		full := append(make([]int64, 2-len(cs)), cs...)
+		for i := range 2 - len(cs) {
+			full[i] = 1
+		}
+		if (full[0] != 1 && full[0] != g.m) || (full[1] != 1 && full[1] != g.n) {
+			return nil, fmt.Errorf("C %v does not broadcast to (%d, %d)", cs, g.m, g.n)
+		}
+		if full[0] == g.m && full[1] == g.n {
+			g.c = cFull
+		} else {
+			g.c = cBroadcast
+			if full[1] != 1 {
+				g.csn = 1
+			}
+			if full[0] != 1 {
+				g.csm = full[1]
+			}
+		}
+	}
+	if g.k == 0 && g.c != cNone && g.m*g.n > 0 {
+		return nil, fmt.Errorf("Gemm with K = 0 and C is not supported on CUDA")
+	}
+	return g, nil
+}

@@ -1,0 +1,220 @@
+// Package sim is the simulated discrete backend: the CPU kernels run on an alloc.SimDevice, whose
+// memory the engine reaches only through copies and the kernels only through address translation.
+// It exists so that the device path of the engine — weights uploaded once, inputs copied in,
+// outputs copied out, tensors bound by address — runs in CI without a GPU, and so that a mistake
+// on that path fails loudly instead of computing on host bytes by accident:
+//
+//   - a tensor handed to a simulated kernel with host Data set is refused (the engine bound a
+//     device tensor to host memory);
+//   - reading device bytes that nothing wrote (a missing upload) is an
+//     *alloc.UninitializedReadError, sticky on the device like a CUDA error.
+//
+// The kernels select exactly as the CPU's do, so a model's outputs on "sim" are byte-identical to
+// those on "cpu"; only the arena differs, because on a discrete device graph inputs and
+// host-computed values need device bytes too.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/cpu"
+)
+
+func init() {
+	kernels.RegisterDriver(kernels.Driver{
+		Name:     kernels.BackendSim,
+		Registry: planningRegistry,
+		Open:     func(o kernels.OpenOptions) (kernels.Backend, error) { return Open(o) },
+	})
+}
+
+var (
+	planOnce sync.Once
+	planReg  *kernels.Registry
+	planErr  error
+)
+
+// planningRegistry holds the simulated kernels without a device: they select and bound like the
+// CPU's, for plans, and refuse to run.
+func planningRegistry() (*kernels.Registry, error) {
+	planOnce.Do(func() { planReg, planErr = newRegistry(nil) })
+	return planReg, planErr
+}
+
+// newRegistry wraps every CPU kernel for a simulated device whose memory is mem (nil: plans only).
+func newRegistry(mem *alloc.SimMemory) (*kernels.Registry, error) {
+	r := kernels.NewRegistry()
+	for _, k := range cpu.Kernels() {
+		if err := r.Register(&kernel{inner: k, mem: mem}); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Backend runs the CPU kernels on a simulated discrete device. It is safe for concurrent use.
+type Backend struct {
+	dev      *alloc.SimDevice
+	target   kernels.Target
+	registry *kernels.Registry
+}
+
+// Open opens a simulated device of opts.Memory bytes (0: alloc.DefaultCPUMemory) whose kernels
+// use opts.Workers workers.
+func Open(opts kernels.OpenOptions) (*Backend, error) {
+	if opts.Ordinal != 0 {
+		return nil, fmt.Errorf("sim backend: there is one simulated device, not %d", opts.Ordinal+1)
+	}
+	dev, mem, err := alloc.NewSim(alloc.SimConfig{Memory: opts.Memory})
+	if err != nil {
+		return nil, err
+	}
+	reg, err := newRegistry(mem)
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
+	t := kernels.CPU(opts.Workers)
+	t.Backend = kernels.BackendSim
+	return &Backend{dev: dev, target: t, registry: reg}, nil
+}
+
+// Name is "sim".
+func (b *Backend) Name() string { return b.dev.Name() }
+
+// Target is the simulated device: the CPU's workers under the sim backend's name.
+func (b *Backend) Target() kernels.Target { return b.target }
+
+// Registry holds the kernels bound to this device's memory.
+func (b *Backend) Registry() *kernels.Registry { return b.registry }
+
+// Device is the simulated device.
+func (b *Backend) Device() alloc.Device { return b.dev }
+
+// Bind sets t's address; Data stays nil.
+func (b *Backend) Bind(t *kernels.Tensor, p alloc.Ptr, _ int64) { t.Data, t.Addr = nil, p }
+
+// CopyIn queues a copy of src to the device.
+func (b *Backend) CopyIn(p alloc.Ptr, src []byte, s alloc.Stream) error {
+	return b.dev.CopyIn(p, src, s)
+}
+
+// CopyOut queues a copy from the device.
+func (b *Backend) CopyOut(dst []byte, p alloc.Ptr, s alloc.Stream) error {
+	return b.dev.CopyOut(dst, p, s)
+}
+
+// Counters reports the device's copies.
+func (b *Backend) Counters() kernels.CopyCounters {
+	c := b.dev.Counters()
+	return kernels.CopyCounters{Uploads: c.Uploads, UploadBytes: c.UploadBytes, Downloads: c.Downloads, DownloadBytes: c.DownloadBytes}
+}
+
+// Close closes the simulated device.
+func (b *Backend) Close() error { return b.dev.Close() }
+
+// kernel is a CPU kernel behind device addresses.
+type kernel struct {
+	inner kernels.Kernel
+	mem   *alloc.SimMemory
+}
+
+func (k *kernel) Op() kernels.OpKey             { return k.inner.Op() }
+func (k *kernel) Backend() string               { return kernels.BackendSim }
+func (k *kernel) Tactics() []kernels.TacticInfo { return k.inner.Tactics() }
+
+func (k *kernel) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error) {
+	t.Backend = kernels.BackendCPU
+	inst, err := k.inner.Select(n, t)
+	if err != nil {
+		return nil, err
+	}
+	return &instance{inner: inst, mem: k.mem, label: inst.Recipe().Kernel}, nil
+}
+
+func (k *kernel) Bound(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
+	t.Backend = kernels.BackendCPU
+	return k.inner.Bound(r, t)
+}
+
+type instance struct {
+	inner kernels.Instance
+	mem   *alloc.SimMemory
+	label string
+}
+
+func (i *instance) Tactic() string       { return i.inner.Tactic() }
+func (i *instance) Recipe() alloc.Recipe { return i.inner.Recipe() }
+
+// ErrHostData reports a tensor bound to host memory handed to a simulated kernel: on a discrete
+// device that is the engine reading or writing host bytes where device bytes were meant.
+var ErrHostData = errors.New("a tensor with host Data reached a kernel of a discrete device")
+
+// Run queues the CPU kernel on s; when it runs, every tensor and the workspace are translated to the
+// host bytes behind the simulated addresses, inputs checked for having been written.
+func (i *instance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream) error {
+	if i.mem == nil {
+		return fmt.Errorf("%s: the sim backend's planning registry cannot run kernels: open a sim backend", i.label)
+	}
+	for _, ts := range [][]kernels.Tensor{in, out} {
+		for j := range ts {
+			if ts[j].Data != nil {
+				return fmt.Errorf("%s: tensor %d (%v): %w", i.label, j, ts[j], ErrHostData)
+			}
+		}
+	}
+	hin := append([]kernels.Tensor(nil), in...)
+	hout := append([]kernels.Tensor(nil), out...)
+	return i.mem.Launch(s, func() error {
+		for j := range hin {
+			if err := i.translate(&hin[j], false); err != nil {
+				return err
+			}
+		}
+		for j := range hout {
+			if err := i.translate(&hout[j], true); err != nil {
+				return err
+			}
+		}
+		var hws *alloc.Workspace
+		if ws != nil {
+			reg := ws.Region()
+			hp, err := i.mem.HostAddress(reg.Ptr, reg.Size)
+			if err != nil {
+				return fmt.Errorf("%s: workspace: %w", i.label, err)
+			}
+			if hws, err = alloc.Carve(alloc.Region{Ptr: hp, Size: reg.Size}, i.inner.Recipe()); err != nil {
+				return fmt.Errorf("%s: workspace: %w", i.label, err)
+			}
+		}
+		if err := i.inner.Run(hin, hout, hws, s); err != nil {
+			return fmt.Errorf("%s: %w", i.label, err)
+		}
+		return nil
+	})
+}
+
+// translate gives t the host bytes behind its address: checked as read for an input, counted as
+// written for an output.
+func (i *instance) translate(t *kernels.Tensor, write bool) error {
+	if t.DType == graph.Undefined && t.Addr == 0 {
+		return nil // an absent optional tensor
+	}
+	n, err := kernels.ByteSize(t.DType, t.Shape)
+	if err != nil || n == 0 {
+		return err
+	}
+	if write {
+		t.Data, err = i.mem.Write(t.Addr, n)
+	} else {
+		t.Data, err = i.mem.Read(t.Addr, n, i.label)
+	}
+	return err
+}
+
+var _ kernels.Backend = (*Backend)(nil)

@@ -1,0 +1,39 @@
+#!/bin/bash
+# Builds everything the GPU tests need into one folder (default .gpu/, git-ignored) for a GPU
+# host that has no Go toolchain: the kernels' fatbins (tools/cuda/kernels.sh), every package's
+# cuda test binary (go test -c -tags cuda, stripped and gzipped: the device tool carries at
+# most 64 MiB with the checkout), the apps named in TOOLS (cuda builds; default none, for
+# example TOOLS=apps/runner), and run.sh, which runs them all there:
+#   tools/gpu/build.sh [DIR]   then, on the GPU host:   bash DIR/run.sh
+# Binaries built here (glibc 2.36) need only libc, libcuda.so.1 and, at run time, libcublasLt.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=${1:-.gpu}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+eval "$(tools/cuda/headers.sh)"
+tools/cuda/kernels.sh
+rm -f "$dir"/*.test "$dir"/*.bin "$dir"/*.gz
+# Packages with cuda-tagged tests.
+pkgs=$(grep -rl --include='*_test.go' '^//go:build cuda' libs apps 2>/dev/null | xargs -r -n1 dirname | sort -u)
+for p in $pkgs; do
+  name=$(echo "$p" | tr / _)
+  echo "go test -c -tags cuda ./$p" >&2
+  nice go test -c -tags cuda -ldflags='-s -w' -o "$dir/$name.test" "./$p"
+  gzip -f "$dir/$name.test"
+done
+# The apps, as a GPU host runs them.
+for app in ${TOOLS:-}; do
+  echo "go build -tags cuda ./$app" >&2
+  nice go build -tags cuda -ldflags='-s -w' -o "$dir/$(basename "$app").bin" "./$app"
+  gzip -f "$dir/$(basename "$app").bin"
+done
+cp tools/gpu/run.sh "$dir/run.sh"
+# The benchmark against PyTorch, with the fixture script whose model builder and exporter it uses.
+cp tools/gpu/qwen_bench.py tools/fixtures/make_fixtures.py "$dir/"
+du -ch "$dir"/* | sort -h >&2
+total=$(du -sm "$dir" | cut -f1)
+if [ "$total" -ge 32 ]; then
+  echo "build.sh: $dir is $total MiB; the device tool carries at most 64 MiB, the checkout included" >&2
+  exit 1
+fi
