@@ -202,6 +202,24 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 		}
 		return nil
 	}
+	if x.DType == graph.Float32 && z.DType == graph.Float32 && nr == 1 && rs[0] > 1 && rd[0] > 0 && (r.op == rSum || r.op == rMean) {
+		// one reduced axis with contiguous rows after it: whole rows added at a time, in
+		// float32 (as onnxruntime does)
+		inner, dim := rs[0], rd[0]
+		xs, zs := x.Float32s(), z.Float32s()
+		for o := 0; o < outN/inner; o++ {
+			acc := zs[o*inner : (o+1)*inner]
+			base := o * dim * inner
+			copy(acc, xs[base:base+inner])
+			for k := 1; k < dim; k++ {
+				vec.VV(vec.Add, acc, acc, xs[base+k*inner:])
+			}
+			if r.op == rMean {
+				vec.Scale(acc, 1/float32(dim))
+			}
+		}
+		return nil
+	}
 	if x.DType == graph.Float32 && nr == 1 && rs[0] == 1 && count > 0 && (r.op == rArgMax || r.op == rArgMin) {
 		xs, zs := x.Float32s(), z.Int64s()
 		for o := 0; o < outN; o++ {
