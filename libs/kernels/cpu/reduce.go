@@ -253,17 +253,12 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 // accumulating in float64 like one.
 func reduceRow(op redOp, x []float32) float64 {
 	switch op {
-	case rMax, rMin:
+	case rMax:
+		return float64(vec.Max(x))
+	case rMin:
 		acc := math.Inf(1)
-		if op == rMax {
-			acc = math.Inf(-1)
-		}
 		for _, v := range x {
-			if op == rMax {
-				acc = max(acc, float64(v))
-			} else {
-				acc = min(acc, float64(v))
-			}
+			acc = min(acc, float64(v))
 		}
 		return acc
 	}

@@ -174,17 +174,21 @@ done:
 	RET
 
 // func maxAVX2(x *float32, n int) float32
-// The largest of x[0:n] for n a positive multiple of 8 (NaNs are skipped unless all are).
+// The largest of x[0:n] for n a positive multiple of 8; NaN if any element is NaN.
 TEXT ·maxAVX2(SB), NOSPLIT, $0-20
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	VMOVUPS (SI), Y0
+	VCMPPS $3, Y0, Y0, Y2
 	ADDQ $32, SI
 	SHRQ $3, CX
 	DECQ CX
 	JEQ mdone
 mloop:
-	VMAXPS (SI), Y0, Y0
+	VMOVUPS (SI), Y1
+	VCMPPS $3, Y1, Y1, Y3
+	VORPS Y3, Y2, Y2
+	VMAXPS Y1, Y0, Y0
 	ADDQ $32, SI
 	DECQ CX
 	JNZ mloop
@@ -195,6 +199,12 @@ mdone:
 	VMAXPS X1, X0, X0
 	VPERMILPS $0xb1, X0, X1
 	VMAXPS X1, X0, X0
+	VMOVMSKPS Y2, AX
+	TESTL AX, AX
+	JEQ mret
+	MOVL $0x7fc00000, AX // a NaN was seen
+	MOVL AX, X0
+mret:
 	VZEROUPPER
 	MOVSS X0, ret+16(FP)
 	RET

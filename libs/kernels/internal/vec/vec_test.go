@@ -82,6 +82,14 @@ func TestMax(t *testing.T) {
 			want = max(want, x[i])
 		}
 		require.Equal(t, want, Max(x), "n=%d", n)
+		if n > 0 {
+			for _, at := range []int{0, n / 2, n - 1} {
+				y := append([]float32(nil), x...)
+				y[at] = float32(math.NaN())
+				m := Max(y)
+				require.True(t, m != m, "n=%d, NaN at %d: %v", n, at, m)
+			}
+		}
 	}
 }
 
