@@ -27,4 +27,20 @@ function inputs(name, type, dims, b, s) {
   return { shape, data };
 }
 
-module.exports = { inputs };
+// writeNpy writes a typed array as a .npy file (version 1.0, little-endian, C order).
+function writeNpy(path, data, shape) {
+  const fs = require('fs');
+  const descr = data instanceof Float32Array ? '<f4' : data instanceof BigInt64Array ? '<i8' : data instanceof Int32Array ? '<i4' : null;
+  if (!descr) throw new Error(`${path}: cannot write ${data.constructor.name}`);
+  const dims = shape.length === 1 ? `${shape[0]},` : shape.join(', ');
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${dims}), }`;
+  header += ' '.repeat(63 - ((10 + header.length) % 64)) + '\n';
+  const pre = Buffer.alloc(10);
+  pre.write('\x93NUMPY', 0, 'latin1');
+  pre[6] = 1;
+  pre[7] = 0;
+  pre.writeUInt16LE(header.length, 8);
+  fs.writeFileSync(path, Buffer.concat([pre, Buffer.from(header, 'latin1'), Buffer.from(data.buffer, data.byteOffset, data.byteLength)]));
+}
+
+module.exports = { inputs, writeNpy };

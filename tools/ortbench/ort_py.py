@@ -6,6 +6,10 @@ the same for the npm package. It prints one JSON object per binding:
 {"batch", "seq", "p50_ms", "min_ms", "mean_ms", "runs"}.
 
     python3 ort_py.py MODEL.onnx THREADS WARMUP RUNS B1xS1 [B2xS2 ...]
+    python3 ort_py.py --outputs MODEL.onnx THREADS BxS DIR
+
+The second form runs once and writes the inputs and outputs as DIR/in.NAME.npy and
+DIR/out.NAME.npy, for ortbench.py --check.
 
 Inputs follow inputs.js's rule: inputs named like a mask are 1, input_ids cycle through small
 ids, other integers are 0, floats are sin(0.37 * i); dims named "batch" take B, other symbolic
@@ -40,7 +44,30 @@ def make_input(meta, b, s):
     return v.astype(dt).reshape(shape)
 
 
+def session(model, threads):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = int(threads)
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+
+def outputs(model, threads, bs, out):
+    import os
+    sess = session(model, threads)
+    b, s = (int(x) for x in bs.split("x"))
+    feeds = {m.name: make_input(m, b, s) for m in sess.get_inputs()}
+    for name, v in feeds.items():
+        np.save(os.path.join(out, f"in.{name}.npy"), v)
+    for meta, v in zip(sess.get_outputs(), sess.run(None, feeds)):
+        np.save(os.path.join(out, f"out.{meta.name}.npy"), v)
+
+
 def main():
+    if sys.argv[1] == "--outputs":
+        outputs(*sys.argv[2:])
+        return
     model, threads, warmup, runs, *shapes = sys.argv[1:]
     so = ort.SessionOptions()
     so.intra_op_num_threads = int(threads)

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"carve.dev/libs/alloc"
@@ -28,7 +29,7 @@ import (
 const (
 	splitKVMinT  = 512
 	splitKVChunk = 128
-	attnRowBlock = 32
+	attnRowBlock = 64
 )
 
 // attnTactic is the tactic rule.
@@ -153,9 +154,12 @@ func (m *keyMask) apply(data []int32, b, i, j0, bsz int, s []float32, filter flo
 		if m.kind == maskRaw3 {
 			row = data[(b*m.s+i)*m.t : (b*m.s+i+1)*m.t]
 		}
-		for j := j0; j < min(j1, m.t); j++ {
-			if row[j] == 0 {
-				s[j-j0] += filter
+		if end := min(j1, m.t); j0 < end {
+			ss := s[:end-j0]
+			for j, v := range row[j0:end] {
+				if v == 0 {
+					ss[j] += filter
+				}
 			}
 		}
 		span(m.t, j1)
@@ -283,6 +287,12 @@ func (r *attnRun) scoreBlock(b, n, i0, rows, j0, j1 int, sc, ws []float32, mx, s
 		p.Run(q, gemm.Mat{Data: k.data[k.at(b, kh, first):], Ld: k.st, Trans: true}, nil, sc[s0-j0:], w, c.scale, false, ws)
 	})
 	ninf := float32(math.Inf(-1))
+	// A [B, T] mask is the same for every row of the block: when it masks none of the keys
+	// (padding-free batches), the rows skip it.
+	maskRows := c.hasMask
+	if c.hasMask && c.mask.kind == maskRaw2 && lo < hi && hi <= c.mask.t {
+		maskRows = slices.Contains(r.mask[b*c.mask.t+lo:b*c.mask.t+hi], 0)
+	}
 	for i := 0; i < rows; i++ {
 		row := sc[i*w : (i+1)*w]
 		l, h := r.keyRange(b, i0+i)
@@ -292,8 +302,8 @@ func (r *attnRun) scoreBlock(b, n, i0, rows, j0, j1 int, sc, ws []float32, mx, s
 			mx[i], sum[i] = ninf, 0
 			continue
 		}
-		if c.softcap > 0 || c.hasBias || c.causalAdd || c.hasMask {
-			r.adjust(b, n, i0+i, l, h, row[l-j0:h-j0])
+		if c.softcap > 0 || c.hasBias || c.causalAdd || maskRows {
+			r.adjust(b, n, i0+i, l, h, row[l-j0:h-j0], maskRows)
 		}
 		m := vec.Max(row[l-j0 : h-j0])
 		if m == ninf {
@@ -308,9 +318,9 @@ func (r *attnRun) scoreBlock(b, n, i0, rows, j0, j1 int, sc, ws []float32, mx, s
 	return lo, hi
 }
 
-// adjust applies the softcap, the attention bias and the additive masks to the scores s of
-// query row i of (b, head n) against keys [j0, j0+len(s)).
-func (r *attnRun) adjust(b, n, i, j0, j1 int, s []float32) {
+// adjust applies the softcap, the attention bias and the additive masks (the key mask when
+// mask is set) to the scores s of query row i of (b, head n) against keys [j0, j0+len(s)).
+func (r *attnRun) adjust(b, n, i, j0, j1 int, s []float32, mask bool) {
 	c := r.c
 	if c.softcap > 0 {
 		vec.VS(vec.Mul, s, s, 1/c.softcap)
@@ -327,7 +337,7 @@ func (r *attnRun) adjust(b, n, i, j0, j1 int, s []float32) {
 			vec.VS(vec.Add, s[lo-j0:], s[lo-j0:], c.filter)
 		}
 	}
-	if c.hasMask {
+	if mask {
 		c.mask.apply(r.mask, b, i, j0, c.b, s, c.filter)
 	}
 }

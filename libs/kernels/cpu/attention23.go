@@ -27,12 +27,13 @@ import (
 //     scaled_dot_product_attention gives (the exporter writes it as Softmax, IsNaN and Where);
 //     ONNX's reference gives NaN there.
 //
-// Tactic "flash": a task is (batch, query head, block of query rows); each row streams its
-// visible keys in blocks of flashBlock, keeping a running maximum, sum and output accumulator
-// (online softmax). The workspace is one block of scores and one accumulator per worker (and,
-// for float16 and bfloat16, one converted query and key or value row), whatever S and T are:
-// it does not grow with the sequence. Scores are computed in float32 and the softmax in
-// float64, for every input type.
+// Tactic "flash": a task is (batch, query head, block of query rows); the keys are streamed in
+// blocks, keeping a running maximum, sum and output accumulator per row (online softmax). For
+// float32 (attention23_blocked.go) a block of 64 rows meets a block of 256 keys in two matrix
+// products; for float16 and bfloat16 each row streams its keys in blocks of flashBlock with
+// the softmax in float64. The workspace is a block of scores and the products' packing per
+// worker (for 16-bit types: one block of scores, one accumulator and one converted query and
+// key or value row), whatever S and T are: it does not grow with the sequence.
 type onnxAttention struct {
 	dt                    graph.DType
 	half, bf              bool
@@ -123,6 +124,13 @@ func boundONNXAttention(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, 
 	}
 	q, _ := r.Input(0)
 	g.half = q.DType == graph.Float16 || q.DType == graph.BFloat16
+	if !g.half {
+		parts, err := attn23BlockedParts(g, int64(max(d.Workers, 1)))
+		if err != nil {
+			return kernels.Bound{}, err
+		}
+		return recipeBound("flash", parts)
+	}
 	parts, err := attn23Parts(g, int64(max(d.Workers, 1)))
 	if err != nil {
 		return kernels.Bound{}, err
@@ -207,6 +215,15 @@ func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 		}
 		a.presentV = true
 	}
+	if !a.half { // float32: blocks of rows, two products per block of keys
+		parts, err := attn23BlockedParts(g, int64(d.Workers))
+		if err != nil {
+			return plan{}, err
+		}
+		a.tasks = a.b * a.hq * ((a.s + blockRows - 1) / blockRows)
+		a.slots = max(min(d.Workers, a.tasks), 1)
+		return plan{tactic: "flash", parts: parts, r: a}, nil
+	}
 	parts, err := attn23Parts(g, int64(d.Workers))
 	if err != nil {
 		return plan{}, err
@@ -267,9 +284,9 @@ func (a *onnxAttention) run(in, out []kernels.Tensor, ws wsParts) error {
 	if a.mask != graph.Undefined {
 		r.mask = in[3].Data
 	}
-	r.scores, r.acc = kernels.ViewAs[float32](ws.bytes(0)), kernels.ViewAs[float32](ws.bytes(1))
+	r.scores = kernels.ViewAs[float32](ws.bytes(0))
 	if a.half {
-		r.conv = kernels.ViewAs[float32](ws.bytes(2))
+		r.acc, r.conv = kernels.ViewAs[float32](ws.bytes(1)), kernels.ViewAs[float32](ws.bytes(2))
 	}
 	par.For(a.tasks, 1, a.slots, r)
 	if a.presentK || a.presentV {
@@ -286,7 +303,7 @@ func (r *attn23Run) Do(slot, lo, hi int) {
 	if r.a.half {
 		flashRows[uint16](r, slot, lo, hi)
 	} else {
-		flashRows[float32](r, slot, lo, hi)
+		blockedRows(r, slot, lo, hi)
 	}
 }
 
@@ -459,7 +476,7 @@ func onnxAttentionOps() []*op {
 	return []*op{{
 		key: kernels.Key("", "Attention"),
 		tactics: []kernels.TacticInfo{{Name: "flash", Workspace: true,
-			Summary: "online softmax over blocks of keys per query row; per-worker scores and accumulator, independent of the sequence"}},
+			Summary: "online softmax over blocks of keys (float32: 64 query rows x 256 keys as two gemm products); per-worker scratch independent of the sequence"}},
 		sel:   selectONNXAttention,
 		bound: boundONNXAttention,
 	}}

@@ -260,6 +260,7 @@ func TestONNXAttention(t *testing.T) {
 		{"scale softcap", attn23Case{b: 1, hq: 2, hkv: 2, s: 4, l: 4, d: 4, dv: 4, scale: 0.7, softcap: 2}},
 		{"long keys", attn23Case{b: 1, hq: 2, hkv: 1, s: 20, l: 300, d: 16, dv: 16, mask: "float", maskShape: []int64{1, 1, 20, 300}}},
 		{"long causal", attn23Case{b: 1, hq: 1, hkv: 1, s: 260, l: 260, d: 8, dv: 8, causal: true}},
+		{"long past", attn23Case{b: 2, hq: 2, hkv: 1, s: 70, l: 70, p: 300, d: 8, dv: 4, causal: true, present: true, mask: "bool", maskShape: []int64{2, 1, 1, 370}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inst := runAttn23(t, r, tc.c, graph.Float32, 1e-5)
@@ -298,7 +299,8 @@ func TestONNXAttentionWorkspace(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, sizes[256], sizes[32768], "R at S=T=256 and 32768")
-	require.Less(t, sizes[256], int64(16<<10))
+	// float32: per worker, 64 x 256 scores and the products' packing (about 108 KiB)
+	require.Less(t, sizes[256], int64(4*128<<10))
 
 	r := rng(t, 7)
 	q, k, v := randF32(r, 1, 2, 9, 4), randF32(r, 1, 1, 9, 4), randF32(r, 1, 1, 9, 4)

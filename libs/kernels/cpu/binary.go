@@ -36,10 +36,11 @@ func (o binOp) logical() bool { return o >= opAnd }
 
 // binary is a broadcast elementwise op of two operands.
 type binary struct {
-	op   binOp
-	dt   graph.DType // operand dtype
-	fmod bool        // Mod: C fmod semantics (sign of the dividend) instead of Python's
-	p    bplan
+	op      binOp
+	dt      graph.DType // operand dtype
+	fmod    bool        // Mod: C fmod semantics (sign of the dividend) instead of Python's
+	p       bplan
+	workers int
 }
 
 func selectBinary(op binOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -68,7 +69,7 @@ func selectBinary(op binOp) func(n *kernels.Node, d kernels.Target) (plan, error
 				return plan{}, fmt.Errorf("operands are %v, want a numeric type", dt)
 			}
 		}
-		bin := &binary{op: op, dt: dt}
+		bin := &binary{op: op, dt: dt, workers: d.Workers}
 		if op == opMod {
 			bin.fmod = n.Attrs.Int("fmod", 0) != 0
 			if isFloat(dt) && !bin.fmod {
@@ -90,78 +91,87 @@ func selectBinary(op binOp) func(n *kernels.Node, d kernels.Target) (plan, error
 }
 
 func (b *binary) run(in, out []kernels.Tensor, _ wsParts) error {
-	x, y, z := in[0].Data, in[1].Data, out[0].Data
-	switch {
-	case b.op.logical():
-		binLoop(b, x, y, z, logicRun)
-		return nil
-	case b.op.compare():
-		zb := kernels.ViewAs[bool](z)
-		switch b.dt {
-		case graph.Float32:
-			cmpLoop(b, kernels.ViewAs[float32](x), kernels.ViewAs[float32](y), zb)
-		case graph.Float64:
-			cmpLoop(b, kernels.ViewAs[float64](x), kernels.ViewAs[float64](y), zb)
-		case graph.Int64:
-			cmpLoop(b, kernels.ViewAs[int64](x), kernels.ViewAs[int64](y), zb)
-		case graph.Int32:
-			cmpLoop(b, kernels.ViewAs[int32](x), kernels.ViewAs[int32](y), zb)
-		case graph.Int16:
-			cmpLoop(b, kernels.ViewAs[int16](x), kernels.ViewAs[int16](y), zb)
-		case graph.Int8:
-			cmpLoop(b, kernels.ViewAs[int8](x), kernels.ViewAs[int8](y), zb)
-		case graph.Uint8, graph.Bool:
-			cmpLoop(b, x, y, zb)
-		case graph.Uint16:
-			cmpLoop(b, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), zb)
-		case graph.Uint32:
-			cmpLoop(b, kernels.ViewAs[uint32](x), kernels.ViewAs[uint32](y), zb)
-		case graph.Uint64:
-			cmpLoop(b, kernels.ViewAs[uint64](x), kernels.ViewAs[uint64](y), zb)
-		case graph.Float16, graph.BFloat16:
-			cmpLoop16(b, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), zb)
-		}
-		return nil
-	}
-	switch b.dt {
-	case graph.Float32:
-		binLoop(b, kernels.ViewAs[float32](x), kernels.ViewAs[float32](y), kernels.ViewAs[float32](z), arithF32)
-	case graph.Float64:
-		binLoop(b, kernels.ViewAs[float64](x), kernels.ViewAs[float64](y), kernels.ViewAs[float64](z), arithF[float64])
-	case graph.Int64:
-		binLoop(b, kernels.ViewAs[int64](x), kernels.ViewAs[int64](y), kernels.ViewAs[int64](z), arithI[int64])
-	case graph.Int32:
-		binLoop(b, kernels.ViewAs[int32](x), kernels.ViewAs[int32](y), kernels.ViewAs[int32](z), arithI[int32])
-	case graph.Int16:
-		binLoop(b, kernels.ViewAs[int16](x), kernels.ViewAs[int16](y), kernels.ViewAs[int16](z), arithI[int16])
-	case graph.Int8:
-		binLoop(b, kernels.ViewAs[int8](x), kernels.ViewAs[int8](y), kernels.ViewAs[int8](z), arithI[int8])
-	case graph.Uint8:
-		binLoop(b, x, y, z, arithI[uint8])
-	case graph.Uint16:
-		binLoop(b, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), kernels.ViewAs[uint16](z), arithI[uint16])
-	case graph.Uint32:
-		binLoop(b, kernels.ViewAs[uint32](x), kernels.ViewAs[uint32](y), kernels.ViewAs[uint32](z), arithI[uint32])
-	case graph.Uint64:
-		binLoop(b, kernels.ViewAs[uint64](x), kernels.ViewAs[uint64](y), kernels.ViewAs[uint64](z), arithI[uint64])
-	case graph.Float16:
-		binLoop(b, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), kernels.ViewAs[uint16](z), arith16(f16, tof16))
-	case graph.BFloat16:
-		binLoop(b, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), kernels.ViewAs[uint16](z), arith16(bf16, tobf16))
+	p := &b.p
+	if p.total > 0 {
+		runRanges(b, in, out, p.total/p.inner(), p.inner(), b.workers)
 	}
 	return nil
 }
 
-// binLoop walks the plan's runs and applies f to each: z[i] = x[i*sx] op y[i*sy].
-func binLoop[T, U any](b *binary, x, y []T, z []U, f func(b *binary, z []U, x, y []T, sx, sy int)) {
+// runRange computes runs [lo, hi) of the broadcast plan.
+func (b *binary) runRange(in, out []kernels.Tensor, lo, hi int) {
+	x, y, z := in[0].Data, in[1].Data, out[0].Data
+	switch {
+	case b.op.logical():
+		binLoop(b, lo, hi, x, y, z, logicRun)
+		return
+	case b.op.compare():
+		zb := kernels.ViewAs[bool](z)
+		switch b.dt {
+		case graph.Float32:
+			cmpLoop(b, lo, hi, kernels.ViewAs[float32](x), kernels.ViewAs[float32](y), zb)
+		case graph.Float64:
+			cmpLoop(b, lo, hi, kernels.ViewAs[float64](x), kernels.ViewAs[float64](y), zb)
+		case graph.Int64:
+			cmpLoop(b, lo, hi, kernels.ViewAs[int64](x), kernels.ViewAs[int64](y), zb)
+		case graph.Int32:
+			cmpLoop(b, lo, hi, kernels.ViewAs[int32](x), kernels.ViewAs[int32](y), zb)
+		case graph.Int16:
+			cmpLoop(b, lo, hi, kernels.ViewAs[int16](x), kernels.ViewAs[int16](y), zb)
+		case graph.Int8:
+			cmpLoop(b, lo, hi, kernels.ViewAs[int8](x), kernels.ViewAs[int8](y), zb)
+		case graph.Uint8, graph.Bool:
+			cmpLoop(b, lo, hi, x, y, zb)
+		case graph.Uint16:
+			cmpLoop(b, lo, hi, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), zb)
+		case graph.Uint32:
+			cmpLoop(b, lo, hi, kernels.ViewAs[uint32](x), kernels.ViewAs[uint32](y), zb)
+		case graph.Uint64:
+			cmpLoop(b, lo, hi, kernels.ViewAs[uint64](x), kernels.ViewAs[uint64](y), zb)
+		case graph.Float16, graph.BFloat16:
+			cmpLoop16(b, lo, hi, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), zb)
+		}
+		return
+	}
+	switch b.dt {
+	case graph.Float32:
+		binLoop(b, lo, hi, kernels.ViewAs[float32](x), kernels.ViewAs[float32](y), kernels.ViewAs[float32](z), arithF32)
+	case graph.Float64:
+		binLoop(b, lo, hi, kernels.ViewAs[float64](x), kernels.ViewAs[float64](y), kernels.ViewAs[float64](z), arithF[float64])
+	case graph.Int64:
+		binLoop(b, lo, hi, kernels.ViewAs[int64](x), kernels.ViewAs[int64](y), kernels.ViewAs[int64](z), arithI[int64])
+	case graph.Int32:
+		binLoop(b, lo, hi, kernels.ViewAs[int32](x), kernels.ViewAs[int32](y), kernels.ViewAs[int32](z), arithI[int32])
+	case graph.Int16:
+		binLoop(b, lo, hi, kernels.ViewAs[int16](x), kernels.ViewAs[int16](y), kernels.ViewAs[int16](z), arithI[int16])
+	case graph.Int8:
+		binLoop(b, lo, hi, kernels.ViewAs[int8](x), kernels.ViewAs[int8](y), kernels.ViewAs[int8](z), arithI[int8])
+	case graph.Uint8:
+		binLoop(b, lo, hi, x, y, z, arithI[uint8])
+	case graph.Uint16:
+		binLoop(b, lo, hi, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), kernels.ViewAs[uint16](z), arithI[uint16])
+	case graph.Uint32:
+		binLoop(b, lo, hi, kernels.ViewAs[uint32](x), kernels.ViewAs[uint32](y), kernels.ViewAs[uint32](z), arithI[uint32])
+	case graph.Uint64:
+		binLoop(b, lo, hi, kernels.ViewAs[uint64](x), kernels.ViewAs[uint64](y), kernels.ViewAs[uint64](z), arithI[uint64])
+	case graph.Float16:
+		binLoop(b, lo, hi, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), kernels.ViewAs[uint16](z), arith16(f16, tof16))
+	case graph.BFloat16:
+		binLoop(b, lo, hi, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), kernels.ViewAs[uint16](z), arith16(bf16, tobf16))
+	}
+	return
+}
+
+// binLoop walks runs [lo, hi) of the plan and applies f to each: z[i] = x[i*sx] op y[i*sy].
+func binLoop[T, U any](b *binary, lo, hi int, x, y []T, z []U, f func(b *binary, z []U, x, y []T, sx, sy int)) {
 	p := &b.p
 	if p.total == 0 {
 		return
 	}
 	n := p.inner()
 	sx, sy := p.st[0][p.rank-1], p.st[1][p.rank-1]
-	c := cursor{p: p}
-	for o := 0; o < p.total; o += n {
+	c := cursorAt(p, lo)
+	for o := lo * n; o < hi*n; o += n {
 		f(b, z[o:o+n], x[c.off[0]:], y[c.off[1]:], sx, sy)
 		c.next()
 	}
@@ -323,20 +333,20 @@ func arith16(load func(uint16) float32, store func(float32) uint16) func(b *bina
 	}
 }
 
-func cmpLoop[T number](b *binary, x, y []T, z []bool) {
-	binLoop(b, x, y, z, func(b *binary, z []bool, x, y []T, sx, sy int) {
+func cmpLoop[T number](b *binary, lo, hi int, x, y []T, z []bool) {
+	binLoop(b, lo, hi, x, y, z, func(b *binary, z []bool, x, y []T, sx, sy int) {
 		for i := range z {
 			z[i] = cmp1(b.op, x[i*sx], y[i*sy])
 		}
 	})
 }
 
-func cmpLoop16(b *binary, x, y []uint16, z []bool) {
+func cmpLoop16(b *binary, lo, hi int, x, y []uint16, z []bool) {
 	load := f16
 	if b.dt == graph.BFloat16 {
 		load = bf16
 	}
-	binLoop(b, x, y, z, func(b *binary, z []bool, x, y []uint16, sx, sy int) {
+	binLoop(b, lo, hi, x, y, z, func(b *binary, z []bool, x, y []uint16, sx, sy int) {
 		for i := range z {
 			z[i] = cmp1(b.op, load(x[i*sx]), load(y[i*sy]))
 		}
@@ -359,21 +369,19 @@ func cmp1[T number](op binOp, a, c T) bool {
 	return false
 }
 
+// logicRun is And, Or and Xor of bool bytes, without branches: a byte b is true when
+// (b | -b) >> 7 is 1.
 func logicRun(b *binary, z, x, y []byte, sx, sy int) {
 	for i := range z {
-		a, c := x[i*sx] != 0, y[i*sy] != 0
-		var r bool
+		a, c := x[i*sx], y[i*sy]
+		a, c = (a|-a)>>7, (c|-c)>>7
 		switch b.op {
 		case opAnd:
-			r = a && c
+			z[i] = a & c
 		case opOr:
-			r = a || c
+			z[i] = a | c
 		case opXor:
-			r = a != c
-		}
-		z[i] = 0
-		if r {
-			z[i] = 1
+			z[i] = a ^ c
 		}
 	}
 }

@@ -220,6 +220,9 @@ func fixtureInputs(t testing.TB, fm testmodels.Model, m *graph.Model, b *graph.B
 // allocates nothing, at the benchmark's bindings (seq 64 for the models whose position tables
 // stop there).
 func TestFixtureRunsDoNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool is randomized under the race detector")
+	}
 	for _, fm := range testmodels.Models() {
 		if len(fm.Bindings) == 0 || fm.MissingExternalData != "" {
 			continue

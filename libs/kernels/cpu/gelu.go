@@ -5,16 +5,18 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // biasAct is com.microsoft BiasGelu (erf GELU of A + B) and FastGelu (tanh GELU of X + bias,
 // bias optional); the bias is broadcast over the last dim.
 type biasAct struct {
-	op   unOp
-	dt   graph.DType
-	bf   bool
-	h    int
-	bias bool
+	op      unOp
+	dt      graph.DType
+	bf      bool
+	h       int
+	bias    bool
+	workers int
 }
 
 func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -30,7 +32,7 @@ func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Ta
 		if !halfOK(x.DType) || len(x.Shape) == 0 {
 			return plan{}, fmt.Errorf("input is %v", x)
 		}
-		a := &biasAct{op: o, dt: x.DType, bf: x.DType == graph.BFloat16, h: int(x.Shape[len(x.Shape)-1])}
+		a := &biasAct{op: o, dt: x.DType, bf: x.DType == graph.BFloat16, h: int(x.Shape[len(x.Shape)-1]), workers: d.Workers}
 		if b, ok := n.Input(1); ok {
 			if b.DType != x.DType || numel(b.Shape) != a.h || len(b.Shape) > len(x.Shape) {
 				return plan{}, fmt.Errorf("bias %v, want %v[%d]", b, x.DType, a.h)
@@ -46,24 +48,26 @@ func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Ta
 
 func (a *biasAct) run(in, out []kernels.Tensor, _ wsParts) error {
 	if a.dt == graph.Float32 {
-		x, y := in[0].Float32s(), out[0].Float32s()
 		n := numel(in[0].Shape)
-		x, y = x[:n], y[:n]
-		if a.bias {
-			b := in[1].Float32s()[:a.h]
-			for r := 0; r < n; r += a.h {
-				xr, yr := x[r:r+a.h], y[r:r+a.h]
-				for j, v := range b {
-					yr[j] = xr[j] + v
-				}
-			}
-			x = y
-		}
-		unaryF32(a.op, y, x, 0)
+		runRanges(a, in, out, n/max(a.h, 1), a.h, a.workers)
 	} else {
 		biasActRun[uint16](a, in, out)
 	}
 	return nil
+}
+
+// runRange computes float32 rows [lo, hi): the bias added in the output, then the activation
+// in place.
+func (a *biasAct) runRange(in, out []kernels.Tensor, lo, hi int) {
+	x, y := in[0].Float32s()[lo*a.h:hi*a.h], out[0].Float32s()[lo*a.h:hi*a.h]
+	if a.bias {
+		b := in[1].Float32s()[:a.h]
+		for r := 0; r < len(x); r += a.h {
+			vec.VV(vec.Add, y[r:r+a.h], x[r:r+a.h], b)
+		}
+		x = y
+	}
+	unaryF32(a.op, y, x, 0)
 }
 
 func biasActRun[E elt](a *biasAct, in, out []kernels.Tensor) {

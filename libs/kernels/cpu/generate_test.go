@@ -128,6 +128,24 @@ func TestWhereAndVariadic(t *testing.T) {
 	y := f32(nil, []float32{-1})
 	got := out1(t, node("Where", graph.Attributes{}, []kernels.Tensor{c, x, y}, kernels.Value{DType: graph.Float32, Shape: []int64{2, 3}}), c, x, y)
 	require.Equal(t, []float32{1, 2, 3, -1, -1, -1}, got.Float32s())
+	// the runs with a scalar side, and condition bytes other than 0 and 1
+	r := rng(t, 12)
+	cond := boolT([]int64{4, 5}, make([]bool, 20))
+	for i := range cond.Data {
+		cond.Data[i] = byte(r.IntN(3)) // 0, 1 or 2: 2 is true too
+	}
+	full, scalar := randF32(r, 4, 5), f32(nil, []float32{7})
+	for _, tc := range [][2]kernels.Tensor{{scalar, full}, {full, scalar}, {full, full}} {
+		got := out1(t, node("Where", graph.Attributes{}, []kernels.Tensor{cond, tc[0], tc[1]}, value(full)), cond, tc[0], tc[1])
+		for i, v := range got.Float32s() {
+			pick := func(t kernels.Tensor) float32 { return t.Float32s()[min(i, len(t.Float32s())-1)] }
+			want := pick(tc[1])
+			if cond.Data[i] != 0 {
+				want = pick(tc[0])
+			}
+			require.Equal(t, want, v, "element %d", i)
+		}
+	}
 
 	a := f32([]int64{2, 1}, []float32{1, 5})
 	b := f32([]int64{3}, []float32{0, 3, 6})

@@ -351,7 +351,7 @@ func (x *gqa) position(in []kernels.Tensor, seqlens []int32, first bool, b, s in
 func attentionOps() []*op {
 	ms := kernels.DomainMicrosoft
 	tac := []kernels.TacticInfo{
-		{Name: "full", Summary: "per query row: scores, softmax and value sum in a per-worker scratch row of the workspace", Workspace: true},
+		{Name: "full", Summary: "per block of 64 query rows: scores (a gemm), softmax and value sum (a gemm) in per-worker scratch, parallel over batch x heads x blocks", Workspace: true},
 		{Name: "split-kv", Summary: "keys cut into chunks of 128 (from 512 keys on): per-chunk partial outputs, maxima and sums in workspace, combined after (flash-decoding)", Workspace: true},
 	}
 	return []*op{

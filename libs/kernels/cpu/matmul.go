@@ -463,11 +463,11 @@ func (g *gemmOp) run(in, out []kernels.Tensor, ws wsParts) error {
 func matmulOps() []*op {
 	return []*op{
 		{key: kernels.Key("", "MatMul"), sel: selectMatMul, bound: boundMatMul, tactics: []kernels.TacticInfo{
-			{Name: "gemm", Summary: "blocked float32 product (assembly micro-kernel), parallel over tiles of C or over batches; packing panels in workspace", Workspace: true},
+			{Name: "gemm", Summary: "cache-blocked float32 product (assembly micro-kernels), parallel over tiles of C or over batches; edge panels in workspace", Workspace: true},
 			{Name: "f16-convert", Summary: "16-bit operands converted to float32 in workspace, then gemm", Workspace: true},
 			{Name: "naive", Summary: "integer and float64 triple loop"},
 		}},
 		{key: kernels.Key("", "Gemm"), sel: selectGemm, bound: boundGemm, tactics: []kernels.TacticInfo{
-			{Name: "gemm", Summary: "blocked float32 product with transposes, alpha and beta; packing panels in workspace", Workspace: true}}},
+			{Name: "gemm", Summary: "cache-blocked float32 product with transposes, alpha and beta; packed panels in workspace", Workspace: true}}},
 	}
 }

@@ -32,11 +32,20 @@ func offset(shape []int64, c []int) int {
 
 func TestTransposeRandom(t *testing.T) {
 	r := rng(t, 16)
-	for it := 0; it < 40; it++ {
+	for it := 0; it < 42; it++ {
 		rank := 1 + r.IntN(5)
+		if it >= 40 { // batched transposes of the last two dims, in blocks, in parallel
+			rank = 3
+		}
 		shape := make([]int64, rank)
 		for i := range shape {
 			shape[i] = int64(1 + r.IntN(4))
+			if it%4 == 0 && rank <= 3 {
+				shape[i] = int64(1 + r.IntN(40)) // large enough for the blocked transpose
+			}
+			if it >= 40 {
+				shape[i] = []int64{3, 200, 137}[i]
+			}
 		}
 		if it == 7 {
 			shape[0] = 0
@@ -44,6 +53,9 @@ func TestTransposeRandom(t *testing.T) {
 		perm := make([]int64, rank)
 		for i, p := range r.Perm(rank) {
 			perm[i] = int64(p)
+		}
+		if it >= 40 {
+			perm = [][]int64{{0, 2, 1}, {1, 2, 0}}[it-40]
 		}
 		x := randF32(r, shape...)
 		out := make([]int64, rank)

@@ -7,6 +7,7 @@ import (
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/gemm"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // matMulNBits is com.microsoft.MatMulNBits: Y = A * dequant(B)^T (+ bias), B holding N rows of
@@ -129,11 +130,7 @@ func (s *nbitsSource) Col(dst []float32, j, k0 int) {
 		i0, i1 := k-kb*q.bs, min(q.bs, k1-kb*q.bs)
 		out := dst[k-k0 : k-k0+i1-i0]
 		if q.bits == 4 && i0%2 == 0 && i1%2 == 0 {
-			// two weights a byte, the common case
-			for i, v := range blob[i0/2 : i1/2] {
-				out[2*i] = (float32(v&15) - zp) * scale
-				out[2*i+1] = (float32(v>>4) - zp) * scale
-			}
+			vec.Dequant4(out, blob[i0/2:i1/2], scale, zp) // two weights a byte, the common case
 		} else {
 			for i := i0; i < i1; i++ {
 				bit := i * q.bits

@@ -6,6 +6,7 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 type redOp uint8
@@ -201,6 +202,24 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 		}
 		return nil
 	}
+	if x.DType == graph.Float32 && z.DType == graph.Float32 && nr == 1 && rs[0] > 1 && rd[0] > 0 && (r.op == rSum || r.op == rMean) {
+		// one reduced axis with contiguous rows after it: whole rows added at a time, in
+		// float32 (as onnxruntime does)
+		inner, dim := rs[0], rd[0]
+		xs, zs := x.Float32s(), z.Float32s()
+		for o := 0; o < outN/inner; o++ {
+			acc := zs[o*inner : (o+1)*inner]
+			base := o * dim * inner
+			copy(acc, xs[base:base+inner])
+			for k := 1; k < dim; k++ {
+				vec.VV(vec.Add, acc, acc, xs[base+k*inner:])
+			}
+			if r.op == rMean {
+				vec.Scale(acc, 1/float32(dim))
+			}
+		}
+		return nil
+	}
 	if x.DType == graph.Float32 && nr == 1 && rs[0] == 1 && count > 0 && (r.op == rArgMax || r.op == rArgMin) {
 		xs, zs := x.Float32s(), z.Int64s()
 		for o := 0; o < outN; o++ {
@@ -234,45 +253,26 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 // accumulating in float64 like one.
 func reduceRow(op redOp, x []float32) float64 {
 	switch op {
-	case rMax, rMin:
+	case rMax:
+		return float64(vec.Max(x))
+	case rMin:
 		acc := math.Inf(1)
-		if op == rMax {
-			acc = math.Inf(-1)
-		}
 		for _, v := range x {
-			if op == rMax {
-				acc = max(acc, float64(v))
-			} else {
-				acc = min(acc, float64(v))
-			}
+			acc = min(acc, float64(v))
 		}
 		return acc
 	}
-	var a0, a1 float64
-	i := 0
+	var acc float64
 	switch op {
 	case rSum, rMean:
-		for ; i+2 <= len(x); i += 2 {
-			a0 += float64(x[i])
-			a1 += float64(x[i+1])
-		}
-		for ; i < len(x); i++ {
-			a0 += float64(x[i])
-		}
+		acc, _ = vec.Sums(x)
 	case rSumSquare, rL2:
-		for ; i+2 <= len(x); i += 2 {
-			a0 += float64(x[i]) * float64(x[i])
-			a1 += float64(x[i+1]) * float64(x[i+1])
-		}
-		for ; i < len(x); i++ {
-			a0 += float64(x[i]) * float64(x[i])
-		}
+		_, acc = vec.Sums(x)
 	case rL1:
 		for _, v := range x {
-			a0 += math.Abs(float64(v))
+			acc += math.Abs(float64(v))
 		}
 	}
-	acc := a0 + a1
 	switch op {
 	case rMean:
 		return acc / float64(len(x))

@@ -8,6 +8,7 @@ import (
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/par"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // onnxRMSNorm is ONNX's RMSNormalization (ai.onnx, opset 23): Y = X / sqrt(mean(X^2) + epsilon)
@@ -76,22 +77,16 @@ func (b *rmsRun) Do(_, lo, hi int) {
 	}
 }
 
-// rmsRowsF32 is rmsRows for float32, written out: the generic element loads are not inlined.
+// rmsRowsF32 is rmsRows for float32, vectorized (package vec).
 func rmsRowsF32(b *rmsRun, lo, hi int) {
 	r := b.r
 	x, s, y := kernels.ViewAs[float32](b.x), kernels.ViewAs[float32](b.s), kernels.ViewAs[float32](b.y)
 	for row := lo; row < hi; row++ {
 		xr, yr := x[row*r.h:(row+1)*r.h], y[row*r.h:(row+1)*r.h]
-		var ss float64
-		for _, v := range xr {
-			ss += float64(v) * float64(v)
-		}
+		_, ss := vec.Sums(xr)
 		inv := float32(1 / math.Sqrt(ss/float64(r.h)+r.eps))
 		if r.scaleIx == nil {
-			s := s[:len(xr)]
-			for j, v := range xr {
-				yr[j] = v * inv * s[j]
-			}
+			vec.Affine(yr, xr, s, nil, 0, inv)
 			continue
 		}
 		for j, v := range xr {

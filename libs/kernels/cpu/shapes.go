@@ -226,6 +226,19 @@ type cursor struct {
 	off [3]int
 }
 
+// cursorAt returns a cursor at run index run (runs in row-major order of the outer dims).
+func cursorAt(p *bplan, run int) cursor {
+	c := cursor{p: p}
+	for d := p.rank - 2; d >= 0 && run > 0; d-- {
+		c.idx[d] = run % p.dims[d]
+		run /= p.dims[d]
+		for k := 0; k < p.nin; k++ {
+			c.off[k] += c.idx[d] * p.st[k][d]
+		}
+	}
+	return c
+}
+
 // next advances to the following run; false after the last one.
 func (c *cursor) next() bool {
 	p := c.p

@@ -17,6 +17,7 @@ type softmax struct {
 	outer, dim, inner int
 	dt                graph.DType
 	bf                bool
+	workers           int
 }
 
 func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -44,7 +45,7 @@ func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Target) (plan, erro
 		if err != nil {
 			return plan{}, err
 		}
-		s := &softmax{log: log, dt: x.DType, bf: x.DType == graph.BFloat16, outer: numel(x.Shape[:axis])}
+		s := &softmax{log: log, dt: x.DType, bf: x.DType == graph.BFloat16, outer: numel(x.Shape[:axis]), workers: d.Workers}
 		if legacy {
 			s.dim, s.inner = numel(x.Shape[axis:]), 1
 		} else {
@@ -55,22 +56,28 @@ func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Target) (plan, erro
 }
 
 func (s *softmax) run(in, out []kernels.Tensor, _ wsParts) error {
+	runRanges(s, in, out, s.outer, s.dim*s.inner, s.workers)
+	return nil
+}
+
+// runRange normalizes the rows of outer indices [lo, hi).
+func (s *softmax) runRange(in, out []kernels.Tensor, lo, hi int) {
+	n := s.dim * s.inner
 	switch {
 	case s.dt == graph.Float32 && s.inner == 1:
-		softmaxF32(s, in[0].Float32s(), out[0].Float32s())
+		softmaxF32(s, in[0].Float32s()[lo*n:hi*n], out[0].Float32s()[lo*n:hi*n])
 	case s.dt == graph.Float32:
-		softmaxRows(s, in[0].Float32s(), out[0].Float32s())
+		softmaxRows(s, in[0].Float32s()[lo*n:hi*n], out[0].Float32s()[lo*n:hi*n])
 	default:
-		softmaxRows(s, in[0].Uint16s(), out[0].Uint16s())
+		softmaxRows(s, in[0].Uint16s()[lo*n:hi*n], out[0].Uint16s()[lo*n:hi*n])
 	}
-	return nil
 }
 
 // softmaxF32 is the contiguous float32 case: each row is max-shifted and exponentiated in
 // place in float32 (package vec), then scaled by the sum's inverse (or, for LogSoftmax, the
 // shifted row minus the log of the sum).
 func softmaxF32(s *softmax, x, y []float32) {
-	for o := 0; o < s.outer; o++ {
+	for o := 0; o < len(x)/max(s.dim, 1); o++ {
 		src, dst := x[o*s.dim:(o+1)*s.dim], y[o*s.dim:(o+1)*s.dim]
 		m := vec.Max(src)
 		if s.log {
@@ -91,7 +98,7 @@ func softmaxF32(s *softmax, x, y []float32) {
 
 // softmaxRows is the general case: strided rows and 16-bit floats, in float32.
 func softmaxRows[E elt](s *softmax, x, y []E) {
-	for o := 0; o < s.outer; o++ {
+	for o := 0; o < len(x)/max(s.dim*s.inner, 1); o++ {
 		for i := 0; i < s.inner; i++ {
 			base := o*s.dim*s.inner + i
 			m := float32(math.Inf(-1))

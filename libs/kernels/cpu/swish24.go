@@ -6,19 +6,22 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // onnxSwish is ONNX's Swish (ai.onnx, opset 24): Y = X * sigmoid(alpha * X), alpha 1 by
-// default (SiLU). The sigmoid is computed in float64, the product in float32, as exporters
-// write SiLU out (Sigmoid, then Mul).
+// default (SiLU). float32 is computed in float32 (package vec); for 16-bit types the sigmoid
+// is computed in float64, the product in float32, as exporters write SiLU out (Sigmoid, then
+// Mul).
 //
 // Tactic "direct": one pass; no workspace.
 type onnxSwish struct {
-	dt    graph.DType
-	alpha float64
+	dt      graph.DType
+	alpha   float64
+	workers int
 }
 
-func selectONNXSwish(n *kernels.Node, _ kernels.Target) (plan, error) {
+func selectONNXSwish(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := arity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
@@ -29,7 +32,7 @@ func selectONNXSwish(n *kernels.Node, _ kernels.Target) (plan, error) {
 	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
-	return plan{tactic: "direct", r: &onnxSwish{dt: x.DType, alpha: float64(n.Attrs.Float("alpha", 1))}}, nil
+	return plan{tactic: "direct", r: &onnxSwish{dt: x.DType, alpha: float64(n.Attrs.Float("alpha", 1)), workers: d.Workers}}, nil
 }
 
 func (s *onnxSwish) run(in, out []kernels.Tensor, _ wsParts) error {
@@ -37,12 +40,17 @@ func (s *onnxSwish) run(in, out []kernels.Tensor, _ wsParts) error {
 		swish[uint16](s, in[0].Data, out[0].Data)
 		return nil
 	}
-	x, y := in[0].Float32s(), out[0].Float32s()
-	y = y[:len(x)]
-	for i, v := range x { // float32 written out: the generic element loads are not inlined
-		y[i] = v * float32(1/(1+math.Exp(-s.alpha*float64(v))))
-	}
+	n := len(in[0].Float32s())
+	runRanges(s, in, out, (n+parGrainElems-1)/parGrainElems, parGrainElems, s.workers)
 	return nil
+}
+
+// runRange computes float32 chunks [lo, hi) of parGrainElems elements in float32 (package
+// vec's SiLU), in parallel when large.
+func (s *onnxSwish) runRange(in, out []kernels.Tensor, lo, hi int) {
+	x := in[0].Float32s()
+	x = x[lo*parGrainElems : min(hi*parGrainElems, len(x))]
+	vec.SiLU(out[0].Float32s()[lo*parGrainElems:][:len(x)], x, float32(s.alpha))
 }
 
 func swish[E elt](s *onnxSwish, xb, yb []byte) {

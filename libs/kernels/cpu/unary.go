@@ -142,10 +142,11 @@ func unaryF(op unOp, x, a, b float64) float64 {
 
 // unary is an elementwise op of one operand; floats compute in float64 and round once.
 type unary struct {
-	op   unOp
-	dt   graph.DType
-	a, b float64
-	clip bool // Clip reads its bounds from inputs 1 and 2 at run time
+	op      unOp
+	dt      graph.DType
+	a, b    float64
+	clip    bool // Clip reads its bounds from inputs 1 and 2 at run time
+	workers int
 }
 
 func selectUnary(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -167,7 +168,7 @@ func selectUnary(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 		if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
 			return plan{}, err
 		}
-		u := &unary{op: o, dt: x.DType}
+		u := &unary{op: o, dt: x.DType, workers: d.Workers}
 		at := n.Attrs
 		switch o {
 		case uLeakyRelu:
@@ -217,6 +218,10 @@ func (u *unary) run(in, out []kernels.Tensor, _ wsParts) error {
 	case graph.Float32:
 		xs, zs := x.Float32s(), z.Float32s()
 		zs = zs[:len(xs)]
+		if hasF32(u.op) { // in parallel when large
+			runRanges(u, in, out, (len(xs)+parGrainElems-1)/parGrainElems, parGrainElems, u.workers)
+			return nil
+		}
 		if !unaryF32(u.op, zs, xs, float32(a)) {
 			for i, v := range xs {
 				zs[i] = float32(unaryF(u.op, float64(v), a, b))
@@ -261,6 +266,22 @@ func (u *unary) run(in, out []kernels.Tensor, _ wsParts) error {
 		}
 	}
 	return nil
+}
+
+// runRange computes chunks [lo, hi) of parGrainElems elements of a float32 op unaryF32 has.
+func (u *unary) runRange(in, out []kernels.Tensor, lo, hi int) {
+	xs := in[0].Float32s()
+	xs = xs[lo*parGrainElems : min(hi*parGrainElems, len(xs))]
+	unaryF32(u.op, out[0].Float32s()[lo*parGrainElems:][:len(xs)], xs, float32(u.a))
+}
+
+// hasF32 reports whether unaryF32 computes op.
+func hasF32(op unOp) bool {
+	switch op {
+	case uNeg, uAbs, uRelu, uSqrt, uReciprocal, uIdentity, uExp, uSigmoid, uTanh, uErf, uGelu, uGeluTanh, uSilu, uQuickGelu:
+		return true
+	}
+	return false
 }
 
 // unaryF32 computes the common float32 ops in float32 (package vec for the transcendental
@@ -341,12 +362,13 @@ func selectPredicate(name string) func(n *kernels.Node, d kernels.Target) (plan,
 func (p *predicate) run(in, out []kernels.Tensor, _ wsParts) error {
 	x, z := in[0], out[0].Data
 	n := numel(x.Shape)
-	if x.DType == graph.Float32 && p.op != "Not" {
+	if x.DType == graph.Float32 && p.op == "IsNaN" {
+		vec.IsNaN(z[:n], x.Float32s())
+		return nil
+	}
+	if x.DType == graph.Float32 && p.op == "IsInf" {
 		for i, v := range x.Float32s()[:n] {
-			r := v != v
-			if p.op == "IsInf" {
-				r = p.pos && v > math.MaxFloat32 || p.neg && v < -math.MaxFloat32
-			}
+			r := p.pos && v > math.MaxFloat32 || p.neg && v < -math.MaxFloat32
 			z[i] = 0
 			if r {
 				z[i] = 1

@@ -6,6 +6,7 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // variadic is Max, Min, Sum and Mean over one or more broadcast operands: the first two are
@@ -81,9 +82,11 @@ func (v *variadic) run(in, out []kernels.Tensor, ws wsParts) error {
 		}
 		var pair [2]kernels.Tensor
 		for k := range v.rest {
+			// runRange, not run: run hands its operands to the pool, which would move pair
+			// to the heap
 			pair[0], pair[1] = out[0], in[k+2]
-			if err := v.rest[k].run(pair[:], out, ws); err != nil {
-				return err
+			if p := &v.rest[k].p; p.total > 0 {
+				v.rest[k].runRange(pair[:], out, 0, p.total/p.inner())
 			}
 		}
 	}
@@ -238,8 +241,9 @@ func storeI64(t kernels.Tensor, i int, v int64) {
 
 // where is Where(cond, X, Y) with three-way broadcasting, moving elements by size.
 type where struct {
-	p  bplan
-	es int
+	p       bplan
+	es      int
+	workers int
 }
 
 func selectWhere(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -260,7 +264,7 @@ func selectWhere(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := checkOut(n, 0, x.DType, shape); err != nil {
 		return plan{}, err
 	}
-	w := &where{es: int(x.DType.Size())}
+	w := &where{es: int(x.DType.Size()), workers: d.Workers}
 	if w.p, err = newBPlan(shape, c.Shape, x.Shape, y.Shape); err != nil {
 		return plan{}, err
 	}
@@ -268,20 +272,30 @@ func selectWhere(n *kernels.Node, d kernels.Target) (plan, error) {
 }
 
 func (w *where) run(in, out []kernels.Tensor, _ wsParts) error {
-	switch w.es {
-	case 1:
-		whereLoop(w, in[0].Data, in[1].Data, in[2].Data, out[0].Data)
-	case 2:
-		whereLoop(w, in[0].Data, kernels.ViewAs[uint16](in[1].Data), kernels.ViewAs[uint16](in[2].Data), kernels.ViewAs[uint16](out[0].Data))
-	case 4:
-		whereLoop(w, in[0].Data, kernels.ViewAs[uint32](in[1].Data), kernels.ViewAs[uint32](in[2].Data), kernels.ViewAs[uint32](out[0].Data))
-	case 8:
-		whereLoop(w, in[0].Data, kernels.ViewAs[uint64](in[1].Data), kernels.ViewAs[uint64](in[2].Data), kernels.ViewAs[uint64](out[0].Data))
+	if p := &w.p; p.total > 0 {
+		runRanges(w, in, out, p.total/p.inner(), p.inner(), w.workers)
 	}
 	return nil
 }
 
-func whereLoop[E any](w *where, c []byte, x, y, z []E) {
+// runRange selects runs [lo, hi) of the broadcast plan.
+func (w *where) runRange(in, out []kernels.Tensor, lo, hi int) {
+	switch w.es {
+	case 1:
+		whereLoop(w, lo, hi, in[0].Data, in[1].Data, in[2].Data, out[0].Data)
+	case 2:
+		whereLoop(w, lo, hi, in[0].Data, kernels.ViewAs[uint16](in[1].Data), kernels.ViewAs[uint16](in[2].Data), kernels.ViewAs[uint16](out[0].Data))
+	case 4:
+		whereLoop(w, lo, hi, in[0].Data, kernels.ViewAs[uint32](in[1].Data), kernels.ViewAs[uint32](in[2].Data), kernels.ViewAs[uint32](out[0].Data))
+	case 8:
+		whereLoop(w, lo, hi, in[0].Data, kernels.ViewAs[uint64](in[1].Data), kernels.ViewAs[uint64](in[2].Data), kernels.ViewAs[uint64](out[0].Data))
+	}
+}
+
+// whereLoop selects runs [lo, hi) without branches (masks are often irregular): z = y ^ ((x ^ y) & m), m
+// all ones where the condition byte is nonzero. Runs with unit or zero strides, the usual
+// ones, get their own loop.
+func whereLoop[E ~uint8 | ~uint16 | ~uint32 | ~uint64](w *where, lo, hi int, c []byte, x, y, z []E) {
 	p := &w.p
 	if p.total == 0 {
 		return
@@ -289,14 +303,35 @@ func whereLoop[E any](w *where, c []byte, x, y, z []E) {
 	n := p.inner()
 	r := p.rank - 1
 	sc, sx, sy := p.st[0][r], p.st[1][r], p.st[2][r]
-	cur := cursor{p: p}
-	for o := 0; o < p.total; o += n {
+	cur := cursorAt(p, lo)
+	for o := lo * n; o < hi*n; o += n {
 		cc, xx, yy, zz := c[cur.off[0]:], x[cur.off[1]:], y[cur.off[2]:], z[o:o+n]
-		for i := range zz {
-			if cc[i*sc] != 0 {
-				zz[i] = xx[i*sx]
-			} else {
-				zz[i] = yy[i*sy]
+		z32, four := any(zz).([]uint32)
+		switch {
+		case four && sc == 1 && sx <= 1 && sy <= 1:
+			// 4-byte elements with contiguous or scalar sides: vectorized
+			xs, ys := any(xx).([]uint32), any(yy).([]uint32)
+			vec.Select32(z32, cc[:n], xs[:max(n*sx, 1)], ys[:max(n*sy, 1)])
+		case sc == 1 && sx == 0 && sy == 1:
+			xv, cc, yy := xx[0], cc[:n], yy[:n]
+			for i := range zz {
+				b := cc[i]
+				m := E(0) - E((b|-b)>>7)
+				zz[i] = yy[i] ^ ((xv ^ yy[i]) & m)
+			}
+		case sc == 1 && sx == 1 && sy == 0:
+			yv, cc, xx := yy[0], cc[:n], xx[:n]
+			for i := range zz {
+				b := cc[i]
+				m := E(0) - E((b|-b)>>7)
+				zz[i] = yv ^ ((xx[i] ^ yv) & m)
+			}
+		default:
+			for i := range zz {
+				b := cc[i*sc]
+				m := E(0) - E((b|-b)>>7)
+				xv, yv := xx[i*sx], yy[i*sy]
+				zz[i] = yv ^ ((xv ^ yv) & m)
 			}
 		}
 		cur.next()

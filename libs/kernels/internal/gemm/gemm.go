@@ -4,13 +4,15 @@
 //
 // Structure (after BLIS and onnxruntime's MLAS): C is cut into tiles of at most MC x NC; a
 // tile walks K in slabs of at most KC; within a slab, B is read in panels of NR columns (packed
-// into the caller's workspace when B is transposed, comes from a Source, or is wide; read in
-// place otherwise) and A in place, a micro-kernel keeping an MR x NR block of C in registers
+// into the caller's workspace when B is transposed or comes from a Source; read in place when
+// it is row-major, which measured as fast or faster than packing it, even for B far larger
+// than the caches) and A in place, a micro-kernel keeping an MR x NR block of C in registers
 // for the whole slab. A is never packed: the micro-kernels broadcast its elements through any
 // pair of strides, which is what MLAS does too.
 //
-// The micro-kernels are generated assembly (asmgen.go): AVX-512F (12 x 32) where the CPU has
-// it, else AVX2 with FMA (6 x 16), else portable Go (4 x 16). The choice depends on the CPU;
+// The micro-kernels are generated assembly (./asmgen): AVX-512F (12 x 32, and 12 x 16 for
+// products at most 16 columns wide) where the CPU has it, else AVX2 with FMA (6 x 16), else
+// portable Go (4 x 16). The choice depends on the CPU;
 // the Plan does not: tile sizes are multiples of every kernel's MR and NR, and the workspace a
 // Plan asks for is the same on every machine, so the estimator and the runner agree.
 //
@@ -48,7 +50,10 @@ type Kernel struct {
 
 var (
 	kernels = []Kernel{{Name: "go", MR: 4, NR: 16, fn: kernGo}}
-	best    Kernel // set by init
+	best    Kernel // set by init: the fastest
+	narrow  Kernel // set by init: the fastest of at most 16 columns, for products that narrow
+	// hasPack8 reports whether pack8 (an 8 x 8 transposing copy in assembly) can run.
+	hasPack8 bool
 )
 
 // Kernels lists the micro-kernels this CPU can run, the portable one first and the fastest last.
@@ -105,7 +110,7 @@ type Plan struct {
 // NewPlan blocks an m x k by k x n product for up to workers participants.
 func NewPlan(m, n, k int, b Layout, workers int) Plan {
 	p := Plan{M: m, N: n, K: k, KC: min(max(k, 1), kcMax), Slots: 1}
-	p.Pack = b != RowMajor || packRowMajor(n, k)
+	p.Pack = b != RowMajor
 	if m <= 0 || n <= 0 {
 		return p
 	}
@@ -116,17 +121,16 @@ func NewPlan(m, n, k int, b Layout, workers int) Plan {
 	if want > 1 {
 		want *= 2 // two tiles a participant, for balance
 	}
-	// Split to give every participant work: splitting N shares nothing, splitting M repeats
-	// the packing of B, so a packed B is split along N first.
+	// Split to give every participant work. Splitting N makes every participant read all of
+	// A, splitting M all of B (and pack it again when B is packed): so N when B is the larger
+	// operand or packed, M otherwise, each down to one unit.
 	for p.tiles() < want {
-		splitN := p.NC > unitN && (p.Pack || p.MC <= 2*unitM)
+		splitN := p.NC > unitN && (p.Pack || n >= m || p.MC <= unitM)
 		switch {
 		case splitN:
 			p.NC = roundUp(p.NC/2, unitN)
 		case p.MC > unitM:
 			p.MC = roundUp(p.MC/2, unitM)
-		case p.NC > unitN:
-			p.NC = roundUp(p.NC/2, unitN)
 		default:
 			want = 0
 		}
@@ -135,10 +139,6 @@ func NewPlan(m, n, k int, b Layout, workers int) Plan {
 	return p
 }
 
-// packRowMajor reports whether a row-major B is worth packing: when its rows are long enough
-// that reading panels in place would stride over many pages.
-func packRowMajor(n, k int) bool { return n > 1024 && k > 64 }
-
 func roundUp(x, u int) int { return (x + u - 1) / u * u }
 
 func (p *Plan) tilesM() int { return (p.M + p.MC - 1) / p.MC }
@@ -146,7 +146,7 @@ func (p *Plan) tilesN() int { return (p.N + p.NC - 1) / p.NC }
 func (p *Plan) tiles() int  { return p.tilesM() * p.tilesN() }
 
 // slotFloats is one participant's workspace: a packed slab of B (or one zero-padded panel for
-// the last columns of an unpacked B), a block of C for panels past N's end, and a column of B
+// the last columns of an unpacked B), a block of C for panels past N's end, and 8 columns of B
 // for Sources. (They live in the workspace, not on the stack: slices passed to the micro-kernel
 // through a function value, or to a Source, would escape and allocate.)
 func (p *Plan) slotFloats() int {
@@ -157,7 +157,7 @@ func (p *Plan) slotFloats() int {
 	if p.Pack {
 		panels = p.KC * p.NC
 	}
-	return panels + edgeFloats + p.KC
+	return panels + edgeFloats + 8*p.KC
 }
 
 // edgeFloats is the largest C block of a micro-kernel (MR x NR).
@@ -177,18 +177,22 @@ func Workspace(m, n, k int64, b Layout, workers int) int64 {
 	m, n, k = min(m, 1<<40), min(n, 1<<40), min(max(k, 1), 1<<40)
 	kc := min(k, kcMax)
 	panels := kc * unitN
-	if b != RowMajor || packRowMajor(int(n), int(k)) {
+	if b != RowMajor {
 		panels = kc * min((n+unitN-1)/unitN*unitN, ncMax)
 	}
 	tiles := ((m + unitM - 1) / unitM) * ((n + unitN - 1) / unitN)
 	slots := min(int64(max(workers, 1)), max(2*m*n*k/minSlotFlops, 1), tiles)
-	return slots * (panels + edgeFloats + kc)
+	return slots * (panels + edgeFloats + 8*kc)
 }
 
 // Run computes C = alpha * A * B (acc false) or C += alpha * A * B (acc true), C row-major with
 // leading dimension ldc. b is used when the plan's B is a matrix, src when it is Custom.
 func (p *Plan) Run(a Mat, b Mat, src Source, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
-	p.run(best, a, b, src, c, ldc, alpha, acc, ws)
+	k := best
+	if p.N <= narrow.NR {
+		k = narrow // a wider kernel would compute zeros
+	}
+	p.run(k, a, b, src, c, ldc, alpha, acc, ws)
 }
 
 func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
@@ -256,7 +260,7 @@ var tasks = sync.Pool{New: func() any { return new(task) }}
 func (t *task) Do(slot, lo, hi int) {
 	per := t.p.slotFloats()
 	buf := t.ws[slot*per : (slot+1)*per]
-	col, buf := buf[len(buf)-t.p.KC:], buf[:len(buf)-t.p.KC]
+	col, buf := buf[len(buf)-8*t.p.KC:], buf[:len(buf)-8*t.p.KC]
 	edge, buf := buf[len(buf)-edgeFloats:], buf[:len(buf)-edgeFloats]
 	tn := t.p.tilesN()
 	for i := lo; i < hi; i++ {
@@ -319,39 +323,54 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 	}
 }
 
-// packB packs B[k0:k0+kc, j0:j0+nc] into buf as panels of NR columns, panel q/NR at buf[q*kc:],
-// element (p, j) of a panel at p*NR + j, zero past N.
+// packB packs B[k0:k0+kc, j0:j0+nc] of a transposed or Source B into buf as panels of NR
+// columns, panel q/NR at buf[q*kc:], element (p, j) of a panel at p*NR + j, zero past N. Eight
+// columns at a time go through pack8 (their rows of the transposed B, or a Source's columns
+// written to col, are transposed 8 x 8 in registers); the rest one by one.
 func (t *task) packB(buf, col []float32, k0, kc, j0, nc int) {
 	nr := t.k.NR
+	k8 := 0
+	if hasPack8 {
+		k8 = kc &^ 7
+	}
 	for q := 0; q < nc; q += nr {
 		cols := min(nr, nc-q)
 		panel := buf[q*kc : q*kc+kc*nr]
-		switch {
-		case t.src != nil || t.b.Trans:
-			for j := 0; j < nr; j++ {
-				if j >= cols {
-					for p := 0; p < kc; p++ {
-						panel[p*nr+j] = 0
-					}
-					continue
+		j := 0
+		for ; k8 > 0 && j+8 <= cols; j += 8 {
+			var src []float32
+			stride := kc
+			if t.src != nil {
+				for r := 0; r < 8; r++ {
+					t.src.Col(col[r*kc:(r+1)*kc], j0+q+j+r, k0)
 				}
-				src := col[:kc]
-				if t.src != nil {
-					t.src.Col(src, j0+q+j, k0)
-				} else {
-					o := (j0+q+j)*t.b.Ld + k0
-					src = t.b.Data[o : o+kc]
-				}
-				for p, v := range src {
-					panel[p*nr+j] = v
+				src = col
+			} else {
+				src, stride = t.b.Data[(j0+q+j)*t.b.Ld+k0:], t.b.Ld
+			}
+			pack8(panel[j:], nr, src, stride, k8)
+			for r := 0; r < 8; r++ { // the last kc % 8 of each column
+				for p := k8; p < kc; p++ {
+					panel[p*nr+j+r] = src[r*stride+p]
 				}
 			}
-		default:
-			for p := 0; p < kc; p++ {
-				o := (k0+p)*t.b.Ld + j0 + q
-				dst := panel[p*nr : p*nr+nr]
-				copy(dst, t.b.Data[o:o+cols])
-				clear(dst[cols:])
+		}
+		for ; j < nr; j++ {
+			if j >= cols {
+				for p := 0; p < kc; p++ {
+					panel[p*nr+j] = 0
+				}
+				continue
+			}
+			src := col[:kc]
+			if t.src != nil {
+				t.src.Col(src, j0+q+j, k0)
+			} else {
+				o := (j0+q+j)*t.b.Ld + k0
+				src = t.b.Data[o : o+kc]
+			}
+			for p, v := range src {
+				panel[p*nr+j] = v
 			}
 		}
 	}

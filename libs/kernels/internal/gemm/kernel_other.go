@@ -2,4 +2,6 @@
 
 package gemm
 
-func init() { best = kernels[len(kernels)-1] }
+func init() { best, narrow = kernels[len(kernels)-1], kernels[len(kernels)-1] }
+
+func pack8(dst []float32, dstStride int, src []float32, srcStride, k int) { panic("unreachable") }

@@ -3,12 +3,18 @@
 // Kernels must not allocate per call, and starting goroutines with closures would; so the pool
 // is started once, loops are pooled, and work is described by a Body interface holding a
 // pointer the caller keeps (typically a sync.Pool'd argument struct).
+//
+// The pool is one per process (GOMAXPROCS-1 helpers), shared by every CPU backend and session:
+// a loop asks for at most its slots, so a backend configured for fewer workers uses fewer, and
+// several backends never oversubscribe the processors. Idle helpers spin briefly for the next
+// loop before parking (see spinFor).
 package par
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Body is the work of a parallel loop. Do processes indices [lo, hi) as participant slot; at any
@@ -89,11 +95,54 @@ func start() {
 	}
 	jobs = make(chan job, 4*helpers+1)
 	for range helpers {
-		go func() {
-			for j := range jobs {
-				j.l.help(j.gen)
+		go helper()
+	}
+}
+
+// spinFor is how long an idle helper keeps polling for the next loop before it parks. A
+// parked goroutine takes tens of microseconds to wake (longer than many kernels' loops: the
+// caller would finish alone); kernels of one model run back to back, so a helper that has
+// just finished usually finds the next loop within a few microseconds. (onnxruntime's thread
+// pool spins the same way.)
+const spinFor = 50 * time.Microsecond
+
+// helper runs loops' chunks for as long as the program runs.
+func helper() {
+	for {
+		select {
+		case j := <-jobs:
+			j.l.help(j.gen)
+			continue
+		default:
+		}
+		if j, ok := spin(); ok {
+			j.l.help(j.gen)
+			continue
+		}
+		j := <-jobs // park until the next loop
+		j.l.help(j.gen)
+	}
+}
+
+// spin polls the queue for up to spinFor. A poll of an empty channel takes no lock; every
+// few microseconds the helper yields its processor (runtime.Gosched), so that goroutines
+// waiting for one are not held up by spinning helpers.
+func spin() (job, bool) {
+	start := time.Now()
+	for i := 1; ; i++ {
+		select {
+		case j := <-jobs:
+			return j, true
+		default:
+		}
+		if i%256 == 0 {
+			if time.Since(start) > spinFor {
+				return job{}, false
 			}
-		}()
+			if i%2048 == 0 {
+				runtime.Gosched()
+			}
+		}
 	}
 }
 

@@ -57,7 +57,7 @@ func ExpShift(dst, src []float32, shift float32) float32 {
 // Exp sets dst[i] = e^src[i].
 func Exp(dst, src []float32) { ExpShift(dst, src, 0) }
 
-// Max returns the largest element of x (-Inf for none). NaNs may or may not be skipped.
+// Max returns the largest element of x (-Inf for none), NaN if any is NaN.
 func Max(x []float32) float32 {
 	m := float32(math.Inf(-1))
 	if useAVX2 && len(x) >= 8 {
@@ -66,19 +66,13 @@ func Max(x []float32) float32 {
 		x = x[n8:]
 	}
 	for _, v := range x {
-		if v > m {
-			m = v
-		}
+		m = max(m, v) // Go's max is NaN when either is
 	}
 	return m
 }
 
 // Scale sets x[i] *= a.
-func Scale(x []float32, a float32) {
-	for i := range x {
-		x[i] *= a
-	}
-}
+func Scale(x []float32, a float32) { VS(Mul, x, x, a) }
 
 // Dot returns the sum of a[i]*b[i] (len(b) >= len(a)).
 func Dot(a, b []float32) float32 {

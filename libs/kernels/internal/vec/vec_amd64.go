@@ -16,8 +16,17 @@ func expShiftAVX2(dst, src *float32, n int, shift float32) (sum float32)
 //go:noescape
 func maxAVX2(x *float32, n int) float32
 
+// expShift takes n a multiple of 8: 16 lanes at a time with AVX-512, the rest with AVX2.
 func expShift(dst, src []float32, shift float32) float32 {
-	return expShiftAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src), shift)
+	var sum float32
+	if n16 := len(src) &^ 15; useAVX512 && n16 > 0 {
+		sum = expShiftAVX512(unsafe.SliceData(dst), unsafe.SliceData(src), n16, shift)
+		dst, src = dst[n16:], src[n16:]
+	}
+	if len(src) > 0 {
+		sum += expShiftAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src), shift)
+	}
+	return sum
 }
 
 func max8(x []float32) float32 { return maxAVX2(unsafe.SliceData(x), len(x)) }
@@ -136,4 +145,43 @@ func affine(y, x, g, b []float32, m, inv float32) {
 		bp = unsafe.SliceData(b)
 	}
 	affineAVX2(unsafe.SliceData(y), unsafe.SliceData(x), unsafe.SliceData(g), bp, len(y), m, inv)
+}
+
+//go:noescape
+func select32AVX2(z *uint32, c *byte, x *uint32, xstep int, y *uint32, ystep int, n int)
+
+//go:noescape
+func isNaNAVX2(z *byte, x *float32, n int)
+
+// sel32 runs select32AVX2; a scalar side is passed as 8 copies that the pointer does not leave.
+func sel32(z []uint32, c []byte, x []uint32, xs bool, y []uint32, ys bool) {
+	var xb, yb [8]uint32
+	xp, yp, xstep, ystep := unsafe.SliceData(x), unsafe.SliceData(y), 32, 32
+	if !xs {
+		for i := range xb {
+			xb[i] = x[0]
+		}
+		xp, xstep = &xb[0], 0
+	}
+	if !ys {
+		for i := range yb {
+			yb[i] = y[0]
+		}
+		yp, ystep = &yb[0], 0
+	}
+	select32AVX2(unsafe.SliceData(z), unsafe.SliceData(c), xp, xstep, yp, ystep, len(z))
+}
+
+func isNaN(z []byte, x []float32) { isNaNAVX2(unsafe.SliceData(z), unsafe.SliceData(x), len(z)) }
+
+var useAVX512 = cpu.X86.HasAVX512F
+
+//go:noescape
+func expShiftAVX512(dst, src *float32, n int, shift float32) (sum float32)
+
+//go:noescape
+func dequant4AVX2(dst *float32, src *byte, n int, scale, offset float32)
+
+func dequant4(dst []float32, src []byte, scale, offset float32) {
+	dequant4AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src), scale, offset)
 }

@@ -174,17 +174,21 @@ done:
 	RET
 
 // func maxAVX2(x *float32, n int) float32
-// The largest of x[0:n] for n a positive multiple of 8 (NaNs are skipped unless all are).
+// The largest of x[0:n] for n a positive multiple of 8; NaN if any element is NaN.
 TEXT ·maxAVX2(SB), NOSPLIT, $0-20
 	MOVQ x+0(FP), SI
 	MOVQ n+8(FP), CX
 	VMOVUPS (SI), Y0
+	VCMPPS $3, Y0, Y0, Y2
 	ADDQ $32, SI
 	SHRQ $3, CX
 	DECQ CX
 	JEQ mdone
 mloop:
-	VMAXPS (SI), Y0, Y0
+	VMOVUPS (SI), Y1
+	VCMPPS $3, Y1, Y1, Y3
+	VORPS Y3, Y2, Y2
+	VMAXPS Y1, Y0, Y0
 	ADDQ $32, SI
 	DECQ CX
 	JNZ mloop
@@ -195,6 +199,12 @@ mdone:
 	VMAXPS X1, X0, X0
 	VPERMILPS $0xb1, X0, X1
 	VMAXPS X1, X0, X0
+	VMOVMSKPS Y2, AX
+	TESTL AX, AX
+	JEQ mret
+	MOVL $0x7fc00000, AX // a NaN was seen
+	MOVL AX, X0
+mret:
 	VZEROUPPER
 	MOVSS X0, ret+16(FP)
 	RET
@@ -273,4 +283,72 @@ gloop:
 	JNZ gloop
 gdone:
 	VZEROUPPER
+	RET
+
+// EXP16 sets Z0 = exp(Z0) for 16 lanes (AVX-512F), using Z1-Z3 and K1, with the constants
+// loaded in Z16-Z27 by EXP16CONSTS: values below ln(SmallestNormalFloat32) give 0 (zeroing
+// mask), NaN stays NaN, and VSCALEFPS makes overflow +Inf.
+#define EXP16CONSTS \
+	VBROADCASTSS expc<>+0(SB), Z16 \
+	VBROADCASTSS expc<>+32(SB), Z17 \
+	VBROADCASTSS expc<>+64(SB), Z18 \
+	VBROADCASTSS expc<>+96(SB), Z19 \
+	VBROADCASTSS expc<>+128(SB), Z20 \
+	VBROADCASTSS expc<>+160(SB), Z21 \
+	VBROADCASTSS expc<>+192(SB), Z22 \
+	VBROADCASTSS expc<>+224(SB), Z23 \
+	VBROADCASTSS expc<>+256(SB), Z24 \
+	VBROADCASTSS expc<>+288(SB), Z25 \
+	VBROADCASTSS expc<>+320(SB), Z26 \
+	VBROADCASTSS expc<>+352(SB), Z27
+
+#define EXP16 \
+	VCMPPS $5, Z17, Z0, K1 \
+	VMINPS Z0, Z16, Z0 \
+	VMULPS Z18, Z0, Z2 \
+	VRNDSCALEPS $0, Z2, Z2 \
+	VFNMADD231PS Z19, Z2, Z0 \
+	VFNMADD231PS Z20, Z2, Z0 \
+	VMOVAPS Z21, Z3 \
+	VFMADD213PS Z22, Z0, Z3 \
+	VFMADD213PS Z23, Z0, Z3 \
+	VFMADD213PS Z24, Z0, Z3 \
+	VFMADD213PS Z25, Z0, Z3 \
+	VFMADD213PS Z26, Z0, Z3 \
+	VMULPS Z0, Z0, Z1 \
+	VFMADD213PS Z0, Z1, Z3 \
+	VADDPS Z27, Z3, Z3 \
+	VSCALEFPS Z2, Z3, K1, Z0 \
+	VMOVAPS.Z Z0, K1, Z0
+
+// func expShiftAVX512(dst, src *float32, n int, shift float32) (sum float32)
+// dst[i] = exp(src[i] - shift) for n a multiple of 16; returns the sum of dst.
+TEXT ·expShiftAVX512(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS shift+24(FP), Z7
+	VPXORD Z6, Z6, Z6
+	EXP16CONSTS
+	SHRQ $4, CX
+	JEQ e16_done
+e16_loop:
+	VMOVUPS (SI), Z0
+	VSUBPS Z7, Z0, Z0
+	EXP16
+	VMOVUPS Z0, (DI)
+	VADDPS Z0, Z6, Z6
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ e16_loop
+e16_done:
+	VEXTRACTF64X4 $1, Z6, Y1
+	VADDPS Y1, Y6, Y6
+	VEXTRACTF128 $1, Y6, X1
+	VADDPS X1, X6, X6
+	VHADDPS X6, X6, X6
+	VHADDPS X6, X6, X6
+	VZEROUPPER
+	MOVSS X6, sum+32(FP)
 	RET

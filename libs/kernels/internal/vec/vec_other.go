@@ -21,3 +21,8 @@ func sv(op Op, z []float32, s float32, y []float32) { panic("unreachable") }
 func sums(x []float32) (float64, float64)         { panic("unreachable") }
 func sumSqDev(x []float32, m float64) float64     { panic("unreachable") }
 func affine(y, x, g, b []float32, m, inv float32) { panic("unreachable") }
+
+func sel32(z []uint32, c []byte, x []uint32, xs bool, y []uint32, ys bool) { panic("unreachable") }
+func isNaN(z []byte, x []float32)                                          { panic("unreachable") }
+
+func dequant4(dst []float32, src []byte, scale, offset float32) { panic("unreachable") }

@@ -82,6 +82,14 @@ func TestMax(t *testing.T) {
 			want = max(want, x[i])
 		}
 		require.Equal(t, want, Max(x), "n=%d", n)
+		if n > 0 {
+			for _, at := range []int{0, n / 2, n - 1} {
+				y := append([]float32(nil), x...)
+				y[at] = float32(math.NaN())
+				m := Max(y)
+				require.True(t, m != m, "n=%d, NaN at %d: %v", n, at, m)
+			}
+		}
 	}
 }
 
@@ -200,6 +208,61 @@ func TestNormHelpers(t *testing.T) {
 				}
 				require.InDelta(t, want, y[i], 1e-6)
 			}
+		}
+	}
+}
+
+func TestSelectAndIsNaN(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 100} {
+		c := make([]byte, n)
+		x, y, z := make([]uint32, n), make([]uint32, n), make([]uint32, n)
+		f, nan := make([]float32, n), make([]byte, n)
+		for i := range c {
+			c[i] = byte(r.IntN(3))
+			x[i], y[i] = r.Uint32(), r.Uint32()
+			f[i] = float32(r.NormFloat64())
+			if r.IntN(3) == 0 {
+				f[i] = float32(math.NaN())
+			}
+			if r.IntN(5) == 0 {
+				f[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+			}
+		}
+		for _, sides := range [][2][]uint32{{x, y}, {x[:min(n, 1)], y}, {x, y[:min(n, 1)]}, {x[:min(n, 1)], y[:min(n, 1)]}} {
+			if n == 0 {
+				continue
+			}
+			Select32(z, c, sides[0], sides[1])
+			for i := range z {
+				xv, yv := sides[0][min(i, len(sides[0])-1)], sides[1][min(i, len(sides[1])-1)]
+				want := yv
+				if c[i] != 0 {
+					want = xv
+				}
+				require.Equal(t, want, z[i], "n=%d element %d", n, i)
+			}
+		}
+		IsNaN(nan, f)
+		for i, v := range f {
+			require.Equal(t, v != v, nan[i] == 1, "n=%d element %d (%v)", n, i, v)
+			require.LessOrEqual(t, nan[i], byte(1))
+		}
+	}
+}
+
+func TestDequant4(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, n := range []int{0, 1, 15, 16, 17, 40} {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(r.IntN(256))
+		}
+		dst := make([]float32, 2*n)
+		Dequant4(dst, src, 0.37, 8)
+		for i, v := range src {
+			require.InDelta(t, (float32(v&15)-8)*0.37, dst[2*i], 1e-6)
+			require.InDelta(t, (float32(v>>4)-8)*0.37, dst[2*i+1], 1e-6)
 		}
 	}
 }

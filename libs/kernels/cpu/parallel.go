@@ -1,0 +1,50 @@
+package cpu
+
+import (
+	"sync"
+
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/par"
+)
+
+// Elementwise and row-wise kernels split large runs over the worker pool: a piece of work is
+// worth handing to another worker from about parMinElems elements on (waking a worker costs a
+// few microseconds, an element a fraction of a nanosecond), in chunks of about parGrainElems.
+const (
+	parMinElems   = 1 << 15
+	parGrainElems = 1 << 14
+)
+
+// rangeRunner is a kernel whose work is items [0, n) that can run in any order and in
+// parallel: runRange does items [lo, hi).
+type rangeRunner interface {
+	runRange(in, out []kernels.Tensor, lo, hi int)
+}
+
+// rangeBody hands a rangeRunner's items to the pool. The runner is the instance's own
+// (immutable) plan and in/out are the caller's, so nothing here allocates.
+type rangeBody struct {
+	r       rangeRunner
+	in, out []kernels.Tensor
+}
+
+func (b *rangeBody) Do(_, lo, hi int) { b.r.runRange(b.in, b.out, lo, hi) }
+
+var rangeBodies = sync.Pool{New: func() any { return new(rangeBody) }}
+
+// runRanges runs r over n items of about perItem elements each: on the calling goroutine when
+// the work is small or there is one worker, else over the pool in chunks.
+func runRanges(r rangeRunner, in, out []kernels.Tensor, n, perItem, workers int) {
+	if n <= 0 {
+		return
+	}
+	if workers <= 1 || n < 2 || n*max(perItem, 1) < parMinElems {
+		r.runRange(in, out, 0, n)
+		return
+	}
+	b := rangeBodies.Get().(*rangeBody)
+	*b = rangeBody{r: r, in: in, out: out}
+	par.For(n, max(1, parGrainElems/max(perItem, 1)), workers, b)
+	*b = rangeBody{}
+	rangeBodies.Put(b)
+}

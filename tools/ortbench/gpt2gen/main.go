@@ -1,0 +1,318 @@
+// Command gpt2gen writes a GPT-2-shaped ONNX model with random weights, for benchmarking the
+// CPU backend against onnxruntime (tools/ortbench) without downloading or exporting a model.
+//
+//	go run ./tools/ortbench/gpt2gen -out /tmp/gpt2s.onnx            # GPT-2 small: 124M parameters
+//	go run ./tools/ortbench/gpt2gen -out tiny.onnx -layers 2 -hidden 64 -heads 4 -vocab 256
+//
+// The graph is the one torch.onnx.export (dynamo) makes of transformers' GPT2LMHeadModel,
+// written with plain ONNX ops (opset 18) in the same form: token and position embeddings, the
+// residual stream as [batch*seq, hidden], per layer LayerNormalization, Conv1D layers as Gemm
+// with bias (QKV fused), attention as MatMul / Softmax / MatMul over transposed heads with a
+// causal and a padding mask, the tanh-GELU MLP and the residual adds, a final
+// LayerNormalization, and the tied LM head as MatMul by Transpose(token embedding). Inputs
+// input_ids and attention_mask are int64 [batch, seq]; the output logits is float32 [batch,
+// seq, vocab]. Weights are N(0, 0.02), seeded, embedded in the file.
+//
+// The protobuf is encoded here by hand (a few dozen lines for the handful of messages used) to
+// keep this tool free of dependencies; tools/ortbench/make_gpt2.py exports the real
+// transformers model where torch is installed.
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+)
+
+func main() {
+	out := flag.String("out", "", "output .onnx `file`")
+	layers := flag.Int("layers", 12, "transformer layers")
+	hidden := flag.Int("hidden", 768, "hidden size")
+	heads := flag.Int("heads", 12, "attention heads")
+	vocab := flag.Int("vocab", 50257, "vocabulary size")
+	positions := flag.Int("positions", 1024, "position table size")
+	seed := flag.Uint64("seed", 1, "random seed of the weights")
+	flag.Parse()
+	if *out == "" || *hidden%*heads != 0 || *layers < 1 {
+		fmt.Fprintln(os.Stderr, "gpt2gen: want -out FILE, layers >= 1 and hidden a multiple of heads")
+		flag.Usage()
+		os.Exit(2)
+	}
+	g := &builder{rng: rand.New(rand.NewPCG(*seed, 2))}
+	g.gpt2(*layers, *hidden, *heads, *vocab, *positions)
+	f, err := os.Create(*out)
+	if err == nil {
+		w := bufio.NewWriterSize(f, 1<<20)
+		_, err = w.Write(g.model())
+		if err == nil {
+			err = w.Flush()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gpt2gen:", err)
+		os.Exit(1)
+	}
+}
+
+// ---------------------------------------------------------------- protobuf encoding
+
+type pb []byte
+
+func (b *pb) varint(v uint64)     { *b = binary.AppendUvarint(*b, v) }
+func (b *pb) tag(field, wire int) { b.varint(uint64(field<<3 | wire)) }
+func (b *pb) int(field int, v int64) {
+	b.tag(field, 0)
+	b.varint(uint64(v))
+}
+func (b *pb) bytes(field int, v []byte) {
+	b.tag(field, 2)
+	b.varint(uint64(len(v)))
+	*b = append(*b, v...)
+}
+func (b *pb) str(field int, s string) { b.bytes(field, []byte(s)) }
+func (b *pb) float(field int, v float32) {
+	b.tag(field, 5)
+	*b = binary.LittleEndian.AppendUint32(*b, math.Float32bits(v))
+}
+
+// ONNX field numbers and enums (onnx.proto).
+const (
+	tFloat = 1
+	tInt64 = 7
+
+	attrFloat  = 1
+	attrInt    = 2
+	attrTensor = 4
+	attrInts   = 7
+)
+
+type attr struct {
+	name string
+	typ  int
+	f    float32
+	i    int64
+	ints []int64
+	t    pb
+}
+
+func (a attr) encode() []byte {
+	var b pb
+	b.str(1, a.name)
+	switch a.typ {
+	case attrFloat:
+		b.float(2, a.f)
+	case attrInt:
+		b.int(3, a.i)
+	case attrTensor:
+		b.bytes(5, a.t)
+	case attrInts:
+		for _, v := range a.ints {
+			b.int(8, v)
+		}
+	}
+	b.int(20, int64(a.typ))
+	return b
+}
+
+func tensor(name string, dt int, dims []int64, raw []byte) pb {
+	var b pb
+	for _, d := range dims {
+		b.int(1, d)
+	}
+	b.int(2, int64(dt))
+	b.str(8, name)
+	b.bytes(9, raw)
+	return b
+}
+
+// valueInfo is a tensor input or output; a dim is an int64 or a symbolic name.
+func valueInfo(name string, dt int, dims ...any) []byte {
+	var shape pb
+	for _, d := range dims {
+		var dim pb
+		switch d := d.(type) {
+		case int:
+			dim.int(1, int64(d))
+		case string:
+			dim.str(2, d)
+		}
+		shape.bytes(1, dim)
+	}
+	var tt pb
+	tt.int(1, int64(dt))
+	tt.bytes(2, shape)
+	var typ pb
+	typ.bytes(1, tt)
+	var b pb
+	b.str(1, name)
+	b.bytes(2, typ)
+	return b
+}
+
+// ---------------------------------------------------------------- graph building
+
+type builder struct {
+	rng     *rand.Rand
+	nodes   []pb
+	inits   []pb
+	inputs  [][]byte
+	outputs [][]byte
+	n       int
+}
+
+// op adds a node and returns its output names.
+func (g *builder) op(typ string, inputs []string, nout int, attrs ...attr) []string {
+	g.n++
+	var b pb
+	for _, in := range inputs {
+		b.str(1, in)
+	}
+	outs := make([]string, nout)
+	for i := range outs {
+		outs[i] = fmt.Sprintf("%s_%d_%d", typ, g.n, i)
+		b.str(2, outs[i])
+	}
+	b.str(3, fmt.Sprintf("%s_%d", typ, g.n))
+	b.str(4, typ)
+	for _, a := range attrs {
+		b.bytes(5, a.encode())
+	}
+	g.nodes = append(g.nodes, b)
+	return outs
+}
+
+func (g *builder) op1(typ string, inputs []string, attrs ...attr) string {
+	return g.op(typ, inputs, 1, attrs...)[0]
+}
+
+func (g *builder) init(name string, dt int, dims []int64, raw []byte) string {
+	g.inits = append(g.inits, tensor(name, dt, dims, raw))
+	return name
+}
+
+// weight adds an N(0, std) float32 initializer (or a constant when std is 0).
+func (g *builder) weight(name string, std, mean float32, dims ...int64) string {
+	n := int64(1)
+	for _, d := range dims {
+		n *= d
+	}
+	raw := make([]byte, 4*n)
+	for i := int64(0); i < n; i++ {
+		v := mean
+		if std != 0 {
+			v += std * float32(g.rng.NormFloat64())
+		}
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+	}
+	return g.init(name, tFloat, dims, raw)
+}
+
+func (g *builder) ints(name string, vals ...int64) string {
+	raw := make([]byte, 8*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
+	}
+	return g.init(name, tInt64, []int64{int64(len(vals))}, raw)
+}
+
+func (g *builder) scalar(name string, v float32) string {
+	return g.init(name, tFloat, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+}
+
+func (g *builder) int64Scalar(name string, v int64) string {
+	return g.init(name, tInt64, nil, binary.LittleEndian.AppendUint64(nil, uint64(v)))
+}
+
+func ai(name string, v int64) attr    { return attr{name: name, typ: attrInt, i: v} }
+func af(name string, v float32) attr  { return attr{name: name, typ: attrFloat, f: v} }
+func as(name string, v ...int64) attr { return attr{name: name, typ: attrInts, ints: v} }
+
+func (g *builder) gpt2(layers, hidden, heads, vocab, positions int) {
+	H, D := int64(hidden), int64(hidden/heads)
+	g.inputs = append(g.inputs, valueInfo("input_ids", tInt64, "batch", "seq"), valueInfo("attention_mask", tInt64, "batch", "seq"))
+	g.outputs = append(g.outputs, valueInfo("logits", tFloat, "batch", "seq", vocab))
+	wte := g.weight("wte", 0.02, 0, int64(vocab), H)
+	wpe := g.weight("wpe", 0.01, 0, int64(positions), H)
+	one, neg := g.scalar("one", 1), g.scalar("neg_big", -10000)
+	// positions 0 .. seq-1
+	bs := g.op1("Shape", []string{"input_ids"})
+	seqLen := g.op1("Shape", []string{"input_ids"}, ai("start", 1), ai("end", 2))
+	seq := g.op1("Squeeze", []string{seqLen, g.ints("axis0", 0)})
+	pos := g.op1("Range", []string{g.int64Scalar("zero_i", 0), seq, g.int64Scalar("one_i", 1)})
+	h := g.op1("Add", []string{g.op1("Gather", []string{wte, "input_ids"}), g.op1("Gather", []string{wpe, pos})})
+	rows := g.ints("rows_shape", -1, H)
+	h = g.op1("Reshape", []string{h, rows}) // the residual stream is [batch*seq, hidden], as exported
+	// additive mask [batch, 1, seq, seq]: -10000 above the diagonal and on padded keys
+	ones := g.op1("ConstantOfShape", []string{g.op1("Concat", []string{seqLen, seqLen}, ai("axis", 0))},
+		attr{name: "value", typ: attrTensor, t: tensor("", tFloat, []int64{1}, binary.LittleEndian.AppendUint32(nil, math.Float32bits(1)))})
+	causal := g.op1("Mul", []string{g.op1("Trilu", []string{ones, g.int64Scalar("k1", 1)}, ai("upper", 1)), neg})
+	pad := g.op1("Unsqueeze", []string{g.op1("Cast", []string{"attention_mask"}, ai("to", tFloat)), g.ints("axes12", 1, 2)})
+	bias := g.op1("Add", []string{causal, g.op1("Mul", []string{g.op1("Sub", []string{one, pad}), neg})})
+	heads4 := g.op1("Concat", []string{bs, g.ints("head_dims", int64(heads), D)}, ai("axis", 0))
+	split := g.ints("qkv_split", H, H, H)
+	scale := g.scalar("scale", float32(1/math.Sqrt(float64(D))))
+	half, c0, c1 := g.scalar("half", 0.5), g.scalar("gelu_c", float32(math.Sqrt(2/math.Pi))), g.scalar("gelu_k", 0.044715)
+	three := g.scalar("three", 3)
+	// linear is Conv1D as exported: Gemm of [rows, in] by the [in, out] weight, plus bias.
+	linear := func(x, w, b string) string { return g.op1("Gemm", []string{x, w, b}) }
+	for l := 0; l < layers; l++ {
+		w := func(name string, std, mean float32, dims ...int64) string {
+			return g.weight(fmt.Sprintf("h%d.%s", l, name), std, mean, dims...)
+		}
+		x := g.op1("LayerNormalization", []string{h, w("ln1.g", 0, 1, H), w("ln1.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
+		qkv := linear(x, w("attn.w", 0.02, 0, H, 3*H), w("attn.b", 0, 0, 3*H))
+		p := g.op("Split", []string{qkv, split}, 3, ai("axis", 1))
+		q := g.op1("Transpose", []string{g.op1("Reshape", []string{p[0], heads4})}, as("perm", 0, 2, 1, 3))
+		k := g.op1("Transpose", []string{g.op1("Reshape", []string{p[1], heads4})}, as("perm", 0, 2, 3, 1))
+		v := g.op1("Transpose", []string{g.op1("Reshape", []string{p[2], heads4})}, as("perm", 0, 2, 1, 3))
+		sc := g.op1("Add", []string{g.op1("Mul", []string{g.op1("MatMul", []string{q, k}), scale}), bias})
+		a := g.op1("MatMul", []string{g.op1("Softmax", []string{sc}, ai("axis", -1)), v})
+		a = g.op1("Reshape", []string{g.op1("Transpose", []string{a}, as("perm", 0, 2, 1, 3)), rows})
+		h = g.op1("Add", []string{h, linear(a, w("proj.w", 0.02, 0, H, H), w("proj.b", 0, 0, H))})
+		x = g.op1("LayerNormalization", []string{h, w("ln2.g", 0, 1, H), w("ln2.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
+		f := linear(x, w("fc.w", 0.02, 0, H, 4*H), w("fc.b", 0, 0, 4*H))
+		// gelu_new: 0.5 f (1 + tanh(sqrt(2/pi) (f + 0.044715 f^3)))
+		u := g.op1("Mul", []string{c0, g.op1("Add", []string{f, g.op1("Mul", []string{c1, g.op1("Pow", []string{f, three})})})})
+		f = g.op1("Mul", []string{g.op1("Mul", []string{half, f}), g.op1("Add", []string{one, g.op1("Tanh", []string{u})})})
+		h = g.op1("Add", []string{h, linear(f, w("mlp.w", 0.02, 0, 4*H, H), w("mlp.b", 0, 0, H))})
+	}
+	x := g.op1("LayerNormalization", []string{h, g.weight("lnf.g", 0, 1, H), g.weight("lnf.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
+	// the tied LM head as exported: MatMul by the transposed token embedding
+	logits := g.op1("MatMul", []string{x, g.op1("Transpose", []string{wte}, as("perm", 1, 0))})
+	shape := g.op1("Concat", []string{bs, g.ints("vocab_dim", int64(vocab))}, ai("axis", 0))
+	g.op("Reshape", []string{logits, shape}, 0)
+	g.nodes[len(g.nodes)-1].str(2, "logits") // name the last node's output
+}
+
+func (g *builder) model() []byte {
+	var gr pb
+	for _, n := range g.nodes {
+		gr.bytes(1, n)
+	}
+	gr.str(2, "gpt2")
+	for _, t := range g.inits {
+		gr.bytes(5, t)
+	}
+	for _, v := range g.inputs {
+		gr.bytes(11, v)
+	}
+	for _, v := range g.outputs {
+		gr.bytes(12, v)
+	}
+	var opset pb
+	opset.str(1, "")
+	opset.int(2, 18)
+	var m pb
+	m.int(1, 8) // IR version
+	m.str(2, "carve gpt2gen")
+	m.bytes(7, gr)
+	m.bytes(8, opset)
+	return m
+}
