@@ -13,7 +13,7 @@ mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 eval "$(tools/cuda/headers.sh)"
 tools/cuda/kernels.sh
-rm -f "$dir"/*.test "$dir"/*.bin "$dir"/*.gz
+rm -f "$dir"/*.test "$dir"/*.bin "$dir"/*.gz "$dir"/*.dir
 # Packages with cuda-tagged tests.
 pkgs=$(grep -rl --include='*_test.go' '^//go:build cuda' libs apps 2>/dev/null | xargs -r -n1 dirname | sort -u)
 for p in $pkgs; do
@@ -21,6 +21,7 @@ for p in $pkgs; do
   echo "go test -c -tags cuda ./$p" >&2
   nice go test -c -tags cuda -ldflags='-s -w' -o "$dir/$name.test" "./$p"
   gzip -f "$dir/$name.test"
+  echo "$p" > "$dir/$name.dir" # run.sh runs it in its package's folder, as go test does
 done
 # The apps, as a GPU host runs them.
 for app in ${TOOLS:-}; do

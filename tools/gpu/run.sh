@@ -26,7 +26,11 @@ failed=0
 for t in "$bin"/*.test; do
   name=$(basename "$t" .test)
   start=$(date +%s%N)
-  (cd "$bin" && "$t" -test.v -test.count=1 ${RUN:+-test.run "$RUN"}) > "$out/$name.log" 2>&1
+  # In its package's folder of the checkout beside this folder (the device tool sends it), as go
+  # test runs it: tests read testdata and sources relative to it.
+  wd=$bin
+  [ -f "$here/$name.dir" ] && [ -d "$here/../$(cat "$here/$name.dir")" ] && wd="$here/../$(cat "$here/$name.dir")"
+  (cd "$wd" && "$t" -test.v -test.count=1 ${RUN:+-test.run "$RUN"}) > "$out/$name.log" 2>&1
   rc=$?
   ms=$((($(date +%s%N) - start) / 1000000))
   pass=$(grep -c -- '^\s*--- PASS' "$out/$name.log")
