@@ -80,13 +80,16 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		})
 	}
 
+	// The session goroutines start first and wait at a gate, so that the Go heap allocations
+	// counted are the runs' alone, not the harness's (starting goroutines allocates).
 	var ms0, ms1 runtime.MemStats
-	before := r.Counters()
-	runtime.ReadMemStats(&ms0)
-	start := time.Now()
-	var wg sync.WaitGroup
+	var wg, ready sync.WaitGroup
+	gate := make(chan struct{})
 	for s, sess := range r.Sessions {
+		ready.Add(1)
 		wg.Go(func() {
+			ready.Done()
+			<-gate
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(cfg.Runs) {
@@ -106,6 +109,11 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 			}
 		})
 	}
+	ready.Wait()
+	before := r.Counters()
+	runtime.ReadMemStats(&ms0)
+	start := time.Now()
+	close(gate)
 	wg.Wait()
 	wall := time.Since(start)
 	runtime.ReadMemStats(&ms1)
