@@ -12,6 +12,7 @@ Prints one table and writes qwen_bench.json beside the logs.
 
 Usage (on the GPU host, from the folder tools/gpu/build.sh filled, with the runner built):
   PYTHONUNBUFFERED=1 python3 qwen_bench.py --runner ./runner --out $OUT [--shapes 1x512,1x2048,8x1024]
+      [--variants 'eager=;graph=--graph;exported=--no-fuse']
 """
 
 import argparse
@@ -97,7 +98,8 @@ def main():
     ap.add_argument("--out", default=".")
     ap.add_argument("--shapes", default="1x512,1x2048,8x1024")
     ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--flags", default="", help="extra runner flags, space separated (e.g. --no-fuse --graph)")
+    ap.add_argument("--variants", default="eager=;graph=--graph",
+                    help="carve runs as NAME=FLAGS pairs separated by ';' (FLAGS space separated, e.g. --no-fuse)")
     a = ap.parse_args()
     shapes = [tuple(int(x) for x in sh.split("x")) for sh in a.shapes.split(",")]
     import make_fixtures as mf
@@ -110,23 +112,27 @@ def main():
     path = os.path.join(tmp, "qwen2_1p5b.onnx")
     export(model, path)
     del model
+    variants = [v.split("=", 1) for v in a.variants.split(";") if v]
     rows = []
     for b, s in shapes:
-        c = carve(a.runner, path, b, s, a.reps, a.flags.split())
-        e = eager[(b, s)]
-        rows.append({"batch": b, "seq": s, "torch": e, "carve": c})
-        log(f"carve b={b} s={s}: {c}")
+        row = {"batch": b, "seq": s, "torch": eager[(b, s)]}
+        for name, flags in variants:
+            row[name] = carve(a.runner, path, b, s, a.reps, flags.split())
+            log(f"carve {name} b={b} s={s}: {row[name]}")
+        rows.append(row)
     print(f"\nQwen2.5-1.5B-shaped, bf16, weights {weights / 1e9:.2f} GB (torch)")
-    print(f"{'(batch, seq)':>12}  {'torch ms':>9}  {'torch +MiB':>10}  {'carve ms':>9}  {'carve +MiB':>10}  ratio mem")
+    print(f"{'(batch, seq)':>12}  {'variant':>8}  {'torch ms':>9}  {'torch +MiB':>10}  {'carve ms':>9}  {'carve +MiB':>10}  mem ratio  time ratio")
     for r in rows:
-        e, c = r["torch"], r["carve"]
-        if "error" in c:
-            print(f"{str((r['batch'], r['seq'])):>12}  {e['ms']:9.2f}  {e['extra_bytes'] / 2**20:10.0f}  carve failed: {c['error']}")
-            continue
-        print(f"{str((r['batch'], r['seq'])):>12}  {e['ms']:9.2f}  {e['extra_bytes'] / 2**20:10.0f}  {c['ms']:9.2f}  "
-              f"{c['extra_bytes'] / 2**20:10.0f}  {c['extra_bytes'] / max(e['extra_bytes'], 1):.2f}x")
+        e = r["torch"]
+        for name, _ in variants:
+            c = r[name]
+            if "error" in c:
+                print(f"{str((r['batch'], r['seq'])):>12}  {name:>8}  {e['ms']:9.2f}  {e['extra_bytes'] / 2**20:10.0f}  carve failed: {c['error']}")
+                continue
+            print(f"{str((r['batch'], r['seq'])):>12}  {name:>8}  {e['ms']:9.2f}  {e['extra_bytes'] / 2**20:10.0f}  {c['ms']:9.2f}  "
+                  f"{c['extra_bytes'] / 2**20:10.0f}  {c['extra_bytes'] / max(e['extra_bytes'], 1):9.2f}x  {c['ms'] / e['ms']:9.2f}x")
     with open(os.path.join(a.out, "qwen_bench.json"), "w") as f:
-        json.dump({"weights_bytes": weights, "rows": rows, "flags": a.flags}, f, indent=1)
+        json.dump({"weights_bytes": weights, "rows": rows, "variants": a.variants}, f, indent=1)
 
 
 if __name__ == "__main__":
