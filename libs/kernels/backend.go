@@ -90,6 +90,9 @@ type Driver struct {
 	Registry func() (*Registry, error)
 	// Open opens one device of this kind.
 	Open func(opts OpenOptions) (Backend, error)
+	// Count says how many devices of this kind the machine has; nil for kinds whose devices
+	// are made on demand (the CPU, simulated devices).
+	Count func() (int, error)
 }
 
 var (

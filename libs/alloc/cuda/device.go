@@ -145,6 +145,18 @@ func check(call string, r C.CUresult) error {
 	return &Error{Call: call, Code: int(r), Name: C.GoString(name), Text: C.GoString(text)}
 }
 
+// DeviceCount initialises the driver and returns how many CUDA devices it sees.
+func DeviceCount() (int, error) {
+	if err := check("cuInit", C.cuInit(0)); err != nil {
+		return 0, err
+	}
+	var n C.int
+	if err := check("cuDeviceGetCount", C.cuDeviceGetCount(&n)); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
 // Open initialises the driver and retains device ordinal's primary context.
 func Open(ordinal int) (*Device, error) {
 	d := &Device{ordinal: ordinal, events: map[alloc.Event]C.CUevent{}, graphs: map[alloc.GraphExec]graphPair{}}

@@ -66,6 +66,9 @@ func open(opts kernels.OpenOptions) (kernels.Backend, error) {
 	return b, nil
 }
 
+// count is the number of CUDA devices the driver sees.
+func count() (int, error) { return acuda.DeviceCount() }
+
 // Name is "cuda:N".
 func (b *Backend) Name() string { return b.dev.Name() }
 

@@ -46,7 +46,7 @@ func Registry() (*kernels.Registry, error) {
 }
 
 func init() {
-	kernels.RegisterDriver(kernels.Driver{Name: kernels.BackendCUDA, Registry: Registry, Open: Open})
+	kernels.RegisterDriver(kernels.Driver{Name: kernels.BackendCUDA, Registry: Registry, Open: Open, Count: count})
 }
 
 // Open opens the CUDA backend on device opts.Ordinal. Without the cuda build tag it fails with

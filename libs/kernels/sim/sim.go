@@ -60,15 +60,17 @@ func newRegistry(mem *alloc.SimMemory) (*kernels.Registry, error) {
 // Backend runs the CPU kernels on a simulated discrete device. It is safe for concurrent use.
 type Backend struct {
 	dev      *alloc.SimDevice
+	ordinal  int
 	target   kernels.Target
 	registry *kernels.Registry
 }
 
 // Open opens a simulated device of opts.Memory bytes (0: alloc.DefaultCPUMemory) whose kernels
-// use opts.Workers workers.
+// use opts.Workers workers. Every call makes a new, independent device; opts.Ordinal only names
+// it, so that several replicas can be told apart.
 func Open(opts kernels.OpenOptions) (*Backend, error) {
-	if opts.Ordinal != 0 {
-		return nil, fmt.Errorf("sim backend: there is one simulated device, not %d", opts.Ordinal+1)
+	if opts.Ordinal < 0 {
+		return nil, fmt.Errorf("sim backend: device number %d is negative", opts.Ordinal)
 	}
 	dev, mem, err := alloc.NewSim(alloc.SimConfig{Memory: opts.Memory})
 	if err != nil {
@@ -81,11 +83,16 @@ func Open(opts kernels.OpenOptions) (*Backend, error) {
 	}
 	t := kernels.CPU(opts.Workers)
 	t.Backend = kernels.BackendSim
-	return &Backend{dev: dev, target: t, registry: reg}, nil
+	return &Backend{dev: dev, ordinal: opts.Ordinal, target: t, registry: reg}, nil
 }
 
-// Name is "sim".
-func (b *Backend) Name() string { return b.dev.Name() }
+// Name is "sim", or "sim:N" for a device number N > 0 (each an independent simulated device).
+func (b *Backend) Name() string {
+	if b.ordinal > 0 {
+		return fmt.Sprintf("%s:%d", b.dev.Name(), b.ordinal)
+	}
+	return b.dev.Name()
+}
 
 // Target is the simulated device: the CPU's workers under the sim backend's name.
 func (b *Backend) Target() kernels.Target { return b.target }

@@ -131,13 +131,17 @@ func printLoad(w io.Writer, r *run.Runner, files map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "model\t%s\n", r.ModelName)
 	fmt.Fprintf(tw, "fusion\t%s\n", fusionLine(r))
-	fmt.Fprintf(tw, "device\t%s, %d workers, policy %s\n", r.Backend.Name(), workers(r.Config), policyName(r))
+	fmt.Fprintf(tw, "device\t%s, %d workers, policy %s\n", strings.Join(rs.Devices, " + "), workers(r.Config), policyName(r))
 	fmt.Fprintf(tw, "envelope\t%s\n", rs.Envelope)
-	fmt.Fprintf(tw, "reserved\t%s arena per session x %d = %s, before any run (worst binding %s of %d planned)\n",
-		bytesize.Format(rs.ArenaBytes), rs.Sessions, bytesize.Format(rs.TotalArenaBytes),
+	perDevice := ""
+	if len(rs.Devices) > 1 {
+		perDevice = fmt.Sprintf(" on each of %d devices", len(rs.Devices))
+	}
+	fmt.Fprintf(tw, "reserved\t%s arena per session x %d = %s%s, before any run (worst binding %s of %d planned)\n",
+		bytesize.Format(rs.ArenaBytes), rs.Sessions, bytesize.Format(rs.TotalArenaBytes), perDevice,
 		engine.Binding(rs.WorstBinding), rs.Candidates)
 	if rs.DeviceWeightBytes > 0 {
-		fmt.Fprintf(tw, "\tworkspace bound W %s (sum over nodes); weights %s, resident on the device once (%s reserved), outside the arenas\n",
+		fmt.Fprintf(tw, "\tworkspace bound W %s (sum over nodes); weights %s, resident once per device (%s reserved), outside the arenas\n",
 			bytesize.Format(rs.WorkspaceBound), bytesize.Format(rs.WeightBytes), bytesize.Format(rs.DeviceWeightBytes))
 	} else {
 		fmt.Fprintf(tw, "\tworkspace bound W %s (sum over nodes); weights %s, mapped from the model, outside the arenas\n",

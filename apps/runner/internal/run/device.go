@@ -24,13 +24,61 @@ type DeviceSpec struct {
 }
 
 func (d DeviceSpec) String() string {
-	if d.Kind == kernels.BackendCUDA {
+	if d.Kind == kernels.BackendCUDA || d.Ordinal > 0 {
 		return fmt.Sprintf("%s:%d", d.Kind, d.Ordinal)
 	}
 	return d.Kind
 }
 
-// ParseDevice reads "cpu", "sim", "cuda" or "cuda:N" ("" means cpu).
+// ParseDevices reads a --device list: one device, or replicas separated by commas ("cuda:0,cuda:1",
+// "sim,sim:1"), or "cuda:all" for every GPU the driver sees. Replicas must be of one kind, and no
+// device may be named twice.
+func ParseDevices(s string) ([]DeviceSpec, error) {
+	if strings.TrimSpace(s) == kernels.BackendCUDA+":all" {
+		drv, err := kernels.LookupDriver(kernels.BackendCUDA)
+		if err != nil {
+			return nil, err
+		}
+		n, err := drv.Count()
+		var nb *cuda.NotBuiltError
+		if errors.As(err, &nb) {
+			return nil, &UsageError{"--device cuda:all: this runner was not built with cuda support (rebuild with -tags cuda, or bazel --config=cuda); use --device cpu or sim"}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, &UsageError{"--device cuda:all: the CUDA driver sees no GPU"}
+		}
+		specs := make([]DeviceSpec, n)
+		for i := range specs {
+			specs[i] = DeviceSpec{Kind: kernels.BackendCUDA, Ordinal: i}
+		}
+		return specs, nil
+	}
+	var specs []DeviceSpec
+	seen := map[DeviceSpec]bool{}
+	for _, part := range strings.Split(s, ",") {
+		spec, err := ParseDevice(part)
+		if err != nil {
+			return nil, err
+		}
+		if len(specs) > 0 && spec.Kind != specs[0].Kind {
+			return nil, &UsageError{fmt.Sprintf("--device %s: replicas must be devices of one kind, not %s and %s", s, specs[0].Kind, spec.Kind)}
+		}
+		if seen[spec] {
+			return nil, &UsageError{fmt.Sprintf("--device %s: %s is named twice", s, spec)}
+		}
+		seen[spec] = true
+		specs = append(specs, spec)
+	}
+	if len(specs) > 1 && specs[0].Kind == kernels.BackendCPU {
+		return nil, &UsageError{fmt.Sprintf("--device %s: the CPU is one device; use --concurrency for more sessions", s)}
+	}
+	return specs, nil
+}
+
+// ParseDevice reads "cpu", "sim", "sim:N", "cuda" or "cuda:N" ("" means cpu).
 func ParseDevice(s string) (DeviceSpec, error) {
 	kind, ord, hasOrd := strings.Cut(strings.TrimSpace(s), ":")
 	if kind == "" {
@@ -38,15 +86,15 @@ func ParseDevice(s string) (DeviceSpec, error) {
 	}
 	spec := DeviceSpec{Kind: kind}
 	switch kind {
-	case kernels.BackendCPU, kernels.BackendSim:
+	case kernels.BackendCPU:
 		if hasOrd {
-			return spec, &UsageError{fmt.Sprintf("--device %s: the %s device takes no number", s, kind)}
+			return spec, &UsageError{fmt.Sprintf("--device %s: the cpu device takes no number", s)}
 		}
-	case kernels.BackendCUDA:
+	case kernels.BackendCUDA, kernels.BackendSim:
 		if hasOrd {
 			n, err := strconv.Atoi(ord)
 			if err != nil || n < 0 {
-				return spec, &UsageError{fmt.Sprintf("--device %s: %q is not a GPU number (cuda:0, cuda:1, ...)", s, ord)}
+				return spec, &UsageError{fmt.Sprintf("--device %s: %q is not a device number (%s:0, %s:1, ...)", s, ord, kind, kind)}
 			}
 			spec.Ordinal = n
 		}

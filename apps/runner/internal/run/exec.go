@@ -33,11 +33,18 @@ type Counters struct {
 	Frees         int64 `json:"allocator_frees"`
 }
 
-// Counters reads the runner's allocation counters now.
+// Counters reads the runner's allocation counters now, summed over the replicas.
 func (r *Runner) Counters() Counters {
-	calls := deviceCalls(r.Backend.Device())
-	st := r.Alloc.Stats()
-	return Counters{DeviceMallocs: calls.Malloc, DeviceFrees: calls.Free, Allocs: st.Allocations.Allocated, Frees: st.Allocations.Freed}
+	var c Counters
+	for _, rep := range r.Replicas {
+		calls := deviceCalls(rep.Backend.Device())
+		st := rep.Alloc.Stats()
+		c.DeviceMallocs += calls.Malloc
+		c.DeviceFrees += calls.Free
+		c.Allocs += st.Allocations.Allocated
+		c.Frees += st.Allocations.Freed
+	}
+	return c
 }
 
 // Sub returns c - o.
@@ -119,11 +126,14 @@ func clone(t kernels.Tensor) kernels.Tensor {
 	return kernels.Tensor{DType: t.DType, Shape: append([]int64(nil), t.Shape...), Data: bytes.Clone(t.Data)}
 }
 
-// Stats are the statistics --stats prints.
+// Stats are the statistics --stats prints: the first replica's, and with several replicas each
+// one's under Replicas, named by device.
 type Stats struct {
 	Allocator alloc.Stats `json:"allocator"`
 	Engine    EngineStats `json:"engine"`
 	Device    DeviceCalls `json:"device"`
+	Replicas  []Stats     `json:"replicas,omitempty"`
+	Name      string      `json:"name,omitempty"` // the replica's device, in Replicas
 }
 
 // EngineStats are engine.Stats with a stable JSON form.
@@ -169,15 +179,28 @@ type DeviceCalls struct {
 
 // Stats snapshots the allocator's, the engine's and the device's counters.
 func (r *Runner) Stats() Stats {
-	es := r.Runtime.Stats()
+	st := r.Replicas[0].stats()
+	if len(r.Replicas) > 1 {
+		for _, rep := range r.Replicas {
+			rs := rep.stats()
+			rs.Name = rep.Backend.Name()
+			st.Replicas = append(st.Replicas, rs)
+		}
+	}
+	return st
+}
+
+// stats snapshots one replica's counters.
+func (rep *Replica) stats() Stats {
+	es := rep.Runtime.Stats()
 	var st Stats
-	st.Allocator = r.Alloc.Stats()
+	st.Allocator = rep.Alloc.Stats()
 	st.Engine = EngineStats{Patterns: cacheStats(es.Patterns), Programs: cacheStats(es.Programs),
 		DynamicWorkspaces: es.DynamicWorkspace, DynamicWorkspaceBytes: es.DynamicBytes,
 		Uploads: es.Copies.Uploads, UploadBytes: es.Copies.UploadBytes, Downloads: es.Copies.Downloads,
 		DownloadBytes: es.Copies.DownloadBytes, ResidentWeightBytes: es.ResidentWeights,
 		GraphCaptures: es.GraphCaptures, GraphReplays: es.GraphReplays}
-	c := deviceCalls(r.Backend.Device())
+	c := deviceCalls(rep.Backend.Device())
 	st.Device = DeviceCalls{Malloc: c.Malloc, Free: c.Free, MemInfo: c.MemInfo, NewStream: c.NewStream,
 		DestroyStream: c.DestroyStream, SynchronizeStream: c.SynchronizeStream, RecordEvent: c.RecordEvent, Launch: c.Launch}
 	return st

@@ -65,10 +65,14 @@ type Runner struct {
 	Model     *graph.Model    // the graph run: fused unless Config.NoFuse
 	ModelName string          // the path, or bundled.Name
 	Fusion    *rewrite.Report // what was fused; nil with Config.NoFuse
-	Backend   kernels.Backend
-	Alloc     *alloc.Allocator
-	Runtime   *engine.Runtime
-	Sessions  []*engine.Session
+	// Replicas are the model loaded on each device of --device, each with its own reservation
+	// and sessions. Backend, Alloc and Runtime are the first replica's; Sessions are every
+	// replica's, in replica order, so that runs and benchmarks spread over all of them.
+	Replicas []*Replica
+	Backend  kernels.Backend
+	Alloc    *alloc.Allocator
+	Runtime  *engine.Runtime
+	Sessions []*engine.Session
 	// Envelope is the envelope the runtime was planned for, every dim filled in.
 	Envelope engine.Envelope
 	// Inputs are the inputs every run uses (Config.Inputs, or random ones); Binding is the
@@ -77,6 +81,16 @@ type Runner struct {
 	Binding     engine.Binding
 	Reservation Reservation
 	Config      Config
+}
+
+// Replica is the model loaded on one device: its backend, allocator, runtime (weights resident,
+// envelope planned and checked against the device) and sessions.
+type Replica struct {
+	Backend  kernels.Backend
+	Alloc    *alloc.Allocator
+	Runtime  *engine.Runtime
+	Sessions []*engine.Session
+	free     int64 // the device's free memory before anything was reserved
 }
 
 // Reservation is what Load reserved: per-session arenas planned over the envelope.
@@ -96,6 +110,8 @@ type Reservation struct {
 	AvailableBytes    int64            `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
 	LimitBytes        int64            `json:"limit_bytes"`
 	Fused             map[string]int   `json:"fused,omitempty"` // fusions of the planned graph by kind; none with --no-fuse
+	// Devices are the replicas' devices; each reserves the weights and Sessions arenas of its own.
+	Devices []string `json:"devices"`
 }
 
 // Load loads the model, plans its envelope, checks that the sessions' arenas fit (failing
@@ -115,12 +131,12 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	if r.Model, r.ModelName, err = loadModel(cfg.ModelPath); err != nil {
 		return nil, err
 	}
-	spec, err := ParseDevice(cfg.Device)
+	specs, err := ParseDevices(cfg.Device)
 	if err != nil {
 		return nil, err
 	}
 	if !cfg.NoFuse {
-		fo, err := engine.FuseOptions(engine.Options{Target: kernels.Target{Backend: spec.Kind}, Registry: cfg.Registry})
+		fo, err := engine.FuseOptions(engine.Options{Target: kernels.Target{Backend: specs[0].Kind}, Registry: cfg.Registry})
 		if err != nil {
 			return nil, err
 		}
@@ -133,23 +149,18 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	if r.Envelope, err = envelope(r.Model, cfg); err != nil {
 		return nil, err
 	}
-	if r.Backend, err = openBackend(spec, cfg.Workers, cfg.DeviceMemory); err != nil {
-		return nil, err
+	for _, spec := range specs {
+		rep := &Replica{}
+		r.Replicas = append(r.Replicas, rep) // Close releases what it holds if the rest fails
+		if err := rep.load(ctx, r.Model, r.Envelope, spec, cfg); err != nil {
+			if len(specs) > 1 {
+				err = fmt.Errorf("%s: %w", spec, err)
+			}
+			return nil, err
+		}
 	}
-	if r.Alloc, err = alloc.New(r.Backend.Device(), alloc.Options{Limit: cfg.Limit}); err != nil {
-		return nil, err
-	}
-	free, _, err := r.Backend.Device().MemInfo()
-	if err != nil {
-		return nil, err
-	}
-	opts := engine.RuntimeOptions{
-		Options:  engine.Options{Registry: cfg.Registry},
-		Envelope: r.Envelope, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs,
-	}
-	if r.Runtime, err = engine.NewRuntime(ctx, r.Model, r.Backend, r.Alloc, opts); err != nil {
-		return nil, err
-	}
+	first := r.Replicas[0]
+	r.Backend, r.Alloc, r.Runtime = first.Backend, first.Alloc, first.Runtime
 
 	r.Inputs = cfg.Inputs
 	if r.Inputs == nil {
@@ -166,7 +177,7 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	}
 
 	ep := r.Runtime.Reserve
-	avail := free
+	avail := first.free
 	if cfg.Limit > 0 && cfg.Limit < avail {
 		avail = cfg.Limit
 	}
@@ -176,48 +187,85 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 		WeightBytes:     ep.WeightBytes, DeviceWeightBytes: ep.DeviceWeightBytes, WorstBinding: ep.Worst.Binding.Dims, Candidates: len(ep.Candidates),
 		WorkspaceBound: ep.WorkspaceBound(), DrivingDim: ep.DrivingDim, AvailableBytes: avail, LimitBytes: cfg.Limit,
 	}
+	for _, rep := range r.Replicas {
+		r.Reservation.Devices = append(r.Reservation.Devices, rep.Backend.Name())
+	}
 	if r.Fusion != nil {
 		r.Reservation.Fused = map[string]int{}
 		for _, f := range r.Fusion.Fused {
 			r.Reservation.Fused[string(f.Kind)]++
 		}
 	}
-	for range cfg.Sessions {
-		s, err := r.Runtime.NewSession()
-		if err != nil {
-			return nil, fmt.Errorf("reserving a session's arena of %s: %w", bytesize.Format(ep.ArenaBytes), err)
+	for _, rep := range r.Replicas {
+		for range cfg.Sessions {
+			s, err := rep.Runtime.NewSession()
+			if err != nil {
+				return nil, fmt.Errorf("%s: reserving a session's arena of %s: %w", rep.Backend.Name(), bytesize.Format(ep.ArenaBytes), err)
+			}
+			rep.Sessions = append(rep.Sessions, s)
+			r.Sessions = append(r.Sessions, s)
 		}
-		r.Sessions = append(r.Sessions, s)
 	}
 	return r, nil
+}
+
+// load opens spec's backend, makes its allocator and plans the model's envelope on it, checking
+// the weights and the sessions' arenas against the device before anything is uploaded.
+func (rep *Replica) load(ctx context.Context, m *graph.Model, env engine.Envelope, spec DeviceSpec, cfg Config) error {
+	var err error
+	if rep.Backend, err = openBackend(spec, cfg.Workers, cfg.DeviceMemory); err != nil {
+		return err
+	}
+	if rep.Alloc, err = alloc.New(rep.Backend.Device(), alloc.Options{Limit: cfg.Limit}); err != nil {
+		return err
+	}
+	if rep.free, _, err = rep.Backend.Device().MemInfo(); err != nil {
+		return err
+	}
+	opts := engine.RuntimeOptions{
+		Options:  engine.Options{Registry: cfg.Registry},
+		Envelope: env, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs,
+	}
+	rep.Runtime, err = engine.NewRuntime(ctx, m, rep.Backend, rep.Alloc, opts)
+	return err
+}
+
+// close releases the replica's sessions, runtime, allocator and device, in that order; observe
+// sees the allocator's statistics before and after it is closed.
+func (rep *Replica) close(observe func(stage string, st alloc.Stats)) error {
+	var errs []error
+	if observe != nil && rep.Alloc != nil {
+		observe("before-close", rep.Alloc.Stats())
+	}
+	for _, s := range rep.Sessions {
+		errs = append(errs, s.Close())
+	}
+	rep.Sessions = nil
+	if rep.Runtime != nil {
+		errs = append(errs, rep.Runtime.Close())
+		rep.Runtime = nil
+	}
+	if rep.Alloc != nil {
+		errs = append(errs, rep.Alloc.Close())
+		if observe != nil {
+			observe("after-close", rep.Alloc.Stats())
+		}
+		rep.Alloc = nil
+	}
+	if rep.Backend != nil {
+		errs = append(errs, rep.Backend.Close())
+		rep.Backend = nil
+	}
+	return errors.Join(errs...)
 }
 
 // Close releases the sessions, the allocator, the device and the model, in that order.
 func (r *Runner) Close() error {
 	var errs []error
-	observe := func(stage string) {
-		if r.Config.Observe != nil && r.Alloc != nil {
-			r.Config.Observe(stage, r.Alloc.Stats())
-		}
+	for _, rep := range r.Replicas {
+		errs = append(errs, rep.close(r.Config.Observe))
 	}
-	observe("before-close")
-	for _, s := range r.Sessions {
-		errs = append(errs, s.Close())
-	}
-	r.Sessions = nil
-	if r.Runtime != nil {
-		errs = append(errs, r.Runtime.Close())
-		r.Runtime = nil
-	}
-	if r.Alloc != nil {
-		errs = append(errs, r.Alloc.Close())
-		observe("after-close")
-		r.Alloc = nil
-	}
-	if r.Backend != nil {
-		errs = append(errs, r.Backend.Close())
-		r.Backend = nil
-	}
+	r.Replicas, r.Sessions, r.Backend, r.Alloc, r.Runtime = nil, nil, nil, nil, nil
 	if r.Model != nil {
 		errs = append(errs, r.Model.Close())
 		r.Model = nil

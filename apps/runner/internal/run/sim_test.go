@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"carve.dev/libs/alloc"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph/testmodels"
 )
@@ -53,5 +54,47 @@ func TestSimMatchesCPU(t *testing.T) {
 			require.Equal(t, 4, b.Runs)
 			require.Zero(t, b.DeviceMallocsPerRun)
 		})
+	}
+}
+
+// TestReplicas loads the model on two simulated devices with two sessions each: each device
+// reserves its own weights and arenas, the outputs of every session agree, and a benchmark's runs
+// land on both devices.
+func TestReplicas(t *testing.T) {
+	r := load(t, Config{Device: "sim,sim:1", Sessions: 2})
+	require.Len(t, r.Replicas, 2)
+	require.Len(t, r.Sessions, 4)
+	require.Equal(t, []string{"sim", "sim:1"}, r.Reservation.Devices)
+	for _, rep := range r.Replicas {
+		st := rep.Alloc.Stats()
+		require.Equal(t, r.Reservation.DeviceWeightBytes+2*alloc.ReservedSize(r.Reservation.ArenaBytes), st.ReservedBytes,
+			"%s reserves its weights and two arenas", rep.Backend.Name())
+	}
+	_, err := r.Run(context.Background(), 2) // errs with a NondeterminismError if the replicas disagree
+	require.NoError(t, err)
+	before := []int64{r.Replicas[0].Runtime.Stats().Copies.Downloads, r.Replicas[1].Runtime.Stats().Copies.Downloads}
+	b, err := r.Bench(context.Background(), BenchConfig{Warmup: 1, Runs: 40})
+	require.NoError(t, err)
+	require.Equal(t, 4, b.Sessions)
+	require.Zero(t, b.DeviceMallocsPerRun)
+	st := r.Stats()
+	require.Len(t, st.Replicas, 2)
+	for i, rep := range r.Replicas {
+		require.Greater(t, rep.Runtime.Stats().Copies.Downloads, before[i]+2, "%s took timed runs", rep.Backend.Name())
+		require.Equal(t, rep.Backend.Name(), st.Replicas[i].Name)
+	}
+}
+
+func TestParseDevices(t *testing.T) {
+	specs, err := ParseDevices("cuda:0,cuda:1")
+	require.NoError(t, err)
+	require.Equal(t, []DeviceSpec{{Kind: "cuda"}, {Kind: "cuda", Ordinal: 1}}, specs)
+	specs, err = ParseDevices("sim")
+	require.NoError(t, err)
+	require.Equal(t, []DeviceSpec{{Kind: "sim"}}, specs)
+	for _, bad := range []string{"cpu,sim", "sim,sim", "cpu,cpu", "cuda:0,cuda:0", "cuda:x", "tpu", "cpu:1"} {
+		_, err := ParseDevices(bad)
+		var ue *UsageError
+		require.ErrorAs(t, err, &ue, bad)
 	}
 }
