@@ -92,12 +92,26 @@ func families() []family {
 		return nd(kernels.DomainMicrosoft, "MatMulNBits", A("K", k, "N", n, "bits", 4, "block_size", 32),
 			[]kernels.Value{v(bf, m, k), v(graph.Uint8, n, k/32, 16), v(bf, n*k/32)}, v(bf, m, n))
 	}
+	onnxAttn := func(present bool) func(d []int64) kernels.Node {
+		return func(d []int64) kernels.Node {
+			b, s, p := d[0], d[1], d[2]
+			const nq, nkv, hd = 12, 2, 128
+			in := []kernels.Value{v(bf, b, nq, s, hd), v(bf, b, nkv, s, hd), v(bf, b, nkv, s, hd), v(bf, b, 1, s, p+s), v(bf, b, nkv, p, hd), v(bf, b, nkv, p, hd)}
+			outs := []kernels.Value{v(bf, b, nq, s, hd)}
+			if present {
+				outs = append(outs, v(bf, b, nkv, p+s, hd), v(bf, b, nkv, p+s, hd))
+			}
+			return nd("", "Attention", A("is_causal", 1), in, outs...)
+		}
+	}
 	dr := func(lo, hi int64) kernels.DimRange { return kernels.DimRange{Lo: lo, Hi: hi} }
 	return []family{
 		{name: "gqa-present", dims: []kernels.DimRange{dr(1, 64), dr(1, 64), dr(0, 16384)}, make: gqa(true)},
 		{name: "gqa-no-present", dims: []kernels.DimRange{dr(1, 16), dr(1, 8), dr(0, 4096)}, make: gqa(false)},
 		{name: "gqa-decode", dims: []kernels.DimRange{dr(1, 256), dr(1, 1), dr(0, 131072)}, make: gqa(true)},
 		{name: "mha-past", dims: []kernels.DimRange{dr(1, 16), dr(1, 32), dr(1, 4096)}, make: mha},
+		{name: "onnx-attention-present", dims: []kernels.DimRange{dr(1, 64), dr(1, 4096), dr(0, 16384)}, make: onnxAttn(true)},
+		{name: "onnx-attention-no-present", dims: []kernels.DimRange{dr(1, 16), dr(1, 2048), dr(0, 4096)}, make: onnxAttn(false)},
 		{name: "nbits", dims: []kernels.DimRange{dr(1, 4096)}, make: nbits},
 	}
 }
