@@ -173,3 +173,31 @@ func TestDecodeWorkspaceIsSmall(t *testing.T) {
 		}
 	}
 }
+
+// ONNX Attention stores no scores: the bfloat16 prefill at any sequence length needs no
+// workspace and takes the tensor-core tactic; a past without present outputs needs only the
+// gathered keys and values, linear in T.
+func TestONNXAttentionWorkspaceIsLinear(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	var present, noPresent func([]int64) kernels.Node
+	for _, f := range families() {
+		switch f.name {
+		case "onnx-attention-present":
+			present = f.make
+		case "onnx-attention-no-present":
+			noPresent = f.make
+		}
+	}
+	for _, bs := range [][2]int64{{1, 2048}, {8, 1024}, {1, 32768}} {
+		n := present([]int64{bs[0], bs[1], 0})
+		size, tactic := recipeSize(t, reg, &n, h200)
+		require.Zero(t, size, "b %d s %d", bs[0], bs[1])
+		require.Equal(t, "flash-mma", tactic)
+	}
+	const b, s, p = 2, 16, 4096
+	n := noPresent([]int64{b, s, p})
+	size, _ := recipeSize(t, reg, &n, h200)
+	require.Positive(t, size)
+	require.LessOrEqual(t, size, int64(2*b*2*(p+s)*128*2+1024), "keys and values of T = %d", p+s)
+}
