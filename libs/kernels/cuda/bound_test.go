@@ -92,12 +92,26 @@ func families() []family {
 		return nd(kernels.DomainMicrosoft, "MatMulNBits", A("K", k, "N", n, "bits", 4, "block_size", 32),
 			[]kernels.Value{v(bf, m, k), v(graph.Uint8, n, k/32, 16), v(bf, n*k/32)}, v(bf, m, n))
 	}
+	onnxAttn := func(present bool) func(d []int64) kernels.Node {
+		return func(d []int64) kernels.Node {
+			b, s, p := d[0], d[1], d[2]
+			const nq, nkv, hd = 12, 2, 128
+			in := []kernels.Value{v(bf, b, nq, s, hd), v(bf, b, nkv, s, hd), v(bf, b, nkv, s, hd), v(bf, b, 1, s, p+s), v(bf, b, nkv, p, hd), v(bf, b, nkv, p, hd)}
+			outs := []kernels.Value{v(bf, b, nq, s, hd)}
+			if present {
+				outs = append(outs, v(bf, b, nkv, p+s, hd), v(bf, b, nkv, p+s, hd))
+			}
+			return nd("", "Attention", A("is_causal", 1), in, outs...)
+		}
+	}
 	dr := func(lo, hi int64) kernels.DimRange { return kernels.DimRange{Lo: lo, Hi: hi} }
 	return []family{
 		{name: "gqa-present", dims: []kernels.DimRange{dr(1, 64), dr(1, 64), dr(0, 16384)}, make: gqa(true)},
 		{name: "gqa-no-present", dims: []kernels.DimRange{dr(1, 16), dr(1, 8), dr(0, 4096)}, make: gqa(false)},
 		{name: "gqa-decode", dims: []kernels.DimRange{dr(1, 256), dr(1, 1), dr(0, 131072)}, make: gqa(true)},
 		{name: "mha-past", dims: []kernels.DimRange{dr(1, 16), dr(1, 32), dr(1, 4096)}, make: mha},
+		{name: "onnx-attention-present", dims: []kernels.DimRange{dr(1, 64), dr(1, 4096), dr(0, 16384)}, make: onnxAttn(true)},
+		{name: "onnx-attention-no-present", dims: []kernels.DimRange{dr(1, 16), dr(1, 2048), dr(0, 4096)}, make: onnxAttn(false)},
 		{name: "nbits", dims: []kernels.DimRange{dr(1, 4096)}, make: nbits},
 	}
 }
@@ -158,4 +172,32 @@ func TestDecodeWorkspaceIsSmall(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ONNX Attention stores no scores: the bfloat16 prefill at any sequence length needs no
+// workspace and takes the tensor-core tactic; a past without present outputs needs only the
+// gathered keys and values, linear in T.
+func TestONNXAttentionWorkspaceIsLinear(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	var present, noPresent func([]int64) kernels.Node
+	for _, f := range families() {
+		switch f.name {
+		case "onnx-attention-present":
+			present = f.make
+		case "onnx-attention-no-present":
+			noPresent = f.make
+		}
+	}
+	for _, bs := range [][2]int64{{1, 2048}, {8, 1024}, {1, 32768}} {
+		n := present([]int64{bs[0], bs[1], 0})
+		size, tactic := recipeSize(t, reg, &n, h200)
+		require.Zero(t, size, "b %d s %d", bs[0], bs[1])
+		require.Equal(t, "flash-mma", tactic)
+	}
+	const b, s, p = 2, 16, 4096
+	n := noPresent([]int64{b, s, p})
+	size, _ := recipeSize(t, reg, &n, h200)
+	require.Positive(t, size)
+	require.LessOrEqual(t, size, int64(2*b*2*(p+s)*128*2+1024), "keys and values of T = %d", p+s)
 }

@@ -112,6 +112,8 @@ func elementwiseCases() []kcase {
 		un("HardSigmoid", "", A("alpha", float32(0.3), "beta", float32(0.4)), uniform(-4, 4))
 		un("QuickGelu", kernels.DomainMicrosoft, A("alpha", float32(1.5)), uniform(-3, 3))
 		un("Gelu", kernels.DomainMicrosoft, A(), uniform(-3, 3))
+		un("Swish", "", A(), uniform(-3, 3))
+		un("Swish", "", A("alpha", float32(1.3)), uniform(-3, 3))
 		add(kcase{name: "Clip/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 50), v(dt), v(dt)}, v(dt, 6, 50)),
 			gen: map[int]genFn{1: vals(-0.5), 2: vals(0.25)}})
 		add(kcase{name: "Clip-max-only/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 50), none, v(dt)}, v(dt, 6, 50)),
@@ -230,6 +232,10 @@ func rowCases() []kcase {
 			[]kernels.Value{v(dt, 3, 5, 7), v(dt, 5, 7)}, v(dt, 3, 5, 7))})
 		add(kcase{name: "RMSNorm/" + tg, node: nd("", "SimplifiedLayerNormalization", A("epsilon", float32(1e-6)),
 			[]kernels.Value{v(dt, 6, 1536), v(dt, 1536)}, v(dt, 6, 1536))})
+		add(kcase{name: "RMSNormalization/" + tg, node: nd("", "RMSNormalization", A("epsilon", float32(1e-6)),
+			[]kernels.Value{v(dt, 2, 3, 1536), v(dt, 1536)}, v(dt, 2, 3, 1536))})
+		add(kcase{name: "RMSNormalization-axis1/" + tg, node: nd("", "RMSNormalization", A("axis", 1, "stash_type", 1),
+			[]kernels.Value{v(dt, 3, 4, 8), v(dt, 4, 8)}, v(dt, 3, 4, 8))})
 		add(kcase{name: "SkipLayerNorm/" + tg, node: nd(kernels.DomainMicrosoft, "SkipLayerNormalization", A("epsilon", float32(1e-5)),
 			[]kernels.Value{v(dt, 2, 5, 128), v(dt, 2, 5, 128), v(dt, 128), v(dt, 128), v(dt, 128)}, v(dt, 2, 5, 128), none, none, v(dt, 2, 5, 128))})
 		add(kcase{name: "SkipSimplifiedLayerNorm/" + tg, node: nd(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization", A(),
@@ -397,6 +403,44 @@ func attentionCases() []kcase {
 	return cs
 }
 
+// onnxAttentionCases are ONNX Attention (opset 23) in the shapes the fusion pass emits (4-D,
+// grouped heads, causal, masks broadcast to [B, Hq, S, T]) and the rest the CPU kernel takes
+// (3-D, past and present, scale, softcap, a mask shorter than T). Head sizes 64 and 128 in
+// float16 and bfloat16 take the tensor-core tactic, with row counts that leave partial tiles.
+func onnxAttentionCases() []kcase {
+	var cs []kcase
+	A := kernels.Attrs
+	bl := graph.Bool
+	for _, dt := range floatTypes {
+		tg := dtTag(dt)
+		att := func(name string, attrs graph.Attributes, in []kernels.Value, gen map[int]genFn, outs ...kernels.Value) {
+			cs = append(cs, kcase{name: "ONNXAttention-" + name + "/" + tg, node: nd("", "Attention", attrs, in, outs...),
+				gen: gen, kind: "reduce"})
+		}
+		bhsd := func(b, h, s, d int64) kernels.Value { return v(dt, b, h, s, d) }
+		att("gqa-causal-d64", A("is_causal", 1), []kernels.Value{bhsd(2, 6, 70, 64), bhsd(2, 2, 70, 64), bhsd(2, 2, 70, 64)}, nil,
+			bhsd(2, 6, 70, 64))
+		att("gqa-causal-d128-present", A("is_causal", 1), []kernels.Value{bhsd(1, 4, 130, 128), bhsd(1, 2, 130, 128), bhsd(1, 2, 130, 128)}, nil,
+			bhsd(1, 4, 130, 128), bhsd(1, 2, 130, 128), bhsd(1, 2, 130, 128))
+		att("float-mask-causal-d64", A("is_causal", 1), []kernels.Value{bhsd(1, 4, 33, 64), bhsd(1, 4, 33, 64), bhsd(1, 4, 33, 64), v(dt, 1, 4, 33, 33)},
+			map[int]genFn{3: uniform(-2, 0)}, bhsd(1, 4, 33, 64))
+		att("bool-mask-gqa-d64", A(), []kernels.Value{bhsd(2, 4, 65, 64), bhsd(2, 1, 80, 64), bhsd(2, 1, 80, 64), v(bl, 2, 1, 65, 80)},
+			map[int]genFn{3: ints(0, 2)}, bhsd(2, 4, 65, 64))
+		att("key-padding-mask", A("scale", float32(0.2)), []kernels.Value{bhsd(2, 2, 5, 16), bhsd(2, 2, 7, 16), bhsd(2, 2, 7, 24), v(bl, 2, 1, 1, 7)},
+			map[int]genFn{3: vals(1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0)}, bhsd(2, 2, 5, 24))
+		att("short-float-mask-softcap", A("softcap", float32(2)), []kernels.Value{bhsd(1, 2, 4, 32), bhsd(1, 2, 6, 32), bhsd(1, 2, 6, 32), v(dt, 1, 3)},
+			map[int]genFn{3: uniform(-1, 1)}, bhsd(1, 2, 4, 32))
+		att("3d-past-present-causal", A("q_num_heads", 4, "kv_num_heads", 2, "is_causal", 1, "scale", float32(0.3), "softcap", float32(2)),
+			[]kernels.Value{v(dt, 2, 3, 64), v(dt, 2, 3, 32), v(dt, 2, 3, 32), none, bhsd(2, 2, 5, 16), bhsd(2, 2, 5, 16)}, nil,
+			v(dt, 2, 3, 64), bhsd(2, 2, 8, 16), bhsd(2, 2, 8, 16))
+		att("past-no-present-d64", A("is_causal", 1), []kernels.Value{bhsd(1, 2, 4, 64), bhsd(1, 1, 4, 64), bhsd(1, 1, 4, 64), none, bhsd(1, 1, 60, 64), bhsd(1, 1, 60, 64)},
+			nil, bhsd(1, 2, 4, 64))
+		att("3d-d128", A("q_num_heads", 2, "kv_num_heads", 2), []kernels.Value{v(dt, 1, 100, 256), v(dt, 1, 90, 256), v(dt, 1, 90, 256)}, nil,
+			v(dt, 1, 100, 256))
+	}
+	return cs
+}
+
 // nbitsCase builds a MatMulNBits node with random quantized weights.
 func nbitsCase(dt graph.DType, m, k, n, bits, bs int64, zp string, bias bool) kcase {
 	kb := (k + bs - 1) / bs
@@ -437,7 +481,7 @@ func nbitsCases() []kcase {
 
 func allCases() []kcase {
 	var cs []kcase
-	for _, f := range []func() []kcase{elementwiseCases, rowCases, rotaryCases, attentionCases, nbitsCases} {
+	for _, f := range []func() []kcase{elementwiseCases, rowCases, rotaryCases, attentionCases, onnxAttentionCases, nbitsCases} {
 		cs = append(cs, f()...)
 	}
 	return cs

@@ -67,6 +67,9 @@ const (
 	ewNot          ewOp = 163
 )
 
+// ewSwish selects ONNX Swish in selectUnary; it runs as ewQuickGelu and is no csrc code.
+const ewSwish ewOp = 1000
+
 // ewOpNames maps the csrc/ops.cuh names to the codes, for the test that keeps them in step.
 var ewOpNames = map[string]ewOp{
 	"EW_ABS": ewAbs, "EW_NEG": ewNeg, "EW_SIGN": ewSign, "EW_RELU": ewRelu, "EW_SQRT": ewSqrt,
@@ -342,6 +345,8 @@ func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 			alpha, beta = at.Float("alpha", 0.2), at.Float("beta", 0.5)
 		case ewQuickGelu:
 			alpha = at.Float("alpha", 1.702)
+		case ewSwish: // ONNX Swish (opset 24): x * sigmoid(alpha x), QuickGelu's kernel with alpha 1 by default
+			op, alpha = ewQuickGelu, at.Float("alpha", 1)
 		case ewGelu:
 			switch ap := at.String("approximate", "none"); ap {
 			case "none":
@@ -534,6 +539,7 @@ func elementwiseOps() []*op {
 		mk("", "HardSigmoid", selectUnary(ewHardSigmoid)), mk("", "HardSwish", selectUnary(ewHardSwish)),
 		mk("", "Clip", selectUnary(ewClip)),
 		mk(ms, "Gelu", selectUnary(ewGelu)), mk(ms, "QuickGelu", selectUnary(ewQuickGelu)),
+		mk("", "Swish", selectUnary(ewSwish)),
 		mk("", "Not", selectPredicate("Not")), mk("", "IsNaN", selectPredicate("IsNaN")), mk("", "IsInf", selectPredicate("IsInf")),
 		mk("", "Cast", selectCast), mk("", "CastLike", selectCast),
 		mk(ms, "BiasGelu", selectBiasAct(ewBiasGelu, true)), mk(ms, "FastGelu", selectBiasAct(ewBiasGeluTanh, false)),

@@ -265,6 +265,7 @@ func normOps() []*op {
 	return []*op{
 		mk("", "LayerNormalization", normLN),
 		mk("", "SimplifiedLayerNormalization", normRMS),
+		mk("", "RMSNormalization", normRMS), // ONNX opset 23: the same kernel, attributes axis, epsilon, stash_type
 		mk(kernels.DomainMicrosoft, "SimplifiedLayerNormalization", normRMS),
 		mk(kernels.DomainMicrosoft, "SkipLayerNormalization", normSkipLN),
 		mk(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization", normSkipRMS),

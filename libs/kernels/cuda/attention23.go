@@ -1,0 +1,349 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// ONNX Attention (ai.onnx, opset 23) runs one core kernel of csrc/attention23.cu over strided
+// views of Q, K, V and Y, after copy kernels that write present_key / present_value (past
+// followed by the new keys or values) when the node has them or has a past. The semantics are
+// the CPU kernel's (libs/kernels/cpu/attention23.go): grouped heads, bool or float attn_mask
+// broadcast to [B, Hq, S, T], is_causal with the past offset, scale, softcap, zeros for rows with
+// every key masked.
+//
+// Tactics, a pure function of dtype, head sizes and layout:
+//   - "flash-mma": float16 and bfloat16 with D == Dv in {64, 128} and every row and head stride a
+//     multiple of 8 elements: FlashAttention-2 on tensor cores (64 query rows per block, 64-key
+//     tiles double-buffered in shared memory, mma.sync with float32 accumulation). When a
+//     tensor's address is not 16-byte aligned at run time, the "flash" kernel runs instead.
+//   - "flash": every other case: one warp per query row with an online softmax.
+//
+// Neither stores scores: the only workspace is "keys" / "values" ([B, Hkv, T, D|Dv]) for a node
+// with a past but without the present outputs, which the core then reads; it grows with T,
+// never with S x T.
+
+const (
+	a23Causal     = 1 // csrc A23_CAUSAL
+	a23MaskBool   = 1 // csrc A23_MASK_BOOL
+	a23MaskFloat  = 2 // csrc A23_MASK_FLOAT
+	a23RowsWarps  = 4 // rows (warps) per block of carve_a23_*
+	a23MMARows    = 64
+	a23MMAKeys    = 64
+	a23MMAThreads = 128
+)
+
+// a23Geom is an ONNX Attention node's geometry: T = P + L keys.
+type a23Geom struct {
+	b, hq, hkv, s, l, p, t, d, dv int64
+	threeD                        bool
+}
+
+// a23Dims reads the geometry from the shapes of Q, K, V and past_key (nil when absent).
+func a23Dims(at graph.Attributes, q, k, v, pk []int64) (a23Geom, error) {
+	var g a23Geom
+	if len(q) != len(k) || len(q) != len(v) || (len(q) != 3 && len(q) != 4) {
+		return g, fmt.Errorf("Q, K and V have %d, %d and %d dims, want all 4 or all 3", len(q), len(k), len(v))
+	}
+	g.b = q[0]
+	if len(q) == 4 {
+		g.hq, g.s, g.d, g.hkv, g.l, g.dv = q[1], q[2], q[3], k[1], k[2], v[3]
+	} else {
+		g.threeD = true
+		g.hq, g.hkv = at.Int("q_num_heads", 0), at.Int("kv_num_heads", 0)
+		if g.hq <= 0 || g.hkv <= 0 {
+			return g, fmt.Errorf("3-D inputs need positive q_num_heads and kv_num_heads, have %d and %d", g.hq, g.hkv)
+		}
+		g.s, g.d, g.l, g.dv = q[1], q[2]/g.hq, k[1], v[2]/g.hkv
+	}
+	if g.hkv <= 0 || g.hq%g.hkv != 0 {
+		return g, fmt.Errorf("%d query heads are not a multiple of %d kv heads", g.hq, g.hkv)
+	}
+	if pk != nil {
+		if len(pk) != 4 {
+			return g, fmt.Errorf("past_key has %d dims, want 4", len(pk))
+		}
+		g.p = pk[2]
+	}
+	g.t = g.p + g.l
+	return g, nil
+}
+
+// a23KVParts is the workspace for a past without present outputs.
+func a23KVParts(g a23Geom, es int64, presentK, presentV bool) ([]alloc.Part, error) {
+	if g.p == 0 {
+		return nil, nil
+	}
+	var parts []alloc.Part
+	for _, x := range []struct {
+		name    string
+		w       int64
+		present bool
+	}{{"keys", g.d, presentK}, {"values", g.dv, presentV}} {
+		if x.present {
+			continue
+		}
+		sz, err := kernels.Product(g.b, g.hkv, g.t, x.w, es)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, alloc.Part{Name: x.name, Size: sz})
+	}
+	return parts, nil
+}
+
+// a23Strides are a tensor's element strides: batch, head, row.
+type a23Strides struct{ b, h, r int64 }
+
+// a23Layout is the strides of a [B, H, S, W] tensor or, threeD, of a [B, S, H*W] one.
+func a23Layout(threeD bool, h, s, w int64) a23Strides {
+	if threeD {
+		return a23Strides{b: s * h * w, h: w, r: h * w}
+	}
+	return a23Strides{b: h * s * w, h: s * w, r: w}
+}
+
+func (st a23Strides) params() []param { return []param{i64p(st.b), pack32(st.h, st.r)} }
+
+// a23Mask checks attn_mask against the scores [B, Hq, S, T]: it returns the kind, the mask's
+// last dim and its batch, head and row strides (0 where broadcast).
+func a23Mask(m kernels.Value, dt graph.DType, g a23Geom) (kind int64, maskT int64, st a23Strides, err error) {
+	if m.DType != graph.Bool && m.DType != dt {
+		return 0, 0, st, fmt.Errorf("attn_mask is %v, want bool or %v", m.DType, dt)
+	}
+	r := len(m.Shape)
+	want := []int64{g.b, g.hq, g.s, g.t}
+	if r == 0 || r > 4 || m.Shape[r-1] > g.t {
+		return 0, 0, st, fmt.Errorf("attn_mask %v does not broadcast to the scores %v", m.Shape, want)
+	}
+	strides := make([]int64, r)
+	acc := int64(1)
+	for i := r - 1; i >= 0; i-- {
+		strides[i] = acc
+		acc *= m.Shape[i]
+	}
+	dst := []*int64{&st.b, &st.h, &st.r}
+	for i := 0; i < r-1; i++ {
+		axis := 4 - r + i
+		switch m.Shape[i] {
+		case 1:
+		case want[axis]:
+			*dst[axis] = strides[i]
+		default:
+			return 0, 0, st, fmt.Errorf("attn_mask %v does not broadcast to the scores %v", m.Shape, want)
+		}
+	}
+	kind = a23MaskFloat
+	if m.DType == graph.Bool {
+		kind = a23MaskBool
+	}
+	return kind, m.Shape[r-1], st, nil
+}
+
+func a23MMAShared(d int64) uint32 { return uint32(2 * 2 * a23MMAKeys * (d + 8) * 2) }
+
+func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := arity(n, 3, 6, 1, 3); err != nil {
+		return plan{}, fmt.Errorf("%w (nonpad_kv_seqlen and the qk_matmul_output are not supported)", err)
+	}
+	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	dt := q.DType
+	if !isFloat(dt) || k.DType != dt || v.DType != dt {
+		return plan{}, fmt.Errorf("Q, K and V are %v, %v and %v; want one of float32, float16, bfloat16", q.DType, k.DType, v.DType)
+	}
+	es := dt.Size()
+	pk, okPK := n.Input(4)
+	pv, okPV := n.Input(5)
+	if okPK != okPV {
+		return plan{}, fmt.Errorf("past_key and past_value go together")
+	}
+	var pkShape []int64
+	if okPK {
+		pkShape = pk.Shape
+	}
+	at := n.Attrs
+	g, err := a23Dims(at, q.Shape, k.Shape, v.Shape, pkShape)
+	if err != nil {
+		return plan{}, err
+	}
+	if g.threeD {
+		if q.Shape[2] != g.hq*g.d || k.Shape[0] != g.b || v.Shape[0] != g.b || k.Shape[2] != g.hkv*g.d ||
+			v.Shape[1] != g.l || v.Shape[2] != g.hkv*g.dv {
+			return plan{}, fmt.Errorf("Q %v, K %v, V %v do not fit %d and %d heads", q.Shape, k.Shape, v.Shape, g.hq, g.hkv)
+		}
+	} else if k.Shape[0] != g.b || k.Shape[3] != g.d || v.Shape[0] != g.b || v.Shape[1] != g.hkv || v.Shape[2] != g.l {
+		return plan{}, fmt.Errorf("Q %v, K %v, V %v: want [B, Hq, S, D], [B, Hkv, L, D], [B, Hkv, L, Dv]", q.Shape, k.Shape, v.Shape)
+	}
+	if okPK {
+		wk, wv := []int64{g.b, g.hkv, g.p, g.d}, []int64{g.b, g.hkv, g.p, g.dv}
+		if pk.DType != dt || pv.DType != dt || !equalShape(pk.Shape, wk) || !equalShape(pv.Shape, wv) {
+			return plan{}, fmt.Errorf("past_key %v and past_value %v, want %v%v and %v%v", pk, pv, dt, wk, dt, wv)
+		}
+	}
+	if g.d > 1024 || g.dv > 256 {
+		return plan{}, fmt.Errorf("head sizes %d/%d; the CUDA kernel takes at most 1024 for Q and K, 256 for V", g.d, g.dv)
+	}
+	mkind, maskT, ms := int64(0), int64(0), a23Strides{}
+	mask := nullp()
+	if m, ok := n.Input(3); ok {
+		if mkind, maskT, ms, err = a23Mask(m, dt, g); err != nil {
+			return plan{}, err
+		}
+		mask = inp(3)
+	}
+	flags := 0
+	if at.Int("is_causal", 0) != 0 {
+		flags |= a23Causal
+	}
+	scale := float32(1 / math.Sqrt(float64(g.d)))
+	if at.Has("scale") {
+		scale = at.Float("scale", 0)
+	}
+	softcap := at.Float("softcap", 0)
+	if softcap < 0 {
+		return plan{}, fmt.Errorf("softcap %g is negative", softcap)
+	}
+	y := []int64{g.b, g.hq, g.s, g.dv}
+	if g.threeD {
+		y = []int64{g.b, g.s, g.hq * g.dv}
+	}
+	if err := checkOut(n, 0, dt, y); err != nil {
+		return plan{}, err
+	}
+	_, presentK := n.Output(1)
+	_, presentV := n.Output(2)
+	if presentK {
+		if err := checkOut(n, 1, dt, []int64{g.b, g.hkv, g.t, g.d}); err != nil {
+			return plan{}, err
+		}
+	}
+	if presentV {
+		if err := checkOut(n, 2, dt, []int64{g.b, g.hkv, g.t, g.dv}); err != nil {
+			return plan{}, err
+		}
+	}
+	qs, os := a23Layout(g.threeD, g.hq, g.s, g.d), a23Layout(g.threeD, g.hq, g.s, g.dv)
+	ks, vs := a23Layout(g.threeD, g.hkv, g.l, g.d), a23Layout(g.threeD, g.hkv, g.l, g.dv)
+	if !fits32(g.b, g.hq, g.hkv, g.s, g.t, g.p, g.d, g.dv, maskT, qs.h, qs.r, os.h, os.r, ks.h, ks.r, vs.h, vs.r, ms.h, ms.r) {
+		return plan{}, fmt.Errorf("attention geometry %+v is too large for the CUDA kernels", g)
+	}
+	if g.b*g.hq > 65535 {
+		return plan{}, fmt.Errorf("%d batches x heads are too many for the CUDA attention grid (at most 65535)", g.b*g.hq)
+	}
+	parts, err := a23KVParts(g, es, presentK, presentV)
+	if err != nil {
+		return plan{}, err
+	}
+	var prog program
+	name := dtName(dt)
+	// the present outputs, and with a past the keys and values the core reads
+	kref, vref := inp(1), inp(2)
+	wsIdx := 0
+	for _, x := range []struct {
+		present bool
+		out     int
+		src     param
+		past    param
+		w       int64
+		st      *a23Strides
+		ref     *param
+	}{{presentK, 1, inp(1), inp(4), g.d, &ks, &kref}, {presentV, 2, inp(2), inp(5), g.dv, &vs, &vref}} {
+		if !x.present && g.p == 0 {
+			continue
+		}
+		dst := outp(x.out)
+		if !x.present {
+			dst = wsp(wsIdx)
+			wsIdx++
+		}
+		past := nullp()
+		if g.p > 0 {
+			past = x.past
+		}
+		if total := g.b * g.hkv * g.t * x.w; total > 0 {
+			prog = append(prog, step{kernel: "carve_a23_concat_" + name, grid: grid1(total, 1, t), block: block1,
+				params: []param{dst, past, x.src, pack32(g.b, g.hkv), pack32(g.t, g.p), i64p(x.w), i64p(x.st.b), pack32(x.st.h, x.st.r)}})
+		}
+		if g.p > 0 {
+			*x.ref = dst
+			*x.st = a23Layout(false, g.hkv, g.t, x.w)
+			if !fits32(x.st.h, x.st.r) {
+				return plan{}, fmt.Errorf("attention geometry %+v is too large for the CUDA kernels", g)
+			}
+		}
+	}
+	tactic := a23Tactic(dt, g, qs, ks, vs, os)
+	if g.b*g.hq*g.s == 0 {
+		return plan{tactic: tactic, parts: parts, prog: prog}, nil
+	}
+	ps := []param{inp(0), kref, vref, outp(0), mask}
+	for _, st := range []a23Strides{qs, ks, vs, os} {
+		ps = append(ps, st.params()...)
+	}
+	ps = append(ps, pack32(g.b, g.hq), pack32(g.hkv, g.s), pack32(g.t, g.p), pack32(g.d, g.dv),
+		pack32(mkind, maskT), i64p(ms.b), pack32(ms.h, ms.r), i32p(flags), f32p(scale), f32p(softcap))
+	dpl, err := dplFor(g.dv)
+	if err != nil {
+		return plan{}, err
+	}
+	rows := step{kernel: fmt.Sprintf("carve_a23_%s_%d", name, dpl),
+		grid:  Dim3{X: uint32((g.s + a23RowsWarps - 1) / a23RowsWarps), Y: uint32(g.b * g.hq), Z: 1},
+		block: Dim3{X: 32 * a23RowsWarps, Y: 1, Z: 1}, shared: uint32(a23RowsWarps * g.d * 4), params: ps}
+	if tactic != "flash-mma" {
+		return plan{tactic: tactic, parts: parts, prog: append(prog, rows)}, nil
+	}
+	mma := step{kernel: fmt.Sprintf("carve_a23_mma_%s_%d", name, g.d),
+		grid:  Dim3{X: uint32((g.s + a23MMARows - 1) / a23MMARows), Y: uint32(g.b * g.hq), Z: 1},
+		block: Dim3{X: a23MMAThreads, Y: 1, Z: 1}, shared: a23MMAShared(g.d), params: ps,
+		align: 16, alignOnly: []int{0, 1, 2, 3}, fallback: &rows}
+	return plan{tactic: tactic, parts: parts, prog: append(prog, mma)}, nil
+}
+
+// a23Tactic picks the tensor-core kernel where it applies: 16-bit types, D == Dv in {64, 128},
+// every stride a whole number of 16-byte units.
+func a23Tactic(dt graph.DType, g a23Geom, sts ...a23Strides) string {
+	if dt != graph.Float16 && dt != graph.BFloat16 || g.d != g.dv || (g.d != 64 && g.d != 128) {
+		return "flash"
+	}
+	for _, st := range sts {
+		if st.b%8 != 0 || st.h%8 != 0 || st.r%8 != 0 {
+			return "flash"
+		}
+	}
+	return "flash-mma"
+}
+
+// boundONNXAttention is W: only a past without present outputs needs workspace, which grows
+// with every dim, so it is taken at the largest.
+func boundONNXAttention(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
+	q, okQ := r.Input(0)
+	k, okK := r.Input(1)
+	v, okV := r.Input(2)
+	if !okQ || !okK || !okV {
+		return kernels.Bound{}, fmt.Errorf("Q, K and V are required")
+	}
+	pk, okP := r.Input(4)
+	g, err := a23Dims(r.Attrs, rangeDims(q, true, true), rangeDims(k, true, true), rangeDims(v, true, true), rangeDims(pk, okP, true))
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	_, presentK := r.Output(1)
+	_, presentV := r.Output(2)
+	parts, err := a23KVParts(g, q.DType.Size(), presentK, presentV)
+	if err != nil || len(parts) == 0 {
+		return kernels.Bound{}, err
+	}
+	return recipeBound("flash", parts)
+}
+
+func onnxAttentionOps() []*op {
+	tac := []kernels.TacticInfo{
+		{Name: "flash-mma", Summary: "float16/bfloat16, head size 64 or 128: FlashAttention-2 on tensor cores (mma.sync, float32 accumulation), 64x64 tiles; workspace only for keys and values of a past without present outputs", Workspace: true},
+		{Name: "flash", Summary: "one warp per query row, online softmax over all keys; workspace only for keys and values of a past without present outputs", Workspace: true},
+	}
+	return []*op{{key: kernels.Key("", "Attention"), tactics: tac, sel: selectONNXAttention, bound: boundONNXAttention}}
+}

@@ -1,0 +1,374 @@
+// ONNX Attention (ai.onnx, opset 23): softmax(scale * Q K^T [+ mask]) V over strided Q, K, V and
+// Y (4-D [B, H, S, D] or 3-D [B, S, H*D] are both strided views), grouped query heads, a bool or
+// float mask broadcast to [B, Hq, S, T], is_causal (key j masked for query i when j > P + i, P
+// the past length) and softcap; a row whose every key is masked gets zeros, as the CPU kernel
+// (libs/kernels/cpu/attention23.go) gives. Both kernels walk the keys once with an online softmax,
+// so nothing of size S x T is ever stored.
+//
+//   - carve_a23_<T>_<DPL>: any type and head size (Dv <= 32*DPL): one warp per query row; lane l
+//     scores key j0+l of a 32-key step against the row (staged as float in shared memory), the
+//     warp keeps the running max and sum and accumulates p * V with lanes owning head dims
+//     d = lane + 32e (the scheme of attention.cu's core, without its GQA cache and rotary parts).
+//   - carve_a23_mma_<T>_<D>: float16 and bfloat16, D == Dv in {64, 128}, FlashAttention-2 style
+//     on tensor cores: a block of 4 warps takes 64 query rows (16 per warp, Q fragments kept in
+//     registers), walks 64-key tiles of K and V double-buffered in shared memory by cp.async,
+//     computes S = Q K^T and O += P V with mma.sync m16n8k16 (16-bit inputs, float32
+//     accumulation; P rounded to the input type as FlashAttention does), the softmax state in
+//     registers per row.
+//
+// Hand-written rather than a library (cuDNN's fused attention / FlashAttention) because the
+// backend loads only the CUDA driver and cuBLAS at run time, and carve's masks and causal
+// offsets follow the ONNX reference.
+#include "common.cuh"
+
+using namespace carve;
+
+enum { A23_CAUSAL = 1 };
+enum { A23_MASK_NONE = 0, A23_MASK_BOOL = 1, A23_MASK_FLOAT = 2 };
+
+namespace {
+
+// a23_score applies scale, softcap, causality, the key range and the mask to a raw dot product
+// of query row i (of S) and key j (of T). mo is the mask's offset for the row.
+template <typename T>
+__device__ __forceinline__ float a23_score(float dot, int i, int j, int S, int T_, int P, int flags, float scale,
+                                           float softcap, const void* mask, int mkind, int maskT, i64 mo) {
+  if (i >= S || j >= T_ || ((flags & A23_CAUSAL) && j > P + i)) return -INFINITY;
+  float x = dot * scale;
+  if (softcap > 0.f) x = softcap * tanhf(x / softcap);
+  if (mkind != A23_MASK_NONE) {
+    if (j >= maskT) return -INFINITY;
+    if (mkind == A23_MASK_BOOL) {
+      if (!((const unsigned char*)mask)[mo + j]) return -INFINITY;
+    } else {
+      x += tof(((const T*)mask)[mo + j]);
+    }
+  }
+  return x;
+}
+
+// a23_geo unpacks the common parameters.
+struct A23 {
+  int B, Hq, Hkv, S, T, P, D, Dv, mkind, maskT, mh, ms;
+  i64 msb;
+  __device__ __forceinline__ A23(i64 bh, i64 hs, i64 tp, i64 dims, i64 minfo, i64 msb_, i64 mhs) {
+    B = lo32(bh), Hq = hi32(bh), Hkv = lo32(hs), S = hi32(hs), T = lo32(tp), P = hi32(tp);
+    D = lo32(dims), Dv = hi32(dims), mkind = lo32(minfo), maskT = hi32(minfo);
+    msb = msb_, mh = lo32(mhs), ms = hi32(mhs);
+  }
+};
+
+template <typename T, int DPL>
+__device__ __forceinline__ void a23_rows(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
+                                         i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g,
+                                         int flags, float scale, float softcap) {
+  extern __shared__ float a23sm[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int i = blockIdx.x * (blockDim.x >> 5) + warp;
+  if (i >= g.S) return;  // no block-wide synchronization follows
+  const int b = blockIdx.y / g.Hq, h = blockIdx.y % g.Hq, kh = h / (g.Hq / g.Hkv);
+  const T* qr = q + b * qsb + (i64)h * lo32(qhs) + (i64)i * hi32(qhs);
+  float* qs = a23sm + (i64)warp * g.D;
+  for (int d = lane; d < g.D; d += 32) qs[d] = tof(qr[d]);
+  __syncwarp();
+  const T* kb = k + b * ksb + (i64)kh * lo32(khs);
+  const T* vb = v + b * vsb + (i64)kh * lo32(vhs);
+  const int kss = hi32(khs), vss = hi32(vhs);
+  const i64 mo = b * g.msb + (i64)h * g.mh + (i64)i * g.ms;
+  const int kend = (flags & A23_CAUSAL) ? min(g.T, g.P + i + 1) : g.T;
+  float m = -INFINITY, l = 0.f, acc[DPL];
+#pragma unroll
+  for (int e = 0; e < DPL; e++) acc[e] = 0.f;
+  for (int j0 = 0; j0 < kend; j0 += 32) {
+    const int j = j0 + lane;
+    float x = -INFINITY;
+    if (j < kend) {
+      const T* kr = kb + (i64)j * kss;
+      float dot = 0.f;
+      for (int d = 0; d < g.D; d++) dot = fmaf(qs[d], tof(kr[d]), dot);
+      x = a23_score<T>(dot, i, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, mo);
+    }
+    const float mn = fmaxf(m, warp_max(x));
+    if (mn == -INFINITY) continue;  // every key so far is masked out (warp-uniform)
+    const float alpha = m == -INFINITY ? 0.f : expf(m - mn);
+    const float p = x == -INFINITY ? 0.f : expf(x - mn);
+    l = l * alpha + warp_sum(p);
+    m = mn;
+#pragma unroll
+    for (int e = 0; e < DPL; e++) acc[e] *= alpha;
+    const int nk = min(32, kend - j0);
+    for (int jj = 0; jj < nk; jj++) {
+      const float pj = __shfl_sync(0xffffffffu, p, jj);
+      const T* vr = vb + (i64)(j0 + jj) * vss;
+#pragma unroll
+      for (int e = 0; e < DPL; e++) {
+        const int d = lane + 32 * e;
+        if (d < g.Dv) acc[e] = fmaf(pj, tof(vr[d]), acc[e]);
+      }
+    }
+  }
+  T* o = out + b * osb + (i64)h * lo32(ohs) + (i64)i * hi32(ohs);
+#pragma unroll
+  for (int e = 0; e < DPL; e++) {
+    const int d = lane + 32 * e;
+    if (d < g.Dv) o[d] = fromf<T>(l > 0.f ? acc[e] / l : 0.f);
+  }
+}
+
+// ---------------------------------------------------------------- tensor cores
+
+__device__ __forceinline__ void a23_cp16(void* smem, const void* gmem) {
+  unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void a23_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void a23_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+template <typename T> __device__ __forceinline__ void mma16816(float* c, const unsigned* a, unsigned b0, unsigned b1);
+template <> __device__ __forceinline__ void mma16816<__half>(float* c, const unsigned* a, unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <> __device__ __forceinline__ void mma16816<bf16>(float* c, const unsigned* a, unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// pack2 packs two floats into a 16-bit pair, lo in the low half.
+template <typename T> __device__ __forceinline__ unsigned pack2(float lo, float hi);
+template <> __device__ __forceinline__ unsigned pack2<__half>(float lo, float hi) {
+  __half2 h = __floats2half2_rn(lo, hi);
+  return *(unsigned*)&h;
+}
+template <> __device__ __forceinline__ unsigned pack2<bf16>(float lo, float hi) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *(unsigned*)&h;
+}
+
+__device__ __forceinline__ void ldsm_x4_trans(unsigned* r, const void* smem) {
+  unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+
+constexpr int MMA_BR = 64, MMA_BC = 64;
+
+template <typename T, int D>
+__device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
+                                        i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g,
+                                        int flags, float scale, float softcap) {
+  constexpr int DP = D + 8;  // shared row stride: 16 bytes of padding keep fragment reads conflict-free
+  constexpr int KT = D / 16, NT = MMA_BC / 8, OT = D / 8;
+  extern __shared__ __align__(16) unsigned char a23raw[];
+  T* Ks = (T*)a23raw;           // [2][BC][DP]
+  T* Vs = Ks + 2 * MMA_BC * DP;  // [2][BC][DP]
+  const int tile = gridDim.x - 1 - blockIdx.x;  // the heaviest (causal) row tiles first
+  const int b = blockIdx.y / g.Hq, h = blockIdx.y % g.Hq, kh = h / (g.Hq / g.Hkv);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int gr = lane >> 2, gc = (lane & 3) * 2;
+  const int r0 = tile * MMA_BR + warp * 16;
+  const int ra = r0 + gr, rb = ra + 8;  // this thread's two query rows
+
+  unsigned qf[KT][4];
+  {
+    const T* qb = q + b * qsb + (i64)h * lo32(qhs);
+    const int qss = hi32(qhs);
+#pragma unroll
+    for (int kk = 0; kk < KT; kk++) {
+      const int c = kk * 16 + gc;
+      qf[kk][0] = ra < g.S ? *(const unsigned*)(qb + (i64)ra * qss + c) : 0u;
+      qf[kk][1] = rb < g.S ? *(const unsigned*)(qb + (i64)rb * qss + c) : 0u;
+      qf[kk][2] = ra < g.S ? *(const unsigned*)(qb + (i64)ra * qss + c + 8) : 0u;
+      qf[kk][3] = rb < g.S ? *(const unsigned*)(qb + (i64)rb * qss + c + 8) : 0u;
+    }
+  }
+  const T* kb = k + b * ksb + (i64)kh * lo32(khs);
+  const T* vb = v + b * vsb + (i64)kh * lo32(vhs);
+  const int kss = hi32(khs), vss = hi32(vhs);
+  const i64 moa = b * g.msb + (i64)h * g.mh + (i64)ra * g.ms, mob = moa + 8 * (i64)g.ms;
+
+  int kend = g.T;
+  if (flags & A23_CAUSAL) kend = min(kend, g.P + min(g.S - 1, tile * MMA_BR + MMA_BR - 1) + 1);
+  const int ntiles = (kend + MMA_BC - 1) / MMA_BC;
+
+  auto load = [&](int it, int buf) {
+    const int j0 = it * MMA_BC;
+    T* kd = Ks + buf * MMA_BC * DP;
+    T* vd = Vs + buf * MMA_BC * DP;
+    constexpr int CH = D / 8;  // 16-byte chunks per row
+    for (int u = threadIdx.x; u < MMA_BC * CH; u += blockDim.x) {
+      const int r = u / CH, c = (u % CH) * 8, j = j0 + r;
+      if (j < g.T) {
+        a23_cp16(kd + r * DP + c, kb + (i64)j * kss + c);
+        a23_cp16(vd + r * DP + c, vb + (i64)j * vss + c);
+      } else {
+        // keys past T must read as finite zeros: p is 0 there but 0 * NaN is not
+        *(uint4*)(kd + r * DP + c) = make_uint4(0, 0, 0, 0);
+        *(uint4*)(vd + r * DP + c) = make_uint4(0, 0, 0, 0);
+      }
+    }
+  };
+
+  float o[OT][4];
+#pragma unroll
+  for (int t = 0; t < OT; t++) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
+  float ma = -INFINITY, mb = -INFINITY, la = 0.f, lb = 0.f;
+  constexpr float L2E = 1.4426950408889634f;
+
+  if (ntiles > 0) {
+    load(0, 0);
+    a23_commit();
+  }
+  for (int it = 0; it < ntiles; it++) {
+    if (it + 1 < ntiles) {
+      load(it + 1, (it + 1) & 1);
+      a23_commit();
+      a23_wait<1>();
+    } else {
+      a23_wait<0>();
+    }
+    __syncthreads();
+    const T* kt = Ks + (it & 1) * MMA_BC * DP;
+    const T* vt = Vs + (it & 1) * MMA_BC * DP;
+    float s[NT][4];
+#pragma unroll
+    for (int n = 0; n < NT; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KT; kk++) {
+#pragma unroll
+      for (int n = 0; n < NT; n++) {
+        const T* kr = kt + (n * 8 + gr) * DP + kk * 16 + gc;
+        mma16816<T>(s[n], qf[kk], *(const unsigned*)kr, *(const unsigned*)(kr + 8));
+      }
+    }
+    // scores, row maxima
+    const int j0 = it * MMA_BC;
+    float xa = -INFINITY, xb = -INFINITY;
+#pragma unroll
+    for (int n = 0; n < NT; n++) {
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        const int j = j0 + n * 8 + gc + e;
+        s[n][e] = a23_score<T>(s[n][e], ra, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, moa);
+        s[n][2 + e] =
+            a23_score<T>(s[n][2 + e], rb, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, mob);
+        xa = fmaxf(xa, s[n][e]);
+        xb = fmaxf(xb, s[n][2 + e]);
+      }
+    }
+    xa = fmaxf(xa, __shfl_xor_sync(0xffffffffu, xa, 1));
+    xa = fmaxf(xa, __shfl_xor_sync(0xffffffffu, xa, 2));
+    xb = fmaxf(xb, __shfl_xor_sync(0xffffffffu, xb, 1));
+    xb = fmaxf(xb, __shfl_xor_sync(0xffffffffu, xb, 2));
+    const float na = fmaxf(ma, xa), nb = fmaxf(mb, xb);
+    const float aa = (na == -INFINITY || ma == -INFINITY) ? 0.f : exp2f((ma - na) * L2E);
+    const float ab = (nb == -INFINITY || mb == -INFINITY) ? 0.f : exp2f((mb - nb) * L2E);
+    ma = na, mb = nb;
+    float sa = 0.f, sb = 0.f;
+#pragma unroll
+    for (int n = 0; n < NT; n++) {
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        const float pa = s[n][e] == -INFINITY ? 0.f : exp2f((s[n][e] - na) * L2E);
+        const float pb = s[n][2 + e] == -INFINITY ? 0.f : exp2f((s[n][2 + e] - nb) * L2E);
+        s[n][e] = pa, s[n][2 + e] = pb;
+        sa += pa, sb += pb;
+      }
+    }
+    la = la * aa + sa;
+    lb = lb * ab + sb;
+#pragma unroll
+    for (int t = 0; t < OT; t++) o[t][0] *= aa, o[t][1] *= aa, o[t][2] *= ab, o[t][3] *= ab;
+    // O += P V: P's accumulator layout is the A fragment layout of the next product
+#pragma unroll
+    for (int kk = 0; kk < MMA_BC / 16; kk++) {
+      unsigned a[4];
+      a[0] = pack2<T>(s[2 * kk][0], s[2 * kk][1]);
+      a[1] = pack2<T>(s[2 * kk][2], s[2 * kk][3]);
+      a[2] = pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      a[3] = pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+#pragma unroll
+      for (int nd = 0; nd < D / 16; nd++) {
+        unsigned bv[4];
+        ldsm_x4_trans(bv, vt + (kk * 16 + (lane & 15)) * DP + nd * 16 + (lane >> 4) * 8);
+        mma16816<T>(o[2 * nd], a, bv[0], bv[1]);
+        mma16816<T>(o[2 * nd + 1], a, bv[2], bv[3]);
+      }
+    }
+    __syncthreads();  // the next prefetch overwrites this buffer
+  }
+  la += __shfl_xor_sync(0xffffffffu, la, 1);
+  la += __shfl_xor_sync(0xffffffffu, la, 2);
+  lb += __shfl_xor_sync(0xffffffffu, lb, 1);
+  lb += __shfl_xor_sync(0xffffffffu, lb, 2);
+  const float ia = la > 0.f ? 1.f / la : 0.f, ib = lb > 0.f ? 1.f / lb : 0.f;
+  T* ob = out + b * osb + (i64)h * lo32(ohs);
+  const int oss = hi32(ohs);
+#pragma unroll
+  for (int t = 0; t < OT; t++) {
+    const int c = t * 8 + gc;
+    if (ra < g.S) *(unsigned*)(ob + (i64)ra * oss + c) = pack2<T>(o[t][0] * ia, o[t][1] * ia);
+    if (rb < g.S) *(unsigned*)(ob + (i64)rb * oss + c) = pack2<T>(o[t][2] * ib, o[t][3] * ib);
+  }
+}
+
+}  // namespace
+
+// Parameters of both kernels: q, k, v, out, mask; per operand a batch stride and head|row
+// strides (elements; 3-D and 4-D layouts are both strided views); bh = B|Hq, hs = Hkv|S,
+// tp = T|P (keys, past length), dims = D|Dv, minfo = mask kind|mask T, msb and mhs = the mask's
+// batch stride and head|row strides (0 where broadcast).
+#define A23_PARAMS(T)                                                                                       \
+  const T *q, const T *k, const T *v, T *out, const void *mask, i64 qsb, i64 qhs, i64 ksb, i64 khs, i64 vsb, \
+      i64 vhs, i64 osb, i64 ohs, i64 bh, i64 hs, i64 tp, i64 dims, i64 minfo, i64 msb, i64 mhs, int flags,   \
+      float scale, float softcap
+#define A23_ARGS q, k, v, out, mask, qsb, qhs, ksb, khs, vsb, vhs, osb, ohs, A23(bh, hs, tp, dims, minfo, msb, mhs), \
+                 flags, scale, softcap
+
+#define A23_ROWS(name, T, DPL)                                                            \
+  extern "C" __global__ void __launch_bounds__(128) name(A23_PARAMS(T)) { a23_rows<T, DPL>(A23_ARGS); }
+A23_ROWS(carve_a23_f32_1, float, 1)
+A23_ROWS(carve_a23_f32_2, float, 2)
+A23_ROWS(carve_a23_f32_4, float, 4)
+A23_ROWS(carve_a23_f32_8, float, 8)
+A23_ROWS(carve_a23_f16_1, __half, 1)
+A23_ROWS(carve_a23_f16_2, __half, 2)
+A23_ROWS(carve_a23_f16_4, __half, 4)
+A23_ROWS(carve_a23_f16_8, __half, 8)
+A23_ROWS(carve_a23_bf16_1, bf16, 1)
+A23_ROWS(carve_a23_bf16_2, bf16, 2)
+A23_ROWS(carve_a23_bf16_4, bf16, 4)
+A23_ROWS(carve_a23_bf16_8, bf16, 8)
+
+#define A23_MMA(name, T, D)                                                               \
+  extern "C" __global__ void __launch_bounds__(128) name(A23_PARAMS(T)) { a23_mma<T, D>(A23_ARGS); }
+A23_MMA(carve_a23_mma_f16_64, __half, 64)
+A23_MMA(carve_a23_mma_f16_128, __half, 128)
+A23_MMA(carve_a23_mma_bf16_64, bf16, 64)
+A23_MMA(carve_a23_mma_bf16_128, bf16, 128)
+
+// carve_a23_concat_<T>: dst [B, H, T, W] = past [B, H, P, W] followed by the new rows of cur
+// (batch stride csb, head|row strides chs): the present_key / present_value outputs.
+// bh = B|H, tp = T|P.
+#define A23_CONCAT(name, T)                                                                             \
+  extern "C" __global__ void name(T* dst, const T* past, const T* cur, i64 bh, i64 tp, i64 w, i64 csb,    \
+                                  i64 chs) {                                                            \
+    const int B = lo32(bh), H = hi32(bh), Tn = lo32(tp), P = hi32(tp);                                  \
+    const i64 n = (i64)B * H * Tn * w;                                                                  \
+    GRID_STRIDE(x, n) {                                                                                 \
+      const i64 d = x % w, r = x / w;                                                                   \
+      const int t = (int)(r % Tn), bhi = (int)(r / Tn), b = bhi / H, hh = bhi % H;                      \
+      dst[x] = t < P ? past[((i64)bhi * P + t) * w + d]                                                 \
+                     : cur[b * csb + (i64)hh * lo32(chs) + (i64)(t - P) * hi32(chs) + d];               \
+    }                                                                                                   \
+  }
+A23_CONCAT(carve_a23_concat_f32, float)
+A23_CONCAT(carve_a23_concat_f16, __half)
+A23_CONCAT(carve_a23_concat_bf16, bf16)
