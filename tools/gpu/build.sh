@@ -31,7 +31,7 @@ for app in ${TOOLS:-}; do
 done
 cp tools/gpu/run.sh "$dir/run.sh"
 # The benchmark against PyTorch, with the fixture script whose model builder and exporter it uses.
-cp tools/gpu/qwen_bench.py tools/gpu/demo.sh tools/fixtures/make_fixtures.py "$dir/"
+cp tools/gpu/all.sh tools/gpu/qwen_bench.py tools/gpu/demo.sh tools/fixtures/make_fixtures.py "$dir/"
 du -ch "$dir"/* | sort -h >&2
 total=$(du -sm "$dir" | cut -f1)
 if [ "$total" -ge 32 ]; then

@@ -1,0 +1,55 @@
+#!/bin/bash
+# One GPU session's whole batch, so every session runs the GPU work the same way. On the GPU host,
+# from the repository root of the checkout the device tool sent, with the folder tools/gpu/build.sh
+# filled (TOOLS=apps/runner) carried as .gpu:
+#   bash .gpu/all.sh [STEPS]      STEPS: any of suite replicas qwen ortbench gpt2 (default: all)
+# Logs go to $L (default /tmp/gpu-logs); summaries to stdout and $OUT; everything is tarred into
+# $OUT/logs.tgz at the end. Each step has a time limit so that the batch ends inside one call.
+set -uo pipefail
+steps=${1:-suite replicas qwen ortbench gpt2}
+L=${L:-/tmp/gpu-logs}
+OUT=${OUT:-$L}
+mkdir -p "$L" "$OUT"
+export PYTHONUNBUFFERED=1
+for d in /usr/local/nvidia/lib64 /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+runner=/tmp/carve-runner
+gunzip -c .gpu/runner.bin.gz > "$runner" && chmod +x "$runner"
+nvidia-smi -L | tee "$OUT/gpus.txt"
+has() { [[ " $steps " == *" $1 "* ]]; }
+if has suite; then
+  echo "== suite: every cuda test binary"
+  OUT=$L BENCH= timeout 150 bash .gpu/run.sh 2>&1 | grep -Ev '^\s+\|' | tee "$OUT/suite.txt" | grep -E '^(libs_|run.sh)'
+fi
+if has replicas; then
+  echo "== replicas: qwen2 fixture, --graph, 2 sessions per device"
+  m=libs/graph/testmodels/testdata/qwen2.onnx
+  for dev in cuda:0 cuda:0,cuda:1 cuda:all; do
+    if timeout 60 "$runner" bench --device "$dev" --graph --concurrency 2 --model $m --dim batch=3 --dim seq=16 \
+      --runs 4000 --format json > "$L/replicas_${dev//[:,]/_}.json" 2> "$L/replicas.err"; then
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(f'{sys.argv[2]:<14} {d[\"runs_per_second\"]:8.0f} runs/s  p50 {d[\"latency_ms\"][\"p50\"]:.3f} ms  sessions {d[\"sessions\"]}  device mallocs/run {d[\"device_mallocs_per_run\"]:.0f}')" \
+        "$L/replicas_${dev//[:,]/_}.json" "$dev"
+    else
+      echo "$dev: $(tail -1 "$L/replicas.err")"
+    fi
+  done | tee "$OUT/replicas.txt"
+fi
+if has qwen; then
+  echo "== qwen: Qwen2.5-1.5B-shaped export, carve against PyTorch eager"
+  (cd .gpu && timeout 300 python3 qwen_bench.py --runner "$runner" --out "$L") > "$L/qwen.log" 2>&1
+  sed -n '/^Qwen2.5/,$p' "$L/qwen.log" | tee "$OUT/qwen.txt"
+  grep -E 'carve .* (error|failed)' "$L/qwen.log" | head -5
+fi
+if has ortbench; then
+  echo "== ortbench: fixtures, carve on the CPU against onnxruntime, 16 threads"
+  timeout 170 python3 tools/ortbench/ortbench.py --carve "$runner" --threads 16 --runs 20 --warmup 3 --check > "$OUT/ortbench16.txt" 2>&1
+  tail -50 "$OUT/ortbench16.txt"
+fi
+if has gpt2; then
+  echo "== gpt2: GPT-2-small shape, carve on the CPU against onnxruntime, 16 threads"
+  timeout 150 sh -c "python3 tools/ortbench/make_gpt2.py --out /tmp/gpt2s.onnx > $L/gpt2export.log 2>&1 &&
+    python3 tools/ortbench/ortbench.py /tmp/gpt2s.onnx --shapes 1x128,8x128 --carve $runner --threads 16 --runs 10 --warmup 2 --check" > "$OUT/gpt2s16.txt" 2>&1
+  tail -8 "$OUT/gpt2s16.txt"
+fi
+tar czf "$OUT/logs.tgz" -C "$L" .
