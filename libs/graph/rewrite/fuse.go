@@ -16,11 +16,13 @@ const (
 	SiLU      Kind = "silu"       // x * sigmoid(x) -> Swish (opset 24)
 	Rotary    Kind = "rotary"     // x*cos + rotate_half(x)*sin -> com.microsoft.RotaryEmbedding
 	Attention Kind = "attention"  // softmax(Q K^T * scale + mask) V -> Attention (opset 23)
+	// MatMul(A, Transpose(W)), W a 2-D weight -> Gemm(transB=1) over views of A
+	TransposedWeight Kind = "transposed-weight"
 )
 
 // Kinds lists every kind, in the order Fuse applies them (norms first: their outputs feed
 // the projections of attention, and attention last: it reads the rotary outputs).
-func Kinds() []Kind { return []Kind{LayerNorm, RMSNorm, SiLU, Rotary, Attention} }
+func Kinds() []Kind { return []Kind{LayerNorm, RMSNorm, SiLU, Rotary, Attention, TransposedWeight} }
 
 // Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
 // cannot run (Options.Skip).
@@ -36,6 +38,8 @@ func (k Kind) Op() (domain, op string) {
 		return "com.microsoft", "RotaryEmbedding"
 	case Attention:
 		return "", "Attention"
+	case TransposedWeight:
+		return "", "Gemm"
 	}
 	return "", ""
 }
@@ -110,6 +114,7 @@ var passes = []pass{
 	{SiLU, func(n *graph.Node) bool { return is(n, "Sigmoid") }, matchSiLU},
 	{Rotary, rotaryCandidate, matchRotary},
 	{Attention, func(n *graph.Node) bool { return is(n, "Softmax") }, matchAttention},
+	{TransposedWeight, transposedWeightCandidate, matchTransposedWeight},
 }
 
 // Fuse returns a new model with the patterns of the selected kinds fused, and the report.

@@ -42,10 +42,10 @@ func TestFixtures(t *testing.T) {
 	type counts map[rewrite.Kind]int
 	llm := counts{rewrite.Attention: 2, rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.Rotary: 4}
 	want := map[string]counts{
-		"gpt2": {rewrite.Attention: 2}, "gpt2_fused": {rewrite.Attention: 2},
+		"gpt2": {rewrite.Attention: 2, rewrite.TransposedWeight: 1}, "gpt2_fused": {rewrite.Attention: 2},
 		"bert": {rewrite.Attention: 2}, "bert_fused": {rewrite.Attention: 2}, "bert_ts_fused": {rewrite.Attention: 2},
 		"qwen2": llm, "qwen2_q4": llm, "llama": llm,
-		"qwen2_1p5b_graph": {rewrite.Attention: 28, rewrite.RMSNorm: 57, rewrite.SiLU: 28, rewrite.Rotary: 56},
+		"qwen2_1p5b_graph": {rewrite.Attention: 28, rewrite.RMSNorm: 57, rewrite.SiLU: 28, rewrite.Rotary: 56, rewrite.TransposedWeight: 1},
 	}
 	for _, fm := range testmodels.Models() {
 		t.Run(fm.Name, func(t *testing.T) {
