@@ -139,7 +139,7 @@ func boundONNXAttention(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, 
 }
 
 func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 3, 6, 1, 3); err != nil {
+	if err := kernels.CheckArity(n, 3, 6, 1, 3); err != nil {
 		return plan{}, fmt.Errorf("%w (nonpad_kv_seqlen and the qk_matmul_output are not supported)", err)
 	}
 	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
@@ -200,17 +200,17 @@ func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 	if a.threeD {
 		y = []int64{int64(a.b), int64(a.s), int64(a.hq * a.dv)}
 	}
-	if err := checkOut(n, 0, a.dt, y); err != nil {
+	if err := kernels.CheckOutput(n, 0, a.dt, y); err != nil {
 		return plan{}, err
 	}
 	if _, ok := n.Output(1); ok {
-		if err := checkOut(n, 1, a.dt, []int64{int64(a.b), int64(a.hkv), int64(a.t), int64(a.d)}); err != nil {
+		if err := kernels.CheckOutput(n, 1, a.dt, []int64{int64(a.b), int64(a.hkv), int64(a.t), int64(a.d)}); err != nil {
 			return plan{}, err
 		}
 		a.presentK = true
 	}
 	if _, ok := n.Output(2); ok {
-		if err := checkOut(n, 2, a.dt, []int64{int64(a.b), int64(a.hkv), int64(a.t), int64(a.dv)}); err != nil {
+		if err := kernels.CheckOutput(n, 2, a.dt, []int64{int64(a.b), int64(a.hkv), int64(a.t), int64(a.dv)}); err != nil {
 			return plan{}, err
 		}
 		a.presentV = true

@@ -178,7 +178,7 @@ type attention struct {
 }
 
 func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 7, 1, 2); err != nil {
+	if err := kernels.CheckArity(n, 2, 7, 1, 2); err != nil {
 		return plan{}, err
 	}
 	at := n.Attrs
@@ -242,14 +242,14 @@ func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 			return plan{}, err
 		}
 	}
-	if err := checkOut(n, 0, graph.Float32, []int64{int64(c.b), int64(c.s), int64(a.hv)}); err != nil {
+	if err := kernels.CheckOutput(n, 0, graph.Float32, []int64{int64(c.b), int64(c.s), int64(a.hv)}); err != nil {
 		return plan{}, err
 	}
 	if _, ok := n.Output(1); ok {
 		if a.hv != a.hq {
 			return plan{}, fmt.Errorf("present needs equal Q/K/V hidden sizes")
 		}
-		if err := checkOut(n, 1, graph.Float32, []int64{2, int64(c.b), int64(heads), int64(c.t), int64(c.d)}); err != nil {
+		if err := kernels.CheckOutput(n, 1, graph.Float32, []int64{2, int64(c.b), int64(heads), int64(c.t), int64(c.d)}); err != nil {
 			return plan{}, err
 		}
 		a.present = true
@@ -402,7 +402,7 @@ type mha struct {
 }
 
 func selectMHA(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 1, 8, 1, 3); err != nil {
+	if err := kernels.CheckArity(n, 1, 8, 1, 3); err != nil {
 		return plan{}, err
 	}
 	for _, i := range []int{8, 9} {
@@ -499,17 +499,17 @@ func selectMHA(n *kernels.Node, d kernels.Target) (plan, error) {
 		}
 		m.p = int(pk.Shape[2])
 	}
-	if err := checkOut(n, 0, graph.Float32, []int64{int64(c.b), int64(c.s), int64(m.hv)}); err != nil {
+	if err := kernels.CheckOutput(n, 0, graph.Float32, []int64{int64(c.b), int64(c.s), int64(m.hv)}); err != nil {
 		return plan{}, err
 	}
 	if _, ok := n.Output(1); ok {
-		if err := checkOut(n, 1, graph.Float32, []int64{int64(c.b), int64(heads), int64(c.t), int64(c.d)}); err != nil {
+		if err := kernels.CheckOutput(n, 1, graph.Float32, []int64{int64(c.b), int64(heads), int64(c.t), int64(c.d)}); err != nil {
 			return plan{}, err
 		}
 		m.presentK = true
 	}
 	if _, ok := n.Output(2); ok {
-		if err := checkOut(n, 2, graph.Float32, []int64{int64(c.b), int64(heads), int64(c.t), int64(c.dv)}); err != nil {
+		if err := kernels.CheckOutput(n, 2, graph.Float32, []int64{int64(c.b), int64(heads), int64(c.t), int64(c.dv)}); err != nil {
 			return plan{}, err
 		}
 		m.presentV = true

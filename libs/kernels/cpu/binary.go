@@ -45,7 +45,7 @@ type binary struct {
 
 func selectBinary(op binOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := arity(n, 2, 2, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 			return plan{}, err
 		}
 		a, b := n.Inputs[0], n.Inputs[1]
@@ -76,11 +76,11 @@ func selectBinary(op binOp) func(n *kernels.Node, d kernels.Target) (plan, error
 				return plan{}, fmt.Errorf("Mod of %v needs fmod=1", dt)
 			}
 		}
-		shape, err := broadcastShape(a.Shape, b.Shape)
+		shape, err := kernels.BroadcastShapes(a.Shape, b.Shape)
 		if err != nil {
 			return plan{}, err
 		}
-		if err := checkOut(n, 0, outDT, shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, outDT, shape); err != nil {
 			return plan{}, err
 		}
 		if bin.p, err = newBPlan(shape, a.Shape, b.Shape); err != nil {

@@ -43,7 +43,7 @@ func TestBinaryFloatBroadcast(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("%s/%v/%v", name, as, bs), func(t *testing.T) {
 					a, b := randF32(r, as...), randF32(r, bs...)
-					shape, err := broadcastShape(as, bs)
+					shape, err := kernels.BroadcastShapes(as, bs)
 					require.NoError(t, err)
 					got := out1(t, node(name, graph.Attributes{}, []kernels.Tensor{a, b}, kernels.Value{DType: graph.Float32, Shape: shape}), a, b)
 					want := make([]float32, mustNumel(shape))

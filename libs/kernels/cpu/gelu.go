@@ -25,7 +25,7 @@ func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Ta
 		if biasRequired {
 			minIn = 2
 		}
-		if err := arity(n, minIn, 2, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, minIn, 2, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
@@ -39,7 +39,7 @@ func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Ta
 			}
 			a.bias = true
 		}
-		if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 			return plan{}, err
 		}
 		return plan{tactic: "direct", r: a}, nil
@@ -103,14 +103,14 @@ type biasAdd struct {
 }
 
 func selectBiasAdd(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
 	x, b, s := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	if !halfOK(x.DType) || len(x.Shape) != 3 || b.DType != x.DType || s.DType != x.DType || !equalShape(s.Shape, x.Shape) || !equalShape(b.Shape, x.Shape[2:]) {
 		return plan{}, fmt.Errorf("inputs %v, %v, %v: want X and skip [B, S, C] and bias [C] of one float type", x, b, s)
 	}
-	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: &biasAdd{dt: x.DType, bf: x.DType == graph.BFloat16, c: int(x.Shape[2])}}, nil

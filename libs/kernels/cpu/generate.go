@@ -19,7 +19,7 @@ func (c *constant) run(in, out []kernels.Tensor, _ wsParts) error {
 }
 
 func selectShape(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
 	s := n.Inputs[0].Shape
@@ -35,17 +35,17 @@ func selectShape(n *kernels.Node, d kernels.Target) (plan, error) {
 	if end > start {
 		dims = s[start:end]
 	}
-	if err := checkOut(n, 0, graph.Int64, []int64{int64(len(dims))}); err != nil {
+	if err := kernels.CheckOutput(n, 0, graph.Int64, []int64{int64(len(dims))}); err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: &constant{data: slices.Clone(kernels.BytesOf(dims))}}, nil
 }
 
 func selectSize(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
-	if err := checkOut(n, 0, graph.Int64, nil); err != nil {
+	if err := kernels.CheckOutput(n, 0, graph.Int64, nil); err != nil {
 		return plan{}, err
 	}
 	v := []int64{int64(numel(n.Inputs[0].Shape))}
@@ -53,7 +53,7 @@ func selectSize(n *kernels.Node, d kernels.Target) (plan, error) {
 }
 
 func selectConstant(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 0, 0, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 0, 0, 1, 1); err != nil {
 		return plan{}, err
 	}
 	at := n.Attrs
@@ -80,7 +80,7 @@ func selectConstant(n *kernels.Node, d kernels.Target) (plan, error) {
 	default:
 		return plan{}, fmt.Errorf("no supported value attribute (value, value_float(s), value_int(s))")
 	}
-	if err := checkOut(n, 0, dt, shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, dt, shape); err != nil {
 		return plan{}, err
 	}
 	if want, err := kernels.ByteSize(dt, shape); err != nil || int64(len(data)) != want {
@@ -93,7 +93,7 @@ func selectConstant(n *kernels.Node, d kernels.Target) (plan, error) {
 type fill struct{ elem []byte }
 
 func selectConstantOfShape(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
 	if v := n.Inputs[0]; v.DType != graph.Int64 || len(v.Shape) != 1 {
@@ -140,7 +140,7 @@ func (f *fill) run(in, out []kernels.Tensor, _ wsParts) error {
 type rangeOp struct{ dt graph.DType }
 
 func selectRange(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
 	dt := n.Inputs[0].DType
@@ -210,14 +210,14 @@ type cumSum struct {
 }
 
 func selectCumSum(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	x, ax := n.Inputs[0], n.Inputs[1]
 	if !isNumeric(x.DType) || !isIndex(ax.DType) || numel(ax.Shape) != 1 || len(x.Shape) == 0 {
 		return plan{}, fmt.Errorf("CumSum of %v along %v", x, ax)
 	}
-	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
 	at := n.Attrs
@@ -225,7 +225,7 @@ func selectCumSum(n *kernels.Node, d kernels.Target) (plan, error) {
 }
 
 func (c *cumSum) run(in, out []kernels.Tensor, _ wsParts) error {
-	axis, err := normAxis(loadI64(in[1], 0), len(c.shape))
+	axis, err := kernels.NormAxis(loadI64(in[1], 0), len(c.shape))
 	if err != nil {
 		return err
 	}
@@ -328,7 +328,7 @@ type trilu struct {
 }
 
 func selectTrilu(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 1, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	x := n.Inputs[0]
@@ -338,7 +338,7 @@ func selectTrilu(n *kernels.Node, d kernels.Target) (plan, error) {
 	if k, ok := n.Input(1); ok && (k.DType != graph.Int64 || numel(k.Shape) != 1) {
 		return plan{}, fmt.Errorf("k is %v, want an int64 scalar", k)
 	}
-	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: &trilu{upper: n.Attrs.Int("upper", 1) != 0, shape: x.Shape, es: int(x.DType.Size())}}, nil

@@ -80,7 +80,7 @@ func gqaGeom(src geomSrc, hi bool) (attnDims, error) {
 }
 
 func selectGQA(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 1, 11, 1, 3); err != nil {
+	if err := kernels.CheckArity(n, 1, 11, 1, 3); err != nil {
 		return plan{}, err
 	}
 	for _, i := range []int{5, 6} {
@@ -193,7 +193,7 @@ func selectGQA(n *kernels.Node, d kernels.Target) (plan, error) {
 			return plan{}, err
 		}
 	}
-	if err := checkOut(n, 0, graph.Float32, []int64{int64(c.b), int64(c.s), int64(c.nq * c.d)}); err != nil {
+	if err := kernels.CheckOutput(n, 0, graph.Float32, []int64{int64(c.b), int64(c.s), int64(c.nq * c.d)}); err != nil {
 		return plan{}, err
 	}
 	_, okOK := n.Output(1)
@@ -204,7 +204,7 @@ func selectGQA(n *kernels.Node, d kernels.Target) (plan, error) {
 	if okOK {
 		want := []int64{int64(c.b), int64(c.nkv), int64(c.t), int64(c.d)}
 		for i := 1; i <= 2; i++ {
-			if err := checkOut(n, i, graph.Float32, want); err != nil {
+			if err := kernels.CheckOutput(n, i, graph.Float32, want); err != nil {
 				return plan{}, err
 			}
 		}

@@ -16,7 +16,7 @@ type concat struct {
 }
 
 func selectConcat(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1<<20, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1<<20, 1, 1); err != nil {
 		return plan{}, err
 	}
 	first := n.Inputs[0]
@@ -24,7 +24,7 @@ func selectConcat(n *kernels.Node, d kernels.Target) (plan, error) {
 	if r == 0 {
 		return plan{}, fmt.Errorf("cannot concatenate scalars")
 	}
-	axis, err := normAxis(n.Attrs.Int("axis", 0), r)
+	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), r)
 	if err != nil {
 		return plan{}, err
 	}
@@ -44,7 +44,7 @@ func selectConcat(n *kernels.Node, d kernels.Target) (plan, error) {
 		out[axis] += v.Shape[axis]
 		c.rows = append(c.rows, int(v.Shape[axis])*inner)
 	}
-	if err := checkOut(n, 0, first.DType, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, first.DType, out); err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: c}, nil
@@ -70,11 +70,11 @@ type split struct {
 }
 
 func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 1, 2, 1, 1<<20); err != nil {
+	if err := kernels.CheckArity(n, 1, 2, 1, 1<<20); err != nil {
 		return plan{}, err
 	}
 	in := n.Inputs[0]
-	axis, err := normAxis(n.Attrs.Int("axis", 0), len(in.Shape))
+	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(in.Shape))
 	if err != nil {
 		return plan{}, err
 	}
@@ -93,7 +93,7 @@ func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
 		}
 		want := slices.Clone(in.Shape)
 		want[axis] = v.Shape[axis]
-		if err := checkOut(n, i, in.DType, want); err != nil {
+		if err := kernels.CheckOutput(n, i, in.DType, want); err != nil {
 			return plan{}, err
 		}
 		sum += v.Shape[axis]
@@ -125,7 +125,7 @@ type slice struct {
 }
 
 func selectSlice(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 3, 5, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 5, 1, 1); err != nil {
 		return plan{}, err
 	}
 	in := n.Inputs[0]
@@ -265,7 +265,7 @@ type gather struct {
 }
 
 func selectGather(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	data, idx := n.Inputs[0], n.Inputs[1]
@@ -275,12 +275,12 @@ func selectGather(n *kernels.Node, d kernels.Target) (plan, error) {
 	if len(data.Shape) == 0 {
 		return plan{}, fmt.Errorf("cannot gather from a scalar")
 	}
-	axis, err := normAxis(n.Attrs.Int("axis", 0), len(data.Shape))
+	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(data.Shape))
 	if err != nil {
 		return plan{}, err
 	}
 	out := slices.Concat(data.Shape[:axis], idx.Shape, data.Shape[axis+1:])
-	if err := checkOut(n, 0, data.DType, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: &gather{
@@ -333,7 +333,7 @@ type gatherElements struct {
 }
 
 func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	data, idx := n.Inputs[0], n.Inputs[1]
@@ -343,7 +343,7 @@ func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
 	if len(data.Shape) > 16 {
 		return plan{}, fmt.Errorf("rank %d is more than 16", len(data.Shape))
 	}
-	axis, err := normAxis(n.Attrs.Int("axis", 0), len(data.Shape))
+	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(data.Shape))
 	if err != nil {
 		return plan{}, err
 	}
@@ -352,7 +352,7 @@ func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
 			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", idx.Shape, data.Shape, i)
 		}
 	}
-	if err := checkOut(n, 0, data.DType, idx.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, data.DType, idx.Shape); err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: &gatherElements{axis: axis, data: data.Shape, idx: idx.Shape, es: int(data.DType.Size()), dataStride: stridesOf(data.Shape)}}, nil
@@ -456,7 +456,7 @@ type gatherND struct {
 }
 
 func selectGatherND(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	data, idx := n.Inputs[0], n.Inputs[1]
@@ -478,7 +478,7 @@ func selectGatherND(n *kernels.Node, d kernels.Target) (plan, error) {
 		}
 	}
 	out := slices.Concat(idx.Shape[:q-1], data.Shape[b+m:])
-	if err := checkOut(n, 0, data.DType, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
 		return plan{}, err
 	}
 	es := int(data.DType.Size())
@@ -527,7 +527,7 @@ type scatterND struct {
 }
 
 func selectScatterND(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
 	data, idx, upd := n.Inputs[0], n.Inputs[1], n.Inputs[2]
@@ -545,7 +545,7 @@ func selectScatterND(n *kernels.Node, d kernels.Target) (plan, error) {
 	if want := slices.Concat(idx.Shape[:q-1], data.Shape[m:]); !slices.Equal(upd.Shape, want) || upd.DType != data.DType {
 		return plan{}, fmt.Errorf("updates are %v, want %v%v", upd, data.DType, want)
 	}
-	if err := checkOut(n, 0, data.DType, data.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, data.DType, data.Shape); err != nil {
 		return plan{}, err
 	}
 	red := n.Attrs.String("reduction", "none")

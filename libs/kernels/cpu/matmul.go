@@ -56,7 +56,7 @@ func matmulDims(a, b []int64) (m, k, n int64, aBatch, bBatch, out []int64, err e
 	}
 	n = b2[len(b2)-1]
 	aBatch, bBatch = a2[:len(a2)-2], b2[:len(b2)-2]
-	batch, err := broadcastShape(aBatch, bBatch)
+	batch, err := kernels.BroadcastShapes(aBatch, bBatch)
 	if err != nil {
 		return 0, 0, 0, nil, nil, nil, err
 	}
@@ -89,7 +89,7 @@ type matmul struct {
 }
 
 func selectMatMul(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	a, b := n.Inputs[0], n.Inputs[1]
@@ -100,11 +100,11 @@ func selectMatMul(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	if err := checkOut(n, 0, a.DType, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, a.DType, out); err != nil {
 		return plan{}, err
 	}
 	mm := &matmul{dt: a.DType, m: int(m), n: int(nn), k: int(k), workers: d.Workers, aLen: numel(a.Shape), bLen: numel(b.Shape)}
-	batch, _ := broadcastShape(aBatch, bBatch)
+	batch, _ := kernels.BroadcastShapes(aBatch, bBatch)
 	mm.batches = numel(batch)
 	if numel(bBatch) == 1 && (numel(aBatch) == mm.batches) {
 		mm.fold = true
@@ -370,7 +370,7 @@ func gemmLayout(transB bool) gemm.Layout {
 }
 
 func selectGemm(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 3, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
 	a, b := n.Inputs[0], n.Inputs[1]
@@ -391,7 +391,7 @@ func selectGemm(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, fmt.Errorf("inner dims differ: %v x %v", a.Shape, b.Shape)
 	}
 	g.m, g.n, g.k = int(m), int(nn), int(k)
-	if err := checkOut(n, 0, graph.Float32, []int64{m, nn}); err != nil {
+	if err := kernels.CheckOutput(n, 0, graph.Float32, []int64{m, nn}); err != nil {
 		return plan{}, err
 	}
 	if c, ok := n.Input(2); ok {

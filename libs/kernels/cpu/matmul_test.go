@@ -18,7 +18,7 @@ func matmulRef(a, b kernels.Tensor) []float32 {
 	if err != nil {
 		panic(err)
 	}
-	batch, _ := broadcastShape(aB, bB)
+	batch, _ := kernels.BroadcastShapes(aB, bB)
 	nb := int(mustNumel(batch))
 	res := make([]float32, mustNumel(out))
 	for bi := 0; bi < nb; bi++ {

@@ -45,7 +45,7 @@ func selectView(minIn, maxIn int) func(n *kernels.Node, d kernels.Target) (plan,
 		if n.Op == "Dropout" {
 			maxOut = 2
 		}
-		if err := arity(n, minIn, maxIn, 1, maxOut); err != nil {
+		if err := kernels.CheckArity(n, minIn, maxIn, 1, maxOut); err != nil {
 			return plan{}, err
 		}
 		in, out := n.Inputs[0], n.Outputs[0]
@@ -78,7 +78,7 @@ type expand struct {
 }
 
 func selectExpand(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	in, shp := n.Inputs[0], n.Inputs[1]
@@ -86,11 +86,11 @@ func selectExpand(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
 	}
 	out := n.Outputs[0].Shape
-	want, err := broadcastShape(in.Shape, out)
+	want, err := kernels.BroadcastShapes(in.Shape, out)
 	if err != nil || !slices.Equal(want, out) {
 		return plan{}, fmt.Errorf("output %v is not the broadcast of input %v with the shape input", out, in.Shape)
 	}
-	if err := checkOut(n, 0, in.DType, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, in.DType, out); err != nil {
 		return plan{}, err
 	}
 	e := &expand{es: int(in.DType.Size())}
@@ -302,7 +302,7 @@ func transposeBlocks[E any](x, z []E, rows, cols, sn, j0, j1 int) {
 }
 
 func selectTranspose(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
 	in := n.Inputs[0]
@@ -329,7 +329,7 @@ func selectTranspose(n *kernels.Node, d kernels.Target) (plan, error) {
 		outShape[i] = in.Shape[p]
 		st[i] = ist[p]
 	}
-	if err := checkOut(n, 0, in.DType, outShape); err != nil {
+	if err := kernels.CheckOutput(n, 0, in.DType, outShape); err != nil {
 		return plan{}, err
 	}
 	s, err := newStrided(outShape, st, 0, int(in.DType.Size()))
@@ -347,7 +347,7 @@ type tile struct {
 }
 
 func selectTile(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	in, rep := n.Inputs[0], n.Inputs[1]

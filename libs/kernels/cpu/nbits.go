@@ -32,7 +32,7 @@ func nbitsFloats(m, k, n int64, workers int) int64 {
 }
 
 func selectMatMulNBits(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 3, 6, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 6, 1, 1); err != nil {
 		return plan{}, err
 	}
 	at := n.Attrs
@@ -75,7 +75,7 @@ func selectMatMulNBits(n *kernels.Node, d kernels.Target) (plan, error) {
 		q.bias = true
 	}
 	out := append(append([]int64(nil), a.Shape[:len(a.Shape)-1]...), int64(q.n))
-	if err := checkOut(n, 0, graph.Float32, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, graph.Float32, out); err != nil {
 		return plan{}, err
 	}
 	q.m = numel(a.Shape[:len(a.Shape)-1])

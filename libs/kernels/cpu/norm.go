@@ -95,7 +95,7 @@ func selectNorm(kind normKind) func(n *kernels.Node, d kernels.Target) (plan, er
 				ln.simplified = true
 				maxIn, maxOut = 2, 2
 			}
-			if err := arity(n, 2, maxIn, 1, maxOut); err != nil {
+			if err := kernels.CheckArity(n, 2, maxIn, 1, maxOut); err != nil {
 				return plan{}, err
 			}
 			// stash_type picks the precision of the statistics: every type is computed in
@@ -103,7 +103,7 @@ func selectNorm(kind normKind) func(n *kernels.Node, d kernels.Target) (plan, er
 			if st := graph.DType(at.Int("stash_type", 1)); st != graph.Float32 && st != x[0].DType {
 				return plan{}, fmt.Errorf("stash_type %v is neither float32 nor the input's type", st)
 			}
-			axis, err := normAxis(at.Int("axis", -1), len(x[0].Shape))
+			axis, err := kernels.NormAxis(at.Int("axis", -1), len(x[0].Shape))
 			if err != nil {
 				return plan{}, err
 			}
@@ -137,7 +137,7 @@ func selectNorm(kind normKind) func(n *kernels.Node, d kernels.Target) (plan, er
 			if ln.simplified {
 				maxIn = 4
 			}
-			if err := arity(n, 3, maxIn, 1, 4); err != nil {
+			if err := kernels.CheckArity(n, 3, maxIn, 1, 4); err != nil {
 				return plan{}, err
 			}
 			r := len(x[0].Shape)
@@ -187,7 +187,7 @@ func selectNorm(kind normKind) func(n *kernels.Node, d kernels.Target) (plan, er
 				}
 			}
 			if ln.sumOut >= 0 {
-				if err := checkOut(n, ln.sumOut, x[0].DType, x[0].Shape); err != nil {
+				if err := kernels.CheckOutput(n, ln.sumOut, x[0].DType, x[0].Shape); err != nil {
 					return plan{}, err
 				}
 			}
@@ -205,7 +205,7 @@ func selectNorm(kind normKind) func(n *kernels.Node, d kernels.Target) (plan, er
 				return plan{}, fmt.Errorf("input %d is %v, want %v", i, x[i].DType, ln.dt)
 			}
 		}
-		if err = checkOut(n, 0, ln.dt, x[0].Shape); err != nil {
+		if err = kernels.CheckOutput(n, 0, ln.dt, x[0].Shape); err != nil {
 			return plan{}, err
 		}
 		for _, o := range []int{ln.meanOut, ln.invOut} {
@@ -246,7 +246,7 @@ func boundNorm(kind normKind) func(r *kernels.NodeRange, d kernels.Target) (kern
 		}
 		axis := len(x.Dims) - 1
 		if kind == normLN || kind == normRMS {
-			a, err := normAxis(r.Attrs.Int("axis", -1), len(x.Dims))
+			a, err := kernels.NormAxis(r.Attrs.Int("axis", -1), len(x.Dims))
 			if err != nil {
 				return kernels.Bound{}, err
 			}

@@ -41,7 +41,7 @@ type reduce struct {
 
 func selectReduce(o redOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := arity(n, 1, 2, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, 2, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
@@ -56,7 +56,7 @@ func selectReduce(o redOp) func(n *kernels.Node, d kernels.Target) (plan, error)
 		outDT := x.DType
 		if o == rArgMax || o == rArgMin {
 			outDT = graph.Int64
-			ax, err := normAxis(at.Int("axis", 0), len(x.Shape))
+			ax, err := kernels.NormAxis(at.Int("axis", 0), len(x.Shape))
 			if err != nil {
 				return plan{}, err
 			}
@@ -79,7 +79,7 @@ func selectReduce(o redOp) func(n *kernels.Node, d kernels.Target) (plan, error)
 			if err != nil {
 				return plan{}, err
 			}
-			if err := checkOut(n, 0, outDT, r.outShape(&red, all)); err != nil {
+			if err := kernels.CheckOutput(n, 0, outDT, r.outShape(&red, all)); err != nil {
 				return plan{}, err
 			}
 		}
@@ -100,7 +100,7 @@ func (r *reduce) mark(axes []int64, red *[16]bool) (identity bool, err error) {
 		return false, nil
 	}
 	for _, a := range axes {
-		ax, err := normAxis(a, len(r.in))
+		ax, err := kernels.NormAxis(a, len(r.in))
 		if err != nil {
 			return false, err
 		}

@@ -28,7 +28,7 @@ type onnxRMSNorm struct {
 }
 
 func selectONNXRMSNorm(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	x, scale := n.Inputs[0], n.Inputs[1]
@@ -38,7 +38,7 @@ func selectONNXRMSNorm(n *kernels.Node, d kernels.Target) (plan, error) {
 	if st := graph.DType(n.Attrs.Int("stash_type", int64(graph.Float32))); st != graph.Float32 && st != graph.Float64 {
 		return plan{}, fmt.Errorf("stash_type %v is not float32 or float64", st)
 	}
-	axis, err := normAxis(n.Attrs.Int("axis", -1), len(x.Shape))
+	axis, err := kernels.NormAxis(n.Attrs.Int("axis", -1), len(x.Shape))
 	if err != nil {
 		return plan{}, err
 	}
@@ -47,7 +47,7 @@ func selectONNXRMSNorm(n *kernels.Node, d kernels.Target) (plan, error) {
 	if r.scaleIx, err = bcastIndex(scale.Shape, x.Shape[axis:]); err != nil {
 		return plan{}, fmt.Errorf("scale: %w", err)
 	}
-	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: r}, nil

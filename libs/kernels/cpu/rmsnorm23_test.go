@@ -31,7 +31,7 @@ func TestONNXRMSNorm(t *testing.T) {
 			const eps = 1e-5
 			n := node("RMSNormalization", kernels.Attrs("axis", tc.axis, "epsilon", float32(eps)), []kernels.Tensor{x, s}, value(x))
 			got := out1(t, n, x, s)
-			axis, err := normAxis(tc.axis, len(tc.x))
+			axis, err := kernels.NormAxis(tc.axis, len(tc.x))
 			require.NoError(t, err)
 			rows, h := normRows(tc.x, axis)
 			xs, ss := float64sOf(x), float64sOf(s)

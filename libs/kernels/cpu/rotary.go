@@ -75,14 +75,14 @@ func selectRotary(n *kernels.Node, d kernels.Target) (plan, error) {
 	ms := n.Key().Domain == kernels.DomainMicrosoft
 	r := &rotary{posIn: 1, cosIn: 2, sinIn: 3}
 	if ms {
-		if err := arity(n, 4, 4, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 4, 4, 1, 1); err != nil {
 			return plan{}, err
 		}
 		if n.Attrs.Int("is_packed_batching", 0) != 0 {
 			return plan{}, fmt.Errorf("is_packed_batching is not supported")
 		}
 	} else {
-		if err := arity(n, 3, 4, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 3, 4, 1, 1); err != nil {
 			return plan{}, err
 		}
 		r.cosIn, r.sinIn, r.posIn = 1, 2, 3
@@ -151,7 +151,7 @@ func selectRotary(n *kernels.Node, d kernels.Target) (plan, error) {
 	} else if len(cs.Shape) != 3 || cs.Shape[0] != int64(r.b) || cs.Shape[1] != int64(r.s) {
 		return plan{}, fmt.Errorf("without position_ids, cos_cache must be [%d, %d, %d], is %v", r.b, r.s, half, cs.Shape)
 	}
-	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: r}, nil

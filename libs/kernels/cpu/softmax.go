@@ -22,14 +22,14 @@ type softmax struct {
 
 func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := arity(n, 1, 1, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
 		if !halfOK(x.DType) {
 			return plan{}, fmt.Errorf("input is %v", x.DType)
 		}
-		if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 			return plan{}, err
 		}
 		r := len(x.Shape)
@@ -41,7 +41,7 @@ func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Target) (plan, erro
 		if r == 0 {
 			return plan{}, fmt.Errorf("softmax of a scalar")
 		}
-		axis, err := normAxis(n.Attrs.Int("axis", def), r)
+		axis, err := kernels.NormAxis(n.Attrs.Int("axis", def), r)
 		if err != nil {
 			return plan{}, err
 		}

@@ -22,14 +22,14 @@ type onnxSwish struct {
 }
 
 func selectONNXSwish(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
 	x := n.Inputs[0]
 	if !halfOK(x.DType) {
 		return plan{}, fmt.Errorf("X is %v; want one of float32, float16, bfloat16", x.DType)
 	}
-	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: &onnxSwish{dt: x.DType, alpha: float64(n.Attrs.Float("alpha", 1)), workers: d.Workers}}, nil

@@ -155,7 +155,7 @@ func selectUnary(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 		if o == uClip {
 			maxIn = 3
 		}
-		if err := arity(n, 1, maxIn, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, maxIn, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
@@ -165,7 +165,7 @@ func selectUnary(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 		default:
 			return plan{}, fmt.Errorf("input is %v, not supported", x.DType)
 		}
-		if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 			return plan{}, err
 		}
 		u := &unary{op: o, dt: x.DType, workers: d.Workers}
@@ -344,14 +344,14 @@ type predicate struct {
 
 func selectPredicate(name string) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := arity(n, 1, 1, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
 		if name == "Not" && x.DType != graph.Bool || name != "Not" && !isFloat(x.DType) {
 			return plan{}, fmt.Errorf("input is %v", x.DType)
 		}
-		if err := checkOut(n, 0, graph.Bool, x.Shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, graph.Bool, x.Shape); err != nil {
 			return plan{}, err
 		}
 		p := &predicate{op: name, neg: n.Attrs.Int("detect_negative", 1) != 0, pos: n.Attrs.Int("detect_positive", 1) != 0}
@@ -406,7 +406,7 @@ func selectCast(n *kernels.Node, d kernels.Target) (plan, error) {
 	if n.Op == "CastLike" {
 		maxIn = 2
 	}
-	if err := arity(n, 1, maxIn, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, maxIn, 1, 1); err != nil {
 		return plan{}, err
 	}
 	x := n.Inputs[0]
@@ -417,7 +417,7 @@ func selectCast(n *kernels.Node, d kernels.Target) (plan, error) {
 	if !castable(x.DType) || !castable(to) {
 		return plan{}, fmt.Errorf("cast from %v to %v is not supported", x.DType, to)
 	}
-	if err := checkOut(n, 0, to, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, to, x.Shape); err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: &cast{from: x.DType, to: to}}, nil

@@ -23,7 +23,7 @@ type variadic struct {
 
 func selectVariadic(o binOp, mean bool) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := arity(n, 1, 1<<20, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, 1<<20, 1, 1); err != nil {
 			return plan{}, err
 		}
 		dt := n.Inputs[0].DType
@@ -40,11 +40,11 @@ func selectVariadic(o binOp, mean bool) func(n *kernels.Node, d kernels.Target) 
 		if mean && !isFloat(dt) {
 			return plan{}, fmt.Errorf("Mean of %v is not supported", dt)
 		}
-		shape, err := broadcastShape(shapes...)
+		shape, err := kernels.BroadcastShapes(shapes...)
 		if err != nil {
 			return plan{}, err
 		}
-		if err := checkOut(n, 0, dt, shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, dt, shape); err != nil {
 			return plan{}, err
 		}
 		v := &variadic{op: o, mean: mean, n: len(shapes), dt: dt}
@@ -124,18 +124,18 @@ type pow struct {
 }
 
 func selectPow(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	a, b := n.Inputs[0], n.Inputs[1]
 	if !isNumeric(a.DType) || !isNumeric(b.DType) {
 		return plan{}, fmt.Errorf("Pow of %v by %v", a.DType, b.DType)
 	}
-	shape, err := broadcastShape(a.Shape, b.Shape)
+	shape, err := kernels.BroadcastShapes(a.Shape, b.Shape)
 	if err != nil {
 		return plan{}, err
 	}
-	if err := checkOut(n, 0, a.DType, shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, a.DType, shape); err != nil {
 		return plan{}, err
 	}
 	pw := &pow{}
@@ -247,7 +247,7 @@ type where struct {
 }
 
 func selectWhere(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := arity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
 	c, x, y := n.Inputs[0], n.Inputs[1], n.Inputs[2]
@@ -257,11 +257,11 @@ func selectWhere(n *kernels.Node, d kernels.Target) (plan, error) {
 	if x.DType != y.DType || x.DType.Size() == 0 {
 		return plan{}, fmt.Errorf("branches are %v and %v", x.DType, y.DType)
 	}
-	shape, err := broadcastShape(c.Shape, x.Shape, y.Shape)
+	shape, err := kernels.BroadcastShapes(c.Shape, x.Shape, y.Shape)
 	if err != nil {
 		return plan{}, err
 	}
-	if err := checkOut(n, 0, x.DType, shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, shape); err != nil {
 		return plan{}, err
 	}
 	w := &where{es: int(x.DType.Size()), workers: d.Workers}

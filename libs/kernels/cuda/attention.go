@@ -301,7 +301,7 @@ func gqaKVPart(g attnGeom, es int64) (alloc.Part, error) {
 }
 
 func selectGQA(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 1, 11, 1, 3); err != nil {
+	if err := kernels.CheckArity(n, 1, 11, 1, 3); err != nil {
 		return plan{}, err
 	}
 	for _, i := range []int{5, 6} {
@@ -434,13 +434,13 @@ func selectGQA(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 		x.bias = inp(10)
 	}
-	if err := checkOut(n, 0, dt, []int64{g.b, g.s, g.nq * g.d}); err != nil {
+	if err := kernels.CheckOutput(n, 0, dt, []int64{g.b, g.s, g.nq * g.d}); err != nil {
 		return plan{}, err
 	}
 	if okOK {
 		want := []int64{g.b, g.nkv, g.t, g.d}
 		for i := 1; i <= 2; i++ {
-			if err := checkOut(n, i, dt, want); err != nil {
+			if err := kernels.CheckOutput(n, i, dt, want); err != nil {
 				return plan{}, err
 			}
 		}

@@ -147,7 +147,7 @@ func a23Mask(m kernels.Value, dt graph.DType, g a23Geom) (kind int64, maskT int6
 func a23MMAShared(d int64) uint32 { return uint32(2 * 2 * a23MMAKeys * (d + 8) * 2) }
 
 func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 3, 6, 1, 3); err != nil {
+	if err := kernels.CheckArity(n, 3, 6, 1, 3); err != nil {
 		return plan{}, fmt.Errorf("%w (nonpad_kv_seqlen and the qk_matmul_output are not supported)", err)
 	}
 	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
@@ -211,18 +211,18 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if g.threeD {
 		y = []int64{g.b, g.s, g.hq * g.dv}
 	}
-	if err := checkOut(n, 0, dt, y); err != nil {
+	if err := kernels.CheckOutput(n, 0, dt, y); err != nil {
 		return plan{}, err
 	}
 	_, presentK := n.Output(1)
 	_, presentV := n.Output(2)
 	if presentK {
-		if err := checkOut(n, 1, dt, []int64{g.b, g.hkv, g.t, g.d}); err != nil {
+		if err := kernels.CheckOutput(n, 1, dt, []int64{g.b, g.hkv, g.t, g.d}); err != nil {
 			return plan{}, err
 		}
 	}
 	if presentV {
-		if err := checkOut(n, 2, dt, []int64{g.b, g.hkv, g.t, g.dv}); err != nil {
+		if err := kernels.CheckOutput(n, 2, dt, []int64{g.b, g.hkv, g.t, g.dv}); err != nil {
 			return plan{}, err
 		}
 	}

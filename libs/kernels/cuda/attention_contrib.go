@@ -75,7 +75,7 @@ func contribParts(g contribGeom, es int64, kv bool, t kernels.Target) ([]alloc.P
 }
 
 func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 2, 7, 1, 2); err != nil {
+	if err := kernels.CheckArity(n, 2, 7, 1, 2); err != nil {
 		return plan{}, err
 	}
 	at := n.Attrs
@@ -137,7 +137,7 @@ func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 		xa.bias = inp(5)
 	}
-	if err := checkOut(n, 0, dt, []int64{g.b, g.s, g.hv}); err != nil {
+	if err := kernels.CheckOutput(n, 0, dt, []int64{g.b, g.s, g.hv}); err != nil {
 		return plan{}, err
 	}
 	_, present := n.Output(1)
@@ -145,7 +145,7 @@ func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		if g.hv != g.hq {
 			return plan{}, fmt.Errorf("present needs equal Q/K/V hidden sizes")
 		}
-		if err := checkOut(n, 1, dt, []int64{2, g.b, N, g.t, D}); err != nil {
+		if err := kernels.CheckOutput(n, 1, dt, []int64{2, g.b, N, g.t, D}); err != nil {
 			return plan{}, err
 		}
 	}

@@ -112,7 +112,7 @@ type kvView struct {
 }
 
 func selectMHA(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 1, 8, 1, 3); err != nil {
+	if err := kernels.CheckArity(n, 1, 8, 1, 3); err != nil {
 		return plan{}, err
 	}
 	for _, i := range []int{8, 9} {
@@ -184,18 +184,18 @@ func selectMHA(n *kernels.Node, t kernels.Target) (plan, error) {
 			return plan{}, fmt.Errorf("past_key %v and past_value %v, want [%d %d P %d] and [%d %d P %d]", pk.Shape, pv.Shape, g.b, N, D, g.b, N, Dv)
 		}
 	}
-	if err := checkOut(n, 0, dt, []int64{g.b, g.s, hv}); err != nil {
+	if err := kernels.CheckOutput(n, 0, dt, []int64{g.b, g.s, hv}); err != nil {
 		return plan{}, err
 	}
 	_, presK := n.Output(1)
 	_, presV := n.Output(2)
 	if presK {
-		if err := checkOut(n, 1, dt, []int64{g.b, N, g.t, D}); err != nil {
+		if err := kernels.CheckOutput(n, 1, dt, []int64{g.b, N, g.t, D}); err != nil {
 			return plan{}, err
 		}
 	}
 	if presV {
-		if err := checkOut(n, 2, dt, []int64{g.b, N, g.t, Dv}); err != nil {
+		if err := kernels.CheckOutput(n, 2, dt, []int64{g.b, N, g.t, Dv}); err != nil {
 			return plan{}, err
 		}
 	}

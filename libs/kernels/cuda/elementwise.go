@@ -135,7 +135,7 @@ func ewSteps(dt graph.DType, op ewOp, bdt graph.DType, shape []int64, out param,
 func selectBinary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
 		op := kop // per node: Mod picks its form below
-		if err := arity(n, 2, 2, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 			return plan{}, err
 		}
 		a, b := n.Inputs[0], n.Inputs[1]
@@ -167,11 +167,11 @@ func selectBinary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error
 				op = ewFmod
 			}
 		}
-		shape, err := broadcastShape(a.Shape, b.Shape)
+		shape, err := kernels.BroadcastShapes(a.Shape, b.Shape)
 		if err != nil {
 			return plan{}, err
 		}
-		if err := checkOut(n, 0, outDT, shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, outDT, shape); err != nil {
 			return plan{}, err
 		}
 		steps, err := ewSteps(dt, op, graph.Undefined, shape, outp(0), operand{inp(0), a.Shape}, operand{inp(1), b.Shape}, absent(), 0, 0, t)
@@ -187,7 +187,7 @@ func selectBinary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error
 // scales by 1/n.
 func selectVariadic(op ewOp, mean bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		if err := arity(n, 1, 1<<20, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, 1<<20, 1, 1); err != nil {
 			return plan{}, err
 		}
 		dt := n.Inputs[0].DType
@@ -204,11 +204,11 @@ func selectVariadic(op ewOp, mean bool) func(n *kernels.Node, t kernels.Target) 
 		if mean && !isFloat(dt) {
 			return plan{}, fmt.Errorf("Mean of %v is not supported", dt)
 		}
-		shape, err := broadcastShape(shapes...)
+		shape, err := kernels.BroadcastShapes(shapes...)
 		if err != nil {
 			return plan{}, err
 		}
-		if err := checkOut(n, 0, dt, shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, dt, shape); err != nil {
 			return plan{}, err
 		}
 		var prog program
@@ -253,18 +253,18 @@ func selectVariadic(op ewOp, mean bool) func(n *kernels.Node, t kernels.Target) 
 
 // selectPow is Pow(X, Y): X float or integer, Y float or integer, broadcast.
 func selectPow(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	a, b := n.Inputs[0], n.Inputs[1]
 	if !isFloat(a.DType) && !isInt(a.DType) || !isFloat(b.DType) && !isInt(b.DType) {
 		return plan{}, errDType(fmt.Sprintf("Pow of %v by", a.DType), b.DType, "float32, float16, bfloat16, int64 or int32 operands")
 	}
-	shape, err := broadcastShape(a.Shape, b.Shape)
+	shape, err := kernels.BroadcastShapes(a.Shape, b.Shape)
 	if err != nil {
 		return plan{}, err
 	}
-	if err := checkOut(n, 0, a.DType, shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, a.DType, shape); err != nil {
 		return plan{}, err
 	}
 	bdt := graph.Undefined
@@ -280,7 +280,7 @@ func selectPow(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectWhere is Where(cond, X, Y) with three-way broadcasting, moving elements by size.
 func selectWhere(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
 	c, x, y := n.Inputs[0], n.Inputs[1], n.Inputs[2]
@@ -291,11 +291,11 @@ func selectWhere(n *kernels.Node, t kernels.Target) (plan, error) {
 	if x.DType != y.DType || (es != 1 && es != 2 && es != 4 && es != 8) {
 		return plan{}, fmt.Errorf("branches are %v and %v, want one type of 1, 2, 4 or 8 bytes", x.DType, y.DType)
 	}
-	shape, err := broadcastShape(c.Shape, x.Shape, y.Shape)
+	shape, err := kernels.BroadcastShapes(c.Shape, x.Shape, y.Shape)
 	if err != nil {
 		return plan{}, err
 	}
-	if err := checkOut(n, 0, x.DType, shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, shape); err != nil {
 		return plan{}, err
 	}
 	l, err := broadcastLayout(shape, c.Shape, x.Shape, y.Shape)
@@ -320,7 +320,7 @@ func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 		if op == ewClip {
 			maxIn = 3
 		}
-		if err := arity(n, 1, maxIn, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, maxIn, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
@@ -330,7 +330,7 @@ func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 		default:
 			return plan{}, errDType("the input", x.DType, "float32, float16 or bfloat16 (int64 and int32 for Abs, Neg, Sign, Relu, Clip)")
 		}
-		if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 			return plan{}, err
 		}
 		var alpha, beta float32
@@ -382,14 +382,14 @@ func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 // selectPredicate is Not, IsNaN and IsInf: bool output.
 func selectPredicate(name string) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		if err := arity(n, 1, 1, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
 		if name == "Not" && x.DType != graph.Bool || name != "Not" && !isFloat(x.DType) {
 			return plan{}, errDType("the input", x.DType, "bool for Not, float32, float16 or bfloat16 for IsNaN and IsInf")
 		}
-		if err := checkOut(n, 0, graph.Bool, x.Shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, graph.Bool, x.Shape); err != nil {
 			return plan{}, err
 		}
 		op := ewNot
@@ -425,7 +425,7 @@ func selectCast(n *kernels.Node, t kernels.Target) (plan, error) {
 	if n.Op == "CastLike" {
 		maxIn = 2
 	}
-	if err := arity(n, 1, maxIn, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, maxIn, 1, 1); err != nil {
 		return plan{}, err
 	}
 	x := n.Inputs[0]
@@ -436,7 +436,7 @@ func selectCast(n *kernels.Node, t kernels.Target) (plan, error) {
 	if !castable(x.DType) || !castable(to) {
 		return plan{}, fmt.Errorf("cast from %v to %v is not supported", x.DType, to)
 	}
-	if err := checkOut(n, 0, to, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, to, x.Shape); err != nil {
 		return plan{}, err
 	}
 	total := numel(x.Shape)
@@ -467,7 +467,7 @@ func selectBiasAct(kop ewOp, biasRequired bool) func(n *kernels.Node, t kernels.
 		if biasRequired {
 			minIn = 2
 		}
-		if err := arity(n, minIn, 2, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, minIn, 2, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
@@ -475,7 +475,7 @@ func selectBiasAct(kop ewOp, biasRequired bool) func(n *kernels.Node, t kernels.
 			return plan{}, errDType("the input", x.DType, "float32, float16 or bfloat16 of rank >= 1")
 		}
 		h := x.Shape[len(x.Shape)-1]
-		if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 			return plan{}, err
 		}
 		b := absent()
@@ -497,14 +497,14 @@ func selectBiasAct(kop ewOp, biasRequired bool) func(n *kernels.Node, t kernels.
 
 // selectBiasAdd is com.microsoft.BiasAdd: Y = X + bias + skip, X and skip [B, S, C], bias [C].
 func selectBiasAdd(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
 	x, b, s := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	if !isFloat(x.DType) || len(x.Shape) != 3 || b.DType != x.DType || s.DType != x.DType || !equalShape(s.Shape, x.Shape) || !equalShape(b.Shape, x.Shape[2:]) {
 		return plan{}, fmt.Errorf("inputs %v, %v, %v: want X and skip [B, S, C] and bias [C] of one float type", x, b, s)
 	}
-	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
 	steps, err := ewSteps(x.DType, ewAdd3, graph.Undefined, x.Shape, outp(0), operand{inp(0), x.Shape}, operand{inp(1), b.Shape}, operand{inp(2), s.Shape}, 0, 0, t)

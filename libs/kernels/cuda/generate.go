@@ -37,7 +37,7 @@ func storeSteps(data []byte) ([]step, error) {
 }
 
 func selectShape(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
 	s := n.Inputs[0].Shape
@@ -53,7 +53,7 @@ func selectShape(n *kernels.Node, t kernels.Target) (plan, error) {
 	if end > start {
 		dims = s[start:end]
 	}
-	if err := checkOut(n, 0, graph.Int64, []int64{int64(len(dims))}); err != nil {
+	if err := kernels.CheckOutput(n, 0, graph.Int64, []int64{int64(len(dims))}); err != nil {
 		return plan{}, err
 	}
 	steps, err := storeSteps(kernels.BytesOf(slices.Clone(dims)))
@@ -61,10 +61,10 @@ func selectShape(n *kernels.Node, t kernels.Target) (plan, error) {
 }
 
 func selectSize(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
-	if err := checkOut(n, 0, graph.Int64, nil); err != nil {
+	if err := kernels.CheckOutput(n, 0, graph.Int64, nil); err != nil {
 		return plan{}, err
 	}
 	steps, err := storeSteps(kernels.BytesOf([]int64{numel(n.Inputs[0].Shape)}))
@@ -72,7 +72,7 @@ func selectSize(n *kernels.Node, t kernels.Target) (plan, error) {
 }
 
 func selectConstant(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 0, 0, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 0, 0, 1, 1); err != nil {
 		return plan{}, err
 	}
 	at := n.Attrs
@@ -99,7 +99,7 @@ func selectConstant(n *kernels.Node, t kernels.Target) (plan, error) {
 	default:
 		return plan{}, fmt.Errorf("no supported value attribute (value, value_float(s), value_int(s))")
 	}
-	if err := checkOut(n, 0, dt, shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, dt, shape); err != nil {
 		return plan{}, err
 	}
 	if want, err := kernels.ByteSize(dt, shape); err != nil || int64(len(data)) != want {
@@ -112,7 +112,7 @@ func selectConstant(n *kernels.Node, t kernels.Target) (plan, error) {
 // selectConstantOfShape fills the output with the value attribute's element (float32 0 when
 // absent). The output's shape is the shape input's value, which the graph inferred.
 func selectConstantOfShape(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
 	if v := n.Inputs[0]; v.DType != graph.Int64 || len(v.Shape) != 1 {
@@ -141,7 +141,7 @@ func selectConstantOfShape(n *kernels.Node, t kernels.Target) (plan, error) {
 // selectRange writes start + i*delta; start and delta are read on the device, the count is the
 // output's length (inferred by the graph from the values).
 func selectRange(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
 	dt := n.Inputs[0].DType
@@ -169,7 +169,7 @@ func selectRange(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectCumSum scans along the axis read on the device; one thread per (outer, inner) column.
 func selectCumSum(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	x, ax := n.Inputs[0], n.Inputs[1]
@@ -179,7 +179,7 @@ func selectCumSum(n *kernels.Node, t kernels.Target) (plan, error) {
 	if len(x.Shape) > maxRank {
 		return plan{}, fmt.Errorf("rank %d; the CUDA kernel takes rank <= %d", len(x.Shape), maxRank)
 	}
-	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
 	var d [maxRank]int64
@@ -202,7 +202,7 @@ func selectCumSum(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectTrilu keeps one triangle of every matrix; k is read on the device.
 func selectTrilu(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 1, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	x := n.Inputs[0]
@@ -216,7 +216,7 @@ func selectTrilu(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 		k = inp(1)
 	}
-	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
 	es, err := elemSize(x.DType)

@@ -30,7 +30,7 @@ func boolInt(b bool) int {
 // selectGather is Gather: out[outer, idx..., inner] = data[outer, indices[idx...], inner], moving
 // the inner run in the widest unit (up to 16 bytes) its size allows.
 func selectGather(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	data, idx := n.Inputs[0], n.Inputs[1]
@@ -40,12 +40,12 @@ func selectGather(n *kernels.Node, t kernels.Target) (plan, error) {
 	if len(data.Shape) == 0 {
 		return plan{}, fmt.Errorf("cannot gather from a scalar")
 	}
-	axis, err := normAxis(n.Attrs.Int("axis", 0), len(data.Shape))
+	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(data.Shape))
 	if err != nil {
 		return plan{}, err
 	}
 	out := slices.Concat(data.Shape[:axis], idx.Shape, data.Shape[axis+1:])
-	if err := checkOut(n, 0, data.DType, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
 		return plan{}, err
 	}
 	es, err := elemSize(data.DType)
@@ -79,7 +79,7 @@ func selectGather(n *kernels.Node, t kernels.Target) (plan, error) {
 // selectGatherElements: out has the indices' shape and takes, at each position, the data
 // element whose axis coordinate is the index.
 func selectGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	data, idx := n.Inputs[0], n.Inputs[1]
@@ -90,7 +90,7 @@ func selectGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
 	if r > maxRank {
 		return plan{}, fmt.Errorf("rank %d; the CUDA kernel takes rank <= %d", r, maxRank)
 	}
-	axis, err := normAxis(n.Attrs.Int("axis", 0), r)
+	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), r)
 	if err != nil {
 		return plan{}, err
 	}
@@ -99,7 +99,7 @@ func selectGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
 			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", idx.Shape, data.Shape, i)
 		}
 	}
-	if err := checkOut(n, 0, data.DType, idx.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, data.DType, idx.Shape); err != nil {
 		return plan{}, err
 	}
 	es, err := elemSize(data.DType)
@@ -135,7 +135,7 @@ func (g ndGeom) dimParams() []param {
 }
 
 func selectGatherND(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	data, idx := n.Inputs[0], n.Inputs[1]
@@ -157,7 +157,7 @@ func selectGatherND(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 	}
 	out := slices.Concat(idx.Shape[:q-1], data.Shape[b+m:])
-	if err := checkOut(n, 0, data.DType, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
 		return plan{}, err
 	}
 	es, err := elemSize(data.DType)
@@ -183,7 +183,7 @@ func selectGatherND(n *kernels.Node, t kernels.Target) (plan, error) {
 // selectScatterND copies data to the output (unless it is a view of it), then writes each update
 // slab at its index tuple. Only reduction "none" is built for CUDA.
 func selectScatterND(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
 		return plan{}, err
 	}
 	data, idx, upd := n.Inputs[0], n.Inputs[1], n.Inputs[2]
@@ -201,7 +201,7 @@ func selectScatterND(n *kernels.Node, t kernels.Target) (plan, error) {
 	if want := slices.Concat(idx.Shape[:q-1], data.Shape[m:]); !slices.Equal(upd.Shape, want) || upd.DType != data.DType {
 		return plan{}, fmt.Errorf("updates are %v, want %v%v", upd, data.DType, want)
 	}
-	if err := checkOut(n, 0, data.DType, data.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, data.DType, data.Shape); err != nil {
 		return plan{}, err
 	}
 	if red := n.Attrs.String("reduction", "none"); red != "none" {

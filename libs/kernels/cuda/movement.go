@@ -43,7 +43,7 @@ func selectView(minIn, maxIn int) func(n *kernels.Node, t kernels.Target) (plan,
 		if n.Op == "Dropout" {
 			maxOut = 2
 		}
-		if err := arity(n, minIn, maxIn, 1, maxOut); err != nil {
+		if err := kernels.CheckArity(n, minIn, maxIn, 1, maxOut); err != nil {
 			return plan{}, err
 		}
 		in, out := n.Inputs[0], n.Outputs[0]
@@ -77,7 +77,7 @@ func selectView(minIn, maxIn int) func(n *kernels.Node, t kernels.Target) (plan,
 }
 
 func selectExpand(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	in, shp := n.Inputs[0], n.Inputs[1]
@@ -85,11 +85,11 @@ func selectExpand(n *kernels.Node, t kernels.Target) (plan, error) {
 		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
 	}
 	out := n.Outputs[0].Shape
-	want, err := broadcastShape(in.Shape, out)
+	want, err := kernels.BroadcastShapes(in.Shape, out)
 	if err != nil || !slices.Equal(want, out) {
 		return plan{}, fmt.Errorf("output %v is not the broadcast of input %v with the shape input", out, in.Shape)
 	}
-	if err := checkOut(n, 0, in.DType, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, in.DType, out); err != nil {
 		return plan{}, err
 	}
 	st, err := broadcastStrides(out, in.Shape)
@@ -105,7 +105,7 @@ func selectExpand(n *kernels.Node, t kernels.Target) (plan, error) {
 }
 
 func selectTranspose(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 		return plan{}, err
 	}
 	in := n.Inputs[0]
@@ -132,7 +132,7 @@ func selectTranspose(n *kernels.Node, t kernels.Target) (plan, error) {
 		outShape[i] = in.Shape[p]
 		st[i] = ist[p]
 	}
-	if err := checkOut(n, 0, in.DType, outShape); err != nil {
+	if err := kernels.CheckOutput(n, 0, in.DType, outShape); err != nil {
 		return plan{}, err
 	}
 	l, err := newLayout(outShape, st, stridesOf(outShape))
@@ -147,7 +147,7 @@ func selectTranspose(n *kernels.Node, t kernels.Target) (plan, error) {
 // input dim) with input strides (0, stride): Tile is an Expand over the interleaved shape. The
 // repeats input must agree with the output shape, which the graph inferred from it.
 func selectTile(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
 	in, rep := n.Inputs[0], n.Inputs[1]
@@ -181,7 +181,7 @@ func selectTile(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectConcat copies each input into its slab of the output.
 func selectConcat(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 1, 1<<20, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 1, 1<<20, 1, 1); err != nil {
 		return plan{}, err
 	}
 	first := n.Inputs[0]
@@ -189,7 +189,7 @@ func selectConcat(n *kernels.Node, t kernels.Target) (plan, error) {
 	if r == 0 {
 		return plan{}, fmt.Errorf("cannot concatenate scalars")
 	}
-	axis, err := normAxis(n.Attrs.Int("axis", 0), r)
+	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), r)
 	if err != nil {
 		return plan{}, err
 	}
@@ -206,7 +206,7 @@ func selectConcat(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 		out[axis] += v.Shape[axis]
 	}
-	if err := checkOut(n, 0, first.DType, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, first.DType, out); err != nil {
 		return plan{}, err
 	}
 	es := first.DType.Size()
@@ -230,11 +230,11 @@ func selectConcat(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectSplit copies each output's slab of the input; the split sizes are the outputs' shapes.
 func selectSplit(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 1, 2, 1, 1<<20); err != nil {
+	if err := kernels.CheckArity(n, 1, 2, 1, 1<<20); err != nil {
 		return plan{}, err
 	}
 	in := n.Inputs[0]
-	axis, err := normAxis(n.Attrs.Int("axis", 0), len(in.Shape))
+	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(in.Shape))
 	if err != nil {
 		return plan{}, err
 	}
@@ -254,7 +254,7 @@ func selectSplit(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 		want := slices.Clone(in.Shape)
 		want[axis] = v.Shape[axis]
-		if err := checkOut(n, i, in.DType, want); err != nil {
+		if err := kernels.CheckOutput(n, i, in.DType, want); err != nil {
 			return plan{}, err
 		}
 		l, err := newLayout(v.Shape, ist, stridesOf(v.Shape))
@@ -277,7 +277,7 @@ func selectSplit(n *kernels.Node, t kernels.Target) (plan, error) {
 // selectSlice reads starts, ends, axes and steps on the device (they are tensors): the output's
 // shape was inferred from them, so only each axis's first element and step are computed there.
 func selectSlice(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 3, 5, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 5, 1, 1); err != nil {
 		return plan{}, err
 	}
 	in := n.Inputs[0]

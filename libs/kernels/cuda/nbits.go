@@ -58,7 +58,7 @@ type nbitsGemm struct {
 }
 
 func selectMatMulNBits(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := arity(n, 3, 6, 1, 1); err != nil {
+	if err := kernels.CheckArity(n, 3, 6, 1, 1); err != nil {
 		return plan{}, err
 	}
 	g, err := nbitsAttrs(n.Attrs)
@@ -99,7 +99,7 @@ func selectMatMulNBits(n *kernels.Node, t kernels.Target) (plan, error) {
 		bias = inp(5)
 	}
 	out := append(append([]int64(nil), a.Shape[:len(a.Shape)-1]...), g.n)
-	if err := checkOut(n, 0, dt, out); err != nil {
+	if err := kernels.CheckOutput(n, 0, dt, out); err != nil {
 		return plan{}, err
 	}
 	m := numel(a.Shape[:len(a.Shape)-1])

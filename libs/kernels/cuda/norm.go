@@ -66,13 +66,13 @@ func selectNorm(kind normKind) func(n *kernels.Node, t kernels.Target) (plan, er
 			if simplified {
 				maxIn, maxOut = 2, 2
 			}
-			if err := arity(n, 2, maxIn, 1, maxOut); err != nil {
+			if err := kernels.CheckArity(n, 2, maxIn, 1, maxOut); err != nil {
 				return plan{}, err
 			}
 			if st := graph.DType(at.Int("stash_type", 1)); st != graph.Float32 && st != x[0].DType {
 				return plan{}, fmt.Errorf("stash_type %v is neither float32 nor the input's type", st)
 			}
-			axis, err := normAxis(at.Int("axis", -1), len(x[0].Shape))
+			axis, err := kernels.NormAxis(at.Int("axis", -1), len(x[0].Shape))
 			if err != nil {
 				return plan{}, err
 			}
@@ -96,7 +96,7 @@ func selectNorm(kind normKind) func(n *kernels.Node, t kernels.Target) (plan, er
 			if simplified {
 				maxIn = 4
 			}
-			if err := arity(n, 3, maxIn, 1, 4); err != nil {
+			if err := kernels.CheckArity(n, 3, maxIn, 1, 4); err != nil {
 				return plan{}, err
 			}
 			r := len(x[0].Shape)
@@ -141,7 +141,7 @@ func selectNorm(kind normKind) func(n *kernels.Node, t kernels.Target) (plan, er
 				sumOut = 3
 			}
 			if sumOut >= 0 {
-				if err := checkOut(n, sumOut, x[0].DType, x[0].Shape); err != nil {
+				if err := kernels.CheckOutput(n, sumOut, x[0].DType, x[0].Shape); err != nil {
 					return plan{}, err
 				}
 			}
@@ -163,7 +163,7 @@ func selectNorm(kind normKind) func(n *kernels.Node, t kernels.Target) (plan, er
 				return plan{}, fmt.Errorf("input %d has shape %v; the CUDA kernel takes %d elements (no broadcast within the normalized dims)", i, x[i].Shape, h)
 			}
 		}
-		if err := checkOut(n, 0, dt, x[0].Shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, dt, x[0].Shape); err != nil {
 			return plan{}, err
 		}
 		flags := 0
@@ -211,14 +211,14 @@ func selectNorm(kind normKind) func(n *kernels.Node, t kernels.Target) (plan, er
 // per column otherwise.
 func selectSoftmax(log bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		if err := arity(n, 1, 1, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
 		if !isFloat(x.DType) {
 			return plan{}, errDType("the input", x.DType, "float32, float16 or bfloat16")
 		}
-		if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 			return plan{}, err
 		}
 		r := len(x.Shape)
@@ -230,7 +230,7 @@ func selectSoftmax(log bool) func(n *kernels.Node, t kernels.Target) (plan, erro
 		if r == 0 {
 			return plan{}, fmt.Errorf("softmax of a scalar")
 		}
-		axis, err := normAxis(n.Attrs.Int("axis", def), r)
+		axis, err := kernels.NormAxis(n.Attrs.Int("axis", def), r)
 		if err != nil {
 			return plan{}, err
 		}

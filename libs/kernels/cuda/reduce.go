@@ -40,7 +40,7 @@ func reduceAxes(n *kernels.Node, o redOp, in, out []int64, keep, noopEmpty bool)
 	var axes []int64
 	axesInput := false
 	if o == rArgMax || o == rArgMin {
-		ax, err := normAxis(n.Attrs.Int("axis", 0), r)
+		ax, err := kernels.NormAxis(n.Attrs.Int("axis", 0), r)
 		if err != nil {
 			return nil, false, err
 		}
@@ -67,7 +67,7 @@ func reduceAxes(n *kernels.Node, o redOp, in, out []int64, keep, noopEmpty bool)
 			return red, false, nil
 		}
 		for _, a := range axes {
-			ax, err := normAxis(a, r)
+			ax, err := kernels.NormAxis(a, r)
 			if err != nil {
 				return nil, false, err
 			}
@@ -129,7 +129,7 @@ func reduceAxes(n *kernels.Node, o redOp, in, out []int64, keep, noopEmpty bool)
 
 func selectReduce(o redOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		if err := arity(n, 1, 2, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, 2, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
@@ -163,7 +163,7 @@ func selectReduce(o redOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 		if want == nil {
 			want = []int64{}
 		}
-		if err := checkOut(n, 0, outDT, want); err != nil {
+		if err := kernels.CheckOutput(n, 0, outDT, want); err != nil {
 			return plan{}, err
 		}
 		if identity {

@@ -22,14 +22,14 @@ func selectRotary(n *kernels.Node, t kernels.Target) (plan, error) {
 	ms := n.Key().Domain == kernels.DomainMicrosoft
 	posIn, cosIn, sinIn := 1, 2, 3
 	if ms {
-		if err := arity(n, 4, 4, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 4, 4, 1, 1); err != nil {
 			return plan{}, err
 		}
 		if n.Attrs.Int("is_packed_batching", 0) != 0 {
 			return plan{}, fmt.Errorf("is_packed_batching is not supported")
 		}
 	} else {
-		if err := arity(n, 3, 4, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 3, 4, 1, 1); err != nil {
 			return plan{}, err
 		}
 		cosIn, sinIn, posIn = 1, 2, 3
@@ -108,7 +108,7 @@ func selectRotary(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 		maxPos = b * s
 	}
-	if err := checkOut(n, 0, x.DType, x.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
 	if !fits32(b, s, nh, d, maxPos) {

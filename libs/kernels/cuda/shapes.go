@@ -8,9 +8,9 @@ import (
 	"carve.dev/libs/kernels"
 )
 
-// The node checks below are those of the CPU kernels (carve.dev/libs/kernels/cpu, shapes.go),
-// repeated here rather than exported from there: both backends must accept the same nodes, and
-// the tests compare the two on the same node lists.
+// The node checks both backends make the same way (axes, broadcasting, arity, outputs) are in
+// package kernels (check.go), so that CUDA accepts exactly the nodes the CPU does; the helpers
+// below work in this backend's int64 indexing.
 
 // numel is the element count of a shape already validated at Select (no overflow possible).
 func numel(shape []int64) int64 {
@@ -19,44 +19,6 @@ func numel(shape []int64) int64 {
 		n *= d
 	}
 	return n
-}
-
-// normAxis resolves a possibly negative axis against rank.
-func normAxis(axis int64, rank int) (int, error) {
-	if axis < -int64(rank) || axis >= int64(rank) {
-		return 0, fmt.Errorf("axis %d out of range for rank %d", axis, rank)
-	}
-	if axis < 0 {
-		axis += int64(rank)
-	}
-	return int(axis), nil
-}
-
-// broadcastShape is the multidirectional (numpy) broadcast of shapes.
-func broadcastShape(shapes ...[]int64) ([]int64, error) {
-	r := 0
-	for _, s := range shapes {
-		r = max(r, len(s))
-	}
-	out := make([]int64, r)
-	for i := range out {
-		out[i] = 1
-	}
-	for _, s := range shapes {
-		off := r - len(s)
-		for i, d := range s {
-			o := &out[off+i]
-			switch {
-			case d == *o:
-			case *o == 1:
-				*o = d
-			case d == 1:
-			default:
-				return nil, fmt.Errorf("shapes %v do not broadcast", shapes)
-			}
-		}
-	}
-	return out, nil
 }
 
 // stridesOf is the row-major element strides of shape.
@@ -68,50 +30,6 @@ func stridesOf(shape []int64) []int64 {
 		s *= shape[i]
 	}
 	return st
-}
-
-// checkOut verifies that output i of n exists with the wanted dtype and shape.
-func checkOut(n *kernels.Node, i int, dt graph.DType, shape []int64) error {
-	v, ok := n.Output(i)
-	if !ok {
-		return fmt.Errorf("output %d is missing", i)
-	}
-	if v.DType != dt {
-		return fmt.Errorf("output %d is %v, want %v", i, v.DType, dt)
-	}
-	if !slices.Equal(v.Shape, shape) {
-		return fmt.Errorf("output %d has shape %v, want %v", i, v.Shape, shape)
-	}
-	return nil
-}
-
-// arity checks the number of inputs (absent trailing optional ones may be omitted) and outputs.
-func arity(n *kernels.Node, minIn, maxIn, minOut, maxOut int) error {
-	in := len(n.Inputs)
-	for in > 0 && !n.Inputs[in-1].Present() {
-		in--
-	}
-	if in < minIn || in > maxIn {
-		return fmt.Errorf("has %d inputs, want %d to %d", in, minIn, maxIn)
-	}
-	for i := 0; i < minIn; i++ {
-		if !n.Inputs[i].Present() {
-			return fmt.Errorf("required input %d is missing", i)
-		}
-	}
-	out := len(n.Outputs)
-	for out > 0 && !n.Outputs[out-1].Present() {
-		out--
-	}
-	if out < minOut || out > maxOut {
-		return fmt.Errorf("has %d outputs, want %d to %d", out, minOut, maxOut)
-	}
-	for i := 0; i < minOut; i++ {
-		if !n.Outputs[i].Present() {
-			return fmt.Errorf("required output %d is missing", i)
-		}
-	}
-	return nil
 }
 
 func isFloat(dt graph.DType) bool {
