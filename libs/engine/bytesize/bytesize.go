@@ -115,5 +115,11 @@ func Format(n int64) string {
 		v /= 1024
 		exp++
 	}
+	// Within 0.005 EiB of 2^63 rounding would print 8.00 EiB, a size larger than any int64 that
+	// Parse refuses (float64 even rounds math.MaxInt64 up to 2^63); print those rounded down, so
+	// that every Format reads back.
+	if exp == len(prefixes)-1 && v >= 7.995 {
+		v = min(math.Floor(v*100)/100, 7.99)
+	}
 	return fmt.Sprintf("%.2f %ciB", v, prefixes[exp])
 }

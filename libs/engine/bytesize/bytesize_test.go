@@ -95,7 +95,8 @@ func TestFormat(t *testing.T) {
 		{80 << 30, "80.00 GiB"},
 		{1<<20 - 1, "1.00 MiB"},
 		{-2048, "-2.00 KiB"},
-		{math.MaxInt64, "8.00 EiB"},
+		{math.MaxInt64, "7.99 EiB"}, // rounded down: 8.00 EiB would not read back
+		{9217700000000000000, "7.99 EiB"},
 		{math.MinInt64, "-8.00 EiB"},
 	} {
 		require.Equal(t, tc.want, Format(tc.in), "%d", tc.in)
