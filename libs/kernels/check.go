@@ -92,3 +92,76 @@ func CheckArity(n *Node, minIn, maxIn, minOut, maxOut int) error {
 	}
 	return nil
 }
+
+// ConstantValue decodes a Constant node's value attribute (value, value_float(s) or
+// value_int(s)), checks it against the node's output (dtype, shape and byte count) and returns
+// its bytes.
+func ConstantValue(n *Node) ([]byte, error) {
+	if err := CheckArity(n, 0, 0, 1, 1); err != nil {
+		return nil, err
+	}
+	at := n.Attrs
+	var dt graph.DType
+	var shape []int64
+	var data []byte
+	switch {
+	case at.Has("value"):
+		t, ok := at.Tensor("value")
+		if !ok {
+			return nil, fmt.Errorf("value attribute is not a tensor")
+		}
+		dt, shape, data = t.DType, t.Shape, t.Data
+	case at.Has("value_float"):
+		dt, data = graph.Float32, BytesOf([]float32{at.Float("value_float", 0)})
+	case at.Has("value_floats"):
+		v := at.Floats("value_floats")
+		dt, shape, data = graph.Float32, []int64{int64(len(v))}, BytesOf(v)
+	case at.Has("value_int"):
+		dt, data = graph.Int64, BytesOf([]int64{at.Int("value_int", 0)})
+	case at.Has("value_ints"):
+		v := at.Ints("value_ints")
+		dt, shape, data = graph.Int64, []int64{int64(len(v))}, BytesOf(v)
+	default:
+		return nil, fmt.Errorf("no supported value attribute (value, value_float(s), value_int(s))")
+	}
+	if err := CheckOutput(n, 0, dt, shape); err != nil {
+		return nil, err
+	}
+	if want, err := ByteSize(dt, shape); err != nil || int64(len(data)) != want {
+		return nil, fmt.Errorf("value holds %d bytes for %v%v", len(data), dt, shape)
+	}
+	return data, nil
+}
+
+// TransposePerm reads a Transpose node's perm (the reversed dims when absent), checks that it
+// permutes the input's dims and that the output has the permuted shape, and returns both.
+func TransposePerm(n *Node) (perm, outShape []int64, err error) {
+	if err := CheckArity(n, 1, 1, 1, 1); err != nil {
+		return nil, nil, err
+	}
+	in := n.Inputs[0]
+	r := len(in.Shape)
+	perm = n.Attrs.Ints("perm")
+	if perm == nil {
+		perm = make([]int64, r)
+		for i := range perm {
+			perm[i] = int64(r - 1 - i)
+		}
+	}
+	if len(perm) != r {
+		return nil, nil, fmt.Errorf("perm %v for rank %d", perm, r)
+	}
+	seen := make([]bool, r)
+	outShape = make([]int64, r)
+	for i, p := range perm {
+		if p < 0 || int(p) >= r || seen[p] {
+			return nil, nil, fmt.Errorf("perm %v is not a permutation", perm)
+		}
+		seen[p] = true
+		outShape[i] = in.Shape[p]
+	}
+	if err := CheckOutput(n, 0, in.DType, outShape); err != nil {
+		return nil, nil, err
+	}
+	return perm, outShape, nil
+}

@@ -302,35 +302,15 @@ func transposeBlocks[E any](x, z []E, rows, cols, sn, j0, j1 int) {
 }
 
 func selectTranspose(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
+	perm, outShape, err := kernels.TransposePerm(n)
+	if err != nil {
 		return plan{}, err
 	}
 	in := n.Inputs[0]
-	r := len(in.Shape)
-	perm := n.Attrs.Ints("perm")
-	if perm == nil {
-		perm = make([]int64, r)
-		for i := range perm {
-			perm[i] = int64(r - 1 - i)
-		}
-	}
-	if len(perm) != r {
-		return plan{}, fmt.Errorf("perm %v for rank %d", perm, r)
-	}
-	seen := make([]bool, r)
-	outShape := make([]int64, r)
 	ist := stridesOf(in.Shape)
-	st := make([]int, r)
+	st := make([]int, len(perm))
 	for i, p := range perm {
-		if p < 0 || int(p) >= r || seen[p] {
-			return plan{}, fmt.Errorf("perm %v is not a permutation", perm)
-		}
-		seen[p] = true
-		outShape[i] = in.Shape[p]
 		st[i] = ist[p]
-	}
-	if err := kernels.CheckOutput(n, 0, in.DType, outShape); err != nil {
-		return plan{}, err
 	}
 	s, err := newStrided(outShape, st, 0, int(in.DType.Size()))
 	if err != nil {

@@ -72,38 +72,9 @@ func selectSize(n *kernels.Node, t kernels.Target) (plan, error) {
 }
 
 func selectConstant(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 0, 0, 1, 1); err != nil {
+	data, err := kernels.ConstantValue(n)
+	if err != nil {
 		return plan{}, err
-	}
-	at := n.Attrs
-	var dt graph.DType
-	var shape []int64
-	var data []byte
-	switch {
-	case at.Has("value"):
-		tv, ok := at.Tensor("value")
-		if !ok {
-			return plan{}, fmt.Errorf("value attribute is not a tensor")
-		}
-		dt, shape, data = tv.DType, tv.Shape, tv.Data
-	case at.Has("value_float"):
-		dt, data = graph.Float32, kernels.BytesOf([]float32{at.Float("value_float", 0)})
-	case at.Has("value_floats"):
-		v := at.Floats("value_floats")
-		dt, shape, data = graph.Float32, []int64{int64(len(v))}, kernels.BytesOf(v)
-	case at.Has("value_int"):
-		dt, data = graph.Int64, kernels.BytesOf([]int64{at.Int("value_int", 0)})
-	case at.Has("value_ints"):
-		v := at.Ints("value_ints")
-		dt, shape, data = graph.Int64, []int64{int64(len(v))}, kernels.BytesOf(v)
-	default:
-		return plan{}, fmt.Errorf("no supported value attribute (value, value_float(s), value_int(s))")
-	}
-	if err := kernels.CheckOutput(n, 0, dt, shape); err != nil {
-		return plan{}, err
-	}
-	if want, err := kernels.ByteSize(dt, shape); err != nil || int64(len(data)) != want {
-		return plan{}, fmt.Errorf("value holds %d bytes for %v%v", len(data), dt, shape)
 	}
 	steps, err := storeSteps(slices.Clone(data))
 	return plan{tactic: "direct", prog: steps}, err
