@@ -40,12 +40,8 @@ func ParseDevices(s string) ([]DeviceSpec, error) {
 			return nil, err
 		}
 		n, err := drv.Count()
-		var nb *cuda.NotBuiltError
-		if errors.As(err, &nb) {
-			return nil, &UsageError{"--device cuda:all: this runner was not built with cuda support (rebuild with -tags cuda, or bazel --config=cuda); use --device cpu or sim"}
-		}
 		if err != nil {
-			return nil, err
+			return nil, notBuilt(s, err)
 		}
 		if n == 0 {
 			return nil, &UsageError{"--device cuda:all: the CUDA driver sees no GPU"}
@@ -115,11 +111,20 @@ func openBackend(spec DeviceSpec, workers int, memory int64) (kernels.Backend, e
 		memory = alloc.HostAvailableMemory()
 	}
 	be, err := drv.Open(kernels.OpenOptions{Ordinal: spec.Ordinal, Workers: workers, Memory: memory})
+	if err != nil {
+		return nil, notBuilt(spec.String(), err)
+	}
+	return be, nil
+}
+
+// notBuilt words the CUDA driver's *cuda.NotBuiltError, from a build without the cuda tag, as a
+// usage error about --device; other errors pass through.
+func notBuilt(device string, err error) error {
 	var nb *cuda.NotBuiltError
 	if errors.As(err, &nb) {
-		return nil, &UsageError{fmt.Sprintf("--device %s: this runner was not built with cuda support (rebuild with -tags cuda, or bazel --config=cuda); use --device cpu or sim", spec)}
+		return &UsageError{fmt.Sprintf("--device %s: this runner was not built with cuda support (rebuild with -tags cuda, or bazel --config=cuda); use --device cpu or sim", device)}
 	}
-	return be, err
+	return err
 }
 
 // deviceCalls reads the device's call counters, or zeros for a device that does not count.
