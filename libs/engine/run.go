@@ -204,7 +204,7 @@ func (s *Session) compile(p *Planned) (*program, error) {
 	} else if err := s.stage(prog, resolve); err != nil {
 		return nil, err
 	}
-	if launcher, ok := be.(kernels.Launcher); ok && launcher != nil {
+	if _, ok := be.(kernels.Launcher); ok {
 		prog.launch = make([]func(), len(prog.steps))
 		for i := range prog.steps {
 			ps := &prog.steps[i]
