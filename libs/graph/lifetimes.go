@@ -66,10 +66,13 @@ func (b *Binding) Lifetimes(workspace WorkspaceFunc) (*Lifetimes, error) {
 //   - weights and constants take no arena bytes (the runner holds them elsewhere), and neither do
 //     graph inputs, host values and views of them, unless r is DeviceResident (see Residency);
 //   - a node for which workspace returns more than 0 bytes gets a Workspace buffer for its
-//     step only.
+//     step only;
+//   - external values (graph inputs and outputs whose bytes their owner places elsewhere, such
+//     as a KV cache held for a whole generation) and views of them take no arena bytes.
 //
-// workspace may be nil (no workspaces).
-func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc) (*Lifetimes, error) {
+// workspace may be nil (no workspaces). An external value must be a graph input or a graph
+// output that a kernel computes (not a view).
+func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc, external ...*Value) (*Lifetimes, error) {
 	m := b.Model
 	steps := len(m.Nodes)
 	l := &Lifetimes{Steps: m.Nodes, bufOf: make([]int, len(m.Values))}
@@ -78,10 +81,20 @@ func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc) (*Lifetimes
 	for i := range l.bufOf {
 		l.bufOf[i] = -1
 	}
+	held := make(map[*Value]bool, len(external))
+	for _, v := range external {
+		if v == nil || v.ID >= len(m.Values) || m.Values[v.ID] != v || (v.Kind != KindInput && !(v.Output && v.Kind == KindActivation && !v.Host)) {
+			return nil, fmt.Errorf("graph: external value %v is neither a graph input nor a computed graph output", v)
+		}
+		if p := v.Producer; p != nil && p.IsView() {
+			return nil, fmt.Errorf("graph: external output %q is a view of %s's input; it must be computed by a kernel", v.Name, p)
+		}
+		held[v] = true
+	}
 	if r == DeviceResident {
 		// Graph inputs first, then host values, each in a buffer of its own from step 0.
 		resident := func(v *Value, end int) {
-			if v == nil || l.bufOf[v.ID] >= 0 || !v.ReadByKernel() {
+			if v == nil || l.bufOf[v.ID] >= 0 || held[v] || !v.ReadByKernel() {
 				return
 			}
 			l.bufOf[v.ID] = len(l.Problem.Buffers)
@@ -105,7 +118,7 @@ func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc) (*Lifetimes
 	// Nodes are in topological order, so a view's input is resolved before the view.
 	for _, n := range m.Nodes {
 		for _, o := range n.Outputs {
-			if o == nil || o.Kind != KindActivation || o.Host {
+			if o == nil || o.Kind != KindActivation || o.Host || held[o] {
 				continue
 			}
 			if in := n.Input(0); n.IsView() && in != nil {

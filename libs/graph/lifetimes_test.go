@@ -156,6 +156,42 @@ func TestLifetimesSmall(t *testing.T) {
 	require.ErrorContains(t, err, "negative size")
 }
 
+// TestLifetimesExternal pins what external values (state held outside the arena) take: a graph
+// input and a computed output held elsewhere take no arena bytes on either residency, nor do
+// views of them; an external view, weight or inner value is refused.
+func TestLifetimesExternal(t *testing.T) {
+	m := newModel().input("x", f32, "n", 4).input("past", f32, "n", 4).
+		node("Add", []string{"x", "past"}, []string{"present"}).
+		node("Identity", []string{"present"}, []string{"y"}).
+		node("Neg", []string{"present"}, []string{"z"}).
+		output("present", "y", "z")
+	g, err := graph.Parse(m.bytes(t), "")
+	require.NoError(t, err)
+	b, err := graph.Bind(g, map[string]int64{"n": 2})
+	require.NoError(t, err)
+	for _, r := range []graph.Residency{graph.HostResident, graph.DeviceResident} {
+		l, err := b.LifetimesFor(r, nil, g.Value("past"), g.Value("present"))
+		require.NoError(t, err)
+		var ids []string
+		for _, buf := range l.Problem.Buffers {
+			ids = append(ids, buf.ID)
+		}
+		want := []string{"z"}
+		if r == graph.DeviceResident {
+			want = []string{"x", "z"}
+		}
+		require.Equal(t, want, ids, "residency %d", r)
+		for _, name := range []string{"past", "present", "y"} {
+			_, ok := l.Buffer(g.Value(name))
+			require.False(t, ok, "%s takes no arena bytes", name)
+		}
+	}
+	_, err = b.LifetimesFor(graph.HostResident, nil, g.Value("y"))
+	require.ErrorContains(t, err, "computed by a kernel")
+	_, err = b.LifetimesFor(graph.HostResident, nil, g.Value("z"), nil)
+	require.Error(t, err)
+}
+
 // TestPlanFixture plans the 28-layer graph end to end with the planner.
 func TestPlanFixture(t *testing.T) {
 	g := loadFixture(t, testmodels.MustGet("qwen2_1p5b_graph"))

@@ -416,7 +416,7 @@ func (b *builder) valueType(vi *onnxpb.ValueInfoProto, input bool) (DType, Shape
 			}
 			shape[i] = Const(x.DimValue)
 		case *onnxpb.TensorShapeProto_Dimension_DimParam:
-			shape[i] = b.dim(x.DimParam)
+			shape[i] = b.dimParam(x.DimParam)
 		default:
 			shape[i] = b.dim(vi.GetName() + "." + strconv.Itoa(i))
 		}
@@ -424,6 +424,16 @@ func (b *builder) valueType(vi *onnxpb.ValueInfoProto, input bool) (DType, Shape
 	return dt, shape, nil
 }
 
+// dimParam reads a dim_param (ParseDimParam) and records the dims it names.
+func (b *builder) dimParam(param string) Dim {
+	d, names := ParseDimParam(param)
+	for _, name := range names {
+		b.dim(name)
+	}
+	return d
+}
+
+// dim records and returns the named dim name.
 func (b *builder) dim(name string) Dim {
 	if !b.dims[name] {
 		b.dims[name] = true
