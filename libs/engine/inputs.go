@@ -14,6 +14,12 @@ import (
 // derived. Errors are *InputError: InputUnknown and InputMissing first (naming every missing
 // input), then InputInvalid for the first input, in declaration order, that is wrong.
 func InputDims(m *graph.Model, inputs map[string]kernels.Tensor) (Binding, error) {
+	return inputDims(m, inputs, nil)
+}
+
+// inputDims is InputDims where the inputs held in state buffers (by Value.ID) are given by their
+// shapes alone: their bytes are the session's.
+func inputDims(m *graph.Model, inputs map[string]kernels.Tensor, held map[int]int) (Binding, error) {
 	if err := CheckInputNames(m, inputs); err != nil {
 		return nil, err
 	}
@@ -33,7 +39,11 @@ func InputDims(m *graph.Model, inputs map[string]kernels.Tensor) (Binding, error
 		if err != nil {
 			return nil, bad("%v", err)
 		}
-		if int64(len(t.Data)) != n {
+		if _, ok := held[v.ID]; ok {
+			if len(t.Data) != 0 {
+				return nil, bad("is held in a state buffer of the session: give its shape only, without data")
+			}
+		} else if int64(len(t.Data)) != n {
 			return nil, bad("holds %d bytes, shape %v needs %d", len(t.Data), t.Shape, n)
 		}
 		for i, d := range v.Shape {

@@ -33,6 +33,9 @@ type Options struct {
 	Algorithm planner.Algorithm
 	// StepLimit bounds the exact search; 0 means DefaultStepLimit.
 	StepLimit int64
+	// External names graph inputs and outputs whose bytes live outside the arena, in state
+	// buffers that outlive runs (RuntimeOptions.State): they take no arena bytes.
+	External []string
 }
 
 // NoKernelsError reports a target whose backend this program was built without.
@@ -249,7 +252,11 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 		}
 		p.Steps[i] = st
 	}
-	lt, err := b.LifetimesFor(residency(opts.Target), func(n *graph.Node) (int64, error) { return p.Steps[n.Index].Workspace, nil })
+	external, err := externalValues(m, opts.External)
+	if err != nil {
+		return nil, &PlanError{Binding: dims, Err: err}
+	}
+	lt, err := b.LifetimesFor(residency(opts.Target), func(n *graph.Node) (int64, error) { return p.Steps[n.Index].Workspace, nil }, external...)
 	if err != nil {
 		return nil, &PlanError{Binding: dims, Err: err}
 	}
@@ -264,6 +271,17 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 		return nil, &PlanError{Binding: dims, Err: err}
 	}
 	return p, nil
+}
+
+// externalValues looks up Options.External.
+func externalValues(m *graph.Model, names []string) ([]*graph.Value, error) {
+	vs := make([]*graph.Value, len(names))
+	for i, name := range names {
+		if vs[i] = m.Value(name); vs[i] == nil {
+			return nil, fmt.Errorf("external value %q: the model has no such value", name)
+		}
+	}
+	return vs, nil
 }
 
 // solve places a problem with the configured solver and verifies the result.

@@ -36,7 +36,8 @@ type program struct {
 	hostVals []hostValue // host-computed values to copy in when the program becomes resident
 	outputAt []alloc.Ptr // where graph output i is copied out from
 
-	outputs []kernels.Tensor // the graph outputs, in the model's order
+	outputs []kernels.Tensor // the graph outputs, in the model's order; held ones carry only Addr
+	held    map[int]int      // the runtime's values held in state buffers, by Value.ID
 
 	graph *alloc.Graph // the kernels captured at the first run (RuntimeOptions.Graphs); nil before
 }
@@ -98,7 +99,14 @@ func (s *Session) compile(p *Planned) (*program, error) {
 		}
 		sr := source{input: -1}
 		size := p.Binding.Size(v)
-		if i, ok := p.Lifetimes.Buffer(v); ok {
+		if bi, ok := rt.stateOf[v.ID]; ok {
+			buf := rt.opts.State[bi]
+			if size > buf.Bytes {
+				return sr, &StateError{Buffer: buf.Name, Problem: fmt.Sprintf("%q needs %s at %s, more than the buffer's %s",
+					v.Name, bytesize.Format(size), Binding(p.Binding.Dims), bytesize.Format(buf.Bytes))}
+			}
+			sr.at = s.stateMem.Base().Add(rt.stateOffsets[buf.Name])
+		} else if i, ok := p.Lifetimes.Buffer(v); ok {
 			sr.at = s.arena.Base().Add(p.Plan.Offsets[i])
 		} else {
 			switch {
@@ -134,7 +142,7 @@ func (s *Session) compile(p *Planned) (*program, error) {
 		return sr, nil
 	}
 
-	prog := &program{planned: p, inputs: make([][]*kernels.Tensor, len(m.Inputs))}
+	prog := &program{planned: p, inputs: make([][]*kernels.Tensor, len(m.Inputs)), held: rt.stateOf}
 	// tensor binds v; for a graph input kept on the host it returns the input's index.
 	tensor := func(v *graph.Value) (kernels.Tensor, int, error) {
 		if v == nil {
@@ -247,7 +255,12 @@ func (s *Session) stage(prog *program, resolve func(*graph.Value) (source, error
 			return fmt.Errorf("output %q: %w", v.Name, err)
 		}
 		prog.outputAt[i] = sr.at
-		prog.outputs[i] = kernels.Tensor{DType: v.DType, Shape: p.Binding.Shape(v), Data: make([]byte, p.Binding.Size(v))}
+		prog.outputs[i] = kernels.Tensor{DType: v.DType, Shape: p.Binding.Shape(v)}
+		if _, held := s.rt.stateOf[v.ID]; held {
+			prog.outputs[i].Addr = sr.at // it stays in its state buffer: nothing is copied out
+			continue
+		}
+		prog.outputs[i].Data = make([]byte, p.Binding.Size(v))
 	}
 	return nil
 }
@@ -382,7 +395,11 @@ func (prog *program) matches(m *graph.Model, inputs map[string]kernels.Tensor) b
 	b := prog.planned.Binding
 	for _, v := range m.Inputs {
 		t, ok := inputs[v.Name]
-		if !ok || t.DType != v.DType || int64(len(t.Data)) != b.Size(v) || !slices.Equal(t.Shape, b.Shape(v)) {
+		size := b.Size(v)
+		if _, held := prog.held[v.ID]; held {
+			size = 0 // a held input's caller passes its shape only
+		}
+		if !ok || t.DType != v.DType || int64(len(t.Data)) != size || !slices.Equal(t.Shape, b.Shape(v)) {
 			return false
 		}
 	}

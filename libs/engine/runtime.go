@@ -40,6 +40,9 @@ type RuntimeOptions struct {
 	// out after, outside the graph. Each capture gets the allocator's fresh graph-private pool, so
 	// no capture reuses an earlier one's memory.
 	Graphs bool
+	// State are buffers each session keeps for its whole life (see StateBuffer); the values they
+	// hold are added to Options.External.
+	State []StateBuffer
 }
 
 // Runtime is a model loaded for execution on one backend's device: its weights, resident on the
@@ -65,6 +68,11 @@ type Runtime struct {
 	dynamicBytes  atomic.Int64
 	captures      atomic.Int64 // programs captured into graphs
 	replays       atomic.Int64 // graph replays
+
+	stateOffsets map[string]int64 // each state buffer's offset in a session's state reservation
+	stateIndex   map[string]int   // its index in opts.State
+	stateOf      map[int]int      // by Value.ID: the state buffer (index in opts.State) holding it
+	stateTotal   int64            // the state reservation's size before rounding; 0 without state
 }
 
 // weight is where one initializer's bytes are: host bytes (mapped from the model file), and on a
@@ -80,6 +88,7 @@ type ReservationError struct {
 	Needed    int64 // bytes: device weights plus the arena times the sessions; -1 on overflow
 	Weights   int64 // bytes of Needed that the weights take (0 when they stay in host memory)
 	Arena     int64 // one session's arena, as reserved (alloc.ReservedSize)
+	State     int64 // one session's state buffers, as reserved (Runtime.StateBytes); 0 without
 	Available int64 // bytes the device has free, or the limit if smaller
 	Limit     int64 // the allocator's byte limit; 0 when none
 	Sessions  int
@@ -104,11 +113,19 @@ func (e *ReservationError) Error() string {
 		needed = bytesize.Format(e.Needed)
 	}
 	fmt.Fprintf(&sb, "reservation does not fit: the envelope %s needs %s", e.Envelope, needed)
+	perSession := "arena " + bytesize.Format(e.Arena)
+	if e.State > 0 {
+		perSession = fmt.Sprintf("(arena %s + state %s)", bytesize.Format(e.Arena), bytesize.Format(e.State))
+	}
 	switch {
 	case e.Weights > 0 && e.Sessions > 1:
-		fmt.Fprintf(&sb, " (weights %s + %d sessions x arena %s)", bytesize.Format(e.Weights), e.Sessions, bytesize.Format(e.Arena))
+		fmt.Fprintf(&sb, " (weights %s + %d sessions x %s)", bytesize.Format(e.Weights), e.Sessions, perSession)
 	case e.Weights > 0:
-		fmt.Fprintf(&sb, " (weights %s + arena %s)", bytesize.Format(e.Weights), bytesize.Format(e.Arena))
+		fmt.Fprintf(&sb, " (weights %s + %s)", bytesize.Format(e.Weights), perSession)
+	case e.State > 0 && e.Sessions > 1:
+		fmt.Fprintf(&sb, " (%d sessions x %s)", e.Sessions, perSession)
+	case e.State > 0:
+		fmt.Fprintf(&sb, " (%s)", perSession)
 	case e.Sessions > 1:
 		fmt.Fprintf(&sb, " of arena (%d sessions)", e.Sessions)
 	default:
@@ -161,13 +178,24 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 	if opts.Programs <= 0 {
 		opts.Programs = DefaultPrograms
 	}
+	offsets, total, held, err := stateLayout(m, opts.State)
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.State) > 0 {
+		opts.External = heldValues(opts.State)
+	}
 	ep, err := PlanEnvelope(ctx, m, opts.Envelope, opts.Options)
 	if err != nil {
 		return nil, err
 	}
 	rt := &Runtime{Model: m, Backend: be, Alloc: al, Reserve: ep, opts: opts,
 		weights: make([]weight, len(m.Values)), patterns: planner.NewCache[*Planned](planner.DefaultCacheSize),
-		sessions: map[*Session]struct{}{}}
+		sessions: map[*Session]struct{}{}, stateOffsets: offsets, stateOf: held, stateTotal: total,
+		stateIndex: make(map[string]int, len(opts.State))}
+	for i, b := range opts.State {
+		rt.stateIndex[b.Name] = i
+	}
 	if err := rt.checkFits(ctx); err != nil {
 		return nil, err
 	}
@@ -252,7 +280,9 @@ func (rt *Runtime) Close() error {
 // and the limit.
 func (rt *Runtime) checkFits(ctx context.Context) error {
 	ep := rt.Reserve
-	arenas, ok := graph.CheckedMul(alloc.ReservedSize(max(ep.ArenaBytes, 1)), int64(rt.opts.Sessions))
+	perSession, ok := checkedAdd(alloc.ReservedSize(max(ep.ArenaBytes, 1)), rt.StateBytes())
+	arenas, okMul := graph.CheckedMul(perSession, int64(rt.opts.Sessions))
+	ok = ok && okMul
 	need := arenas + ep.DeviceWeightBytes
 	ok = ok && need >= arenas
 	free, _, err := rt.Backend.Device().MemInfo()
@@ -267,13 +297,13 @@ func (rt *Runtime) checkFits(ctx context.Context) error {
 	if ok && need <= avail {
 		return nil
 	}
-	e := &ReservationError{Needed: need, Weights: ep.DeviceWeightBytes, Arena: alloc.ReservedSize(max(ep.ArenaBytes, 1)), Available: avail, Limit: limit,
+	e := &ReservationError{Needed: need, Weights: ep.DeviceWeightBytes, Arena: alloc.ReservedSize(max(ep.ArenaBytes, 1)), State: rt.StateBytes(), Available: avail, Limit: limit,
 		Sessions: rt.opts.Sessions, Worst: Binding(ep.Worst.Binding.Dims), Envelope: ep.Envelope, Dim: ep.DrivingDim, Fits: -1}
 	if !ok {
 		e.Needed = -1
 	}
 	if e.Dim != "" && avail > ep.DeviceWeightBytes {
-		perSession := (avail - ep.DeviceWeightBytes) / int64(rt.opts.Sessions)
+		perSession := (avail-ep.DeviceWeightBytes)/int64(rt.opts.Sessions) - rt.StateBytes()
 		e.Fits, _ = LargestFitting(ctx, rt.Model, ep.Envelope, e.Dim, func(p *EnvelopePlan) bool {
 			return p.ArenaBytes <= perSession
 		}, rt.opts.Options, nil)

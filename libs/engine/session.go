@@ -2,9 +2,11 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"carve.dev/libs/alloc"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/planner"
 )
@@ -16,6 +18,8 @@ type Session struct {
 	rt     *Runtime
 	stream alloc.Stream
 	arena  *alloc.Arena
+	// stateMem holds the runtime's state buffers (RuntimeOptions.State); nil without.
+	stateMem *alloc.Arena
 
 	mu       sync.Mutex
 	programs *planner.Cache[*program] // by pattern, least recently used out first
@@ -40,6 +44,19 @@ func (rt *Runtime) NewSession() (*Session, error) {
 	}
 	sess := &Session{rt: rt, stream: s, arena: ar, programs: planner.NewCache[*program](rt.opts.Programs),
 		captured: map[*program]bool{}}
+	if rt.stateTotal > 0 {
+		if sess.stateMem, err = rt.Alloc.ReserveArena(rt.stateTotal); err == nil {
+			err = sess.zeroState()
+		}
+		if err != nil {
+			err = fmt.Errorf("state buffers (%s): %w", bytesize.Format(rt.stateTotal), err)
+			err = errors.Join(err, rt.Alloc.DestroyStream(s), ar.Release())
+			if sess.stateMem != nil {
+				err = errors.Join(err, sess.stateMem.Release())
+			}
+			return nil, err
+		}
+	}
 	rt.mu.Lock()
 	rt.sessions[sess] = struct{}{}
 	rt.mu.Unlock()
@@ -66,6 +83,9 @@ func (s *Session) Close() error {
 	for prog := range s.captured {
 		err = errors.Join(err, s.dropGraph(prog))
 	}
+	if s.stateMem != nil {
+		err = errors.Join(err, s.stateMem.Release())
+	}
 	return errors.Join(err, s.arena.Release())
 }
 
@@ -73,7 +93,7 @@ func (s *Session) Close() error {
 // every input present with its dtype and rank, fixed dims matching, named dims consistent and
 // inside the envelope (InputDims, then CheckBinding).
 func (rt *Runtime) Bind(inputs map[string]kernels.Tensor) (Binding, error) {
-	dims, err := InputDims(rt.Model, inputs)
+	dims, err := inputDims(rt.Model, inputs, rt.stateOf)
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,14 @@ type Launcher interface {
 	Launch(s alloc.Stream, fn func()) error
 }
 
+// A RowCopier copies device memory to device memory in stream order: rows rows of width bytes,
+// the first at src (dst), each srcPitch (dstPitch) bytes after the one before. The source and
+// destination ranges must not overlap. The engine uses it to move state that outlives runs,
+// such as a KV cache, without a round trip through the host.
+type RowCopier interface {
+	CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitch int64, width, rows int64, s alloc.Stream) error
+}
+
 // CopyCounters count a backend's host-device copies.
 type CopyCounters struct {
 	Uploads       int64 `json:"uploads"`

@@ -112,6 +112,20 @@ func (b *Backend) CopyOut(dst []byte, p alloc.Ptr, s alloc.Stream) error {
 	return b.dev.Launch(s, func() { copy(dst, src) })
 }
 
+// CopyRows queues a strided copy within host memory on s.
+func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitch int64, width, rows int64, s alloc.Stream) error {
+	if rows <= 0 || width <= 0 {
+		return nil
+	}
+	d := alloc.HostBytes(dst, (rows-1)*dstPitch+width)
+	r := alloc.HostBytes(src, (rows-1)*srcPitch+width)
+	return b.dev.Launch(s, func() {
+		for i := int64(0); i < rows; i++ {
+			copy(d[i*dstPitch:i*dstPitch+width], r[i*srcPitch:i*srcPitch+width])
+		}
+	})
+}
+
 // Counters reports the copies queued so far.
 func (b *Backend) Counters() kernels.CopyCounters {
 	return kernels.CopyCounters{Uploads: b.copies[0].Load(), UploadBytes: b.copies[1].Load(),
@@ -127,6 +141,7 @@ func (b *Backend) Close() error {
 }
 
 var (
-	_ kernels.Backend  = (*Backend)(nil)
-	_ kernels.Launcher = (*Backend)(nil)
+	_ kernels.Backend   = (*Backend)(nil)
+	_ kernels.Launcher  = (*Backend)(nil)
+	_ kernels.RowCopier = (*Backend)(nil)
 )

@@ -233,6 +233,20 @@ func (b *Backend) CopyOut(dst []byte, src alloc.Ptr, s alloc.Stream) error {
 	return nil
 }
 
+// CopyRows queues a strided device-to-device copy on s (kernels.RowCopier): one grid-stride
+// kernel, in 16-byte words when every address, pitch and width allows.
+func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitch int64, width, rows int64, s alloc.Stream) error {
+	if rows <= 0 || width <= 0 {
+		return nil
+	}
+	es := int64(16)
+	if (uint64(dst)|uint64(src)|uint64(dstPitch)|uint64(srcPitch)|uint64(width))%16 != 0 {
+		es = 1
+	}
+	return launch(s, fmt.Sprintf("carve_copy_rows_%d", es), grid1(rows*width/es, 1, b.target), block1, 0,
+		PtrArg(dst), Int64Arg(dstPitch/es), PtrArg(src), Int64Arg(srcPitch/es), Int64Arg(width/es), Int64Arg(rows))
+}
+
 // Counters reports the copies so far.
 func (b *Backend) Counters() kernels.CopyCounters {
 	return kernels.CopyCounters{Uploads: b.uploads.Load(), UploadBytes: b.uploadBytes.Load(),
@@ -259,4 +273,7 @@ func (b *Backend) Close() error {
 	return errors.Join(errs...)
 }
 
-var _ kernels.Backend = (*Backend)(nil)
+var (
+	_ kernels.Backend   = (*Backend)(nil)
+	_ kernels.RowCopier = (*Backend)(nil)
+)

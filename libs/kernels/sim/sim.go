@@ -60,6 +60,7 @@ func newRegistry(mem *alloc.SimMemory) (*kernels.Registry, error) {
 // Backend runs the CPU kernels on a simulated discrete device. It is safe for concurrent use.
 type Backend struct {
 	dev      *alloc.SimDevice
+	mem      *alloc.SimMemory
 	ordinal  int
 	target   kernels.Target
 	registry *kernels.Registry
@@ -83,7 +84,7 @@ func Open(opts kernels.OpenOptions) (*Backend, error) {
 	}
 	t := kernels.CPU(opts.Workers)
 	t.Backend = kernels.BackendSim
-	return &Backend{dev: dev, ordinal: opts.Ordinal, target: t, registry: reg}, nil
+	return &Backend{dev: dev, mem: mem, ordinal: opts.Ordinal, target: t, registry: reg}, nil
 }
 
 // Name is "sim", or "sim:N" for a device number N > 0 (each an independent simulated device).
@@ -114,6 +115,28 @@ func (b *Backend) CopyIn(p alloc.Ptr, src []byte, s alloc.Stream) error {
 // CopyOut queues a copy from the device.
 func (b *Backend) CopyOut(dst []byte, p alloc.Ptr, s alloc.Stream) error {
 	return b.dev.CopyOut(dst, p, s)
+}
+
+// CopyRows queues a strided copy within the device's memory on s; the source rows must have
+// been written.
+func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitch int64, width, rows int64, s alloc.Stream) error {
+	if rows <= 0 || width <= 0 {
+		return nil
+	}
+	return b.mem.Launch(s, func() error {
+		for i := int64(0); i < rows; i++ {
+			r, err := b.mem.Read(src.Add(i*srcPitch), width, "CopyRows")
+			if err != nil {
+				return err
+			}
+			d, err := b.mem.Write(dst.Add(i*dstPitch), width)
+			if err != nil {
+				return err
+			}
+			copy(d, r)
+		}
+		return nil
+	})
 }
 
 // Counters reports the device's copies.
@@ -224,4 +247,7 @@ func (i *instance) translate(t *kernels.Tensor, write bool) error {
 	return err
 }
 
-var _ kernels.Backend = (*Backend)(nil)
+var (
+	_ kernels.Backend   = (*Backend)(nil)
+	_ kernels.RowCopier = (*Backend)(nil)
+)

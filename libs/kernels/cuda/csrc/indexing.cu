@@ -256,3 +256,16 @@ extern "C" __global__ void carve_cumsum(void* out, const void* x, const void* ax
     }
   }
 }
+
+// carve_copy_rows_<E>: rows rows of width elements E, from src every spitch elements to dst every
+// dpitch elements (kernels.RowCopier: a KV cache's positions moved within the device).
+#define COPY_ROWS(name, E)                                                                  \
+  extern "C" __global__ void name(E* dst, i64 dpitch, const E* src, i64 spitch, i64 width, \
+                                  i64 rows) {                                               \
+    GRID_STRIDE(t, rows * width) {                                                          \
+      i64 r = t / width, c = t % width;                                                     \
+      dst[r * dpitch + c] = src[r * spitch + c];                                            \
+    }                                                                                       \
+  }
+COPY_ROWS(carve_copy_rows_1, unsigned char)
+COPY_ROWS(carve_copy_rows_16, uint4)

@@ -1,0 +1,151 @@
+package generate
+
+import (
+	"fmt"
+
+	"carve.dev/libs/engine"
+	"carve.dev/libs/graph"
+)
+
+// Config is what a runtime is reserved for: Batch sequences generated together, each of at most
+// Context positions (its prompt and its new tokens), with prompts of at most Prompt positions.
+type Config struct {
+	Batch   int64
+	Context int64
+	Prompt  int64 // 0 means Context
+}
+
+// ConfigError reports a Config that cannot be planned for the model.
+type ConfigError struct{ Problem string }
+
+func (e *ConfigError) Error() string { return "generate: " + e.Problem }
+
+// MinBucket is the smallest bucket of prompt and past lengths.
+const MinBucket = 16
+
+// Bucket is the length a shape of n positions is padded to: the smallest power of two that is at
+// least n and MinBucket, capped at limit.
+func Bucket(n, limit int64) int64 {
+	b := int64(MinBucket)
+	for b < n {
+		b *= 2
+	}
+	return min(b, limit)
+}
+
+func (c *Cache) check(cfg Config) (Config, error) {
+	if cfg.Prompt == 0 {
+		cfg.Prompt = cfg.Context
+	}
+	switch {
+	case cfg.Batch < 1:
+		return cfg, &ConfigError{Problem: fmt.Sprintf("batch %d: want at least 1", cfg.Batch)}
+	case cfg.Context < 2:
+		return cfg, &ConfigError{Problem: fmt.Sprintf("context %d: want at least 2 positions (a prompt and a new token)", cfg.Context)}
+	case cfg.Prompt < 1 || cfg.Prompt >= cfg.Context:
+		return cfg, &ConfigError{Problem: fmt.Sprintf("longest prompt %d: want 1 to %d, below the context %d", cfg.Prompt, cfg.Context-1, cfg.Context)}
+	}
+	return cfg, nil
+}
+
+// slots is the positions of the past buffer: the context, plus the concat form's masked first
+// position.
+func (c *Cache) slots(cfg Config) int64 {
+	if c.Form == Concat {
+		return cfg.Context + 1
+	}
+	return cfg.Context
+}
+
+// Envelope is the range of bindings generation with cfg runs: prompts up to cfg.Prompt's bucket,
+// single-token decode steps, and past lengths up to the context.
+func (c *Cache) Envelope(m *graph.Model, cfg Config) (engine.Envelope, error) {
+	cfg, err := c.check(cfg)
+	if err != nil {
+		return nil, err
+	}
+	env := engine.Envelope{
+		c.BatchDim: {Lo: cfg.Batch, Hi: cfg.Batch},
+		c.SeqDim:   {Lo: 1, Hi: Bucket(cfg.Prompt, cfg.Context)},
+	}
+	switch c.Form {
+	case Concat:
+		env[c.PastDim] = engine.Range{Lo: 1, Hi: c.slots(cfg)}
+	case SharedBuffer:
+		env[c.PastDim] = engine.Range{Lo: cfg.Context, Hi: cfg.Context}
+		env[c.MaskDim] = engine.Range{Lo: 1, Hi: cfg.Context}
+	}
+	for _, d := range m.DimNames {
+		if _, ok := env[d]; !ok {
+			return nil, &ConfigError{Problem: fmt.Sprintf("the model has dim %q, which generation does not set (it sets %s)", d, engine.DimList(env.Names()))}
+		}
+	}
+	return env, nil
+}
+
+// State is the runtime's state buffers for cfg: per layer, the keys' and the values' past and
+// present (one buffer in the shared-buffer form, two in the concat form).
+func (c *Cache) State(cfg Config) ([]engine.StateBuffer, error) {
+	cfg, err := c.check(cfg)
+	if err != nil {
+		return nil, err
+	}
+	row := c.KVHeads * c.HeadDim * c.DType.Size()
+	size := func(positions int64) (int64, error) {
+		n, ok := graph.CheckedMul(cfg.Batch*row, positions)
+		if !ok || cfg.Batch*row/row != cfg.Batch {
+			return 0, &ConfigError{Problem: fmt.Sprintf("a cache of batch %d and %d positions overflows", cfg.Batch, positions)}
+		}
+		return n, nil
+	}
+	slots := c.slots(cfg)
+	past, err := size(slots)
+	if err != nil {
+		return nil, err
+	}
+	present, err := size(slots + 1)
+	if err != nil {
+		return nil, err
+	}
+	var bufs []engine.StateBuffer
+	for i, l := range c.Layers {
+		for _, kv := range []struct{ kind, past, present string }{{"key", l.PastKey, l.PresentKey}, {"value", l.PastValue, l.PresentValue}} {
+			name := fmt.Sprintf("layer%d.%s", i, kv.kind)
+			if c.Form == SharedBuffer {
+				bufs = append(bufs, engine.StateBuffer{Name: name, Bytes: past, Values: []string{kv.past, kv.present}})
+				continue
+			}
+			bufs = append(bufs,
+				engine.StateBuffer{Name: name + ".past", Bytes: past, Values: []string{kv.past}},
+				engine.StateBuffer{Name: name + ".present", Bytes: present, Values: []string{kv.present}})
+		}
+	}
+	return bufs, nil
+}
+
+// StateBytes is the cache's bytes for cfg before alignment: what State's buffers add up to.
+func (c *Cache) StateBytes(cfg Config) (int64, error) {
+	bufs, err := c.State(cfg)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, b := range bufs {
+		n += b.Bytes
+	}
+	return n, nil
+}
+
+// RuntimeOptions completes opts for generation with cfg: the envelope and the state buffers.
+func (c *Cache) RuntimeOptions(m *graph.Model, cfg Config, opts engine.RuntimeOptions) (engine.RuntimeOptions, error) {
+	env, err := c.Envelope(m, cfg)
+	if err != nil {
+		return opts, err
+	}
+	state, err := c.State(cfg)
+	if err != nil {
+		return opts, err
+	}
+	opts.Envelope, opts.State = env, state
+	return opts, nil
+}
