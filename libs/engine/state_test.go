@@ -167,3 +167,26 @@ func TestSwitchingPatternsAllocatesNothing(t *testing.T) {
 	require.Equal(t, before.Patterns.Misses, after.Patterns.Misses, "no pattern planned")
 	require.Equal(t, before.Programs.Hits+22, after.Programs.Hits, "each switch is a hit of the session's programs")
 }
+
+// TestStateReservation: the state's reservation computed without a runtime is what a runtime
+// reserves, and a bad declaration fails the same way.
+func TestStateReservation(t *testing.T) {
+	m := concatCache(t)
+	be, al := newCPU(t, 1<<26)
+	state := []StateBuffer{
+		{Name: "a", Bytes: 1000, Values: []string{"past"}},
+		{Name: "b", Bytes: 3000, Values: []string{"present"}},
+	}
+	env := Envelope{"batch": {Lo: 1, Hi: 1}, "past_seq": {Lo: 1, Hi: 8}}
+	rt, _ := newSession(t, m, be, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: env, State: state})
+	got, err := StateReservation(m, state)
+	require.NoError(t, err)
+	require.Equal(t, rt.StateBytes(), got)
+	require.GreaterOrEqual(t, got, int64(1024+3000), "each buffer aligned")
+	none, err := StateReservation(m, nil)
+	require.NoError(t, err)
+	require.Zero(t, none)
+	_, err = StateReservation(m, []StateBuffer{{Name: "a", Bytes: 64, Values: []string{"nope"}}})
+	var se *StateError
+	require.ErrorAs(t, err, &se)
+}
