@@ -40,6 +40,7 @@ type program struct {
 	held    map[int]int      // the runtime's values held in state buffers, by Value.ID
 
 	graph *alloc.Graph // the kernels captured at the first run (RuntimeOptions.Graphs); nil before
+	sig   planner.Signature
 }
 
 // hostValue is a value computed on the host at bind time that a discrete device's kernel reads.
@@ -410,6 +411,13 @@ func (prog *program) matches(m *graph.Model, inputs map[string]kernels.Tensor) b
 // first use.
 func (s *Session) program(ctx context.Context, inputs map[string]kernels.Tensor) (*program, error) {
 	rt := s.rt
+	for _, p := range s.known {
+		if p.matches(rt.Model, inputs) {
+			if prog, ok := s.programs.Get(p.sig); ok {
+				return prog, nil
+			}
+		}
+	}
 	dims, err := rt.Bind(inputs)
 	if err != nil {
 		return nil, err
@@ -426,7 +434,10 @@ func (s *Session) program(ctx context.Context, inputs map[string]kernels.Tensor)
 	if err != nil {
 		return nil, err
 	}
+	prog.sig = sig
+	s.known = append(s.known, prog)
 	for _, old := range s.programs.Put(sig, prog) {
+		s.known = slices.DeleteFunc(s.known, func(p *program) bool { return p == old })
 		if err := s.dropGraph(old); err != nil {
 			return nil, err
 		}

@@ -24,9 +24,12 @@ type Session struct {
 	mu       sync.Mutex
 	programs *planner.Cache[*program] // by pattern, least recently used out first
 	last     *program                 // the program of the last run, reused while input shapes repeat
-	resident *program                 // the program whose host values are in the arena (discrete devices)
-	captured map[*program]bool        // programs holding a graph (RuntimeOptions.Graphs)
-	err      error                    // the first kernel error of the run in progress, set on the stream
+	// known are the programs in programs, found by their input shapes (program.matches) without
+	// binding the inputs, which allocates: a generator switches patterns every bucket.
+	known    []*program
+	resident *program          // the program whose host values are in the arena (discrete devices)
+	captured map[*program]bool // programs holding a graph (RuntimeOptions.Graphs)
+	err      error             // the first kernel error of the run in progress, set on the stream
 	closed   bool
 }
 

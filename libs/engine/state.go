@@ -114,6 +114,17 @@ func (rt *Runtime) StateBytes() int64 {
 	return alloc.ReservedSize(rt.stateTotal)
 }
 
+// StateReservation is what one session's state buffers bufs take in device memory: what
+// Runtime.StateBytes reports for a runtime of m made with them, without making one (the
+// estimator's figure). It checks bufs against m as NewRuntime does (*StateError).
+func StateReservation(m *graph.Model, bufs []StateBuffer) (int64, error) {
+	_, total, _, err := stateLayout(m, bufs)
+	if err != nil || total == 0 {
+		return 0, err
+	}
+	return alloc.ReservedSize(total), nil
+}
+
 // State returns the device address of the session's state buffer name.
 func (s *Session) State(name string) (alloc.Ptr, error) {
 	off, ok := s.rt.stateOffsets[name]

@@ -130,3 +130,63 @@ func TestStateDeclarationErrors(t *testing.T) {
 		require.ErrorContains(t, err, tc.want)
 	}
 }
+
+// TestSwitchingPatternsAllocatesNothing: once a session has run two patterns, going back and
+// forth between them (a generator's prefill and decode buckets) finds each program by its input
+// shapes, binding nothing and allocating nothing.
+func TestSwitchingPatternsAllocatesNothing(t *testing.T) {
+	m := concatCache(t)
+	be, al := newCPU(t, 1<<26)
+	const batch, capacity = 2, 8
+	row := int64(4 * 4)
+	state := []StateBuffer{
+		{Name: "a", Bytes: batch * capacity * row, Values: []string{"past"}},
+		{Name: "b", Bytes: batch * (capacity + 1) * row, Values: []string{"present"}},
+	}
+	env := Envelope{"batch": {Lo: batch, Hi: batch}, "past_seq": {Lo: 1, Hi: capacity}}
+	rt, s := newSession(t, m, be, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: env, State: state})
+	x := kernels.MustTensor(graph.Float32, batch, 1, 4)
+	short := map[string]kernels.Tensor{"x": x, "past": {DType: graph.Float32, Shape: []int64{batch, 2, 4}}}
+	long := map[string]kernels.Tensor{"x": x, "past": {DType: graph.Float32, Shape: []int64{batch, capacity, 4}}}
+	ctx := context.Background()
+	for _, in := range []map[string]kernels.Tensor{short, long} {
+		_, err := s.Run(ctx, in)
+		require.NoError(t, err)
+	}
+	before := rt.Stats()
+	allocs := testing.AllocsPerRun(10, func() {
+		for _, in := range []map[string]kernels.Tensor{short, long} {
+			if _, err := s.Run(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	require.Zero(t, allocs, "Go allocations per switch")
+	after := rt.Stats()
+	require.Equal(t, before.Programs.Misses, after.Programs.Misses, "no program compiled")
+	require.Equal(t, before.Patterns.Misses, after.Patterns.Misses, "no pattern planned")
+	require.Equal(t, before.Programs.Hits+22, after.Programs.Hits, "each switch is a hit of the session's programs")
+}
+
+// TestStateReservation: the state's reservation computed without a runtime is what a runtime
+// reserves, and a bad declaration fails the same way.
+func TestStateReservation(t *testing.T) {
+	m := concatCache(t)
+	be, al := newCPU(t, 1<<26)
+	state := []StateBuffer{
+		{Name: "a", Bytes: 1000, Values: []string{"past"}},
+		{Name: "b", Bytes: 3000, Values: []string{"present"}},
+	}
+	env := Envelope{"batch": {Lo: 1, Hi: 1}, "past_seq": {Lo: 1, Hi: 8}}
+	rt, _ := newSession(t, m, be, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: env, State: state})
+	got, err := StateReservation(m, state)
+	require.NoError(t, err)
+	require.Equal(t, rt.StateBytes(), got)
+	require.GreaterOrEqual(t, got, int64(1024+3000), "each buffer aligned")
+	none, err := StateReservation(m, nil)
+	require.NoError(t, err)
+	require.Zero(t, none)
+	_, err = StateReservation(m, []StateBuffer{{Name: "a", Bytes: 64, Values: []string{"nope"}}})
+	var se *StateError
+	require.ErrorAs(t, err, &se)
+}

@@ -48,7 +48,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 	msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
 	if code == ExitUsage {
 		help := "runner --help"
-		if len(args) > 1 && (args[1] == "run" || args[1] == "bench") {
+		if len(args) > 1 && (args[1] == "run" || args[1] == "bench" || args[1] == "generate") {
 			help = "runner " + args[1] + " --help"
 		}
 		msg += " (see " + help + ")"
@@ -66,9 +66,11 @@ func ExitCode(err error) int {
 
 func newApp(env Env) *cli.App {
 	return &cli.App{
-		Name:      "runner",
-		Usage:     "run ONNX models on carve's planned arenas",
-		UsageText: "runner run [flags]    run a model once or more and write its outputs\nrunner bench [flags]  measure latency, throughput and allocations",
+		Name:  "runner",
+		Usage: "run ONNX models on carve's planned arenas",
+		UsageText: "runner run [flags]       run a model once or more and write its outputs\n" +
+			"runner bench [flags]     measure latency, throughput and allocations\n" +
+			"runner generate [flags]  generate tokens with a decoder's KV cache and time them",
 		Description: "Loads a model, plans the --dim envelope and reserves each session's arena before any\n" +
 			"inference (Level-2 reservation); runs then allocate nothing. Without --model it uses a small\n" +
 			"GPT-2 built into the binary. Exit codes: 0 ok, 1 error, 2 usage, 3 the reservation does not fit,\n" +
@@ -80,12 +82,12 @@ func newApp(env Env) *cli.App {
 		OnUsageError:              onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("unknown command %q: the commands are run and bench", c.Args().First())
+				return usagef("unknown command %q: the commands are run, bench and generate", c.Args().First())
 			}
 			cli.ShowAppHelp(c)
 			return usagef("no command given")
 		},
-		Commands: []*cli.Command{runCommand(env), benchCommand(env)},
+		Commands: []*cli.Command{runCommand(env), benchCommand(env), generateCommand(env)},
 	}
 }
 
@@ -122,13 +124,27 @@ func modelFlags() []cli.Flag {
 
 // loadConfig builds run.Config from the shared flags; inputs are read by the caller.
 func loadConfig(c *cli.Context, env Env) (run.Config, error) {
-	cfg := run.Config{ModelPath: c.String("model"), Device: c.String("device"), Workers: c.Int("workers"),
-		Sessions: c.Int("concurrency"), Graphs: c.Bool("graph"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe,
-		NoFuse: c.Bool("no-fuse")}
-	var err error
+	cfg, err := deviceConfig(c, env)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Sessions = c.Int("concurrency")
 	if cfg.Envelope, err = engine.ParseEnvelope(c.StringSlice("dim")); err != nil {
 		return cfg, err
 	}
+	if cfg.Sessions < 1 {
+		return cfg, usagef("--concurrency %d: want at least 1 session", cfg.Sessions)
+	}
+	return cfg, nil
+}
+
+// deviceConfig reads the flags every command shares: the model, the device and how it runs,
+// --limit and --format.
+func deviceConfig(c *cli.Context, env Env) (run.Config, error) {
+	cfg := run.Config{ModelPath: c.String("model"), Device: c.String("device"), Workers: c.Int("workers"),
+		Graphs: c.Bool("graph"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe,
+		NoFuse: c.Bool("no-fuse")}
+	var err error
 	switch p := c.String("policy"); p {
 	case "strict":
 	case "fallback":
@@ -146,9 +162,6 @@ func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 	}
 	if cfg.Workers < 0 {
 		return cfg, usagef("--workers %d: want 0 (GOMAXPROCS) or more", cfg.Workers)
-	}
-	if cfg.Sessions < 1 {
-		return cfg, usagef("--concurrency %d: want at least 1 session", cfg.Sessions)
 	}
 	if f := c.String("format"); f != "table" && f != "json" {
 		return cfg, usagef("--format %q: want table or json", f)

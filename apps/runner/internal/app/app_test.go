@@ -306,7 +306,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"bench", "--help"}, {"help", "run"}, {"-h"}} {
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"bench", "--help"}, {"generate", "--help"}, {"help", "run"}, {"-h"}} {
 		r := runner(t, args...)
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 		require.Empty(t, r.stderr)

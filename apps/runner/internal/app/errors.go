@@ -26,6 +26,20 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
+// noFitError is a reservation that does not fit, worded by the command that asked for it.
+type noFitError struct {
+	msg string
+	err error
+}
+
+func (e *noFitError) Error() string { return e.msg }
+func (e *noFitError) Unwrap() error { return e.err }
+
+// generateError is a problem with the model or the generation, worded for `runner generate`.
+type generateError struct{ msg string }
+
+func (e *generateError) Error() string { return e.msg }
+
 // inputFileError is a problem with the input read from file.
 type inputFileError struct {
 	file string
@@ -72,6 +86,8 @@ func explain(err error) (string, int) {
 		be  *graph.BindError
 		bse *bytesize.SyntaxError
 		ire *inputReadError
+		nfe *noFitError
+		gne *generateError
 		ec  cli.ExitCoder
 	)
 	switch {
@@ -79,6 +95,10 @@ func explain(err error) (string, int) {
 		return "", ExitOK
 	case errors.Is(err, context.Canceled):
 		return "interrupted", ExitInterrupted
+	case errors.As(err, &nfe):
+		return nfe.msg, ExitNoFits
+	case errors.As(err, &gne):
+		return gne.msg, ExitError
 	case errors.As(err, &ife):
 		msg, code := explain(ife.err)
 		return msg + " (from " + ife.file + ")", code

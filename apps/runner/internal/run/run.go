@@ -135,16 +135,8 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if !cfg.NoFuse {
-		fo, err := engine.FuseOptions(engine.Options{Target: kernels.Target{Backend: specs[0].Kind}, Registry: cfg.Registry})
-		if err != nil {
-			return nil, err
-		}
-		fused, rep, err := rewrite.Fuse(r.Model, fo)
-		if err != nil {
-			return nil, fmt.Errorf("%w (--no-fuse runs the graph as exported)", err)
-		}
-		r.Model, r.Fusion = fused, rep // fused shares the loaded model's weights: Close closes both
+	if r.Model, r.Fusion, err = fuse(r.Model, specs[0].Kind, cfg); err != nil {
+		return nil, err
 	}
 	if r.Envelope, err = envelope(r.Model, cfg); err != nil {
 		return nil, err
@@ -152,7 +144,7 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	for _, spec := range specs {
 		rep := &Replica{}
 		r.Replicas = append(r.Replicas, rep) // Close releases what it holds if the rest fails
-		if err := rep.load(ctx, r.Model, r.Envelope, spec, cfg); err != nil {
+		if err := rep.load(ctx, r.Model, runtimeOptions(r.Envelope, cfg), spec, cfg); err != nil {
 			if len(specs) > 1 {
 				err = fmt.Errorf("%s: %w", spec, err)
 			}
@@ -209,9 +201,35 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	return r, nil
 }
 
-// load opens spec's backend, makes its allocator and plans the model's envelope on it, checking
+// fuse fuses m's patterns for the backend kind, unless cfg.NoFuse; the fused model shares m's
+// weights, so closing it closes both. On error m is returned, for the caller to close.
+func fuse(m *graph.Model, kind string, cfg Config) (*graph.Model, *rewrite.Report, error) {
+	if cfg.NoFuse {
+		return m, nil, nil
+	}
+	fo, err := engine.FuseOptions(engine.Options{Target: kernels.Target{Backend: kind}, Registry: cfg.Registry})
+	if err != nil {
+		return m, nil, err
+	}
+	fused, rep, err := rewrite.Fuse(m, fo)
+	if err != nil {
+		return m, nil, fmt.Errorf("%w (--no-fuse runs the graph as exported)", err)
+	}
+	return fused, rep, nil
+}
+
+// runtimeOptions are the runtime's options for env under cfg: what the estimator must plan with
+// to agree with the runner to the byte.
+func runtimeOptions(env engine.Envelope, cfg Config) engine.RuntimeOptions {
+	return engine.RuntimeOptions{
+		Options:  engine.Options{Registry: cfg.Registry},
+		Envelope: env, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs,
+	}
+}
+
+// load opens spec's backend, makes its allocator and plans the model with opts on it, checking
 // the weights and the sessions' arenas against the device before anything is uploaded.
-func (rep *Replica) load(ctx context.Context, m *graph.Model, env engine.Envelope, spec DeviceSpec, cfg Config) error {
+func (rep *Replica) load(ctx context.Context, m *graph.Model, opts engine.RuntimeOptions, spec DeviceSpec, cfg Config) error {
 	var err error
 	if rep.Backend, err = openBackend(spec, cfg.Workers, cfg.DeviceMemory); err != nil {
 		return err
@@ -221,10 +239,6 @@ func (rep *Replica) load(ctx context.Context, m *graph.Model, env engine.Envelop
 	}
 	if rep.free, _, err = rep.Backend.Device().MemInfo(); err != nil {
 		return err
-	}
-	opts := engine.RuntimeOptions{
-		Options:  engine.Options{Registry: cfg.Registry},
-		Envelope: env, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs,
 	}
 	rep.Runtime, err = engine.NewRuntime(ctx, m, rep.Backend, rep.Alloc, opts)
 	return err

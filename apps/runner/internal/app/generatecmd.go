@@ -1,0 +1,379 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"carve.dev/apps/runner/internal/npyfile"
+	"carve.dev/apps/runner/internal/run"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
+	"carve.dev/libs/engine/generate"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"github.com/urfave/cli/v2"
+)
+
+// nameFlags are the flags that override the cache's names, and the generate.Names field each sets.
+var nameFlags = []struct {
+	flag, def string
+	field     func(*generate.Names) *string
+}{
+	{"input-ids-name", "input_ids", func(n *generate.Names) *string { return &n.InputIDs }},
+	{"mask-name", "attention_mask", func(n *generate.Names) *string { return &n.Mask }},
+	{"position-ids-name", "position_ids", func(n *generate.Names) *string { return &n.Positions }},
+	{"logits-name", "logits", func(n *generate.Names) *string { return &n.Logits }},
+	{"past-key-name", "past_key_values.%d.key", func(n *generate.Names) *string { return &n.PastKey }},
+	{"past-value-name", "past_key_values.%d.value", func(n *generate.Names) *string { return &n.PastValue }},
+	{"present-key-name", "present.%d.key", func(n *generate.Names) *string { return &n.PresentKey }},
+	{"present-value-name", "present.%d.value", func(n *generate.Names) *string { return &n.PresentValue }},
+}
+
+// defaultPromptLen is --prompt-len when neither it nor --prompt is given.
+const defaultPromptLen = 16
+
+func generateCommand(env Env) *cli.Command {
+	var flags []cli.Flag
+	for _, f := range modelFlags() {
+		switch f.Names()[0] {
+		case "model", "dim", "concurrency":
+			continue // generation needs a model file, sets its own envelope and runs one session
+		case "seed":
+			f = &cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random prompt (--prompt-len) and of --top-k sampling"}
+		}
+		flags = append(flags, f)
+	}
+	flags = append([]cli.Flag{
+		&cli.StringFlag{Name: "model", Usage: "ONNX `FILE` of a decoder with a KV cache (required)"},
+		&cli.StringFlag{Name: "prompt", Usage: "token ids from `FILE.npy`, int64 [batch, length]"},
+		&cli.Int64Flag{Name: "prompt-len", Usage: "random prompts of `N` token ids below the vocabulary, from --seed", DefaultText: fmt.Sprintf("%d without --prompt", defaultPromptLen)},
+		&cli.IntFlag{Name: "max-new-tokens", Value: 32, Usage: "generate `N` tokens per sequence"},
+		&cli.Int64Flag{Name: "batch", Value: 1, Usage: "`B` sequences generated together (with --prompt: the file's rows)"},
+		&cli.Int64Flag{Name: "context", Usage: "positions `N` reserved per sequence, prompt and new tokens", DefaultText: "their sum rounded up to a power of two, at least 16"},
+		&cli.IntFlag{Name: "top-k", Usage: "sample among the `K` most likely tokens", DefaultText: "greedy"},
+		&cli.Float64Flag{Name: "temperature", Usage: "sample at temperature `T` (with --top-k, or alone over every token)", DefaultText: "greedy"},
+		&cli.StringFlag{Name: "out", Usage: "write the new tokens to `FILE.npy`, int64 [batch, new] (atomically)"},
+	}, flags...)
+	for _, nf := range nameFlags {
+		flags = append(flags, &cli.StringFlag{Name: nf.flag, Usage: fmt.Sprintf("the model's `NAME` for %s", nf.def)})
+	}
+	return &cli.Command{
+		Name:  "generate",
+		Usage: "generate tokens with a decoder's KV cache and time them: first token, ms/token, tokens/s, memory",
+		UsageText: "runner generate --model M.onnx [--prompt ids.npy | --prompt-len N] [--max-new-tokens N] [--batch B]\n" +
+			"                [--context N] [--top-k K] [--temperature T] [--seed S] [--device cpu|sim|cuda[:N]] [--graph]\n" +
+			"                [--limit BYTES] [--out new.npy] [--format table|json] [--past-key-name past.%d.key ...]",
+		Description: "Recognises the model's KV cache (the transformers/optimum concat form, or onnxruntime GenAI's\n" +
+			"GroupQueryAttention with one shared buffer), reserves the weights, one arena planned for the prompt\n" +
+			"and decode shapes up to --context, and the cache's state buffers for --batch sequences of --context\n" +
+			"positions, before any inference: exit code 3 if they do not fit. Then it generates twice: once\n" +
+			"untimed (warm-up: every length bucket the generation meets is planned and compiled), then timed.\n" +
+			"It prints the time to the first token, ms per token (p50, p99), tokens per second, the memory\n" +
+			"(weights, arena, KV state), and what the timed generation planned, compiled and allocated.\n" +
+			"Greedy by default; --top-k and --temperature sample, seeded by --seed. Models whose names differ\n" +
+			"from the conventions take the --*-name flags (per-layer names with one %d for the layer).",
+		Flags:        flags,
+		OnUsageError: onUsageError,
+		Action:       func(c *cli.Context) error { return doGenerate(c, env) },
+	}
+}
+
+// generateReport is `runner generate --format json`'s document.
+type generateReport struct {
+	Model   string         `json:"model"`
+	Device  string         `json:"device"`
+	Workers int            `json:"workers"`
+	Policy  string         `json:"policy"`
+	Graph   bool           `json:"graph"`
+	Fused   map[string]int `json:"fused,omitempty"`
+	Cache   cacheInfo      `json:"cache"`
+	Prompt  string         `json:"prompt"` // the file, or "random (seed N)"
+	Context int64          `json:"context"`
+	Sampler string         `json:"sampler"`
+	Memory  run.GenMemory  `json:"memory"`
+	*run.GenResult
+	Tokens [][]int64 `json:"tokens"`        // the new tokens, by sequence
+	Out    string    `json:"out,omitempty"` // the --out file written
+	Stats  run.Stats `json:"stats"`
+}
+
+type cacheInfo struct {
+	Form    string `json:"form"`
+	Layers  int    `json:"layers"`
+	KVHeads int64  `json:"kv_heads"`
+	HeadDim int64  `json:"head_dim"`
+	DType   string `json:"dtype"`
+	Vocab   int64  `json:"vocab"`
+}
+
+func doGenerate(c *cli.Context, env Env) (err error) {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	base, err := deviceConfig(c, env)
+	if err != nil {
+		return err
+	}
+	if base.ModelPath == "" {
+		return usagef("--model is required: give the .onnx file of a decoder with a KV cache (the bundled model has none)")
+	}
+	gc := run.GenerateConfig{Config: base, Batch: c.Int64("batch"), MaxNew: c.Int("max-new-tokens"), Context: c.Int64("context"),
+		TopK: c.Int("top-k"), Temperature: c.Float64("temperature")}
+	for _, nf := range nameFlags {
+		if !c.IsSet(nf.flag) {
+			continue
+		}
+		v := c.String(nf.flag)
+		perLayer := strings.Contains(nf.def, "%d")
+		if v == "" || perLayer && strings.Count(v, "%d") != 1 || !perLayer && strings.Contains(v, "%") {
+			want := "a name"
+			if perLayer {
+				want = "a name with one %d for the layer, e.g. " + nf.def
+			}
+			return usagef("--%s %q: want %s", nf.flag, v, want)
+		}
+		*nf.field(&gc.Names) = v
+	}
+	switch {
+	case gc.MaxNew < 1:
+		return usagef("--max-new-tokens %d: generate at least 1", gc.MaxNew)
+	case gc.Batch < 1:
+		return usagef("--batch %d: want at least 1 sequence", gc.Batch)
+	case c.IsSet("context") && gc.Context < 2:
+		return usagef("--context %d: want at least 2 positions (a prompt and a new token)", gc.Context)
+	case gc.TopK < 0:
+		return usagef("--top-k %d: want at least 1 (leave it out for greedy choice)", gc.TopK)
+	case gc.Temperature < 0 || c.IsSet("temperature") && gc.Temperature == 0:
+		return usagef("--temperature %g: want more than 0 (leave it out for greedy choice)", gc.Temperature)
+	}
+	promptSrc := ""
+	switch file := c.String("prompt"); {
+	case file != "" && c.IsSet("prompt-len"):
+		return usagef("--prompt and --prompt-len: give one (the file's shape gives the length)")
+	case file != "":
+		if gc.Prompt, gc.PromptLen, err = readPrompt(file, c.IsSet("batch"), &gc.Batch); err != nil {
+			return err
+		}
+		promptSrc = file
+	default:
+		gc.PromptLen = defaultPromptLen
+		if c.IsSet("prompt-len") {
+			gc.PromptLen = c.Int64("prompt-len")
+		}
+		if gc.PromptLen < 1 {
+			return usagef("--prompt-len %d: want at least 1 token", gc.PromptLen)
+		}
+		promptSrc = fmt.Sprintf("random (seed %d)", gc.Seed)
+	}
+	out := c.String("out")
+	if c.IsSet("out") {
+		if err := checkOutFile(out); err != nil {
+			return err
+		}
+	}
+
+	g, err := run.LoadGenerator(c.Context, gc)
+	if err != nil {
+		return explainGenerate(err, gc)
+	}
+	defer func() { err = errors.Join(err, g.Close()) }()
+	format := c.String("format")
+	rep := generateReport{Model: g.ModelName, Device: g.Replica.Backend.Name(), Workers: workers(base), Policy: c.String("policy"),
+		Graph: base.Graphs, Cache: describeCache(g.Cache), Prompt: promptSrc, Context: g.Generate.Context,
+		Sampler: samplerName(gc), Memory: g.Memory}
+	if g.Fusion != nil {
+		rep.Fused = map[string]int{}
+		for _, f := range g.Fusion.Fused {
+			rep.Fused[string(f.Kind)]++
+		}
+	}
+	if format == "table" {
+		printGenerateLoad(env.Stdout, &rep, g)
+	}
+	res, err := g.Run(c.Context)
+	if err != nil {
+		return explainGenerate(err, gc)
+	}
+	rep.GenResult, rep.Stats = res, g.Stats()
+	for b := range res.Batch {
+		rep.Tokens = append(rep.Tokens, res.Tokens[b*int64(res.New):(b+1)*int64(res.New)])
+	}
+	if out != "" {
+		t := kernels.MustTensor(graph.Int64, res.Batch, int64(res.New))
+		copy(t.Int64s(), res.Tokens)
+		if err := npyfile.WriteFile(out, t); err != nil {
+			return fmt.Errorf("--out %s: %w", out, unwrapPath(err))
+		}
+		rep.Out = out
+	}
+	if format == "json" {
+		return writeJSON(env.Stdout, rep)
+	}
+	printGenerate(env.Stdout, &rep)
+	return nil
+}
+
+// readPrompt reads --prompt: int64 token ids [batch, length]. batch is the file's rows; if
+// --batch was given too, it must agree.
+func readPrompt(file string, batchSet bool, batch *int64) ([]int64, int64, error) {
+	t, err := npyfile.ReadFile(file)
+	if err != nil {
+		return nil, 0, &inputReadError{name: "--prompt", file: file, err: err}
+	}
+	if len(t.Shape) != 2 || t.Shape[0] < 1 || t.Shape[1] < 1 {
+		return nil, 0, usagef("--prompt %s: shape %v; want token ids [batch, length] with both at least 1", file, t.Shape)
+	}
+	var ids []int64
+	switch t.DType {
+	case graph.Int64:
+		ids = t.Int64s()
+	case graph.Int32:
+		for _, v := range t.Int32s() {
+			ids = append(ids, int64(v))
+		}
+	default:
+		return nil, 0, usagef("--prompt %s: dtype %s; want int64 (or int32) token ids", file, t.DType)
+	}
+	if batchSet && *batch != t.Shape[0] {
+		return nil, 0, usagef("--batch %d, but --prompt %s has %d rows: leave --batch out, or give a file of %d rows", *batch, file, t.Shape[0], *batch)
+	}
+	*batch = t.Shape[0]
+	return ids, t.Shape[1], nil
+}
+
+// checkOutFile makes sure --out names a file that can be written, before any work.
+func checkOutFile(path string) error {
+	if path == "" || strings.HasSuffix(path, "/") {
+		return usagef("--out %q: want a file name, e.g. new_tokens.npy", path)
+	}
+	dir := "."
+	if i := strings.LastIndex(path, "/"); i > 0 {
+		dir = path[:i]
+	}
+	if err := checkOutDir(dir); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	return nil
+}
+
+// explainGenerate words generation's own errors in the runner's terms; others pass to explain.
+func explainGenerate(err error, gc run.GenerateConfig) error {
+	var (
+		ce  *generate.ContextError
+		rce *generate.RecognitionError
+		re  *engine.ReservationError
+	)
+	switch {
+	case errors.As(err, &ce):
+		need := ce.Prompt + ce.New - 1
+		if ce.Prompt >= ce.Context {
+			need = ce.Prompt + 1
+		}
+		return usagef("a prompt of %d tokens and %d new tokens need a context of at least %d positions, but --context is %d: "+
+			"raise --context to %d, or shorten the prompt or --max-new-tokens", ce.Prompt, ce.New, need, ce.Context, need)
+	case errors.As(err, &rce):
+		var flags []string
+		for _, nf := range nameFlags {
+			flags = append(flags, "--"+nf.flag)
+		}
+		return &generateError{fmt.Sprintf("--model %s has no recognisable KV cache: %s; if the model names its cache differently, give the names with %s "+
+			"(per-layer names with %%d for the layer)", gc.ModelPath, rce.Problem, strings.Join(flags, ", "))}
+	case errors.As(err, &re):
+		msg := fmt.Sprintf("does not fit: batch %d at context %d needs %s", gc.Batch, contextOf(gc), bytesize.Format(max(re.Needed, 0)))
+		parts := []string{}
+		if re.Weights > 0 {
+			parts = append(parts, "weights "+bytesize.Format(re.Weights))
+		}
+		parts = append(parts, "arena "+bytesize.Format(re.Arena), "KV state "+bytesize.Format(re.State))
+		msg += " (" + strings.Join(parts, " + ") + ")"
+		msg += fmt.Sprintf(" but only %s is available", bytesize.Format(re.Available))
+		if re.Limit > 0 && re.Limit == re.Available {
+			msg += " under --limit"
+		}
+		if re.State > 0 && re.Needed > 0 {
+			msg += fmt.Sprintf("; the KV state is %d%% of it: lower --context or --batch (estimator kv finds what fits)", re.State*100/re.Needed)
+		}
+		return &noFitError{msg: msg, err: err}
+	}
+	return err
+}
+
+func contextOf(gc run.GenerateConfig) int64 {
+	if gc.Context > 0 {
+		return gc.Context
+	}
+	return run.DefaultContext(gc.PromptLen, gc.MaxNew)
+}
+
+func samplerName(gc run.GenerateConfig) string {
+	if gc.TopK > 0 || gc.Temperature > 0 {
+		k := "all"
+		if gc.TopK > 0 {
+			k = fmt.Sprint(gc.TopK)
+		}
+		t := gc.Temperature
+		if t == 0 {
+			t = 1
+		}
+		return fmt.Sprintf("top-k %s, temperature %g, seed %d", k, t, gc.Seed)
+	}
+	return "greedy"
+}
+
+func describeCache(c *generate.Cache) cacheInfo {
+	return cacheInfo{Form: c.Form.String(), Layers: len(c.Layers), KVHeads: c.KVHeads, HeadDim: c.HeadDim, DType: c.DType.String(), Vocab: c.Vocab}
+}
+
+// printGenerateLoad prints the model, its cache and what was reserved, before any generation.
+func printGenerateLoad(w io.Writer, rep *generateReport, g *run.Generation) {
+	m := rep.Memory
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "model\t%s\n", rep.Model)
+	ci := rep.Cache
+	fmt.Fprintf(tw, "cache\t%s form, %d layers x %d KV heads x %d, %s: %s per token per sequence\n",
+		ci.Form, ci.Layers, ci.KVHeads, ci.HeadDim, ci.DType, bytesize.Format(m.KVBytesPerToken))
+	fmt.Fprintf(tw, "device\t%s, %d workers, policy %s\n", rep.Device, rep.Workers, rep.Policy)
+	fmt.Fprintf(tw, "envelope\t%s\n", m.Envelope)
+	weights := fmt.Sprintf("weights %s mapped from the model", bytesize.Format(m.WeightBytes))
+	if m.DeviceWeightBytes > 0 {
+		weights = fmt.Sprintf("weights %s on the device", bytesize.Format(m.DeviceWeightBytes))
+	}
+	fmt.Fprintf(tw, "reserved\t%s = %s + arena %s + KV state %s, before any run (%s available)\n",
+		bytesize.Format(m.ReservedBytes), weights, bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes), bytesize.Format(m.AvailableBytes))
+	fmt.Fprintf(tw, "prompt\t%d x %d tokens, %s; context %d, %d new tokens, %s\n",
+		g.Generate.Batch, g.Config.PromptLen, rep.Prompt, rep.Context, g.Config.MaxNew, rep.Sampler)
+	tw.Flush()
+}
+
+// printGenerate prints the timed generation.
+func printGenerate(w io.Writer, rep *generateReport) {
+	r := rep.GenResult
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "warm-up\tone untimed generation, %.1f ms: it planned and compiled every bucket the timed one meets\n", r.WarmupMs)
+	fmt.Fprintf(tw, "first token\t%.3f ms (the prompt's run)\n", r.FirstTokenMs)
+	fmt.Fprintf(tw, "ms/token\tp50 %.3f  p99 %.3f  mean %.3f over %d decode steps\n", r.PerToken.P50, r.PerToken.P99, r.PerToken.Mean, r.Timed.DecodeSteps)
+	fmt.Fprintf(tw, "tokens/s\t%.1f decoding (batch %d), %.1f with the first token\n", r.TokensPerSec, r.Batch, r.TotalTokensPerSec)
+	m := rep.Memory
+	fmt.Fprintf(tw, "memory\tweights %s (on the device %s), arena %s, KV state %s for batch %d x context %d (%s per token per sequence)\n",
+		bytesize.Format(m.WeightBytes), bytesize.Format(m.DeviceWeightBytes), bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes),
+		r.Batch, rep.Context, bytesize.Format(m.KVBytesPerToken))
+	t := r.Timed
+	fmt.Fprintf(tw, "timed run\t%d plans, %d program compiles, %d device mallocs, %d allocator allocations, %.1f Go allocations per token\n",
+		t.Plans, t.Compiles, t.DeviceMallocs, t.AllocatorAllocs, t.GoAllocsPerToken)
+	row := rep.Tokens[0]
+	shown := row[:min(len(row), 16)]
+	more := ""
+	if len(row) > len(shown) {
+		more = " ..."
+	}
+	fmt.Fprintf(tw, "tokens\t%s%s (sequence 0 of %d)\n", strings.Trim(fmt.Sprint(slices.Clone(shown)), "[]"), more, r.Batch)
+	if rep.Out != "" {
+		fmt.Fprintf(tw, "out\t%s: int64 [%d, %d]\n", rep.Out, r.Batch, r.New)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,317 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"time"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/generate"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
+)
+
+// GenerateConfig says what `runner generate` loads and generates. Of Config it uses ModelPath,
+// Device (one device), DeviceMemory, Policy, Limit, Workers, NoFuse, Graphs, Seed, Registry and
+// Observe; the envelope and the state come from the cache (generate.Cache.RuntimeOptions), and
+// there is one session.
+type GenerateConfig struct {
+	Config
+	// Names override the cache's input and output names (generate.Names).
+	Names generate.Names
+	// Prompt holds Batch rows of PromptLen token ids, row-major; nil means random ids below the
+	// vocabulary, made from Seed.
+	Prompt    []int64
+	PromptLen int64
+	Batch     int64
+	MaxNew    int
+	// Context is the positions reserved per sequence (prompt and new tokens); 0 means
+	// PromptLen+MaxNew rounded up to a bucket (generate.Bucket).
+	Context int64
+	// TopK > 0 or Temperature > 0 samples among the TopK most likely tokens (0: all) at
+	// Temperature (0: 1), seeded with Seed; otherwise the choice is greedy.
+	TopK        int
+	Temperature float64
+}
+
+// DefaultContext is the context a generation of maxNew tokens after a prompt of promptLen
+// reserves when none is given: their sum rounded up to a bucket.
+func DefaultContext(promptLen int64, maxNew int) int64 {
+	return generate.Bucket(promptLen+int64(maxNew), math.MaxInt64)
+}
+
+// Generation is a model loaded for generation on one device: its KV cache recognised, its
+// envelope planned for the cache's configuration, and one session with the cache's state
+// buffers reserved. Not safe for concurrent use.
+type Generation struct {
+	Model     *graph.Model    // the graph run: fused unless Config.NoFuse
+	ModelName string          // the path, or bundled.Name
+	Fusion    *rewrite.Report // nil with Config.NoFuse
+	Cache     *generate.Cache
+	Replica   *Replica
+	Session   *engine.Session
+	Gen       *generate.Generator
+	// Generate is the configuration reserved for: batch, context and longest prompt.
+	Generate generate.Config
+	Prompt   []int64 // Batch rows of PromptLen ids
+	Memory   GenMemory
+	Config   GenerateConfig
+}
+
+// GenMemory is what a Generation holds in device memory, and what it was checked against.
+type GenMemory struct {
+	Envelope          string `json:"envelope"`
+	WeightBytes       int64  `json:"weight_bytes"`        // the model's weights, mapped from its file
+	DeviceWeightBytes int64  `json:"device_weight_bytes"` // their device copy on a discrete device; 0 on the CPU
+	ArenaBytes        int64  `json:"arena_bytes"`         // the session's arena as reserved (alloc.ReservedSize)
+	StateBytes        int64  `json:"kv_state_bytes"`      // the session's KV cache buffers as reserved
+	// KVBytesPerToken is what one position of one sequence takes in the cache (every layer's
+	// keys and values).
+	KVBytesPerToken int64 `json:"kv_bytes_per_token"`
+	// ReservedBytes is DeviceWeightBytes + ArenaBytes + StateBytes: what the reservation check
+	// counts, and what `estimator kv` reports.
+	ReservedBytes  int64 `json:"reserved_bytes"`
+	AvailableBytes int64 `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
+	LimitBytes     int64 `json:"limit_bytes"`
+}
+
+// LoadGenerator loads the model, recognises its KV cache, plans the envelope of cfg's batch and
+// context with the cache in state buffers, checks that weights, arena and state fit (failing
+// with *engine.ReservationError before anything is allocated) and reserves one session. A
+// prompt that does not fit the context fails with *generate.ContextError, before any loading.
+// On error everything acquired is released.
+func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err error) {
+	if cfg.Batch < 1 || cfg.PromptLen < 1 || cfg.MaxNew < 1 {
+		return nil, &UsageError{fmt.Sprintf("batch %d, prompt length %d, %d new tokens: each must be at least 1", cfg.Batch, cfg.PromptLen, cfg.MaxNew)}
+	}
+	if cfg.Prompt != nil && int64(len(cfg.Prompt)) != cfg.Batch*cfg.PromptLen {
+		return nil, &UsageError{fmt.Sprintf("the prompt has %d ids, not %d rows of %d", len(cfg.Prompt), cfg.Batch, cfg.PromptLen)}
+	}
+	if cfg.Context == 0 {
+		cfg.Context = DefaultContext(cfg.PromptLen, cfg.MaxNew)
+	}
+	if cfg.PromptLen >= cfg.Context || cfg.PromptLen+int64(cfg.MaxNew)-1 > cfg.Context {
+		return nil, &generate.ContextError{Prompt: cfg.PromptLen, New: int64(cfg.MaxNew), Context: cfg.Context}
+	}
+	cfg.Sessions = 1
+	specs, err := ParseDevices(cfg.Device)
+	if err != nil {
+		return nil, err
+	}
+	if len(specs) > 1 {
+		return nil, &UsageError{fmt.Sprintf("--device %s: generation runs on one device", cfg.Device)}
+	}
+	g := &Generation{Config: cfg, Generate: generate.Config{Batch: cfg.Batch, Context: cfg.Context, Prompt: cfg.PromptLen}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, g.Close())
+		}
+	}()
+	if g.Model, g.ModelName, err = loadModel(cfg.ModelPath); err != nil {
+		return nil, err
+	}
+	if g.Model, g.Fusion, err = fuse(g.Model, specs[0].Kind, cfg.Config); err != nil {
+		return nil, err
+	}
+	if g.Cache, err = generate.Recognize(g.Model, cfg.Names); err != nil {
+		return nil, err
+	}
+	opts, err := GenerateOptions(g.Model, g.Cache, g.Generate, cfg.Config)
+	if err != nil {
+		return nil, err
+	}
+	g.Replica = &Replica{}
+	if err := g.Replica.load(ctx, g.Model, opts, specs[0], cfg.Config); err != nil {
+		return nil, err
+	}
+	rt := g.Replica.Runtime
+	g.Prompt = cfg.Prompt
+	if g.Prompt == nil {
+		g.Prompt = RandomPrompt(cfg.Batch*cfg.PromptLen, g.Cache.Vocab, cfg.Seed)
+	}
+	for i, id := range g.Prompt {
+		if id < 0 || id >= g.Cache.Vocab {
+			return nil, &UsageError{fmt.Sprintf("prompt token %d (row %d, position %d) is outside the vocabulary [0, %d)",
+				id, int64(i)/cfg.PromptLen, int64(i)%cfg.PromptLen, g.Cache.Vocab)}
+		}
+	}
+	ep := rt.Reserve
+	avail := g.Replica.free
+	if cfg.Limit > 0 && cfg.Limit < avail {
+		avail = cfg.Limit
+	}
+	arena := alloc.ReservedSize(max(ep.ArenaBytes, 1))
+	g.Memory = GenMemory{Envelope: ep.Envelope.String(), WeightBytes: ep.WeightBytes, DeviceWeightBytes: ep.DeviceWeightBytes,
+		ArenaBytes: arena, StateBytes: rt.StateBytes(), KVBytesPerToken: g.Cache.BytesPerToken(),
+		ReservedBytes:  ep.DeviceWeightBytes + arena + rt.StateBytes(),
+		AvailableBytes: avail, LimitBytes: cfg.Limit}
+	s, err := rt.NewSession()
+	if err != nil {
+		return nil, fmt.Errorf("%s: reserving the session's arena and KV cache: %w", g.Replica.Backend.Name(), err)
+	}
+	g.Replica.Sessions = append(g.Replica.Sessions, s)
+	g.Session = s
+	if g.Gen, err = generate.New(rt, s, g.Cache, g.Generate); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// GenerateOptions are the runtime options `runner generate` loads m with for the generation
+// gc: the cache's envelope and state buffers, with the values they hold external to the arena.
+// The estimator plans with the same options, so that both agree to the byte.
+func GenerateOptions(m *graph.Model, c *generate.Cache, gc generate.Config, cfg Config) (engine.RuntimeOptions, error) {
+	cfg.Sessions = 1
+	opts, err := c.RuntimeOptions(m, gc, runtimeOptions(nil, cfg))
+	if err != nil {
+		return opts, err
+	}
+	opts.External = ExternalValues(opts.State)
+	return opts, nil
+}
+
+// ExternalValues are the graph values state buffers hold, sorted: engine.Options.External for
+// them, as engine.NewRuntime sets it.
+func ExternalValues(bufs []engine.StateBuffer) []string {
+	var names []string
+	for _, b := range bufs {
+		names = append(names, b.Values...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// RandomPrompt is n token ids uniform in [0, vocab), the same for the same seed.
+func RandomPrompt(n, vocab int64, seed uint64) []int64 {
+	rng := rand.New(rand.NewPCG(seed, 0x70726f6d7074)) // "prompt"
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = rng.Int64N(vocab)
+	}
+	return ids
+}
+
+// Close releases the session, the runtime, the allocator, the device and the model.
+func (g *Generation) Close() error {
+	var errs []error
+	if g.Replica != nil {
+		errs = append(errs, g.Replica.close(g.Config.Observe))
+		g.Replica, g.Session, g.Gen = nil, nil, nil
+	}
+	if g.Model != nil {
+		errs = append(errs, g.Model.Close())
+		g.Model = nil
+	}
+	return errors.Join(errs...)
+}
+
+// sampler makes a fresh sampler, so that every generation samples the same tokens.
+func (g *Generation) sampler() generate.Sampler {
+	if g.Config.TopK > 0 || g.Config.Temperature > 0 {
+		return generate.NewTopK(g.Config.TopK, g.Config.Temperature, g.Config.Seed)
+	}
+	return generate.Greedy{}
+}
+
+// GenResult is a timed generation's figures. Durations are in milliseconds.
+type GenResult struct {
+	Tokens []int64 `json:"-"` // the new tokens, [Batch, New]
+	Batch  int64   `json:"batch"`
+	Prompt int64   `json:"prompt_len"`
+	New    int     `json:"new_tokens"`
+	// WarmupMs is the untimed generation that planned and compiled every bucket the timed one uses.
+	WarmupMs     float64 `json:"warmup_ms"`
+	FirstTokenMs float64 `json:"time_to_first_token_ms"` // the prompt's run and its token
+	// DecodeMs is the New-1 decode steps' time; PerToken their percentiles (one step makes a
+	// token for every sequence of the batch).
+	DecodeMs float64 `json:"decode_ms"`
+	PerToken Latency `json:"ms_per_token"`
+	// TokensPerSec is Batch x (New-1) decode tokens over DecodeMs; TotalTokensPerSec is
+	// Batch x New over the whole generation (first token included).
+	TokensPerSec      float64     `json:"tokens_per_second"`
+	TotalTokensPerSec float64     `json:"total_tokens_per_second"`
+	Timed             GenCounters `json:"timed"`
+}
+
+// GenCounters are the counters' increase over the timed generation.
+type GenCounters struct {
+	Plans           int64 `json:"plans"`            // shape patterns planned (engine pattern misses)
+	Compiles        int64 `json:"program_compiles"` // programs bound to the session (engine program misses)
+	GraphCaptures   int64 `json:"graph_captures"`
+	DeviceMallocs   int64 `json:"device_mallocs"`
+	AllocatorAllocs int64 `json:"allocator_allocs"`
+	// GoAllocsPerToken is the Go heap allocations (runtime.MemStats.Mallocs) from the first
+	// token to the last, over the decode steps: what each step allocates.
+	GoAllocsPerToken float64 `json:"go_allocs_per_token"`
+	DecodeSteps      int     `json:"decode_steps"`
+}
+
+// Run generates twice from the prompt: once untimed, which plans and compiles every bucket the
+// generation meets, then timed, counting what the engine planned, compiled and allocated.
+func (g *Generation) Run(ctx context.Context) (*GenResult, error) {
+	cfg := g.Config
+	t0 := time.Now()
+	if _, _, err := g.Gen.Generate(ctx, g.Prompt, cfg.PromptLen, cfg.MaxNew, g.sampler(), nil); err != nil {
+		return nil, err
+	}
+	res := &GenResult{Batch: cfg.Batch, Prompt: cfg.PromptLen, New: cfg.MaxNew, WarmupMs: ms(time.Since(t0))}
+
+	var ms0, ms1 runtime.MemStats
+	last := cfg.MaxNew - 1
+	each := func(st generate.Step) error {
+		// Read after the step's clock stopped and before the next one's starts.
+		switch st.Index {
+		case 0:
+			runtime.ReadMemStats(&ms0)
+		case last:
+			runtime.ReadMemStats(&ms1)
+		}
+		return ctx.Err()
+	}
+	es0, c0 := g.Replica.Runtime.Stats(), g.counters()
+	tokens, tm, err := g.Gen.Generate(ctx, g.Prompt, cfg.PromptLen, cfg.MaxNew, g.sampler(), each)
+	if err != nil {
+		return nil, err
+	}
+	es1, c1 := g.Replica.Runtime.Stats(), g.counters()
+	res.Tokens = tokens
+	res.FirstTokenMs = ms(tm.FirstToken)
+	var decode time.Duration
+	for _, d := range tm.Steps {
+		decode += d
+	}
+	res.DecodeMs = ms(decode)
+	res.PerToken = percentiles(tm.Steps)
+	if decode > 0 {
+		res.TokensPerSec = float64(cfg.Batch*int64(len(tm.Steps))) / decode.Seconds()
+	}
+	res.TotalTokensPerSec = float64(cfg.Batch*int64(cfg.MaxNew)) / (tm.FirstToken + decode).Seconds()
+	d := c1.Sub(c0)
+	res.Timed = GenCounters{
+		Plans: es1.Patterns.Misses - es0.Patterns.Misses, Compiles: es1.Programs.Misses - es0.Programs.Misses,
+		GraphCaptures: es1.GraphCaptures - es0.GraphCaptures, DeviceMallocs: d.DeviceMallocs, AllocatorAllocs: d.Allocs,
+		DecodeSteps: len(tm.Steps),
+	}
+	if n := len(tm.Steps); n > 0 {
+		res.Timed.GoAllocsPerToken = float64(ms1.Mallocs-ms0.Mallocs) / float64(n)
+	}
+	return res, nil
+}
+
+// counters reads the replica's allocation counters.
+func (g *Generation) counters() Counters {
+	calls := deviceCalls(g.Replica.Backend.Device())
+	st := g.Replica.Alloc.Stats()
+	return Counters{DeviceMallocs: calls.Malloc, DeviceFrees: calls.Free, Allocs: st.Allocations.Allocated, Frees: st.Allocations.Freed}
+}
+
+// Stats snapshots the allocator's, the engine's and the device's counters.
+func (g *Generation) Stats() Stats { return g.Replica.stats() }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
