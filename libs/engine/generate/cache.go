@@ -261,6 +261,19 @@ func (c *Cache) Tie(m *graph.Model) (*graph.Model, error) {
 	return tied, nil
 }
 
+// Prepare recognises m's KV cache (Recognize) and returns the model to run for generation: m
+// with the concat form's mask length tied to the cache (Tie).
+func Prepare(m *graph.Model, names Names) (*graph.Model, *Cache, error) {
+	c, err := Recognize(m, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m, err = c.Tie(m); err != nil {
+		return nil, nil, err
+	}
+	return m, c, nil
+}
+
 // readByGQA reports whether a GroupQueryAttention node reads v.
 func readByGQA(v *graph.Value) bool {
 	for _, n := range v.Consumers {
