@@ -10,12 +10,7 @@ require (
 
 require go.uber.org/goleak v1.3.0
 
-require (
-	github.com/google/uuid v1.1.1 // indirect
-	github.com/pkg/errors v0.9.1 // indirect
-	golang.org/x/sys v0.50.0 // indirect
-	gorgonia.org/cu v0.9.6 // indirect
-)
+require golang.org/x/sys v0.50.0 // indirect
 
 require (
 	carve.dev/libs/alloc v0.0.0

@@ -2,8 +2,7 @@
 # Fetches the project's one CUDA toolchain, CUDA 12.4.1 from Debian trixie non-free, into
 # ~/.cache/carve/cuda-12.4.1 (CARVE_CACHE overrides ~/.cache/carve), without installing CUDA or
 # touching /etc/apt (private apt lists):
-#   nvidia-cuda-dev      headers (driver API, runtime, cuBLAS/cuBLASLt, cuda_fp16.h, cuda_bf16.h)
-#                        and the libcuda.so link stub;
+#   nvidia-cuda-dev      headers (driver API, runtime, cuBLAS/cuBLASLt, cuda_fp16.h, cuda_bf16.h);
 #   nvidia-cuda-toolkit  nvcc, cicc, ptxas, fatbinary and libdevice, with a nvcc.profile of our own
 #                        (nvcc reads it beside its binary) pointing at this folder;
 #   libcu++-dev          (trixie main) <nv/target> and <cuda/...>, which cuda_fp16.h/cuda_bf16.h include.
@@ -37,14 +36,14 @@ if [ "$(cat "$home/.complete" 2>/dev/null)" != "$stamp" ]; then
     exit 1
   }
   echo "cuda toolchain: extracting into $home" >&2
-  # Headers (without the libraries carve does not use) and the driver's link stub. cuBLAS is
-  # loaded at run time (dlopen), so its stubs are not needed.
+  # Headers only (without the libraries carve does not use): the driver and cuBLASLt are loaded
+  # at run time (dlopen), so nothing links their stubs.
   dpkg-deb --fsys-tarfile "$W"/nvidia-cuda-dev_*.deb | tar -x -C "$home.tmp" \
     --exclude='./usr/include/npp*' --exclude='./usr/include/nvjpeg*' --exclude='./usr/include/cufft*' \
     --exclude='./usr/include/curand*' --exclude='./usr/include/cusolver*' --exclude='./usr/include/cusparse*' \
     --exclude='./usr/include/cupti*' --exclude='./usr/include/nvml*' --exclude='./usr/include/Openacc' \
     --exclude='./usr/include/Openmp' --exclude='./usr/include/CL' --exclude='./usr/include/nvtx3' \
-    --wildcards './usr/include/*' './usr/lib/x86_64-linux-gnu/stubs/libcuda.so'
+    --wildcards './usr/include/*'
   dpkg-deb --fsys-tarfile "$W"/nvidia-cuda-toolkit_*.deb | tar -x -C "$home.tmp" \
     "./$tk/bin/nvcc" "./$tk/bin/cicc" "./$tk/bin/crt" "./$tk/bin/gcc" "./$tk/bin/g++" "./$tk/libdevice" \
     ./usr/bin/ptxas ./usr/bin/fatbinary ./usr/bin/nvlink ./usr/bin/cudafe++ ./usr/bin/bin2c \
@@ -55,7 +54,6 @@ if [ "$(cat "$home/.complete" 2>/dev/null)" != "$stamp" ]; then
 NVVMIR_LIBRARY_DIR = $home/$tk/libdevice
 PATH += $home/$tk/bin:$home/usr/bin:
 INCLUDES += "-I$home/usr/include" \$(_SPACE_)
-LIBRARIES =+ \$(_SPACE_) "-L$home/usr/lib/x86_64-linux-gnu/stubs"
 EOP
   rm -f "$W"/*.deb
   rm -rf "$home" && mv "$home.tmp" "$home"
@@ -66,4 +64,4 @@ cat > cuda.local.bazelrc <<EOB
 build --repo_env=CARVE_CUDA_HOME=$home
 build --repo_env=CARVE_NVCC_HOME=$home
 EOB
-echo "export CGO_ENABLED=1 CGO_CFLAGS=-I$home/usr/include CGO_LDFLAGS=-L$home/usr/lib/x86_64-linux-gnu/stubs CARVE_NVCC=$home/$tk/bin/nvcc"
+echo "export CGO_ENABLED=1 CGO_CFLAGS=-I$home/usr/include CARVE_NVCC=$home/$tk/bin/nvcc"

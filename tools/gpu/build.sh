@@ -5,7 +5,8 @@
 # most 64 MiB with the checkout), the apps named in TOOLS (cuda builds; default none, for
 # example TOOLS=apps/runner), and run.sh, which runs them all there:
 #   tools/gpu/build.sh [DIR]   then, on the GPU host:   bash DIR/run.sh
-# Binaries built here (glibc 2.36) need only libc, libcuda.so.1 and, at run time, libcublasLt.
+# Binaries built here (glibc 2.36) link only libc; at run time --device cuda loads libcuda.so.1
+# and libcublasLt (dlopen), and without them the runner still runs --device cpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=${1:-.gpu}

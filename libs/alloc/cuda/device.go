@@ -3,20 +3,19 @@
 package cuda
 
 /*
-#cgo LDFLAGS: -lcuda
-#include <cuda.h>
 #include <stdint.h>
+#include "driver.h"
 
 // carve_set_current makes the device's primary context current on the calling OS thread.
-static CUresult carve_set_current(CUcontext ctx) { return cuCtxSetCurrent(ctx); }
+static CUresult carve_set_current(CUcontext ctx) { return carve_cu.cuCtxSetCurrent(ctx); }
 
 // carve_malloc allocates in relaxed capture mode, so that an allocation made while some stream
 // of this thread's process is being captured is legal (PyTorch does the same).
 static CUresult carve_malloc(CUdeviceptr *p, size_t n) {
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	cuThreadExchangeStreamCaptureMode(&mode);
-	CUresult r = cuMemAlloc(p, n);
-	cuThreadExchangeStreamCaptureMode(&mode);
+	carve_cu.cuThreadExchangeStreamCaptureMode(&mode);
+	CUresult r = carve_cu.cuMemAlloc(p, n);
+	carve_cu.cuThreadExchangeStreamCaptureMode(&mode);
 	return r;
 }
 
@@ -25,9 +24,9 @@ static CUresult carve_malloc(CUdeviceptr *p, size_t n) {
 // CUDA 11 headers declare the three-argument form.
 static CUresult carve_capture_info(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id) {
 #if CUDA_VERSION >= 12000
-	return cuStreamGetCaptureInfo(s, status, id, NULL, NULL, NULL);
+	return carve_cu.cuStreamGetCaptureInfo(s, status, id, NULL, NULL, NULL);
 #else
-	return cuStreamGetCaptureInfo(s, status, id);
+	return carve_cu.cuStreamGetCaptureInfo(s, status, id);
 #endif
 }
 */
@@ -48,9 +47,8 @@ import (
 // objects; they are unique across every Device of the process, so a stream names its device
 // (StreamDevice). Device is safe for concurrent use.
 //
-// It calls the driver directly with cgo rather than through gorgonia.org/cu (which Probe uses):
-// cu has no stream capture, graph launch or capture-mode calls, and its handle types are opaque,
-// so bridging them would take more code than these thin calls.
+// It calls the driver through the entry points driver.go loads at the first Open (driver.h),
+// so a cuda build runs on hosts without an NVIDIA driver until a device is opened.
 type Device struct {
 	ordinal int
 	dev     C.CUdevice
@@ -140,33 +138,48 @@ func check(call string, r C.CUresult) error {
 		return nil
 	}
 	var name, text *C.char
-	C.cuGetErrorName(r, &name)
-	C.cuGetErrorString(r, &text)
+	C.carve_cuGetErrorName(r, &name)
+	C.carve_cuGetErrorString(r, &text)
 	return &Error{Call: call, Code: int(r), Name: C.GoString(name), Text: C.GoString(text)}
 }
 
-// DeviceCount initialises the driver and returns how many CUDA devices it sees.
+// DeviceCount loads and initialises the driver and returns how many CUDA devices it sees (0
+// when the driver is installed but finds no GPU). Without a driver it returns a
+// *NoDriverError.
 func DeviceCount() (int, error) {
-	if err := check("cuInit", C.cuInit(0)); err != nil {
+	if err := loadDriver(); err != nil {
+		return 0, err
+	}
+	r := C.carve_cuInit(0)
+	if r == C.CUDA_ERROR_NO_DEVICE {
+		return 0, nil
+	}
+	if err := check("cuInit", r); err != nil {
 		return 0, err
 	}
 	var n C.int
-	if err := check("cuDeviceGetCount", C.cuDeviceGetCount(&n)); err != nil {
+	if err := check("cuDeviceGetCount", C.carve_cuDeviceGetCount(&n)); err != nil {
 		return 0, err
 	}
 	return int(n), nil
 }
 
-// Open initialises the driver and retains device ordinal's primary context.
+// Open loads and initialises the driver and retains device ordinal's primary context. It
+// returns a *NoDriverError without a driver, and a *NoDeviceError for an ordinal the driver
+// does not have.
 func Open(ordinal int) (*Device, error) {
+	n, err := DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if ordinal < 0 || ordinal >= n {
+		return nil, &NoDeviceError{Ordinal: ordinal, Count: n}
+	}
 	d := &Device{ordinal: ordinal, events: map[alloc.Event]C.CUevent{}, graphs: map[alloc.GraphExec]graphPair{}}
-	if err := check("cuInit", C.cuInit(0)); err != nil {
+	if err := check("cuDeviceGet", C.carve_cuDeviceGet(&d.dev, C.int(ordinal))); err != nil {
 		return nil, err
 	}
-	if err := check("cuDeviceGet", C.cuDeviceGet(&d.dev, C.int(ordinal))); err != nil {
-		return nil, err
-	}
-	if err := check("cuDevicePrimaryCtxRetain", C.cuDevicePrimaryCtxRetain(&d.ctx, d.dev)); err != nil {
+	if err := check("cuDevicePrimaryCtxRetain", C.carve_cuDevicePrimaryCtxRetain(&d.ctx, d.dev)); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -174,7 +187,7 @@ func Open(ordinal int) (*Device, error) {
 
 // Close releases the primary context. Streams, events and graphs must be destroyed first.
 func (d *Device) Close() error {
-	return check("cuDevicePrimaryCtxRelease", C.cuDevicePrimaryCtxRelease(d.dev))
+	return check("cuDevicePrimaryCtxRelease", C.carve_cuDevicePrimaryCtxRelease(d.dev))
 }
 
 // Do runs fn on a locked OS thread with the device's context current, for driver calls made by
@@ -220,7 +233,7 @@ func (d *Device) Free(p alloc.Ptr) error {
 	if d.capturing() {
 		return fmt.Errorf("cuda: free: %w", alloc.ErrCaptureUnsupported)
 	}
-	err := d.do(func() error { return check("cuMemFree", C.cuMemFree(C.CUdeviceptr(p))) })
+	err := d.do(func() error { return check("cuMemFree", C.carve_cuMemFree(C.CUdeviceptr(p))) })
 	if err == nil {
 		d.stats.frees.Add(1)
 	}
@@ -231,7 +244,7 @@ func (d *Device) Free(p alloc.Ptr) error {
 func (d *Device) MemInfo() (free, total int64, err error) {
 	d.calls.memInfo.Add(1)
 	var f, t C.size_t
-	err = d.do(func() error { return check("cuMemGetInfo", C.cuMemGetInfo(&f, &t)) })
+	err = d.do(func() error { return check("cuMemGetInfo", C.carve_cuMemGetInfo(&f, &t)) })
 	return int64(f), int64(t), err
 }
 
@@ -241,7 +254,7 @@ func (d *Device) Synchronize() error {
 	if d.capturing() {
 		return fmt.Errorf("cuda: synchronize: %w", alloc.ErrCaptureUnsupported)
 	}
-	return d.do(func() error { return check("cuCtxSynchronize", C.cuCtxSynchronize()) })
+	return d.do(func() error { return check("cuCtxSynchronize", C.carve_cuCtxSynchronize()) })
 }
 
 func (d *Device) capturing() bool {
@@ -275,7 +288,7 @@ func (d *Device) event(e alloc.Event) (C.CUevent, error) {
 func (d *Device) NewStream() (alloc.Stream, error) {
 	d.calls.newStream.Add(1)
 	var cs C.CUstream
-	if err := d.do(func() error { return check("cuStreamCreate", C.cuStreamCreate(&cs, C.CU_STREAM_NON_BLOCKING)) }); err != nil {
+	if err := d.do(func() error { return check("cuStreamCreate", C.carve_cuStreamCreate(&cs, C.CU_STREAM_NON_BLOCKING)) }); err != nil {
 		return 0, err
 	}
 	h := alloc.Stream(newHandle())
@@ -297,7 +310,7 @@ func (d *Device) DestroyStream(s alloc.Stream) error {
 	if !ok || e.dev != d {
 		return fmt.Errorf("cuda: stream %d: %w", s, alloc.ErrInvalidHandle)
 	}
-	return d.do(func() error { return check("cuStreamDestroy", C.cuStreamDestroy(e.cs)) })
+	return d.do(func() error { return check("cuStreamDestroy", C.carve_cuStreamDestroy(e.cs)) })
 }
 
 // SynchronizeStream waits for the work queued on s.
@@ -307,14 +320,14 @@ func (d *Device) SynchronizeStream(s alloc.Stream) error {
 	if err != nil {
 		return err
 	}
-	return d.do(func() error { return check("cuStreamSynchronize", C.cuStreamSynchronize(cs)) })
+	return d.do(func() error { return check("cuStreamSynchronize", C.carve_cuStreamSynchronize(cs)) })
 }
 
 // NewEvent creates an event without timing.
 func (d *Device) NewEvent() (alloc.Event, error) {
 	d.calls.newEvent.Add(1)
 	var ce C.CUevent
-	if err := d.do(func() error { return check("cuEventCreate", C.cuEventCreate(&ce, C.CU_EVENT_DISABLE_TIMING)) }); err != nil {
+	if err := d.do(func() error { return check("cuEventCreate", C.carve_cuEventCreate(&ce, C.CU_EVENT_DISABLE_TIMING)) }); err != nil {
 		return 0, err
 	}
 	d.mu.Lock()
@@ -334,7 +347,7 @@ func (d *Device) DestroyEvent(e alloc.Event) error {
 	if !ok {
 		return fmt.Errorf("cuda: event %d: %w", e, alloc.ErrInvalidHandle)
 	}
-	return d.do(func() error { return check("cuEventDestroy", C.cuEventDestroy(ce)) })
+	return d.do(func() error { return check("cuEventDestroy", C.carve_cuEventDestroy(ce)) })
 }
 
 // eventAndStream looks up both handles of a call that takes an event and a stream.
@@ -354,7 +367,7 @@ func (d *Device) RecordEvent(e alloc.Event, s alloc.Stream) error {
 	if err != nil {
 		return err
 	}
-	return d.do(func() error { return check("cuEventRecord", C.cuEventRecord(ce, cs)) })
+	return d.do(func() error { return check("cuEventRecord", C.carve_cuEventRecord(ce, cs)) })
 }
 
 // WaitEvent makes later work on s wait for e.
@@ -364,7 +377,7 @@ func (d *Device) WaitEvent(s alloc.Stream, e alloc.Event) error {
 	if err != nil {
 		return err
 	}
-	return d.do(func() error { return check("cuStreamWaitEvent", C.cuStreamWaitEvent(cs, ce, 0)) })
+	return d.do(func() error { return check("cuStreamWaitEvent", C.carve_cuStreamWaitEvent(cs, ce, 0)) })
 }
 
 // QueryEvent reports whether e has completed.
@@ -375,7 +388,7 @@ func (d *Device) QueryEvent(e alloc.Event) (bool, error) {
 		return false, err
 	}
 	var r C.CUresult
-	if err := d.do(func() error { r = C.cuEventQuery(ce); return nil }); err != nil {
+	if err := d.do(func() error { r = C.carve_cuEventQuery(ce); return nil }); err != nil {
 		return false, err
 	}
 	if r == C.CUDA_ERROR_NOT_READY {
@@ -391,7 +404,7 @@ func (d *Device) SynchronizeEvent(e alloc.Event) error {
 	if err != nil {
 		return err
 	}
-	return d.do(func() error { return check("cuEventSynchronize", C.cuEventSynchronize(ce)) })
+	return d.do(func() error { return check("cuEventSynchronize", C.carve_cuEventSynchronize(ce)) })
 }
 
 // BeginCapture starts capturing s in relaxed mode (allocations stay legal; the allocator keeps
@@ -403,7 +416,7 @@ func (d *Device) BeginCapture(s alloc.Stream) error {
 		return err
 	}
 	if err := d.do(func() error {
-		return check("cuStreamBeginCapture", C.cuStreamBeginCapture(cs, C.CU_STREAM_CAPTURE_MODE_RELAXED))
+		return check("cuStreamBeginCapture", C.carve_cuStreamBeginCapture(cs, C.CU_STREAM_CAPTURE_MODE_RELAXED))
 	}); err != nil {
 		return err
 	}
@@ -423,16 +436,16 @@ func (d *Device) EndCapture(s alloc.Stream) (alloc.GraphExec, error) {
 	var g graphPair
 	err = d.do(func() error {
 		var status C.CUstreamCaptureStatus
-		if err := check("cuStreamIsCapturing", C.cuStreamIsCapturing(cs, &status)); err != nil {
+		if err := check("cuStreamIsCapturing", C.carve_cuStreamIsCapturing(cs, &status)); err != nil {
 			return err
 		}
 		if status == C.CU_STREAM_CAPTURE_STATUS_NONE {
 			return alloc.ErrNotCapturing
 		}
-		if err := check("cuStreamEndCapture", C.cuStreamEndCapture(cs, &g.graph)); err != nil {
+		if err := check("cuStreamEndCapture", C.carve_cuStreamEndCapture(cs, &g.graph)); err != nil {
 			return err
 		}
-		return check("cuGraphInstantiateWithFlags", C.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0))
+		return check("cuGraphInstantiateWithFlags", C.carve_cuGraphInstantiateWithFlags(&g.exec, g.graph, 0))
 	})
 	if err == alloc.ErrNotCapturing {
 		return 0, fmt.Errorf("cuda: stream %d: %w", s, err)
@@ -442,7 +455,7 @@ func (d *Device) EndCapture(s alloc.Stream) (alloc.GraphExec, error) {
 	d.captures--
 	if err != nil {
 		if g.graph != nil {
-			C.cuGraphDestroy(g.graph)
+			C.carve_cuGraphDestroy(g.graph)
 		}
 		return 0, err
 	}
@@ -477,7 +490,7 @@ func (d *Device) LaunchGraph(g alloc.GraphExec, s alloc.Stream) error {
 	if err != nil {
 		return err
 	}
-	return d.do(func() error { return check("cuGraphLaunch", C.cuGraphLaunch(gp.exec, cs)) })
+	return d.do(func() error { return check("cuGraphLaunch", C.carve_cuGraphLaunch(gp.exec, cs)) })
 }
 
 // DestroyGraph releases g; replays already queued still run.
@@ -491,10 +504,10 @@ func (d *Device) DestroyGraph(g alloc.GraphExec) error {
 		return fmt.Errorf("cuda: graph %d: %w", g, alloc.ErrInvalidHandle)
 	}
 	return d.do(func() error {
-		if err := check("cuGraphExecDestroy", C.cuGraphExecDestroy(gp.exec)); err != nil {
+		if err := check("cuGraphExecDestroy", C.carve_cuGraphExecDestroy(gp.exec)); err != nil {
 			return err
 		}
-		return check("cuGraphDestroy", C.cuGraphDestroy(gp.graph))
+		return check("cuGraphDestroy", C.carve_cuGraphDestroy(gp.graph))
 	})
 }
 
@@ -505,7 +518,7 @@ func (d *Device) Memset(p alloc.Ptr, v uint32, n int64, s alloc.Stream) error {
 		return err
 	}
 	return d.do(func() error {
-		return check("cuMemsetD32Async", C.cuMemsetD32Async(C.CUdeviceptr(p), C.uint(v), C.size_t(n), cs))
+		return check("cuMemsetD32Async", C.carve_cuMemsetD32Async(C.CUdeviceptr(p), C.uint(v), C.size_t(n), cs))
 	})
 }
 
@@ -519,10 +532,10 @@ func (d *Device) CopyToHost(dst []byte, p alloc.Ptr, s alloc.Stream) error {
 		return err
 	}
 	return d.do(func() error {
-		if err := check("cuMemcpyDtoHAsync", C.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), C.CUdeviceptr(p), C.size_t(len(dst)), cs)); err != nil {
+		if err := check("cuMemcpyDtoHAsync", C.carve_cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), C.CUdeviceptr(p), C.size_t(len(dst)), cs)); err != nil {
 			return err
 		}
-		return check("cuStreamSynchronize", C.cuStreamSynchronize(cs))
+		return check("cuStreamSynchronize", C.carve_cuStreamSynchronize(cs))
 	})
 }
 
@@ -536,10 +549,10 @@ func (d *Device) CopyToDevice(p alloc.Ptr, src []byte, s alloc.Stream) error {
 		return err
 	}
 	return d.do(func() error {
-		if err := check("cuMemcpyHtoDAsync", C.cuMemcpyHtoDAsync(C.CUdeviceptr(p), unsafe.Pointer(&src[0]), C.size_t(len(src)), cs)); err != nil {
+		if err := check("cuMemcpyHtoDAsync", C.carve_cuMemcpyHtoDAsync(C.CUdeviceptr(p), unsafe.Pointer(&src[0]), C.size_t(len(src)), cs)); err != nil {
 			return err
 		}
-		return check("cuStreamSynchronize", C.cuStreamSynchronize(cs))
+		return check("cuStreamSynchronize", C.carve_cuStreamSynchronize(cs))
 	})
 }
 

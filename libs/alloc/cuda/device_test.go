@@ -71,6 +71,21 @@ func TestDeviceBasics(t *testing.T) {
 	}
 }
 
+// An ordinal the host does not have is a *NoDeviceError with the host's count.
+func TestOpenNoSuchDevice(t *testing.T) {
+	n, err := DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ord := range []int{n, n + 7, -1} {
+		_, err := Open(ord)
+		var nd *NoDeviceError
+		if !errors.As(err, &nd) || nd.Ordinal != ord || nd.Count != n {
+			t.Fatalf("Open(%d) on a host with %d devices: %v, want a *NoDeviceError", ord, n, err)
+		}
+	}
+}
+
 // An event orders work across streams: s2 writes after s1's write, whatever the timing.
 func TestEventsOrderStreams(t *testing.T) {
 	d := open(t)

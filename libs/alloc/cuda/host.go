@@ -3,8 +3,8 @@
 package cuda
 
 /*
-#include <cuda.h>
 #include <stdint.h>
+#include "driver.h"
 */
 import "C"
 
@@ -22,7 +22,7 @@ func (d *Device) HostAlloc(n int64) ([]byte, error) {
 		return nil, fmt.Errorf("cuda: host alloc of %d bytes", n)
 	}
 	var p unsafe.Pointer
-	if err := d.do(func() error { return check("cuMemHostAlloc", C.cuMemHostAlloc(&p, C.size_t(n), 0)) }); err != nil {
+	if err := d.do(func() error { return check("cuMemHostAlloc", C.carve_cuMemHostAlloc(&p, C.size_t(n), 0)) }); err != nil {
 		return nil, err
 	}
 	d.stats.hostAllocs.Add(1)
@@ -34,7 +34,7 @@ func (d *Device) HostFree(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	err := d.do(func() error { return check("cuMemFreeHost", C.cuMemFreeHost(unsafe.Pointer(&b[0]))) })
+	err := d.do(func() error { return check("cuMemFreeHost", C.carve_cuMemFreeHost(unsafe.Pointer(&b[0]))) })
 	if err == nil {
 		d.stats.hostFrees.Add(1)
 	}
@@ -53,7 +53,7 @@ func (d *Device) CopyToDeviceAsync(p alloc.Ptr, src []byte, s alloc.Stream) erro
 		return err
 	}
 	return d.do(func() error {
-		return check("cuMemcpyHtoDAsync", C.cuMemcpyHtoDAsync(C.CUdeviceptr(p), unsafe.Pointer(&src[0]), C.size_t(len(src)), cs))
+		return check("cuMemcpyHtoDAsync", C.carve_cuMemcpyHtoDAsync(C.CUdeviceptr(p), unsafe.Pointer(&src[0]), C.size_t(len(src)), cs))
 	})
 }
 
@@ -68,7 +68,7 @@ func (d *Device) CopyToHostAsync(dst []byte, p alloc.Ptr, s alloc.Stream) error 
 		return err
 	}
 	return d.do(func() error {
-		return check("cuMemcpyDtoHAsync", C.cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), C.CUdeviceptr(p), C.size_t(len(dst)), cs))
+		return check("cuMemcpyDtoHAsync", C.carve_cuMemcpyDtoHAsync(unsafe.Pointer(&dst[0]), C.CUdeviceptr(p), C.size_t(len(dst)), cs))
 	})
 }
 
@@ -82,7 +82,7 @@ func (d *Device) CopyAsync(dst, src alloc.Ptr, n int64, s alloc.Stream) error {
 		return err
 	}
 	return d.do(func() error {
-		return check("cuMemcpyDtoDAsync", C.cuMemcpyDtoDAsync(C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n), cs))
+		return check("cuMemcpyDtoDAsync", C.carve_cuMemcpyDtoDAsync(C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n), cs))
 	})
 }
 
@@ -96,14 +96,14 @@ func (d *Device) MemsetBytes(p alloc.Ptr, v byte, n int64, s alloc.Stream) error
 		return err
 	}
 	return d.do(func() error {
-		return check("cuMemsetD8Async", C.cuMemsetD8Async(C.CUdeviceptr(p), C.uchar(v), C.size_t(n), cs))
+		return check("cuMemsetD8Async", C.carve_cuMemsetD8Async(C.CUdeviceptr(p), C.uchar(v), C.size_t(n), cs))
 	})
 }
 
 // NewTimingEvent creates an event that records time, for ElapsedMs; for benchmarks.
 func (d *Device) NewTimingEvent() (alloc.Event, error) {
 	var ce C.CUevent
-	if err := d.do(func() error { return check("cuEventCreate", C.cuEventCreate(&ce, C.CU_EVENT_DEFAULT)) }); err != nil {
+	if err := d.do(func() error { return check("cuEventCreate", C.carve_cuEventCreate(&ce, C.CU_EVENT_DEFAULT)) }); err != nil {
 		return 0, err
 	}
 	d.mu.Lock()
@@ -124,6 +124,6 @@ func (d *Device) ElapsedMs(start, end alloc.Event) (float32, error) {
 		return 0, err
 	}
 	var ms C.float
-	err = d.do(func() error { return check("cuEventElapsedTime", C.cuEventElapsedTime(&ms, cs, ce)) })
+	err = d.do(func() error { return check("cuEventElapsedTime", C.carve_cuEventElapsedTime(&ms, cs, ce)) })
 	return float32(ms), err
 }

@@ -2,10 +2,14 @@
 
 package cuda
 
-import (
-	"fmt"
+/*
+#include "driver.h"
+*/
+import "C"
 
-	"gorgonia.org/cu"
+import (
+	"errors"
+	"fmt"
 )
 
 // Info describes one CUDA device.
@@ -19,37 +23,43 @@ type Info struct {
 	DriverVersion int    `json:"driver_version"`
 }
 
-// Probe reports the devices the CUDA driver sees, with the free memory of each.
+// Probe reports the devices the CUDA driver sees, with the free memory of each. Without a
+// driver it returns a *NoDriverError.
 func Probe() ([]Info, error) {
-	n, err := cu.NumDevices()
+	n, err := DeviceCount()
 	if err != nil {
-		return nil, fmt.Errorf("cuda: counting devices: %w", err)
+		return nil, err
 	}
-	ver := cu.Version()
+	var ver C.int
+	if err := check("cuDriverGetVersion", C.carve_cuDriverGetVersion(&ver)); err != nil {
+		return nil, err
+	}
 	infos := make([]Info, 0, n)
 	for i := 0; i < n; i++ {
-		dev, err := cu.GetDevice(i)
+		info, err := probe(i)
 		if err != nil {
 			return nil, fmt.Errorf("cuda: device %d: %w", i, err)
 		}
-		info := Info{Ordinal: i, DriverVersion: ver}
-		if info.Name, err = dev.Name(); err != nil {
-			return nil, fmt.Errorf("cuda: device %d name: %w", i, err)
-		}
-		if info.ComputeMajor, info.ComputeMinor, err = dev.ComputeCapability(); err != nil {
-			return nil, fmt.Errorf("cuda: device %d compute capability: %w", i, err)
-		}
-		ctx, err := dev.MakeContext(cu.SchedAuto)
-		if err != nil {
-			return nil, fmt.Errorf("cuda: device %d context: %w", i, err)
-		}
-		free, total, err := cu.MemInfo()
-		ctx.Destroy()
-		if err != nil {
-			return nil, fmt.Errorf("cuda: device %d memory info: %w", i, err)
-		}
-		info.FreeBytes, info.TotalBytes = free, total
+		info.DriverVersion = int(ver)
 		infos = append(infos, info)
 	}
 	return infos, nil
+}
+
+// probe reads one device's figures through its primary context.
+func probe(ordinal int) (Info, error) {
+	d, err := Open(ordinal)
+	if err != nil {
+		return Info{}, err
+	}
+	p, err := d.Properties()
+	if err != nil {
+		return Info{}, errors.Join(err, d.Close())
+	}
+	free, total, err := d.MemInfo()
+	if err := errors.Join(err, d.Close()); err != nil {
+		return Info{}, err
+	}
+	return Info{Ordinal: ordinal, Name: p.Name, ComputeMajor: p.Major, ComputeMinor: p.Minor,
+		TotalBytes: total, FreeBytes: free}, nil
 }

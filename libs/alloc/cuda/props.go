@@ -3,8 +3,8 @@
 package cuda
 
 /*
-#include <cuda.h>
 #include <stdint.h>
+#include "driver.h"
 */
 import "C"
 
@@ -74,16 +74,16 @@ func (d *Device) Properties() (Properties, error) {
 	var p Properties
 	attr := func(a C.CUdevice_attribute) (int, error) {
 		var v C.int
-		err := check("cuDeviceGetAttribute", C.cuDeviceGetAttribute(&v, a, d.dev))
+		err := check("cuDeviceGetAttribute", C.carve_cuDeviceGetAttribute(&v, a, d.dev))
 		return int(v), err
 	}
 	var name [256]C.char
-	if err := check("cuDeviceGetName", C.cuDeviceGetName(&name[0], C.int(len(name)), d.dev)); err != nil {
+	if err := check("cuDeviceGetName", C.carve_cuDeviceGetName(&name[0], C.int(len(name)), d.dev)); err != nil {
 		return p, err
 	}
 	p.Name = C.GoString(&name[0])
 	var total C.size_t
-	if err := check("cuDeviceTotalMem", C.cuDeviceTotalMem(&total, d.dev)); err != nil {
+	if err := check("cuDeviceTotalMem", C.carve_cuDeviceTotalMem(&total, d.dev)); err != nil {
 		return p, err
 	}
 	p.TotalMemory = int64(total)

@@ -9,7 +9,8 @@
 //     works anywhere (the estimator plans for an H200 on a CPU-only machine) and whose Open
 //     fails with a *NotBuiltError.
 //   - With the cuda tag it adds the Backend over libs/alloc/cuda's Device, the fatbin loading,
-//     the launch helper and the cuBLAS bindings (loaded at run time with dlopen).
+//     the launch helper and the cuBLAS bindings; the CUDA driver and cuBLASLt are loaded at run
+//     time with dlopen (cudriver_cuda.go, cublas_cuda.go), so a cuda build starts without them.
 //
 // Invariants:
 //  1. Select, Bound and Recipe are pure functions of the node and the kernels.Target; nothing

@@ -3,8 +3,8 @@
 package cuda
 
 /*
-#include <cuda.h>
 #include <stdint.h>
+#include "cudriver.h"
 
 // carve_args carries a launch's parameters by value (no Go pointer crosses into C).
 typedef struct { uint64_t v[32]; } carve_args;
@@ -16,7 +16,7 @@ static CUresult carve_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 		unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s, int n, carve_args a) {
 	void *params[32];
 	for (int i = 0; i < n; i++) params[i] = &a.v[i];
-	return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
+	return carve_kcu.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
 }
 */
 import "C"

@@ -3,9 +3,8 @@
 package cuda
 
 /*
-#cgo LDFLAGS: -lcuda
-#include <cuda.h>
 #include <stdlib.h>
+#include "cudriver.h"
 
 typedef CUresult (*carve_param_info_fn)(CUfunction, size_t, size_t *, size_t *);
 
@@ -16,8 +15,8 @@ static carve_param_info_fn carve_param_info(void) {
 #if CUDA_VERSION >= 12000
 	CUdriverProcAddressQueryResult status;
 	int version = 0;
-	if (cuDriverGetVersion(&version) != CUDA_SUCCESS) return NULL;
-	if (cuGetProcAddress("cuFuncGetParamInfo", &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||
+	if (carve_kcu.cuDriverGetVersion(&version) != CUDA_SUCCESS) return NULL;
+	if (carve_kcu.cuGetProcAddress("cuFuncGetParamInfo", &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||
 	    status != CU_GET_PROC_ADDRESS_SUCCESS) {
 		return NULL;
 	}
@@ -93,6 +92,10 @@ func moduleOf(dev *acuda.Device) (*module, error) {
 }
 
 func (m *module) load() {
+	if err := loadDriver(); err != nil {
+		m.err = err
+		return
+	}
 	bins, err := fatbins()
 	if err != nil {
 		m.err = err
@@ -103,7 +106,7 @@ func (m *module) load() {
 			// cuModuleLoadData reads the image during the call only.
 			img := C.CBytes(b.image)
 			var mod C.CUmodule
-			r := C.cuModuleLoadData(&mod, img)
+			r := C.carve_cuModuleLoadData(&mod, img)
 			C.free(img)
 			if err := cuCheck("cuModuleLoadData "+b.name, r); err != nil {
 				return err
@@ -127,7 +130,7 @@ func unloadModule(dev *acuda.Device) error {
 	var errs []error
 	_ = dev.Do(func() error {
 		for i, mod := range m.mods {
-			errs = append(errs, cuCheck("cuModuleUnload "+m.names[i], C.cuModuleUnload(mod)))
+			errs = append(errs, cuCheck("cuModuleUnload "+m.names[i], C.carve_cuModuleUnload(mod)))
 		}
 		return nil
 	})
@@ -152,7 +155,7 @@ func (m *module) function(name string) (*kfunc, error) {
 	defer C.free(unsafe.Pointer(cname))
 	for _, mod := range m.mods {
 		var fn C.CUfunction
-		r := C.cuModuleGetFunction(&fn, mod, cname)
+		r := C.carve_cuModuleGetFunction(&fn, mod, cname)
 		if r == C.CUDA_ERROR_NOT_FOUND {
 			continue
 		}
@@ -178,7 +181,7 @@ func (m *module) setShared(name string, f *kfunc, n uint32) error {
 	if n <= f.sharedMax {
 		return nil
 	}
-	if err := cuCheck("cuFuncSetAttribute "+name, C.cuFuncSetAttribute(f.fn, C.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, C.int(n))); err != nil {
+	if err := cuCheck("cuFuncSetAttribute "+name, C.carve_cuFuncSetAttribute(f.fn, C.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, C.int(n))); err != nil {
 		return err
 	}
 	f.sharedMax = n
@@ -199,6 +202,6 @@ func cuCheck(call string, r C.CUresult) error {
 		return nil
 	}
 	var name *C.char
-	C.cuGetErrorName(r, &name)
+	C.carve_cuGetErrorName(r, &name)
 	return &DriverError{Call: call, Code: int(r), Name: C.GoString(name)}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,4 +160,23 @@ func FuzzReorder(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, out, again, "idempotent: %q", args)
 	})
+}
+
+// The table words a CUDA target's sizes for people; the JSON keeps the exact form --target
+// reads back.
+func TestTargetRow(t *testing.T) {
+	for _, tc := range []struct{ target, row, json string }{
+		{"h200", "sm_90, 132 SMs, 227.00 KiB shared memory per block, 139.80 GiB memory", "sm_90:132:227KiB:146591680KiB"},
+		{"sm_80:108:163KiB", "sm_80, 108 SMs, 163.00 KiB shared memory per block", "sm_80:108:163KiB"},
+	} {
+		stdout, stderr, code := run(t, "report", "--target", tc.target, "--dim", "batch=1", "--dim", "seq=8")
+		require.Equal(t, ExitOK, code, stderr)
+		require.Regexp(t, `(?m)^target +`+regexp.QuoteMeta(tc.row)+`$`, stdout)
+		require.NotContains(t, stdout, "KiB:", "no exact --target form in the table")
+		stdout, stderr, code = run(t, "report", "--target", tc.target, "--dim", "batch=1", "--dim", "seq=8", "--format", "json")
+		require.Equal(t, ExitOK, code, stderr)
+		var r struct{ Target string }
+		require.NoError(t, json.Unmarshal([]byte(stdout), &r))
+		require.Equal(t, tc.json, r.Target)
+	}
 }

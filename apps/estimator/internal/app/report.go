@@ -45,7 +45,7 @@ type report struct {
 	Envelope             map[string]rangeInfo `json:"envelope"`
 	DefaultDims          []string             `json:"default_dims"`
 	Backend              string               `json:"backend"`
-	Target               string               `json:"target"`
+	Target               string               `json:"target"` // the form --target reads back (kernels.Target.String)
 	Workers              int                  `json:"workers"`
 	WeightsBytes         int64                `json:"weights_bytes"`
 	DeviceWeightsBytes   int64                `json:"device_weights_bytes"` // the weights in a discrete device's memory; 0 on the CPU
@@ -62,6 +62,9 @@ type report struct {
 	WorkspaceNodes       int                  `json:"workspace_nodes"`
 	Workspaces           []workspace          `json:"workspaces"`
 	Fusion               *fusionReport        `json:"fusion"`
+
+	// target is Target parsed, for the table; not in the JSON.
+	target kernels.Target
 }
 
 type budgetVerdict struct {
@@ -182,6 +185,7 @@ func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.
 		DefaultDims:         append([]string{}, defaulted...),
 		Backend:             opts.Target.Backend,
 		Target:              opts.Target.String(),
+		target:              opts.Target,
 		Workers:             opts.Target.Workers,
 		WeightsBytes:        ep.WeightBytes,
 		DeviceWeightsBytes:  ep.DeviceWeightBytes,
@@ -224,6 +228,16 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // size is a human size with the exact bytes, for the headline figures.
+// describeTarget words a CUDA target for the table, with sizes as people read them
+// ("139.80 GiB", not the exact "146591680KiB" that --target and the JSON's target keep).
+func describeTarget(t kernels.Target) string {
+	s := fmt.Sprintf("%s, %d SMs, %s shared memory per block", t.Arch, t.SMs, bytesize.Format(t.SharedMemPerBlock))
+	if t.Memory > 0 {
+		s += ", " + bytesize.Format(t.Memory) + " memory"
+	}
+	return s
+}
+
 func size(n int64) string { return fmt.Sprintf("%s (%d bytes)", bytesize.Format(n), n) }
 
 func writeReportTable(w io.Writer, r *report) error {
@@ -242,7 +256,7 @@ func writeReportTable(w io.Writer, r *report) error {
 	tw.row("model\t%s\n", describeInfo(r.Model))
 	tw.row("dims\t%s\n", dims)
 	if r.Backend == kernels.BackendCUDA {
-		tw.row("target\t%s\n", r.Target)
+		tw.row("target\t%s\n", describeTarget(r.target))
 	} else {
 		tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"carve.dev/apps/runner/internal/npyfile"
 	"carve.dev/libs/alloc"
+	acuda "carve.dev/libs/alloc/cuda"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
@@ -461,6 +462,37 @@ func TestFileName(t *testing.T) {
 		".hidden": "output.hidden", "": "output", "a b": "a_b", "ü": "__",
 	} {
 		require.Equal(t, want, fileName(in), in)
+	}
+}
+
+// A cuda build on a host that cannot run --device cuda: the library's typed errors, as the CUDA
+// backend returns them (also wrapped, as replicas wrap theirs), worded for people. The errors
+// are built here, so the test runs in every build and on every host.
+func TestCUDAHostProblems(t *testing.T) {
+	noLib := &acuda.NoDriverError{Library: "libcuda.so.1", Reason: "libcuda.so.1: cannot open shared object file: No such file or directory", CUDAVersion: 12040}
+	noLibMsg := "--device cuda: no NVIDIA driver found: libcuda.so.1 could not be loaded (libcuda.so.1: cannot open shared object file: No such file or directory); " +
+		"install the NVIDIA driver (or add its folder to LD_LIBRARY_PATH), or use --device cpu"
+	for _, tc := range []struct {
+		name string
+		err  error
+		code int
+		want string
+	}{
+		{"no driver", noLib, ExitError, noLibMsg},
+		{"no driver, wrapped", fmt.Errorf("cuda:1: %w", noLib), ExitError, noLibMsg},
+		{"old driver", &acuda.NoDriverError{Library: "libcuda.so.1", Symbol: "cuStreamGetCaptureInfo_v2", CUDAVersion: 12040}, ExitError,
+			"--device cuda: the NVIDIA driver is too old: libcuda.so.1 has no cuStreamGetCaptureInfo_v2; this runner needs a driver for CUDA 12.4 or later (or use --device cpu)"},
+		{"one GPU", &acuda.NoDeviceError{Ordinal: 1, Count: 1}, ExitUsage, "--device cuda:1: no such GPU; this host has 1 (cuda:0)"},
+		{"two GPUs, wrapped", fmt.Errorf("cuda:2: %w", &acuda.NoDeviceError{Ordinal: 2, Count: 2}), ExitUsage,
+			"--device cuda:2: no such GPU; this host has 2 (cuda:0, cuda:1)"},
+		{"eight GPUs", &acuda.NoDeviceError{Ordinal: 9, Count: 8}, ExitUsage, "--device cuda:9: no such GPU; this host has 8 (cuda:0 to cuda:7)"},
+		{"no GPU", &acuda.NoDeviceError{Ordinal: 0, Count: 0}, ExitUsage, "--device cuda:0: no such GPU; this host has none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg, code := explain(tc.err)
+			require.Equal(t, tc.want, msg)
+			require.Equal(t, tc.code, code)
+		})
 	}
 }
 

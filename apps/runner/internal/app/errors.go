@@ -9,9 +9,11 @@ import (
 
 	"carve.dev/apps/runner/internal/npyfile"
 	"carve.dev/apps/runner/internal/run"
+	acuda "carve.dev/libs/alloc/cuda"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
 	"github.com/urfave/cli/v2"
 )
 
@@ -88,6 +90,8 @@ func explain(err error) (string, int) {
 		ire *inputReadError
 		nfe *noFitError
 		gne *generateError
+		nde *acuda.NoDriverError
+		nse *acuda.NoDeviceError
 		ec  cli.ExitCoder
 	)
 	switch {
@@ -108,6 +112,10 @@ func explain(err error) (string, int) {
 		return ue.msg, ExitUsage
 	case errors.As(err, &rue):
 		return rue.Problem, ExitUsage
+	case errors.As(err, &nde):
+		return noDriverProblem(nde), ExitError
+	case errors.As(err, &nse):
+		return noDeviceProblem(nse), ExitUsage
 	case errors.As(err, &dse):
 		return "--dim: " + dse.Error(), ExitUsage
 	case errors.As(err, &ee):
@@ -136,6 +144,36 @@ func explain(err error) (string, int) {
 		return err.Error(), ExitUsage // urfave/cli's own, e.g. "No help topic for 'x'"
 	}
 	return err.Error(), ExitError
+}
+
+// noDriverProblem words a cuda build's missing or outdated NVIDIA driver: the host cannot run
+// --device cuda, whatever the command line says, so it is an error (1), not a usage mistake.
+func noDriverProblem(e *acuda.NoDriverError) string {
+	if e.Symbol != "" {
+		return fmt.Sprintf("--device cuda: the NVIDIA driver is too old: %s has no %s; this runner needs a driver for CUDA %s or later (or use --device cpu)",
+			e.Library, e.Symbol, e.Version())
+	}
+	return fmt.Sprintf("--device cuda: no NVIDIA driver found: %s could not be loaded (%s); install the NVIDIA driver "+
+		"(or add its folder to LD_LIBRARY_PATH), or use --device cpu", e.Library, e.Reason)
+}
+
+// noDeviceProblem words a --device ordinal the host does not have, listing those it has: a
+// mistake in the command line (2), as with cuda:all on a host without GPUs.
+func noDeviceProblem(e *acuda.NoDeviceError) string {
+	var has string
+	switch {
+	case e.Count == 0:
+		has = "none"
+	case e.Count <= 3:
+		names := make([]string, e.Count)
+		for i := range names {
+			names[i] = fmt.Sprintf("%s:%d", kernels.BackendCUDA, i)
+		}
+		has = fmt.Sprintf("%d (%s)", e.Count, strings.Join(names, ", "))
+	default:
+		has = fmt.Sprintf("%d (%s:0 to %s:%d)", e.Count, kernels.BackendCUDA, kernels.BackendCUDA, e.Count-1)
+	}
+	return fmt.Sprintf("--device %s:%d: no such GPU; this host has %s", kernels.BackendCUDA, e.Ordinal, has)
 }
 
 // graphProblem words a problem that graph found in a binding from its type's fields.

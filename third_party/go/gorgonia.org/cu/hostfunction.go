@@ -1,4 +1,0 @@
-package cu
-
-// HostFunction is a closure of a function call with its data.
-type HostFunction func()
