@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/cpu"
+	"carve.dev/libs/kernels/sim"
 	"carve.dev/libs/planner"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -26,9 +28,10 @@ type faultWorkload struct {
 	m      *graph.Model
 	env    Envelope
 	opts   RuntimeOptions
-	setup  func(rt *Runtime)           // called once the runtime is made, if not nil
-	inputs []map[string]kernels.Tensor // by pattern
-	want   [][][]byte                  // outputs' bytes, by pattern and output; nil: record them
+	setup  func(rt *Runtime)                          // called once the runtime is made, if not nil
+	routed func(be kernels.Backend) *kernels.Registry // the kernels, if not be's
+	inputs []map[string]kernels.Tensor                // by pattern
+	want   [][][]byte                                 // outputs' bytes, by pattern and output; nil: record them
 	sticky bool
 }
 
@@ -40,7 +43,27 @@ type faultResult struct {
 	total int64
 }
 
-func (w *faultWorkload) run(t *testing.T, dev alloc.Device) (res faultResult) {
+// faultDevice is a kind of device the sweep runs on: open makes a fresh device and the backend
+// over a wrapper around it.
+type faultDevice struct {
+	name string
+	open func(t *testing.T) (raw alloc.Device, backend func(dev alloc.Device) (kernels.Backend, error))
+}
+
+var (
+	cpuFaultDevice = faultDevice{name: "cpu", open: func(t *testing.T) (alloc.Device, func(alloc.Device) (kernels.Backend, error)) {
+		dev, err := alloc.NewCPU(alloc.CPUConfig{Memory: 1 << 30})
+		require.NoError(t, err)
+		return dev, func(d alloc.Device) (kernels.Backend, error) { return cpu.NewBackend(d, 2) }
+	}}
+	simFaultDevice = faultDevice{name: "sim", open: func(t *testing.T) (alloc.Device, func(alloc.Device) (kernels.Backend, error)) {
+		dev, mem, err := alloc.NewSim(alloc.SimConfig{Memory: 1 << 30})
+		require.NoError(t, err)
+		return dev, func(d alloc.Device) (kernels.Backend, error) { return sim.NewBackend(d, mem, 2) }
+	}}
+)
+
+func (w *faultWorkload) run(t *testing.T, dev alloc.Device, newBackend func(alloc.Device) (kernels.Backend, error)) (res faultResult) {
 	fail := func(err error) bool {
 		if err != nil {
 			res.errs = append(res.errs, err)
@@ -57,11 +80,14 @@ func (w *faultWorkload) run(t *testing.T, dev alloc.Device) (res faultResult) {
 		res.free, res.total, _ = dev.MemInfo()
 	}()
 	ctx := context.Background()
-	opts := w.opts
-	opts.Envelope, opts.Sessions = w.env, 2
-	be, err := cpu.NewBackend(dev, 2)
+	be, err := newBackend(dev)
 	if fail(err) {
 		return
+	}
+	opts := w.opts
+	opts.Envelope, opts.Sessions = w.env, 2
+	if w.routed != nil {
+		opts.Registry = w.routed(be)
 	}
 	rt, err := NewRuntime(ctx, w.m, be, al, opts)
 	if fail(err) {
@@ -129,7 +155,14 @@ func (w *faultWorkload) run(t *testing.T, dev alloc.Device) (res faultResult) {
 // The workloads: the GPT-2 fixture over its bindings' envelope (strict policy: every workspace
 // planned), and at one binding with workspaces larger than planned (fallback policy: dynamic
 // workspaces from the allocator, freed in stream order through events).
-func TestFaultInjectionSweep(t *testing.T) {
+func TestFaultInjectionSweep(t *testing.T) { faultSweep(t, cpuFaultDevice) }
+
+// TestFaultInjectionSweepSim is the sweep on the simulated discrete device: the weights'
+// uploads, each run's input and output copies and its kernel launches (through the device's
+// LaunchKernel) are counted and failed too.
+func TestFaultInjectionSweepSim(t *testing.T) { faultSweep(t, simFaultDevice) }
+
+func faultSweep(t *testing.T, kind faultDevice) {
 	fx := testmodels.MustGet("gpt2")
 	m := loadFixture(t, fx.Name)
 	require.GreaterOrEqual(t, len(fx.Bindings), 2)
@@ -147,7 +180,8 @@ func TestFaultInjectionSweep(t *testing.T) {
 	workloads := map[string]*faultWorkload{
 		"strict": {m: m, env: envelopeOf(fx), opts: RuntimeOptions{Options: Options{Workers: 2}}, inputs: inputs},
 		"fallback": {m: m, env: one, inputs: []map[string]kernels.Tensor{inputs[1], inputs[1]},
-			opts: RuntimeOptions{Options: Options{Workers: 2, Registry: routedRegistry(t, &need, &bound)}, Policy: planner.Fallback},
+			opts:   RuntimeOptions{Options: Options{Workers: 2}, Policy: planner.Fallback},
+			routed: func(be kernels.Backend) *kernels.Registry { return routedRegistryOf(t, be, &need, &bound) },
 			setup: func(rt *Runtime) { // planned with 1024 bytes per Add; each asks for 4096 at run time
 				for _, st := range rt.Reserve.Worst.Steps {
 					if ri, ok := st.Instance.(*routedInstance); ok {
@@ -156,20 +190,15 @@ func TestFaultInjectionSweep(t *testing.T) {
 				}
 			}},
 	}
-	newDev := func() *alloc.CPUDevice {
-		cpu, err := alloc.NewCPU(alloc.CPUConfig{Memory: 1 << 30})
-		require.NoError(t, err)
-		return cpu
-	}
 	for _, name := range []string{"strict", "fallback"} {
 		w := workloads[name]
 		// A run without failures records the outputs and counts the calls; it also starts the
 		// CPU kernels' worker pool, which lives as long as the process.
-		cpu := newDev()
-		dev, f := alloc.InjectFaults(cpu, alloc.FaultConfig{})
-		res := w.run(t, dev)
+		raw, backend := kind.open(t)
+		dev, f := alloc.InjectFaults(raw, alloc.FaultConfig{})
+		res := w.run(t, dev, backend)
 		require.Empty(t, res.errs, "the workload runs without failures")
-		require.NoError(t, cpu.Close())
+		require.NoError(t, raw.(io.Closer).Close())
 		calls := f.Calls()
 		ignore := goleak.IgnoreCurrent()
 		for _, sticky := range []bool{false, true} {
@@ -186,12 +215,14 @@ func TestFaultInjectionSweep(t *testing.T) {
 					}
 					return n + 1
 				}
+				swept := 0
 				for n := int64(1); ; n = next(n) {
 					require.Less(t, n, 2*calls+10, "the sweep ends")
-					cpu := newDev()
-					dev, f := alloc.InjectFaults(cpu, alloc.FaultConfig{FailAt: n, Sticky: sticky})
-					res := w.run(t, dev)
-					require.NoError(t, cpu.Close())
+					swept++
+					raw, backend := kind.open(t)
+					dev, f := alloc.InjectFaults(raw, alloc.FaultConfig{FailAt: n, Sticky: sticky})
+					res := w.run(t, dev, backend)
+					require.NoError(t, raw.(io.Closer).Close())
 					failed := f.Failed()
 					if len(failed) == 0 {
 						require.Empty(t, res.errs)
@@ -220,8 +251,12 @@ func TestFaultInjectionSweep(t *testing.T) {
 					require.Equal(t, res.total, res.free, "call %d (%s): device memory after close", n, what)
 					goleak.VerifyNone(t, ignore)
 				}
-				t.Logf("%d calls; failed first by kind: %v", calls, kinds)
-				for _, op := range []alloc.FaultOp{alloc.FaultMalloc, alloc.FaultStream, alloc.FaultLaunch} {
+				t.Logf("%s: %d calls, %d failures swept; failed first by kind: %v", kind.name, calls, swept, kinds)
+				ops := []alloc.FaultOp{alloc.FaultMalloc, alloc.FaultStream, alloc.FaultLaunch}
+				if kind.name == "sim" {
+					ops = append(ops, alloc.FaultCopy)
+				}
+				for _, op := range ops {
 					require.Positive(t, kinds[op], "the sweep failed some %s", op)
 				}
 				if name == "fallback" {
@@ -230,4 +265,19 @@ func TestFaultInjectionSweep(t *testing.T) {
 			})
 		}
 	}
+}
+
+// routedRegistryOf is be's registry with Add replaced by a routed Add (routedRegistry's, for
+// any backend whose kernels are the CPU's).
+func routedRegistryOf(t *testing.T, be kernels.Backend, need, bound *atomic.Int64) *kernels.Registry {
+	reg := kernels.NewRegistry()
+	for _, c := range cpu.Kernels() {
+		k, err := be.Registry().Lookup(be.Target().Backend, c.Op())
+		require.NoError(t, err)
+		if k.Op() == kernels.Key("", "Add") {
+			k = routed{Kernel: k, need: need, bound: bound}
+		}
+		require.NoError(t, reg.Register(k))
+	}
+	return reg
 }
