@@ -65,6 +65,8 @@ type Runtime struct {
 	dynamicBytes  atomic.Int64
 	captures      atomic.Int64 // programs captured into graphs
 	replays       atomic.Int64 // graph replays
+
+	lost atomic.Pointer[DeviceLostError] // set by the first run that left the device unusable (lost.go)
 }
 
 // weight is where one initializer's bytes are: host bytes (mapped from the model file), and on a

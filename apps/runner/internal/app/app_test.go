@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -16,6 +17,7 @@ import (
 
 	"carve.dev/apps/runner/internal/npyfile"
 	"carve.dev/libs/alloc"
+	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
@@ -468,4 +470,21 @@ func TestExitCodeClassifies(t *testing.T) {
 	require.Equal(t, ExitOK, ExitCode(nil))
 	require.Equal(t, ExitError, ExitCode(fmt.Errorf("disk full")))
 	require.Equal(t, ExitUsage, ExitCode(fmt.Errorf("wrapped: %w", usagef("x"))))
+}
+
+// TestDeviceLostWording: a device left unusable ends the runner with exit 1 and the engine's
+// message; on CUDA, when the launch did not name the kernel, the message says how to have it
+// named.
+func TestDeviceLostWording(t *testing.T) {
+	cause := errors.New("cuda: cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (700)")
+	msg, code := explain(fmt.Errorf("session 1: %w", &engine.DeviceLostError{Device: "cuda:0", Err: cause}))
+	require.Equal(t, ExitError, code)
+	require.Equal(t, "the device cuda:0 is in an unrecoverable state; restart the process: "+cause.Error()+
+		" (CUDA reports a kernel's fault at the next synchronize, so the failing kernel is unknown: "+
+		"run again with CUDA_LAUNCH_BLOCKING=1 to have its launch report it and name it)", msg)
+	n := &graph.Node{Name: "attn", OpType: "Softmax"}
+	msg, code = explain(&engine.DeviceLostError{Device: "cuda:0", Node: n, Err: &engine.KernelError{Node: n, Err: cause}})
+	require.Equal(t, ExitError, code)
+	require.NotContains(t, msg, "CUDA_LAUNCH_BLOCKING")
+	require.Contains(t, msg, `"attn" (Softmax)`)
 }
