@@ -457,6 +457,46 @@ func TestBenchCommand(t *testing.T) {
 	require.Contains(t, out.String(), "per run")
 }
 
+// TestBenchDurationSamples: `bench --duration` times runs for a duration on several sessions,
+// and --samples writes a CSV row of memory figures every --sample-every; on the simulated
+// device the memory stays flat after the warm-up (the soak test's check, tools/gpu/soak.sh, in
+// small). Contradictory or empty flags are usage errors.
+func TestBenchDurationSamples(t *testing.T) {
+	csvPath := filepath.Join(t.TempDir(), "samples.csv")
+	r := runner(t, "bench", "--device", "sim", "--duration", "400ms", "--sample-every", "50ms", "--samples", csvPath,
+		"--concurrency", "2", "--format", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	require.Greater(t, rep["runs"].(float64), 0.0)
+	require.GreaterOrEqual(t, rep["wall_seconds"].(float64), 0.4)
+	require.EqualValues(t, 0, rep["device_mallocs_per_run"])
+	data, err := os.ReadFile(csvPath)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.Equal(t, "elapsed_s,runs,segment_bytes,allocated_bytes,arena_bytes,device_mallocs,device_free_bytes,go_heap_bytes", lines[0])
+	require.GreaterOrEqual(t, len(lines), 4, "a row every 50ms for 400ms")
+	var first []string
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		require.Len(t, f, 8)
+		if first == nil {
+			first = f
+		}
+		require.Equal(t, first[2:6], f[2:6], "segments, allocations, arenas and device mallocs stay flat: %s", l)
+	}
+	requireReleased(t, r)
+
+	for _, args := range [][]string{
+		{"--duration", "1s", "--runs", "5"},
+		{"--duration", "0s"},
+		{"--runs", "5", "--sample-every", "0s"},
+	} {
+		r := runner(t, append([]string{"bench"}, args...)...)
+		require.Equal(t, ExitUsage, r.code, "%v: %s", args, r.stderr)
+	}
+}
+
 func TestFileName(t *testing.T) {
 	for in, want := range map[string]string{
 		"logits": "logits", "present.0.key": "present.0.key", "/model/out:0": "_model_out_0",
