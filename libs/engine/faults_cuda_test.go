@@ -105,8 +105,10 @@ func TestCUDAFaultInjection(t *testing.T) {
 	t.Run("copy", func(t *testing.T) { faultSweep(t, cudaFaultDevice("cuda copy", alloc.FaultCopy, 12)) })
 }
 
-// brokenKernel wraps a CUDA kernel: once armed, its next launch writes to an illegal address
-// (its first output pointed at 0x100), which is a sticky CUDA error.
+// brokenKernel wraps a CUDA kernel: once armed, its launches write to an illegal address (the
+// first output pointed at 0x100), which is a sticky CUDA error. Every kernel is wrapped, and
+// stays broken while armed, so that the first one launched that writes its output faults (a view
+// op writes nothing).
 type brokenKernel struct {
 	kernels.Kernel
 	armed *atomic.Bool
@@ -125,10 +127,10 @@ func (k brokenKernel) Select(n *kernels.Node, d kernels.Target) (kernels.Instanc
 }
 
 func (i brokenInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream) error {
-	if len(out) > 0 && i.k.armed.CompareAndSwap(true, false) {
+	if len(out) > 0 && i.k.armed.Load() {
 		bad := append([]kernels.Tensor(nil), out...)
 		bad[0].Addr = 0x100
-		i.k.node.Store(&i.name)
+		i.k.node.CompareAndSwap(nil, &i.name)
 		return i.Instance.Run(in, bad, ws, s)
 	}
 	return i.Instance.Run(in, out, ws, s)
@@ -202,7 +204,7 @@ func stickyChild(t *testing.T) {
 	require.NotNil(t, node.Load(), "the broken kernel was launched")
 	if blocking {
 		require.NotNil(t, dl.Node, "a synchronous launch reports the fault: the node is named")
-		t.Logf("sticky: the broken launch was node %q's; the error names node %q", *node.Load(), dl.Node.Name)
+		t.Logf("sticky: the first broken launch was node %q's; the error names node %q", *node.Load(), dl.Node.Name)
 		require.Contains(t, err.Error(), fmt.Sprintf("%q", dl.Node.Name))
 	}
 	require.ErrorIs(t, be.Device().Synchronize(), alloc.ErrDeviceLost, "the context is poisoned")
