@@ -52,14 +52,27 @@ while kill -0 "$pid" 2>/dev/null; do
     header="soak_elapsed_s,$(head -1 "$base.runner.csv"),process_mib,gpu_used_mib"
     echo "$header" > "$out"
   fi
+  procs=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null)
+  gpu=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null | head -1)
   last=$(tail -1 "$base.runner.csv")
   [[ $last == elapsed_s* ]] && continue
-  procs=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null)
+  # A sample taken as the runner ends (its last row is the timed runs' end, -d) sees it
+  # releasing memory: left out.
+  awk -F, -v d="$dur" '{exit !($1 < d)}' <<<"$last" || continue
+  kill -0 "$pid" 2>/dev/null || continue
   mine=$(awk -F', *' -v p="$pid" '$1 == p {print $2}' <<<"$procs")
-  [ -z "$mine" ] && mine=$(awk -F', *' '{s += $2} END {print s + 0}' <<<"$procs")
-  gpu=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -i 0 2>/dev/null | head -1)
+  if [ -n "$mine" ]; then
+    pidseen=1
+  else
+    mine=$(awk -F', *' '{s += $2} END {print s + 0}' <<<"$procs")
+  fi
   echo "$(($(date +%s) - start)),$last,$mine,$gpu" >> "$out"
 done
+if [ -n "${pidseen:-}" ]; then
+  echo "soak: process_mib is the runner's own (nvidia-smi sees its PID)"
+else
+  echo "soak: process_mib is the sum over the GPU's compute processes (nvidia-smi does not see the runner's PID: another PID namespace)"
+fi
 wait "$pid"
 rc=$?
 if [ $rc -ne 0 ]; then
