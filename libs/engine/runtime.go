@@ -56,6 +56,7 @@ type Runtime struct {
 	weights  []weight     // by Value.ID, for initializers
 	resident *alloc.Arena // the weights in a discrete device's memory; nil on host-visible ones
 	patterns *planner.Cache[*Planned]
+	lost     atomic.Pointer[DeviceLostError] // set by the first run that left the device unusable (lost.go)
 
 	mu             sync.Mutex
 	sessions       map[*Session]struct{} // open sessions, for Stats
@@ -65,8 +66,6 @@ type Runtime struct {
 	dynamicBytes  atomic.Int64
 	captures      atomic.Int64 // programs captured into graphs
 	replays       atomic.Int64 // graph replays
-
-	lost atomic.Pointer[DeviceLostError] // set by the first run that left the device unusable (lost.go)
 }
 
 // weight is where one initializer's bytes are: host bytes (mapped from the model file), and on a
