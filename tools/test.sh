@@ -6,7 +6,9 @@
 #   4. go test carve.dev/tools/...            (stale vendoring/BUILD checks read the whole tree)
 #   5. go vet carve.dev/...
 #   6. every fuzz target for FUZZTIME each    (default 5s; about a minute and a half in all on 2 cores)
-# The fault-injection sweep (libs/engine TestFaultInjectionSweep) runs in steps 1 and 3.
+# The fault-injection sweeps (libs/engine TestFaultInjectionSweep on the CPU device and
+# TestFaultInjectionSweepSim on the simulated discrete one, every N in full; under -race every 7th
+# after the first 64) run in steps 1 and 3.
 # Idempotent: installs what it needs first (tools/setup.sh). Exit status 0 only when all passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."

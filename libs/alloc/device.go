@@ -125,6 +125,10 @@ var (
 	ErrCaptureUnsupported = errors.New("operation not permitted during stream capture")
 	// ErrNotCapturing: EndCapture on a stream that did not begin a capture.
 	ErrNotCapturing = errors.New("stream is not capturing")
+	// ErrDeviceLost: a failure that leaves the device unusable for the rest of the process,
+	// such as a kernel's illegal memory access (a sticky CUDA error): every later call fails or
+	// computes on corrupt state, and only a new process gets a working device.
+	ErrDeviceLost = errors.New("the device is in an unrecoverable state")
 )
 
 // HostBytes views n bytes of host-visible device memory at p as a byte slice, without checking

@@ -16,9 +16,12 @@ import (
 // FaultConfig.Ops; the FailAt-th counted call returns an error wrapping ErrInjected (a Malloc's
 // also wraps ErrOutOfMemory, as a real device's would) without reaching the device. Optional
 // interfaces of the wrapped device are kept, and no others are added: the result launches host
-// work (Launch, as the CPUDevice) exactly when the wrapped device does, and copies between host
-// and device memory (CopyIn, CopyOut, as a simulated or CUDA device) exactly when it does, so
-// code that checks for those interfaces takes the same path through the wrapper.
+// work (Launch, as the CPUDevice) exactly when the wrapped device does, launches kernels given
+// as host functions (LaunchKernel, as the SimDevice) exactly when it does, and copies between
+// host and device memory (CopyIn, CopyOut, as the SimDevice) exactly when it does, so code that
+// checks for those interfaces takes the same path through the wrapper. Calls a backend makes
+// around the device (the CUDA backend's copies go through the driver, not the Device
+// interface) can be counted with Faults.Inject.
 
 // ErrInjected marks a failure made by a fault-injecting device wrapper; test with errors.Is.
 var ErrInjected = errors.New("injected device fault")
@@ -89,6 +92,13 @@ func (f *Faults) Failed() []FaultRecord {
 	return append([]FaultRecord(nil), f.failed...)
 }
 
+// Inject counts a call of kind op that does not go through the wrapper (a backend's copy made
+// with the driver directly, say) and returns the injected error if it is the one to fail; what
+// names the call in the error.
+func (f *Faults) Inject(op FaultOp, what string) error {
+	return f.check(op, func() string { return what })
+}
+
 // check counts a call of kind op and returns the injected error if it is to fail.
 func (f *Faults) check(op FaultOp, what func() string) error {
 	if f.cfg.Ops&op == 0 {
@@ -110,8 +120,10 @@ func (f *Faults) check(op FaultOp, what func() string) error {
 }
 
 // InjectFaults wraps d in a Device that counts, and fails, calls as cfg says. The result has
-// d's optional Launch and CopyIn/CopyOut methods (see the package's fault injection notes), a
-// Close that closes d if d has one, and Unwrap returning d.
+// d's optional Launch, LaunchKernel and CopyIn/CopyOut methods (see the package's fault
+// injection notes; a device with LaunchKernel and not CopyIn/CopyOut, or with it and Launch, is
+// refused with a panic: no device is so, and a wrapper would lose a method), a Close that closes
+// d if d has one, and Unwrap returning d.
 func InjectFaults(d Device, cfg FaultConfig) (Device, *Faults) {
 	if cfg.Ops == 0 {
 		cfg.Ops = FaultAll
@@ -120,7 +132,12 @@ func InjectFaults(d Device, cfg FaultConfig) (Device, *Faults) {
 	base := faultDevice{Device: d, f: f}
 	l, isLauncher := d.(hostLauncher)
 	c, isCopier := d.(deviceCopier)
+	k, isKernelLauncher := d.(kernelLauncher)
 	switch {
+	case isKernelLauncher && isCopier && !isLauncher:
+		return &faultKernelCopier{faultCopier: faultCopier{faultDevice: base, c: c}, k: k}, f
+	case isKernelLauncher:
+		panic(fmt.Sprintf("alloc: InjectFaults: device %s has LaunchKernel but no CopyIn/CopyOut, or also Launch", d.Name()))
 	case isLauncher && isCopier:
 		return &faultLauncherCopier{faultDevice: base, l: l, c: c}, f
 	case isLauncher:
@@ -134,6 +151,12 @@ func InjectFaults(d Device, cfg FaultConfig) (Device, *Faults) {
 // hostLauncher is a device that runs host functions in stream order (the CPUDevice).
 type hostLauncher interface {
 	Launch(s Stream, fn func()) error
+}
+
+// kernelLauncher is a device whose kernels are host functions run in stream order, with a
+// sticky error (the SimDevice).
+type kernelLauncher interface {
+	LaunchKernel(s Stream, fn func() error) error
 }
 
 // deviceCopier is a device with memory of its own, reached through stream-ordered copies.
@@ -286,4 +309,17 @@ func (d *faultLauncherCopier) CopyIn(dst Ptr, src []byte, s Stream) error {
 // CopyOut forwards to the wrapped device, unless the call is to fail.
 func (d *faultLauncherCopier) CopyOut(dst []byte, src Ptr, s Stream) error {
 	return d.copyOut(d.c, dst, src, s)
+}
+
+type faultKernelCopier struct {
+	faultCopier
+	k kernelLauncher
+}
+
+// LaunchKernel forwards to the wrapped device, unless the call is to fail.
+func (d *faultKernelCopier) LaunchKernel(s Stream, fn func() error) error {
+	if err := d.f.check(FaultLaunch, d.what("launch kernel")); err != nil {
+		return err
+	}
+	return d.k.LaunchKernel(s, fn)
 }

@@ -140,6 +140,41 @@ func TestInjectFaultsKeepsInterfaces(t *testing.T) {
 	require.Zero(t, fc.out, "the failed copy did not reach the device")
 }
 
+// TestInjectFaultsOverSim: over a SimDevice the wrapper keeps CopyIn/CopyOut and LaunchKernel
+// (counted as copies and launches) and has no Launch, which would let host code reach its
+// memory as host bytes; Faults.Inject counts a call made around the wrapper among the others.
+func TestInjectFaultsOverSim(t *testing.T) {
+	sim, _, err := NewSim(SimConfig{Memory: 1 << 20})
+	require.NoError(t, err)
+	t.Cleanup(func() { sim.Close() })
+	d, f := InjectFaults(sim, FaultConfig{Ops: FaultCopy | FaultLaunch, FailAt: 3})
+	_, isL := d.(hostLauncher)
+	require.False(t, isL)
+	k, isK := d.(kernelLauncher)
+	require.True(t, isK)
+	c := d.(deviceCopier)
+	s, err := d.NewStream()
+	require.NoError(t, err)
+	p, err := d.Malloc(8)
+	require.NoError(t, err)
+	require.NoError(t, c.CopyIn(p, make([]byte, 8), s))
+	ran := 0
+	require.NoError(t, k.LaunchKernel(s, func() error { ran++; return nil }))
+	err = k.LaunchKernel(s, func() error { ran++; return nil })
+	require.ErrorIs(t, err, ErrInjected)
+	require.Contains(t, err.Error(), "sim: launch kernel (call 3)")
+	require.NoError(t, f.Inject(FaultCopy, "a backend's copy"))
+	require.NoError(t, d.SynchronizeStream(s))
+	require.Equal(t, 1, ran, "the failed launch did not reach the device")
+	require.Equal(t, int64(4), f.Calls())
+
+	_, f = InjectFaults(sim, FaultConfig{Ops: FaultCopy, FailAt: 1})
+	err = f.Inject(FaultCopy, "cuda:0: copy 8 bytes in")
+	require.ErrorIs(t, err, ErrInjected)
+	require.Equal(t, "cuda:0: copy 8 bytes in (call 1): injected device fault", err.Error())
+	require.NoError(t, f.Inject(FaultMalloc, "not counted: not in Ops"))
+}
+
 // TestFailedEventRecordReleasedAtClose: a block whose Free cannot record an event for a
 // stream that used it (here: the event cannot be created) is held for good, never handed out
 // again, and released at Close, which first waits for the whole device. Before, Close left its

@@ -25,7 +25,8 @@ import (
 //     output); a kernel that reads bytes nothing wrote — a missing upload — fails with an
 //     *UninitializedReadError instead of computing on garbage.
 //  4. A kernel's failure is sticky, as CUDA's errors are: the device runs no later work, and every
-//     Synchronize, SynchronizeStream and SynchronizeEvent returns the first failure.
+//     Synchronize, SynchronizeStream and SynchronizeEvent returns the first failure, which
+//     errors.Is reports as ErrDeviceLost.
 //
 // Streams, events and capture are a CPUDevice's. SimDevice is safe for concurrent use.
 type SimDevice struct {
@@ -245,8 +246,25 @@ func (d *SimDevice) sticky(err error) error {
 	if err != nil {
 		return simErr(err)
 	}
-	return d.Fault()
+	if err := d.Fault(); err != nil {
+		return &lostError{err}
+	}
+	return nil
 }
+
+// lostError is a sticky fault as the synchronizing calls return it: errors.Is(err,
+// ErrDeviceLost) holds, and the fault itself is kept for errors.As.
+type lostError struct{ err error }
+
+func (e *lostError) Error() string        { return e.err.Error() }
+func (e *lostError) Unwrap() error        { return e.err }
+func (e *lostError) Is(target error) bool { return target == ErrDeviceLost }
+
+// LaunchKernel queues fn on s, like a kernel launch: fn runs in stream order on the device's
+// worker, and an error it returns is the device's sticky fault, after which queued work is
+// skipped. The simulated backend launches its kernels through it, so that a device wrapper
+// (InjectFaults) sees the launches; fn reaches memory only through the SimMemory it holds.
+func (d *SimDevice) LaunchKernel(s Stream, fn func() error) error { return d.launch(s, fn) }
 
 // find returns the allocation holding [p, p+n) and p's offset in it.
 func (d *SimDevice) find(p Ptr, n int64) (*simAlloc, int64, error) {
@@ -327,6 +345,9 @@ func (a *simAlloc) check(off, n int64, reader string) error {
 // Launch queues fn on s, like a kernel launch: fn runs in stream order on the device's worker and
 // may reach memory through m. An error fn returns is the device's sticky fault.
 func (m *SimMemory) Launch(s Stream, fn func() error) error { return m.d.launch(s, fn) }
+
+// Device returns the device whose memory m reaches.
+func (m *SimMemory) Device() *SimDevice { return m.d }
 
 // Read views n bytes at p for a kernel named reader, failing with an *UninitializedReadError if any
 // of them was never written. Call it only from work launched with Launch.

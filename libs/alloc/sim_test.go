@@ -77,6 +77,8 @@ func TestSimUninitializedReadIsStickyAndNamed(t *testing.T) {
 	require.Equal(t, int64(64), ur.First, "byte 128 of the allocation is the first unwritten one")
 	require.False(t, ran, "work after a fault is skipped")
 	require.Error(t, d.Synchronize(), "the fault is sticky")
+	require.ErrorIs(t, d.Synchronize(), alloc.ErrDeviceLost, "and leaves the device unusable")
+	require.ErrorAs(t, d.SynchronizeStream(s), &ur)
 
 	// Writes count: a kernel output read by the next kernel is fine.
 	d2, mem2 := newSim(t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/cpu"
+	"carve.dev/libs/kernels/sim"
 	"carve.dev/libs/planner"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -26,9 +28,10 @@ type faultWorkload struct {
 	m      *graph.Model
 	env    Envelope
 	opts   RuntimeOptions
-	setup  func(rt *Runtime)           // called once the runtime is made, if not nil
-	inputs []map[string]kernels.Tensor // by pattern
-	want   [][][]byte                  // outputs' bytes, by pattern and output; nil: record them
+	setup  func(rt *Runtime)                          // called once the runtime is made, if not nil
+	routed func(be kernels.Backend) *kernels.Registry // the kernels, if not be's
+	inputs []map[string]kernels.Tensor                // by pattern
+	want   [][][]byte                                 // outputs' bytes, by pattern and output; nil: record them
 	sticky bool
 }
 
@@ -40,7 +43,40 @@ type faultResult struct {
 	total int64
 }
 
-func (w *faultWorkload) run(t *testing.T, dev alloc.Device) (res faultResult) {
+// faultDevice is a kind of device the sweep runs on: open makes a fresh device (closed with
+// its Close) and the function that makes the backend over a wrapper around it, given the
+// wrapper's Faults (for calls the backend makes around the device).
+type faultDevice struct {
+	name string
+	open func(t *testing.T) (raw alloc.Device, backend func(dev alloc.Device, f *alloc.Faults) (kernels.Backend, error))
+	// ops are the kinds of call counted and failed; 0 means alloc.FaultAll.
+	ops alloc.FaultOp
+	// failed are the kinds the sweep must have failed first at least once.
+	failed []alloc.FaultOp
+	// maxFailures, if positive, samples the sweep: N strides over the calls so that about
+	// this many are failed.
+	maxFailures int64
+	// sharedMemory: the device's memory is not the test's alone, so free memory is not
+	// checked against the total after close (the allocator's figures still are).
+	sharedMemory bool
+}
+
+var (
+	cpuFaultDevice = faultDevice{name: "cpu", failed: []alloc.FaultOp{alloc.FaultMalloc, alloc.FaultStream, alloc.FaultLaunch},
+		open: func(t *testing.T) (alloc.Device, func(alloc.Device, *alloc.Faults) (kernels.Backend, error)) {
+			dev, err := alloc.NewCPU(alloc.CPUConfig{Memory: 1 << 30})
+			require.NoError(t, err)
+			return dev, func(d alloc.Device, _ *alloc.Faults) (kernels.Backend, error) { return cpu.NewBackend(d, 2) }
+		}}
+	simFaultDevice = faultDevice{name: "sim", failed: []alloc.FaultOp{alloc.FaultMalloc, alloc.FaultStream, alloc.FaultLaunch, alloc.FaultCopy},
+		open: func(t *testing.T) (alloc.Device, func(alloc.Device, *alloc.Faults) (kernels.Backend, error)) {
+			dev, mem, err := alloc.NewSim(alloc.SimConfig{Memory: 1 << 30})
+			require.NoError(t, err)
+			return dev, func(d alloc.Device, _ *alloc.Faults) (kernels.Backend, error) { return sim.NewBackend(d, mem, 2) }
+		}}
+)
+
+func (w *faultWorkload) run(t *testing.T, dev alloc.Device, newBackend func(alloc.Device) (kernels.Backend, error)) (res faultResult) {
 	fail := func(err error) bool {
 		if err != nil {
 			res.errs = append(res.errs, err)
@@ -57,11 +93,14 @@ func (w *faultWorkload) run(t *testing.T, dev alloc.Device) (res faultResult) {
 		res.free, res.total, _ = dev.MemInfo()
 	}()
 	ctx := context.Background()
-	opts := w.opts
-	opts.Envelope, opts.Sessions = w.env, 2
-	be, err := cpu.NewBackend(dev, 2)
+	be, err := newBackend(dev)
 	if fail(err) {
 		return
+	}
+	opts := w.opts
+	opts.Envelope, opts.Sessions = w.env, 2
+	if w.routed != nil {
+		opts.Registry = w.routed(be)
 	}
 	rt, err := NewRuntime(ctx, w.m, be, al, opts)
 	if fail(err) {
@@ -129,7 +168,14 @@ func (w *faultWorkload) run(t *testing.T, dev alloc.Device) (res faultResult) {
 // The workloads: the GPT-2 fixture over its bindings' envelope (strict policy: every workspace
 // planned), and at one binding with workspaces larger than planned (fallback policy: dynamic
 // workspaces from the allocator, freed in stream order through events).
-func TestFaultInjectionSweep(t *testing.T) {
+func TestFaultInjectionSweep(t *testing.T) { faultSweep(t, cpuFaultDevice) }
+
+// TestFaultInjectionSweepSim is the sweep on the simulated discrete device: the weights'
+// uploads, each run's input and output copies and its kernel launches (through the device's
+// LaunchKernel) are counted and failed too.
+func TestFaultInjectionSweepSim(t *testing.T) { faultSweep(t, simFaultDevice) }
+
+func faultSweep(t *testing.T, kind faultDevice) {
 	fx := testmodels.MustGet("gpt2")
 	m := loadFixture(t, fx.Name)
 	require.GreaterOrEqual(t, len(fx.Bindings), 2)
@@ -147,7 +193,8 @@ func TestFaultInjectionSweep(t *testing.T) {
 	workloads := map[string]*faultWorkload{
 		"strict": {m: m, env: envelopeOf(fx), opts: RuntimeOptions{Options: Options{Workers: 2}}, inputs: inputs},
 		"fallback": {m: m, env: one, inputs: []map[string]kernels.Tensor{inputs[1], inputs[1]},
-			opts: RuntimeOptions{Options: Options{Workers: 2, Registry: routedRegistry(t, &need, &bound)}, Policy: planner.Fallback},
+			opts:   RuntimeOptions{Options: Options{Workers: 2}, Policy: planner.Fallback},
+			routed: func(be kernels.Backend) *kernels.Registry { return routedRegistryOf(t, be, &need, &bound) },
 			setup: func(rt *Runtime) { // planned with 1024 bytes per Add; each asks for 4096 at run time
 				for _, st := range rt.Reserve.Worst.Steps {
 					if ri, ok := st.Instance.(*routedInstance); ok {
@@ -156,20 +203,15 @@ func TestFaultInjectionSweep(t *testing.T) {
 				}
 			}},
 	}
-	newDev := func() *alloc.CPUDevice {
-		cpu, err := alloc.NewCPU(alloc.CPUConfig{Memory: 1 << 30})
-		require.NoError(t, err)
-		return cpu
-	}
 	for _, name := range []string{"strict", "fallback"} {
 		w := workloads[name]
 		// A run without failures records the outputs and counts the calls; it also starts the
 		// CPU kernels' worker pool, which lives as long as the process.
-		cpu := newDev()
-		dev, f := alloc.InjectFaults(cpu, alloc.FaultConfig{})
-		res := w.run(t, dev)
+		raw, backend := kind.open(t)
+		dev, f := alloc.InjectFaults(raw, alloc.FaultConfig{Ops: kind.ops})
+		res := w.run(t, dev, func(d alloc.Device) (kernels.Backend, error) { return backend(d, f) })
 		require.Empty(t, res.errs, "the workload runs without failures")
-		require.NoError(t, cpu.Close())
+		require.NoError(t, raw.(io.Closer).Close())
 		calls := f.Calls()
 		ignore := goleak.IgnoreCurrent()
 		for _, sticky := range []bool{false, true} {
@@ -180,18 +222,24 @@ func TestFaultInjectionSweep(t *testing.T) {
 				// its streams' timing requires): sweep until a run makes fewer calls than N.
 				// Under the race detector, which is slow, the calls after the first 64 (the load
 				// and the first runs: the mallocs and streams) are swept with a stride.
+				// A device that samples strides over all of them.
 				next := func(n int64) int64 {
+					if kind.maxFailures > 0 {
+						return n + max(1, calls/kind.maxFailures)
+					}
 					if raceEnabled && n >= 64 {
 						return n + 7
 					}
 					return n + 1
 				}
+				swept := 0
 				for n := int64(1); ; n = next(n) {
 					require.Less(t, n, 2*calls+10, "the sweep ends")
-					cpu := newDev()
-					dev, f := alloc.InjectFaults(cpu, alloc.FaultConfig{FailAt: n, Sticky: sticky})
-					res := w.run(t, dev)
-					require.NoError(t, cpu.Close())
+					swept++
+					raw, backend := kind.open(t)
+					dev, f := alloc.InjectFaults(raw, alloc.FaultConfig{Ops: kind.ops, FailAt: n, Sticky: sticky})
+					res := w.run(t, dev, func(d alloc.Device) (kernels.Backend, error) { return backend(d, f) })
+					require.NoError(t, raw.(io.Closer).Close())
 					failed := f.Failed()
 					if len(failed) == 0 {
 						require.Empty(t, res.errs)
@@ -217,17 +265,34 @@ func TestFaultInjectionSweep(t *testing.T) {
 					require.Zero(t, res.after.BytesInUse, "call %d (%s): bytes in use after close", n, what)
 					require.Zero(t, res.after.ReservedBytes, "call %d (%s): reserved bytes after close", n, what)
 					require.Zero(t, res.after.SegmentBytes.Current, "call %d (%s): segments after close", n, what)
-					require.Equal(t, res.total, res.free, "call %d (%s): device memory after close", n, what)
+					if !kind.sharedMemory {
+						require.Equal(t, res.total, res.free, "call %d (%s): device memory after close", n, what)
+					}
 					goleak.VerifyNone(t, ignore)
 				}
-				t.Logf("%d calls; failed first by kind: %v", calls, kinds)
-				for _, op := range []alloc.FaultOp{alloc.FaultMalloc, alloc.FaultStream, alloc.FaultLaunch} {
+				t.Logf("%s: %d calls, %d failures swept; failed first by kind: %v", kind.name, calls, swept, kinds)
+				for _, op := range kind.failed {
 					require.Positive(t, kinds[op], "the sweep failed some %s", op)
 				}
-				if name == "fallback" {
+				if name == "fallback" && (kind.ops == 0 || kind.ops&alloc.FaultEvent != 0) {
 					require.Positive(t, kinds[alloc.FaultEvent], "the sweep failed some event")
 				}
 			})
 		}
 	}
+}
+
+// routedRegistryOf is be's registry with Add replaced by a routed Add (routedRegistry's, for
+// any backend).
+func routedRegistryOf(t *testing.T, be kernels.Backend, need, bound *atomic.Int64) *kernels.Registry {
+	reg := kernels.NewRegistry()
+	for _, op := range be.Registry().Ops(be.Target().Backend) {
+		k, err := be.Registry().Lookup(be.Target().Backend, op.Op)
+		require.NoError(t, err)
+		if k.Op() == kernels.Key("", "Add") {
+			k = routed{Kernel: k, need: need, bound: bound}
+		}
+		require.NoError(t, reg.Register(k))
+	}
+	return reg
 }

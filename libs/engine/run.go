@@ -319,13 +319,8 @@ func (ep *EnvelopePlan) bound(n *graph.Node) int64 {
 	return 0
 }
 
-// Run executes the model on inputs (by input name; host tensors). The returned outputs, in the
-// model's order, are host tensors that alias the session's memory (the arena on a host-visible
-// backend, the program's output buffers on a discrete device) and stay valid until the next Run
-// or Close. The first run of a new input-shape pattern plans it (cached for every session of the
-// runtime) and binds it to the session's arena (cached in the session, up to
-// RuntimeOptions.Programs patterns); later runs of the pattern allocate nothing.
-func (s *Session) Run(ctx context.Context, inputs map[string]kernels.Tensor) ([]kernels.Tensor, error) {
+// run is Run (in lost.go) on a runtime whose device is not lost.
+func (s *Session) run(ctx context.Context, inputs map[string]kernels.Tensor) ([]kernels.Tensor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -515,7 +510,7 @@ func (s *Session) launch(prog *program) error {
 			err = ps.inst.Run(ps.in, ps.out, ps.ws, s.stream)
 		}
 		if err != nil {
-			return s.abandon(fmt.Errorf("%s: %w", ps.node, err))
+			return s.abandon(&KernelError{Node: ps.node, Err: err})
 		}
 	}
 	return nil

@@ -55,6 +55,8 @@ type Runtime struct {
 	Alloc   *alloc.Allocator
 	Reserve *EnvelopePlan // the envelope's plan; Reserve.ArenaBytes is each session's arena
 
+	lost atomic.Pointer[DeviceLostError] // set by the first run that left the device unusable (lost.go)
+
 	opts     RuntimeOptions
 	weights  []weight     // by Value.ID, for initializers
 	resident *alloc.Arena // the weights in a discrete device's memory; nil on host-visible ones

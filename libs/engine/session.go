@@ -35,6 +35,9 @@ type Session struct {
 
 // NewSession creates a stream and reserves the session's arena.
 func (rt *Runtime) NewSession() (*Session, error) {
+	if err := rt.Lost(); err != nil {
+		return nil, err
+	}
 	dev := rt.Backend.Device()
 	s, err := dev.NewStream()
 	if err != nil {

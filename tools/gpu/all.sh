@@ -3,6 +3,8 @@
 # from the repository root of the checkout the device tool sent, with the folder tools/gpu/build.sh
 # filled (TOOLS=apps/runner) carried as .gpu:
 #   bash .gpu/all.sh [STEPS]      STEPS: any of suite replicas qwen ortbench gpt2 (default: all)
+#                                 and soak (not in the default: tools/gpu/soak.sh for SOAK_S
+#                                 seconds, default 540, which one 600-second device call holds)
 # Logs go to $L (default /tmp/gpu-logs); summaries to stdout and $OUT; everything is tarred into
 # $OUT/logs.tgz at the end. Each step has a time limit so that the batch ends inside one call.
 set -uo pipefail
@@ -51,5 +53,9 @@ if has gpt2; then
   timeout 150 sh -c "python3 tools/ortbench/make_gpt2.py --out /tmp/gpt2s.onnx > $L/gpt2export.log 2>&1 &&
     python3 tools/ortbench/ortbench.py /tmp/gpt2s.onnx --shapes 1x128,8x128 --carve $runner --threads 16 --runs 10 --warmup 2 --check" > "$OUT/gpt2s16.txt" 2>&1
   tail -8 "$OUT/gpt2s16.txt"
+fi
+if has soak; then
+  echo "== soak: qwen2 fixture, 4 sessions on cuda:0 for ${SOAK_S:-540} s, memory sampled every 5 s"
+  RUNNER=$runner bash tools/gpu/soak.sh -d "${SOAK_S:-540}" -o "$L/soak.csv" 2>&1 | tee "$OUT/soak.txt"
 fi
 tar czf "$OUT/logs.tgz" -C "$L" .

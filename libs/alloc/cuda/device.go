@@ -120,8 +120,12 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("cuda: %s: %s (%d): %s", e.Call, e.Name, e.Code, e.Text)
 }
 
-// Is maps driver errors onto alloc's: out of memory, invalid handles, capture violations.
+// Is maps driver errors onto alloc's: out of memory, invalid handles, capture violations, and
+// sticky errors (DeviceLost) onto alloc.ErrDeviceLost.
 func (e *Error) Is(target error) bool {
+	if target == alloc.ErrDeviceLost {
+		return DeviceLost(e.Code)
+	}
 	switch C.CUresult(e.Code) {
 	case C.CUDA_ERROR_OUT_OF_MEMORY:
 		return target == alloc.ErrOutOfMemory

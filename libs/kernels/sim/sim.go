@@ -42,25 +42,44 @@ var (
 // planningRegistry holds the simulated kernels without a device: they select and bound like the
 // CPU's, for plans, and refuse to run.
 func planningRegistry() (*kernels.Registry, error) {
-	planOnce.Do(func() { planReg, planErr = newRegistry(nil) })
+	planOnce.Do(func() { planReg, planErr = newRegistry(nil, nil) })
 	return planReg, planErr
 }
 
-// newRegistry wraps every CPU kernel for a simulated device whose memory is mem (nil: plans only).
-func newRegistry(mem *alloc.SimMemory) (*kernels.Registry, error) {
+// newRegistry wraps every CPU kernel for a simulated device whose memory is mem (nil: plans
+// only), launched through launch (nil: mem's device).
+func newRegistry(mem *alloc.SimMemory, launch kernelLauncher) (*kernels.Registry, error) {
+	if launch == nil && mem != nil {
+		launch = mem.Device()
+	}
 	r := kernels.NewRegistry()
 	for _, k := range cpu.Kernels() {
-		if err := r.Register(&kernel{inner: k, mem: mem}); err != nil {
+		if err := r.Register(&kernel{inner: k, mem: mem, launch: launch}); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
 }
 
+// kernelLauncher queues a kernel on a simulated device: the SimDevice, or a wrapper around it.
+type kernelLauncher interface {
+	LaunchKernel(s alloc.Stream, fn func() error) error
+}
+
+// copier copies between host and simulated memory: the SimDevice, or a wrapper around it.
+type copier interface {
+	CopyIn(dst alloc.Ptr, src []byte, s alloc.Stream) error
+	CopyOut(dst []byte, src alloc.Ptr, s alloc.Stream) error
+}
+
 // Backend runs the CPU kernels on a simulated discrete device. It is safe for concurrent use.
 type Backend struct {
-	dev      *alloc.SimDevice
-	mem      *alloc.SimMemory
+	dev      alloc.Device     // the device the engine is given: sim, or a wrapper around it
+	sim      *alloc.SimDevice // sim itself, for its counters
+	mem      *alloc.SimMemory // sim's memory, for CopyRows
+	copies   copier           // dev's copies
+	launch   kernelLauncher   // dev's launches
+	own      bool             // Close closes sim
 	ordinal  int
 	target   kernels.Target
 	registry *kernels.Registry
@@ -77,14 +96,50 @@ func Open(opts kernels.OpenOptions) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := newRegistry(mem)
+	b, err := NewBackend(dev, mem, opts.Workers)
 	if err != nil {
 		dev.Close()
 		return nil, err
 	}
-	t := kernels.CPU(opts.Workers)
+	b.ordinal, b.own = opts.Ordinal, true
+	return b, nil
+}
+
+// NewBackend runs the simulated kernels on dev, which is mem's device or a wrapper around it
+// (alloc.InjectFaults in tests) that keeps its CopyIn, CopyOut and LaunchKernel methods: the
+// engine's copies and the kernels' launches go through dev, and the kernels reach memory
+// through mem. workers <= 0 means GOMAXPROCS. Close leaves dev open.
+func NewBackend(dev alloc.Device, mem *alloc.SimMemory, workers int) (*Backend, error) {
+	if !wraps(dev, mem.Device()) {
+		return nil, fmt.Errorf("sim backend: device %s is not the simulated device of the memory given, nor a wrapper around it", dev.Name())
+	}
+	c, isCopier := dev.(copier)
+	l, isLauncher := dev.(kernelLauncher)
+	if !isCopier || !isLauncher {
+		return nil, fmt.Errorf("sim backend: device %s lacks a simulated device's CopyIn, CopyOut or LaunchKernel", dev.Name())
+	}
+	reg, err := newRegistry(mem, l)
+	if err != nil {
+		return nil, err
+	}
+	t := kernels.CPU(workers)
 	t.Backend = kernels.BackendSim
-	return &Backend{dev: dev, mem: mem, ordinal: opts.Ordinal, target: t, registry: reg}, nil
+	return &Backend{dev: dev, sim: mem.Device(), mem: mem, copies: c, launch: l, target: t, registry: reg}, nil
+}
+
+// wraps reports whether dev is sim or wraps it (through Unwrap methods).
+func wraps(dev alloc.Device, sim *alloc.SimDevice) bool {
+	for dev != nil {
+		if d, ok := dev.(*alloc.SimDevice); ok {
+			return d == sim
+		}
+		u, ok := dev.(interface{ Unwrap() alloc.Device })
+		if !ok {
+			return false
+		}
+		dev = u.Unwrap()
+	}
+	return false
 }
 
 // Name is "sim", or "sim:N" for a device number N > 0 (each an independent simulated device).
@@ -109,12 +164,12 @@ func (b *Backend) Bind(t *kernels.Tensor, p alloc.Ptr, _ int64) { t.Data, t.Addr
 
 // CopyIn queues a copy of src to the device.
 func (b *Backend) CopyIn(p alloc.Ptr, src []byte, s alloc.Stream) error {
-	return b.dev.CopyIn(p, src, s)
+	return b.copies.CopyIn(p, src, s)
 }
 
 // CopyOut queues a copy from the device.
 func (b *Backend) CopyOut(dst []byte, p alloc.Ptr, s alloc.Stream) error {
-	return b.dev.CopyOut(dst, p, s)
+	return b.copies.CopyOut(dst, p, s)
 }
 
 // CopyRows queues a strided copy within the device's memory on s; the source rows must have
@@ -123,7 +178,7 @@ func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitc
 	if rows <= 0 || width <= 0 {
 		return nil
 	}
-	return b.mem.Launch(s, func() error {
+	return b.launch.LaunchKernel(s, func() error {
 		for i := int64(0); i < rows; i++ {
 			r, err := b.mem.Read(src.Add(i*srcPitch), width, "CopyRows")
 			if err != nil {
@@ -141,17 +196,23 @@ func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitc
 
 // Counters reports the device's copies.
 func (b *Backend) Counters() kernels.CopyCounters {
-	c := b.dev.Counters()
+	c := b.sim.Counters()
 	return kernels.CopyCounters{Uploads: c.Uploads, UploadBytes: c.UploadBytes, Downloads: c.Downloads, DownloadBytes: c.DownloadBytes}
 }
 
-// Close closes the simulated device.
-func (b *Backend) Close() error { return b.dev.Close() }
+// Close closes the simulated device if Open made it.
+func (b *Backend) Close() error {
+	if !b.own {
+		return nil
+	}
+	return b.sim.Close()
+}
 
 // kernel is a CPU kernel behind device addresses.
 type kernel struct {
-	inner kernels.Kernel
-	mem   *alloc.SimMemory
+	inner  kernels.Kernel
+	mem    *alloc.SimMemory
+	launch kernelLauncher
 }
 
 func (k *kernel) Op() kernels.OpKey             { return k.inner.Op() }
@@ -164,7 +225,7 @@ func (k *kernel) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, er
 	if err != nil {
 		return nil, err
 	}
-	return &instance{inner: inst, mem: k.mem, label: inst.Recipe().Kernel}, nil
+	return &instance{inner: inst, mem: k.mem, launch: k.launch, label: inst.Recipe().Kernel}, nil
 }
 
 func (k *kernel) Bound(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
@@ -173,9 +234,10 @@ func (k *kernel) Bound(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, e
 }
 
 type instance struct {
-	inner kernels.Instance
-	mem   *alloc.SimMemory
-	label string
+	inner  kernels.Instance
+	mem    *alloc.SimMemory
+	launch kernelLauncher
+	label  string
 }
 
 func (i *instance) Tactic() string       { return i.inner.Tactic() }
@@ -200,7 +262,7 @@ func (i *instance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.St
 	}
 	hin := append([]kernels.Tensor(nil), in...)
 	hout := append([]kernels.Tensor(nil), out...)
-	return i.mem.Launch(s, func() error {
+	return i.launch.LaunchKernel(s, func() error {
 		for j := range hin {
 			if err := i.translate(&hin[j], false); err != nil {
 				return err

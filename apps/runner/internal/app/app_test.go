@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"carve.dev/apps/runner/internal/npyfile"
 	"carve.dev/libs/alloc"
 	acuda "carve.dev/libs/alloc/cuda"
+	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
@@ -456,6 +458,46 @@ func TestBenchCommand(t *testing.T) {
 	require.Contains(t, out.String(), "per run")
 }
 
+// TestBenchDurationSamples: `bench --duration` times runs for a duration on several sessions,
+// and --samples writes a CSV row of memory figures every --sample-every; on the simulated
+// device the memory stays flat after the warm-up (the soak test's check, tools/gpu/soak.sh, in
+// small). Contradictory or empty flags are usage errors.
+func TestBenchDurationSamples(t *testing.T) {
+	csvPath := filepath.Join(t.TempDir(), "samples.csv")
+	r := runner(t, "bench", "--device", "sim", "--duration", "400ms", "--sample-every", "50ms", "--samples", csvPath,
+		"--concurrency", "2", "--format", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	require.Greater(t, rep["runs"].(float64), 0.0)
+	require.GreaterOrEqual(t, rep["wall_seconds"].(float64), 0.4)
+	require.EqualValues(t, 0, rep["device_mallocs_per_run"])
+	data, err := os.ReadFile(csvPath)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.Equal(t, "elapsed_s,runs,segment_bytes,allocated_bytes,arena_bytes,device_mallocs,device_free_bytes,go_heap_bytes", lines[0])
+	require.GreaterOrEqual(t, len(lines), 4, "a row every 50ms for 400ms")
+	var first []string
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ",")
+		require.Len(t, f, 8)
+		if first == nil {
+			first = f
+		}
+		require.Equal(t, first[2:6], f[2:6], "segments, allocations, arenas and device mallocs stay flat: %s", l)
+	}
+	requireReleased(t, r)
+
+	for _, args := range [][]string{
+		{"--duration", "1s", "--runs", "5"},
+		{"--duration", "0s"},
+		{"--runs", "5", "--sample-every", "0s"},
+	} {
+		r := runner(t, append([]string{"bench"}, args...)...)
+		require.Equal(t, ExitUsage, r.code, "%v: %s", args, r.stderr)
+	}
+}
+
 func TestFileName(t *testing.T) {
 	for in, want := range map[string]string{
 		"logits": "logits", "present.0.key": "present.0.key", "/model/out:0": "_model_out_0",
@@ -500,4 +542,21 @@ func TestExitCodeClassifies(t *testing.T) {
 	require.Equal(t, ExitOK, ExitCode(nil))
 	require.Equal(t, ExitError, ExitCode(fmt.Errorf("disk full")))
 	require.Equal(t, ExitUsage, ExitCode(fmt.Errorf("wrapped: %w", usagef("x"))))
+}
+
+// TestDeviceLostWording: a device left unusable ends the runner with exit 1 and the engine's
+// message; on CUDA, when the launch did not name the kernel, the message says how to have it
+// named.
+func TestDeviceLostWording(t *testing.T) {
+	cause := errors.New("cuda: cuStreamSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS (700)")
+	msg, code := explain(fmt.Errorf("session 1: %w", &engine.DeviceLostError{Device: "cuda:0", Err: cause}))
+	require.Equal(t, ExitError, code)
+	require.Equal(t, "the device cuda:0 is in an unrecoverable state; restart the process: "+cause.Error()+
+		" (CUDA reports a kernel's fault at the next synchronize, so the failing kernel is unknown: "+
+		"run again with CUDA_LAUNCH_BLOCKING=1 to have its launch report it and name it)", msg)
+	n := &graph.Node{Name: "attn", OpType: "Softmax"}
+	msg, code = explain(&engine.DeviceLostError{Device: "cuda:0", Node: n, Err: &engine.KernelError{Node: n, Err: cause}})
+	require.Equal(t, ExitError, code)
+	require.NotContains(t, msg, "CUDA_LAUNCH_BLOCKING")
+	require.Contains(t, msg, `"attn" (Softmax)`)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 	"time"
 
@@ -17,16 +18,22 @@ func benchCommand(env Env) *cli.Command {
 	flags := append(modelFlags(),
 		&cli.IntFlag{Name: "warmup", Value: 3, Usage: "untimed runs `N` per session first (the first plans the pattern)"},
 		&cli.IntFlag{Name: "runs", Value: 100, Usage: "timed runs `N` in all, spread over the --concurrency sessions"},
+		&cli.DurationFlag{Name: "duration", Usage: "time runs for `D` (e.g. 10m) instead of counting --runs: a soak test"},
+		&cli.StringFlag{Name: "samples", Usage: "write memory samples to `FILE.csv` during the timed runs, every --sample-every: " +
+			"the allocator's segment, allocated and arena bytes, the device's mallocs and free memory, the Go heap"},
+		&cli.DurationFlag{Name: "sample-every", Value: 5 * time.Second, Usage: "`D` between --samples rows"},
 	)
 	return &cli.Command{
 		Name:  "bench",
 		Usage: "measure latency percentiles, runs per second and allocations per run",
-		UsageText: "runner bench [--model M.onnx] [--dim batch=1 --dim seq=128] [--warmup N] [--runs N] [--concurrency K]\n" +
-			"             [--policy strict|fallback] [--limit BYTES] [--format table|json]",
+		UsageText: "runner bench [--model M.onnx] [--dim batch=1 --dim seq=128] [--warmup N] [--runs N | --duration D] [--concurrency K]\n" +
+			"             [--policy strict|fallback] [--limit BYTES] [--samples FILE.csv [--sample-every D]] [--format table|json]",
 		Description: "Loads like `runner run` (random inputs at the envelope's largest binding), warms every session\n" +
 			"up, then times --runs runs, the sessions concurrently. Reports latency (min, p50, p90, p99, max,\n" +
 			"mean), runs per second, Go heap allocations, device mallocs and allocator allocations per run,\n" +
-			"and the allocator's statistics. A progress bar is drawn on stderr when it is a terminal.",
+			"and the allocator's statistics. A progress bar is drawn on stderr when it is a terminal.\n" +
+			"For a soak test, --duration times runs for a while instead, and --samples writes memory figures\n" +
+			"every --sample-every to a CSV file (tools/gpu/soak.sh adds the GPU's own and checks them).",
 		Flags:        flags,
 		OnUsageError: onUsageError,
 		Action:       func(c *cli.Context) error { return doBench(c, env) },
@@ -58,19 +65,39 @@ func doBench(c *cli.Context, env Env) (err error) {
 	if bc.Warmup < 1 {
 		return usagef("--warmup %d: warm up at least once (the first run of a pattern plans it)", bc.Warmup)
 	}
-	if bc.Runs < 1 {
+	bc.Duration = c.Duration("duration")
+	if c.IsSet("duration") && bc.Duration <= 0 {
+		return usagef("--duration %s: give a positive duration, e.g. 10m", bc.Duration)
+	}
+	if c.IsSet("duration") && c.IsSet("runs") {
+		return usagef("--runs and --duration both given: time a count of runs or a duration, not both")
+	}
+	if bc.Runs < 1 && bc.Duration <= 0 {
 		return usagef("--runs %d: time at least one run", bc.Runs)
+	}
+	if bc.SampleEvery = c.Duration("sample-every"); bc.SampleEvery <= 0 {
+		return usagef("--sample-every %s: give a positive duration, e.g. 5s", bc.SampleEvery)
 	}
 	r, err := run.Load(c.Context, cfg)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, r.Close()) }()
+	if path := c.String("samples"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("--samples: %w", err)
+		}
+		defer func() { err = errors.Join(err, f.Close()) }()
+		samples := newSampler(f, r)
+		bc.Sample = samples.sample
+		defer func() { err = errors.Join(err, samples.err) }()
+	}
 	format := c.String("format")
 	if format == "table" {
 		printLoad(env.Stdout, r, nil)
 	}
-	if env.StderrIsTerminal {
+	if env.StderrIsTerminal && bc.Duration <= 0 {
 		bar := progressbar.NewOptions(bc.Runs, progressbar.OptionSetWriter(env.Stderr),
 			progressbar.OptionSetDescription("bench"), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
 			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionSetRenderBlankState(true),

@@ -92,6 +92,7 @@ func explain(err error) (string, int) {
 		gne *generateError
 		nde *acuda.NoDriverError
 		nse *acuda.NoDeviceError
+		dle *engine.DeviceLostError
 		ec  cli.ExitCoder
 	)
 	switch {
@@ -140,6 +141,8 @@ func explain(err error) (string, int) {
 		return bse.Error(), ExitUsage
 	case errors.As(err, &ire):
 		return ire.explain(), ExitError
+	case errors.As(err, &dle):
+		return deviceLost(dle), ExitError
 	case errors.As(err, &ec):
 		return err.Error(), ExitUsage // urfave/cli's own, e.g. "No help topic for 'x'"
 	}
@@ -264,4 +267,15 @@ func describeModelError(e *graph.ModelError) string {
 		fmt.Fprintf(&b, ": %v", e.Err)
 	}
 	return b.String()
+}
+
+// deviceLost words a device left unusable by a kernel's fault. The runner ends with it: the
+// runtime refuses every later run, since the device would give errors or wrong results.
+func deviceLost(e *engine.DeviceLostError) string {
+	msg := e.Error()
+	if e.Node == nil && strings.HasPrefix(e.Device, "cuda") {
+		msg += " (CUDA reports a kernel's fault at the next synchronize, so the failing kernel is unknown: " +
+			"run again with CUDA_LAUNCH_BLOCKING=1 to have its launch report it and name it)"
+	}
+	return msg
 }

@@ -15,9 +15,17 @@ import (
 type BenchConfig struct {
 	Warmup int // untimed runs per session first (at least 1: the first run compiles the pattern)
 	Runs   int // timed runs in all, spread over the sessions
+	// Duration, if positive, times runs until it has passed instead of counting Runs (a soak
+	// test). The latencies kept then grow the Go heap, which GoAllocsPerRun counts.
+	Duration time.Duration
 	// Progress, if not nil, is called with the timed runs done so far, about ten times a second
 	// from a goroutine of its own and once at the end.
 	Progress func(done int)
+	// Sample, if not nil, is called every SampleEvery (default 5 s) during the timed runs, from
+	// a goroutine of its own, with the time since they started and the runs done so far: a soak
+	// test reads the memory figures then (Runner.Stats, Runner.DeviceMemory).
+	Sample      func(elapsed time.Duration, done int)
+	SampleEvery time.Duration
 }
 
 // BenchResult is a benchmark's figures. Durations are in milliseconds in JSON.
@@ -50,7 +58,7 @@ type Latency struct {
 // Bench warms every session up, then runs cfg.Runs timed runs, the sessions concurrently,
 // each session taking the next run as soon as it finished its last.
 func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, error) {
-	if cfg.Runs < 1 {
+	if cfg.Runs < 1 && cfg.Duration <= 0 {
 		return nil, &UsageError{fmt.Sprintf("--runs %d: time at least one run", cfg.Runs)}
 	}
 	if cfg.Warmup < 1 {
@@ -60,24 +68,35 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		return nil, err
 	}
 
-	lat := make([]time.Duration, cfg.Runs)
+	// Each session keeps its runs' latencies; with a count of runs, room for all of them is
+	// made up front, so that the timed runs allocate nothing for it.
+	lats := make([][]time.Duration, len(r.Sessions))
+	if cfg.Duration <= 0 {
+		for i := range lats {
+			lats[i] = make([]time.Duration, 0, cfg.Runs)
+		}
+	}
 	var next, done atomic.Int64
+	var start time.Time // set before the gate opens
 	errs := make([]error, len(r.Sessions))
 	stop := make(chan struct{})
 	var ticker sync.WaitGroup
-	if cfg.Progress != nil {
+	every := func(d time.Duration, fn func()) {
 		ticker.Go(func() {
-			t := time.NewTicker(100 * time.Millisecond)
+			t := time.NewTicker(d)
 			defer t.Stop()
 			for {
 				select {
 				case <-stop:
 					return
 				case <-t.C:
-					cfg.Progress(int(done.Load()))
+					fn()
 				}
 			}
 		})
+	}
+	if cfg.Progress != nil {
+		every(100*time.Millisecond, func() { cfg.Progress(int(done.Load())) })
 	}
 
 	// The session goroutines start first and wait at a gate, so that the Go heap allocations
@@ -91,8 +110,7 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 			ready.Done()
 			<-gate
 			for {
-				i := next.Add(1) - 1
-				if i >= int64(cfg.Runs) {
+				if cfg.Duration <= 0 && next.Add(1) > int64(cfg.Runs) {
 					return
 				}
 				if err := ctx.Err(); err != nil {
@@ -100,11 +118,14 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 					return
 				}
 				t0 := time.Now()
+				if cfg.Duration > 0 && t0.Sub(start) >= cfg.Duration {
+					return
+				}
 				if _, err := sess.Run(ctx, r.Inputs); err != nil {
 					errs[s] = fmt.Errorf("session %d: %w", s, err)
 					return
 				}
-				lat[i] = time.Since(t0)
+				lats[s] = append(lats[s], time.Since(t0))
 				done.Add(1)
 			}
 		})
@@ -112,7 +133,14 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 	ready.Wait()
 	before := r.Counters()
 	runtime.ReadMemStats(&ms0)
-	start := time.Now()
+	start = time.Now()
+	if cfg.Sample != nil {
+		sampleEvery := cfg.SampleEvery
+		if sampleEvery <= 0 {
+			sampleEvery = 5 * time.Second
+		}
+		every(sampleEvery, func() { cfg.Sample(time.Since(start), int(done.Load())) })
+	}
 	close(gate)
 	wg.Wait()
 	wall := time.Since(start)
@@ -129,10 +157,15 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		}
 	}
 
-	n := float64(cfg.Runs)
+	var lat []time.Duration
+	for _, l := range lats {
+		lat = append(lat, l...)
+	}
+	runs := len(lat)
+	n := float64(max(runs, 1))
 	d := after.Sub(before)
 	return &BenchResult{
-		Runs: cfg.Runs, Sessions: len(r.Sessions), WallSeconds: wall.Seconds(), RunsPerSec: n / wall.Seconds(),
+		Runs: runs, Sessions: len(r.Sessions), WallSeconds: wall.Seconds(), RunsPerSec: float64(runs) / wall.Seconds(),
 		Latency:               percentiles(lat),
 		GoAllocsPerRun:        float64(ms1.Mallocs-ms0.Mallocs) / n,
 		DeviceMallocsPerRun:   float64(d.DeviceMallocs) / n,
