@@ -258,7 +258,7 @@ func TestTightInvariant(t *testing.T) {
 func TestTightPlanDeterministic(t *testing.T) {
 	fx := testmodels.MustGet("qwen2")
 	m := loadFixture(t, fx.Name)
-	be, al := newCPU(t, 1<<30)
+	be, _ := newCPU(t, 1<<30)
 	var adapted atomic.Int64
 	opts := Options{Workers: 2, Registry: measuredRegistry(t, exact, &adapted)}
 	ep, err := PlanEnvelope(context.Background(), m, tightEnv, opts)
@@ -269,5 +269,4 @@ func TestTightPlanDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, a.Plan.ArenaBytes, b.Plan.ArenaBytes)
 	require.Equal(t, len(a.Kernels), len(b.Kernels))
-	_ = al
 }

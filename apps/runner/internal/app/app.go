@@ -113,6 +113,8 @@ func modelFlags() []cli.Flag {
 			"(powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. 512MiB, 1.5GiB, 4GB; the arenas must fit under it"},
 		&cli.IntFlag{Name: "workers", Usage: "CPU kernel workers `N` (0: GOMAXPROCS)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "`K` sessions (streams, arenas) run concurrently, sharing the weights"},
+		&cli.BoolFlag{Name: "tight", Usage: "reserve the tight plan: kernels whose workspace is a cap (cuBLASLt GEMMs) get what the device " +
+			"says they need at the envelope's extremes, measured at load (--stats shows W, C, R and the bytes saved)"},
 		&cli.BoolFlag{Name: "graph", Usage: "capture each shape pattern's kernels into a graph at its first run and replay it after (a CUDA graph on a GPU)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random inputs made without --input"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "`FORMAT` of stdout: table (people) or json (machines)"},
@@ -124,7 +126,7 @@ func modelFlags() []cli.Flag {
 func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 	cfg := run.Config{ModelPath: c.String("model"), Device: c.String("device"), Workers: c.Int("workers"),
 		Sessions: c.Int("concurrency"), Graphs: c.Bool("graph"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe,
-		NoFuse: c.Bool("no-fuse")}
+		NoFuse: c.Bool("no-fuse"), Tight: c.Bool("tight")}
 	var err error
 	if cfg.Envelope, err = engine.ParseEnvelope(c.StringSlice("dim")); err != nil {
 		return cfg, err
