@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/cuda"
@@ -145,4 +148,208 @@ func TestCUDAFixtures(t *testing.T) {
 			require.Equal(t, want, al.Stats().MaxBytesInUse, "peak = weights + reservations")
 		})
 	}
+}
+
+// wideEnvelope is each fixture's second envelope for the exactness checks, wider than the
+// bindings onnxruntime ran at (batch 1..3, seq 1..16): every fixture admits it, and none of its
+// candidates has batch == seq > 1, which contrib_gqa's ReduceSum cannot tell apart.
+var wideEnvelope = Envelope{"batch": {Lo: 1, Hi: 6}, "seq": {Lo: 1, Hi: 64}}
+
+// cudaCase is one fixture model as the runner and the estimator load it (fused) or as
+// exported, at one envelope.
+type cudaCase struct {
+	name string
+	m    *graph.Model
+	env  Envelope
+}
+
+// cudaCases are every fixture with bindings, as exported and fused for CUDA, at its own
+// envelope and the wide one.
+func cudaCases(t *testing.T) []cudaCase {
+	fo, err := FuseOptions(Options{Target: kernels.KnownGPUs["h200"]})
+	require.NoError(t, err)
+	var out []cudaCase
+	for _, fx := range testmodels.Models() {
+		if len(fx.Bindings) == 0 {
+			continue
+		}
+		m := loadFixture(t, fx.Name)
+		fused, _, err := rewrite.Fuse(m, fo)
+		require.NoError(t, err)
+		for _, v := range []struct {
+			name string
+			m    *graph.Model
+		}{{"exported", m}, {"fused", fused}} {
+			out = append(out, cudaCase{fx.Name + "/" + v.name + "/own", v.m, envelopeOf(fx)},
+				cudaCase{fx.Name + "/" + v.name + "/wide", v.m, wideEnvelope})
+		}
+	}
+	return out
+}
+
+// The estimate for the h200 (PlanEnvelope with the named target, what `estimator report
+// --target h200` prints on a machine without a GPU) equals, to the byte, what the runtime plans
+// and reserves on the H200: the arena, the workspace bound, the weights, and the allocator's
+// reserved bytes once a session is open; for every fixture at two envelopes.
+func TestCUDAEstimateExact(t *testing.T) {
+	be, al := newCUDA(t)
+	h200 := kernels.KnownGPUs["h200"]
+	ctx := context.Background()
+	for _, tc := range cudaCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			ep, err := PlanEnvelope(ctx, tc.m, tc.env, Options{Target: h200})
+			var mk *MissingKernelsError
+			if errors.As(err, &mk) {
+				t.Skipf("no CUDA kernel yet: %v", mk)
+			}
+			require.NoError(t, err)
+			base := al.Stats().ReservedBytes
+			rt, err := NewRuntime(ctx, tc.m, be, al, RuntimeOptions{Envelope: tc.env})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, rt.Close()) }()
+			s, err := rt.NewSession()
+			require.NoError(t, err)
+			defer func() { require.NoError(t, s.Close()) }()
+			got := rt.Reserve
+			require.Equal(t, ep.ArenaBytes, got.ArenaBytes, "arena")
+			require.Equal(t, ep.WorkspaceBound(), got.WorkspaceBound(), "workspace bound")
+			require.Equal(t, ep.DeviceWeightBytes, got.DeviceWeightBytes, "device weights")
+			require.Equal(t, ep.Worst.Binding.Dims, got.Worst.Binding.Dims, "worst binding")
+			require.Equal(t, len(ep.Candidates), len(got.Candidates), "candidates")
+			reserved := al.Stats().ReservedBytes - base
+			require.Equal(t, ep.DeviceWeightBytes+alloc.ReservedSize(max(ep.ArenaBytes, 1)), reserved, "reserved on the device")
+			t.Logf("%s: estimate == reservation: arena %d, workspace bound %d, weights %d, reserved %d", tc.env, ep.ArenaBytes,
+				ep.WorkspaceBound(), ep.DeviceWeightBytes, reserved)
+		})
+	}
+}
+
+// randomInputs makes inputs for m at dims: floats uniform in [-1, 1), masks all ones, other
+// integers (token ids, token types) zero.
+func randomInputs(t *testing.T, m *graph.Model, dims Binding, seed uint64) map[string]kernels.Tensor {
+	in := zeroInputs(t, m, dims)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for name, tn := range in {
+		mask := strings.Contains(name, "mask")
+		switch tn.DType {
+		case graph.Float32:
+			for i := range tn.Float32s() {
+				tn.Float32s()[i] = float32(rng.Float64()*2 - 1)
+				if mask {
+					tn.Float32s()[i] = 1
+				}
+			}
+		case graph.Int64:
+			if mask {
+				for i := range tn.Int64s() {
+					tn.Int64s()[i] = 1
+				}
+			}
+		case graph.Int32:
+			if mask {
+				for i := range tn.Int32s() {
+					tn.Int32s()[i] = 1
+				}
+			}
+		}
+	}
+	return in
+}
+
+// The tight plan on the H200 (tight.go): the cuBLASLt GEMMs' needs, measured at the envelope's
+// candidates, give an arena no larger than the default one; the runtime that reserves it
+// (RuntimeOptions.Tight, `runner --tight`) runs every fixture binding within onnxruntime's
+// tolerance and, across the wide envelope, bindings between the candidates with the default
+// runtime's outputs, allocating nothing.
+func TestCUDATight(t *testing.T) {
+	be, al := newCUDA(t)
+	ctx := context.Background()
+	var saved, lowered int64
+	for _, tc := range cudaCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			rt, err := NewRuntime(ctx, tc.m, be, al, RuntimeOptions{Envelope: tc.env})
+			var mk *MissingKernelsError
+			if errors.As(err, &mk) {
+				t.Skipf("no CUDA kernel yet: %v", mk)
+			}
+			require.NoError(t, err)
+			defer func() { require.NoError(t, rt.Close()) }()
+			tp, err := rt.Tight(ctx)
+			require.NoError(t, err)
+			require.Same(t, rt.Reserve, tp.Default)
+			trt, err := NewRuntime(ctx, tc.m, be, al, RuntimeOptions{Envelope: tc.env, Tight: true})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, trt.Close()) }()
+			require.LessOrEqual(t, trt.Reserve.ArenaBytes, rt.Reserve.ArenaBytes, "tight <= default")
+			require.Equal(t, tp.Plan.ArenaBytes, trt.Reserve.ArenaBytes, "the reported tight plan is the one reserved")
+			for _, k := range tp.Kernels {
+				require.LessOrEqual(t, k.R, k.C)
+				require.LessOrEqual(t, k.C, k.W)
+			}
+			saved += tp.Saved()
+			lowered += int64(len(tp.Kernels))
+			t.Logf("%s: %d GEMMs measured, %d below their cap; arena %d -> %d, %d saved", tc.env, tp.Measured, len(tp.Kernels),
+				tp.Default.ArenaBytes, tp.Plan.ArenaBytes, tp.Saved())
+			for i, k := range tp.Kernels {
+				if i == 3 {
+					break
+				}
+				t.Logf("  %s: W %d C %d R %d at %s", k.Node, k.W, k.C, k.R, k.At)
+			}
+			ts, err := trt.NewSession()
+			require.NoError(t, err)
+			defer func() { require.NoError(t, ts.Close()) }()
+			ds, err := rt.NewSession()
+			require.NoError(t, err)
+			defer func() { require.NoError(t, ds.Close()) }()
+
+			var bindings []Binding
+			fx := testmodels.MustGet(strings.SplitN(tc.name, "/", 2)[0])
+			if tc.env.String() == envelopeOf(fx).String() {
+				// The fixture's bindings, against onnxruntime.
+				for _, b := range fx.Bindings {
+					if b.Error != "" {
+						continue
+					}
+					out, err := ts.Run(ctx, fixtureInputs(t, tc.m, b))
+					require.NoError(t, err, "binding %v", b.Dims)
+					for i, v := range tc.m.Outputs {
+						file, ok := b.Outputs[v.Name]
+						if !ok || v.DType != graph.Float32 {
+							continue
+						}
+						want, err := testmodels.ReadArray(file)
+						require.NoError(t, err)
+						e := relErrOf(v.DType, out[i].Data, want.Float32)
+						require.LessOrEqual(t, e, 1e-3, "%s at %v", v.Name, b.Dims)
+					}
+				}
+			} else {
+				bindings = []Binding{{"batch": 1, "seq": 64}, {"batch": 6, "seq": 1}, {"batch": 6, "seq": 64},
+					{"batch": 2, "seq": 37}, {"batch": 5, "seq": 23}, {"batch": 3, "seq": 50}}
+			}
+			// Bindings of the wide envelope, the tight runtime against the default one.
+			for k, dims := range bindings {
+				in := randomInputs(t, tc.m, dims, uint64(k))
+				want, err := ds.Run(ctx, in)
+				require.NoError(t, err, "%v", dims)
+				wantF := make([][]float32, len(want))
+				for i, o := range want {
+					if o.DType == graph.Float32 {
+						wantF[i] = append([]float32(nil), o.Float32s()...)
+					}
+				}
+				got, err := ts.Run(ctx, in)
+				require.NoError(t, err, "%v", dims)
+				for i, o := range got {
+					if wantF[i] != nil {
+						e := relErrOf(o.DType, o.Data, wantF[i])
+						require.LessOrEqual(t, e, 1e-3, "output %d at %v", i, dims)
+					}
+				}
+			}
+			require.Zero(t, trt.Stats().DynamicWorkspace)
+		})
+	}
+	t.Logf("tight plans: %d GEMM workspaces below their cap, %d bytes saved in all", lowered, saved)
 }

@@ -36,6 +36,10 @@ type Options struct {
 	// External names graph inputs and outputs whose bytes live outside the arena, in state
 	// buffers that outlive runs (RuntimeOptions.State): they take no arena bytes.
 	External []string
+
+	// workspaceCaps are the tight plan's workspace sizes by node (tight.go); nil for the
+	// default plan, every kernel at its Recipe.
+	workspaceCaps map[*graph.Node]int64
 }
 
 // NoKernelsError reports a target whose backend this program was built without.
@@ -243,6 +247,9 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 		if st.Kind == RunKernel {
 			inst, err := opts.Registry.Select(KernelNode(b, n), opts.Target)
 			if err != nil {
+				return nil, &PlanError{Node: n, Binding: dims, Err: err}
+			}
+			if inst, err = opts.tighten(n, inst); err != nil {
 				return nil, &PlanError{Node: n, Binding: dims, Err: err}
 			}
 			st.Instance = inst

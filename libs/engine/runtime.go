@@ -43,6 +43,9 @@ type RuntimeOptions struct {
 	// State are buffers each session keeps for its whole life (see StateBuffer); the values they
 	// hold are added to Options.External.
 	State []StateBuffer
+	// Tight reserves the tight plan (tight.go): kernels whose workspace is a cap get what the
+	// device says they need at the envelope's candidates instead, measured at load.
+	Tight bool
 }
 
 // Runtime is a model loaded for execution on one backend's device: its weights, resident on the
@@ -61,6 +64,7 @@ type Runtime struct {
 	weights  []weight     // by Value.ID, for initializers
 	resident *alloc.Arena // the weights in a discrete device's memory; nil on host-visible ones
 	patterns *planner.Cache[*Planned]
+	tight    tightCache // the tight plan, once computed (Tight)
 
 	mu             sync.Mutex
 	sessions       map[*Session]struct{} // open sessions, for Stats
@@ -191,6 +195,13 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 	if err != nil {
 		return nil, err
 	}
+	var tight *TightPlan
+	if opts.Tight {
+		if tight, err = TightenEnvelope(ctx, m, be, ep, opts.Options); err != nil {
+			return nil, err
+		}
+		ep, opts.Options = tight.Plan, tight.options
+	}
 	rt := &Runtime{Model: m, Backend: be, Alloc: al, Reserve: ep, opts: opts,
 		weights: make([]weight, len(m.Values)), patterns: planner.NewCache[*Planned](planner.DefaultCacheSize),
 		sessions: map[*Session]struct{}{}, stateOffsets: offsets, stateOf: held, stateTotal: total,
@@ -198,6 +209,7 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 	for i, b := range opts.State {
 		rt.stateIndex[b.Name] = i
 	}
+	rt.tight.plan = tight
 	if err := rt.checkFits(ctx); err != nil {
 		return nil, err
 	}

@@ -352,7 +352,11 @@ func TestRunTableAndStats(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	var st map[string]map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
-	require.Equal(t, []string{"allocator", "device", "engine"}, sortedKeys(st))
+	require.Equal(t, []string{"allocator", "device", "engine", "tight"}, sortedKeys(st))
+	// On the CPU no kernel's workspace is a cap: the tight plan saves nothing.
+	require.EqualValues(t, 0, st["tight"]["measured_kernels"])
+	require.EqualValues(t, 0, st["tight"]["saved_bytes"])
+	require.Equal(t, false, st["tight"]["reserved"])
 	require.EqualValues(t, 1, st["allocator"]["num_reserves"])
 	require.EqualValues(t, 0, st["allocator"]["num_allocs"])
 	require.Contains(t, st["engine"], "patterns")

@@ -147,6 +147,12 @@ func printLoad(w io.Writer, r *run.Runner, files map[string]string) {
 		fmt.Fprintf(tw, "\tworkspace bound W %s (sum over nodes); weights %s, mapped from the model, outside the arenas\n",
 			bytesize.Format(rs.WorkspaceBound), bytesize.Format(rs.WeightBytes))
 	}
+	if ts := r.Stats().Tight; rs.Tight && len(ts.Kernels) > 0 {
+		fmt.Fprintf(tw, "\treserving the tight plan (--tight): %s arena per session instead of the default %s; %d kernel workspaces at their measured need (--stats: W, C, R)\n",
+			bytesize.Format(rs.ArenaBytes), bytesize.Format(rs.DefaultArenaBytes), len(ts.Kernels))
+	} else if rs.Tight {
+		fmt.Fprintf(tw, "\t--tight: no kernel workspace here is below its declared size; the default plan is reserved\n")
+	}
 	avail := "device free memory"
 	if rs.LimitBytes > 0 && rs.LimitBytes == rs.AvailableBytes {
 		avail = "--limit"
@@ -247,4 +253,46 @@ func printStats(w io.Writer, st run.Stats) {
 		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
 	}
 	tw.Flush()
+	printTight(w, st.Tight)
+}
+
+// tightRows is how many kernels the table shows; --stats json lists them all.
+const tightRows = 12
+
+// printTight prints the kernels the tight plan lowers, with W, C and R, and what it saves; nothing
+// where no kernel's workspace is a cap (cpu, sim).
+func printTight(w io.Writer, ts run.TightStats) {
+	switch {
+	case ts.Error != "":
+		fmt.Fprintf(w, "\ntight plan: not made: %s\n", ts.Error)
+		return
+	case ts.Measured == 0:
+		return
+	case len(ts.Kernels) == 0:
+		fmt.Fprintf(w, "\ntight plan: the device needs the whole cap of all %d measured kernel workspaces; nothing to save\n", ts.Measured)
+		return
+	}
+	fmt.Fprintf(w, "\nworkspaces below their cap (%d of %d measured): W declared over the envelope, C held by the default plan, R needed on this device\n",
+		len(ts.Kernels), ts.Measured)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tOP\tW\tC\tR\tR AT")
+	for i, k := range ts.Kernels {
+		if i == tightRows {
+			fmt.Fprintf(tw, "... %d more (--stats json lists all)\n", len(ts.Kernels)-tightRows)
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Node, k.Op, bytesize.Format(k.W), bytesize.Format(k.C), bytesize.Format(k.R), k.At)
+	}
+	tw.Flush()
+	switch {
+	case ts.SavedBytes == 0:
+		fmt.Fprintf(w, "a tight reservation would save nothing: its arena (%s) is no smaller than the default plan's (%s)\n",
+			bytesize.Format(ts.ArenaBytes), bytesize.Format(ts.DefaultArenaBytes))
+	case ts.Reserved:
+		fmt.Fprintf(w, "reserving the tight plan (--tight): %s saved per session (arena %s instead of %s), %s in all\n",
+			bytesize.Format(ts.SavedBytes), bytesize.Format(ts.ArenaBytes), bytesize.Format(ts.DefaultArenaBytes), bytesize.Format(ts.TotalSavedBytes))
+	default:
+		fmt.Fprintf(w, "a tight reservation would save %s per session (arena %s instead of %s), %s in all: --tight reserves it\n",
+			bytesize.Format(ts.SavedBytes), bytesize.Format(ts.ArenaBytes), bytesize.Format(ts.DefaultArenaBytes), bytesize.Format(ts.TotalSavedBytes))
+	}
 }

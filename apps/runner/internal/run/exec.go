@@ -132,6 +132,7 @@ type Stats struct {
 	Allocator alloc.Stats `json:"allocator"`
 	Engine    EngineStats `json:"engine"`
 	Device    DeviceCalls `json:"device"`
+	Tight     TightStats  `json:"tight"` // the tight plan: W, C, R of the kernels it lowers, and the bytes saved
 	Replicas  []Stats     `json:"replicas,omitempty"`
 	Name      string      `json:"name,omitempty"` // the replica's device, in Replicas
 }
@@ -195,6 +196,7 @@ func (rep *Replica) stats() Stats {
 	es := rep.Runtime.Stats()
 	var st Stats
 	st.Allocator = rep.Alloc.Stats()
+	st.Tight = rep.tight
 	st.Engine = EngineStats{Patterns: cacheStats(es.Patterns), Programs: cacheStats(es.Programs),
 		DynamicWorkspaces: es.DynamicWorkspace, DynamicWorkspaceBytes: es.DynamicBytes,
 		Uploads: es.Copies.Uploads, UploadBytes: es.Copies.UploadBytes, Downloads: es.Copies.Downloads,

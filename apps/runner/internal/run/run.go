@@ -45,6 +45,9 @@ type Config struct {
 	Sessions int
 	// Graphs replays each pattern's kernels as a captured graph after its first run.
 	Graphs bool
+	// Tight reserves the tight plan (engine.RuntimeOptions.Tight): kernels whose workspace is a
+	// cap get what the device says they need instead.
+	Tight bool
 	// Registry overrides the CPU kernels (benchmarks use it to time the executor alone).
 	Registry *kernels.Registry
 	// Observe, if not nil, sees the allocator's statistics when the runner is closed, with
@@ -91,6 +94,7 @@ type Replica struct {
 	Runtime  *engine.Runtime
 	Sessions []*engine.Session
 	free     int64 // the device's free memory before anything was reserved
+	tight    TightStats
 }
 
 // Reservation is what Load reserved: per-session arenas planned over the envelope.
@@ -112,6 +116,10 @@ type Reservation struct {
 	Fused             map[string]int   `json:"fused,omitempty"` // fusions of the planned graph by kind; none with --no-fuse
 	// Devices are the replicas' devices; each reserves the weights and Sessions arenas of its own.
 	Devices []string `json:"devices"`
+	// Tight says ArenaBytes is the tight plan's (--tight); DefaultArenaBytes is the default
+	// plan's, what the estimator predicts.
+	Tight             bool  `json:"tight"`
+	DefaultArenaBytes int64 `json:"default_arena_bytes"`
 }
 
 // Load loads the model, plans its envelope, checks that the sessions' arenas fit (failing
@@ -178,6 +186,10 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 		TotalArenaBytes: ep.ArenaBytes * int64(cfg.Sessions), // checked for overflow by NewRuntime
 		WeightBytes:     ep.WeightBytes, DeviceWeightBytes: ep.DeviceWeightBytes, WorstBinding: ep.Worst.Binding.Dims, Candidates: len(ep.Candidates),
 		WorkspaceBound: ep.WorkspaceBound(), DrivingDim: ep.DrivingDim, AvailableBytes: avail, LimitBytes: cfg.Limit,
+		Tight: cfg.Tight, DefaultArenaBytes: ep.ArenaBytes,
+	}
+	if first.tight.Error == "" {
+		r.Reservation.DefaultArenaBytes = first.tight.DefaultArenaBytes
 	}
 	for _, rep := range r.Replicas {
 		r.Reservation.Devices = append(r.Reservation.Devices, rep.Backend.Name())
@@ -223,7 +235,7 @@ func fuse(m *graph.Model, kind string, cfg Config) (*graph.Model, *rewrite.Repor
 func runtimeOptions(env engine.Envelope, cfg Config) engine.RuntimeOptions {
 	return engine.RuntimeOptions{
 		Options:  engine.Options{Registry: cfg.Registry},
-		Envelope: env, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs,
+		Envelope: env, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs, Tight: cfg.Tight,
 	}
 }
 
@@ -240,8 +252,11 @@ func (rep *Replica) load(ctx context.Context, m *graph.Model, opts engine.Runtim
 	if rep.free, _, err = rep.Backend.Device().MemInfo(); err != nil {
 		return err
 	}
-	rep.Runtime, err = engine.NewRuntime(ctx, m, rep.Backend, rep.Alloc, opts)
-	return err
+	if rep.Runtime, err = engine.NewRuntime(ctx, m, rep.Backend, rep.Alloc, opts); err != nil {
+		return err
+	}
+	rep.tight = rep.tightStats(ctx, cfg)
+	return nil
 }
 
 // close releases the replica's sessions, runtime, allocator and device, in that order; observe
