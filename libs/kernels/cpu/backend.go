@@ -38,6 +38,28 @@ type Backend struct {
 	target   kernels.Target
 	copies   [4]atomic.Int64 // uploads, upload bytes, downloads, download bytes
 	registry *kernels.Registry
+
+	mu      sync.Mutex
+	rowFree []*rowCopy // CopyRows jobs done and ready for reuse
+}
+
+// rowCopy is one CopyRows job. Jobs are reused, their func bound once, so that a decode step's
+// cache copies allocate nothing.
+type rowCopy struct {
+	b                               *Backend
+	dst, src                        []byte
+	dstPitch, srcPitch, width, rows int64
+	fn                              func()
+}
+
+func (c *rowCopy) run() {
+	for i := int64(0); i < c.rows; i++ {
+		copy(c.dst[i*c.dstPitch:i*c.dstPitch+c.width], c.src[i*c.srcPitch:i*c.srcPitch+c.width])
+	}
+	c.dst, c.src = nil, nil
+	c.b.mu.Lock()
+	c.b.rowFree = append(c.b.rowFree, c)
+	c.b.mu.Unlock()
 }
 
 // hostDevice is a device whose memory the host addresses directly and whose streams run host work:
@@ -117,13 +139,20 @@ func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitc
 	if rows <= 0 || width <= 0 {
 		return nil
 	}
-	d := alloc.HostBytes(dst, (rows-1)*dstPitch+width)
-	r := alloc.HostBytes(src, (rows-1)*srcPitch+width)
-	return b.dev.Launch(s, func() {
-		for i := int64(0); i < rows; i++ {
-			copy(d[i*dstPitch:i*dstPitch+width], r[i*srcPitch:i*srcPitch+width])
-		}
-	})
+	b.mu.Lock()
+	var c *rowCopy
+	if n := len(b.rowFree); n > 0 {
+		c, b.rowFree = b.rowFree[n-1], b.rowFree[:n-1]
+	}
+	b.mu.Unlock()
+	if c == nil {
+		c = &rowCopy{b: b}
+		c.fn = c.run
+	}
+	c.dst = alloc.HostBytes(dst, (rows-1)*dstPitch+width)
+	c.src = alloc.HostBytes(src, (rows-1)*srcPitch+width)
+	c.dstPitch, c.srcPitch, c.width, c.rows = dstPitch, srcPitch, width, rows
+	return b.dev.Launch(s, c.fn)
 }
 
 // Counters reports the copies queued so far.

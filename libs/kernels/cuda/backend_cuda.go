@@ -239,11 +239,11 @@ func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitc
 	if rows <= 0 || width <= 0 {
 		return nil
 	}
-	es := int64(16)
+	es, kernel := int64(16), "carve_copy_rows_16"
 	if (uint64(dst)|uint64(src)|uint64(dstPitch)|uint64(srcPitch)|uint64(width))%16 != 0 {
-		es = 1
+		es, kernel = 1, "carve_copy_rows_1"
 	}
-	return launch(s, fmt.Sprintf("carve_copy_rows_%d", es), grid1(rows*width/es, 1, b.target), block1, 0,
+	return launch(s, kernel, grid1(rows*width/es, 1, b.target), block1, 0,
 		PtrArg(dst), Int64Arg(dstPitch/es), PtrArg(src), Int64Arg(srcPitch/es), Int64Arg(width/es), Int64Arg(rows))
 }
 
