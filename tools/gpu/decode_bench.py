@@ -13,7 +13,7 @@ nothing downloaded) on the GPU host: PyTorch's static decode next to carve's `ru
                      one decode step captured with torch.cuda.graph and replayed;
                    hf-eager / hf-graph: transformers' Qwen2ForCausalLM with its StaticCache, the
                      same capture (skipped with the reason if transformers' code cannot be captured).
-  --carve RUNNER runs `RUNNER generate --model DIR/model.onnx --device cuda --graph --batch B
+  --carve RUNNER runs `RUNNER generate --model DIR/model.onnx (or --model FILE) --device cuda --graph --batch B
                  --prompt-len CONTEXT --max-new-tokens STEPS --format json` for each batch and puts
                  its figures next to PyTorch's (a failure is recorded, not fatal).
 Prints one table and writes decode_bench.json into --out.
@@ -319,6 +319,7 @@ def main():
     ap.add_argument("--torch", action="store_true", help="measure PyTorch's static decode")
     ap.add_argument("--hf", default="1", help="0 skips transformers' StaticCache variant")
     ap.add_argument("--carve", metavar="RUNNER", help="measure RUNNER generate on DIR/model.onnx")
+    ap.add_argument("--model", help="for --carve without --export: a model.onnx exported earlier")
     ap.add_argument("--layers", type=int, default=28, help="decoder layers (28 is Qwen2.5-1.5B)")
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--context", type=int, default=1024)
@@ -326,6 +327,8 @@ def main():
     ap.add_argument("--carve-timeout", type=float, default=300)
     ap.add_argument("--out", default=".")
     a = ap.parse_args()
+    if a.carve and not (a.export or a.model):
+        ap.error("--carve needs --export DIR or --model FILE")
     import torch
 
     os.makedirs(a.out, exist_ok=True)
@@ -341,7 +344,7 @@ def main():
     if a.export:
         model_path, res["export_data_bytes"] = export(model, a.export, a.max_seq)
     elif a.carve:
-        model_path = os.path.join(a.export or ".", "model.onnx")
+        model_path = a.model
     for b in batches:
         row = {"batch": b}
         if a.torch:

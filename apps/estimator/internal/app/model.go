@@ -198,4 +198,10 @@ func envelopeInfo(env engine.Envelope) map[string]rangeInfo {
 	return out
 }
 
-func opName(n *graph.Node) string { return opLabel(n.Domain, n.OpType) }
+// opName is n's op label; "" for no node (a buffer of a graph input, defined by none).
+func opName(n *graph.Node) string {
+	if n == nil {
+		return ""
+	}
+	return opLabel(n.Domain, n.OpType)
+}

@@ -319,7 +319,11 @@ func writeReportTable(w io.Writer, r *report) error {
 		tw = newTable(w)
 		tw.row("  BUFFER\tKIND\tSIZE\tSTEPS\tDEFINED BY\n")
 		for _, b := range p.Buffers {
-			tw.row("  %s\t%s\t%s\t[%d, %d)\t%s (%s)\n", b.ID, b.Kind, bytesize.Format(b.SizeBytes), b.FirstStep, b.EndStep, b.Node, b.Op)
+			by := "a graph input" // no node defines it
+			if b.Node != "" {
+				by = fmt.Sprintf("%s (%s)", b.Node, b.Op)
+			}
+			tw.row("  %s\t%s\t%s\t[%d, %d)\t%s\n", b.ID, b.Kind, bytesize.Format(b.SizeBytes), b.FirstStep, b.EndStep, by)
 		}
 		if err := tw.flush(); err != nil {
 			return err
