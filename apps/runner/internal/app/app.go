@@ -131,7 +131,6 @@ func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 		return cfg, err
 	}
 	cfg.Sessions = c.Int("concurrency")
-	cfg.Tight = c.Bool("tight")
 	if cfg.Envelope, err = engine.ParseEnvelope(c.StringSlice("dim")); err != nil {
 		return cfg, err
 	}
@@ -146,7 +145,7 @@ func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 func deviceConfig(c *cli.Context, env Env) (run.Config, error) {
 	cfg := run.Config{ModelPath: c.String("model"), Device: c.String("device"), Workers: c.Int("workers"),
 		Graphs: c.Bool("graph"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe,
-		NoFuse: c.Bool("no-fuse")}
+		NoFuse: c.Bool("no-fuse"), Tight: c.Bool("tight")}
 	var err error
 	switch p := c.String("policy"); p {
 	case "strict":
