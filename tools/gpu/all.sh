@@ -2,13 +2,14 @@
 # One GPU session's whole batch, so every session runs the GPU work the same way. On the GPU host,
 # from the repository root of the checkout the device tool sent, with the folder tools/gpu/build.sh
 # filled (TOOLS=apps/runner) carried as .gpu:
-#   bash .gpu/all.sh [STEPS]      STEPS: any of suite replicas qwen ortbench gpt2 (default: all)
+#   bash .gpu/all.sh [STEPS]      STEPS: any of suite replicas generate decode qwen ortbench gpt2
+#                                 (default: all of them)
 #                                 and soak (not in the default: tools/gpu/soak.sh for SOAK_S
 #                                 seconds, default 540, which one 600-second device call holds)
 # Logs go to $L (default /tmp/gpu-logs); summaries to stdout and $OUT; everything is tarred into
 # $OUT/logs.tgz at the end. Each step has a time limit so that the batch ends inside one call.
 set -uo pipefail
-steps=${1:-suite replicas qwen ortbench gpt2}
+steps=${1:-suite replicas generate decode qwen ortbench gpt2}
 L=${L:-/tmp/gpu-logs}
 OUT=${OUT:-$L}
 mkdir -p "$L" "$OUT"
@@ -17,12 +18,13 @@ for d in /usr/local/nvidia/lib64 /usr/local/cuda/lib64 /usr/local/cuda/targets/x
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 done
 runner=/tmp/carve-runner
-gunzip -c .gpu/runner.bin.gz > "$runner" && chmod +x "$runner"
+unxz() { xz -dc "$1" 2>/dev/null || python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$1"; }
+unxz .gpu/runner.bin.xz > "$runner" && chmod +x "$runner"
 nvidia-smi -L | tee "$OUT/gpus.txt"
 has() { [[ " $steps " == *" $1 "* ]]; }
 if has suite; then
   echo "== suite: every cuda test binary"
-  OUT=$L BENCH= timeout 150 bash .gpu/run.sh 2>&1 | grep -Ev '^\s+\|' | tee "$OUT/suite.txt" | grep -E '^(libs_|run.sh)'
+  OUT=$L BENCH= timeout 240 bash .gpu/run.sh 2>&1 | grep -Ev '^\s+\|' | tee "$OUT/suite.txt" | grep -E '^(libs_|run.sh)'
 fi
 if has replicas; then
   echo "== replicas: qwen2 fixture, --graph, 2 sessions per device"
@@ -36,6 +38,22 @@ if has replicas; then
       echo "$dev: $(tail -1 "$L/replicas.err")"
     fi
   done | tee "$OUT/replicas.txt"
+fi
+if has generate; then
+  echo "== generate: the KV-cache fixtures, 2 x 7 prompt tokens and 32 new ones, eager and as CUDA graphs"
+  for fx in qwen2_kv qwen2_gqa; do
+    for g in "" --graph; do
+      echo "-- $fx $g"
+      timeout 60 "$runner" generate --model libs/graph/testmodels/testdata/$fx.onnx --device cuda $g \
+        --batch 2 --prompt-len 7 --max-new-tokens 32 2>&1 | grep -E '^(reserved|first token|ms/token|tokens/s|timed run|runner:)'
+    done
+  done | tee "$OUT/generate.txt"
+fi
+if has decode; then
+  echo "== decode: Qwen2.5-1.5B-shaped GQA export, runner generate against PyTorch's static decode"
+  timeout 420 python3 .gpu/decode_bench.py --export /tmp/qwen-gqa --torch --carve "$runner" --out "$L" > "$L/decode.log" 2>&1
+  grep -vE '^\[' "$L/decode.log" | tail -20 | tee "$OUT/decode.txt"
+  cp "$L/decode_bench.json" "$OUT/" 2>/dev/null
 fi
 if has qwen; then
   echo "== qwen: Qwen2.5-1.5B-shaped export, carve against PyTorch eager"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs every test binary beside this script (gzipped by build.sh) on a GPU host (no Go needed),
+# Runs every test binary beside this script (xz-compressed by build.sh) on a GPU host (no Go needed),
 # then the GEMM benchmarks; full logs go to $OUT (the device tool's output folder) or ./gpu-logs, and a
 # summary to stdout. Exit status 0 only when every binary passed.
 #   BENCH=regexp  benchmarks to run (default GemmQwen; empty: none)
@@ -18,8 +18,10 @@ if ! ldconfig -p 2>/dev/null | grep -q libcublasLt.so.13 && ! ls /usr/local/cuda
 fi
 # Unpack the binaries (and apps) into a scratch folder; tests run there.
 bin=$(mktemp -d)
-for z in "$here"/*.gz; do
-  gunzip -c "$z" > "$bin/$(basename "$z" .gz)" && chmod +x "$bin/$(basename "$z" .gz)"
+# unxz: xz if the host has it, else Python's lzma (the GPU host always has Python).
+unxz() { xz -dc "$1" 2>/dev/null || python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' "$1"; }
+for z in "$here"/*.xz; do
+  unxz "$z" > "$bin/$(basename "$z" .xz)" && chmod +x "$bin/$(basename "$z" .xz)"
 done
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
 failed=0

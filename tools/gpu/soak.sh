@@ -8,7 +8,7 @@
 #     -w  seconds of warm-up left out of the check (default 30, or a tenth of -d if less)
 #     -o  the samples (default soak.csv); the runner's own samples and report lie beside it
 #         (.runner.csv, .json)
-#   RUNNER   a cuda build of the runner (default /tmp/carve-runner, else .gpu/runner.bin.gz
+#   RUNNER   a cuda build of the runner (default /tmp/carve-runner, else .gpu/runner.bin.xz
 #            unpacked there)
 #   TOL_MIB  device memory growth allowed after warm-up, in MiB (default 0)
 # Default bench flags: the qwen2 fixture, 4 sessions on cuda:0, batch 3, seq 16.
@@ -33,8 +33,8 @@ for d in /usr/local/nvidia/lib64 /usr/local/cuda/lib64 /usr/local/cuda/targets/x
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 done
 runner=${RUNNER:-/tmp/carve-runner}
-if [ ! -x "$runner" ] && [ -f .gpu/runner.bin.gz ]; then
-  gunzip -c .gpu/runner.bin.gz > "$runner" && chmod +x "$runner"
+if [ ! -x "$runner" ] && [ -f .gpu/runner.bin.xz ]; then
+  { xz -dc .gpu/runner.bin.xz 2>/dev/null || python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), sys.stdout.buffer)' .gpu/runner.bin.xz; } > "$runner" && chmod +x "$runner"
 fi
 [ -x "$runner" ] || { echo "soak: no runner at $runner (set RUNNER)" >&2; exit 2; }
 base=${out%.csv}
