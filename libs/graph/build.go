@@ -170,8 +170,9 @@ func Build(s Spec) (*Model, error) {
 	return m, nil
 }
 
-// inputDim checks a graph input's dim (a non-negative constant or a named dim) and records a
-// named dim in DimNames.
+// inputDim checks a graph input's dim (a non-negative constant, a named dim, or an expression of
+// named dims such as past_seq + seq, which a binding derives from the dims other inputs give) and
+// records the named dims in DimNames.
 func (b *builder) inputDim(d Dim) error {
 	if v, ok := d.Value(); ok {
 		if v < 0 {
@@ -179,11 +180,16 @@ func (b *builder) inputDim(d Dim) error {
 		}
 		return nil
 	}
-	syms := d.Syms(nil)
-	if len(syms) != 1 || !Sym(syms[0]).Equal(d) {
-		return fmt.Errorf("an input's dim must be a constant or a named dim")
+	if err := d.Err(); err != nil {
+		return err
 	}
-	b.dim(syms[0])
+	syms := d.Syms(nil)
+	if len(syms) == 0 {
+		return fmt.Errorf("an input's dim must be a constant, a named dim or an expression of named dims")
+	}
+	for _, s := range syms {
+		b.dim(s)
+	}
 	return nil
 }
 

@@ -126,9 +126,9 @@ func TestBuildErrors(t *testing.T) {
 		{"cycle", func(s *graph.Spec) { s.Nodes[1].Inputs[0] = "y" }, "cycle"},
 		{"no op", func(s *graph.Spec) { s.Nodes[0].OpType = "" }, "no op_type"},
 		{"unsupported op", func(s *graph.Spec) { s.Nodes[1].OpType = "Frobnicate" }, "unsupported operators: Frobnicate"},
-		{"expression dim", func(s *graph.Spec) {
-			s.Inputs[0].Shape[0] = graph.Sym("a").Mul(graph.Sym("b"))
-		}, "must be a constant or a named dim"},
+		{"poisoned dim", func(s *graph.Spec) {
+			s.Inputs[0].Shape[0] = graph.Sym("a").Mul(graph.Const(1 << 62)).Mul(graph.Const(4))
+		}, "overflow"},
 		{"negative dim", func(s *graph.Spec) { s.Inputs[0].Shape[1] = graph.Const(-1) }, "negative"},
 		{"bad inference", func(s *graph.Spec) { s.Inputs[0].Shape[1] = graph.Const(5) }, "Mul"},
 		{"nil weight", func(s *graph.Spec) { s.Initializers = append(s.Initializers, nil) }, "nil or has no name"},

@@ -16,7 +16,7 @@ func TestHostValues(t *testing.T) {
 	for _, m := range testmodels.Models() {
 		t.Run(m.Name, func(t *testing.T) {
 			g := loadFixture(t, m)
-			b, err := graph.Bind(g, map[string]int64{"batch": 3, "seq": 5})
+			b, err := graph.Bind(g, m.Dims(3, 5, 4))
 			require.NoError(t, err)
 			hosts := 0
 			for _, n := range g.Nodes {

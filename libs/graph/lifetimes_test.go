@@ -80,7 +80,7 @@ func TestLifetimesFixtures(t *testing.T) {
 	for _, m := range testmodels.Models() {
 		t.Run(m.Name, func(t *testing.T) {
 			g := loadFixture(t, m)
-			for _, dims := range []map[string]int64{{"batch": 1, "seq": 1}, {"batch": 3, "seq": 17}} {
+			for _, dims := range []map[string]int64{m.Dims(1, 1, 1), m.Dims(3, 17, 4)} {
 				b, err := graph.Bind(g, dims)
 				require.NoError(t, err)
 				l, err := b.Lifetimes(nil)

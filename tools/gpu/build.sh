@@ -30,8 +30,9 @@ for app in ${TOOLS:-}; do
   gzip -f "$dir/$(basename "$app").bin"
 done
 cp tools/gpu/run.sh "$dir/run.sh"
-# The benchmark against PyTorch, with the fixture script whose model builder and exporter it uses.
-cp tools/gpu/all.sh tools/gpu/qwen_bench.py tools/gpu/demo.sh tools/fixtures/make_fixtures.py "$dir/"
+# The benchmarks against PyTorch, with the fixture scripts whose model builders and exporters they use.
+cp tools/gpu/all.sh tools/gpu/qwen_bench.py tools/gpu/demo.sh tools/fixtures/make_fixtures.py \
+  tools/gpu/decode_bench.py tools/fixtures/gqa_builder.py "$dir/"
 du -ch "$dir"/* | sort -h >&2
 total=$(du -sm "$dir" | cut -f1)
 if [ "$total" -ge 32 ]; then

@@ -103,7 +103,8 @@ type Cache struct {
 
 	// Dims the generator binds: the batch and the new positions (input_ids' dims), the past's
 	// length (the concat form's past dim; the shared-buffer form's maximum context), and the
-	// mask's length when it is a dim of its own (the shared-buffer form).
+	// mask's length when it is a dim of its own (the shared-buffer form; in the concat form
+	// until Tie replaces it).
 	BatchDim, SeqDim, PastDim, MaskDim string
 }
 
@@ -218,10 +219,59 @@ func Recognize(m *graph.Model, names Names) (*Cache, error) {
 		if c.MaskDim == "" {
 			return bad("input %q is %s: want [batch, total_length] with a named length", n.Mask, mask.Shape)
 		}
-	} else if c.Positions == "" {
-		return bad("the concat form needs an input %q: carve pads the cache, so positions cannot be derived from its length", n.Positions)
+	} else {
+		if c.Positions == "" {
+			return bad("the concat form needs an input %q: carve pads the cache, so positions cannot be derived from its length", n.Positions)
+		}
+		total := graph.Sym(c.PastDim).Add(graph.Sym(c.SeqDim))
+		if !mask.Shape[1].Equal(total) {
+			if c.MaskDim = symName(mask.Shape[1]); c.MaskDim == "" {
+				return bad("input %q is %s: want [batch, %s]", n.Mask, mask.Shape, total)
+			}
+		}
 	}
 	return c, nil
+}
+
+// Tie returns m with the concat form's mask length, when the model names it as a dim of its own
+// (say total_seq), replaced by the past plus the new positions, which it is: a binding then
+// derives it, and planning never meets a mask that disagrees with the cache. Other models are
+// returned as they are. The cache recognised in m describes the result too.
+func (c *Cache) Tie(m *graph.Model) (*graph.Model, error) {
+	if c.Form != Concat || c.MaskDim == "" {
+		return m, nil
+	}
+	spec := m.Spec()
+	total := graph.Sym(c.PastDim).Add(graph.Sym(c.SeqDim))
+	for i, in := range spec.Inputs {
+		for j, d := range in.Shape {
+			if symName(d) == c.MaskDim {
+				if in.Name != c.Mask {
+					return nil, &RecognitionError{Problem: fmt.Sprintf("dim %q of the mask is also input %q's", c.MaskDim, in.Name)}
+				}
+				spec.Inputs[i].Shape[j] = total
+			}
+		}
+	}
+	tied, err := graph.Build(spec)
+	if err != nil {
+		return nil, fmt.Errorf("generate: tying the mask's length %q to %s: %w", c.MaskDim, total, err)
+	}
+	c.MaskDim = ""
+	return tied, nil
+}
+
+// Prepare recognises m's KV cache (Recognize) and returns the model to run for generation: m
+// with the concat form's mask length tied to the cache (Tie).
+func Prepare(m *graph.Model, names Names) (*graph.Model, *Cache, error) {
+	c, err := Recognize(m, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m, err = c.Tie(m); err != nil {
+		return nil, nil, err
+	}
+	return m, c, nil
 }
 
 // readByGQA reports whether a GroupQueryAttention node reads v.

@@ -1,7 +1,9 @@
 package generate
 
 import (
+	"context"
 	"fmt"
+	"sort"
 
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
@@ -70,6 +72,9 @@ func (c *Cache) Envelope(m *graph.Model, cfg Config) (engine.Envelope, error) {
 	}
 	switch c.Form {
 	case Concat:
+		if c.MaskDim != "" {
+			return nil, &ConfigError{Problem: fmt.Sprintf("the mask's length %q is a dim of its own: tie it to the cache first (Cache.Tie)", c.MaskDim)}
+		}
 		env[c.PastDim] = engine.Range{Lo: 1, Hi: c.slots(cfg)}
 	case SharedBuffer:
 		env[c.PastDim] = engine.Range{Lo: cfg.Context, Hi: cfg.Context}
@@ -147,5 +152,82 @@ func (c *Cache) RuntimeOptions(m *graph.Model, cfg Config, opts engine.RuntimeOp
 		return opts, err
 	}
 	opts.Envelope, opts.State = env, state
+	opts.External = external(state)
 	return opts, nil
+}
+
+// Workspace is one kernel's workspace under generation: its bound W over the whole envelope,
+// and the capacity C the largest prompt's pattern and the longest decode step's pattern plan
+// for it (for an exact pattern, C is the kernel's R there).
+type Workspace struct {
+	Node, Op        string
+	Bound           int64 // W over the envelope
+	Prefill, Decode int64 // C at the largest prompt bucket, at the longest past
+	PrefillDims     engine.Binding
+	DecodeDims      engine.Binding
+}
+
+// Workspaces plans the envelope of cfg and its two extreme patterns, the largest prompt and the
+// longest decode step, and returns every kernel with a workspace in any of them, largest W first.
+func (c *Cache) Workspaces(ctx context.Context, m *graph.Model, cfg Config, opts engine.Options) ([]Workspace, *engine.EnvelopePlan, error) {
+	ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: opts})
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.External = external(ro.State)
+	ep, err := engine.PlanEnvelope(ctx, m, ro.Envelope, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, _ = c.check(cfg)
+	prefill, decode := c.ExtremeBindings(cfg)
+	pp, err := engine.Plan(ctx, m, prefill, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	dp, err := engine.Plan(ctx, m, decode, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []Workspace
+	for i, n := range m.Nodes {
+		w := Workspace{Node: n.Name, Op: n.OpType, Prefill: pp.Steps[i].Workspace, Decode: dp.Steps[i].Workspace,
+			PrefillDims: prefill, DecodeDims: decode}
+		for _, b := range ep.Bounds {
+			if b.Node == n {
+				w.Bound = b.Bound.Bytes
+			}
+		}
+		if w.Bound > 0 || w.Prefill > 0 || w.Decode > 0 {
+			out = append(out, w)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Bound > out[j].Bound })
+	return out, ep, nil
+}
+
+// ExtremeBindings are the largest prompt's binding and the longest decode step's under cfg.
+func (c *Cache) ExtremeBindings(cfg Config) (prefill, decode engine.Binding) {
+	seq := Bucket(cfg.Prompt, cfg.Context)
+	prefill = engine.Binding{c.BatchDim: cfg.Batch, c.SeqDim: seq}
+	decode = engine.Binding{c.BatchDim: cfg.Batch, c.SeqDim: 1}
+	switch c.Form {
+	case Concat:
+		prefill[c.PastDim] = 1
+		decode[c.PastDim] = c.slots(cfg)
+	case SharedBuffer:
+		prefill[c.PastDim], prefill[c.MaskDim] = cfg.Context, seq
+		decode[c.PastDim], decode[c.MaskDim] = cfg.Context, cfg.Context
+	}
+	return prefill, decode
+}
+
+// external is the values state buffers hold: engine.Options.External for them.
+func external(bufs []engine.StateBuffer) []string {
+	var names []string
+	for _, b := range bufs {
+		names = append(names, b.Values...)
+	}
+	sort.Strings(names)
+	return names
 }

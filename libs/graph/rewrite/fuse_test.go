@@ -46,7 +46,13 @@ func TestFixtures(t *testing.T) {
 		"bert": {rewrite.Attention: 2}, "bert_fused": {rewrite.Attention: 2}, "bert_ts_fused": {rewrite.Attention: 2},
 		"qwen2": llm, "qwen2_q4": llm, "llama": llm,
 		"qwen2_1p5b_graph": {rewrite.Attention: 28, rewrite.RMSNorm: 57, rewrite.SiLU: 28, rewrite.Rotary: 56, rewrite.TransposedWeight: 1},
+		"qwen2_kv":         {rewrite.RMSNorm: 5, rewrite.SiLU: 2}, "qwen2_gqa": {rewrite.SiLU: 2},
 	}
+	// Candidates known to stay unfused. qwen2_kv (the KV-cache export): its rotary tables come
+	// from position_ids, one per batch row ([batch, 1, seq, head]), and its keys are the past
+	// concatenated with the new ones ([batch, heads, past_seq + seq, head]), through reshapes the
+	// attention pattern cannot prove a transpose.
+	unfused := map[string]map[rewrite.Kind]int{"qwen2_kv": {rewrite.Rotary: 4, rewrite.Attention: 2}}
 	for _, fm := range testmodels.Models() {
 		t.Run(fm.Name, func(t *testing.T) {
 			m := load(t, fm.Name)
@@ -64,7 +70,15 @@ func TestFixtures(t *testing.T) {
 				return
 			}
 			require.Equal(t, want[fm.Name], got, "unfused: %+v", rep.Unfused)
-			require.Empty(t, rep.Unfused, "every candidate of a PyTorch export fuses")
+			left := map[rewrite.Kind]int{}
+			for _, u := range rep.Unfused {
+				left[u.Kind]++
+			}
+			if unfused[fm.Name] == nil {
+				require.Empty(t, rep.Unfused, "every candidate of a PyTorch export fuses")
+			} else {
+				require.Equal(t, unfused[fm.Name], left, "unfused: %+v", rep.Unfused)
+			}
 			require.Equal(t, len(m.Nodes), rep.NodesBefore)
 			require.Equal(t, len(f.Nodes), rep.NodesAfter)
 			require.Equal(t, m.DimNames, f.DimNames)

@@ -1,8 +1,10 @@
 // Package testmodels embeds carve's ONNX test fixtures: tiny GPT-2, Qwen2, Llama and BERT
 // models with random weights, fused and 4-bit variants, a 28-layer Qwen2-1.5B-shaped graph
-// without its weights, and onnxruntime's outputs and value shapes for a few bindings.
+// without its weights, and onnxruntime's outputs and value shapes for a few bindings; and a tiny
+// Qwen2 with a KV cache in its two forms (qwen2_kv, qwen2_gqa) with onnxruntime's greedy
+// generations.
 //
-// tools/fixtures/make_fixtures.py made them on the GPU machine; testdata/manifest.json says
+// tools/fixtures/make_fixtures.py and make_kv_fixtures.py made them on the GPU machine; testdata/manifest.json says
 // how each was made (versions, export path, op histogram). Tests in any module use them
 // through this package, without file paths. Everything here is safe for concurrent use.
 package testmodels
@@ -55,6 +57,10 @@ type Model struct {
 	// models.
 	Bindings []Binding `json:"bindings"`
 	Shapes   string    `json:"shapes"` // the file of onnxruntime's value shapes
+
+	// Generation is onnxruntime's greedy generation with the model's KV cache; nil for models
+	// without one.
+	Generation *Generation `json:"generation"`
 }
 
 // Binding is one run of onnxruntime: its dims, and the .npy files of its inputs and outputs.

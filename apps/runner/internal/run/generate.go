@@ -119,7 +119,7 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 	if g.Model, g.Fusion, err = fuse(g.Model, specs[0].Kind, cfg.Config); err != nil {
 		return nil, err
 	}
-	if g.Cache, err = generate.Recognize(g.Model, cfg.Names); err != nil {
+	if g.Model, g.Cache, err = generate.Prepare(g.Model, cfg.Names); err != nil {
 		return nil, err
 	}
 	opts, err := GenerateOptions(g.Model, g.Cache, g.Generate, cfg.Config)

@@ -1,0 +1,121 @@
+package generate
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/testmodels"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/cpu"
+	"carve.dev/libs/kernels/sim"
+)
+
+// TestGenerationMatchesOnnxruntime generates from every fixture with a KV cache, on the CPU and
+// on the simulated discrete device: the greedy tokens are onnxruntime's, every step's logits
+// within 1e-3, and the buckets are what the package promises (one prompt pattern, one per past
+// bucket met).
+func TestGenerationMatchesOnnxruntime(t *testing.T) {
+	n := 0
+	for _, fx := range testmodels.Models() {
+		gen := fx.Generation
+		if gen == nil {
+			continue
+		}
+		n++
+		for _, device := range []string{"cpu", "sim"} {
+			t.Run(fx.Name+"/"+device, func(t *testing.T) {
+				m, err := graph.Load(fx.WriteTemp(t))
+				require.NoError(t, err)
+				t.Cleanup(func() { m.Close() })
+				c, err := Recognize(m, Names{})
+				require.NoError(t, err)
+				wantForm := map[string]Form{testmodels.FormConcat: Concat, testmodels.FormGQA: SharedBuffer}[gen.Form]
+				require.Equal(t, wantForm, c.Form)
+				require.Len(t, c.Layers, int(gen.Layers))
+				require.Equal(t, gen.KVHeads, c.KVHeads)
+				require.Equal(t, gen.HeadDim, c.HeadDim)
+				m, err = c.Tie(m)
+				require.NoError(t, err)
+
+				var be kernels.Backend
+				if device == "cpu" {
+					be, err = cpu.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2})
+				} else {
+					be, err = sim.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2})
+				}
+				require.NoError(t, err)
+				al, err := alloc.New(be.Device(), alloc.Options{})
+				require.NoError(t, err)
+				context64 := int64(64)
+				if gen.MaxSeq > 0 {
+					context64 = gen.MaxSeq
+				}
+				cfg := Config{Batch: gen.Batch, Context: context64, Prompt: 16}
+				ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: engine.Options{Workers: 2}})
+				require.NoError(t, err)
+				rt, err := engine.NewRuntime(context.Background(), m, be, al, ro)
+				require.NoError(t, err)
+				s, err := rt.NewSession()
+				require.NoError(t, err)
+				t.Cleanup(func() {
+					require.NoError(t, s.Close())
+					require.NoError(t, rt.Close())
+					require.NoError(t, al.Close())
+					require.NoError(t, be.Close())
+				})
+				want, err := c.StateBytes(cfg)
+				require.NoError(t, err)
+				require.Equal(t, alloc.ReservedSize(alignedTotal(ro.State)), rt.StateBytes())
+				require.LessOrEqual(t, want, rt.StateBytes())
+
+				g, err := New(rt, s, c, cfg)
+				require.NoError(t, err)
+				prompt, err := gen.Prompt()
+				require.NoError(t, err)
+				tokens, err := gen.Tokens()
+				require.NoError(t, err)
+				logits, err := gen.Logits()
+				require.NoError(t, err)
+				var worst float64
+				got, tm, err := g.Generate(context.Background(), prompt.Int64, gen.PromptLen, int(gen.Steps), Greedy{}, func(st Step) error {
+					ref := logits.Float32[int64(st.Index)*gen.Batch*c.Vocab:][:gen.Batch*c.Vocab]
+					for i, v := range st.Logits {
+						worst = math.Max(worst, math.Abs(float64(v-ref[i])))
+					}
+					return nil
+				})
+				require.NoError(t, err)
+				require.Equal(t, tokens.Int64, got, "greedy tokens")
+				require.Less(t, worst, 1e-3, "logits")
+				require.Len(t, tm.Steps, int(gen.Steps)-1)
+				t.Logf("%s on %s: %d tokens identical, logits within %.2g", fx.Name, device, len(got), worst)
+
+				// The prompt's bucket and the past buckets 16, 32 and 64 (7 + 32 positions).
+				st := rt.Stats()
+				require.EqualValues(t, 4, st.Programs.Misses, "programs compiled")
+			})
+		}
+	}
+	require.Equal(t, 2, n, "fixtures with a KV cache")
+}
+
+func alignedTotal(bufs []engine.StateBuffer) int64 {
+	var n int64
+	for _, b := range bufs {
+		n += (b.Bytes + 255) / 256 * 256
+	}
+	return n
+}
+
+// TestBucket pins the bucket ladder.
+func TestBucket(t *testing.T) {
+	for _, tc := range [][3]int64{{1, 64, 16}, {16, 64, 16}, {17, 64, 32}, {33, 64, 64}, {65, 64, 64}, {100, 1000, 128}, {1, 8, 8}} {
+		require.Equal(t, tc[2], Bucket(tc[0], tc[1]), "Bucket(%d, %d)", tc[0], tc[1])
+	}
+}
