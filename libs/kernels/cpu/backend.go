@@ -38,6 +38,7 @@ type Backend struct {
 	target   kernels.Target
 	copies   [4]atomic.Int64 // uploads, upload bytes, downloads, download bytes
 	registry *kernels.Registry
+	rows     copyList // CopyRows's queued copies, recycled
 }
 
 // hostDevice is a device whose memory the host addresses directly and whose streams run host work:
@@ -112,18 +113,69 @@ func (b *Backend) CopyOut(dst []byte, p alloc.Ptr, s alloc.Stream) error {
 	return b.dev.Launch(s, func() { copy(dst, src) })
 }
 
-// CopyRows queues a strided copy within host memory on s.
+// CopyRows queues a strided copy within host memory on s. Outside a capture the copy is one of
+// the backend's recycled rowCopy values, so that a generator's per-step cache copies allocate
+// nothing once warm; a captured copy runs at every replay and gets a closure of its own.
 func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitch int64, width, rows int64, s alloc.Stream) error {
 	if rows <= 0 || width <= 0 {
 		return nil
 	}
-	d := alloc.HostBytes(dst, (rows-1)*dstPitch+width)
-	r := alloc.HostBytes(src, (rows-1)*srcPitch+width)
-	return b.dev.Launch(s, func() {
-		for i := int64(0); i < rows; i++ {
-			copy(d[i*dstPitch:i*dstPitch+width], r[i*srcPitch:i*srcPitch+width])
-		}
-	})
+	c := rowCopy{d: alloc.HostBytes(dst, (rows-1)*dstPitch+width), r: alloc.HostBytes(src, (rows-1)*srcPitch+width),
+		dstPitch: dstPitch, srcPitch: srcPitch, width: width, rows: rows}
+	if _, capturing, err := b.dev.CaptureInfo(s); err != nil || capturing {
+		captured := new(rowCopy) // c itself stays on the stack
+		*captured = c
+		return b.dev.Launch(s, captured.copy)
+	}
+	q := b.rows.get()
+	q.rowCopy = c
+	return b.dev.Launch(s, q.run)
+}
+
+// rowCopy is one strided copy.
+type rowCopy struct {
+	d, r                            []byte
+	dstPitch, srcPitch, width, rows int64
+}
+
+func (c *rowCopy) copy() {
+	for i := int64(0); i < c.rows; i++ {
+		copy(c.d[i*c.dstPitch:i*c.dstPitch+c.width], c.r[i*c.srcPitch:i*c.srcPitch+c.width])
+	}
+}
+
+// queuedCopy is a rowCopy queued on a stream; run (bound once, when it is made) copies and
+// returns it to its list.
+type queuedCopy struct {
+	rowCopy
+	list *copyList
+	run  func()
+}
+
+// copyList is a free list of queuedCopy values: hand-written rather than a sync.Pool because a
+// pool may drop its values at any GC, and then each copy allocates again.
+type copyList struct {
+	mu   sync.Mutex
+	free []*queuedCopy
+}
+
+func (l *copyList) get() *queuedCopy {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.free); n > 0 {
+		q := l.free[n-1]
+		l.free = l.free[:n-1]
+		return q
+	}
+	q := &queuedCopy{list: l}
+	q.run = func() {
+		q.copy()
+		q.rowCopy = rowCopy{} // drop the buffers
+		l.mu.Lock()
+		l.free = append(l.free, q)
+		l.mu.Unlock()
+	}
+	return q
 }
 
 // Counters reports the copies queued so far.
