@@ -21,14 +21,10 @@ import (
 func TestDecodeAllocatesNothing(t *testing.T) {
 	for _, name := range []string{"qwen2_gqa", "qwen2_kv"} {
 		t.Run(name, func(t *testing.T) {
-			fx, err := testmodels.Get(name)
-			if err != nil {
-				t.Skipf("fixture %s is not in testmodels yet: %v", name, err)
-			}
-			m, err := graph.Load(fx.WriteTemp(t))
+			loaded, err := graph.Load(testmodels.MustGet(name).WriteTemp(t))
 			require.NoError(t, err)
-			defer m.Close()
-			c, err := Recognize(m, Names{})
+			defer loaded.Close()
+			m, c, err := Prepare(loaded, Names{})
 			require.NoError(t, err)
 			be, err := cpu.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2})
 			require.NoError(t, err)
@@ -38,9 +34,6 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 			defer al.Close()
 			cfg := Config{Batch: 2, Context: 64, Prompt: 20}
 			ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: engine.Options{Workers: 2}})
-			if _, ok := err.(*ConfigError); ok && c.Form == Concat {
-				t.Skipf("the concat fixture does not load for generation yet: %v", err)
-			}
 			require.NoError(t, err)
 			rt, err := engine.NewRuntime(context.Background(), m, be, al, ro)
 			require.NoError(t, err)

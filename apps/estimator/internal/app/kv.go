@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -182,9 +181,7 @@ func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := k.opts
-	opts.External = externalValues(ro.State)
-	ep, err := engine.PlanEnvelope(k.ctx, k.m, ro.Envelope, opts)
+	ep, err := engine.PlanEnvelope(k.ctx, k.m, ro.Envelope, ro.Options) // the held values External, as the runtime plans them
 	var oe *graph.OverflowError
 	var be *graph.BindError
 	var pe *engine.PlanError
@@ -219,17 +216,6 @@ func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 		p.MarginBytes, p.Fits = &margin, margin >= 0
 	}
 	return p, nil
-}
-
-// externalValues are the values state buffers hold, sorted: engine.Options.External for them,
-// as engine.NewRuntime sets it.
-func externalValues(bufs []engine.StateBuffer) []string {
-	var names []string
-	for _, b := range bufs {
-		names = append(names, b.Values...)
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
 }
 
 func runKV(c *cli.Context, s Streams) error {
@@ -295,7 +281,7 @@ func runKV(c *cli.Context, s Streams) error {
 		return err
 	}
 	defer m.close()
-	cache, err := generate.Recognize(m.Model, names)
+	tied, cache, err := generate.Prepare(m.Model, names)
 	var rce *generate.RecognitionError
 	if errors.As(err, &rce) {
 		var flags []string
@@ -308,7 +294,7 @@ func runKV(c *cli.Context, s Streams) error {
 	if err != nil {
 		return err
 	}
-	k := &kvPlanner{ctx: c.Context, m: m.Model, cache: cache, opts: opts, prompt: prompt, budget: budget}
+	k := &kvPlanner{ctx: c.Context, m: tied, cache: cache, opts: opts, prompt: prompt, budget: budget}
 	r := &kvResult{Model: m.info(), Backend: opts.Target.Backend, Workers: opts.Target.Workers,
 		Cache:         kvCache{Form: cache.Form.String(), Layers: len(cache.Layers), KVHeads: cache.KVHeads, HeadDim: cache.HeadDim, DType: cache.DType.String()},
 		BytesPerToken: cache.BytesPerToken()}

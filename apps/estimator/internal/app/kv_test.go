@@ -18,15 +18,10 @@ import (
 	"carve.dev/libs/kernels"
 )
 
-// kvModel writes the shared-buffer KV fixture to a temporary file; the test is skipped while
-// the fixture has not landed in testmodels.
+// kvModel writes the shared-buffer KV fixture to a temporary file.
 func kvModel(t *testing.T) string {
 	t.Helper()
-	fx, err := testmodels.Get("qwen2_gqa")
-	if err != nil {
-		t.Skipf("fixture qwen2_gqa is not in testmodels yet: %v", err)
-	}
-	return fx.WriteTemp(t)
+	return testmodels.MustGet("qwen2_gqa").WriteTemp(t)
 }
 
 func kvJSON(t *testing.T, args ...string) (kvResult, int, string) {
@@ -51,7 +46,7 @@ func runnerReservation(t *testing.T, path, kind string, gc generate.Config) (cou
 	require.NoError(t, err)
 	fused, _, err := rewrite.Fuse(m, fo)
 	require.NoError(t, err)
-	c, err := generate.Recognize(fused, generate.Names{})
+	fused, c, err := generate.Prepare(fused, generate.Names{})
 	require.NoError(t, err)
 	drv, err := kernels.LookupDriver(kind)
 	require.NoError(t, err)
@@ -76,16 +71,19 @@ func runnerReservation(t *testing.T, path, kind string, gc generate.Config) (cou
 // TestKVEqualsRunnerReservation: the estimator's total for a batch and a context is what a
 // runtime made with the runner's options counts and what its allocator reserves, to the byte.
 func TestKVEqualsRunnerReservation(t *testing.T) {
-	model := kvModel(t)
+	models := map[string]string{"qwen2_gqa": kvModel(t), "qwen2_kv": testmodels.MustGet("qwen2_kv").WriteTemp(t)}
 	for _, tc := range []struct {
-		target, kind           string
+		fixture, target, kind  string
 		batch, context, prompt int64
 	}{
-		{"cpu:2", kernels.BackendCPU, 1, 64, 16},
-		{"cpu:2", kernels.BackendCPU, 3, 200, 0},
-		{"sim:2", kernels.BackendSim, 2, 100, 40},
+		{"qwen2_gqa", "cpu:2", kernels.BackendCPU, 1, 64, 16},
+		{"qwen2_gqa", "cpu:2", kernels.BackendCPU, 3, 200, 0},
+		{"qwen2_gqa", "sim:2", kernels.BackendSim, 2, 100, 40},
+		{"qwen2_kv", "cpu:2", kernels.BackendCPU, 2, 100, 20},
+		{"qwen2_kv", "sim:2", kernels.BackendSim, 1, 300, 0},
 	} {
-		t.Run(fmt.Sprintf("%s/b%d/c%d", tc.target, tc.batch, tc.context), func(t *testing.T) {
+		model := models[tc.fixture]
+		t.Run(fmt.Sprintf("%s/%s/b%d/c%d", tc.fixture, tc.target, tc.batch, tc.context), func(t *testing.T) {
 			args := []string{"--model", model, "--target", tc.target, "--batch", strconv.FormatInt(tc.batch, 10),
 				"--context", strconv.FormatInt(tc.context, 10)}
 			prompt := tc.context - 1
