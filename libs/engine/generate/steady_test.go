@@ -2,6 +2,7 @@ package generate
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,12 +16,17 @@ import (
 )
 
 // TestDecodeAllocatesNothing: after one generation has met every bucket, another plans no
-// pattern, compiles no program and makes no Go allocation per decode step on the CPU: a
+// pattern, compiles no program and makes no Go allocation per decode step on the CPU, eagerly
+// and with each pattern replayed as a graph: a
 // generation of 40 tokens (prefill, decode buckets 32 and 64) allocates what one of 2 tokens
 // does, its result slices.
 func TestDecodeAllocatesNothing(t *testing.T) {
-	for _, name := range []string{"qwen2_gqa", "qwen2_kv"} {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		graphs bool
+	}{{"qwen2_gqa", false}, {"qwen2_kv", false}, {"qwen2_gqa", true}, {"qwen2_kv", true}} {
+		name := tc.name
+		t.Run(fmt.Sprintf("%s/graphs=%v", name, tc.graphs), func(t *testing.T) {
 			loaded, err := graph.Load(testmodels.MustGet(name).WriteTemp(t))
 			require.NoError(t, err)
 			defer loaded.Close()
@@ -33,7 +39,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 			require.NoError(t, err)
 			defer al.Close()
 			cfg := Config{Batch: 2, Context: 64, Prompt: 20}
-			ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: engine.Options{Workers: 2}})
+			ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: engine.Options{Workers: 2}, Graphs: tc.graphs})
 			require.NoError(t, err)
 			rt, err := engine.NewRuntime(context.Background(), m, be, al, ro)
 			require.NoError(t, err)

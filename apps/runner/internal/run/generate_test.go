@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -73,8 +74,8 @@ func TestGenerateSteadyState(t *testing.T) {
 		for _, tc := range []struct {
 			device string
 			graphs bool
-		}{{"cpu", false}, {"sim", false}, {"sim", true}} {
-			t.Run(name+"/"+tc.device, func(t *testing.T) {
+		}{{"cpu", false}, {"cpu", true}, {"sim", false}, {"sim", true}} {
+			t.Run(fmt.Sprintf("%s/%s/graphs=%v", name, tc.device, tc.graphs), func(t *testing.T) {
 				fx := kvFixture(t, name)
 				g, err := LoadGenerator(context.Background(), GenerateConfig{
 					Config:    Config{ModelPath: fx.path, Device: tc.device, Workers: 2, DeviceMemory: 1 << 30, Graphs: tc.graphs, Seed: 3},
