@@ -3,6 +3,7 @@ module carve.dev/apps/estimator
 go 1.26.0
 
 require (
+	carve.dev/libs/alloc v0.0.0
 	carve.dev/libs/engine v0.0.0
 	carve.dev/libs/graph v0.0.0
 	carve.dev/libs/kernels v0.0.0
@@ -15,7 +16,6 @@ require (
 )
 
 require (
-	carve.dev/libs/alloc v0.0.0 // indirect
 	codeberg.org/sbinet/npyio v0.14.0 // indirect
 	github.com/campoy/embedmd v1.0.0 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect

@@ -464,7 +464,7 @@ func (d *CPUDevice) EndCapture(h Stream) (GraphExec, error) {
 	c.mu.Unlock()
 	d.captures--
 	g := GraphExec(d.handle())
-	d.graphs[g] = &cpuGraph{nodes: nodes}
+	d.graphs[g] = newCPUGraph(nodes)
 	return g, nil
 }
 
@@ -496,17 +496,11 @@ func (d *CPUDevice) LaunchGraph(hg GraphExec, hs Stream) error {
 	if !ok {
 		return fmt.Errorf("cpu: launch graph %d: %w", hg, ErrInvalidHandle)
 	}
-	nodes := g.nodes
-	replay := func() {
-		for _, fn := range nodes {
-			fn()
-		}
-	}
 	if c := s.capture; c != nil {
-		c.add(replay)
+		c.add(g.replay)
 		return nil
 	}
-	s.enqueue(replay)
+	s.enqueue(g.replay)
 	return nil
 }
 
@@ -743,7 +737,16 @@ func (c *cpuCapture) join(s *cpuStream) {
 }
 
 type cpuGraph struct {
-	nodes []func()
+	nodes  []func()
+	replay func() // runs nodes; made once, so that a launch allocates nothing
+}
+
+func newCPUGraph(nodes []func()) *cpuGraph {
+	return &cpuGraph{nodes: nodes, replay: func() {
+		for _, fn := range nodes {
+			fn()
+		}
+	}}
 }
 
 type cpuCall int

@@ -2,6 +2,7 @@ package generate
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,20 +16,21 @@ import (
 )
 
 // TestDecodeAllocatesNothing: after one generation has met every bucket, another plans no
-// pattern, compiles no program and makes no Go allocation per decode step on the CPU: a
+// pattern, compiles no program and makes no Go allocation per decode step on the CPU, eagerly
+// and with each pattern replayed as a graph: a
 // generation of 40 tokens (prefill, decode buckets 32 and 64) allocates what one of 2 tokens
 // does, its result slices.
 func TestDecodeAllocatesNothing(t *testing.T) {
-	for _, name := range []string{"qwen2_gqa", "qwen2_kv"} {
-		t.Run(name, func(t *testing.T) {
-			fx, err := testmodels.Get(name)
-			if err != nil {
-				t.Skipf("fixture %s is not in testmodels yet: %v", name, err)
-			}
-			m, err := graph.Load(fx.WriteTemp(t))
+	for _, tc := range []struct {
+		name   string
+		graphs bool
+	}{{"qwen2_gqa", false}, {"qwen2_kv", false}, {"qwen2_gqa", true}, {"qwen2_kv", true}} {
+		name := tc.name
+		t.Run(fmt.Sprintf("%s/graphs=%v", name, tc.graphs), func(t *testing.T) {
+			loaded, err := graph.Load(testmodels.MustGet(name).WriteTemp(t))
 			require.NoError(t, err)
-			defer m.Close()
-			c, err := Recognize(m, Names{})
+			defer loaded.Close()
+			m, c, err := Prepare(loaded, Names{})
 			require.NoError(t, err)
 			be, err := cpu.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2})
 			require.NoError(t, err)
@@ -37,10 +39,7 @@ func TestDecodeAllocatesNothing(t *testing.T) {
 			require.NoError(t, err)
 			defer al.Close()
 			cfg := Config{Batch: 2, Context: 64, Prompt: 20}
-			ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: engine.Options{Workers: 2}})
-			if _, ok := err.(*ConfigError); ok && c.Form == Concat {
-				t.Skipf("the concat fixture does not load for generation yet: %v", err)
-			}
+			ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: engine.Options{Workers: 2}, Graphs: tc.graphs})
 			require.NoError(t, err)
 			rt, err := engine.NewRuntime(context.Background(), m, be, al, ro)
 			require.NoError(t, err)

@@ -38,28 +38,7 @@ type Backend struct {
 	target   kernels.Target
 	copies   [4]atomic.Int64 // uploads, upload bytes, downloads, download bytes
 	registry *kernels.Registry
-
-	mu      sync.Mutex
-	rowFree []*rowCopy // CopyRows jobs done and ready for reuse
-}
-
-// rowCopy is one CopyRows job. Jobs are reused, their func bound once, so that a decode step's
-// cache copies allocate nothing.
-type rowCopy struct {
-	b                               *Backend
-	dst, src                        []byte
-	dstPitch, srcPitch, width, rows int64
-	fn                              func()
-}
-
-func (c *rowCopy) run() {
-	for i := int64(0); i < c.rows; i++ {
-		copy(c.dst[i*c.dstPitch:i*c.dstPitch+c.width], c.src[i*c.srcPitch:i*c.srcPitch+c.width])
-	}
-	c.dst, c.src = nil, nil
-	c.b.mu.Lock()
-	c.b.rowFree = append(c.b.rowFree, c)
-	c.b.mu.Unlock()
+	rows     copyList // CopyRows's queued copies, recycled
 }
 
 // hostDevice is a device whose memory the host addresses directly and whose streams run host work:
@@ -134,25 +113,69 @@ func (b *Backend) CopyOut(dst []byte, p alloc.Ptr, s alloc.Stream) error {
 	return b.dev.Launch(s, func() { copy(dst, src) })
 }
 
-// CopyRows queues a strided copy within host memory on s.
+// CopyRows queues a strided copy within host memory on s. Outside a capture the copy is one of
+// the backend's recycled rowCopy values, so that a generator's per-step cache copies allocate
+// nothing once warm; a captured copy runs at every replay and gets a closure of its own.
 func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitch int64, width, rows int64, s alloc.Stream) error {
 	if rows <= 0 || width <= 0 {
 		return nil
 	}
-	b.mu.Lock()
-	var c *rowCopy
-	if n := len(b.rowFree); n > 0 {
-		c, b.rowFree = b.rowFree[n-1], b.rowFree[:n-1]
+	c := rowCopy{d: alloc.HostBytes(dst, (rows-1)*dstPitch+width), r: alloc.HostBytes(src, (rows-1)*srcPitch+width),
+		dstPitch: dstPitch, srcPitch: srcPitch, width: width, rows: rows}
+	if _, capturing, err := b.dev.CaptureInfo(s); err != nil || capturing {
+		captured := new(rowCopy) // c itself stays on the stack
+		*captured = c
+		return b.dev.Launch(s, captured.copy)
 	}
-	b.mu.Unlock()
-	if c == nil {
-		c = &rowCopy{b: b}
-		c.fn = c.run
+	q := b.rows.get()
+	q.rowCopy = c
+	return b.dev.Launch(s, q.run)
+}
+
+// rowCopy is one strided copy.
+type rowCopy struct {
+	d, r                            []byte
+	dstPitch, srcPitch, width, rows int64
+}
+
+func (c *rowCopy) copy() {
+	for i := int64(0); i < c.rows; i++ {
+		copy(c.d[i*c.dstPitch:i*c.dstPitch+c.width], c.r[i*c.srcPitch:i*c.srcPitch+c.width])
 	}
-	c.dst = alloc.HostBytes(dst, (rows-1)*dstPitch+width)
-	c.src = alloc.HostBytes(src, (rows-1)*srcPitch+width)
-	c.dstPitch, c.srcPitch, c.width, c.rows = dstPitch, srcPitch, width, rows
-	return b.dev.Launch(s, c.fn)
+}
+
+// queuedCopy is a rowCopy queued on a stream; run (bound once, when it is made) copies and
+// returns it to its list.
+type queuedCopy struct {
+	rowCopy
+	list *copyList
+	run  func()
+}
+
+// copyList is a free list of queuedCopy values: hand-written rather than a sync.Pool because a
+// pool may drop its values at any GC, and then each copy allocates again.
+type copyList struct {
+	mu   sync.Mutex
+	free []*queuedCopy
+}
+
+func (l *copyList) get() *queuedCopy {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.free); n > 0 {
+		q := l.free[n-1]
+		l.free = l.free[:n-1]
+		return q
+	}
+	q := &queuedCopy{list: l}
+	q.run = func() {
+		q.copy()
+		q.rowCopy = rowCopy{} // drop the buffers
+		l.mu.Lock()
+		l.free = append(l.free, q)
+		l.mu.Unlock()
+	}
+	return q
 }
 
 // Counters reports the copies queued so far.

@@ -69,7 +69,7 @@ func newApp(s Streams) *cli.App {
 			"for a binding of its dims or over ranges of them, with the same code the runner reserves memory with.\n" +
 			"Without --model it uses a small GPT-2 built into the binary. Exit codes: 0 ok, 1 error, 2 usage, 3 does not fit,\n" +
 			"130 interrupted (Ctrl-C; a second Ctrl-C quits at once).",
-		Commands:        []*cli.Command{reportCommand(s), fitCommand(s), solveCommand(s), opsCommand(s)},
+		Commands:        []*cli.Command{reportCommand(s), fitCommand(s), kvCommand(s), solveCommand(s), opsCommand(s)},
 		Reader:          s.Stdin,
 		Writer:          s.Stdout,
 		ErrWriter:       s.Stderr,
@@ -80,9 +80,9 @@ func newApp(s Streams) *cli.App {
 		OnUsageError:   onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("unknown command %q: the commands are report, fit, solve and ops", c.Args().First())
+				return usagef("unknown command %q: the commands are report, fit, kv, solve and ops", c.Args().First())
 			}
-			return usagef("no command given: the commands are report, fit, solve and ops")
+			return usagef("no command given: the commands are report, fit, kv, solve and ops")
 		},
 	}
 	for _, c := range a.Commands {

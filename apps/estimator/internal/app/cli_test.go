@@ -38,7 +38,7 @@ func TestReorder(t *testing.T) {
 }
 
 func TestHelpEverywhere(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"report", "--help"}, {"fit", "--help"}, {"solve", "--help"}, {"ops", "-h"}, {"solve", "x.csv", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"report", "--help"}, {"fit", "--help"}, {"kv", "--help"}, {"solve", "--help"}, {"ops", "-h"}, {"solve", "x.csv", "--help"}} {
 		stdout, stderr, code := run(t, args...)
 		require.Equal(t, ExitOK, code, "%v: %s", args, stderr)
 		require.Contains(t, stdout, "USAGE:", "%v", args)

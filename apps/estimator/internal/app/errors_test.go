@@ -36,7 +36,7 @@ func TestErrorPaths(t *testing.T) {
 	}{
 		// Usage: the command line is wrong.
 		{"no command", nil, ExitUsage, []string{"no command given"}, false},
-		{"unknown command", []string{"frobnicate"}, ExitUsage, []string{`unknown command "frobnicate"`, "report, fit, solve and ops"}, false},
+		{"unknown command", []string{"frobnicate"}, ExitUsage, []string{`unknown command "frobnicate"`, "report, fit, kv, solve and ops"}, false},
 		{"unknown flag", []string{"report", "--bogus"}, ExitUsage, []string{"estimator: flag provided but not defined: -bogus (see estimator report --help)"}, false},
 		{"flag without value", []string{"report", "--dim"}, ExitUsage, []string{"flag needs an argument", "-dim"}, false},
 		{"stray argument", []string{"report", "model.onnx"}, ExitUsage, []string{`takes no arguments, got "model.onnx"`}, false},

@@ -1,55 +1,193 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
-	"regexp"
+	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/generate"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
+	"carve.dev/libs/graph/testmodels"
+	"carve.dev/libs/kernels"
 )
 
-// TestReportKVFixtures plans the KV-cache fixtures for the H200. In the GQA form the cache
-// buffers (graph inputs, which no node defines) are live at the peak of the graph as exported
-// and at the worst binding's; the report lists them as graph inputs.
-func TestReportKVFixtures(t *testing.T) {
+// kvModel writes the shared-buffer KV fixture to a temporary file.
+func kvModel(t *testing.T) string {
+	t.Helper()
+	return testmodels.MustGet("qwen2_gqa").WriteTemp(t)
+}
+
+func kvJSON(t *testing.T, args ...string) (kvResult, int, string) {
+	t.Helper()
+	stdout, stderr, code := run(t, append(append([]string{"kv"}, args...), "--format", "json")...)
+	var r kvResult
+	if stdout != "" {
+		require.NoError(t, json.Unmarshal([]byte(stdout), &r), stdout)
+	}
+	return r, code, stderr
+}
+
+// runnerReservation loads m for generation as `runner generate` does (fused for the backend,
+// the cache's runtime options, one session) on a backend of kind and returns what the runtime
+// counts and what the allocator reserved.
+func runnerReservation(t *testing.T, path, kind string, gc generate.Config) (counted, reserved int64) {
+	t.Helper()
+	m, err := graph.Load(path)
+	require.NoError(t, err)
+	defer m.Close()
+	fo, err := engine.FuseOptions(engine.Options{Target: kernels.Target{Backend: kind}})
+	require.NoError(t, err)
+	fused, _, err := rewrite.Fuse(m, fo)
+	require.NoError(t, err)
+	fused, c, err := generate.Prepare(fused, generate.Names{})
+	require.NoError(t, err)
+	drv, err := kernels.LookupDriver(kind)
+	require.NoError(t, err)
+	be, err := drv.Open(kernels.OpenOptions{Workers: 2, Memory: 1 << 30})
+	require.NoError(t, err)
+	defer be.Close()
+	al, err := alloc.New(be.Device(), alloc.Options{})
+	require.NoError(t, err)
+	defer al.Close()
+	ro, err := c.RuntimeOptions(fused, gc, engine.RuntimeOptions{Sessions: 1})
+	require.NoError(t, err)
+	rt, err := engine.NewRuntime(context.Background(), fused, be, al, ro)
+	require.NoError(t, err)
+	defer rt.Close()
+	s, err := rt.NewSession()
+	require.NoError(t, err)
+	defer s.Close()
+	counted = rt.Reserve.DeviceWeightBytes + alloc.ReservedSize(max(rt.Reserve.ArenaBytes, 1)) + rt.StateBytes()
+	return counted, al.Stats().ReservedBytes
+}
+
+// TestKVEqualsRunnerReservation: the estimator's total for a batch and a context is what a
+// runtime made with the runner's options counts and what its allocator reserves, to the byte.
+func TestKVEqualsRunnerReservation(t *testing.T) {
+	models := map[string]string{"qwen2_gqa": kvModel(t), "qwen2_kv": testmodels.MustGet("qwen2_kv").WriteTemp(t)}
+	for _, tc := range []struct {
+		fixture, target, kind  string
+		batch, context, prompt int64
+	}{
+		{"qwen2_gqa", "cpu:2", kernels.BackendCPU, 1, 64, 16},
+		{"qwen2_gqa", "cpu:2", kernels.BackendCPU, 3, 200, 0},
+		{"qwen2_gqa", "sim:2", kernels.BackendSim, 2, 100, 40},
+		{"qwen2_kv", "cpu:2", kernels.BackendCPU, 2, 100, 20},
+		{"qwen2_kv", "sim:2", kernels.BackendSim, 1, 300, 0},
+	} {
+		model := models[tc.fixture]
+		t.Run(fmt.Sprintf("%s/%s/b%d/c%d", tc.fixture, tc.target, tc.batch, tc.context), func(t *testing.T) {
+			args := []string{"--model", model, "--target", tc.target, "--batch", strconv.FormatInt(tc.batch, 10),
+				"--context", strconv.FormatInt(tc.context, 10)}
+			prompt := tc.context - 1
+			if tc.prompt > 0 {
+				args, prompt = append(args, "--prompt", strconv.FormatInt(tc.prompt, 10)), tc.prompt
+			}
+			r, code, stderr := kvJSON(t, args...)
+			require.Equal(t, ExitOK, code, stderr)
+			p := r.At
+			require.Equal(t, p.DeviceWeightBytes+p.ArenaBytes+p.StateBytes, p.TotalBytes)
+			require.EqualValues(t, 512, r.BytesPerToken, "2 layers x keys and values x 2 heads x 16 x 4 bytes")
+			require.Equal(t, 512*tc.context, p.KVBytesPerSequence)
+			require.Nil(t, r.Fits, "no budget, no verdict")
+
+			counted, reserved := runnerReservation(t, model, tc.kind, generate.Config{Batch: tc.batch, Context: tc.context, Prompt: prompt})
+			require.Equal(t, counted, p.TotalBytes, "what the runtime counts")
+			require.Equal(t, reserved, p.TotalBytes, "what the allocator reserved")
+		})
+	}
+}
+
+// TestKVSearch: the longest context and the most sequences are the last values that fit: the
+// next one does not, and planning either point on its own agrees.
+func TestKVSearch(t *testing.T) {
+	model := kvModel(t)
+	for _, tc := range []struct {
+		search string
+		args   []string
+	}{
+		{"context", []string{"--batch", "8", "--context", "?"}},
+		{"batch", []string{"--batch", "?", "--context", "2048"}},
+	} {
+		t.Run(tc.search, func(t *testing.T) {
+			r, code, stderr := kvJSON(t, append([]string{"--model", model, "--target", "cpu:2", "--budget", "64MiB"}, tc.args...)...)
+			require.Equal(t, ExitOK, code, stderr)
+			require.Equal(t, tc.search, r.Search)
+			require.NotNil(t, r.Largest)
+			require.Equal(t, "budget", r.LimitedBy)
+			require.True(t, r.At.Fits)
+			require.False(t, r.Next.Fits)
+			require.LessOrEqual(t, r.At.TotalBytes, int64(64<<20))
+			require.Greater(t, r.Next.TotalBytes, int64(64<<20))
+			at, next := r.At.Context, r.Next.Context
+			if tc.search == "batch" {
+				at, next = r.At.Batch, r.Next.Batch
+			}
+			require.Equal(t, *r.Largest, at)
+			require.Equal(t, *r.Largest+1, next)
+
+			point, code, _ := kvJSON(t, "--model", model, "--target", "cpu:2", "--budget", "64MiB",
+				"--batch", strconv.FormatInt(r.At.Batch, 10), "--context", strconv.FormatInt(r.At.Context, 10))
+			require.Equal(t, ExitOK, code)
+			require.Equal(t, r.At.TotalBytes, point.At.TotalBytes)
+			_, code, stderr = kvJSON(t, "--model", model, "--target", "cpu:2", "--budget", "64MiB",
+				"--batch", strconv.FormatInt(r.Next.Batch, 10), "--context", strconv.FormatInt(r.Next.Context, 10))
+			require.Equal(t, ExitDoesNotFit, code)
+			require.Contains(t, oneLine(t, stderr), "does not fit: batch")
+		})
+	}
+}
+
+func TestKVTable(t *testing.T) {
+	model := kvModel(t)
+	stdout, stderr, code := run(t, "kv", "--model", model, "--target", "cpu:2", "--budget", "64MiB", "--batch", "8", "--context", "?")
+	require.Equal(t, ExitOK, code, stderr)
+	for _, want := range []string{
+		"cache                    shared-buffer form, 2 layers x 2 KV heads x 16, float32",
+		"KV per token             512 B (512 bytes) per sequence",
+		"longest context          ",
+		"at batch 8  limited by the budget",
+		"+ KV state 6.00 MiB: fits,",
+		"probes                   ",
+	} {
+		require.Contains(t, stdout, want)
+	}
+}
+
+func TestKVErrors(t *testing.T) {
+	model := kvModel(t)
+	gpt2 := fixture(t, "gpt2")
 	for _, tc := range []struct {
 		name string
-		dims []string
+		args []string
+		code int
+		want string
 	}{
-		{"qwen2_gqa", []string{"batch=1:2", "seq=1:16", "total_seq=1:64", "max_seq=64"}},
-		{"qwen2_kv", []string{"batch=1:2", "seq=1:16", "past_seq=1:48", "total_seq=2:64"}},
+		{"no model", []string{"--context", "64"}, ExitUsage, "estimator kv needs --model"},
+		{"no context", []string{"--model", model}, ExitUsage, "estimator kv needs --context"},
+		{"two searches", []string{"--model", model, "--context", "?", "--batch", "?", "--budget", "1GiB"}, ExitUsage, "search one at a time"},
+		{"search without budget", []string{"--model", model, "--context", "?"}, ExitUsage, "needs --budget"},
+		{"bad batch", []string{"--model", model, "--context", "64", "--batch", "many"}, ExitUsage, `--batch "many"`},
+		{"bad maximum", []string{"--model", model, "--context", "?:x", "--budget", "1GiB"}, ExitUsage, "--context ?:x"},
+		{"context within the prompt", []string{"--model", model, "--context", "16", "--prompt", "16"}, ExitUsage, "--context 16"},
+		{"no cache", []string{"--model", gpt2, "--context", "64"}, ExitError, "has no recognisable KV cache: no input \"past_key_values.0.key\""},
+		{"names to try", []string{"--model", gpt2, "--context", "64"}, ExitError, "--past-key-name, --past-value-name"},
+		{"bad name", []string{"--model", model, "--context", "64", "--present-key-name", "k"}, ExitUsage, `--present-key-name "k"`},
+		{"nothing fits", []string{"--model", model, "--target", "cpu:2", "--context", "?", "--budget", "1KiB"}, ExitDoesNotFit, "does not fit: even batch 1 at context 2"},
+		{"point does not fit", []string{"--model", model, "--target", "cpu:2", "--context", "4096", "--batch", "64", "--budget", "64MiB"}, ExitDoesNotFit, "does not fit: batch 64 at context 4096 needs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := []string{"report", "--model", fixture(t, tc.name), "--target", "h200", "--top", "0"}
-			for _, d := range tc.dims {
-				args = append(args, "--dim", d)
-			}
-			stdout, stderr, code := run(t, append(args, "--format", "json")...)
-			require.Equal(t, 0, code, stderr)
-			var r struct {
-				Fusion struct {
-					ExportedPeakStep *struct {
-						Buffers []struct{ Node, Op string } `json:"buffers"`
-					} `json:"exported_peak_step"`
-				} `json:"fusion"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(stdout), &r))
-			pk := r.Fusion.ExportedPeakStep
-			require.NotNil(t, pk)
-			inputs := 0
-			for _, b := range pk.Buffers {
-				if b.Node == "" {
-					require.Empty(t, b.Op)
-					inputs++
-				}
-			}
-			table, stderr, code := run(t, args...)
-			require.Equal(t, 0, code, stderr)
-			if tc.name == "qwen2_gqa" {
-				require.Positive(t, inputs, "graph inputs live at the peak")
-				require.Regexp(t, regexp.MustCompile(`(?m)^  past_key_values\.1\.key .* a graph input$`), table)
-			}
-			require.NotContains(t, table, "()")
+			_, stderr, code := run(t, append([]string{"kv"}, tc.args...)...)
+			require.Equal(t, tc.code, code, stderr)
+			require.Contains(t, oneLine(t, stderr), tc.want)
+			require.NotContains(t, stderr, "generate: ", "no library prefixes")
 		})
 	}
 }

@@ -14,15 +14,10 @@ import (
 	"carve.dev/libs/kernels"
 )
 
-// gqaModel writes the shared-buffer KV fixture to a temporary file; the test is skipped while
-// the fixture has not landed in testmodels.
+// gqaModel writes the shared-buffer KV fixture to a temporary file.
 func gqaModel(t *testing.T) string {
 	t.Helper()
-	fx, err := testmodels.Get("qwen2_gqa")
-	if err != nil {
-		t.Skipf("fixture qwen2_gqa is not in testmodels yet: %v", err)
-	}
-	return fx.WriteTemp(t)
+	return testmodels.MustGet("qwen2_gqa").WriteTemp(t)
 }
 
 func TestGenerateTable(t *testing.T) {

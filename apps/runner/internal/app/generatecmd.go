@@ -338,12 +338,15 @@ func printGenerateLoad(w io.Writer, rep *generateReport, g *run.Generation) {
 		ci.Form, ci.Layers, ci.KVHeads, ci.HeadDim, ci.DType, bytesize.Format(m.KVBytesPerToken))
 	fmt.Fprintf(tw, "device\t%s, %d workers, policy %s\n", rep.Device, rep.Workers, rep.Policy)
 	fmt.Fprintf(tw, "envelope\t%s\n", m.Envelope)
-	weights := fmt.Sprintf("weights %s mapped from the model", bytesize.Format(m.WeightBytes))
 	if m.DeviceWeightBytes > 0 {
-		weights = fmt.Sprintf("weights %s on the device", bytesize.Format(m.DeviceWeightBytes))
+		fmt.Fprintf(tw, "reserved\t%s = weights %s on the device + arena %s + KV state %s, before any run (%s available)\n",
+			bytesize.Format(m.ReservedBytes), bytesize.Format(m.DeviceWeightBytes), bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes),
+			bytesize.Format(m.AvailableBytes))
+	} else {
+		fmt.Fprintf(tw, "reserved\t%s = arena %s + KV state %s, before any run (%s available); weights %s mapped from the model\n",
+			bytesize.Format(m.ReservedBytes), bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes), bytesize.Format(m.AvailableBytes),
+			bytesize.Format(m.WeightBytes))
 	}
-	fmt.Fprintf(tw, "reserved\t%s = %s + arena %s + KV state %s, before any run (%s available)\n",
-		bytesize.Format(m.ReservedBytes), weights, bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes), bytesize.Format(m.AvailableBytes))
 	fmt.Fprintf(tw, "prompt\t%d x %d tokens, %s; context %d, %d new tokens, %s\n",
 		g.Generate.Batch, g.Config.PromptLen, rep.Prompt, rep.Context, g.Config.MaxNew, rep.Sampler)
 	tw.Flush()
@@ -359,7 +362,7 @@ func printGenerate(w io.Writer, rep *generateReport) {
 	fmt.Fprintf(tw, "ms/token\tp50 %.3f  p99 %.3f  mean %.3f over %d decode steps\n", r.PerToken.P50, r.PerToken.P99, r.PerToken.Mean, r.Timed.DecodeSteps)
 	fmt.Fprintf(tw, "tokens/s\t%.1f decoding (batch %d), %.1f with the first token\n", r.TokensPerSec, r.Batch, r.TotalTokensPerSec)
 	m := rep.Memory
-	fmt.Fprintf(tw, "memory\tweights %s (on the device %s), arena %s, KV state %s for batch %d x context %d (%s per token per sequence)\n",
+	fmt.Fprintf(tw, "memory\tweights %s (%s on the device), arena %s, KV state %s for batch %d x context %d (%s per token per sequence)\n",
 		bytesize.Format(m.WeightBytes), bytesize.Format(m.DeviceWeightBytes), bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes),
 		r.Batch, rep.Context, bytesize.Format(m.KVBytesPerToken))
 	t := r.Timed

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"time"
 
 	"carve.dev/libs/alloc"
@@ -119,9 +118,11 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 	if g.Model, g.Fusion, err = fuse(g.Model, specs[0].Kind, cfg.Config); err != nil {
 		return nil, err
 	}
-	if g.Model, g.Cache, err = generate.Prepare(g.Model, cfg.Names); err != nil {
-		return nil, err
+	prepared, cache, err := generate.Prepare(g.Model, cfg.Names)
+	if err != nil {
+		return nil, err // g.Model is still the loaded model, for Close
 	}
+	g.Model, g.Cache = prepared, cache // the tied model shares the loaded model's weights: Close closes both
 	opts, err := GenerateOptions(g.Model, g.Cache, g.Generate, cfg.Config)
 	if err != nil {
 		return nil, err
@@ -168,23 +169,7 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 // The estimator plans with the same options, so that both agree to the byte.
 func GenerateOptions(m *graph.Model, c *generate.Cache, gc generate.Config, cfg Config) (engine.RuntimeOptions, error) {
 	cfg.Sessions = 1
-	opts, err := c.RuntimeOptions(m, gc, runtimeOptions(nil, cfg))
-	if err != nil {
-		return opts, err
-	}
-	opts.External = ExternalValues(opts.State)
-	return opts, nil
-}
-
-// ExternalValues are the graph values state buffers hold, sorted: engine.Options.External for
-// them, as engine.NewRuntime sets it.
-func ExternalValues(bufs []engine.StateBuffer) []string {
-	var names []string
-	for _, b := range bufs {
-		names = append(names, b.Values...)
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
+	return c.RuntimeOptions(m, gc, runtimeOptions(nil, cfg))
 }
 
 // RandomPrompt is n token ids uniform in [0, vocab), the same for the same seed.

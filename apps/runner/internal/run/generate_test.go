@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,14 +20,10 @@ type genFixture struct {
 	prompt, tokens testmodels.Array
 }
 
-// kvFixture writes fixture name to a temporary directory; the test is skipped while the fixture
-// has not landed in testmodels.
+// kvFixture writes fixture name to a temporary directory, with its greedy generation.
 func kvFixture(t *testing.T, name string) genFixture {
 	t.Helper()
-	fx, err := testmodels.Get(name)
-	if err != nil {
-		t.Skipf("fixture %s is not in testmodels yet: %v", name, err)
-	}
+	fx := testmodels.MustGet(name)
 	prompt, err := testmodels.ReadArray(name + ".gen.prompt.npy")
 	require.NoError(t, err)
 	tokens, err := testmodels.ReadArray(name + ".gen.tokens.npy")
@@ -36,15 +33,6 @@ func kvFixture(t *testing.T, name string) genFixture {
 
 // kvFixtures are the fixtures with a KV cache, in both forms.
 var kvFixtures = []string{"qwen2_gqa", "qwen2_kv"}
-
-// skipConcat skips the concat-form fixture while generate.Cache leaves its attention_mask's own
-// dim (total_seq, not past_seq + seq) unset.
-func skipConcat(t *testing.T, err error) {
-	var ce *generate.ConfigError
-	if errors.As(err, &ce) {
-		t.Skipf("the concat fixture does not load for generation yet: %v", err)
-	}
-}
 
 // TestGenerateMatchesOnnxruntime generates greedily from the fixtures' prompts and compares the
 // tokens with onnxruntime's; the reservation is what the allocator reserved, to the byte.
@@ -58,7 +46,6 @@ func TestGenerateMatchesOnnxruntime(t *testing.T) {
 					Config: Config{ModelPath: fx.path, Device: device, Workers: 2, DeviceMemory: 1 << 30},
 					Prompt: fx.prompt.Int64, PromptLen: plen, Batch: batch, MaxNew: steps, Context: 64,
 				})
-				skipConcat(t, err)
 				require.NoError(t, err)
 				defer func() { require.NoError(t, g.Close()) }()
 				mem := g.Memory
@@ -87,14 +74,13 @@ func TestGenerateSteadyState(t *testing.T) {
 		for _, tc := range []struct {
 			device string
 			graphs bool
-		}{{"cpu", false}, {"sim", false}, {"sim", true}} {
-			t.Run(name+"/"+tc.device, func(t *testing.T) {
+		}{{"cpu", false}, {"cpu", true}, {"sim", false}, {"sim", true}} {
+			t.Run(fmt.Sprintf("%s/%s/graphs=%v", name, tc.device, tc.graphs), func(t *testing.T) {
 				fx := kvFixture(t, name)
 				g, err := LoadGenerator(context.Background(), GenerateConfig{
 					Config:    Config{ModelPath: fx.path, Device: tc.device, Workers: 2, DeviceMemory: 1 << 30, Graphs: tc.graphs, Seed: 3},
 					PromptLen: 20, Batch: 2, MaxNew: 40,
 				})
-				skipConcat(t, err)
 				require.NoError(t, err)
 				defer func() { require.NoError(t, g.Close()) }()
 				require.EqualValues(t, 64, g.Generate.Context, "20 + 40 rounded up to a bucket")

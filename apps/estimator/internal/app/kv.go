@@ -1,0 +1,459 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
+	"carve.dev/libs/engine/generate"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/planner"
+)
+
+// KV capacity planning is a command of its own rather than flags on fit: fit searches one dim of
+// an envelope given with --dim, while generation's envelope, and the KV state reserved beside the
+// arena, follow from a batch and a context through the model's cache (generate.Cache), several
+// dims moving together. kv keeps fit's conventions: "?" marks what to search (--context ? or
+// --batch ?, ?:MAX to bound it), --budget, doubling then bisection (engine.Largest), exit 3.
+
+// kvNameFlags are the flags that override the cache's names, and the generate.Names field each
+// sets, as `runner generate` takes them.
+var kvNameFlags = []struct {
+	flag, def string
+	field     func(*generate.Names) *string
+}{
+	{"input-ids-name", "input_ids", func(n *generate.Names) *string { return &n.InputIDs }},
+	{"mask-name", "attention_mask", func(n *generate.Names) *string { return &n.Mask }},
+	{"position-ids-name", "position_ids", func(n *generate.Names) *string { return &n.Positions }},
+	{"logits-name", "logits", func(n *generate.Names) *string { return &n.Logits }},
+	{"past-key-name", "past_key_values.%d.key", func(n *generate.Names) *string { return &n.PastKey }},
+	{"past-value-name", "past_key_values.%d.value", func(n *generate.Names) *string { return &n.PastValue }},
+	{"present-key-name", "present.%d.key", func(n *generate.Names) *string { return &n.PresentKey }},
+	{"present-value-name", "present.%d.value", func(n *generate.Names) *string { return &n.PresentValue }},
+}
+
+func kvCommand(s Streams) *cli.Command {
+	var flags []cli.Flag
+	for _, f := range modelFlags() {
+		if f.Names()[0] != "dim" {
+			flags = append(flags, f)
+		}
+	}
+	flags = append(flags,
+		&cli.StringFlag{Name: "budget", Usage: "device memory `SIZE` to fit in, e.g. 141GiB, 80GB or bytes (required to search)"},
+		&cli.StringFlag{Name: "batch", Value: "1", Usage: "sequences generated together: `B`, or ? (most that fit) or ?:MAX"},
+		&cli.StringFlag{Name: "context", Usage: "positions per sequence, prompt and new tokens: `N`, or ? (longest that fits) or ?:MAX (required)"},
+		&cli.Int64Flag{Name: "prompt", Usage: "the longest prompt `N` the runtime admits", DefaultText: "the context less one"},
+	)
+	for _, nf := range kvNameFlags {
+		flags = append(flags, &cli.StringFlag{Name: nf.flag, Usage: fmt.Sprintf("the model's `NAME` for %s", nf.def)})
+	}
+	return &cli.Command{
+		Name:  "kv",
+		Usage: "KV-cache capacity: bytes per token, and the longest context or the most sequences that fit a budget",
+		UsageText: "estimator kv --model M.onnx --target h200 --context 4096 [--batch 8]\n" +
+			"   estimator kv --model M.onnx --target h200 --budget 141GiB --batch 8 --context ?\n" +
+			"   estimator kv --model M.onnx --target h200 --budget 141GiB --batch ? --context 4096",
+		Description: "Recognises the model's KV cache as `runner generate` does and plans what it reserves for --batch\n" +
+			"sequences of --context positions: the weights on the device, one arena planned for the prompt and\n" +
+			"decode shapes (the cache held outside it), and the cache's state buffers: the same bytes the runner\n" +
+			"reserves. With --context ? it finds the longest context that fits --budget at the batch; with --batch ?\n" +
+			"the most sequences at the context (doubling, then bisection). Exits 3 if even the smallest does not fit.",
+		Flags:  flags,
+		Action: func(c *cli.Context) error { return runKV(c, s) },
+	}
+}
+
+// kvResult is the JSON form of kv; README.md documents it.
+type kvResult struct {
+	Model         modelInfo `json:"model"`
+	Backend       string    `json:"backend"`
+	Workers       int       `json:"workers"`
+	Cache         kvCache   `json:"cache"`
+	BytesPerToken int64     `json:"kv_bytes_per_token"` // one position of one sequence, every layer's keys and values
+	// Search is what was searched: "context", "batch", or "" for a plan at the given point.
+	Search      string `json:"search"`
+	SearchLo    int64  `json:"search_lo,omitempty"`
+	SearchHi    int64  `json:"search_hi,omitempty"`
+	BudgetBytes *int64 `json:"budget_bytes"`
+	Fits        *bool  `json:"fits"` // nil without a budget
+	// Largest is the longest context or the most sequences that fit; nil when even the smallest
+	// does not, or when nothing was searched.
+	Largest *int64 `json:"largest"`
+	// LimitedBy says what stops the search at Largest: "budget", "model", "overflow" or "search_max".
+	LimitedBy string   `json:"limited_by,omitempty"`
+	At        *kvProbe `json:"at"`   // the plan at the answer (or at the given point)
+	Next      *kvProbe `json:"next"` // the plan one step beyond it
+	Probes    int      `json:"probes"`
+}
+
+type kvCache struct {
+	Form    string `json:"form"`
+	Layers  int    `json:"layers"`
+	KVHeads int64  `json:"kv_heads"`
+	HeadDim int64  `json:"head_dim"`
+	DType   string `json:"dtype"`
+}
+
+// kvProbe is what the runner reserves for one batch and context.
+type kvProbe struct {
+	Batch    int64  `json:"batch"`
+	Context  int64  `json:"context"`
+	Prompt   int64  `json:"prompt"`
+	Envelope string `json:"envelope,omitempty"`
+	// KVBytesPerSequence is the cache of one sequence at the context: kv_bytes_per_token x context.
+	KVBytesPerSequence int64 `json:"kv_bytes_per_sequence"`
+	WeightBytes        int64 `json:"weight_bytes"`        // the model's weights
+	DeviceWeightBytes  int64 `json:"device_weight_bytes"` // their device copy (0 on a host-visible target: mapped from the file)
+	ArenaBytes         int64 `json:"arena_bytes"`         // the session's arena as reserved
+	StateBytes         int64 `json:"kv_state_bytes"`      // the cache's state buffers as reserved (the concat form keeps past and present)
+	// TotalBytes is device weights + arena + KV state: what the runner reserves and checks.
+	TotalBytes  int64  `json:"total_bytes"`
+	MarginBytes *int64 `json:"margin_bytes"` // budget - total; nil without a budget
+	Fits        bool   `json:"fits"`
+	Problem     string `json:"problem,omitempty"` // why it was not planned
+	limit       string
+}
+
+// kvAxis is --batch or --context: a value, or "?" with an optional maximum.
+type kvAxis struct {
+	value int64
+	open  bool
+	max   int64 // 0: none
+}
+
+func parseKVAxis(flag, s string) (kvAxis, error) {
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(s, "?"); ok {
+		a := kvAxis{open: true}
+		if rest == "" {
+			return a, nil
+		}
+		m, err := strconv.ParseInt(strings.TrimPrefix(rest, ":"), 10, 64)
+		if !strings.HasPrefix(rest, ":") || err != nil || m < 1 {
+			return a, usagef("--%s %s: want N, ? or ?:MAX with MAX at least 1", flag, s)
+		}
+		a.max = m
+		return a, nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 1 {
+		return kvAxis{}, usagef("--%s %q: want a whole number of at least 1, ? or ?:MAX", flag, s)
+	}
+	return kvAxis{value: v}, nil
+}
+
+// kvPlanner plans the runner's reservation for generation at a batch and a context.
+type kvPlanner struct {
+	ctx    context.Context
+	m      *graph.Model
+	cache  *generate.Cache
+	opts   engine.Options
+	prompt int64 // 0: the context less one
+	budget int64 // -1: none
+}
+
+// plan returns what the runner reserves for batch sequences of context positions: the cache's
+// envelope planned with the values it holds external (as engine.NewRuntime plans it), the arena
+// as reserved, the state buffers as reserved, and the device weights.
+func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
+	prompt := k.prompt
+	if prompt == 0 {
+		prompt = ctxLen - 1
+	}
+	p := &kvProbe{Batch: batch, Context: ctxLen, Prompt: prompt}
+	p.KVBytesPerSequence, _ = graph.CheckedMul(k.cache.BytesPerToken(), ctxLen)
+	gc := generate.Config{Batch: batch, Context: ctxLen, Prompt: prompt}
+	ro, err := k.cache.RuntimeOptions(k.m, gc, engine.RuntimeOptions{Options: k.opts})
+	var ce *generate.ConfigError
+	if errors.As(err, &ce) {
+		p.limit, p.Problem = "overflow", ce.Problem
+		return p, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ep, err := engine.PlanEnvelope(k.ctx, k.m, ro.Envelope, ro.Options) // the held values External, as the runtime plans them
+	var oe *graph.OverflowError
+	var be *graph.BindError
+	var pe *engine.PlanError
+	var pre *planner.ProblemError
+	switch {
+	case errors.As(err, &oe):
+		p.limit, p.Problem = "overflow", "sizes overflow int64"
+		return p, nil
+	case errors.As(err, &pre):
+		p.limit, p.Problem = "overflow", fmt.Sprintf("the buffers are too large to plan (more than %d bytes)", planner.MaxTotalBytes)
+		return p, nil
+	case errors.As(err, &be) && errors.As(err, &pe):
+		p.limit, p.Problem = "model", planProblem(pe)
+		return p, nil
+	case err != nil:
+		return nil, err
+	}
+	if p.StateBytes, err = engine.StateReservation(k.m, ro.State); err != nil {
+		return nil, err
+	}
+	p.Envelope, p.WeightBytes, p.DeviceWeightBytes = ep.Envelope.String(), ep.WeightBytes, ep.DeviceWeightBytes
+	p.ArenaBytes = alloc.ReservedSize(max(ep.ArenaBytes, 1))
+	total := p.DeviceWeightBytes + p.ArenaBytes
+	if total < p.ArenaBytes || total+p.StateBytes < total {
+		p.limit, p.Problem = "overflow", "weights, arena and state overflow int64"
+		return p, nil
+	}
+	p.TotalBytes = total + p.StateBytes
+	p.limit, p.Fits = "budget", true
+	if k.budget >= 0 {
+		margin := k.budget - p.TotalBytes
+		p.MarginBytes, p.Fits = &margin, margin >= 0
+	}
+	return p, nil
+}
+
+func runKV(c *cli.Context, s Streams) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	form, err := format(c)
+	if err != nil {
+		return err
+	}
+	budget, hasBudget, err := budget(c)
+	if err != nil {
+		return err
+	}
+	if !hasBudget {
+		budget = -1
+	}
+	if c.String("model") == "" {
+		return usagef("estimator kv needs --model: the .onnx file of a decoder with a KV cache (the bundled model has none)")
+	}
+	if !c.IsSet("context") {
+		return usagef("estimator kv needs --context: N positions per sequence, or ? to find the longest that fits --budget")
+	}
+	batch, err := parseKVAxis("batch", c.String("batch"))
+	if err != nil {
+		return err
+	}
+	ctxAxis, err := parseKVAxis("context", c.String("context"))
+	if err != nil {
+		return err
+	}
+	switch {
+	case batch.open && ctxAxis.open:
+		return usagef("--batch ? and --context ?: search one at a time (give the other a value)")
+	case (batch.open || ctxAxis.open) && !hasBudget:
+		return usagef("a search (? in --batch or --context) needs --budget, e.g. --budget 141GiB")
+	}
+	prompt := c.Int64("prompt")
+	if c.IsSet("prompt") && prompt < 1 {
+		return usagef("--prompt %d: want at least 1 position", prompt)
+	}
+	if !ctxAxis.open && (ctxAxis.value < 2 || prompt >= ctxAxis.value) {
+		return usagef("--context %d: want at least 2 positions and more than --prompt (a prompt and a new token)", ctxAxis.value)
+	}
+	var names generate.Names
+	for _, nf := range kvNameFlags {
+		if !c.IsSet(nf.flag) {
+			continue
+		}
+		v := c.String(nf.flag)
+		perLayer := strings.Contains(nf.def, "%d")
+		if v == "" || perLayer && strings.Count(v, "%d") != 1 || !perLayer && strings.Contains(v, "%") {
+			return usagef("--%s %q: want a name (per-layer names with one %%d for the layer, e.g. %s)", nf.flag, v, nf.def)
+		}
+		*nf.field(&names) = v
+	}
+	opts, err := options(c)
+	if err != nil {
+		return err
+	}
+	m, err := loadModel(c)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	tied, cache, err := generate.Prepare(m.Model, names)
+	var rce *generate.RecognitionError
+	if errors.As(err, &rce) {
+		var flags []string
+		for _, nf := range kvNameFlags {
+			flags = append(flags, "--"+nf.flag)
+		}
+		return fmt.Errorf("--model %s has no recognisable KV cache: %s; if the model names its cache differently, give the names with %s "+
+			"(per-layer names with %%d for the layer)", m.name, rce.Problem, strings.Join(flags, ", "))
+	}
+	if err != nil {
+		return err
+	}
+	k := &kvPlanner{ctx: c.Context, m: tied, cache: cache, opts: opts, prompt: prompt, budget: budget}
+	r := &kvResult{Model: m.info(), Backend: opts.Target.Backend, Workers: opts.Target.Workers,
+		Cache:         kvCache{Form: cache.Form.String(), Layers: len(cache.Layers), KVHeads: cache.KVHeads, HeadDim: cache.HeadDim, DType: cache.DType.String()},
+		BytesPerToken: cache.BytesPerToken()}
+	if hasBudget {
+		r.BudgetBytes = &budget
+	}
+
+	if !batch.open && !ctxAxis.open {
+		p, err := k.plan(batch.value, ctxAxis.value)
+		if err != nil {
+			return err
+		}
+		if p.limit != "budget" {
+			return fmt.Errorf("batch %d at context %d cannot be planned: %s", batch.value, ctxAxis.value, p.Problem)
+		}
+		r.At, r.Probes = p, 1
+		if hasBudget {
+			r.Fits = &p.Fits
+		}
+		if err := writeKV(s.Stdout, form, r); err != nil {
+			return err
+		}
+		if hasBudget && !p.Fits {
+			return &fitError{fmt.Sprintf("does not fit: batch %d at context %d needs %s but the budget is %s",
+				p.Batch, p.Context, bytesize.Format(p.TotalBytes), bytesize.Format(budget))}
+		}
+		return nil
+	}
+
+	// The search: over the context at the batch, or over the batch at the context.
+	r.Search = "context"
+	lo, hi := max(prompt+1, 2), ctxAxis.max
+	at := func(v int64) (int64, int64) { return batch.value, v }
+	if batch.open {
+		r.Search = "batch"
+		lo, hi = 1, batch.max
+		at = func(v int64) (int64, int64) { return v, ctxAxis.value }
+	}
+	if hi == 0 {
+		hi = engine.MaxDimValue
+	}
+	if hi < lo {
+		return usagef("--%s ?:%d: the search starts at %d", r.Search, hi, lo)
+	}
+	r.SearchLo, r.SearchHi = lo, hi
+	probes := map[int64]*kvProbe{}
+	probe := func(v int64) (*kvProbe, error) {
+		if p, ok := probes[v]; ok {
+			return p, nil
+		}
+		p, err := k.plan(at(v))
+		if err != nil {
+			return nil, err
+		}
+		if p.limit != "budget" && v == lo {
+			b, n := at(v)
+			return nil, fmt.Errorf("batch %d at context %d cannot be planned: %s", b, n, p.Problem)
+		}
+		probes[v] = p
+		return p, nil
+	}
+	bar := newProgress(s, r.Search)
+	v, found, err := engine.Largest(c.Context, lo, hi, func(v int64) (bool, error) {
+		p, err := probe(v)
+		if err != nil {
+			return false, err
+		}
+		return p.Fits, nil
+	}, bar.update)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	r.Fits = &found
+	switch {
+	case !found:
+		r.Next, r.LimitedBy = probes[lo], "budget"
+	case v == hi:
+		r.Largest, r.At, r.LimitedBy = &v, probes[v], "search_max"
+	default:
+		next, err := probe(v + 1)
+		if err != nil {
+			return err
+		}
+		r.Largest, r.At, r.Next, r.LimitedBy = &v, probes[v], next, next.limit
+	}
+	r.Probes = len(probes)
+	if err := writeKV(s.Stdout, form, r); err != nil {
+		return err
+	}
+	if !found {
+		p := r.Next
+		b, n := at(lo)
+		return &fitError{fmt.Sprintf("does not fit: even batch %d at context %d needs %s but the budget is %s",
+			b, n, bytesize.Format(p.TotalBytes), bytesize.Format(budget))}
+	}
+	return nil
+}
+
+func writeKV(w io.Writer, form string, r *kvResult) error {
+	if form == "json" {
+		return writeJSON(w, r)
+	}
+	tw := newTable(w)
+	tw.row("model\t%s\n", describeInfo(r.Model))
+	tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
+	ci := r.Cache
+	tw.row("cache\t%s form, %d layers x %d KV heads x %d, %s\n", ci.Form, ci.Layers, ci.KVHeads, ci.HeadDim, ci.DType)
+	tw.row("KV per token\t%s per sequence (every layer's keys and values)\n", size(r.BytesPerToken))
+	if r.BudgetBytes != nil {
+		tw.row("budget\t%s\n", size(*r.BudgetBytes))
+	}
+	switch {
+	case r.Search == "":
+	case r.Largest != nil && r.Search == "context":
+		tw.row("longest context\t%d at batch %d\t%s\n", *r.Largest, r.At.Batch, kvLimitedBy(r))
+	case r.Largest != nil:
+		tw.row("most sequences\tbatch %d at context %d\t%s\n", *r.Largest, r.At.Context, kvLimitedBy(r))
+	default:
+		tw.row("largest\tnone\teven %s %d does not fit\n", r.Search, r.SearchLo)
+	}
+	for _, p := range []*kvProbe{r.At, r.Next} {
+		if p == nil {
+			continue
+		}
+		head := fmt.Sprintf("  batch %d, context %d", p.Batch, p.Context)
+		if p.Problem != "" {
+			tw.row("%s\tnot planned: %s\n", head, p.Problem)
+			continue
+		}
+		weights := "device weights " + bytesize.Format(p.DeviceWeightBytes)
+		if p.DeviceWeightBytes == 0 {
+			weights = fmt.Sprintf("device weights 0 B (%s mapped from the file)", bytesize.Format(p.WeightBytes))
+		}
+		verdict := ""
+		if p.MarginBytes != nil {
+			verdict = fmt.Sprintf(": fits, %s to spare", bytesize.Format(*p.MarginBytes))
+			if !p.Fits {
+				verdict = fmt.Sprintf(": does not fit, %s over", bytesize.Format(-*p.MarginBytes))
+			}
+		}
+		tw.row("%s\ttotal %s = %s + arena %s + KV state %s%s\n", head, size(p.TotalBytes), weights,
+			bytesize.Format(p.ArenaBytes), bytesize.Format(p.StateBytes), verdict)
+		tw.row("\tKV %s per sequence, prompts up to %d, envelope %s\n", bytesize.Format(p.KVBytesPerSequence), p.Prompt, p.Envelope)
+	}
+	if r.Search != "" {
+		tw.row("probes\t%d plan%s\n", r.Probes, plural(r.Probes))
+	}
+	return tw.flush()
+}
+
+func kvLimitedBy(r *kvResult) string {
+	switch r.LimitedBy {
+	case "budget":
+		return "limited by the budget"
+	case "model":
+		return fmt.Sprintf("limited by the model: %s %d is not admitted", r.Search, *r.Largest+1)
+	case "overflow":
+		return fmt.Sprintf("limited by size: at %s %d %s", r.Search, *r.Largest+1, r.Next.Problem)
+	}
+	return fmt.Sprintf("the whole search range fits (raise the maximum with --%s ?:MAX)", r.Search)
+}
