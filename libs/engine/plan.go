@@ -201,7 +201,7 @@ func KernelNode(b *graph.Binding, n *graph.Node) *kernels.Node {
 	}
 	for i, v := range n.Inputs {
 		if v != nil {
-			kn.Inputs[i] = kernels.Value{DType: v.DType, Shape: b.Shape(v)}
+			kn.Inputs[i] = kernels.Value{DType: v.DType, Shape: b.Shape(v), Const: constBytes(b, v)}
 		}
 	}
 	for i, v := range n.Outputs {
@@ -210,6 +210,24 @@ func KernelNode(b *graph.Binding, n *graph.Node) *kernels.Node {
 		}
 	}
 	return kn
+}
+
+// constBytes are v's bytes when they are known at bind time and small (kernels.Value.Const).
+func constBytes(b *graph.Binding, v *graph.Value) []byte {
+	if b.Size(v) > kernels.MaxConstBytes {
+		return nil
+	}
+	switch {
+	case v.Kind == graph.KindInitializer && v.Init != nil:
+		if data, err := v.Init.Bytes(); err == nil {
+			return data
+		}
+	case v.Host:
+		if h, ok := b.Host(v); ok {
+			return h.Data
+		}
+	}
+	return nil
 }
 
 // stepKind classifies a node: host-computed, a view, or a kernel to run.

@@ -37,7 +37,14 @@ func (k OpKey) String() string {
 type Value struct {
 	DType graph.DType // graph.Undefined marks an absent optional input or output
 	Shape []int64
+	// Const holds a small input's bytes when they are known before any run (a weight or a value
+	// computed on the host at bind time, up to MaxConstBytes); nil otherwise. A kernel may read
+	// parameters such as axes from it at Select instead of recovering them from shapes.
+	Const []byte
 }
+
+// MaxConstBytes bounds Value.Const: larger known inputs are left to be read at run time.
+const MaxConstBytes = 4096
 
 // Present reports whether the value exists (an optional input or output may be absent).
 func (v Value) Present() bool { return v.DType != graph.Undefined }

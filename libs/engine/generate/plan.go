@@ -11,10 +11,11 @@ import (
 
 // Config is what a runtime is reserved for: Batch sequences generated together, each of at most
 // Context positions (its prompt and its new tokens), with prompts of at most Prompt positions.
+// Prompt is part of the reservation: the arena is planned for prompts up to Prompt's bucket.
 type Config struct {
 	Batch   int64
 	Context int64
-	Prompt  int64 // 0 means Context
+	Prompt  int64 // 0 means Context - 1: any prompt that leaves room for a new token
 }
 
 // ConfigError reports a Config that cannot be planned for the model.
@@ -37,7 +38,7 @@ func Bucket(n, limit int64) int64 {
 
 func (c *Cache) check(cfg Config) (Config, error) {
 	if cfg.Prompt == 0 {
-		cfg.Prompt = cfg.Context
+		cfg.Prompt = cfg.Context - 1
 	}
 	switch {
 	case cfg.Batch < 1:

@@ -113,6 +113,19 @@ func alignedTotal(bufs []engine.StateBuffer) int64 {
 	return n
 }
 
+// TestConfigDefaults: a zero Prompt admits any prompt that leaves room for one new token.
+func TestConfigDefaults(t *testing.T) {
+	c := &Cache{Form: SharedBuffer}
+	cfg, err := c.check(Config{Batch: 1, Context: 64})
+	require.NoError(t, err)
+	require.EqualValues(t, 63, cfg.Prompt)
+	for _, bad := range []Config{{Batch: 0, Context: 64}, {Batch: 1, Context: 1}, {Batch: 1, Context: 64, Prompt: 64}} {
+		_, err := c.check(bad)
+		var ce *ConfigError
+		require.ErrorAs(t, err, &ce, "%+v", bad)
+	}
+}
+
 // TestBucket pins the bucket ladder.
 func TestBucket(t *testing.T) {
 	for _, tc := range [][3]int64{{1, 64, 16}, {16, 64, 16}, {17, 64, 32}, {33, 64, 64}, {65, 64, 64}, {100, 1000, 128}, {1, 8, 8}} {

@@ -31,9 +31,10 @@ func (o redOp) identityOnUnit() bool {
 }
 
 // reduceAxes resolves which input dims are reduced. Axes come from the attribute (older
-// opsets), or from input 1, whose values live on the device: then they are recovered from the
-// input and output shapes (which the graph inferred from them), and a node whose shapes leave
-// them ambiguous in a way that changes the result is refused.
+// opsets), or from input 1: its bytes when the engine knows them at Select (Value.Const), else
+// they live on the device and are recovered from the input and output shapes (which the graph
+// inferred from them), and a node whose shapes leave them ambiguous in a way that changes the
+// result is refused.
 func reduceAxes(n *kernels.Node, o redOp, in, out []int64, keep, noopEmpty bool) (red []bool, identity bool, err error) {
 	r := len(in)
 	red = make([]bool, r)
@@ -50,8 +51,12 @@ func reduceAxes(n *kernels.Node, o redOp, in, out []int64, keep, noopEmpty bool)
 			return nil, false, fmt.Errorf("axes input is %v, want 1-D int64", v)
 		}
 		axesInput = true
-		if v.Shape[0] == 0 {
+		switch {
+		case v.Shape[0] == 0:
 			axesInput = false // empty: same as no axes
+		case int64(len(v.Const)) == v.Shape[0]*8:
+			// Known before any run (a weight, or computed on the host): read them.
+			axes, axesInput = append([]int64(nil), kernels.ViewAs[int64](v.Const)...), false
 		}
 	} else {
 		axes = n.Attrs.Ints("axes")

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/cpu"
 )
@@ -232,5 +233,25 @@ func TestSelectIsPure(t *testing.T) {
 		inst, err := reg.Select(&c.node, h200)
 		require.NoError(t, err, c.name)
 		require.Equal(t, first[i], fakeRun(t, &c.node, inst), c.name)
+	}
+}
+
+// TestReduceAxesFromConst: a ReduceSum whose axes input is a device tensor and whose shapes do
+// not say which dim it reduces ([4 4] -> [4]) is refused, unless the engine gives the axes' bytes
+// (Value.Const, a weight or a host value); then it reduces the axis they name.
+func TestReduceAxesFromConst(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	f32, i64 := graph.Float32, graph.Int64
+	axes := v(i64, 1)
+	n := nd("", "ReduceSum", kernels.Attrs("keepdims", 0), []kernels.Value{v(f32, 4, 4), axes}, v(f32, 4))
+	_, err = reg.Select(&n, h200)
+	require.ErrorContains(t, err, "do not say which")
+	for _, ax := range []int64{0, 1, -1} {
+		axes.Const = kernels.BytesOf([]int64{ax})
+		n := nd("", "ReduceSum", kernels.Attrs("keepdims", 0), []kernels.Value{v(f32, 4, 4), axes}, v(f32, 4))
+		inst, err := reg.Select(&n, h200)
+		require.NoError(t, err, "axis %d", ax)
+		require.NotEmpty(t, fakeRun(t, &n, inst))
 	}
 }
