@@ -169,7 +169,8 @@ type Workspace struct {
 }
 
 // Workspaces plans the envelope of cfg and its two extreme patterns, the largest prompt and the
-// longest decode step, and returns every kernel with a workspace in any of them, largest W first.
+// longest decode step, and returns every kernel with a workspace in any of them: first those whose
+// decode step needs least of their W (where one worst-case W per kernel wastes most), then by W.
 func (c *Cache) Workspaces(ctx context.Context, m *graph.Model, cfg Config, opts engine.Options) ([]Workspace, *engine.EnvelopePlan, error) {
 	ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: opts})
 	if err != nil {
@@ -203,7 +204,13 @@ func (c *Cache) Workspaces(ctx context.Context, m *graph.Model, cfg Config, opts
 			out = append(out, w)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Bound > out[j].Bound })
+	sort.SliceStable(out, func(i, j int) bool {
+		si, sj := out[i].Bound-out[i].Decode, out[j].Bound-out[j].Decode
+		if si != sj {
+			return si > sj
+		}
+		return out[i].Bound > out[j].Bound
+	})
 	return out, ep, nil
 }
 

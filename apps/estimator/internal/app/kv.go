@@ -91,6 +91,10 @@ type kvResult struct {
 	// LimitedBy says what stops the search at Largest: "budget", "model", "overflow" or "search_max".
 	LimitedBy string   `json:"limited_by,omitempty"`
 	At        *kvProbe `json:"at"`   // the plan at the answer (or at the given point)
+	// Workspaces are, at a given point (no search), every kernel's workspace bound W over the
+	// envelope beside the capacity C that the largest prompt's pattern and the longest decode
+	// step's pattern plan for it: what separate W, C and R save over one worst-case W.
+	Workspaces []kvWorkspace `json:"workspaces,omitempty"`
 	Next      *kvProbe `json:"next"` // the plan one step beyond it
 	Probes    int      `json:"probes"`
 }
@@ -101,6 +105,15 @@ type kvCache struct {
 	KVHeads int64  `json:"kv_heads"`
 	HeadDim int64  `json:"head_dim"`
 	DType   string `json:"dtype"`
+}
+
+// kvWorkspace is one kernel's workspace under generation (generate.Workspace).
+type kvWorkspace struct {
+	Node         string `json:"node"`
+	Op           string `json:"op"`
+	BoundBytes   int64  `json:"bound_bytes"`   // W over the envelope
+	PrefillBytes int64  `json:"prefill_bytes"` // C for the largest prompt's pattern
+	DecodeBytes  int64  `json:"decode_bytes"`  // C for the longest decode step's pattern
 }
 
 // kvProbe is what the runner reserves for one batch and context.
@@ -314,6 +327,13 @@ func runKV(c *cli.Context, s Streams) error {
 		if hasBudget {
 			r.Fits = &p.Fits
 		}
+		ws, _, err := cache.Workspaces(c.Context, tied, generate.Config{Batch: p.Batch, Context: p.Context, Prompt: p.Prompt}, opts)
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			r.Workspaces = append(r.Workspaces, kvWorkspace{Node: w.Node, Op: w.Op, BoundBytes: w.Bound, PrefillBytes: w.Prefill, DecodeBytes: w.Decode})
+		}
 		if err := writeKV(s.Stdout, form, r); err != nil {
 			return err
 		}
@@ -443,6 +463,37 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 	if r.Search != "" {
 		tw.row("probes\t%d plan%s\n", r.Probes, plural(r.Probes))
 	}
+	if err := tw.flush(); err != nil {
+		return err
+	}
+	return writeKVWorkspaces(w, r)
+}
+
+// kvWorkspaceRows is how many kernels the table lists; JSON lists all.
+const kvWorkspaceRows = 8
+
+// writeKVWorkspaces prints the largest workspaces: W over the envelope, and C for the prompt's
+// and the decode step's patterns, with the sums.
+func writeKVWorkspaces(w io.Writer, r *kvResult) error {
+	if len(r.Workspaces) == 0 || r.At == nil {
+		return nil
+	}
+	var sw, sp, sd int64
+	for _, k := range r.Workspaces {
+		sw, sp, sd = sw+k.BoundBytes, sp+k.PrefillBytes, sd+k.DecodeBytes
+	}
+	fmt.Fprintf(w, "\nworkspaces (%d kernels): W over the envelope, C planned for the largest prompt (seq %d) and for the longest decode step\n",
+		len(r.Workspaces), generate.Bucket(r.At.Prompt, r.At.Context))
+	tw := newTable(w)
+	tw.row("NODE\tOP\tW\tC PROMPT\tC DECODE\n")
+	for i, k := range r.Workspaces {
+		if i == kvWorkspaceRows {
+			tw.row("... %d more\t\t\t\t(--format json lists all)\n", len(r.Workspaces)-i)
+			break
+		}
+		tw.row("%s\t%s\t%s\t%s\t%s\n", k.Node, k.Op, bytesize.Format(k.BoundBytes), bytesize.Format(k.PrefillBytes), bytesize.Format(k.DecodeBytes))
+	}
+	tw.row("sum\t\t%s\t%s\t%s\n", bytesize.Format(sw), bytesize.Format(sp), bytesize.Format(sd))
 	return tw.flush()
 }
 
