@@ -91,12 +91,12 @@ type kvResult struct {
 	// LimitedBy says what stops the search at Largest: "budget", "model", "overflow" or "search_max".
 	LimitedBy string   `json:"limited_by,omitempty"`
 	At        *kvProbe `json:"at"`   // the plan at the answer (or at the given point)
+	Next      *kvProbe `json:"next"` // the plan one step beyond it
+	Probes    int      `json:"probes"`
 	// Workspaces are, at a given point (no search), every kernel's workspace bound W over the
 	// envelope beside the capacity C that the largest prompt's pattern and the longest decode
 	// step's pattern plan for it: what separate W, C and R save over one worst-case W.
 	Workspaces []kvWorkspace `json:"workspaces,omitempty"`
-	Next      *kvProbe `json:"next"` // the plan one step beyond it
-	Probes    int      `json:"probes"`
 }
 
 type kvCache struct {
