@@ -61,6 +61,19 @@ func TestCUDAGenerationMatchesOnnxruntime(t *testing.T) {
 					require.NoError(t, al.Close())
 					require.NoError(t, be.Close())
 				})
+				// What the estimator plans for the h200 here (estimator kv) is what the GPU reserved.
+				est, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: engine.Options{Target: kernels.KnownGPUs["h200"]}})
+				require.NoError(t, err)
+				ep, err := engine.PlanEnvelope(context.Background(), m, est.Envelope, est.Options)
+				require.NoError(t, err)
+				state, err := engine.StateReservation(m, est.State)
+				require.NoError(t, err)
+				require.Equal(t, ep.ArenaBytes, rt.Reserve.ArenaBytes, "estimate (--target h200) == reservation: arena")
+				require.Equal(t, ep.DeviceWeightBytes, rt.Reserve.DeviceWeightBytes, "estimate == reservation: weights")
+				require.Equal(t, state, rt.StateBytes(), "estimate == reservation: KV state")
+				require.Equal(t, ep.DeviceWeightBytes+alloc.ReservedSize(ep.ArenaBytes)+state, al.Stats().ReservedBytes,
+					"the allocator holds weights + arena + KV state, as estimated")
+
 				g, err := New(rt, s, c, cfg)
 				require.NoError(t, err)
 				prompt, err := gen.Prompt()
