@@ -283,7 +283,7 @@ func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
 			}
 		}
 	}
-	run := attnRuns.Get().(*attnRun)
+	run := attnRuns.Get()
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
 	run.c = c
 	run.q = bsnh(qkv, 0, c.s, total, c.d)
@@ -524,7 +524,7 @@ func selectMHA(n *kernels.Node, d kernels.Target) (plan, error) {
 
 func (m *mha) run(in, out []kernels.Tensor, ws wsParts) error {
 	c := &m.core
-	run := attnRuns.Get().(*attnRun)
+	run := attnRuns.Get()
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
 	run.c = c
 	q := in[0].Float32s()

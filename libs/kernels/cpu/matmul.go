@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"slices"
-	"sync"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -295,7 +294,7 @@ type sideBody struct {
 	ws      []float32
 }
 
-var sideBodies = sync.Pool{New: func() any { return new(sideBody) }}
+var sideBodies par.Pool[sideBody]
 
 func (g *sideBody) Do(slot, lo, hi int) {
 	mm := g.mm
@@ -313,7 +312,7 @@ func (mm *matmul) gemm(a, b, c, ws []float32) {
 	case mm.fold:
 		mm.plan.Run(gemm.Mat{Data: a, Ld: mm.k}, gemm.Mat{Data: b, Ld: mm.n}, nil, c, mm.n, 1, false, ws)
 	case mm.side:
-		g := sideBodies.Get().(*sideBody)
+		g := sideBodies.Get()
 		*g = sideBody{mm: mm, a: a, b: b, c: c, ws: ws}
 		par.For(mm.batches, 1, mm.workers, g)
 		*g = sideBody{}

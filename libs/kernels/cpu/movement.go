@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"unsafe"
 
 	"carve.dev/libs/graph"
@@ -166,7 +165,7 @@ type transposeBody struct {
 	x, z []byte
 }
 
-var transposeBodies = sync.Pool{New: func() any { return new(transposeBody) }}
+var transposeBodies par.Pool[transposeBody]
 
 const transposeBlk = 32
 
@@ -232,7 +231,7 @@ func (s *strided) run(in, out []kernels.Tensor, _ wsParts) error {
 	if s.workers > 1 && s.transposed() && s.total >= 1<<16 {
 		r := s.rank - 1
 		units := (s.total / (s.dims[r-1] * s.dims[r])) * ((s.dims[r] + transposeBlk - 1) / transposeBlk)
-		t := transposeBodies.Get().(*transposeBody)
+		t := transposeBodies.Get()
 		*t = transposeBody{s: *s, x: in[0].Data, z: out[0].Data}
 		par.For(units, max(1, units/(8*s.workers)), s.workers, t)
 		*t = transposeBody{}

@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"sync"
-
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/par"
 )
@@ -30,7 +28,7 @@ type rangeBody struct {
 
 func (b *rangeBody) Do(_, lo, hi int) { b.r.runRange(b.in, b.out, lo, hi) }
 
-var rangeBodies = sync.Pool{New: func() any { return new(rangeBody) }}
+var rangeBodies par.Pool[rangeBody]
 
 // runRanges runs r over n items of about perItem elements each: on the calling goroutine when
 // the work is small or there is one worker, else over the pool in chunks.
@@ -42,7 +40,7 @@ func runRanges(r rangeRunner, in, out []kernels.Tensor, n, perItem, workers int)
 		r.runRange(in, out, 0, n)
 		return
 	}
-	b := rangeBodies.Get().(*rangeBody)
+	b := rangeBodies.Get()
 	*b = rangeBody{r: r, in: in, out: out}
 	par.For(n, max(1, parGrainElems/max(perItem, 1)), workers, b)
 	*b = rangeBody{}

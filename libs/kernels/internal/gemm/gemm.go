@@ -34,7 +34,6 @@ package gemm
 
 import (
 	"fmt"
-	"sync"
 
 	"carve.dev/libs/kernels/internal/par"
 )
@@ -208,7 +207,7 @@ func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, c []float32, ldc int, alp
 		}
 		return
 	}
-	t := tasks.Get().(*task)
+	t := tasks.Get()
 	*t = task{p: *p, k: k, a: a, b: b, src: src, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
 	par.For(p.tiles(), 1, p.Slots, t)
 	*t = task{}
@@ -255,7 +254,7 @@ type task struct {
 	ws    []float32
 }
 
-var tasks = sync.Pool{New: func() any { return new(task) }}
+var tasks par.Pool[task]
 
 func (t *task) Do(slot, lo, hi int) {
 	per := t.p.slotFloats()
