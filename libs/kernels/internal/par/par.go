@@ -129,6 +129,7 @@ const (
 
 // helper runs loops' chunks for as long as the program runs.
 func helper() {
+	time.Sleep(time.Nanosecond) // makes the goroutine's sleep timer now rather than in a run
 	for {
 		if j, ok := poll(); ok {
 			j.l.help(j.gen)
@@ -204,11 +205,15 @@ func For(n, grain, slots int, body Body) {
 	}
 	l.work(0)
 	// Close the loop to late helpers, then wait for those inside (they are running their last
-	// chunks, so yielding beats parking).
+	// chunks, so yielding beats parking; the thread yields too, in case a helper's thread is
+	// waiting for this core).
 	l.state.Or(closedBit)
-	for i := 0; l.state.Load()&activeMask != 0; i++ {
-		if i%64 == 63 {
+	for i := 1; l.state.Load()&activeMask != 0; i++ {
+		if i%64 == 0 {
 			runtime.Gosched()
+			if i%1024 == 0 {
+				osYield()
+			}
 		}
 	}
 	l.body = nil
