@@ -1,0 +1,11 @@
+package par
+
+import "syscall"
+
+// osYield gives the thread's core to another runnable thread, if any (sched_yield). A spinning
+// participant calls it so that one whose thread the kernel descheduled (the process has more
+// threads than cores, or shares them) runs sooner: runtime.Gosched yields only the processor,
+// to goroutines.
+func osYield() {
+	syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+}
