@@ -601,27 +601,34 @@ func addRows(dst, x, bias []float32) {
 	}
 }
 
-// addRowsBody is addRows over the pool, a range of rows a participant.
+// addRowsBody is addRows over the pool, a range of rows a participant; with x nil it copies
+// bias into the rows.
 type addRowsBody struct{ dst, x, bias []float32 }
 
 func (b *addRowsBody) Do(_, lo, hi int) {
 	w := len(b.bias)
+	if b.x == nil {
+		for r := lo; r < hi; r++ {
+			copy(b.dst[r*w:(r+1)*w], b.bias)
+		}
+		return
+	}
 	addRows(b.dst[lo*w:hi*w], b.x[lo*w:hi*w], b.bias)
 }
 
 var addRowsBodies par.Pool[addRowsBody]
 
-// addRowsPar is addRows split over up to workers participants when x is large.
+// addRowsPar is addRows split over up to workers participants when dst is large. With x nil
+// it sets every row of dst to bias.
 func addRowsPar(dst, x, bias []float32, workers int) {
-	w := len(bias)
-	rows := len(x) / max(w, 1)
-	if workers <= 1 || rows < 2 || len(x) < parMinElems {
-		addRows(dst, x, bias)
-		return
-	}
+	w := max(len(bias), 1)
 	b := addRowsBodies.Get()
 	*b = addRowsBody{dst: dst, x: x, bias: bias}
-	par.For(rows, max(1, parGrainElems/max(w, 1)), workers, b)
+	if rows := len(dst) / w; workers <= 1 || rows < 2 || len(dst) < parMinElems {
+		b.Do(0, 0, rows)
+	} else {
+		par.For(rows, max(1, parGrainElems/w), workers, b)
+	}
 	*b = addRowsBody{}
 	addRowsBodies.Put(b)
 }

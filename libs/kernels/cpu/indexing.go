@@ -64,9 +64,10 @@ func (c *concat) run(in, out []kernels.Tensor, _ wsParts) error {
 
 // split is the inverse of concat: each output takes its slab of every outer index.
 type split struct {
-	outer int
-	in    int   // bytes per outer index of the input
-	rows  []int // bytes per outer index of each output
+	outer   int
+	in      int   // bytes per outer index of the input
+	rows    []int // bytes per outer index of each output
+	workers int
 }
 
 func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -82,7 +83,7 @@ func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, fmt.Errorf("split input is %v, want int64", s.DType)
 	}
 	inner := numel(in.Shape[axis+1:]) * int(in.DType.Size())
-	s := &split{outer: numel(in.Shape[:axis]), in: int(in.Shape[axis]) * inner}
+	s := &split{outer: numel(in.Shape[:axis]), in: int(in.Shape[axis]) * inner, workers: d.Workers}
 	var sum int64
 	for i, v := range n.Outputs {
 		if !v.Present() {
@@ -106,15 +107,20 @@ func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
 }
 
 func (s *split) run(in, out []kernels.Tensor, _ wsParts) error {
-	x := in[0].Data
-	for o := 0; o < s.outer; o++ {
+	forItems(splitRows, s, in, out, [4]int{}, s.outer, s.in/4, s.workers)
+	return nil
+}
+
+// splitRows splits outer indices [lo, hi) of the input.
+func splitRows(b *itemsBody, lo, hi int) {
+	s, x := b.k.(*split), b.in[0].Data
+	for o := lo; o < hi; o++ {
 		pos := o * s.in
 		for k, row := range s.rows {
-			copy(out[k].Data[o*row:(o+1)*row], x[pos:pos+row])
+			copy(b.out[k].Data[o*row:(o+1)*row], x[pos:pos+row])
 			pos += row
 		}
 	}
-	return nil
 }
 
 // slice reads starts, ends, axes and steps at run time (they are tensors), checks that they

@@ -359,6 +359,7 @@ type gemmOp struct {
 	c              *bplan
 	plan           gemm.Plan
 	hasWS          bool
+	workers        int
 }
 
 func gemmLayout(transB bool) gemm.Layout {
@@ -377,7 +378,7 @@ func selectGemm(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, fmt.Errorf("Gemm of %v and %v: want 2-D float32", a, b)
 	}
 	at := n.Attrs
-	g := &gemmOp{transA: at.Int("transA", 0) != 0, transB: at.Int("transB", 0) != 0, alpha: at.Float("alpha", 1), beta: at.Float("beta", 1)}
+	g := &gemmOp{workers: d.Workers, transA: at.Int("transA", 0) != 0, transB: at.Int("transB", 0) != 0, alpha: at.Float("alpha", 1), beta: at.Float("beta", 1)}
 	m, k := a.Shape[0], a.Shape[1]
 	if g.transA {
 		m, k = k, m
@@ -433,7 +434,11 @@ func (g *gemmOp) run(in, out []kernels.Tensor, ws wsParts) error {
 	acc := false
 	if g.c != nil && g.beta != 0 {
 		acc = true
-		expandLoop(g.c, in[2].Float32s(), y)
+		if c := in[2]; isRow(c.Shape, g.n) {
+			addRowsPar(y[:g.m*g.n], nil, c.Float32s()[:g.n], g.workers) // a bias row, the common C
+		} else {
+			expandLoop(g.c, c.Float32s(), y)
+		}
 		if g.beta != 1 {
 			for i := range y {
 				y[i] *= g.beta
@@ -457,6 +462,11 @@ func (g *gemmOp) run(in, out []kernels.Tensor, ws wsParts) error {
 	}
 	g.plan.Run(a, b, nil, y, g.n, g.alpha, acc, w)
 	return nil
+}
+
+// isRow reports whether shape is a row of n that broadcasts over a matrix's rows: [n] or [1, n].
+func isRow(shape []int64, n int) bool {
+	return n > 0 && (len(shape) == 1 && shape[0] == int64(n) || len(shape) == 2 && shape[0] == 1 && shape[1] == int64(n))
 }
 
 func matmulOps() []*op {
