@@ -114,8 +114,8 @@ func start() {
 //     later. Kernels of one model run back to back, and runs of a session follow one another,
 //     so while a model runs the helpers neither park nor sleep: a parked goroutine takes tens
 //     of microseconds to wake, longer than many kernels' loops. onnxruntime's thread pool spins
-//     the same way. A poll of an empty channel takes no lock, and a polling helper yields its
-//     processor every few microseconds.
+//     the same way. A poll of an empty channel takes no lock; a polling helper pauses between
+//     polls (cpuRelax) and yields its processor every few microseconds.
 //   - sleepFor: then it sleeps sleepStep between polls. A sleep takes no sudog, so when the
 //     processes' threads outnumber the cores (a helper's thread descheduled for longer than
 //     idleFor) the runs stay allocation-free; a loop that comes meanwhile starts on the caller
@@ -150,7 +150,8 @@ func poll() (job, bool) {
 			return j, true
 		default:
 		}
-		if i%256 != 0 {
+		cpuRelax()
+		if i%64 != 0 {
 			continue
 		}
 		idle := int64(time.Since(epoch)) - max(last, lastLoop.Load())
@@ -159,7 +160,7 @@ func poll() (job, bool) {
 			return job{}, false
 		case idle > int64(idleFor):
 			time.Sleep(sleepStep)
-		case i%2048 == 0:
+		case i%512 == 0:
 			runtime.Gosched()
 		}
 	}
@@ -209,6 +210,7 @@ func For(n, grain, slots int, body Body) {
 	// waiting for this core).
 	l.state.Or(closedBit)
 	for i := 1; l.state.Load()&activeMask != 0; i++ {
+		cpuRelax()
 		if i%64 == 0 {
 			runtime.Gosched()
 			if i%1024 == 0 {
