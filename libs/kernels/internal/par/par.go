@@ -112,19 +112,25 @@ func start() {
 //
 //   - idleFor: it polls after the latest loop started or it finished its last job, whichever is
 //     later. Kernels of one model run back to back, and runs of a session follow one another,
-//     so while a model runs the helpers neither park nor sleep: a parked goroutine takes tens
-//     of microseconds to wake, longer than many kernels' loops. onnxruntime's thread pool spins
-//     the same way. A poll of an empty channel takes no lock; a polling helper pauses between
-//     polls (cpuRelax) and yields its processor every few microseconds.
-//   - sleepFor: then it sleeps sleepStep between polls. A sleep takes no sudog, so when the
-//     processes' threads outnumber the cores (a helper's thread descheduled for longer than
-//     idleFor) the runs stay allocation-free; a loop that comes meanwhile starts on the caller
-//     and the helpers join it as they wake.
+//     so while a model runs the helpers seldom sleep: a sleeping or parked goroutine takes tens
+//     of microseconds or more to wake, longer than many kernels' loops. onnxruntime's thread
+//     pool spins the same way. A poll of an empty channel takes no lock; a polling helper
+//     pauses between polls (cpuRelax) and yields its processor every few microseconds. The
+//     window is short because polling threads slow the serial work beside them (a shared
+//     physical core, caches, memory): a tiny model on a 2-vCPU virtual machine ran 30% slower
+//     with a 1 ms window than with 50 us.
+//   - sleepFor: then it sleeps between polls, from minSleep doubling up to maxSleep (short
+//     sleeps first, for a pause between loops; longer ones after, so that sleeping helpers do
+//     not keep taking processor time from a model that runs without loops). A sleep takes no
+//     sudog, so when the processes' threads outnumber the cores (a helper's thread descheduled
+//     for longer than idleFor) the runs stay allocation-free; a loop that comes meanwhile
+//     starts on the caller and the helpers join it as they wake.
 //   - after that it parks on the queue, and the next loop's job wakes it.
 const (
-	idleFor   = time.Millisecond
-	sleepFor  = 50 * time.Millisecond
-	sleepStep = 20 * time.Microsecond
+	idleFor  = 50 * time.Microsecond
+	sleepFor = 50 * time.Millisecond
+	minSleep = 20 * time.Microsecond
+	maxSleep = time.Millisecond
 )
 
 // helper runs loops' chunks for as long as the program runs.
@@ -144,6 +150,7 @@ func helper() {
 // happened for sleepFor.
 func poll() (job, bool) {
 	last := int64(time.Since(epoch))
+	sleep := minSleep
 	for i := 1; ; i++ {
 		select {
 		case j := <-jobs:
@@ -159,7 +166,8 @@ func poll() (job, bool) {
 		case idle > int64(sleepFor):
 			return job{}, false
 		case idle > int64(idleFor):
-			time.Sleep(sleepStep)
+			time.Sleep(sleep)
+			sleep = min(2*sleep, maxSleep)
 		case i%512 == 0:
 			runtime.Gosched()
 		}
