@@ -116,9 +116,10 @@ func start() {
 //     of microseconds or more to wake, longer than many kernels' loops. onnxruntime's thread
 //     pool spins the same way. A poll of an empty channel takes no lock; a polling helper
 //     pauses between polls (cpuRelax) and yields its processor every few microseconds. The
-//     window is short because polling threads slow the serial work beside them (a shared
-//     physical core, caches, memory): a tiny model on a 2-vCPU virtual machine ran 30% slower
-//     with a 1 ms window than with 50 us.
+//     window is a trade measured on a 2-vCPU virtual machine: polling slows the serial work
+//     beside it (a tiny model's run, 30 us, took up to 30% longer than with a 50 us window),
+//     but with 50 us helpers slept through the next loop of a model whose loops came further
+//     apart, and its runs took 30-50% longer.
 //   - sleepFor: then it sleeps between polls, from minSleep doubling up to maxSleep (short
 //     sleeps first, for a pause between loops; longer ones after, so that sleeping helpers do
 //     not keep taking processor time from a model that runs without loops). A sleep takes no
@@ -127,7 +128,7 @@ func start() {
 //     starts on the caller and the helpers join it as they wake.
 //   - after that it parks on the queue, and the next loop's job wakes it.
 const (
-	idleFor  = 50 * time.Microsecond
+	idleFor  = time.Millisecond
 	sleepFor = 50 * time.Millisecond
 	minSleep = 20 * time.Microsecond
 	maxSleep = time.Millisecond
