@@ -9,11 +9,11 @@
 // several backends never oversubscribe the processors.
 //
 // Nothing in a loop's path blocks on a Go synchronisation primitive: joining a loop and waiting
-// for its helpers use atomics (the caller yields while it waits), and idle helpers poll the
-// queue (see idleFor) rather than park while loops keep coming or came recently. Every blocking channel
-// operation, mutex or condition wait takes a runtime sudog from a per-processor cache that the
-// garbage collector empties, so with many processors they allocate now and then; a run of a
-// model must not.
+// for its helpers use atomics (the caller spins, yielding, while it waits), and idle helpers
+// poll the queue and then sleep between polls (see idleFor) rather than park, until no loop
+// has come for sleepFor. Every blocking channel operation, mutex or condition wait takes a
+// runtime sudog from a per-processor cache that the garbage collector empties, so with many
+// processors they allocate now and then; a run of a model must not.
 package par
 
 import (
@@ -123,7 +123,7 @@ func start() {
 //   - sleepFor: then it sleeps between polls, from minSleep doubling up to maxSleep (short
 //     sleeps first, for a pause between loops; longer ones after, so that sleeping helpers do
 //     not keep taking processor time from a model that runs without loops). A sleep takes no
-//     sudog, so when the processes' threads outnumber the cores (a helper's thread descheduled
+//     sudog, so when the process's threads outnumber the cores (a helper's thread descheduled
 //     for longer than idleFor) the runs stay allocation-free; a loop that comes meanwhile
 //     starts on the caller and the helpers join it as they wake.
 //   - after that it parks on the queue, and the next loop's job wakes it.
@@ -169,8 +169,11 @@ func poll() (job, bool) {
 		case idle > int64(idleFor):
 			time.Sleep(sleep)
 			sleep = min(2*sleep, maxSleep)
-		case i%512 == 0:
-			runtime.Gosched()
+		default: // a loop came meanwhile (another helper took its job): short sleeps again
+			sleep = minSleep
+			if i%512 == 0 {
+				runtime.Gosched()
+			}
 		}
 	}
 }
