@@ -169,7 +169,7 @@ func poll() (job, bool) {
 		case idle > int64(idleFor):
 			time.Sleep(sleep)
 			sleep = min(2*sleep, maxSleep)
-		default: // a loop came meanwhile (another helper took its job): short sleeps again
+		default: // polling; after a loop that came while this helper slept, sleeps start short again
 			sleep = minSleep
 			if i%512 == 0 {
 				runtime.Gosched()
