@@ -225,9 +225,7 @@ func For(n, grain, slots int, body Body) {
 		cpuRelax()
 		if i%64 == 0 {
 			runtime.Gosched()
-			if i%1024 == 0 {
-				osYield()
-			}
+			osYield()
 		}
 	}
 	l.body = nil
