@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
+	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/cpu"
 	"github.com/stretchr/testify/require"
 )
 
@@ -193,4 +199,106 @@ func TestRepeatedRunsNoHeapAllocations(t *testing.T) {
 	if !raceEnabled {
 		require.Zero(t, allocs)
 	}
+}
+
+// With sixteen processors and sixteen kernel workers a run makes no Go heap allocations either:
+// the worker pool's helpers and the kernels' argument lists take nothing from the runtime's
+// per-processor caches, which many processors leave empty now and then (a blocked goroutine's
+// sudog, a sync.Pool's items). The test runs in a child process started with GOMAXPROCS=16, so
+// that the pool has fifteen helpers whatever ran before, and on this machine's cores too.
+//
+// It counts the allocations made by a kernel or the pool's loops (the mem profile at rate 1: the
+// first of carve's functions on the stack is in libs/kernels), and logs the rest: the runtime's
+// own bookkeeping (a thread it starts when the threads outnumber the cores and one of sixteen
+// processors wakes another, which with two cores happens now and then for a while), an idle
+// helper parking, and the sudog the CPU device's stream goroutine takes when it waits for the
+// next run's work on a processor whose cache a collection emptied.
+// testing.AllocsPerRun would not do: it sets GOMAXPROCS to 1.
+func TestRunsNoHeapAllocationsSixteenProcs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	if os.Getenv("CARVE_ALLOC16_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestRunsNoHeapAllocationsSixteenProcs$", "-test.v")
+		cmd.Env = append(os.Environ(), "CARVE_ALLOC16_CHILD=1", "GOMAXPROCS=16")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), "--- PASS: TestRunsNoHeapAllocationsSixteenProcs", "%s", out)
+		t.Logf("%s", out)
+		return
+	}
+	require.Equal(t, 16, runtime.GOMAXPROCS(0))
+	for _, name := range []string{"qwen2", "gpt2", "contrib_attention"} {
+		t.Run(name, func(t *testing.T) {
+			fx := testmodels.MustGet(name)
+			m := loadFixture(t, fx.Name)
+			be, err := cpu.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 16})
+			require.NoError(t, err)
+			al, err := alloc.New(be.Device(), alloc.Options{})
+			require.NoError(t, err)
+			t.Cleanup(func() {
+				require.NoError(t, al.Close())
+				require.NoError(t, be.Close())
+			})
+			_, s := newSession(t, m, be, al, RuntimeOptions{Options: Options{Workers: 16}, Envelope: envelopeOf(fx)})
+			in := fixtureInputs(t, m, fx.Bindings[len(fx.Bindings)-1])
+			run := func(n int) {
+				for range n {
+					if _, err := s.Run(context.Background(), in); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			run(200) // plans the pattern and warms the pool and the runtime's caches up
+			ours, all := countAllocs(func() { run(200) })
+			t.Logf("%s: %d allocations in 200 runs, %d of them the kernels'", name, all, ours)
+			require.Zero(t, ours, "Go heap allocations by the kernels or the worker pool in 200 runs of %s", name)
+		})
+	}
+}
+
+// countAllocs runs fn with every allocation profiled and returns how many of the allocations
+// made meanwhile were the kernels' or the pool's loops', and how many there were in all.
+func countAllocs(fn func()) (ours, all int64) {
+	defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
+	snapshot := func() map[[32]uintptr]int64 {
+		// The profile is as of the last completed collection; two make it current.
+		runtime.GC()
+		runtime.GC()
+		n, _ := runtime.MemProfile(nil, true)
+		recs := make([]runtime.MemProfileRecord, n+64)
+		n, _ = runtime.MemProfile(recs, true)
+		m := map[[32]uintptr]int64{}
+		for _, r := range recs[:n] {
+			m[r.Stack0] += r.AllocObjects
+		}
+		return m
+	}
+	before := snapshot()
+	runtime.MemProfileRate = 1
+	fn()
+	runtime.MemProfileRate = 0
+	for stack, n := range snapshot() {
+		n -= before[stack]
+		if n <= 0 {
+			continue
+		}
+		all += n
+		// The first of carve's functions on the stack says whose allocation it is. An idle
+		// helper that parks takes a sudog in the pool's helper loop itself: that happens when
+		// no loop came for a while (these small bindings start few), not once per run.
+		for frames := runtime.CallersFrames(stack[:]); ; {
+			f, more := frames.Next()
+			if strings.HasPrefix(f.Function, "carve.dev/") {
+				if strings.HasPrefix(f.Function, "carve.dev/libs/kernels/") && f.Function != "carve.dev/libs/kernels/internal/par.helper" {
+					ours += n
+				}
+				break
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	return ours, all
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -206,7 +205,7 @@ type attnRun struct {
 	pass      int
 }
 
-var attnRuns = sync.Pool{New: func() any { return new(attnRun) }}
+var attnRuns par.Pool[attnRun]
 
 // key returns the index and view of key j of (batch b, kv head h).
 func (r *attnRun) key(b, h, j int) []float32 {

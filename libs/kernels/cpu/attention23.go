@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"math"
-	"sync"
 	"unsafe"
 
 	"carve.dev/libs/alloc"
@@ -271,10 +270,10 @@ type attn23Run struct {
 	scores, acc, conv []float32
 }
 
-var attn23Runs = sync.Pool{New: func() any { return new(attn23Run) }}
+var attn23Runs par.Pool[attn23Run]
 
 func (a *onnxAttention) run(in, out []kernels.Tensor, ws wsParts) error {
-	r := attn23Runs.Get().(*attn23Run)
+	r := attn23Runs.Get()
 	defer func() { *r = attn23Run{}; attn23Runs.Put(r) }()
 	r.a = a
 	r.q, r.k, r.v, r.y = in[0].Data, in[1].Data, in[2].Data, out[0].Data

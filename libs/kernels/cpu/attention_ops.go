@@ -8,6 +8,8 @@ import (
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/gemm"
+	"carve.dev/libs/kernels/internal/par"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // dimsOf returns the dims of input i of a node or range as (lo, hi) pairs, so the same
@@ -175,6 +177,7 @@ type attention struct {
 	hasPast       bool
 	proj          gemm.Plan
 	projWS        bool // the recipe has the projection's gemm part
+	workers       int
 }
 
 func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -196,7 +199,7 @@ func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	a := &attention{hin: int(x.Shape[2])}
+	a := &attention{hin: int(x.Shape[2]), workers: d.Workers}
 	total := int(w.Shape[1])
 	a.hq, a.hk, a.hv = total/3, total/3, total/3
 	if sz := at.Ints("qkv_hidden_sizes"); sz != nil {
@@ -275,15 +278,9 @@ func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
 	}
 	a.proj.Run(gemm.Mat{Data: in[0].Float32s(), Ld: max(a.hin, 1)}, gemm.Mat{Data: in[1].Float32s(), Ld: max(total, 1)}, nil, qkv, max(total, 1), 1, false, pw)
 	if a.bias {
-		bias := in[2].Float32s()[:total]
-		for r := 0; r < c.b*c.s; r++ {
-			row := qkv[r*total : (r+1)*total]
-			for j, v := range bias {
-				row[j] += v
-			}
-		}
+		addRowsPar(qkv, qkv, in[2].Float32s()[:total], a.workers)
 	}
-	run := attnRuns.Get().(*attnRun)
+	run := attnRuns.Get()
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
 	run.c = c
 	run.q = bsnh(qkv, 0, c.s, total, c.d)
@@ -399,6 +396,7 @@ type mha struct {
 	bias       bool
 	presentK   bool
 	presentV   bool
+	workers    int
 }
 
 func selectMHA(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -423,7 +421,7 @@ func selectMHA(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	at := n.Attrs
-	m := &mha{}
+	m := &mha{workers: d.Workers}
 	c := &m.core
 	heads := int(g.nq)
 	q := n.Inputs[0]
@@ -524,7 +522,7 @@ func selectMHA(n *kernels.Node, d kernels.Target) (plan, error) {
 
 func (m *mha) run(in, out []kernels.Tensor, ws wsParts) error {
 	c := &m.core
-	run := attnRuns.Get().(*attnRun)
+	run := attnRuns.Get()
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
 	run.c = c
 	q := in[0].Float32s()
@@ -550,9 +548,9 @@ func (m *mha) run(in, out []kernels.Tensor, ws wsParts) error {
 			biased := kernels.ViewAs[float32](ws.bytes(0))
 			bias := in[3].Float32s()
 			nq, nk, nv := c.b*c.s*m.hq, c.b*m.l*m.hk, c.b*m.l*m.hv
-			addRows(biased[:nq], q, bias[:m.hq])
-			addRows(biased[nq:nq+nk], k, bias[m.hq:m.hq+m.hk])
-			addRows(biased[nq+nk:nq+nk+nv], v, bias[m.hq+m.hk:])
+			addRowsPar(biased[:nq], q, bias[:m.hq], m.workers)
+			addRowsPar(biased[nq:nq+nk], k, bias[m.hq:m.hq+m.hk], m.workers)
+			addRowsPar(biased[nq+nk:nq+nk+nv], v, bias[m.hq+m.hk:], m.workers)
 			q, k, v = biased[:nq], biased[nq:nq+nk], biased[nq+nk:nq+nk+nv]
 			ws = ws.skip(1)
 		}
@@ -595,12 +593,42 @@ func (m *mha) run(in, out []kernels.Tensor, ws wsParts) error {
 	return nil
 }
 
-// addRows writes x + bias (bias broadcast over rows) into dst.
+// addRows writes x + bias (bias broadcast over rows) into dst, which may be x.
 func addRows(dst, x, bias []float32) {
 	w := len(bias)
 	for r := 0; r+w <= len(x); r += w {
-		for j, b := range bias {
-			dst[r+j] = x[r+j] + b
-		}
+		vec.VV(vec.Add, dst[r:r+w], x[r:r+w], bias)
 	}
+}
+
+// addRowsBody is addRows over the pool, a range of rows a participant; with x nil it copies
+// bias into the rows.
+type addRowsBody struct{ dst, x, bias []float32 }
+
+func (b *addRowsBody) Do(_, lo, hi int) {
+	w := len(b.bias)
+	if b.x == nil {
+		for r := lo; r < hi; r++ {
+			copy(b.dst[r*w:(r+1)*w], b.bias)
+		}
+		return
+	}
+	addRows(b.dst[lo*w:hi*w], b.x[lo*w:hi*w], b.bias)
+}
+
+var addRowsBodies par.Pool[addRowsBody]
+
+// addRowsPar is addRows split over up to workers participants when dst is large. With x nil
+// it sets every row of dst to bias.
+func addRowsPar(dst, x, bias []float32, workers int) {
+	w := max(len(bias), 1)
+	b := addRowsBodies.Get()
+	*b = addRowsBody{dst: dst, x: x, bias: bias}
+	if rows := len(dst) / w; workers <= 1 || rows < 2 || len(dst) < parMinElems {
+		b.Do(0, 0, rows)
+	} else {
+		par.For(rows, max(1, parGrainElems/w), workers, b)
+	}
+	*b = addRowsBody{}
+	addRowsBodies.Put(b)
 }

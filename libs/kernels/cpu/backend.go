@@ -34,7 +34,8 @@ func SharedRegistry() (*kernels.Registry, error) {
 // copies; kernels run as work launched on the device's streams. It is safe for concurrent use.
 type Backend struct {
 	dev      hostDevice
-	own      bool // Close closes dev
+	device   alloc.Device // dev as an alloc.Device, converted once (see Device)
+	own      bool         // Close closes dev
 	target   kernels.Target
 	copies   [4]atomic.Int64 // uploads, upload bytes, downloads, download bytes
 	registry *kernels.Registry
@@ -74,7 +75,7 @@ func NewBackend(dev alloc.Device, workers int) (*Backend, error) {
 		return nil, fmt.Errorf("cpu backend: device %s does not run host work on its streams (no Launch method)", dev.Name())
 	}
 	reg, _ := SharedRegistry()
-	return &Backend{dev: hd, target: kernels.CPU(workers), registry: reg}, nil
+	return &Backend{dev: hd, device: dev, target: kernels.CPU(workers), registry: reg}, nil
 }
 
 // Name is the device's name.
@@ -86,8 +87,10 @@ func (b *Backend) Target() kernels.Target { return b.target }
 // Registry holds the CPU kernels.
 func (b *Backend) Registry() *kernels.Registry { return b.registry }
 
-// Device is the host-memory device.
-func (b *Backend) Device() alloc.Device { return b.dev }
+// Device is the host-memory device. It is the device NewBackend was given rather than a
+// conversion of dev: converting one interface to another consults a type-assertion cache that
+// the runtime fills at random moments, allocating, and a session calls Device every run.
+func (b *Backend) Device() alloc.Device { return b.device }
 
 // Bind points t at n bytes of host memory at p: Data views them and Addr holds p.
 func (b *Backend) Bind(t *kernels.Tensor, p alloc.Ptr, n int64) {

@@ -178,6 +178,7 @@ type cumSum struct {
 	dt                 graph.DType
 	shape              []int64
 	exclusive, reverse bool
+	workers            int
 }
 
 func selectCumSum(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -192,7 +193,7 @@ func selectCumSum(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	at := n.Attrs
-	return plan{tactic: "direct", r: &cumSum{dt: x.DType, shape: x.Shape, exclusive: at.Int("exclusive", 0) != 0, reverse: at.Int("reverse", 0) != 0}}, nil
+	return plan{tactic: "direct", r: &cumSum{workers: d.Workers, dt: x.DType, shape: x.Shape, exclusive: at.Int("exclusive", 0) != 0, reverse: at.Int("reverse", 0) != 0}}, nil
 }
 
 func (c *cumSum) run(in, out []kernels.Tensor, _ wsParts) error {
@@ -203,7 +204,7 @@ func (c *cumSum) run(in, out []kernels.Tensor, _ wsParts) error {
 	outer, dim, inner := numel(c.shape[:axis]), int(c.shape[axis]), numel(c.shape[axis+1:])
 	x, z := in[0], out[0]
 	if c.dt == graph.Float32 {
-		cumSumF32(x.Float32s(), z.Float32s(), outer, dim, inner, c.exclusive, c.reverse)
+		forItems(cumSumF32Items, c, in, out, [4]int{dim, inner}, outer, dim*inner, c.workers)
 		return nil
 	}
 	f := isFloat(c.dt)
@@ -248,8 +249,15 @@ func (c *cumSum) run(in, out []kernels.Tensor, _ wsParts) error {
 
 // cumSumF32 is CumSum of float32, summed in float32 (as onnxruntime does): whole rows of
 // inner elements at a time when inner > 1.
-func cumSumF32(x, z []float32, outer, dim, inner int, exclusive, reverse bool) {
-	for o := 0; o < outer; o++ {
+// cumSumF32Items sums outer indices [lo, hi) of a float32 CumSum (n holds the axis length and
+// the inner size).
+func cumSumF32Items(b *itemsBody, lo, hi int) {
+	c, dim, inner := b.k.(*cumSum), b.n[0], b.n[1]
+	cumSumF32(b.in[0].Float32s(), b.out[0].Float32s(), lo, hi, dim, inner, c.exclusive, c.reverse)
+}
+
+func cumSumF32(x, z []float32, lo, hi, dim, inner int, exclusive, reverse bool) {
+	for o := lo; o < hi; o++ {
 		xs, zs := x[o*dim*inner:(o+1)*dim*inner], z[o*dim*inner:(o+1)*dim*inner]
 		row := func(k int) int {
 			if reverse {
@@ -293,9 +301,10 @@ func cumSumF32(x, z []float32, outer, dim, inner int, exclusive, reverse bool) {
 
 // trilu keeps the upper (j - i >= k) or lower (j - i <= k) triangle of the last two dims.
 type trilu struct {
-	upper bool
-	shape []int64
-	es    int
+	upper   bool
+	shape   []int64
+	es      int
+	workers int
 }
 
 func selectTrilu(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -312,7 +321,7 @@ func selectTrilu(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 		return plan{}, err
 	}
-	return plan{tactic: "direct", r: &trilu{upper: n.Attrs.Int("upper", 1) != 0, shape: x.Shape, es: int(x.DType.Size())}}, nil
+	return plan{tactic: "direct", r: &trilu{workers: d.Workers, upper: n.Attrs.Int("upper", 1) != 0, shape: x.Shape, es: int(x.DType.Size())}}, nil
 }
 
 func (t *trilu) run(in, out []kernels.Tensor, _ wsParts) error {
@@ -323,24 +332,31 @@ func (t *trilu) run(in, out []kernels.Tensor, _ wsParts) error {
 	r := len(t.shape)
 	rows, cols := int(t.shape[r-2]), int(t.shape[r-1])
 	mats := numel(t.shape[:r-2])
-	x, z, es := in[0].Data, out[0].Data, t.es
-	for m := 0; m < mats; m++ {
-		for i := 0; i < rows; i++ {
-			row := (m*rows + i) * cols * es
-			// the kept columns of row i are [j0, cols) (upper: j >= i + k) or [0, j1) (lower)
-			lo, hi := int64(0), int64(cols)
-			if t.upper {
-				lo = min(max(int64(i)+k, 0), int64(cols))
-			} else {
-				hi = min(max(int64(i)+k+1, 0), int64(cols))
-			}
-			zr, xr := z[row:row+cols*es], x[row:row+cols*es]
-			clear(zr[:lo*int64(es)])
-			copy(zr[lo*int64(es):hi*int64(es)], xr[lo*int64(es):hi*int64(es)])
-			clear(zr[hi*int64(es):])
-		}
-	}
+	forItems(triluRows, t, in, out, [4]int{rows, cols, int(k)}, mats*rows, cols, t.workers)
 	return nil
+}
+
+// triluRows writes rows [lo, hi) of the stacked matrices (n holds the rows and columns of one
+// matrix, and k).
+func triluRows(b *itemsBody, lo, hi int) {
+	t := b.k.(*trilu)
+	rows, cols, k := b.n[0], int64(b.n[1]), int64(b.n[2])
+	x, z, es := b.in[0].Data, b.out[0].Data, int64(t.es)
+	for mi := lo; mi < hi; mi++ {
+		i := int64(mi % rows)
+		row := int64(mi) * cols * es
+		// the kept columns of row i are [j0, cols) (upper: j >= i + k) or [0, j1) (lower)
+		j0, j1 := int64(0), cols
+		if t.upper {
+			j0 = min(max(i+k, 0), cols)
+		} else {
+			j1 = min(max(i+k+1, 0), cols)
+		}
+		zr, xr := z[row:row+cols*es], x[row:row+cols*es]
+		clear(zr[:j0*es])
+		copy(zr[j0*es:j1*es], xr[j0*es:j1*es])
+		clear(zr[j1*es:])
+	}
 }
 
 func generateOps() []*op {

@@ -308,7 +308,7 @@ func (x *gqa) run(in, out []kernels.Tensor, ws wsParts) error {
 			}
 		}
 	}
-	run := attnRuns.Get().(*attnRun)
+	run := attnRuns.Get()
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
 	run.c = c
 	if x.rotary {

@@ -64,9 +64,10 @@ func (c *concat) run(in, out []kernels.Tensor, _ wsParts) error {
 
 // split is the inverse of concat: each output takes its slab of every outer index.
 type split struct {
-	outer int
-	in    int   // bytes per outer index of the input
-	rows  []int // bytes per outer index of each output
+	outer   int
+	in      int   // bytes per outer index of the input
+	rows    []int // bytes per outer index of each output
+	workers int
 }
 
 func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -82,7 +83,7 @@ func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, fmt.Errorf("split input is %v, want int64", s.DType)
 	}
 	inner := numel(in.Shape[axis+1:]) * int(in.DType.Size())
-	s := &split{outer: numel(in.Shape[:axis]), in: int(in.Shape[axis]) * inner}
+	s := &split{outer: numel(in.Shape[:axis]), in: int(in.Shape[axis]) * inner, workers: d.Workers}
 	var sum int64
 	for i, v := range n.Outputs {
 		if !v.Present() {
@@ -106,15 +107,20 @@ func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
 }
 
 func (s *split) run(in, out []kernels.Tensor, _ wsParts) error {
-	x := in[0].Data
-	for o := 0; o < s.outer; o++ {
+	forItems(splitRows, s, in, out, [4]int{}, s.outer, s.in/4, s.workers)
+	return nil
+}
+
+// splitRows splits outer indices [lo, hi) of the input.
+func splitRows(b *itemsBody, lo, hi int) {
+	s, x := b.k.(*split), b.in[0].Data
+	for o := lo; o < hi; o++ {
 		pos := o * s.in
 		for k, row := range s.rows {
-			copy(out[k].Data[o*row:(o+1)*row], x[pos:pos+row])
+			copy(b.out[k].Data[o*row:(o+1)*row], x[pos:pos+row])
 			pos += row
 		}
 	}
-	return nil
 }
 
 // slice reads starts, ends, axes and steps at run time (they are tensors), checks that they
@@ -330,6 +336,7 @@ type gatherElements struct {
 	data, idx  []int64
 	es         int
 	dataStride []int
+	workers    int
 }
 
 func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -355,40 +362,24 @@ func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := kernels.CheckOutput(n, 0, data.DType, idx.Shape); err != nil {
 		return plan{}, err
 	}
-	return plan{tactic: "direct", r: &gatherElements{axis: axis, data: data.Shape, idx: idx.Shape, es: int(data.DType.Size()), dataStride: stridesOf(data.Shape)}}, nil
+	return plan{tactic: "direct", r: &gatherElements{workers: d.Workers, axis: axis, data: data.Shape, idx: idx.Shape, es: int(data.DType.Size()), dataStride: stridesOf(data.Shape)}}, nil
 }
 
 func (g *gatherElements) run(in, out []kernels.Tensor, _ wsParts) error {
 	total := numel(g.idx)
 	dim := int(g.data[g.axis])
 	idx := in[1]
-	if idx.DType == graph.Int64 {
-		for _, v := range idx.Int64s()[:total] {
-			if v < -int64(dim) || v >= int64(dim) {
-				return fmt.Errorf("index %d out of range for dim %d", v, dim)
-			}
-		}
-	} else {
-		for _, v := range idx.Int32s()[:total] {
-			if int(v) < -dim || int(v) >= dim {
-				return fmt.Errorf("index %d out of range for dim %d", v, dim)
-			}
-		}
-	}
-	if g.dense() {
-		// indices and data agree off the axis: (outer, axis, inner) loops
+	if g.dense() && (g.es == 4 || g.es == 8 && idx.DType == graph.Int64) {
+		// indices and data agree off the axis: (outer, axis, inner) loops, over the outer
+		// index in parallel, each part checking its indices
 		outer, ai, inner := numel(g.idx[:g.axis]), int(g.idx[g.axis]), numel(g.idx[g.axis+1:])
-		switch {
-		case g.es == 4 && idx.DType == graph.Int64:
-			gatherElemsDense(kernels.ViewAs[uint32](in[0].Data), kernels.ViewAs[uint32](out[0].Data), idx.Int64s(), outer, ai, dim, inner)
-			return nil
-		case g.es == 4:
-			gatherElemsDense(kernels.ViewAs[uint32](in[0].Data), kernels.ViewAs[uint32](out[0].Data), idx.Int32s(), outer, ai, dim, inner)
-			return nil
-		case g.es == 8 && idx.DType == graph.Int64:
-			gatherElemsDense(kernels.ViewAs[uint64](in[0].Data), kernels.ViewAs[uint64](out[0].Data), idx.Int64s(), outer, ai, dim, inner)
-			return nil
+		if !forItems(gatherElemsRows, g, in, out, [4]int{ai, dim, inner}, outer, ai*inner, g.workers) {
+			return gatherElemsRange(idx, total, dim)
 		}
+		return nil
+	}
+	if err := gatherElemsRange(idx, total, dim); err != nil {
+		return err
 	}
 	var pos [16]int
 	r := len(g.idx)
@@ -425,11 +416,64 @@ func (g *gatherElements) dense() bool {
 	return true
 }
 
+// gatherElemsRange returns an error naming the first of the total indices out of range for
+// dim, if any.
+func gatherElemsRange(idx kernels.Tensor, total, dim int) error {
+	if idx.DType == graph.Int64 {
+		for _, v := range idx.Int64s()[:total] {
+			if v < -int64(dim) || v >= int64(dim) {
+				return fmt.Errorf("index %d out of range for dim %d", v, dim)
+			}
+		}
+	} else {
+		for _, v := range idx.Int32s()[:total] {
+			if int(v) < -dim || int(v) >= dim {
+				return fmt.Errorf("index %d out of range for dim %d", v, dim)
+			}
+		}
+	}
+	return nil
+}
+
+// gatherElemsRows gathers outer indices [lo, hi) of a dense GatherElements (n holds the
+// indices' axis length, the data's and the inner size), failing the body on an index out of
+// range.
+func gatherElemsRows(b *itemsBody, lo, hi int) {
+	g, idx := b.k.(*gatherElements), b.in[1]
+	ai, dim, inner := b.n[0], b.n[1], b.n[2]
+	ok := false
+	switch {
+	case g.es == 4 && idx.DType == graph.Int64:
+		ok = gatherElemsDense(kernels.ViewAs[uint32](b.in[0].Data), kernels.ViewAs[uint32](b.out[0].Data), idx.Int64s(), lo, hi, ai, dim, inner)
+	case g.es == 4:
+		ok = gatherElemsDense(kernels.ViewAs[uint32](b.in[0].Data), kernels.ViewAs[uint32](b.out[0].Data), idx.Int32s(), lo, hi, ai, dim, inner)
+	default:
+		ok = gatherElemsDense(kernels.ViewAs[uint64](b.in[0].Data), kernels.ViewAs[uint64](b.out[0].Data), idx.Int64s(), lo, hi, ai, dim, inner)
+	}
+	if !ok {
+		b.failed.Store(true)
+	}
+}
+
 // gatherElemsDense is GatherElements with indices of the data's shape off the axis:
 // z[o, a, i] = x[o, idx[o, a, i], i], the indices checked.
-func gatherElemsDense[E any, I int32 | int64](x, z []E, idx []I, outer, ai, dim, inner int) {
-	for o := 0; o < outer; o++ {
+func gatherElemsDense[E any, I int32 | int64](x, z []E, idx []I, lo, hi, ai, dim, inner int) bool {
+	for o := lo; o < hi; o++ {
 		xo := x[o*dim*inner : (o+1)*dim*inner]
+		if inner == 1 { // gathering along the last axis: one row of indices into one data row
+			zr, ir := z[o*ai:(o+1)*ai], idx[o*ai:(o+1)*ai]
+			for i, j := range ir {
+				jj := int(j)
+				if jj < 0 {
+					jj += dim
+				}
+				if uint(jj) >= uint(dim) {
+					return false
+				}
+				zr[i] = xo[jj]
+			}
+			continue
+		}
 		for a := 0; a < ai; a++ {
 			base := (o*ai + a) * inner
 			zr, ir := z[base:base+inner], idx[base:base+inner]
@@ -438,10 +482,14 @@ func gatherElemsDense[E any, I int32 | int64](x, z []E, idx []I, outer, ai, dim,
 				if jj < 0 {
 					jj += dim
 				}
+				if uint(jj) >= uint(dim) {
+					return false
+				}
 				zr[i] = xo[jj*inner+i]
 			}
 		}
 	}
+	return true
 }
 
 // gatherND is GatherND with batch_dims: each index tuple of length m selects a slab of

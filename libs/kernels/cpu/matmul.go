@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"slices"
-	"sync"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -295,7 +294,7 @@ type sideBody struct {
 	ws      []float32
 }
 
-var sideBodies = sync.Pool{New: func() any { return new(sideBody) }}
+var sideBodies par.Pool[sideBody]
 
 func (g *sideBody) Do(slot, lo, hi int) {
 	mm := g.mm
@@ -313,7 +312,7 @@ func (mm *matmul) gemm(a, b, c, ws []float32) {
 	case mm.fold:
 		mm.plan.Run(gemm.Mat{Data: a, Ld: mm.k}, gemm.Mat{Data: b, Ld: mm.n}, nil, c, mm.n, 1, false, ws)
 	case mm.side:
-		g := sideBodies.Get().(*sideBody)
+		g := sideBodies.Get()
 		*g = sideBody{mm: mm, a: a, b: b, c: c, ws: ws}
 		par.For(mm.batches, 1, mm.workers, g)
 		*g = sideBody{}
@@ -360,6 +359,7 @@ type gemmOp struct {
 	c              *bplan
 	plan           gemm.Plan
 	hasWS          bool
+	workers        int
 }
 
 func gemmLayout(transB bool) gemm.Layout {
@@ -378,7 +378,7 @@ func selectGemm(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, fmt.Errorf("Gemm of %v and %v: want 2-D float32", a, b)
 	}
 	at := n.Attrs
-	g := &gemmOp{transA: at.Int("transA", 0) != 0, transB: at.Int("transB", 0) != 0, alpha: at.Float("alpha", 1), beta: at.Float("beta", 1)}
+	g := &gemmOp{workers: d.Workers, transA: at.Int("transA", 0) != 0, transB: at.Int("transB", 0) != 0, alpha: at.Float("alpha", 1), beta: at.Float("beta", 1)}
 	m, k := a.Shape[0], a.Shape[1]
 	if g.transA {
 		m, k = k, m
@@ -434,7 +434,11 @@ func (g *gemmOp) run(in, out []kernels.Tensor, ws wsParts) error {
 	acc := false
 	if g.c != nil && g.beta != 0 {
 		acc = true
-		expandLoop(g.c, in[2].Float32s(), y)
+		if c := in[2]; isRow(c.Shape, g.n) {
+			addRowsPar(y[:g.m*g.n], nil, c.Float32s()[:g.n], g.workers) // a bias row, the common C
+		} else {
+			expandLoop(g.c, c.Float32s(), y)
+		}
 		if g.beta != 1 {
 			for i := range y {
 				y[i] *= g.beta
@@ -458,6 +462,11 @@ func (g *gemmOp) run(in, out []kernels.Tensor, ws wsParts) error {
 	}
 	g.plan.Run(a, b, nil, y, g.n, g.alpha, acc, w)
 	return nil
+}
+
+// isRow reports whether shape is a row of n that broadcasts over a matrix's rows: [n] or [1, n].
+func isRow(shape []int64, n int) bool {
+	return n > 0 && (len(shape) == 1 && shape[0] == int64(n) || len(shape) == 2 && shape[0] == 1 && shape[1] == int64(n))
 }
 
 func matmulOps() []*op {

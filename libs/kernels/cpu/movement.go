@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"unsafe"
 
 	"carve.dev/libs/graph"
@@ -166,7 +165,7 @@ type transposeBody struct {
 	x, z []byte
 }
 
-var transposeBodies = sync.Pool{New: func() any { return new(transposeBody) }}
+var transposeBodies par.Pool[transposeBody]
 
 const transposeBlk = 32
 
@@ -229,10 +228,10 @@ func newStrided(dims []int64, st []int, base, es int) (*strided, error) {
 }
 
 func (s *strided) run(in, out []kernels.Tensor, _ wsParts) error {
-	if s.workers > 1 && s.transposed() && s.total >= 1<<16 {
+	if s.workers > 1 && s.transposed() && s.total >= parMinElems {
 		r := s.rank - 1
 		units := (s.total / (s.dims[r-1] * s.dims[r])) * ((s.dims[r] + transposeBlk - 1) / transposeBlk)
-		t := transposeBodies.Get().(*transposeBody)
+		t := transposeBodies.Get()
 		*t = transposeBody{s: *s, x: in[0].Data, z: out[0].Data}
 		par.For(units, max(1, units/(8*s.workers)), s.workers, t)
 		*t = transposeBody{}
@@ -324,6 +323,7 @@ func selectTranspose(n *kernels.Node, d kernels.Target) (plan, error) {
 type tile struct {
 	in, out []int64
 	es      int
+	workers int
 }
 
 func selectTile(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -343,7 +343,7 @@ func selectTile(n *kernels.Node, d kernels.Target) (plan, error) {
 			return plan{}, fmt.Errorf("output %v is not a tiling of input %v", out.Shape, in.Shape)
 		}
 	}
-	return plan{tactic: "direct", r: &tile{in: in.Shape, out: out.Shape, es: int(in.DType.Size())}}, nil
+	return plan{tactic: "direct", r: &tile{in: in.Shape, out: out.Shape, es: int(in.DType.Size()), workers: d.Workers}}, nil
 }
 
 func (t *tile) run(in, out []kernels.Tensor, _ wsParts) error {
@@ -363,38 +363,38 @@ func (t *tile) run(in, out []kernels.Tensor, _ wsParts) error {
 		copy(out[0].Data[:t.es], in[0].Data[:t.es])
 		return nil
 	}
-	var idx [16]int
-	if r > len(idx) {
+	if r > 16 {
 		return fmt.Errorf("rank %d", r)
 	}
-	ist := [16]int{}
+	last := int(t.out[r-1])
+	forItems(tileRows, t, in, out, [4]int{}, total/last, last, t.workers)
+	return nil
+}
+
+// tileRows writes rows [lo, hi) of the output's last dim, each whole copies of one row of the
+// input's last dim.
+func tileRows(b *itemsBody, lo, hi int) {
+	t := b.k.(*tile)
+	r := len(t.out)
+	var ist [16]int
 	s := 1
 	for i := r - 1; i >= 0; i-- {
 		ist[i] = s
 		s *= int(t.in[i])
 	}
-	x, z, es := in[0].Data, out[0].Data, t.es
-	inner := int(t.in[r-1]) * es
-	for o := 0; o < total; {
-		off := 0
-		for d := 0; d < r-1; d++ {
-			off += (idx[d] % int(t.in[d])) * ist[d]
+	x, z, es := b.in[0].Data, b.out[0].Data, t.es
+	inner, last := int(t.in[r-1])*es, int(t.out[r-1])
+	for q := lo; q < hi; q++ {
+		off, rest := 0, q
+		for d := r - 2; d >= 0; d-- {
+			off += (rest % int(t.out[d]) % int(t.in[d])) * ist[d]
+			rest /= int(t.out[d])
 		}
-		// the innermost dim is whole copies of the input's last dim
-		row := x[off*es : off*es+inner]
-		for k := 0; k < int(t.out[r-1]); k += int(t.in[r-1]) {
+		row, o := x[off*es:off*es+inner], q*last
+		for k := 0; k < last; k += int(t.in[r-1]) {
 			copy(z[(o+k)*es:], row)
 		}
-		o += int(t.out[r-1])
-		for d := r - 2; d >= 0; d-- {
-			idx[d]++
-			if idx[d] < int(t.out[d]) {
-				break
-			}
-			idx[d] = 0
-		}
 	}
-	return nil
 }
 
 func movementOps() []*op {

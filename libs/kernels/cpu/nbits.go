@@ -2,11 +2,11 @@ package cpu
 
 import (
 	"fmt"
-	"sync"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/gemm"
+	"carve.dev/libs/kernels/internal/par"
 	"carve.dev/libs/kernels/internal/vec"
 )
 
@@ -106,7 +106,7 @@ type nbitsSource struct {
 	zpf    []float32
 }
 
-var nbitsSources = sync.Pool{New: func() any { return new(nbitsSource) }}
+var nbitsSources par.Pool[nbitsSource]
 
 // Col writes the weights k0 .. k0+len(dst) of row j, dequantized.
 func (s *nbitsSource) Col(dst []float32, j, k0 int) {
@@ -144,7 +144,7 @@ func (s *nbitsSource) Col(dst []float32, j, k0 int) {
 
 func (q *matMulNBits) run(in, out []kernels.Tensor, ws wsParts) error {
 	a, y := in[0].Float32s(), out[0].Float32s()
-	src := nbitsSources.Get().(*nbitsSource)
+	src := nbitsSources.Get()
 	defer func() { *src = nbitsSource{}; nbitsSources.Put(src) }()
 	src.q, src.b, src.scales = q, in[1].Data, in[2].Float32s()
 	switch q.zp {

@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -275,7 +274,7 @@ type normBody struct {
 	pass    int
 }
 
-var normBodies = sync.Pool{New: func() any { return new(normBody) }}
+var normBodies par.Pool[normBody]
 
 func (b *normBody) Do(slot, lo, hi int) {
 	switch b.ln.dt {
@@ -289,7 +288,7 @@ func (b *normBody) Do(slot, lo, hi int) {
 }
 
 func (ln *layerNorm) run(in, out []kernels.Tensor, ws wsParts) error {
-	b := normBodies.Get().(*normBody)
+	b := normBodies.Get()
 	b.ln, b.in, b.out = ln, in, out
 	if ln.simplified {
 		b.mean, b.inv = nil, kernels.ViewAs[float64](ws.bytes(0))[:ln.rows]

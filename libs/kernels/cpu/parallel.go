@@ -1,7 +1,7 @@
 package cpu
 
 import (
-	"sync"
+	"sync/atomic"
 
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/par"
@@ -30,7 +30,7 @@ type rangeBody struct {
 
 func (b *rangeBody) Do(_, lo, hi int) { b.r.runRange(b.in, b.out, lo, hi) }
 
-var rangeBodies = sync.Pool{New: func() any { return new(rangeBody) }}
+var rangeBodies par.Pool[rangeBody]
 
 // runRanges runs r over n items of about perItem elements each: on the calling goroutine when
 // the work is small or there is one worker, else over the pool in chunks.
@@ -42,9 +42,45 @@ func runRanges(r rangeRunner, in, out []kernels.Tensor, n, perItem, workers int)
 		r.runRange(in, out, 0, n)
 		return
 	}
-	b := rangeBodies.Get().(*rangeBody)
+	b := rangeBodies.Get()
 	*b = rangeBody{r: r, in: in, out: out}
 	par.For(n, max(1, parGrainElems/max(perItem, 1)), workers, b)
 	*b = rangeBody{}
 	rangeBodies.Put(b)
+}
+
+// itemsBody hands items [lo, hi) of one kernel run to fn, with the run's kernel, operands and
+// integers: kernels whose split depends on run-time values (axes from an input, a reduced
+// row's length) use it instead of a rangeRunner. fn is a top-level function, not a closure,
+// and the body comes from a free list, so that nothing allocates.
+type itemsBody struct {
+	fn      func(b *itemsBody, lo, hi int)
+	k       any // the kernel instance, a pointer
+	in, out []kernels.Tensor
+	n       [4]int
+	failed  atomic.Bool // set by an fn that found bad input (an index out of range)
+}
+
+func (b *itemsBody) Do(_, lo, hi int) { b.fn(b, lo, hi) }
+
+var itemsBodies par.Pool[itemsBody]
+
+// forItems runs fn over n items of about perItem elements each, like runRanges, and reports
+// whether every fn call succeeded (none set failed).
+func forItems(fn func(b *itemsBody, lo, hi int), k any, in, out []kernels.Tensor, ints [4]int, n, perItem, workers int) (ok bool) {
+	if n <= 0 {
+		return true
+	}
+	b := itemsBodies.Get()
+	b.fn, b.k, b.in, b.out, b.n = fn, k, in, out, ints
+	b.failed.Store(false)
+	if workers <= 1 || n < 2 || n*max(perItem, 1) < parMinElems {
+		fn(b, 0, n)
+	} else {
+		par.For(n, max(1, parGrainElems/max(perItem, 1)), workers, b)
+	}
+	ok = !b.failed.Load()
+	b.fn, b.k, b.in, b.out = nil, nil, nil, nil
+	itemsBodies.Put(b)
+	return ok
 }

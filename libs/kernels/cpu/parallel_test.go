@@ -36,7 +36,21 @@ func TestParallelMatchesSerial(t *testing.T) {
 	for i := range cond.Data {
 		cond.Data[i] = byte(r.IntN(2))
 	}
-	big := randF32(r, 20, 64, 64, 64) // a transpose of 5 million elements
+	big := randF32(r, 20, 64, 64, 64)  // a transpose of 5 million elements
+	idxLast := make([]int64, 4*96*200) // GatherElements along the last axis, negative ones too
+	idxMid := make([]int64, 4*96*200)  // and along the middle one
+	for i := range idxLast {
+		idxLast[i], idxMid[i] = int64(r.IntN(400)-200), int64(r.IntN(96))
+	}
+	pos := make([]int64, 4*96)
+	for i := range pos {
+		pos[i] = int64(r.IntN(96))
+	}
+	posT, cache := i64([]int64{4, 96}, pos), randF32(r, 96, 50)
+	half := randF32(r, 4, 96, 100)
+	a, b := randF32(r, 400, 64), randF32(r, 64, 200)
+	q := randF32(r, 2, 128, 128)
+	bias3 := randF32(r, 3*128)
 	cases := []struct {
 		name string
 		n    *kernels.Node
@@ -51,12 +65,41 @@ func TestParallelMatchesSerial(t *testing.T) {
 		{"Softmax axis 1", node("Softmax", kernels.Attrs("axis", 1), []kernels.Tensor{x}, value(x)), []kernels.Tensor{x}},
 		{"FastGelu", msNode("FastGelu", graph.Attributes{}, []kernels.Tensor{x, row}, value(x)), []kernels.Tensor{x, row}},
 		{"Transpose", node("Transpose", kernels.Attrs("perm", []int64{0, 1, 3, 2}), []kernels.Tensor{big}, value(big)), []kernels.Tensor{big}},
+		{"ReduceMax", node("ReduceMax", kernels.Attrs("axes", []int64{-1}), []kernels.Tensor{x}, kernels.Value{DType: graph.Float32, Shape: []int64{4, 96, 1}}), []kernels.Tensor{x}},
+		{"ArgMax", node("ArgMax", kernels.Attrs("axis", -1, "keepdims", 0), []kernels.Tensor{x}, kernels.Value{DType: graph.Int64, Shape: []int64{4, 96}}), []kernels.Tensor{x}},
+		{"GatherElements last", node("GatherElements", kernels.Attrs("axis", 2), []kernels.Tensor{x, i64(x.Shape, idxLast)}, value(x)), []kernels.Tensor{x, i64(x.Shape, idxLast)}},
+		{"GatherElements middle", node("GatherElements", kernels.Attrs("axis", 1), []kernels.Tensor{x, i64(x.Shape, idxMid)}, value(x)), []kernels.Tensor{x, i64(x.Shape, idxMid)}},
+		{"Trilu", node("Trilu", kernels.Attrs("upper", 0), []kernels.Tensor{x}, value(x)), []kernels.Tensor{x}},
+		{"CumSum", node("CumSum", kernels.Attrs("reverse", 1), []kernels.Tensor{x, i64([]int64{1}, []int64{1})}, value(x)), []kernels.Tensor{x, i64([]int64{1}, []int64{1})}},
+		{"Tile", node("Tile", graph.Attributes{}, []kernels.Tensor{half, i64([]int64{3}, []int64{1, 1, 2})}, value(x)), []kernels.Tensor{half, i64([]int64{3}, []int64{1, 1, 2})}},
+		{"Split", node("Split", kernels.Attrs("axis", 2), []kernels.Tensor{x, i64([]int64{2}, []int64{120, 80})},
+			kernels.Value{DType: graph.Float32, Shape: []int64{4, 96, 120}}, kernels.Value{DType: graph.Float32, Shape: []int64{4, 96, 80}}), []kernels.Tensor{x, i64([]int64{2}, []int64{120, 80})}},
+		{"RotaryEmbedding", msNode("RotaryEmbedding", graph.Attributes{}, []kernels.Tensor{x, posT, cache, cache}, value(x)), []kernels.Tensor{x, posT, cache, cache}},
+		{"Gemm bias row", node("Gemm", graph.Attributes{}, []kernels.Tensor{a, b, row}, kernels.Value{DType: graph.Float32, Shape: []int64{400, 200}}), []kernels.Tensor{a, b, row}},
+		{"MultiHeadAttention bias", msNode("MultiHeadAttention", kernels.Attrs("num_heads", 2), []kernels.Tensor{q, q, q, bias3}, value(q)), []kernels.Tensor{q, q, q, bias3}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want := runOn(t, 1, c.n, c.in...)
 			got := runOn(t, 4, c.n, c.in...)
-			require.Equal(t, want[0].Data, got[0].Data)
+			for i := range want {
+				require.Equal(t, want[i].Data, got[i].Data, "output %d", i)
+			}
 		})
+	}
+}
+
+// A split GatherElements still refuses an index out of range, wherever it lies.
+func TestParallelGatherElementsRejectsBadIndex(t *testing.T) {
+	r := rng(t, 32)
+	x := randF32(r, 4, 96, 200)
+	for _, at := range []int{0, 4*96*200/2 + 7, 4*96*200 - 1} {
+		idx := make([]int64, 4*96*200)
+		idx[at] = 200
+		n := node("GatherElements", kernels.Attrs("axis", 2), []kernels.Tensor{x, i64(x.Shape, idx)}, value(x))
+		inst, err := registry.Select(n, kernels.Target{Backend: kernels.BackendCPU, Workers: 4})
+		require.NoError(t, err)
+		out := []kernels.Tensor{kernels.MustTensor(graph.Float32, x.Shape...)}
+		require.ErrorContains(t, inst.Run([]kernels.Tensor{x, i64(x.Shape, idx)}, out, nil, 0), "index 200 out of range for dim 200", "bad index at %d", at)
 	}
 }

@@ -2,6 +2,6 @@
 
 package cpu
 
-// raceEnabled: under the race detector sync.Pool drops items at random, so allocation counts
+// raceEnabled: the race detector allocates as it instruments, so allocation counts
 // are not meaningful.
 const raceEnabled = true

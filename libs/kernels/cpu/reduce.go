@@ -37,6 +37,7 @@ type reduce struct {
 	attrAxes   []int64
 	axesInput  bool
 	selectLast bool // ArgMax/ArgMin select_last_index
+	workers    int
 }
 
 func selectReduce(o redOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -52,7 +53,7 @@ func selectReduce(o redOp) func(n *kernels.Node, d kernels.Target) (plan, error)
 			return plan{}, fmt.Errorf("rank %d is more than 16", len(x.Shape))
 		}
 		at := n.Attrs
-		r := &reduce{op: o, dt: x.DType, in: x.Shape, keepdims: at.Int("keepdims", 1) != 0, noopEmpty: at.Int("noop_with_empty_axes", 0) != 0}
+		r := &reduce{workers: d.Workers, op: o, dt: x.DType, in: x.Shape, keepdims: at.Int("keepdims", 1) != 0, noopEmpty: at.Int("noop_with_empty_axes", 0) != 0}
 		outDT := x.DType
 		if o == rArgMax || o == rArgMin {
 			outDT = graph.Int64
@@ -196,10 +197,7 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 	x, z := in[0], out[0]
 	if x.DType == graph.Float32 && z.DType == graph.Float32 && nr == 1 && rs[0] == 1 && r.op <= rL2 && r.op != rProd {
 		// the common case: float32 rows reduced along the contiguous last axis
-		xs, zs := x.Float32s(), z.Float32s()
-		for o := 0; o < outN; o++ {
-			zs[o] = float32(reduceRow(r.op, xs[o*count:(o+1)*count]))
-		}
+		forItems(reduceRows, r, in, out, [4]int{count}, outN, count, r.workers)
 		return nil
 	}
 	if x.DType == graph.Float32 && z.DType == graph.Float32 && nr == 1 && rs[0] > 1 && rd[0] > 0 && (r.op == rSum || r.op == rMean) {
@@ -221,10 +219,7 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 		return nil
 	}
 	if x.DType == graph.Float32 && nr == 1 && rs[0] == 1 && count > 0 && (r.op == rArgMax || r.op == rArgMin) {
-		xs, zs := x.Float32s(), z.Int64s()
-		for o := 0; o < outN; o++ {
-			zs[o] = int64(argRow(xs[o*count:(o+1)*count], r.op == rArgMax, r.selectLast))
-		}
+		forItems(argRows, r, in, out, [4]int{count}, outN, count, r.workers)
 		return nil
 	}
 	var kidx [16]int
@@ -247,6 +242,24 @@ func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {
 		}
 	}
 	return nil
+}
+
+// reduceRows reduces rows [lo, hi) of n[0] contiguous float32s each.
+func reduceRows(b *itemsBody, lo, hi int) {
+	r, count := b.k.(*reduce), b.n[0]
+	xs, zs := b.in[0].Float32s(), b.out[0].Float32s()
+	for o := lo; o < hi; o++ {
+		zs[o] = float32(reduceRow(r.op, xs[o*count:(o+1)*count]))
+	}
+}
+
+// argRows is ArgMax (or ArgMin) of rows [lo, hi) of n[0] contiguous float32s each.
+func argRows(b *itemsBody, lo, hi int) {
+	r, count := b.k.(*reduce), b.n[0]
+	xs, zs := b.in[0].Float32s(), b.out[0].Int64s()
+	for o := lo; o < hi; o++ {
+		zs[o] = int64(argRow(xs[o*count:(o+1)*count], r.op == rArgMax, r.selectLast))
+	}
 }
 
 // reduceRow reduces one contiguous float32 row (Sum, Mean, Max, Min, SumSquare, L1, L2),

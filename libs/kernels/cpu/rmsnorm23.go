@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
@@ -58,10 +57,10 @@ type rmsRun struct {
 	x, s, y []byte
 }
 
-var rmsRuns = sync.Pool{New: func() any { return new(rmsRun) }}
+var rmsRuns par.Pool[rmsRun]
 
 func (r *onnxRMSNorm) run(in, out []kernels.Tensor, _ wsParts) error {
-	b := rmsRuns.Get().(*rmsRun)
+	b := rmsRuns.Get()
 	*b = rmsRun{r: r, x: in[0].Data, s: in[1].Data, y: out[0].Data}
 	par.For(r.rows, max(1, 16384/max(r.h, 1)), r.slots, b)
 	*b = rmsRun{}

@@ -69,11 +69,12 @@ type rotary struct {
 	posIn, cosIn, sinIn int // input indices; posIn -1 when cos/sin are already per position
 	maxPos              int
 	posScalar           bool // position_ids of shape [1]: an offset
+	workers             int
 }
 
 func selectRotary(n *kernels.Node, d kernels.Target) (plan, error) {
 	ms := n.Key().Domain == kernels.DomainMicrosoft
-	r := &rotary{posIn: 1, cosIn: 2, sinIn: 3}
+	r := &rotary{posIn: 1, cosIn: 2, sinIn: 3, workers: d.Workers}
 	if ms {
 		if err := kernels.CheckArity(n, 4, 4, 1, 1); err != nil {
 			return plan{}, err
@@ -198,47 +199,55 @@ func (r *rotary) run(in, out []kernels.Tensor, _ wsParts) error {
 			}
 		}
 	}
-	if r.dt == graph.Float32 {
-		rotaryRun[float32](r, in, out, pos)
-	} else {
-		rotaryRun[uint16](r, in, out, pos)
-	}
+	runRanges(r, in, out, r.b*r.s, r.n*r.d, r.workers)
 	return nil
 }
 
-func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, pos kernels.Tensor) {
+// runRange rotates the rows of (batch, position) pairs [lo, hi), b*S + s, every head of each.
+func (r *rotary) runRange(in, out []kernels.Tensor, lo, hi int) {
+	var pos kernels.Tensor
+	if r.posIn >= 0 {
+		pos = in[r.posIn]
+	}
+	if r.dt == graph.Float32 {
+		rotaryRun[float32](r, in, out, pos, lo, hi)
+	} else {
+		rotaryRun[uint16](r, in, out, pos, lo, hi)
+	}
+}
+
+func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, pos kernels.Tensor, lo, hi int) {
 	x, y := kernels.ViewAs[E](in[0].Data), kernels.ViewAs[E](out[0].Data)
 	cosE, sinE := kernels.ViewAs[E](in[r.cosIn].Data), kernels.ViewAs[E](in[r.sinIn].Data)
 	half := r.rot / 2
 	var cbuf, sbuf [512]float32
 	cos32, _ := any(cosE).([]float32)
 	sin32, _ := any(sinE).([]float32)
-	for b := 0; b < r.b; b++ {
-		for s := 0; s < r.s; s++ {
-			p, _ := r.position(pos, b, s)
-			cos, sin := cbuf[:0], sbuf[:0]
-			switch {
-			case cos32 != nil: // float32 caches are used in place
-				cos, sin = cos32[p*half:(p+1)*half], sin32[p*half:(p+1)*half]
-			case half <= len(cbuf):
-				cos, sin = cbuf[:half], sbuf[:half]
-			default:
-				cos, sin = make([]float32, half), make([]float32, half)
+	for bs := lo; bs < hi; bs++ {
+		b, s := bs/r.s, bs%r.s
+		p, _ := r.position(pos, b, s)
+		cos, sin := cbuf[:0], sbuf[:0]
+		switch {
+		case cos32 != nil: // float32 caches are used in place
+			cos, sin = cos32[p*half:(p+1)*half], sin32[p*half:(p+1)*half]
+		case half <= len(cbuf):
+			cos, sin = cbuf[:half], sbuf[:half]
+		default:
+			cos, sin = make([]float32, half), make([]float32, half)
+		}
+		if cos32 == nil {
+			for k := 0; k < half; k++ {
+				cos[k], sin[k] = ld(cosE[p*half+k], r.bf), ld(sinE[p*half+k], r.bf)
 			}
-			if cos32 == nil {
-				for k := 0; k < half; k++ {
-					cos[k], sin[k] = ld(cosE[p*half+k], r.bf), ld(sinE[p*half+k], r.bf)
-				}
+		}
+		for h := 0; h < r.n; h++ {
+			var o int
+			if r.bsnh {
+				o = ((b*r.s+s)*r.n + h) * r.d
+			} else {
+				o = ((b*r.n+h)*r.s + s) * r.d
 			}
-			for h := 0; h < r.n; h++ {
-				var o int
-				if r.bsnh {
-					o = ((b*r.s+s)*r.n + h) * r.d
-				} else {
-					o = ((b*r.n+h)*r.s + s) * r.d
-				}
-				rope(y[o:o+r.d], x[o:o+r.d], cos, sin, r.rot, r.interleaved, r.bf)
-			}
+			rope(y[o:o+r.d], x[o:o+r.d], cos, sin, r.rot, r.interleaved, r.bf)
 		}
 	}
 }

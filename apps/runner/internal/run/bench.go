@@ -131,6 +131,9 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		})
 	}
 	ready.Wait()
+	// A collection the warm-up's allocations started would finish inside the timed runs, and
+	// its own allocations would count as theirs: finish it first.
+	runtime.GC()
 	before := r.Counters()
 	runtime.ReadMemStats(&ms0)
 	start = time.Now()

@@ -34,7 +34,6 @@ package gemm
 
 import (
 	"fmt"
-	"sync"
 
 	"carve.dev/libs/kernels/internal/par"
 )
@@ -119,24 +118,44 @@ func NewPlan(m, n, k int, b Layout, workers int) Plan {
 	flops := 2 * int64(m) * int64(n) * int64(max(k, 1))
 	want := int(min(int64(max(workers, 1)), max(flops/minSlotFlops, 1)))
 	if want > 1 {
-		want *= 2 // two tiles a participant, for balance
+		p.MC, p.NC = balance(m, n, want, p.Pack)
 	}
-	// Split to give every participant work. Splitting N makes every participant read all of
-	// A, splitting M all of B (and pack it again when B is packed): so N when B is the larger
-	// operand or packed, M otherwise, each down to one unit.
-	for p.tiles() < want {
-		splitN := p.NC > unitN && (p.Pack || n >= m || p.MC <= unitM)
-		switch {
-		case splitN:
-			p.NC = roundUp(p.NC/2, unitN)
-		case p.MC > unitM:
-			p.MC = roundUp(p.MC/2, unitM)
-		default:
-			want = 0
+	p.Slots = max(min(p.tiles(), want), 1)
+	return p
+}
+
+// Tile costs for balance, in multiply-adds per element of K: a tile of mc x nc costs mc*nc
+// for its products plus tileReadA*mc for bringing its block of A into the cache and
+// tileReadB*nc for its block of B (tileReadPackedB when B is packed, which also writes it).
+const (
+	tileReadA       = 6
+	tileReadB       = 6
+	tileReadPackedB = 12
+)
+
+// balance picks the tile of C (multiples of unitM by unitN, at most mcMax by ncMax) that lets
+// w participants, taking tiles in turn, finish soonest: the fewest rounds (tiles / w, rounded
+// up) times a tile's cost, ties to the fewer tiles. Halving the larger side until there are
+// enough tiles, as a first version did, left a last round a quarter full (36 tiles on 16
+// participants): every tile size is tried instead (at most 16 x 16, at plan time).
+func balance(m, n, w int, pack bool) (mc, nc int) {
+	readB := tileReadB
+	if pack {
+		readB = tileReadPackedB
+	}
+	best, bestTiles := int64(-1), 0
+	for tmc := unitM; tmc <= min(roundUp(m, unitM), mcMax); tmc += unitM {
+		tm, em := (m+tmc-1)/tmc, int64(min(tmc, m))
+		for tnc := unitN; tnc <= min(roundUp(n, unitN), ncMax); tnc += unitN {
+			tn, en := (n+tnc-1)/tnc, int64(min(tnc, n))
+			tiles := tm * tn
+			cost := int64((tiles+w-1)/w) * (em*en + tileReadA*em + int64(readB)*en)
+			if best < 0 || cost < best || cost == best && tiles < bestTiles {
+				best, bestTiles, mc, nc = cost, tiles, tmc, tnc
+			}
 		}
 	}
-	p.Slots = max(min(p.tiles(), max(workers, 1), int(max(flops/minSlotFlops, 1))), 1)
-	return p
+	return mc, nc
 }
 
 func roundUp(x, u int) int { return (x + u - 1) / u * u }
@@ -208,7 +227,7 @@ func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, c []float32, ldc int, alp
 		}
 		return
 	}
-	t := tasks.Get().(*task)
+	t := tasks.Get()
 	*t = task{p: *p, k: k, a: a, b: b, src: src, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
 	par.For(p.tiles(), 1, p.Slots, t)
 	*t = task{}
@@ -255,7 +274,7 @@ type task struct {
 	ws    []float32
 }
 
-var tasks = sync.Pool{New: func() any { return new(task) }}
+var tasks par.Pool[task]
 
 func (t *task) Do(slot, lo, hi int) {
 	per := t.p.slotFloats()

@@ -166,3 +166,19 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// With many workers, the tiles of a transformer's products (GPT-2 small's at 128 and 1024
+// tokens) keep the participants busy: in every round but the last all of them take a tile,
+// and the last is at least 80% full (a product of fewer tiles than workers has fewer slots). (Halving tiles until there were twice as many as workers
+// left 36 tiles for 16, a last round a quarter full.)
+func TestPlanBalancesWork(t *testing.T) {
+	for _, s := range [][4]int{{128, 2304, 768, 0}, {128, 768, 768, 0}, {128, 3072, 768, 0}, {128, 768, 3072, 0},
+		{128, 50257, 768, 1}, {1024, 2304, 768, 0}, {1024, 768, 3072, 0}, {1024, 50257, 768, 1}} {
+		for _, w := range []int{4, 8, 16} {
+			p := NewPlan(s[0], s[1], s[2], Layout(s[3]), w)
+			require.Equal(t, min(w, p.tiles()), p.Slots, "%v on %d", s, w)
+			rounds := (p.tiles() + w - 1) / w
+			require.GreaterOrEqual(t, float64(p.tiles()), 0.8*float64(rounds*w), "%v on %d: %d tiles of %d x %d", s, w, p.tiles(), p.MC, p.NC)
+		}
+	}
+}

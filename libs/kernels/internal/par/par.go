@@ -1,18 +1,23 @@
 // Package par runs allocation-free parallel loops on a shared pool of worker goroutines.
 //
 // Kernels must not allocate per call, and starting goroutines with closures would; so the pool
-// is started once, loops are pooled, and work is described by a Body interface holding a
-// pointer the caller keeps (typically a sync.Pool'd argument struct).
+// is started once, loops are recycled, and work is described by a Body interface holding a
+// pointer the caller keeps (typically an argument struct from a Pool, this package's free list).
 //
 // The pool is one per process (GOMAXPROCS-1 helpers), shared by every CPU backend and session:
 // a loop asks for at most its slots, so a backend configured for fewer workers uses fewer, and
-// several backends never oversubscribe the processors. Idle helpers spin briefly for the next
-// loop before parking (see spinFor).
+// several backends never oversubscribe the processors.
+//
+// Nothing in a loop's path blocks on a Go synchronisation primitive: joining a loop and waiting
+// for its helpers use atomics (the caller spins, yielding, while it waits), and idle helpers
+// poll the queue and then sleep between polls (see idleFor) rather than park, until no loop
+// has come for sleepFor. Every blocking channel operation, mutex or condition wait takes a
+// runtime sudog from a per-processor cache that the garbage collector empties, so with many
+// processors they allocate now and then; a run of a model must not.
 package par
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -24,27 +29,29 @@ type Body interface {
 	Do(slot, lo, hi int)
 }
 
+// A loop's state word packs its generation (bits 32-63), whether it is closed (bit 31) and how
+// many helpers are inside its work (bits 0-30). A helper joins with one compare-and-swap, and
+// only a loop of its job's generation that is still open: a job left in the queue after its
+// loop finished (the caller did all the work) is dropped instead of touching a reused loop.
+// The caller waits only for helpers that joined; it never waits for a queued job, so nested
+// loops cannot deadlock.
+const (
+	closedBit  = 1 << 31
+	activeMask = closedBit - 1
+)
+
 type loop struct {
 	body  Body
 	n     int
 	grain int
 	next  atomic.Int64 // start of the next unclaimed chunk
-
-	// Joining is under mu: a helper joins only a loop of its job's generation that is still
-	// open, so a job left in the queue after its loop finished (the caller did all the work)
-	// is dropped instead of touching a reused loop. The caller waits only for helpers that
-	// joined; it never waits for a queued job, so nested loops cannot deadlock.
-	mu     sync.Mutex
-	done   *sync.Cond
-	gen    uint64
-	closed bool
-	active int // helpers inside work
-	slots  int // slots handed out; the caller is slot 0
+	slots atomic.Int32 // slots handed out to helpers; the caller is slot 0
+	state atomic.Uint64
 }
 
 type job struct {
 	l   *loop
-	gen uint64
+	gen uint32
 }
 
 func (l *loop) work(slot int) {
@@ -57,65 +64,81 @@ func (l *loop) work(slot int) {
 	}
 }
 
-func (l *loop) help(gen uint64) {
-	l.mu.Lock()
-	if l.gen != gen || l.closed {
-		l.mu.Unlock()
-		return
+func (l *loop) help(gen uint32) {
+	for {
+		s := l.state.Load()
+		if uint32(s>>32) != gen || s&closedBit != 0 {
+			return
+		}
+		if l.state.CompareAndSwap(s, s+1) {
+			break
+		}
 	}
-	l.active++
-	l.slots++
-	slot := l.slots
-	l.mu.Unlock()
-	l.work(slot)
-	l.mu.Lock()
-	l.active--
-	if l.active == 0 && l.closed {
-		l.done.Signal()
-	}
-	l.mu.Unlock()
+	l.work(int(l.slots.Add(1)))
+	l.state.Add(^uint64(0)) // one helper fewer
 }
 
 var (
-	loops = sync.Pool{New: func() any {
-		l := new(loop)
-		l.done = sync.NewCond(&l.mu)
-		return l
-	}}
+	loops Pool[loop]
 
-	startOnce sync.Once
-	jobs      chan job
-	helpers   int // pool size
+	started  atomic.Bool
+	starting atomic.Bool
+	jobs     chan job
+	helpers  int // pool size
+
+	// lastLoop is when the latest loop started (nanoseconds since epoch), so that idle helpers
+	// keep polling while loops keep coming.
+	lastLoop atomic.Int64
+	epoch    = time.Now()
 )
 
 func start() {
-	helpers = runtime.GOMAXPROCS(0) - 1
-	if helpers < 0 {
-		helpers = 0
-	}
-	jobs = make(chan job, 4*helpers+1)
-	for range helpers {
-		go helper()
+	for !started.Load() {
+		if starting.CompareAndSwap(false, true) {
+			helpers = max(runtime.GOMAXPROCS(0)-1, 0)
+			jobs = make(chan job, 4*helpers+1)
+			for range helpers {
+				go helper()
+			}
+			started.Store(true)
+			return
+		}
+		runtime.Gosched()
 	}
 }
 
-// spinFor is how long an idle helper keeps polling for the next loop before it parks. A
-// parked goroutine takes tens of microseconds to wake (longer than many kernels' loops: the
-// caller would finish alone); kernels of one model run back to back, so a helper that has
-// just finished usually finds the next loop within a few microseconds. (onnxruntime's thread
-// pool spins the same way.)
-const spinFor = 50 * time.Microsecond
+// An idle helper polls the queue while loops keep coming, sleeps between polls while they come
+// now and then, and parks only when none has come for long:
+//
+//   - idleFor: it polls after the latest loop started or it finished its last job, whichever is
+//     later. Kernels of one model run back to back, and runs of a session follow one another,
+//     so while a model runs the helpers seldom sleep: a sleeping or parked goroutine takes tens
+//     of microseconds or more to wake, longer than many kernels' loops. onnxruntime's thread
+//     pool spins the same way. A poll of an empty channel takes no lock; a polling helper
+//     pauses between polls (cpuRelax) and yields its processor every few microseconds. The
+//     window is a trade measured on a 2-vCPU virtual machine: polling slows the serial work
+//     beside it (a tiny model's run, 30 us, took up to 30% longer than with a 50 us window),
+//     but with 50 us helpers slept through the next loop of a model whose loops came further
+//     apart, and its runs took 30-50% longer.
+//   - sleepFor: then it sleeps between polls, from minSleep doubling up to maxSleep (short
+//     sleeps first, for a pause between loops; longer ones after, so that sleeping helpers do
+//     not keep taking processor time from a model that runs without loops). A sleep takes no
+//     sudog, so when the process's threads outnumber the cores (a helper's thread descheduled
+//     for longer than idleFor) the runs stay allocation-free; a loop that comes meanwhile
+//     starts on the caller and the helpers join it as they wake.
+//   - after that it parks on the queue, and the next loop's job wakes it.
+const (
+	idleFor  = time.Millisecond
+	sleepFor = 50 * time.Millisecond
+	minSleep = 20 * time.Microsecond
+	maxSleep = time.Millisecond
+)
 
 // helper runs loops' chunks for as long as the program runs.
 func helper() {
+	time.Sleep(time.Nanosecond) // makes the goroutine's sleep timer now rather than in a run
 	for {
-		select {
-		case j := <-jobs:
-			j.l.help(j.gen)
-			continue
-		default:
-		}
-		if j, ok := spin(); ok {
+		if j, ok := poll(); ok {
 			j.l.help(j.gen)
 			continue
 		}
@@ -124,22 +147,31 @@ func helper() {
 	}
 }
 
-// spin polls the queue for up to spinFor. A poll of an empty channel takes no lock; every
-// few microseconds the helper yields its processor (runtime.Gosched), so that goroutines
-// waiting for one are not held up by spinning helpers.
-func spin() (job, bool) {
-	start := time.Now()
+// poll polls the queue, and then sleeps between polls, until a job comes or nothing has
+// happened for sleepFor.
+func poll() (job, bool) {
+	last := int64(time.Since(epoch))
+	sleep := minSleep
 	for i := 1; ; i++ {
 		select {
 		case j := <-jobs:
 			return j, true
 		default:
 		}
-		if i%256 == 0 {
-			if time.Since(start) > spinFor {
-				return job{}, false
-			}
-			if i%2048 == 0 {
+		cpuRelax()
+		if i%64 != 0 {
+			continue
+		}
+		idle := int64(time.Since(epoch)) - max(last, lastLoop.Load())
+		switch {
+		case idle > int64(sleepFor):
+			return job{}, false
+		case idle > int64(idleFor):
+			time.Sleep(sleep)
+			sleep = min(2*sleep, maxSleep)
+		default: // polling; after a loop that came while this helper slept, sleeps start short again
+			sleep = minSleep
+			if i%512 == 0 {
 				runtime.Gosched()
 			}
 		}
@@ -148,7 +180,9 @@ func spin() (job, bool) {
 
 // Helpers is the number of pool goroutines besides the caller.
 func Helpers() int {
-	startOnce.Do(start)
+	if !started.Load() {
+		start()
+	}
 	return helpers
 }
 
@@ -169,13 +203,13 @@ func For(n, grain, slots int, body Body) {
 		body.Do(0, 0, n)
 		return
 	}
-	l := loops.Get().(*loop)
-	l.mu.Lock()
+	lastLoop.Store(int64(time.Since(epoch)))
+	l := loops.Get()
+	// No helper touches l now: the state's generation is one no queued job carries.
 	l.body, l.n, l.grain = body, n, grain
 	l.next.Store(0)
-	l.closed, l.active, l.slots = false, 0, 0
-	gen := l.gen
-	l.mu.Unlock()
+	l.slots.Store(0)
+	gen := uint32(l.state.Load() >> 32)
 	for range extra {
 		select {
 		case jobs <- job{l, gen}:
@@ -183,13 +217,18 @@ func For(n, grain, slots int, body Body) {
 		}
 	}
 	l.work(0)
-	l.mu.Lock()
-	l.closed = true
-	for l.active > 0 {
-		l.done.Wait()
+	// Close the loop to late helpers, then wait for those inside (they are running their last
+	// chunks, so yielding beats parking; the thread yields too, in case a helper's thread is
+	// waiting for this core).
+	l.state.Or(closedBit)
+	for i := 1; l.state.Load()&activeMask != 0; i++ {
+		cpuRelax()
+		if i%64 == 0 {
+			runtime.Gosched()
+			osYield()
+		}
 	}
-	l.gen++
 	l.body = nil
-	l.mu.Unlock()
+	l.state.Store(uint64(gen+1) << 32)
 	loops.Put(l)
 }
