@@ -5,7 +5,9 @@
 #   bash .gpu/all.sh [STEPS]      STEPS: any of suite replicas generate decode qwen ortbench gpt2
 #                                 (default: all of them)
 #                                 and soak (not in the default: tools/gpu/soak.sh for SOAK_S
-#                                 seconds, default 540, which one 600-second device call holds)
+#                                 seconds, default 540, which one 600-second device call holds),
+#                                 or soak+cpu: the soak pinned to the last 4 cores while ortbench
+#                                 and gpt2 run at the other cores' thread count beside it
 # Logs go to $L (default /tmp/gpu-logs); summaries to stdout and $OUT; everything is tarred into
 # $OUT/logs.tgz at the end. Each step has a time limit so that the batch ends inside one call.
 set -uo pipefail
@@ -75,5 +77,18 @@ fi
 if has soak; then
   echo "== soak: qwen2 fixture, 4 sessions on cuda:0 for ${SOAK_S:-540} s, memory sampled every 5 s"
   RUNNER=$runner bash tools/gpu/soak.sh -d "${SOAK_S:-540}" -o "$L/soak.csv" 2>&1 | tee "$OUT/soak.txt"
+fi
+if has soak+cpu; then
+  n=$(nproc); cpu=$((n - 4))
+  echo "== soak+cpu: the soak on cores $cpu-$((n - 1)) for ${SOAK_S:-420} s; ortbench and gpt2 at $cpu threads on cores 0-$((cpu - 1))"
+  taskset -c "$cpu-$((n - 1))" env GOMAXPROCS=4 RUNNER=$runner bash tools/gpu/soak.sh -d "${SOAK_S:-420}" -o "$L/soak.csv" > "$OUT/soak.txt" 2>&1 &
+  soak=$!
+  taskset -c "0-$((cpu - 1))" timeout 200 python3 tools/ortbench/ortbench.py --carve "$runner" --threads "$cpu" --runs 20 --warmup 3 --check > "$OUT/ortbench$cpu.txt" 2>&1
+  tail -40 "$OUT/ortbench$cpu.txt"
+  taskset -c "0-$((cpu - 1))" timeout 170 sh -c "python3 tools/ortbench/make_gpt2.py --out /tmp/gpt2s.onnx > $L/gpt2export.log 2>&1 &&
+    python3 tools/ortbench/ortbench.py /tmp/gpt2s.onnx --shapes 1x128,8x128 --carve $runner --threads $cpu --runs 10 --warmup 2 --check" > "$OUT/gpt2s$cpu.txt" 2>&1
+  tail -8 "$OUT/gpt2s$cpu.txt"
+  wait $soak
+  tail -25 "$OUT/soak.txt"
 fi
 tar czf "$OUT/logs.tgz" -C "$L" .
