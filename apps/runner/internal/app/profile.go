@@ -1,0 +1,112 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"carve.dev/apps/runner/internal/run"
+	"carve.dev/libs/engine"
+)
+
+// profileReport is --profile's summary of one step: its kernels' device time by category and
+// by op type, against the step's measured time.
+type profileReport struct {
+	Steps      int           `json:"steps"`       // runs profiled
+	KernelMs   float64       `json:"kernel_ms"`   // device time of one step's kernels
+	Kernels    float64       `json:"kernels"`     // kernels per step
+	StepMs     float64       `json:"step_ms"`     // the timed generation's p50 step
+	GapMs      float64       `json:"gap_ms"`      // StepMs - KernelMs: launches, copies and the host
+	Categories []profileLine `json:"categories"`  // the most time first
+	Ops        []profileLine `json:"ops"`         // the most time first
+	Top        []profileLine `json:"top_kernels"` // the ten nodes of most time
+}
+
+type profileLine struct {
+	Name    string  `json:"name"`
+	Ms      float64 `json:"ms_per_step"`
+	Kernels float64 `json:"kernels_per_step"`
+	Share   float64 `json:"share"` // of KernelMs
+}
+
+func newProfileReport(p *engine.Profile, stepMs float64) *profileReport {
+	r := &profileReport{Steps: p.Runs, StepMs: stepMs}
+	if p.Runs == 0 {
+		return r
+	}
+	n := float64(p.Runs)
+	total := p.TotalMs()
+	r.KernelMs, r.GapMs = total/n, stepMs-total/n
+	line := func(name string, launches int, ms float64) profileLine {
+		l := profileLine{Name: name, Ms: ms / n, Kernels: float64(launches) / n}
+		if total > 0 {
+			l.Share = ms / total
+		}
+		return l
+	}
+	cats := map[string]int{}
+	var catMs []float64
+	var catLaunches []int
+	var catNames []string
+	for _, op := range p.ByOp() {
+		r.Kernels += float64(op.Launches) / n
+		r.Ops = append(r.Ops, line(op.Op, op.Launches, op.Ms))
+		c := run.KernelCategory(op.Op)
+		i, ok := cats[c]
+		if !ok {
+			i = len(catNames)
+			cats[c] = i
+			catNames, catMs, catLaunches = append(catNames, c), append(catMs, 0), append(catLaunches, 0)
+		}
+		catMs[i] += op.Ms
+		catLaunches[i] += op.Launches
+	}
+	for i, c := range catNames {
+		r.Categories = append(r.Categories, line(c, catLaunches[i], catMs[i]))
+	}
+	byMs := func(a, b profileLine) int {
+		switch {
+		case a.Ms > b.Ms:
+			return -1
+		case a.Ms < b.Ms:
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(r.Categories, byMs)
+	ks := slices.Clone(p.Kernels)
+	slices.SortStableFunc(ks, func(a, b engine.KernelTime) int {
+		switch {
+		case a.Ms > b.Ms:
+			return -1
+		case a.Ms < b.Ms:
+			return 1
+		}
+		return 0
+	})
+	for _, k := range ks[:min(len(ks), 10)] {
+		r.Top = append(r.Top, line(fmt.Sprintf("%s (%s, %s)", k.Node.Name, k.Node.OpType, k.Tactic), k.Launches, k.Ms))
+	}
+	return r
+}
+
+// printProfile prints --profile's tables.
+func printProfile(w io.Writer, r *profileReport) {
+	fmt.Fprintf(w, "\nprofile: the decode step's kernels, timed on the device over %d eager steps (ms per step)\n", r.Steps)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	table := func(title string, lines []profileLine) {
+		fmt.Fprintf(tw, "%s\tms\tkernels\tshare\t\n", title)
+		for _, l := range lines {
+			fmt.Fprintf(tw, "%s\t%.3f\t%.0f\t%.1f%%\t\n", l.Name, l.Ms, l.Kernels, 100*l.Share)
+		}
+		fmt.Fprintf(tw, "\t\t\t\t\n")
+	}
+	table("category", r.Categories)
+	table("op type", r.Ops)
+	table("top kernels", r.Top)
+	fmt.Fprintf(tw, "kernels\t%.3f\t%.0f\t100.0%%\t\n", r.KernelMs, r.Kernels)
+	fmt.Fprintf(tw, "step p50 (timed run)\t%.3f\t\t\t\n", r.StepMs)
+	fmt.Fprintf(tw, "gap (launches, host)\t%.3f\t\t\t\n", r.GapMs)
+	tw.Flush()
+}
