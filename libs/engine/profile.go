@@ -14,10 +14,13 @@ import (
 // Kernel profiling: while a Profile is attached to a session (Session.Profile), every run of it
 // is eager, even with RuntimeOptions.Graphs, and each kernel is queued between two timing
 // events; after the run the device's elapsed time between each pair is added to the Profile,
-// by node. Before the first kernel the stream is held back for ProfileStall (on a
-// kernels.Staller backend), so that the host queues the kernels ahead of the device and a
-// kernel's time holds no launch gap of the host. The sum over a run's kernels is the device's
-// busy time; a step's wall time minus it is what launches and the host cost.
+// by node. Before each kernel's first event the stream is held back for ProfileStall (on a
+// kernels.Staller backend), so that the host has queued the kernel and its closing event
+// before the device reaches them and a kernel's time holds no launch gap of the host. (One
+// stall before the whole run does not do: the driver's queue holds about a thousand commands,
+// so a large model's later kernels would be paced by the host again.) The sum over a run's
+// kernels is the device's busy time; a step's wall time minus it is what launches and the host
+// cost.
 //
 // Invariants:
 //  1. Off (no Profile attached), a run pays one nil check: no event, no allocation.
@@ -26,9 +29,9 @@ import (
 //  3. The events are made at the first profiled run of a program of n kernels (2n of them,
 //     grown, never shrunk) and destroyed when the profile is detached or the session closed.
 
-// ProfileStall is how long a profiled run holds its stream back before its first kernel: the
-// time the host has to queue the run's kernels ahead of the device.
-const ProfileStall = 20 * time.Millisecond
+// ProfileStall is how long a profiled run holds its stream back before each kernel: the time
+// the host has to queue the kernel (a node's kernel may launch several) and its closing event.
+const ProfileStall = 200 * time.Microsecond
 
 // Profile is the device time of each kernel over the profiled runs of a session.
 type Profile struct {
@@ -180,13 +183,14 @@ func (s *Session) profile(prog *program) error {
 		pr.start, pr.end = append(pr.start, a), append(pr.end, b)
 	}
 	s.err = nil
-	if st, ok := s.rt.Backend.(kernels.Staller); ok {
-		if err := st.Stall(s.stream, ProfileStall); err != nil {
-			return s.abandon(err)
-		}
-	}
+	staller, stall := s.rt.Backend.(kernels.Staller)
 	launcher, host := s.rt.Backend.(kernels.Launcher)
 	for i := range prog.steps {
+		if stall {
+			if err := staller.Stall(s.stream, ProfileStall); err != nil {
+				return s.abandon(err)
+			}
+		}
 		if err := dev.RecordEvent(pr.start[i], s.stream); err != nil {
 			return s.abandon(err)
 		}
