@@ -103,6 +103,11 @@ func TestMatMul(t *testing.T) {
 		{[]int64{2, 1, 9, 16}, []int64{1, 3, 16, 8}, gemmLoop},
 		{[]int64{2, 0, 16}, []int64{16, 8}, gemmSingle}, // empty
 		{[]int64{2, 5, 0}, []int64{0, 8}, gemmSingle},   // K = 0: zeros
+		// the gemv tactic (float16, bfloat16): vector and element loads, long K
+		{[]int64{8, 8960}, []int64{8960, 1536}, gemmSingle},
+		{[]int64{1, 1, 1536}, []int64{1536, 8960}, gemmSingle},
+		{[]int64{2, 1, 4, 64}, []int64{64, 40}, gemmSingle},
+		{[]int64{3, 100}, []int64{100, 13}, gemmSingle},
 	} {
 		for _, dt := range []graph.DType{graph.Float32, graph.Float16, graph.BFloat16} {
 			t.Run(fmt.Sprintf("%v x %v %v", c.a, c.b, dt), func(t *testing.T) {
@@ -115,6 +120,7 @@ func TestMatMul(t *testing.T) {
 				inst, err := b.Registry().Select(node, b.Target())
 				require.NoError(t, err)
 				require.Equal(t, c.mode, inst.(*gemmInstance).mode)
+				t.Logf("tactic %s", inst.Tactic())
 				y := outputTensor(t, b, s, dt, out)
 				in := []kernels.Tensor{upload(t, b, s, dt, c.a, av), upload(t, b, s, dt, c.b, bv)}
 				require.NoError(t, inst.Run(in, []kernels.Tensor{y}, workspace(t, b, inst), s))
