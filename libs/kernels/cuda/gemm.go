@@ -107,8 +107,9 @@ type gemmInstance struct {
 	c              cMode
 	csm, csn       int64 // cBroadcast: C's element strides along Y's rows and columns
 	ws             int64
-	gemv           bool // the gemv tactic: no workspace, csrc/gemv.cu
-	pick           int  // tests only: > 0 picks the best of that many algorithms that use workspace
+	gemv           bool   // the gemv tactic: no workspace, csrc/gemv.cu
+	gemvKernel     string // its csrc kernel, for dtype and rows
+	pick           int    // tests only: > 0 picks the best of that many algorithms that use workspace
 }
 
 func (g *gemmInstance) Tactic() string {
@@ -142,24 +143,25 @@ func useGemv(g *gemmInstance) bool {
 		!g.transA && !g.transB && g.c == cNone && g.alpha == 1
 }
 
-// runGemv launches csrc/gemv.cu: one block per gemvCols columns, its warps (enough for about
-// gemvRows loads per thread of w's K rows, at most gemvMaxWarp) interleaved over the rows.
+// runGemv launches csrc/gemv.cu (see gemvLaunch), calling launch statically so that nothing
+// escapes to the heap.
 func runGemv(g *gemmInstance, in, out []kernels.Tensor, s alloc.Stream) error {
-	return runGemvWith(g, in, out, s, launch)
+	grid, block, args := gemvLaunch(g, in, out)
+	return launch(s, g.gemvKernel, grid, block, 0, args[:]...)
 }
 
-// runGemvWith is runGemv with the launch function given (tests record the launch).
-func runGemvWith(g *gemmInstance, in, out []kernels.Tensor, s alloc.Stream,
-	launch func(alloc.Stream, string, Dim3, Dim3, uint32, ...Arg) error) error {
+// gemvLaunch is runGemv's launch: one block per gemvCols columns, its warps (enough for about
+// gemvRows loads per thread of w's K rows, at most gemvMaxWarp) interleaved over the rows;
+// vector loads when w's rows are 16-byte aligned.
+func gemvLaunch(g *gemmInstance, in, out []kernels.Tensor) (grid, block Dim3, args [6]Arg) {
 	x, w, y := in[0].Addr, in[1].Addr, out[0].Addr
 	vec := int32(0)
 	if g.n%8 == 0 && uint64(w)%16 == 0 {
 		vec = 1
 	}
 	warps := min(max((g.k+gemvRows*16-1)/(gemvRows*16), 1), gemvMaxWarp)
-	return launch(s, fmt.Sprintf("carve_gemv_%s_m%d", dtName(g.dt), g.m),
-		Dim3{X: uint32((g.n + gemvCols - 1) / gemvCols)}, Dim3{X: uint32(warps * 32)}, 0,
-		PtrArg(x), PtrArg(w), PtrArg(y), Int32Arg(int32(g.k)), Int32Arg(int32(g.n)), Int32Arg(vec))
+	return Dim3{X: uint32((g.n + gemvCols - 1) / gemvCols)}, Dim3{X: uint32(warps * 32)},
+		[6]Arg{PtrArg(x), PtrArg(w), PtrArg(y), Int32Arg(int32(g.k)), Int32Arg(int32(g.n)), Int32Arg(vec)}
 }
 
 // MeasureWorkspace is the workspace the algorithm cuBLASLt chooses on b's device really needs
@@ -191,6 +193,9 @@ func (k *gemmKernel) Select(n *kernels.Node, t kernels.Target) (kernels.Instance
 		return nil, &kernels.NodeError{Node: n.Name, Op: k.key, Err: err}
 	}
 	g.gemv = k.key.Op == "MatMul" && useGemv(g)
+	if g.gemv {
+		g.gemvKernel = fmt.Sprintf("carve_gemv_%s_m%d", dtName(g.dt), g.m)
+	}
 	g.kernel = n.Name + "/" + g.Tactic()
 	g.ws = gemmWorkspace(t)
 	return g, nil

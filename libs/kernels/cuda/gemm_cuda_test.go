@@ -250,3 +250,42 @@ func TestGemmWorkspace(t *testing.T) {
 		t.Logf("MatMul %dx%dx%d fp32: W = R = %d, C (algorithm's need) = %d", c.m, c.k, c.n, r, need)
 	}
 }
+
+// A run only enqueues, and allocates nothing on the Go heap: a program of our kernels (Add,
+// Softmax), the gemv tactic and cuBLASLt. (Eager decoding ran one heap allocation per node.)
+func TestRunsAllocateNothing(t *testing.T) {
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	r := rand.New(rand.NewPCG(7, 8))
+	bf := graph.BFloat16
+	for _, c := range []struct {
+		name string
+		node *kernels.Node
+	}{
+		{"Add", &kernels.Node{Name: "add", Op: "Add", Inputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}, {DType: bf, Shape: []int64{64}}},
+			Outputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}}}},
+		{"Softmax", &kernels.Node{Name: "sm", Op: "Softmax", Inputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}},
+			Outputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}}}},
+		{"gemv", matmulNode(bf, []int64{2, 64}, []int64{64, 32}, []int64{2, 32})},
+		{"cublaslt", matmulNode(bf, []int64{16, 64}, []int64{64, 32}, []int64{16, 32})},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			inst, err := b.Registry().Select(c.node, b.Target())
+			require.NoError(t, err)
+			var in []kernels.Tensor
+			for _, v := range c.node.Inputs {
+				in = append(in, upload(t, b, s, v.DType, v.Shape, randomValues(r, v.DType, gemmNumel(v.Shape))))
+			}
+			out := []kernels.Tensor{outputTensor(t, b, s, c.node.Outputs[0].DType, c.node.Outputs[0].Shape)}
+			ws := workspace(t, b, inst)
+			require.NoError(t, inst.Run(in, out, ws, s)) // first use: function lookups, plans
+			allocs := testing.AllocsPerRun(20, func() {
+				if err := inst.Run(in, out, ws, s); err != nil {
+					t.Fatal(err)
+				}
+			})
+			require.NoError(t, b.dev.SynchronizeStream(s))
+			require.Zero(t, allocs, "Go heap allocations per run of %s (%s)", c.name, inst.Tactic())
+		})
+	}
+}
