@@ -479,30 +479,9 @@ func nbitsCases() []kcase {
 	return cs
 }
 
-// gemvCases are MatMuls of a decode step's few rows (the gemv tactic for float16 and bfloat16):
-// vector loads (N a multiple of 8), element loads (N not), rows folded from batches, and K
-// both below and above one pass of the block's warps.
-func gemvCases() []kcase {
-	var cs []kcase
-	for _, dt := range floatTypes {
-		for _, sh := range [][3][]int64{
-			{{1, 1536}, {1536, 256}, {1, 256}},
-			{{8, 1000}, {1000, 264}, {8, 264}},
-			{{3, 100}, {100, 13}, {3, 13}},
-			{{2, 1, 4, 64}, {64, 40}, {2, 1, 4, 40}},
-			{{1, 1, 5000}, {5000, 24}, {1, 1, 24}},
-		} {
-			cs = append(cs, kcase{name: fmt.Sprintf("MatMul-gemv-%v-%v/%s", sh[0], sh[1], dtTag(dt)),
-				node: nd("", "MatMul", kernels.Attrs(), []kernels.Value{v(dt, sh[0]...), v(dt, sh[1]...)}, v(dt, sh[2]...)),
-				kind: "reduce", cpuF32: dt != graph.Float32})
-		}
-	}
-	return cs
-}
-
 func allCases() []kcase {
 	var cs []kcase
-	for _, f := range []func() []kcase{elementwiseCases, rowCases, rotaryCases, attentionCases, onnxAttentionCases, nbitsCases, gemvCases} {
+	for _, f := range []func() []kcase{elementwiseCases, rowCases, rotaryCases, attentionCases, onnxAttentionCases, nbitsCases} {
 		cs = append(cs, f()...)
 	}
 	return cs

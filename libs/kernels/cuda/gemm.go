@@ -33,19 +33,6 @@ const (
 
 const gemmTactic = "cublaslt"
 
-// The gemv tactic (csrc/gemv.cu) runs MatMuls of at most gemvMaxRows rows of float16 or bfloat16
-// against a matrix without batches: a decode step's projections, bound by reading the weights
-// once. It needs no workspace. cuBLASLt's kernels for these shapes are tiled for large M and
-// leave much of the memory bandwidth unused, and cuBLAS's own GEMV does not take bfloat16 with
-// fp32 accumulation through cuBLASLt, hence a kernel of our own.
-const (
-	gemvTactic  = "gemv"
-	gemvMaxRows = 8
-	gemvCols    = 16 // output columns per block
-	gemvRows    = 16 // rows of w a warp reads per load
-	gemvMaxWarp = 16 // csrc kMaxWarps
-)
-
 // gemmWorkspace is the cublaslt tactic's workspace cap on t.
 func gemmWorkspace(t kernels.Target) int64 {
 	if major, ok := archMajor(t.Arch); ok && major < 9 {
@@ -107,71 +94,24 @@ type gemmInstance struct {
 	c              cMode
 	csm, csn       int64 // cBroadcast: C's element strides along Y's rows and columns
 	ws             int64
-	gemv           bool   // the gemv tactic: no workspace, csrc/gemv.cu
-	gemvKernel     string // its csrc kernel, for dtype and rows
-	pick           int    // tests only: > 0 picks the best of that many algorithms that use workspace
+	pick           int // tests only: > 0 picks the best of that many algorithms that use workspace
 }
 
-func (g *gemmInstance) Tactic() string {
-	if g.gemv {
-		return gemvTactic
-	}
-	return gemmTactic
-}
+func (g *gemmInstance) Tactic() string { return gemmTactic }
 
-// Recipe is the cublaslt tactic's cap: one part that cuBLASLt gets whole; gemv needs none.
+// Recipe is the tactic's cap: one part that cuBLASLt gets whole.
 func (g *gemmInstance) Recipe() alloc.Recipe {
-	if g.gemv {
-		return alloc.Recipe{Kernel: g.kernel}
-	}
 	return alloc.Recipe{Kernel: g.kernel, Parts: []alloc.Part{{Name: "cublas", Size: g.ws}}}
 }
 
 // Run queues the product on s with the invocation's workspace.
 func (g *gemmInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream) error {
-	if g.gemv {
-		return runGemv(g, in, out, s)
-	}
 	return runGemm(g, in, out, ws, s)
-}
-
-// useGemv reports whether the gemv tactic takes g: one product (B without batches) of at most
-// gemvMaxRows rows, float16 or bfloat16, as MatMul computes it (no transposes, no C, alpha 1).
-func useGemv(g *gemmInstance) bool {
-	return (g.dt == graph.Float16 || g.dt == graph.BFloat16) && g.mode == gemmSingle && g.batch <= 1 &&
-		g.m >= 1 && g.m <= gemvMaxRows && g.k >= 1 && g.n >= 1 && g.k < 1<<31 && g.n < 1<<31 && g.m*g.k < 1<<31 &&
-		!g.transA && !g.transB && g.c == cNone && g.alpha == 1
-}
-
-// runGemv launches csrc/gemv.cu (see gemvLaunch), calling launch statically so that nothing
-// escapes to the heap.
-func runGemv(g *gemmInstance, in, out []kernels.Tensor, s alloc.Stream) error {
-	grid, block, args := gemvLaunch(g, in, out)
-	return launch(s, g.gemvKernel, grid, block, 0, args[:]...)
-}
-
-// gemvLaunch is runGemv's launch: one block per gemvCols columns, its warps (enough for about
-// gemvRows loads per thread of w's K rows, at most gemvMaxWarp) interleaved over the rows;
-// vector loads when w's rows are 16-byte aligned.
-func gemvLaunch(g *gemmInstance, in, out []kernels.Tensor) (grid, block Dim3, args [6]Arg) {
-	x, w, y := in[0].Addr, in[1].Addr, out[0].Addr
-	vec := int32(0)
-	if g.n%8 == 0 && uint64(w)%16 == 0 {
-		vec = 1
-	}
-	warps := min(max((g.k+gemvRows*16-1)/(gemvRows*16), 1), gemvMaxWarp)
-	return Dim3{X: uint32((g.n + gemvCols - 1) / gemvCols)}, Dim3{X: uint32(warps * 32)},
-		[6]Arg{PtrArg(x), PtrArg(w), PtrArg(y), Int32Arg(int32(g.k)), Int32Arg(int32(g.n)), Int32Arg(vec)}
 }
 
 // MeasureWorkspace is the workspace the algorithm cuBLASLt chooses on b's device really needs
 // (at most the Recipe's cap): what a planning step on the GPU may shrink the carve to.
-func (g *gemmInstance) MeasureWorkspace(b kernels.Backend) (int64, error) {
-	if g.gemv {
-		return 0, nil
-	}
-	return measureGemm(g, b)
-}
+func (g *gemmInstance) MeasureWorkspace(b kernels.Backend) (int64, error) { return measureGemm(g, b) }
 
 // gemmKernel is the MatMul or Gemm kernel.
 type gemmKernel struct {
@@ -183,8 +123,7 @@ func (k *gemmKernel) Op() kernels.OpKey { return k.key }
 func (k *gemmKernel) Backend() string   { return kernels.BackendCUDA }
 func (k *gemmKernel) Tactics() []kernels.TacticInfo {
 	return []kernels.TacticInfo{{Name: gemmTactic, Workspace: true,
-		Summary: "cuBLASLt, fp32 accumulation; workspace capped at 32 MiB on sm_90+ (4 MiB before), NVIDIA's recommendation"},
-		{Name: gemvTactic, Summary: "MatMul of at most 8 rows (decode), fp16/bf16 against a matrix without batches: one bandwidth-bound kernel, fp32 accumulation, no workspace"}}
+		Summary: "cuBLASLt, fp32 accumulation; workspace capped at 32 MiB on sm_90+ (4 MiB before), NVIDIA's recommendation"}}
 }
 
 func (k *gemmKernel) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error) {
@@ -192,11 +131,7 @@ func (k *gemmKernel) Select(n *kernels.Node, t kernels.Target) (kernels.Instance
 	if err != nil {
 		return nil, &kernels.NodeError{Node: n.Name, Op: k.key, Err: err}
 	}
-	g.gemv = k.key.Op == "MatMul" && useGemv(g)
-	if g.gemv {
-		g.gemvKernel = fmt.Sprintf("carve_gemv_%s_m%d", dtName(g.dt), g.m)
-	}
-	g.kernel = n.Name + "/" + g.Tactic()
+	g.kernel = n.Name + "/" + gemmTactic
 	g.ws = gemmWorkspace(t)
 	return g, nil
 }

@@ -103,7 +103,7 @@ func TestMatMul(t *testing.T) {
 		{[]int64{2, 1, 9, 16}, []int64{1, 3, 16, 8}, gemmLoop},
 		{[]int64{2, 0, 16}, []int64{16, 8}, gemmSingle}, // empty
 		{[]int64{2, 5, 0}, []int64{0, 8}, gemmSingle},   // K = 0: zeros
-		// the gemv tactic (float16, bfloat16): vector and element loads, long K
+		// decode steps' shapes: a few rows, long K
 		{[]int64{8, 8960}, []int64{8960, 1536}, gemmSingle},
 		{[]int64{1, 1, 1536}, []int64{1536, 8960}, gemmSingle},
 		{[]int64{2, 1, 4, 64}, []int64{64, 40}, gemmSingle},
@@ -252,7 +252,7 @@ func TestGemmWorkspace(t *testing.T) {
 }
 
 // A run only enqueues, and allocates nothing on the Go heap: a program of our kernels (Add,
-// Softmax), the gemv tactic and cuBLASLt. (Eager decoding ran one heap allocation per node.)
+// Softmax) and cuBLASLt. (Eager decoding made one heap allocation per node and run.)
 func TestRunsAllocateNothing(t *testing.T) {
 	b := testBackend(t)
 	s := testStream(t, b.dev)
@@ -266,8 +266,8 @@ func TestRunsAllocateNothing(t *testing.T) {
 			Outputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}}}},
 		{"Softmax", &kernels.Node{Name: "sm", Op: "Softmax", Inputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}},
 			Outputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}}}},
-		{"gemv", matmulNode(bf, []int64{2, 64}, []int64{64, 32}, []int64{2, 32})},
-		{"cublaslt", matmulNode(bf, []int64{16, 64}, []int64{64, 32}, []int64{16, 32})},
+		{"cublaslt-2", matmulNode(bf, []int64{2, 64}, []int64{64, 32}, []int64{2, 32})},
+		{"cublaslt-16", matmulNode(bf, []int64{16, 64}, []int64{64, 32}, []int64{16, 32})},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inst, err := b.Registry().Select(c.node, b.Target())

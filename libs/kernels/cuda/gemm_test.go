@@ -26,16 +26,13 @@ func TestMatMulSelect(t *testing.T) {
 		mode      gemmMode
 		m, batch  int64
 		sa, sb    int64
-		tactic    string
 	}{
-		{[]int64{7, 33}, []int64{33, 5}, []int64{7, 5}, gemmSingle, 7, 1, 0, 0, gemvTactic},
-		{[]int64{33}, []int64{33, 5}, []int64{5}, gemmSingle, 1, 1, 0, 0, gemvTactic},
-		{[]int64{2, 4, 33}, []int64{33, 5}, []int64{2, 4, 5}, gemmSingle, 8, 1, 0, 0, gemvTactic},
-		{[]int64{3, 3, 33}, []int64{33, 5}, []int64{3, 3, 5}, gemmSingle, 9, 1, 0, 0, gemmTactic},
-		{[]int64{3, 2, 7, 33}, []int64{33, 5}, []int64{3, 2, 7, 5}, gemmSingle, 42, 1, 0, 0, gemmTactic},
-		{[]int64{3, 7, 33}, []int64{3, 33, 5}, []int64{3, 7, 5}, gemmStrided, 7, 3, 7 * 33, 33 * 5, gemmTactic},
-		{[]int64{7, 33}, []int64{4, 33, 5}, []int64{4, 7, 5}, gemmStrided, 7, 4, 0, 33 * 5, gemmTactic},
-		{[]int64{2, 1, 7, 33}, []int64{1, 3, 33, 5}, []int64{2, 3, 7, 5}, gemmLoop, 7, 6, 0, 0, gemmTactic},
+		{[]int64{7, 33}, []int64{33, 5}, []int64{7, 5}, gemmSingle, 7, 1, 0, 0},
+		{[]int64{33}, []int64{33, 5}, []int64{5}, gemmSingle, 1, 1, 0, 0},
+		{[]int64{3, 2, 7, 33}, []int64{33, 5}, []int64{3, 2, 7, 5}, gemmSingle, 42, 1, 0, 0},
+		{[]int64{3, 7, 33}, []int64{3, 33, 5}, []int64{3, 7, 5}, gemmStrided, 7, 3, 7 * 33, 33 * 5},
+		{[]int64{7, 33}, []int64{4, 33, 5}, []int64{4, 7, 5}, gemmStrided, 7, 4, 0, 33 * 5},
+		{[]int64{2, 1, 7, 33}, []int64{1, 3, 33, 5}, []int64{2, 3, 7, 5}, gemmLoop, 7, 6, 0, 0},
 	} {
 		t.Run(fmt.Sprint(c.a, c.b), func(t *testing.T) {
 			inst, err := reg.Select(matmulNode(graph.BFloat16, c.a, c.b, c.out), h200)
@@ -46,10 +43,7 @@ func TestMatMulSelect(t *testing.T) {
 			require.Equal(t, c.batch, g.batch)
 			require.Equal(t, c.sa, g.sa)
 			require.Equal(t, c.sb, g.sb)
-			require.Equal(t, c.tactic, inst.Tactic())
-			if c.tactic == gemvTactic {
-				require.Empty(t, inst.Recipe().Parts, "gemv needs no workspace")
-			}
+			require.Equal(t, gemmTactic, inst.Tactic())
 		})
 	}
 	bad := []*kernels.Node{
@@ -72,8 +66,7 @@ func TestGemmBatchStrides(t *testing.T) {
 	require.Equal(t, []int64{0, 30, 10}, gemmBatchStrides([]int64{4, 3}, []int64{5, 4, 3}, 10))
 }
 
-// R <= W over shape families: W is the architecture's cap, and so is R but for products of
-// at most gemvMaxRows rows (the gemv tactic), which need none.
+// R <= W over shape families, and both are the architecture's cap.
 func TestGemmBoundCoversRecipe(t *testing.T) {
 	reg, err := kernels.RegistryFor(kernels.BackendCUDA)
 	require.NoError(t, err)
@@ -95,12 +88,7 @@ func TestGemmBoundCoversRecipe(t *testing.T) {
 				r, err := inst.Recipe().Size()
 				require.NoError(t, err)
 				require.LessOrEqual(t, r, w.Bytes)
-				if b*m <= gemvMaxRows {
-					require.Equal(t, gemvTactic, inst.Tactic())
-					require.Zero(t, r)
-				} else {
-					require.Equal(t, want, r)
-				}
+				require.Equal(t, want, r)
 			}
 		}
 	}
