@@ -384,9 +384,10 @@ func TestCUDAProfile(t *testing.T) {
 		require.Equal(t, 2, k.Launches, k.Node.Name)
 		require.Greater(t, k.Ms, 0.0, k.Node.Name)
 	}
+	require.Greater(t, p.Floor(), 0.0, "an empty kernel timed as the kernels are")
 	stall := float64(ProfileStall) / float64(time.Millisecond)
 	for _, k := range p.Kernels {
 		require.Less(t, k.Ms, 2*stall, "%s: the stall is not counted", k.Node.Name)
 	}
-	t.Logf("profile: %d kernels, %.3f ms per run", len(p.Kernels), p.TotalMs()/2)
+	t.Logf("profile: %d kernels, %.3f ms per run, floor %.4f ms per kernel", len(p.Kernels), p.TotalMs()/2, p.Floor())
 }

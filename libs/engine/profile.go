@@ -18,9 +18,11 @@ import (
 // kernels.Staller backend), so that the host has queued the kernel and its closing event
 // before the device reaches them and a kernel's time holds no launch gap of the host. (One
 // stall before the whole run does not do: the driver's queue holds about a thousand commands,
-// so a large model's later kernels would be paced by the host again.) The sum over a run's
-// kernels is the device's busy time; a step's wall time minus it is what launches and the host
-// cost.
+// so a large model's later kernels would be paced by the host again.) A kernel timed so still
+// carries the device's own cost of starting it after the event (microseconds, about what a
+// kernel in a CUDA graph costs): after each run an empty kernel is timed the same way, and its
+// time, the floor, is what Profile.NetMs takes off each kernel. A step's time in a graph minus
+// the net sum is what the gaps between kernels cost.
 //
 // Invariants:
 //  1. Off (no Profile attached), a run pays one nil check: no event, no allocation.
@@ -37,6 +39,9 @@ const ProfileStall = 200 * time.Microsecond
 type Profile struct {
 	Runs    int          // runs profiled
 	Kernels []KernelTime // by node, in the order first run
+	// FloorMs sums, over the runs, the time of an empty kernel timed as the kernels are (0
+	// without a kernels.Staller backend).
+	FloorMs float64
 	index   map[*graph.Node]int
 }
 
@@ -57,8 +62,22 @@ type OpTime struct {
 
 // Reset forgets what p measured, keeping it attached.
 func (p *Profile) Reset() {
-	p.Runs, p.Kernels = 0, p.Kernels[:0]
+	p.Runs, p.Kernels, p.FloorMs = 0, p.Kernels[:0], 0
 	clear(p.index)
+}
+
+// Floor is the mean time of an empty kernel timed as the kernels are: each launch's share of
+// a kernel's time that is the device starting it, not running it.
+func (p *Profile) Floor() float64 {
+	if p.Runs == 0 {
+		return 0
+	}
+	return p.FloorMs / float64(p.Runs)
+}
+
+// NetMs is ms, the time of launches kernels, less each one's floor.
+func (p *Profile) NetMs(ms float64, launches int) float64 {
+	return max(ms-float64(launches)*p.Floor(), 0)
 }
 
 // TotalMs is the device milliseconds of every kernel over the profiled runs.
@@ -171,7 +190,8 @@ func (s *Session) stopProfile() error {
 // profile runs prog eagerly with each kernel between two timing events and adds their times.
 func (s *Session) profile(prog *program) error {
 	pr, dev := s.prof, s.rt.Backend.Device()
-	for len(pr.start) < len(prog.steps) {
+	n := len(prog.steps)
+	for len(pr.start) < n+1 { // one pair per kernel, and one for the floor
 		a, err := pr.timer.NewTimingEvent()
 		if err != nil {
 			return err
@@ -201,8 +221,30 @@ func (s *Session) profile(prog *program) error {
 			return s.abandon(err)
 		}
 	}
+	if stall { // the floor: an empty kernel (a stall of 0), timed as the kernels are
+		err := staller.Stall(s.stream, ProfileStall)
+		if err == nil {
+			err = dev.RecordEvent(pr.start[n], s.stream)
+		}
+		if err == nil {
+			err = staller.Stall(s.stream, 0)
+		}
+		if err == nil {
+			err = dev.RecordEvent(pr.end[n], s.stream)
+		}
+		if err != nil {
+			return s.abandon(err)
+		}
+	}
 	if err := s.finish(prog); err != nil {
 		return err
+	}
+	if stall {
+		ms, err := pr.timer.ElapsedMs(pr.start[n], pr.end[n])
+		if err != nil {
+			return err
+		}
+		pr.p.FloorMs += float64(ms)
 	}
 	for i := range prog.steps {
 		ms, err := pr.timer.ElapsedMs(pr.start[i], pr.end[i])

@@ -37,7 +37,13 @@ func TestProfileByOp(t *testing.T) {
 	require.Equal(t, []OpTime{{Op: "X", Launches: 2, Ms: 4}, {Op: n0.OpType, Launches: 1, Ms: 1}, {Op: "d.X", Launches: 1, Ms: 0.5}}, p.ByOp())
 	require.InDelta(t, 5.5, p.TotalMs(), 1e-9)
 	require.Len(t, p.Kernels, 3)
+	require.Zero(t, p.Floor(), "no runs: no floor")
+	p.Runs, p.FloorMs = 2, 0.5
+	require.InDelta(t, 0.25, p.Floor(), 1e-12)
+	require.InDelta(t, 3.5, p.NetMs(4, 2), 1e-12)
+	require.Zero(t, p.NetMs(0.1, 2), "never below 0")
 	p.Reset()
+	require.Zero(t, p.FloorMs)
 	require.Zero(t, p.Runs)
 	require.Empty(t, p.Kernels)
 	require.Empty(t, p.ByOp())

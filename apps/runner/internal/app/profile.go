@@ -10,14 +10,18 @@ import (
 	"carve.dev/libs/engine"
 )
 
-// profileReport is --profile's summary of one step: its kernels' device time by category and
-// by op type, against the step's measured time.
+// profileReport is --profile's summary of one step: its kernels' device time by category, by op
+// type and by node, against the step's measured time.
 type profileReport struct {
-	Steps      int           `json:"steps"`       // runs profiled
-	KernelMs   float64       `json:"kernel_ms"`   // device time of one step's kernels
+	Steps    int     `json:"steps"`     // runs profiled
+	KernelMs float64 `json:"kernel_ms"` // device time of one step's kernels, each timed alone
+	// FloorMs is an empty kernel timed the same way: what each kernel's time holds of the
+	// device starting it. NetMs is KernelMs less a floor per kernel.
+	FloorMs    float64       `json:"floor_ms"`
+	NetMs      float64       `json:"net_ms"`
 	Kernels    float64       `json:"kernels"`     // kernels per step
 	StepMs     float64       `json:"step_ms"`     // the timed generation's p50 step
-	GapMs      float64       `json:"gap_ms"`      // StepMs - KernelMs: launches, copies and the host
+	GapMs      float64       `json:"gap_ms"`      // StepMs - NetMs: launches, copies and the host
 	Categories []profileLine `json:"categories"`  // the most time first
 	Ops        []profileLine `json:"ops"`         // the most time first
 	Top        []profileLine `json:"top_kernels"` // the ten nodes of most time
@@ -26,8 +30,9 @@ type profileReport struct {
 type profileLine struct {
 	Name    string  `json:"name"`
 	Ms      float64 `json:"ms_per_step"`
+	NetMs   float64 `json:"net_ms_per_step"`
 	Kernels float64 `json:"kernels_per_step"`
-	Share   float64 `json:"share"` // of KernelMs
+	Share   float64 `json:"share"` // of the step's NetMs
 }
 
 func newProfileReport(p *engine.Profile, stepMs float64) *profileReport {
@@ -36,12 +41,16 @@ func newProfileReport(p *engine.Profile, stepMs float64) *profileReport {
 		return r
 	}
 	n := float64(p.Runs)
-	total := p.TotalMs()
-	r.KernelMs, r.GapMs = total/n, stepMs-total/n
+	total, launches := p.TotalMs(), 0
+	for _, k := range p.Kernels {
+		launches += k.Launches
+	}
+	net := p.NetMs(total, launches)
+	r.KernelMs, r.FloorMs, r.NetMs, r.GapMs = total/n, p.Floor(), net/n, stepMs-net/n
 	line := func(name string, launches int, ms float64) profileLine {
-		l := profileLine{Name: name, Ms: ms / n, Kernels: float64(launches) / n}
-		if total > 0 {
-			l.Share = ms / total
+		l := profileLine{Name: name, Ms: ms / n, NetMs: p.NetMs(ms, launches) / n, Kernels: float64(launches) / n}
+		if net > 0 {
+			l.Share = p.NetMs(ms, launches) / net
 		}
 		return l
 	}
@@ -65,48 +74,43 @@ func newProfileReport(p *engine.Profile, stepMs float64) *profileReport {
 	for i, c := range catNames {
 		r.Categories = append(r.Categories, line(c, catLaunches[i], catMs[i]))
 	}
-	byMs := func(a, b profileLine) int {
-		switch {
-		case a.Ms > b.Ms:
-			return -1
-		case a.Ms < b.Ms:
-			return 1
-		}
-		return 0
-	}
-	slices.SortStableFunc(r.Categories, byMs)
+	slices.SortStableFunc(r.Categories, func(a, b profileLine) int { return compareDesc(a.Ms, b.Ms) })
 	ks := slices.Clone(p.Kernels)
-	slices.SortStableFunc(ks, func(a, b engine.KernelTime) int {
-		switch {
-		case a.Ms > b.Ms:
-			return -1
-		case a.Ms < b.Ms:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(ks, func(a, b engine.KernelTime) int { return compareDesc(a.Ms, b.Ms) })
 	for _, k := range ks[:min(len(ks), 10)] {
 		r.Top = append(r.Top, line(fmt.Sprintf("%s (%s, %s)", k.Node.Name, k.Node.OpType, k.Tactic), k.Launches, k.Ms))
 	}
 	return r
 }
 
+// compareDesc orders the larger first.
+func compareDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
+
 // printProfile prints --profile's tables.
 func printProfile(w io.Writer, r *profileReport) {
-	fmt.Fprintf(w, "\nprofile: the decode step's kernels, timed on the device over %d eager steps (ms per step)\n", r.Steps)
+	fmt.Fprintf(w, "\nprofile: the decode step's kernels, each timed alone on the device over %d eager steps (ms per step);\n", r.Steps)
+	fmt.Fprintf(w, "net: less %.1f us per kernel, an empty kernel timed the same way (the device starting it)\n", 1000*r.FloorMs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	table := func(title string, lines []profileLine) {
-		fmt.Fprintf(tw, "%s\tms\tkernels\tshare\t\n", title)
+		fmt.Fprintf(tw, "%s\tms\tnet ms\tkernels\tshare\t\n", title)
 		for _, l := range lines {
-			fmt.Fprintf(tw, "%s\t%.3f\t%.0f\t%.1f%%\t\n", l.Name, l.Ms, l.Kernels, 100*l.Share)
+			fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.0f\t%.1f%%\t\n", l.Name, l.Ms, l.NetMs, l.Kernels, 100*l.Share)
 		}
-		fmt.Fprintf(tw, "\t\t\t\t\n")
+		fmt.Fprintf(tw, "\t\t\t\t\t\n")
 	}
 	table("category", r.Categories)
 	table("op type", r.Ops)
 	table("top kernels", r.Top)
-	fmt.Fprintf(tw, "kernels\t%.3f\t%.0f\t100.0%%\t\n", r.KernelMs, r.Kernels)
-	fmt.Fprintf(tw, "step p50 (timed run)\t%.3f\t\t\t\n", r.StepMs)
-	fmt.Fprintf(tw, "gap (launches, host)\t%.3f\t\t\t\n", r.GapMs)
+	fmt.Fprintf(tw, "kernels\t%.3f\t%.3f\t%.0f\t100.0%%\t\n", r.KernelMs, r.NetMs, r.Kernels)
+	fmt.Fprintf(tw, "step p50 (timed run)\t\t%.3f\t\t\t\n", r.StepMs)
+	fmt.Fprintf(tw, "gap (launches, host)\t\t%.3f\t\t\t\n", r.GapMs)
 	tw.Flush()
 }
