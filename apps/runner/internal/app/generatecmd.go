@@ -228,7 +228,7 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 	}
 	printGenerate(env.Stdout, &rep)
 	if rep.Profile != nil {
-		printProfile(env.Stdout, rep.Profile)
+		printProfile(env.Stdout, "the decode step", rep.Profile)
 	}
 	return nil
 }

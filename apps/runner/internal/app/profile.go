@@ -94,9 +94,9 @@ func compareDesc(a, b float64) int {
 	return 0
 }
 
-// printProfile prints --profile's tables.
-func printProfile(w io.Writer, r *profileReport) {
-	fmt.Fprintf(w, "\nprofile: the decode step's kernels, each timed alone on the device over %d eager steps (ms per step);\n", r.Steps)
+// printProfile prints --profile's tables for what, one step or run.
+func printProfile(w io.Writer, what string, r *profileReport) {
+	fmt.Fprintf(w, "\nprofile: the kernels of %s, each timed alone on the device over %d eager runs (ms per run);\n", what, r.Steps)
 	fmt.Fprintf(w, "net: less %.1f us per kernel, an empty kernel timed the same way (the device starting it)\n", 1000*r.FloorMs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	table := func(title string, lines []profileLine) {
@@ -110,7 +110,7 @@ func printProfile(w io.Writer, r *profileReport) {
 	table("op type", r.Ops)
 	table("top kernels", r.Top)
 	fmt.Fprintf(tw, "kernels\t%.3f\t%.3f\t%.0f\t100.0%%\t\n", r.KernelMs, r.NetMs, r.Kernels)
-	fmt.Fprintf(tw, "step p50 (timed run)\t\t%.3f\t\t\t\n", r.StepMs)
+	fmt.Fprintf(tw, "p50 (timed runs)\t\t%.3f\t\t\t\n", r.StepMs)
 	fmt.Fprintf(tw, "gap (launches, host)\t\t%.3f\t\t\t\n", r.GapMs)
 	tw.Flush()
 }

@@ -41,7 +41,7 @@ func TestProfileReport(t *testing.T) {
 	require.InDelta(t, 1, share, 1e-12)
 	require.Equal(t, "attn (GroupQueryAttention, split-kv)", r.Top[0].Name)
 	var b bytes.Buffer
-	printProfile(&b, r)
+	printProfile(&b, "the decode step", r)
 	require.Contains(t, b.String(), "net: less 2.0 us per kernel")
 	require.Contains(t, b.String(), "gap (launches, host)")
 }

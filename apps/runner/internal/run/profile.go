@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/generate"
@@ -24,6 +25,33 @@ func (g *Generation) Profile(ctx context.Context) (*engine.Profile, error) {
 	}
 	_, _, err := g.Gen.Generate(ctx, g.Prompt, g.Config.PromptLen, g.Config.MaxNew, g.sampler(), each)
 	if err = errors.Join(err, g.Session.Profile(nil)); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Profile runs the inputs runs more times on the first session with every kernel timed on the
+// device (engine.Profile), after the session has run them (Run or Bench): nothing is planned
+// or compiled while profiling.
+func (r *Runner) Profile(ctx context.Context, runs int) (*engine.Profile, error) {
+	if runs < 1 {
+		return nil, &UsageError{fmt.Sprintf("%d profiled runs: profile at least one", runs)}
+	}
+	s := r.Sessions[0]
+	p := &engine.Profile{}
+	if err := s.Profile(p); err != nil {
+		return nil, err
+	}
+	var err error
+	for range runs {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		if _, err = s.Run(ctx, r.Inputs); err != nil {
+			break
+		}
+	}
+	if err = errors.Join(err, s.Profile(nil)); err != nil {
 		return nil, err
 	}
 	return p, nil
