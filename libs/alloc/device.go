@@ -115,6 +115,17 @@ type CallCounter interface {
 	Calls() CPUCalls
 }
 
+// Timer is implemented by devices whose events can time the work between them (CUDA): the
+// engine's kernel profiler uses it. Timing events cost more to record than plain ones, so
+// they are made only for timing.
+type Timer interface {
+	// NewTimingEvent creates an event that records the time it completes at; DestroyEvent
+	// releases it.
+	NewTimingEvent() (Event, error)
+	// ElapsedMs is the milliseconds between two completed timing events.
+	ElapsedMs(start, end Event) (float32, error)
+}
+
 // Errors that devices report, wrapped with context; test with errors.Is.
 var (
 	// ErrOutOfMemory: the device (or the allocator's byte limit) has no room for the request.

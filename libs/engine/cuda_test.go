@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -352,4 +353,41 @@ func TestCUDATight(t *testing.T) {
 		})
 	}
 	t.Logf("tight plans: %d GEMM workspaces below their cap, %d bytes saved in all", lowered, saved)
+}
+
+// A profiled run times every kernel of its program, graphs or not, and gives the same outputs.
+func TestCUDAProfile(t *testing.T) {
+	fx := testmodels.MustGet("qwen2")
+	m := loadFixture(t, fx.Name)
+	be, al := newCUDA(t)
+	_, s := newSession(t, m, be, al, RuntimeOptions{Envelope: envelopeOf(fx), Graphs: true})
+	in := fixtureInputs(t, m, fx.Bindings[0])
+	out, err := s.Run(context.Background(), in)
+	require.NoError(t, err)
+	want := make([][]byte, len(out))
+	for i, o := range out {
+		want[i] = append([]byte(nil), o.Data...)
+	}
+	var p Profile
+	require.NoError(t, s.Profile(&p))
+	for range 2 {
+		out, err = s.Run(context.Background(), in)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Profile(nil))
+	for i, o := range out {
+		require.Equal(t, want[i], o.Data, "output %d profiled", i)
+	}
+	require.Equal(t, 2, p.Runs)
+	require.NotEmpty(t, p.Kernels)
+	for _, k := range p.Kernels {
+		require.Equal(t, 2, k.Launches, k.Node.Name)
+		require.Greater(t, k.Ms, 0.0, k.Node.Name)
+	}
+	require.Greater(t, p.Floor(), 0.0, "an empty kernel timed as the kernels are")
+	stall := float64(ProfileStall) / float64(time.Millisecond)
+	for _, k := range p.Kernels {
+		require.Less(t, k.Ms, 2*stall, "%s: the stall is not counted", k.Node.Name)
+	}
+	t.Logf("profile: %d kernels, %.3f ms per run, floor %.4f ms per kernel", len(p.Kernels), p.TotalMs()/2, p.Floor())
 }

@@ -345,6 +345,9 @@ func (s *Session) run(ctx context.Context, inputs map[string]kernels.Tensor) ([]
 	} else if err := s.copyIn(prog, inputs); err != nil {
 		return nil, err
 	}
+	if s.prof != nil {
+		return prog.outputs, s.profile(prog) // eager, each kernel timed (profile.go)
+	}
 	if rt.opts.Graphs {
 		return prog.outputs, s.replay(prog)
 	}
@@ -496,22 +499,30 @@ func (s *Session) execute(prog *program) error {
 func (s *Session) launch(prog *program) error {
 	launcher, host := s.rt.Backend.(kernels.Launcher)
 	for i := range prog.steps {
-		ps := &prog.steps[i]
-		if ps.dynamic {
-			if err := s.runDynamic(ps, launcher, host); err != nil {
-				return s.abandon(err)
-			}
-			continue
+		if err := s.launchStep(prog, i, launcher, host); err != nil {
+			return err
 		}
-		var err error
-		if host {
-			err = launcher.Launch(s.stream, prog.launch[i])
-		} else {
-			err = ps.inst.Run(ps.in, ps.out, ps.ws, s.stream)
+	}
+	return nil
+}
+
+// launchStep queues prog's kernel i; on error the stream is abandoned.
+func (s *Session) launchStep(prog *program, i int, launcher kernels.Launcher, host bool) error {
+	ps := &prog.steps[i]
+	if ps.dynamic {
+		if err := s.runDynamic(ps, launcher, host); err != nil {
+			return s.abandon(err)
 		}
-		if err != nil {
-			return s.abandon(&KernelError{Node: ps.node, Err: err})
-		}
+		return nil
+	}
+	var err error
+	if host {
+		err = launcher.Launch(s.stream, prog.launch[i])
+	} else {
+		err = ps.inst.Run(ps.in, ps.out, ps.ws, s.stream)
+	}
+	if err != nil {
+		return s.abandon(&KernelError{Node: ps.node, Err: err})
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ type Session struct {
 	resident *program          // the program whose host values are in the arena (discrete devices)
 	captured map[*program]bool // programs holding a graph (RuntimeOptions.Graphs)
 	err      error             // the first kernel error of the run in progress, set on the stream
+	prof     *profiler         // set while runs are profiled (Session.Profile); nil otherwise
 	closed   bool
 }
 
@@ -86,6 +87,7 @@ func (s *Session) Close() error {
 	rt.mu.Unlock()
 	// The allocator's DestroyStream waits for the stream's work and destroys it on the device.
 	err := rt.Alloc.DestroyStream(s.stream)
+	err = errors.Join(err, s.stopProfile())
 	for prog := range s.captured {
 		err = errors.Join(err, s.dropGraph(prog))
 	}

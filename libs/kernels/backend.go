@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"carve.dev/libs/alloc"
 )
@@ -61,6 +62,12 @@ type Backend interface {
 // Kernels of other backends enqueue their own work on the stream they are given.
 type Launcher interface {
 	Launch(s alloc.Stream, fn func()) error
+}
+
+// A Staller holds back the work queued on a stream after it for about d, so that a profiler can
+// queue a run's kernels ahead of the device and time each one without the host's launch gaps.
+type Staller interface {
+	Stall(s alloc.Stream, d time.Duration) error
 }
 
 // A RowCopier copies device memory to device memory in stream order: rows rows of width bytes,

@@ -28,6 +28,7 @@ type Generator struct {
 
 	steps  map[[2]int64]*stepInputs // by (new positions, past or mask length)
 	logits []float32                // one step's chosen rows, [batch, vocab]
+	best   []int64                  // each row's greedy choice, found while logits are filled
 	tokens []int64                  // one step's new tokens, [batch]
 
 	// Concat form: positions of the past buffer in use (the masked first one included), and
@@ -64,7 +65,7 @@ func New(rt *engine.Runtime, s *engine.Session, cache *Cache, cfg Config) (*Gene
 	}
 	g := &Generator{rt: rt, s: s, cache: cache, cfg: cfg, slots: cache.slots(cfg),
 		steps: map[[2]int64]*stepInputs{}, logits: make([]float32, cfg.Batch*cache.Vocab),
-		tokens: make([]int64, cfg.Batch), row: cache.HeadDim * cache.DType.Size()}
+		tokens: make([]int64, cfg.Batch), best: make([]int64, cfg.Batch), row: cache.HeadDim * cache.DType.Size()}
 	state, err := cache.State(cfg)
 	if err != nil {
 		return nil, err
@@ -125,8 +126,13 @@ func (g *Generator) Generate(ctx context.Context, prompt []int64, promptLen int6
 				return nil, tm, err
 			}
 		}
+		_, greedy := pick.(Greedy)
 		for b := range g.tokens {
-			g.tokens[b] = pick.Pick(g.logits[int64(b)*c.Vocab : int64(b+1)*c.Vocab])
+			if greedy {
+				g.tokens[b] = g.best[b] // Greedy's choice, made in the same pass as the conversion
+			} else {
+				g.tokens[b] = pick.Pick(g.logits[int64(b)*c.Vocab : int64(b+1)*c.Vocab])
+			}
 			out[int64(b)*int64(maxNew)+int64(step)] = g.tokens[b]
 		}
 		if step == 0 {
@@ -334,7 +340,8 @@ func (g *Generator) copyLayers(dst int, dstLayout, dstAt int64, src int, srcLayo
 }
 
 // takeLogits copies position pos of each sequence's logits (of seq positions) into g.logits as
-// float32.
+// float32, and each row's greedy choice (Greedy.Pick's) into g.best: one pass over the logits,
+// which at a large vocabulary and batch is most of a step's host time.
 func (g *Generator) takeLogits(outs []kernels.Tensor, seq, pos int64) error {
 	c := g.cache
 	var t kernels.Tensor
@@ -350,14 +357,31 @@ func (g *Generator) takeLogits(outs []kernels.Tensor, seq, pos int64) error {
 		switch t.DType {
 		case graph.Float32:
 			copy(dst, t.Float32s()[at:at+v])
+			g.best[b] = Greedy{}.Pick(dst)
 		case graph.Float16:
-			for j, u := range t.Uint16s()[at : at+v] {
-				dst[j] = float16.Frombits(u).Float32()
+			src := t.Uint16s()[at : at+v]
+			dst = dst[:len(src)]
+			best, top := 0, float32(0)
+			for j, u := range src {
+				x := float16.Frombits(u).Float32()
+				dst[j] = x
+				if j == 0 || x > top {
+					best, top = j, x
+				}
 			}
+			g.best[b] = int64(best)
 		case graph.BFloat16:
-			for j, u := range t.Uint16s()[at : at+v] {
-				dst[j] = math.Float32frombits(uint32(u) << 16)
+			src := t.Uint16s()[at : at+v]
+			dst = dst[:len(src)]
+			best, top := 0, float32(0)
+			for j, u := range src {
+				x := math.Float32frombits(uint32(u) << 16)
+				dst[j] = x
+				if j == 0 || x > top {
+					best, top = j, x
+				}
 			}
+			g.best[b] = int64(best)
 		default:
 			return errors.New("generate: logits of dtype " + t.DType.String() + " are not supported")
 		}

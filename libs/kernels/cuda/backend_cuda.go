@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"carve.dev/libs/alloc"
 	acuda "carve.dev/libs/alloc/cuda"
@@ -245,6 +246,11 @@ func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitc
 	}
 	return launch(s, kernel, grid1(rows*width/es, 1, b.target), block1, 0,
 		PtrArg(dst), Int64Arg(dstPitch/es), PtrArg(src), Int64Arg(srcPitch/es), Int64Arg(width/es), Int64Arg(rows))
+}
+
+// Stall queues one kernel on s that waits d on the device (kernels.Staller).
+func (b *Backend) Stall(s alloc.Stream, d time.Duration) error {
+	return launch(s, "carve_stall", Dim3{X: 1}, Dim3{X: 1}, 0, Int64Arg(d.Nanoseconds()))
 }
 
 // Counters reports the copies so far.

@@ -171,7 +171,8 @@ func checkValues(kind string, want []expect, got []kernels.Tensor) error {
 }
 
 // run checks inputs, outputs and workspace against what the instance was selected for, then
-// launches its program on s through launch. Nothing is launched before every check has passed.
+// launches its program on s through launch (nil: the package's launch, see program.exec).
+// Nothing is launched before every check has passed.
 func (i *instance) run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream, launch launcher) error {
 	if err := checkValues("input", i.in, in); err != nil {
 		return &kernels.RunError{Kernel: i.label, Err: err}

@@ -103,6 +103,11 @@ func TestMatMul(t *testing.T) {
 		{[]int64{2, 1, 9, 16}, []int64{1, 3, 16, 8}, gemmLoop},
 		{[]int64{2, 0, 16}, []int64{16, 8}, gemmSingle}, // empty
 		{[]int64{2, 5, 0}, []int64{0, 8}, gemmSingle},   // K = 0: zeros
+		// decode steps' shapes: a few rows, long K
+		{[]int64{8, 8960}, []int64{8960, 1536}, gemmSingle},
+		{[]int64{1, 1, 1536}, []int64{1536, 8960}, gemmSingle},
+		{[]int64{2, 1, 4, 64}, []int64{64, 40}, gemmSingle},
+		{[]int64{3, 100}, []int64{100, 13}, gemmSingle},
 	} {
 		for _, dt := range []graph.DType{graph.Float32, graph.Float16, graph.BFloat16} {
 			t.Run(fmt.Sprintf("%v x %v %v", c.a, c.b, dt), func(t *testing.T) {
@@ -115,6 +120,7 @@ func TestMatMul(t *testing.T) {
 				inst, err := b.Registry().Select(node, b.Target())
 				require.NoError(t, err)
 				require.Equal(t, c.mode, inst.(*gemmInstance).mode)
+				t.Logf("tactic %s", inst.Tactic())
 				y := outputTensor(t, b, s, dt, out)
 				in := []kernels.Tensor{upload(t, b, s, dt, c.a, av), upload(t, b, s, dt, c.b, bv)}
 				require.NoError(t, inst.Run(in, []kernels.Tensor{y}, workspace(t, b, inst), s))
@@ -242,5 +248,44 @@ func TestGemmWorkspace(t *testing.T) {
 		require.NoError(t, err)
 		require.LessOrEqual(t, need, r)
 		t.Logf("MatMul %dx%dx%d fp32: W = R = %d, C (algorithm's need) = %d", c.m, c.k, c.n, r, need)
+	}
+}
+
+// A run only enqueues, and allocates nothing on the Go heap: a program of our kernels (Add,
+// Softmax) and cuBLASLt. (Eager decoding made one heap allocation per node and run.)
+func TestRunsAllocateNothing(t *testing.T) {
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	r := rand.New(rand.NewPCG(7, 8))
+	bf := graph.BFloat16
+	for _, c := range []struct {
+		name string
+		node *kernels.Node
+	}{
+		{"Add", &kernels.Node{Name: "add", Op: "Add", Inputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}, {DType: bf, Shape: []int64{64}}},
+			Outputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}}}},
+		{"Softmax", &kernels.Node{Name: "sm", Op: "Softmax", Inputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}},
+			Outputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}}}},
+		{"cublaslt-2", matmulNode(bf, []int64{2, 64}, []int64{64, 32}, []int64{2, 32})},
+		{"cublaslt-16", matmulNode(bf, []int64{16, 64}, []int64{64, 32}, []int64{16, 32})},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			inst, err := b.Registry().Select(c.node, b.Target())
+			require.NoError(t, err)
+			var in []kernels.Tensor
+			for _, v := range c.node.Inputs {
+				in = append(in, upload(t, b, s, v.DType, v.Shape, randomValues(r, v.DType, gemmNumel(v.Shape))))
+			}
+			out := []kernels.Tensor{outputTensor(t, b, s, c.node.Outputs[0].DType, c.node.Outputs[0].Shape)}
+			ws := workspace(t, b, inst)
+			require.NoError(t, inst.Run(in, out, ws, s)) // first use: function lookups, plans
+			allocs := testing.AllocsPerRun(20, func() {
+				if err := inst.Run(in, out, ws, s); err != nil {
+					t.Fatal(err)
+				}
+			})
+			require.NoError(t, b.dev.SynchronizeStream(s))
+			require.Zero(t, allocs, "Go heap allocations per run of %s (%s)", c.name, inst.Tactic())
+		})
 	}
 }

@@ -109,8 +109,11 @@ func addr(p param, in, out []kernels.Tensor, ws *alloc.Workspace) alloc.Ptr {
 	return base.Add(p.off)
 }
 
-// exec launches the program's steps on s.
-func (pr program) exec(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Workspace, launch launcher) error {
+// exec launches the program's steps on s with the package's launch, or with record when it is
+// not nil (tests): a call through a function value makes its variadic arguments escape, and
+// then every run of a program allocated them on the Go heap (one allocation per node and run in
+// eager mode).
+func (pr program) exec(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Workspace, record launcher) error {
 	var args [MaxArgs]Arg
 	for i := range pr {
 		st := &pr[i]
@@ -139,7 +142,16 @@ func (pr program) exec(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Works
 				args[j] = PtrArg(addr(p, in, out, ws))
 			}
 		}
-		if err := launch(s, st.kernel, st.grid, st.block, st.shared, args[:len(st.params)]...); err != nil {
+		if record == nil {
+			// The package's launch, called statically: args stays on the stack.
+			if err := launch(s, st.kernel, st.grid, st.block, st.shared, args[:len(st.params)]...); err != nil {
+				return err
+			}
+			continue
+		}
+		// A recorder may keep what it is given: it gets a copy, on the heap.
+		rec := args
+		if err := record(s, st.kernel, st.grid, st.block, st.shared, rec[:len(st.params)]...); err != nil {
 			return err
 		}
 	}

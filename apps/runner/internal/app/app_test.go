@@ -269,6 +269,8 @@ func TestExitCodes(t *testing.T) {
 		{"bad workers", []string{"bench", "--workers", "-1"}, 2, "--workers -1"},
 		{"bad runs", []string{"bench", "--runs", "0"}, 2, "--runs 0"},
 		{"bad warmup", []string{"bench", "--warmup", "0"}, 2, "--warmup 0"},
+		{"bad profile", []string{"bench", "--profile", "0"}, 2, "--profile 0: profile at least one run"},
+		{"profile on the cpu", []string{"bench", "--profile", "5"}, 2, "--profile times kernels with the device's timing events: it needs --device cuda (the cpu device has none)"},
 		{"cuda", []string{"run", "--device", "cuda"}, 2, "--device cuda:0: this runner was not built with cuda support"},
 		{"tpu", []string{"run", "--device", "tpu"}, 2, `unknown device "tpu"`},
 		{"unknown flag", []string{"run", "--bogus"}, 2, "flag provided but not defined: -bogus (see runner run --help)"},

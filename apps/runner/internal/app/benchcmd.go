@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -22,6 +23,7 @@ func benchCommand(env Env) *cli.Command {
 		&cli.StringFlag{Name: "samples", Usage: "write memory samples to `FILE.csv` during the timed runs, every --sample-every: " +
 			"the allocator's segment, allocated and arena bytes, the device's mallocs and free memory, the Go heap"},
 		&cli.DurationFlag{Name: "sample-every", Value: 5 * time.Second, Usage: "`D` between --samples rows"},
+		&cli.IntFlag{Name: "profile", Usage: "then run `N` more times on one session with each kernel timed on the device (CUDA) and print a run's device time by op category"},
 	)
 	return &cli.Command{
 		Name:  "bench",
@@ -51,6 +53,7 @@ type benchReport struct {
 	Binding     engine.Binding  `json:"binding"`
 	Warmup      int             `json:"warmup"`
 	*run.BenchResult
+	Profile *profileReport `json:"profile,omitempty"` // --profile: one run, by kernel category and op type
 }
 
 func doBench(c *cli.Context, env Env) (err error) {
@@ -77,6 +80,13 @@ func doBench(c *cli.Context, env Env) (err error) {
 	}
 	if bc.SampleEvery = c.Duration("sample-every"); bc.SampleEvery <= 0 {
 		return usagef("--sample-every %s: give a positive duration, e.g. 5s", bc.SampleEvery)
+	}
+	profileRuns := c.Int("profile")
+	if c.IsSet("profile") && profileRuns < 1 {
+		return usagef("--profile %d: profile at least one run", profileRuns)
+	}
+	if profileRuns > 0 && !strings.HasPrefix(cfg.Device, "cuda") {
+		return usagef("--profile times kernels with the device's timing events: it needs --device cuda (the %s device has none)", cfg.Device)
 	}
 	r, err := run.Load(c.Context, cfg)
 	if err != nil {
@@ -111,10 +121,20 @@ func doBench(c *cli.Context, env Env) (err error) {
 	}
 	rep := benchReport{Model: r.ModelName, Device: r.Backend.Name(), Workers: workers(cfg), Policy: c.String("policy"), Graph: cfg.Graphs,
 		Reservation: r.Reservation, Binding: r.Binding, Warmup: bc.Warmup, BenchResult: res}
+	if profileRuns > 0 {
+		p, err := r.Profile(c.Context, profileRuns)
+		if err != nil {
+			return err
+		}
+		rep.Profile = newProfileReport(p, res.Latency.P50)
+	}
 	if format == "json" {
 		return writeJSON(env.Stdout, rep)
 	}
 	printBench(env.Stdout, &rep)
+	if rep.Profile != nil {
+		printProfile(env.Stdout, "a run", rep.Profile)
+	}
 	return nil
 }
 

@@ -120,6 +120,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"tiny context", []string{"--model", model, "--context", "1"}, 2, "--context 1"},
 		{"two devices", []string{"--model", model, "--device", "sim,sim:1"}, 2, "generation runs on one device"},
 		{"no dim flag", []string{"--model", model, "--dim", "batch=2"}, 2, "flag provided but not defined: -dim (see runner generate --help)"},
+		{"profile on the cpu", []string{"--model", model, "--profile"}, 2, "--profile times kernels with the device's timing events: it needs --device cuda (the cpu device has none) (see runner generate --help)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runner(t, append([]string{"generate"}, tc.args...)...)

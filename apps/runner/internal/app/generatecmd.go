@@ -57,6 +57,7 @@ func generateCommand(env Env) *cli.Command {
 		&cli.IntFlag{Name: "top-k", Usage: "sample among the `K` most likely tokens", DefaultText: "greedy"},
 		&cli.Float64Flag{Name: "temperature", Usage: "sample at temperature `T` (with --top-k, or alone over every token)", DefaultText: "greedy"},
 		&cli.StringFlag{Name: "out", Usage: "write the new tokens to `FILE.npy`, int64 [batch, new] (atomically)"},
+		&cli.BoolFlag{Name: "profile", Usage: "then generate once more with each kernel timed on the device (CUDA) and print the decode step's device time by op category"},
 	}, flags...)
 	for _, nf := range nameFlags {
 		flags = append(flags, &cli.StringFlag{Name: nf.flag, Usage: fmt.Sprintf("the model's `NAME` for %s", nf.def)})
@@ -99,6 +100,8 @@ type generateReport struct {
 	Tokens [][]int64 `json:"tokens"`        // the new tokens, by sequence
 	Out    string    `json:"out,omitempty"` // the --out file written
 	Stats  run.Stats `json:"stats"`
+	// Profile is --profile's decode step, by kernel category and op type.
+	Profile *profileReport `json:"profile,omitempty"`
 }
 
 type cacheInfo struct {
@@ -169,6 +172,9 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 		}
 		promptSrc = fmt.Sprintf("random (seed %d)", gc.Seed)
 	}
+	if c.Bool("profile") && !strings.HasPrefix(base.Device, "cuda") {
+		return usagef("--profile times kernels with the device's timing events: it needs --device cuda (the %s device has none)", base.Device)
+	}
 	out := c.String("out")
 	if c.IsSet("out") {
 		if err := checkOutFile(out); err != nil {
@@ -202,6 +208,13 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 	for b := range res.Batch {
 		rep.Tokens = append(rep.Tokens, res.Tokens[b*int64(res.New):(b+1)*int64(res.New)])
 	}
+	if c.Bool("profile") {
+		p, err := g.Profile(c.Context)
+		if err != nil {
+			return explainGenerate(err, gc)
+		}
+		rep.Profile = newProfileReport(p, res.PerToken.P50)
+	}
 	if out != "" {
 		t := kernels.MustTensor(graph.Int64, res.Batch, int64(res.New))
 		copy(t.Int64s(), res.Tokens)
@@ -214,6 +227,9 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 		return writeJSON(env.Stdout, rep)
 	}
 	printGenerate(env.Stdout, &rep)
+	if rep.Profile != nil {
+		printProfile(env.Stdout, "the decode step", rep.Profile)
+	}
 	return nil
 }
 
