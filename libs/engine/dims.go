@@ -1,6 +1,3 @@
-// Package engine plans models for a binding or a range of bindings and runs them: it composes
-// graph, kernels and planner (and alloc, to execute), so the estimator's figures and the runner's
-// reservation come from the same code.
 package engine
 
 import (
