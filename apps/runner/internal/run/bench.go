@@ -16,7 +16,8 @@ type BenchConfig struct {
 	Warmup int // untimed runs per session first (at least 1: the first run compiles the pattern)
 	Runs   int // timed runs in all, spread over the sessions
 	// Duration, if positive, times runs until it has passed instead of counting Runs (a soak
-	// test). The latencies kept then grow the Go heap, which GoAllocsPerRun counts.
+	// test); the latencies then go into fixed-size histograms (percentiles within 1%), so the
+	// Go heap stays flat however long it runs.
 	Duration time.Duration
 	// Progress, if not nil, is called with the timed runs done so far, about ten times a second
 	// from a goroutine of its own and once at the end.
@@ -71,9 +72,12 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 	// Each session keeps its runs' latencies; with a count of runs, room for all of them is
 	// made up front, so that the timed runs allocate nothing for it.
 	lats := make([][]time.Duration, len(r.Sessions))
-	if cfg.Duration <= 0 {
-		for i := range lats {
+	hists := make([]*latencyHist, len(r.Sessions))
+	for i := range lats {
+		if cfg.Duration <= 0 {
 			lats[i] = make([]time.Duration, 0, cfg.Runs)
+		} else {
+			hists[i] = new(latencyHist)
 		}
 	}
 	var next, done atomic.Int64
@@ -125,7 +129,11 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 					errs[s] = fmt.Errorf("session %d: %w", s, err)
 					return
 				}
-				lats[s] = append(lats[s], time.Since(t0))
+				if h := hists[s]; h != nil {
+					h.add(time.Since(t0))
+				} else {
+					lats[s] = append(lats[s], time.Since(t0))
+				}
 				done.Add(1)
 			}
 		})
@@ -161,15 +169,23 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 	}
 
 	var lat []time.Duration
-	for _, l := range lats {
+	var hist latencyHist
+	for s, l := range lats {
 		lat = append(lat, l...)
+		if hists[s] != nil {
+			hist.merge(hists[s])
+		}
 	}
 	runs := len(lat)
+	latency := percentiles(lat)
+	if cfg.Duration > 0 {
+		runs, latency = int(hist.n), hist.latency()
+	}
 	n := float64(max(runs, 1))
 	d := after.Sub(before)
 	return &BenchResult{
 		Runs: runs, Sessions: len(r.Sessions), WallSeconds: wall.Seconds(), RunsPerSec: float64(runs) / wall.Seconds(),
-		Latency:               percentiles(lat),
+		Latency:               latency,
 		GoAllocsPerRun:        float64(ms1.Mallocs-ms0.Mallocs) / n,
 		DeviceMallocsPerRun:   float64(d.DeviceMallocs) / n,
 		AllocatorAllocsPerRun: float64(d.Allocs) / n,
