@@ -2,8 +2,8 @@
 # One GPU session's whole batch, so every session runs the GPU work the same way. On the GPU host,
 # from the repository root of the checkout the device tool sent, with the folder tools/gpu/build.sh
 # filled (TOOLS=apps/runner) carried as .gpu:
-#   bash .gpu/all.sh [STEPS]      STEPS: any of suite replicas generate decode qwen ortbench gpt2
-#                                 (default: all of them)
+#   bash .gpu/all.sh [STEPS]      STEPS: any of suite replicas generate decode graphs qwen ortbench
+#                                 gpt2 (default: all of them)
 #                                 and soak (not in the default: tools/gpu/soak.sh for SOAK_S
 #                                 seconds, default 540, which one 600-second device call holds),
 #                                 or soak+cpu: the soak pinned to the last 4 cores while ortbench
@@ -11,7 +11,7 @@
 # Logs go to $L (default /tmp/gpu-logs); summaries to stdout and $OUT; everything is tarred into
 # $OUT/logs.tgz at the end. Each step has a time limit so that the batch ends inside one call.
 set -uo pipefail
-steps=${1:-suite replicas generate decode qwen ortbench gpt2}
+steps=${1:-suite replicas generate decode graphs qwen ortbench gpt2}
 L=${L:-/tmp/gpu-logs}
 OUT=${OUT:-$L}
 mkdir -p "$L" "$OUT"
@@ -53,9 +53,24 @@ if has generate; then
 fi
 if has decode; then
   echo "== decode: Qwen2.5-1.5B-shaped GQA export, runner generate against PyTorch's static decode"
-  timeout 420 python3 .gpu/decode_bench.py --export /tmp/qwen-gqa --torch --carve "$runner" --out "$L" > "$L/decode.log" 2>&1
+  torch=--torch
+  [ -n "${NO_TORCH:-}" ] && torch= # NO_TORCH=1: carve's side only (PyTorch's figures are stable)
+  timeout 420 python3 .gpu/decode_bench.py --export /tmp/qwen-gqa $torch --carve "$runner" --out "$L" > "$L/decode.log" 2>&1
   grep -vE '^\[' "$L/decode.log" | tail -20 | tee "$OUT/decode.txt"
   cp "$L/decode_bench.json" "$OUT/" 2>/dev/null
+  echo "-- the decode step's device time by category, batch 1 (runner generate --profile)"
+  timeout 90 "$runner" generate --model /tmp/qwen-gqa/model.onnx --device cuda --graph --batch 1 --prompt-len 1024 \
+    --max-new-tokens 64 --profile > "$OUT/profile.txt" 2>&1
+  sed -n '/^profile/,$p' "$OUT/profile.txt" | head -40
+fi
+if has graphs; then
+  echo "== graphs: runs per second with and without CUDA graphs (qwen2 fixture, batch 3, seq 16, 1 session)"
+  for g in "" --graph; do
+    timeout 60 "$runner" bench --device cuda $g --model libs/graph/testmodels/testdata/qwen2.onnx --dim batch=3 --dim seq=16 \
+      --runs 4000 --format json > "$L/graphs$g.json" 2>&1 &&
+      python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(f'{sys.argv[2]:<8} {d[\"runs_per_second\"]:8.0f} runs/s  p50 {d[\"latency_ms\"][\"p50\"]:.3f} ms  Go allocs/run {d[\"go_allocs_per_run\"]:.2f}  device mallocs/run {d[\"device_mallocs_per_run\"]:.0f}')" \
+        "$L/graphs$g.json" "${g:-eager}"
+  done | tee "$OUT/graphs.txt"
 fi
 if has qwen; then
   echo "== qwen: Qwen2.5-1.5B-shaped export, carve against PyTorch eager"
