@@ -19,12 +19,14 @@ const (
 	Attention Kind = "attention"  // softmax(Q K^T * scale + mask) V -> Attention (opset 23)
 	// MatMul(A, Transpose(W)), W a 2-D weight -> Gemm(transB=1) over views of A
 	TransposedWeight Kind = "transposed-weight"
+	// Add(MatMul(A, W), b), W a 2-D weight and b its bias -> Gemm(A, W, b) over views of A
+	MatMulBias Kind = "matmul-bias"
 )
 
 // Kinds lists every kind, in the order Fuse applies them (norms first: their outputs feed
 // the projections of attention, and attention last: it reads the rotary outputs).
 func Kinds() []Kind {
-	return []Kind{LayerNorm, RMSNorm, SiLU, SwiGLU, Rotary, Attention, TransposedWeight}
+	return []Kind{LayerNorm, RMSNorm, SiLU, SwiGLU, Rotary, Attention, TransposedWeight, MatMulBias}
 }
 
 // Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
@@ -43,7 +45,7 @@ func (k Kind) Op() (domain, op string) {
 		return "com.microsoft", "RotaryEmbedding"
 	case Attention:
 		return "", "Attention"
-	case TransposedWeight:
+	case TransposedWeight, MatMulBias:
 		return "", "Gemm"
 	}
 	return "", ""
@@ -121,6 +123,7 @@ var passes = []pass{
 	{Rotary, rotaryCandidate, matchRotary},
 	{Attention, func(n *graph.Node) bool { return is(n, "Softmax") }, matchAttention},
 	{TransposedWeight, transposedWeightCandidate, matchTransposedWeight},
+	{MatMulBias, matmulBiasCandidate, matchMatMulBias},
 }
 
 // Fuse returns a new model with the patterns of the selected kinds fused, and the report.

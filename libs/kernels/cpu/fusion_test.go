@@ -142,8 +142,8 @@ func randomInputs(r *rand.Rand, m *graph.Model, a rewritetest.Attention) map[str
 		switch {
 		case v.Name == "attention_mask":
 			in[v.Name] = i64(shape, a.AttentionMask(r))
-		case v.DType == graph.BFloat16:
-			in[v.Name] = tensorOf(graph.BFloat16, shape, float64sOf(randF32(r, shape...)))
+		case v.DType == graph.BFloat16 || v.DType == graph.Float16:
+			in[v.Name] = tensorOf(v.DType, shape, float64sOf(randF32(r, shape...)))
 		default:
 			in[v.Name] = randF32(r, shape...)
 		}
@@ -190,8 +190,8 @@ func FuzzFuse(f *testing.F) {
 	})
 }
 
-// TestFusedNormsAndSiLU: norms written out, x*sigmoid(x) and the gate silu(x)*up compute the
-// same fused.
+// TestFusedNormsAndSiLU: norms written out, x*sigmoid(x), the gate silu(x)*up and a linear
+// layer's MatMul and bias Add compute the same fused.
 func TestFusedNormsAndSiLU(t *testing.T) {
 	r := rng(t, 31)
 	for _, tc := range []struct {
@@ -209,6 +209,9 @@ func TestFusedNormsAndSiLU(t *testing.T) {
 		{"silu gate", rewritetest.SiLU(5, 24), fusedTol, nil, 2}, // Swish, then SwiGLU
 		{"silu alone", rewritetest.SiLU(5, 24), fusedTol, []rewrite.Kind{rewrite.SwiGLU}, 1},
 		{"swiglu of x*sigmoid(x)", rewritetest.SiLU(5, 24), fusedTol, []rewrite.Kind{rewrite.SiLU}, 1},
+		{"linear with bias", rewritetest.Linear(graph.Float32, 3, 40, 7), fusedTol, nil, 1},
+		{"linear with bias bfloat16", rewritetest.Linear(graph.BFloat16, 3, 40, 7), 1e-2, nil, 1},
+		{"linear with bias float16", rewritetest.Linear(graph.Float16, 3, 40, 7), 1e-2, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := graph.Build(tc.spec)
@@ -218,7 +221,7 @@ func TestFusedNormsAndSiLU(t *testing.T) {
 			require.Len(t, rep.Fused, tc.fused, "%+v", rep.Unfused)
 			in := randomInputs(r, m, rewritetest.Attention{})
 			want, got := runGraph(t, m, nil, in)["y"], runGraph(t, f, nil, in)["y"]
-			if want.DType == graph.BFloat16 {
+			if want.DType == graph.BFloat16 || want.DType == graph.Float16 {
 				closeTo64(t, float64sOf(want), float64sOf(got), tc.tol, "y")
 				return
 			}
