@@ -191,9 +191,6 @@ func measureGemm(g *gemmInstance, b kernels.Backend) (int64, error) {
 		return 0, nil
 	}
 	d := g.desc(0, 0, 0, 0, g.ws)
-	if g.c == cBias {
-		d.bias = 256 // an aligned address: the heuristic reads only its alignment
-	}
 	var need int64
 	err := cb.dev.Do(func() error {
 		h, err := handleFor(cb.dev, 0)
@@ -202,7 +199,16 @@ func measureGemm(g *gemmInstance, b kernels.Backend) (int64, error) {
 		}
 		p, err := ltPlans.get(cb.dev, h, d)
 		need = p.wsNeed
-		return err
+		if err != nil || g.c != cBias {
+			return err
+		}
+		// A bias row runs with the epilogue or, where cuBLASLt has none, without it: the
+		// need covers both. 256 is an aligned address: the heuristic reads only its alignment.
+		d.bias = 256
+		if p, err := ltPlans.get(cb.dev, h, d); err == nil {
+			need = max(need, p.wsNeed)
+		}
+		return nil
 	})
 	return need, err
 }
