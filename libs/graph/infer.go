@@ -174,7 +174,16 @@ func init() {
 	reg(ms, inferAttention, inputs(2), "Attention")
 	reg(ms, inferMHA, inputs(1), "MultiHeadAttention")
 	reg(ms, inferGQA, inputs(1), "GroupQueryAttention")
+
+	// carve's own fused ops (graph/rewrite), in DomainCarve. SwiGLU takes two inputs of one
+	// shape (its kernels check that); the output has their shape.
+	reg(DomainCarve, inferBinary, exactly(2), "SwiGLU")
 }
+
+// DomainCarve is the operator domain of the fused ops carve's rewrites produce where neither
+// ai.onnx (at the opsets carve loads) nor com.microsoft has one: SwiGLU(A, B) = Swish_alpha(A)
+// * B, ONNX's SwiGLU (opset 28) semantics.
+const DomainCarve = "dev.carve"
 
 // SupportedOps lists the supported operators: "OpType" for ai.onnx, "domain.OpType" otherwise.
 func SupportedOps() []string {

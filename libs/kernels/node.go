@@ -8,8 +8,9 @@ import (
 
 // Domains of the ops kernels implement.
 const (
-	DomainONNX      = ""              // the default ONNX domain (also spelled "ai.onnx")
-	DomainMicrosoft = "com.microsoft" // onnxruntime's contrib ops
+	DomainONNX      = ""                // the default ONNX domain (also spelled "ai.onnx")
+	DomainMicrosoft = "com.microsoft"   // onnxruntime's contrib ops
+	DomainCarve     = graph.DomainCarve // carve's own fused ops (graph/rewrite)
 )
 
 // OpKey names an op: its domain and type.

@@ -14,15 +14,20 @@ const (
 	LayerNorm Kind = "layer-norm" // mean, variance, normalize, scale, shift -> LayerNormalization
 	RMSNorm   Kind = "rms-norm"   // x * rsqrt(mean(x^2) + eps) * w -> RMSNormalization (opset 23)
 	SiLU      Kind = "silu"       // x * sigmoid(x) -> Swish (opset 24)
+	SwiGLU    Kind = "swiglu"     // swish(gate) * up -> dev.carve.SwiGLU
 	Rotary    Kind = "rotary"     // x*cos + rotate_half(x)*sin -> com.microsoft.RotaryEmbedding
 	Attention Kind = "attention"  // softmax(Q K^T * scale + mask) V -> Attention (opset 23)
 	// MatMul(A, Transpose(W)), W a 2-D weight -> Gemm(transB=1) over views of A
 	TransposedWeight Kind = "transposed-weight"
+	// Add(MatMul(A, W), b), W a 2-D weight and b its bias -> Gemm(A, W, b) over views of A
+	MatMulBias Kind = "matmul-bias"
 )
 
 // Kinds lists every kind, in the order Fuse applies them (norms first: their outputs feed
 // the projections of attention, and attention last: it reads the rotary outputs).
-func Kinds() []Kind { return []Kind{LayerNorm, RMSNorm, SiLU, Rotary, Attention, TransposedWeight} }
+func Kinds() []Kind {
+	return []Kind{LayerNorm, RMSNorm, SiLU, SwiGLU, Rotary, Attention, TransposedWeight, MatMulBias}
+}
 
 // Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
 // cannot run (Options.Skip).
@@ -34,11 +39,13 @@ func (k Kind) Op() (domain, op string) {
 		return "", "RMSNormalization"
 	case SiLU:
 		return "", "Swish"
+	case SwiGLU:
+		return graph.DomainCarve, "SwiGLU"
 	case Rotary:
 		return "com.microsoft", "RotaryEmbedding"
 	case Attention:
 		return "", "Attention"
-	case TransposedWeight:
+	case TransposedWeight, MatMulBias:
 		return "", "Gemm"
 	}
 	return "", ""
@@ -112,9 +119,11 @@ var passes = []pass{
 	{LayerNorm, layerNormCandidate, matchLayerNorm},
 	{RMSNorm, rmsNormCandidate, matchRMSNorm},
 	{SiLU, func(n *graph.Node) bool { return is(n, "Sigmoid") }, matchSiLU},
+	{SwiGLU, swigluCandidate, matchSwiGLU},
 	{Rotary, rotaryCandidate, matchRotary},
 	{Attention, func(n *graph.Node) bool { return is(n, "Softmax") }, matchAttention},
 	{TransposedWeight, transposedWeightCandidate, matchTransposedWeight},
+	{MatMulBias, matmulBiasCandidate, matchMatMulBias},
 }
 
 // Fuse returns a new model with the patterns of the selected kinds fused, and the report.

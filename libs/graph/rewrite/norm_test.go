@@ -13,11 +13,11 @@ import (
 )
 
 // fuseOne fuses s and returns the fused graph's node producing y.
-func fuseOne(t *testing.T, s graph.Spec, kind rewrite.Kind) (*graph.Node, *rewrite.Report) {
+func fuseOne(t *testing.T, s graph.Spec, kind rewrite.Kind, skip ...rewrite.Kind) (*graph.Node, *rewrite.Report) {
 	t.Helper()
 	m, err := graph.Build(s)
 	require.NoError(t, err)
-	f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+	f, rep, err := rewrite.Fuse(m, rewrite.Options{Skip: skip})
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Count(kind), "%+v", rep)
 	require.Empty(t, rep.Unfused)
@@ -117,7 +117,7 @@ func TestNormsLeftAlone(t *testing.T) {
 }
 
 func TestSiLU(t *testing.T) {
-	n, rep := fuseOne(t, rewritetest.SiLU(2, 8), rewrite.SiLU)
+	n, rep := fuseOne(t, rewritetest.SiLU(2, 8), rewrite.SiLU, rewrite.SwiGLU)
 	require.Equal(t, "", n.Domain)
 	require.Equal(t, "Swish", n.OpType)
 	require.Equal(t, float32(1), n.Attrs.Float("alpha", 0))
@@ -133,4 +133,49 @@ func TestSiLU(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rep.Fused)
 	require.Contains(t, rep.Unfused[0].Reason, "not multiplied by its own input")
+}
+
+// TestSwiGLU: the gate's Mul of a Swish (after the SiLU pass) or of an x*sigmoid(x) (SiLU
+// skipped) becomes one SwiGLU(x, up); operands that might differ in shape, and a gate read
+// elsewhere, stay as exported.
+func TestSwiGLU(t *testing.T) {
+	for _, skip := range [][]rewrite.Kind{nil, {rewrite.SiLU}} {
+		n, rep := fuseOne(t, rewritetest.SiLU(2, 8), rewrite.SwiGLU, skip...)
+		require.Equal(t, graph.DomainCarve, n.Domain)
+		require.Equal(t, "SwiGLU", n.OpType)
+		require.Equal(t, "x", n.Inputs[0].Name)
+		require.Equal(t, "up", n.Inputs[1].Name)
+		require.Equal(t, float32(1), n.Attrs.Float("alpha", 0))
+		require.Equal(t, 3, rep.NodesBefore)
+		require.Equal(t, 1, rep.NodesAfter, "Sigmoid, Mul and Mul become one node")
+		require.Contains(t, rep.Fused[len(rep.Fused)-1].Detail, "swish(x, alpha 1) * up")
+	}
+
+	for _, tc := range []struct {
+		name, wants string
+		edit        func(s *graph.Spec)
+	}{
+		{"up broadcast", "differ in rank", func(s *graph.Spec) {
+			s.Inputs[1].Shape = []graph.Dim{graph.Const(8)}
+		}},
+		{"up of another dim", "may differ in dim 0", func(s *graph.Spec) {
+			s.Inputs[1].Shape = []graph.Dim{graph.Const(1), graph.Const(8)}
+		}},
+		{"gate read twice", "is read by", func(s *graph.Spec) {
+			s.Outputs = append(s.Outputs, s.Nodes[1].Outputs[0])
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := rewritetest.SiLU(2, 8)
+			tc.edit(&s)
+			m, err := graph.Build(s)
+			require.NoError(t, err)
+			_, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			require.Zero(t, rep.Count(rewrite.SwiGLU))
+			require.Len(t, rep.Unfused, 1, "%+v", rep.Unfused)
+			require.Equal(t, rewrite.SwiGLU, rep.Unfused[0].Kind)
+			require.Contains(t, rep.Unfused[0].Reason, tc.wants)
+		})
+	}
 }

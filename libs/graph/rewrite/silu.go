@@ -7,8 +7,8 @@ import (
 )
 
 // SiLU as exporters write it, x * Sigmoid(x), becomes ONNX's Swish(x) (opset 24, alpha 1:
-// x * sigmoid(alpha * x)). The gate of a SiLU-gated MLP, silu(x) * up, stays a Mul: no kernel
-// fuses it.
+// x * sigmoid(alpha * x)). The gate of a SiLU-gated MLP, silu(x) * up, is the SwiGLU kind's
+// (swiglu.go), which runs next.
 
 // matchSiLU matches the SiLU whose Sigmoid is sig.
 func matchSiLU(sig *graph.Node) (*match, string) {
@@ -26,7 +26,7 @@ func matchSiLU(sig *graph.Node) (*match, string) {
 	y := mul.Outputs[0]
 	detail := "x*sigmoid(x)"
 	if len(y.Consumers) == 1 && is(y.Consumers[0], "Mul") {
-		detail += fmt.Sprintf(", gating %s (the gate's Mul stays)", y.Consumers[0].Name)
+		detail += fmt.Sprintf(", gating %s", y.Consumers[0].Name)
 	}
 	return &match{
 		kind: SiLU, root: mul, interior: []*graph.Node{sig, mul},

@@ -95,3 +95,25 @@ func BenchmarkMatMulNBits(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSwiGLU: the MLP gate of a Qwen2.5-1.5B decode step (8960 elements): SwiGLU in one
+// pass against Swish then Mul, as before the fusion.
+func BenchmarkSwiGLU(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, dt := range []graph.DType{graph.Float32, graph.BFloat16} {
+		a := tensorOf(dt, []int64{1, 8960}, float64sOf(randF32(r, 1, 8960)))
+		u := tensorOf(dt, []int64{1, 8960}, float64sOf(randF32(r, 1, 8960)))
+		y := value(a)
+		b.Run("SwiGLU/"+dt.String(), func(b *testing.B) {
+			n := node("SwiGLU", graph.Attributes{}, []kernels.Tensor{a, u}, y)
+			n.Domain = kernels.DomainCarve
+			benchRun(b, n, []kernels.Tensor{a, u}, 0)
+		})
+		b.Run("Swish/"+dt.String(), func(b *testing.B) {
+			benchRun(b, node("Swish", graph.Attributes{}, []kernels.Tensor{a}, y), []kernels.Tensor{a}, 0)
+		})
+		b.Run("Mul/"+dt.String(), func(b *testing.B) {
+			benchRun(b, node("Mul", graph.Attributes{}, []kernels.Tensor{a, u}, y), []kernels.Tensor{a, u}, 0)
+		})
+	}
+}

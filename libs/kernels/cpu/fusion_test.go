@@ -142,8 +142,8 @@ func randomInputs(r *rand.Rand, m *graph.Model, a rewritetest.Attention) map[str
 		switch {
 		case v.Name == "attention_mask":
 			in[v.Name] = i64(shape, a.AttentionMask(r))
-		case v.DType == graph.BFloat16:
-			in[v.Name] = tensorOf(graph.BFloat16, shape, float64sOf(randF32(r, shape...)))
+		case v.DType == graph.BFloat16 || v.DType == graph.Float16:
+			in[v.Name] = tensorOf(v.DType, shape, float64sOf(randF32(r, shape...)))
 		default:
 			in[v.Name] = randF32(r, shape...)
 		}
@@ -190,30 +190,38 @@ func FuzzFuse(f *testing.F) {
 	})
 }
 
-// TestFusedNormsAndSiLU: norms written out and x*sigmoid(x) compute the same fused.
+// TestFusedNormsAndSiLU: norms written out, x*sigmoid(x), the gate silu(x)*up and a linear
+// layer's MatMul and bias Add compute the same fused.
 func TestFusedNormsAndSiLU(t *testing.T) {
 	r := rng(t, 31)
 	for _, tc := range []struct {
-		name string
-		spec graph.Spec
-		tol  float64
+		name  string
+		spec  graph.Spec
+		tol   float64
+		skip  []rewrite.Kind
+		fused int // fusions expected
 	}{
-		{"rms", rewritetest.Norm{Rows: 5, H: 24, Weight: true, Eps: 1e-6}.Spec(), fusedTol},
-		{"rms division no weight", rewritetest.Norm{Rows: 5, H: 24, Div: true, Eps: 1e-6}.Spec(), fusedTol},
-		{"rms bfloat16", rewritetest.Norm{Rows: 5, H: 24, Weight: true, DType: graph.BFloat16, Eps: 1e-6}.Spec(), 1e-2},
-		{"layer norm", rewritetest.Norm{Rows: 5, H: 24, Layer: true, Weight: true, Bias: true, Eps: 1e-5}.Spec(), fusedTol},
-		{"layer norm x*x no weight", rewritetest.Norm{Rows: 5, H: 24, Layer: true, Square: true, Eps: 1e-5}.Spec(), fusedTol},
-		{"silu", rewritetest.SiLU(5, 24), fusedTol},
+		{"rms", rewritetest.Norm{Rows: 5, H: 24, Weight: true, Eps: 1e-6}.Spec(), fusedTol, nil, 1},
+		{"rms division no weight", rewritetest.Norm{Rows: 5, H: 24, Div: true, Eps: 1e-6}.Spec(), fusedTol, nil, 1},
+		{"rms bfloat16", rewritetest.Norm{Rows: 5, H: 24, Weight: true, DType: graph.BFloat16, Eps: 1e-6}.Spec(), 1e-2, nil, 1},
+		{"layer norm", rewritetest.Norm{Rows: 5, H: 24, Layer: true, Weight: true, Bias: true, Eps: 1e-5}.Spec(), fusedTol, nil, 1},
+		{"layer norm x*x no weight", rewritetest.Norm{Rows: 5, H: 24, Layer: true, Square: true, Eps: 1e-5}.Spec(), fusedTol, nil, 1},
+		{"silu gate", rewritetest.SiLU(5, 24), fusedTol, nil, 2}, // Swish, then SwiGLU
+		{"silu alone", rewritetest.SiLU(5, 24), fusedTol, []rewrite.Kind{rewrite.SwiGLU}, 1},
+		{"swiglu of x*sigmoid(x)", rewritetest.SiLU(5, 24), fusedTol, []rewrite.Kind{rewrite.SiLU}, 1},
+		{"linear with bias", rewritetest.Linear(graph.Float32, 3, 40, 7), fusedTol, nil, 1},
+		{"linear with bias bfloat16", rewritetest.Linear(graph.BFloat16, 3, 40, 7), 1e-2, nil, 1},
+		{"linear with bias float16", rewritetest.Linear(graph.Float16, 3, 40, 7), 1e-2, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := graph.Build(tc.spec)
 			require.NoError(t, err)
-			f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			f, rep, err := rewrite.Fuse(m, rewrite.Options{Skip: tc.skip})
 			require.NoError(t, err)
-			require.Len(t, rep.Fused, 1, "%+v", rep.Unfused)
+			require.Len(t, rep.Fused, tc.fused, "%+v", rep.Unfused)
 			in := randomInputs(r, m, rewritetest.Attention{})
 			want, got := runGraph(t, m, nil, in)["y"], runGraph(t, f, nil, in)["y"]
-			if want.DType == graph.BFloat16 {
+			if want.DType == graph.BFloat16 || want.DType == graph.Float16 {
 				closeTo64(t, float64sOf(want), float64sOf(got), tc.tol, "y")
 				return
 			}

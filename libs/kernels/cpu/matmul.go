@@ -374,8 +374,11 @@ func selectGemm(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	a, b := n.Inputs[0], n.Inputs[1]
+	if (a.DType == graph.Float16 || a.DType == graph.BFloat16) && len(a.Shape) == 2 && len(b.Shape) == 2 {
+		return selectGemm16(n, d)
+	}
 	if a.DType != graph.Float32 || b.DType != graph.Float32 || len(a.Shape) != 2 || len(b.Shape) != 2 {
-		return plan{}, fmt.Errorf("Gemm of %v and %v: want 2-D float32", a, b)
+		return plan{}, fmt.Errorf("Gemm of %v and %v: want 2-D float32 (or 16-bit A*B + a bias row)", a, b)
 	}
 	at := n.Attrs
 	g := &gemmOp{workers: d.Workers, transA: at.Int("transA", 0) != 0, transB: at.Int("transB", 0) != 0, alpha: at.Float("alpha", 1), beta: at.Float("beta", 1)}
@@ -410,12 +413,62 @@ func selectGemm(n *kernels.Node, d kernels.Target) (plan, error) {
 	return plan{tactic: "gemm", parts: parts, r: g}, nil
 }
 
-// boundGemm bounds Gemm's workspace: the product at its largest dims.
+// gemm16 is Gemm of float16 or bfloat16 operands in the form graph/rewrite makes of a linear
+// layer, Y = A*B (+ a bias row C): MatMul's kernel computes the product (its f16-convert tactic,
+// its workspace), then the bias is added in float32 and rounded once more, as the exported
+// MatMul then Add compute it.
+type gemm16 struct {
+	mm   runner
+	bias bool
+	bf   bool
+}
+
+func selectGemm16(n *kernels.Node, d kernels.Target) (plan, error) {
+	a, b := n.Inputs[0], n.Inputs[1]
+	at := n.Attrs
+	c, hasC := n.Input(2)
+	if at.Int("transA", 0) != 0 || at.Int("transB", 0) != 0 || at.Float("alpha", 1) != 1 ||
+		hasC && (at.Float("beta", 1) != 1 || c.DType != a.DType || len(b.Shape) != 2 || !isRow(c.Shape, int(b.Shape[1]))) {
+		return plan{}, fmt.Errorf("Gemm of %v operands: only A*B plus an optional bias row of B's columns (beta 1, no transposes) is supported; want float32 for the rest", a.DType)
+	}
+	mn := kernels.Node{Name: n.Name, Op: "MatMul", Inputs: []kernels.Value{a, b}, Outputs: n.Outputs}
+	p, err := selectMatMul(&mn, d)
+	if err != nil {
+		return plan{}, err
+	}
+	p.r = &gemm16{mm: p.r, bias: hasC, bf: a.DType == graph.BFloat16}
+	return p, nil
+}
+
+func (g *gemm16) run(in, out []kernels.Tensor, ws wsParts) error {
+	if err := g.mm.run(in[:2], out, ws); err != nil {
+		return err
+	}
+	if !g.bias {
+		return nil
+	}
+	y, c := kernels.ViewAs[uint16](out[0].Data), kernels.ViewAs[uint16](in[2].Data)
+	y = y[:numel(out[0].Shape)]
+	if len(c) == 0 {
+		return nil
+	}
+	for i := range y {
+		y[i] = st[uint16](ld(y[i], g.bf)+ld(c[i%len(c)], g.bf), g.bf)
+	}
+	return nil
+}
+
+// boundGemm bounds Gemm's workspace: the product at its largest dims (16-bit: MatMul's bound).
 func boundGemm(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 	a, okA := r.Input(0)
 	b, okB := r.Input(1)
 	if !okA || !okB || len(a.Dims) != 2 || len(b.Dims) != 2 {
 		return kernels.Bound{}, fmt.Errorf("Gemm needs two 2-D inputs")
+	}
+	if a.DType == graph.Float16 || a.DType == graph.BFloat16 {
+		mr := *r
+		mr.Op, mr.Inputs = "MatMul", r.Inputs[:2]
+		return boundMatMul(&mr, d)
 	}
 	transA, transB := r.Attrs.Int("transA", 0) != 0, r.Attrs.Int("transB", 0) != 0
 	m, k := a.Dims[0].Hi, a.Dims[1].Hi
@@ -477,6 +530,7 @@ func matmulOps() []*op {
 			{Name: "naive", Summary: "integer and float64 triple loop"},
 		}},
 		{key: kernels.Key("", "Gemm"), sel: selectGemm, bound: boundGemm, tactics: []kernels.TacticInfo{
-			{Name: "gemm", Summary: "cache-blocked float32 product with transposes, alpha and beta; packed panels in workspace", Workspace: true}}},
+			{Name: "gemm", Summary: "cache-blocked float32 product with transposes, alpha and beta; packed panels in workspace", Workspace: true},
+			{Name: "f16-convert", Summary: "16-bit A*B plus a bias row: MatMul's f16-convert, then the bias added", Workspace: true}}},
 	}
 }

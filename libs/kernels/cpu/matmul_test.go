@@ -174,3 +174,46 @@ func TestMatMulDoesNotAllocate(t *testing.T) {
 		requireNoAllocs(t, n, a, b)
 	}
 }
+
+// TestGemm16 is Gemm of 16-bit operands in the rewrite's form, A*B plus an optional bias row,
+// against float64; the bound covers the recipe; other forms are refused.
+func TestGemm16(t *testing.T) {
+	r := rng(t, 16)
+	const m, k, n = 5, 37, 6
+	for _, dt := range []graph.DType{graph.Float16, graph.BFloat16} {
+		for _, cs := range [][]int64{nil, {n}, {1, n}} {
+			a := tensorOf(dt, []int64{m, k}, float64sOf(randF32(r, m, k)))
+			b := tensorOf(dt, []int64{k, n}, float64sOf(randF32(r, k, n)))
+			in := []kernels.Tensor{a, b}
+			if cs != nil {
+				in = append(in, tensorOf(dt, cs, float64sOf(randF32(r, cs...))))
+			}
+			y := kernels.Value{DType: dt, Shape: []int64{m, n}}
+			nd := node("Gemm", graph.Attributes{}, in, y)
+			got := float64sOf(out1(t, nd, in...))
+			av, bv := float64sOf(a), float64sOf(b)
+			want := make([]float64, m*n)
+			for i := range m {
+				for j := range n {
+					for l := range k {
+						want[i*n+j] += av[i*k+l] * bv[l*n+j]
+					}
+					if cs != nil {
+						want[i*n+j] += float64sOf(in[2])[j]
+					}
+				}
+			}
+			closeTo64(t, want, got, 3e-2, fmt.Sprintf("%v C %v", dt, cs))
+			inst, err := registry.Select(nd, dev)
+			require.NoError(t, err)
+			size, err := inst.Recipe().Size()
+			require.NoError(t, err)
+			w, err := registry.Bound(kernels.RangeOf(nd), dev)
+			require.NoError(t, err)
+			require.LessOrEqual(t, size, w.Bytes)
+		}
+	}
+	x := kernels.Value{DType: graph.BFloat16, Shape: []int64{4, 4}}
+	_, err := registry.Select(&kernels.Node{Op: "Gemm", Attrs: kernels.Attrs("transB", int64(1)), Inputs: []kernels.Value{x, x}, Outputs: []kernels.Value{x}}, dev)
+	require.ErrorContains(t, err, "only A*B plus an optional bias row")
+}

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
@@ -15,9 +16,14 @@ import (
 // Mul).
 //
 // Tactic "direct": one pass; no workspace.
+//
+// SwiGLU (graph.DomainCarve; ONNX's SwiGLU of opset 28) is the same kernel with a second
+// input B of A's shape: Y = Swish_alpha(A) * B, rounded once (the exported Swish then Mul
+// rounds 16-bit types twice).
 type onnxSwish struct {
 	dt      graph.DType
 	alpha   float64
+	gated   bool // SwiGLU: multiply by in[1]
 	workers int
 }
 
@@ -35,9 +41,30 @@ func selectONNXSwish(n *kernels.Node, d kernels.Target) (plan, error) {
 	return plan{tactic: "direct", r: &onnxSwish{dt: x.DType, alpha: float64(n.Attrs.Float("alpha", 1)), workers: d.Workers}}, nil
 }
 
+func selectSwiGLU(n *kernels.Node, d kernels.Target) (plan, error) {
+	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+		return plan{}, err
+	}
+	a, b := n.Inputs[0], n.Inputs[1]
+	if !halfOK(a.DType) {
+		return plan{}, fmt.Errorf("A is %v; want one of float32, float16, bfloat16", a.DType)
+	}
+	if b.DType != a.DType || !slices.Equal(a.Shape, b.Shape) {
+		return plan{}, fmt.Errorf("A is %v%v and B %v%v; want one dtype and one shape (SwiGLU does not broadcast)", a.DType, a.Shape, b.DType, b.Shape)
+	}
+	if err := kernels.CheckOutput(n, 0, a.DType, a.Shape); err != nil {
+		return plan{}, err
+	}
+	return plan{tactic: "direct", r: &onnxSwish{dt: a.DType, alpha: float64(n.Attrs.Float("alpha", 1)), gated: true, workers: d.Workers}}, nil
+}
+
 func (s *onnxSwish) run(in, out []kernels.Tensor, _ wsParts) error {
 	if s.dt != graph.Float32 {
-		swish[uint16](s, in[0].Data, out[0].Data)
+		var b []byte
+		if s.gated {
+			b = in[1].Data
+		}
+		swish[uint16](s, in[0].Data, b, out[0].Data)
 		return nil
 	}
 	n := len(in[0].Float32s())
@@ -50,19 +77,35 @@ func (s *onnxSwish) run(in, out []kernels.Tensor, _ wsParts) error {
 func (s *onnxSwish) runRange(in, out []kernels.Tensor, lo, hi int) {
 	x := in[0].Float32s()
 	x = x[lo*parGrainElems : min(hi*parGrainElems, len(x))]
-	vec.SiLU(out[0].Float32s()[lo*parGrainElems:][:len(x)], x, float32(s.alpha))
+	y := out[0].Float32s()[lo*parGrainElems:][:len(x)]
+	vec.SiLU(y, x, float32(s.alpha))
+	if s.gated {
+		vec.VV(vec.Mul, y, y, in[1].Float32s()[lo*parGrainElems:][:len(x)])
+	}
 }
 
-func swish[E elt](s *onnxSwish, xb, yb []byte) {
+// swish is the 16-bit kernel; bb is SwiGLU's B, nil for Swish.
+func swish[E elt](s *onnxSwish, xb, bb, yb []byte) {
 	bf := s.dt == graph.BFloat16
 	x, y := kernels.ViewAs[E](xb), kernels.ViewAs[E](yb)
 	y = y[:len(x)]
+	var b []E
+	if bb != nil {
+		b = kernels.ViewAs[E](bb)[:len(x)]
+	}
 	for i, v := range x {
 		f := ld(v, bf)
-		y[i] = st[E](f*float32(1/(1+math.Exp(-s.alpha*float64(f)))), bf)
+		f *= float32(1 / (1 + math.Exp(-s.alpha*float64(f))))
+		if b != nil {
+			f *= ld(b[i], bf)
+		}
+		y[i] = st[E](f, bf)
 	}
 }
 
 func onnxSwishOps() []*op {
-	return []*op{{key: kernels.Key("", "Swish"), sel: selectONNXSwish, tactics: direct}}
+	return []*op{
+		{key: kernels.Key("", "Swish"), sel: selectONNXSwish, tactics: direct},
+		{key: kernels.Key(kernels.DomainCarve, "SwiGLU"), sel: selectSwiGLU, tactics: direct},
+	}
 }

@@ -114,6 +114,15 @@ func elementwiseCases() []kcase {
 		un("Gelu", kernels.DomainMicrosoft, A(), uniform(-3, 3))
 		un("Swish", "", A(), uniform(-3, 3))
 		un("Swish", "", A("alpha", float32(1.3)), uniform(-3, 3))
+		// carve_swiglu's scalar tail (111 elements: no 16-byte vector for f32 at 111 % 4, nor
+		// for halves at 111 % 8) and the decode step's MLP gate of Qwen2.5-1.5B (8960).
+		add(kcase{name: "Swish-tail/" + tg, node: nd("", "Swish", A(), []kernels.Value{v(dt, 3, 37)}, v(dt, 3, 37)),
+			gen: map[int]genFn{0: uniform(-20, 20)}})
+		for _, sh := range [][]int64{{6, 300}, {3, 37}, {1, 1, 8960}} {
+			add(kcase{name: fmt.Sprintf("SwiGLU%v/%s", sh, tg), node: nd(kernels.DomainCarve, "SwiGLU", A(), []kernels.Value{v(dt, sh...), v(dt, sh...)}, v(dt, sh...)),
+				gen: map[int]genFn{0: uniform(-20, 20), 1: uniform(-3, 3)}})
+		}
+		add(kcase{name: "SwiGLU-alpha/" + tg, node: nd(kernels.DomainCarve, "SwiGLU", A("alpha", float32(1.702)), []kernels.Value{v(dt, 6, 300), v(dt, 6, 300)}, v(dt, 6, 300))})
 		add(kcase{name: "Clip/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 50), v(dt), v(dt)}, v(dt, 6, 50)),
 			gen: map[int]genFn{1: vals(-0.5), 2: vals(0.25)}})
 		add(kcase{name: "Clip-max-only/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 50), none, v(dt)}, v(dt, 6, 50)),

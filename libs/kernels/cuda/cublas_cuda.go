@@ -70,6 +70,8 @@ typedef struct {
 	uint32_t align[4];    // byte alignment of A, B, C, D (pointers and strides), at most 256
 	uint64_t wsCap;       // the most workspace an algorithm may use
 	int pick;             // 0: the heuristic's best; >0: the best that uses workspace, among pick results
+	uint64_t bias;        // nonzero: the device address of an m-vector of D's type that the bias
+	                      // epilogue adds to every column of D (part of the plan: a weight's address)
 } carve_gemm;
 
 // carve_plan is a carve_gemm's descriptors and chosen algorithm.
@@ -109,6 +111,12 @@ static int carve_plan_new(cublasLtHandle_t h, const carve_gemm *g, carve_plan **
 	cublasOperation_t ta = g->transa, tb = g->transb;
 	if ((r = lt.descSet(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta))) goto fail;
 	if ((r = lt.descSet(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb))) goto fail;
+	if (g->bias) {
+		cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+		const void *bias = (const void *)(uintptr_t)g->bias;
+		if ((r = lt.descSet(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi))) goto fail;
+		if ((r = lt.descSet(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias))) goto fail;
+	}
 	uint64_t ar = ta == CUBLAS_OP_N ? g->m : g->k, ac = ta == CUBLAS_OP_N ? g->k : g->m;
 	uint64_t br = tb == CUBLAS_OP_N ? g->k : g->n, bc = tb == CUBLAS_OP_N ? g->n : g->k;
 	if ((r = carve_layout(&p->a, g->dtype, ar, ac, g->lda, g->batch, g->sa))) goto fail;
@@ -269,10 +277,12 @@ func closeBlas(dev *acuda.Device) error {
 // gemmDesc is one column-major GEMM as cuBLASLt takes it (see carve_gemm).
 type gemmDesc = C.carve_gemm
 
-// ltPlan is a gemmDesc's cuBLASLt descriptors and algorithm for one device.
+// ltPlan is a gemmDesc's cuBLASLt descriptors and algorithm for one device, or, for a GEMM
+// with a bias epilogue (which runs another way when cuBLASLt has none), why there is none.
 type ltPlan struct {
 	p      *C.carve_plan
 	wsNeed int64
+	err    error // p is nil; cached for bias-epilogue GEMMs only
 }
 
 // ltPlanKey names a plan: the device, the GEMM and the pointer alignments the algorithm may
@@ -299,7 +309,7 @@ func (c *ltPlanCache) get(dev *acuda.Device, h C.cublasLtHandle_t, g gemmDesc) (
 	p, ok := c.m[k]
 	c.mu.RUnlock()
 	if ok {
-		return p, nil
+		return p, p.err
 	}
 	return c.make(k, h)
 }
@@ -308,21 +318,27 @@ func (c *ltPlanCache) make(k ltPlanKey, h C.cublasLtHandle_t) (ltPlan, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p, ok := c.m[k]; ok {
-		return p, nil
+		return p, p.err
+	}
+	if c.m == nil {
+		c.m = map[ltPlanKey]ltPlan{}
 	}
 	g := k.g
 	var cp *C.carve_plan
 	if r := C.carve_plan_new(h, &g, &cp); r != 0 {
+		var err error
 		if r == -1 {
-			return ltPlan{}, fmt.Errorf("cuda: cuBLASLt has no algorithm for a %dx%dx%d GEMM (type %d, batch %d) within %d bytes of workspace",
-				g.m, g.n, g.k, g.dtype, g.batch, g.wsCap)
+			err = fmt.Errorf("cuda: cuBLASLt has no algorithm for a %dx%dx%d GEMM (type %d, batch %d, bias epilogue %v) within %d bytes of workspace",
+				g.m, g.n, g.k, g.dtype, g.batch, g.bias != 0, g.wsCap)
+		} else {
+			err = blasCheck("cuBLASLt matmul setup", r)
 		}
-		return ltPlan{}, blasCheck("cuBLASLt matmul setup", r)
+		if g.bias != 0 { // the caller falls back to a GEMM without the epilogue: ask once
+			c.m[k] = ltPlan{err: err}
+		}
+		return ltPlan{}, err
 	}
 	p := ltPlan{p: cp, wsNeed: int64(cp.wsNeed)}
-	if c.m == nil {
-		c.m = map[ltPlanKey]ltPlan{}
-	}
 	c.m[k] = p
 	return p, nil
 }
@@ -332,7 +348,9 @@ func (c *ltPlanCache) drop(dev *acuda.Device) error {
 	defer c.mu.Unlock()
 	for k, p := range c.m {
 		if k.dev == dev {
-			C.carve_plan_free(p.p)
+			if p.p != nil {
+				C.carve_plan_free(p.p)
+			}
 			delete(c.m, k)
 		}
 	}

@@ -67,9 +67,6 @@ const (
 	ewNot          ewOp = 163
 )
 
-// ewSwish selects ONNX Swish in selectUnary; it runs as ewQuickGelu and is no csrc code.
-const ewSwish ewOp = 1000
-
 // ewOpNames maps the csrc/ops.cuh names to the codes, for the test that keeps them in step.
 var ewOpNames = map[string]ewOp{
 	"EW_ABS": ewAbs, "EW_NEG": ewNeg, "EW_SIGN": ewSign, "EW_RELU": ewRelu, "EW_SQRT": ewSqrt,
@@ -345,8 +342,6 @@ func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 			alpha, beta = at.Float("alpha", 0.2), at.Float("beta", 0.5)
 		case ewQuickGelu:
 			alpha = at.Float("alpha", 1.702)
-		case ewSwish: // ONNX Swish (opset 24): x * sigmoid(alpha x), QuickGelu's kernel with alpha 1 by default
-			op, alpha = ewQuickGelu, at.Float("alpha", 1)
 		case ewGelu:
 			switch ap := at.String("approximate", "none"); ap {
 			case "none":
@@ -514,6 +509,42 @@ func selectBiasAdd(n *kernels.Node, t kernels.Target) (plan, error) {
 	return plan{tactic: "direct", prog: steps}, nil
 }
 
+// selectSwiGLU is carve's SwiGLU (gated: Y = A * sigmoid(alpha A) * B, A and B of one shape;
+// ONNX's SwiGLU of opset 28) and ONNX Swish (opset 24: Y = X * sigmoid(alpha X)), alpha 1 by
+// default: one launch of carve_swiglu, B null for Swish.
+func selectSwiGLU(gated bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
+	return func(n *kernels.Node, t kernels.Target) (plan, error) {
+		arity := 1
+		if gated {
+			arity = 2
+		}
+		if err := kernels.CheckArity(n, arity, arity, 1, 1); err != nil {
+			return plan{}, err
+		}
+		a := n.Inputs[0]
+		if !isFloat(a.DType) {
+			return plan{}, errDType("the input", a.DType, "float32, float16 or bfloat16")
+		}
+		b := nullp()
+		if gated {
+			if bv := n.Inputs[1]; bv.DType != a.DType || !equalShape(bv.Shape, a.Shape) {
+				return plan{}, fmt.Errorf("A is %v and B %v; want one dtype and one shape (SwiGLU does not broadcast)", a, bv)
+			}
+			b = inp(1)
+		}
+		if err := kernels.CheckOutput(n, 0, a.DType, a.Shape); err != nil {
+			return plan{}, err
+		}
+		total := numel(a.Shape)
+		if total == 0 {
+			return plan{tactic: "direct"}, nil
+		}
+		st := step{kernel: "carve_swiglu_" + dtName(a.DType), grid: grid1(total, 16/a.DType.Size(), t), block: block1,
+			params: []param{outp(0), inp(0), b, i64p(total), f32p(n.Attrs.Float("alpha", 1))}}
+		return plan{tactic: "direct", prog: program{st}}, nil
+	}
+}
+
 func elementwiseOps() []*op {
 	mk := func(domain, name string, sel func(*kernels.Node, kernels.Target) (plan, error)) *op {
 		return &op{key: kernels.Key(domain, name), tactics: direct, sel: sel}
@@ -539,7 +570,7 @@ func elementwiseOps() []*op {
 		mk("", "HardSigmoid", selectUnary(ewHardSigmoid)), mk("", "HardSwish", selectUnary(ewHardSwish)),
 		mk("", "Clip", selectUnary(ewClip)),
 		mk(ms, "Gelu", selectUnary(ewGelu)), mk(ms, "QuickGelu", selectUnary(ewQuickGelu)),
-		mk("", "Swish", selectUnary(ewSwish)),
+		mk("", "Swish", selectSwiGLU(false)), mk(kernels.DomainCarve, "SwiGLU", selectSwiGLU(true)),
 		mk("", "Not", selectPredicate("Not")), mk("", "IsNaN", selectPredicate("IsNaN")), mk("", "IsInf", selectPredicate("IsInf")),
 		mk("", "Cast", selectCast), mk("", "CastLike", selectCast),
 		mk(ms, "BiasGelu", selectBiasAct(ewBiasGelu, true)), mk(ms, "FastGelu", selectBiasAct(ewBiasGeluTanh, false)),

@@ -76,6 +76,10 @@ const (
 	cNone      cMode = iota // no C, or beta == 0
 	cFull                   // C is M x N: cuBLASLt reads it
 	cBroadcast              // C broadcasts: a kernel first expands it into Y, which cuBLASLt reads
+	// C is a row of N ([N] or [1, N]: a bias) and beta 1: cuBLASLt's bias epilogue adds it in
+	// the product's one launch; where cuBLASLt has no algorithm with that epilogue, it runs
+	// as cBroadcast (csm 0, csn 1).
+	cBias
 )
 
 // gemmInstance is one MatMul or Gemm node, row-major: Y[b] = alpha*op(A[b])*op(B[b]) + beta*C.
@@ -334,9 +338,12 @@ func selectGemm(n *kernels.Node, _ kernels.Target) (*gemmInstance, error) {
 		if (full[0] != 1 && full[0] != g.m) || (full[1] != 1 && full[1] != g.n) {
 			return nil, fmt.Errorf("C %v does not broadcast to (%d, %d)", cs, g.m, g.n)
 		}
-		if full[0] == g.m && full[1] == g.n {
+		switch {
+		case full[0] == g.m && full[1] == g.n: // also a bias row at M = 1 (a decode step)
 			g.c = cFull
-		} else {
+		case full[0] == 1 && full[1] == g.n && g.beta == 1:
+			g.c, g.csm, g.csn = cBias, 0, 1
+		default:
 			g.c = cBroadcast
 			if full[1] != 1 {
 				g.csn = 1

@@ -102,10 +102,26 @@ func runGemm(g *gemmInstance, in, out []kernels.Tensor, ws *alloc.Workspace, s a
 	if !ok {
 		return fmt.Errorf("cuda: %s: workspace has no part \"cublas\"", g.kernel)
 	}
+	a, b := in[0].Addr, in[1].Addr
+	raw, err := dev.RawStream(s)
+	if err != nil {
+		return err
+	}
 	c, beta := y, float32(0)
-	switch g.c {
+	d := g.desc(a, b, c, y, part.Size)
+	mode := g.c
+	if mode == cBias {
+		d.bias = C.uint64_t(in[2].Addr)
+		if ok, err := biasPlan(dev, s, d); err != nil {
+			return err
+		} else if !ok {
+			mode, d.bias = cBroadcast, 0
+		}
+	}
+	switch mode {
 	case cFull:
 		c, beta = in[2].Addr, g.beta
+		d = g.desc(a, b, c, y, part.Size)
 	case cBroadcast:
 		beta = g.beta
 		total := g.m * g.n
@@ -119,12 +135,6 @@ func runGemm(g *gemmInstance, in, out []kernels.Tensor, ws *alloc.Workspace, s a
 			return err
 		}
 	}
-	a, b := in[0].Addr, in[1].Addr
-	raw, err := dev.RawStream(s)
-	if err != nil {
-		return err
-	}
-	d := g.desc(a, b, c, y, part.Size)
 	return dev.Do(func() error {
 		h, err := handleFor(dev, s)
 		if err != nil {
@@ -154,6 +164,22 @@ func runGemm(g *gemmInstance, in, out []kernels.Tensor, ws *alloc.Workspace, s a
 	})
 }
 
+// biasPlan reports whether cuBLASLt has an algorithm for d with its bias epilogue; false (and
+// no error) sends the GEMM the way of a broadcast C. The answer is cached with the plans.
+func biasPlan(dev *acuda.Device, s alloc.Stream, d gemmDesc) (bool, error) {
+	ok := false
+	err := dev.Do(func() error {
+		h, err := handleFor(dev, s)
+		if err != nil {
+			return err
+		}
+		_, perr := ltPlans.get(dev, h, d)
+		ok = perr == nil
+		return nil
+	})
+	return ok, err
+}
+
 // measureGemm is the workspace the algorithm cuBLASLt picks for g on b's device needs, for
 // operands at 256-byte aligned addresses.
 func measureGemm(g *gemmInstance, b kernels.Backend) (int64, error) {
@@ -173,7 +199,16 @@ func measureGemm(g *gemmInstance, b kernels.Backend) (int64, error) {
 		}
 		p, err := ltPlans.get(cb.dev, h, d)
 		need = p.wsNeed
-		return err
+		if err != nil || g.c != cBias {
+			return err
+		}
+		// A bias row runs with the epilogue or, where cuBLASLt has none, without it: the
+		// need covers both. 256 is an aligned address: the heuristic reads only its alignment.
+		d.bias = 256
+		if p, err := ltPlans.get(cb.dev, h, d); err == nil {
+			need = max(need, p.wsNeed)
+		}
+		return nil
 	})
 	return need, err
 }

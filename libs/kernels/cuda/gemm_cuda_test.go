@@ -147,6 +147,8 @@ func TestGemm(t *testing.T) {
 		{true, true, -1, 0.25, []int64{m, 1}, cBroadcast},
 		{false, false, 2, 3, []int64{}, cBroadcast},
 		{false, true, 1, 0, []int64{m, n}, cNone}, // beta 0 ignores C
+		{false, false, 1.5, 1, []int64{n}, cBias}, // a bias row: cuBLASLt's epilogue (alpha scales the product only)
+		{true, true, 1, 1, []int64{n}, cBias},
 	} {
 		for _, dt := range []graph.DType{graph.Float32, graph.Float16, graph.BFloat16} {
 			t.Run(fmt.Sprintf("tA=%v tB=%v a=%v b=%v C=%v %v", c.transA, c.transB, c.alpha, c.beta, c.c, dt), func(t *testing.T) {

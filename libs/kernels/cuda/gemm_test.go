@@ -127,6 +127,37 @@ func TestGemmSelect(t *testing.T) {
 	}
 }
 
+// With beta 1, a C that is a row of N is a bias for cuBLASLt's epilogue, except at M = 1, where
+// it is the whole of C.
+func TestGemmSelectBias(t *testing.T) {
+	reg, err := kernels.RegistryFor(kernels.BackendCUDA)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		m    int64
+		c    []int64
+		beta float32
+		mode cMode
+	}{
+		{4, []int64{6}, 1, cBias},
+		{4, []int64{1, 6}, 1, cBias},
+		{1, []int64{6}, 1, cFull},
+		{4, []int64{6}, 2, cBroadcast},
+		{4, []int64{4, 1}, 1, cBroadcast},
+	} {
+		n := &kernels.Node{Name: "g", Op: "Gemm", Attrs: graph.NewAttributes(graph.Attribute{Name: "beta", Kind: graph.AttrFloat, Float: c.beta}),
+			Inputs: []kernels.Value{{DType: graph.BFloat16, Shape: []int64{c.m, 3}}, {DType: graph.BFloat16, Shape: []int64{3, 6}},
+				{DType: graph.BFloat16, Shape: c.c}},
+			Outputs: []kernels.Value{{DType: graph.BFloat16, Shape: []int64{c.m, 6}}}}
+		inst, err := reg.Select(n, kernels.KnownGPUs["h200"])
+		require.NoError(t, err, "C %v", c.c)
+		g := inst.(*gemmInstance)
+		require.Equal(t, c.mode, g.c, "M %d C %v beta %v", c.m, c.c, c.beta)
+		if c.mode == cBias { // the fallback reads C as a broadcast row
+			require.Equal(t, []int64{0, 1}, []int64{g.csm, g.csn})
+		}
+	}
+}
+
 func TestArchMajor(t *testing.T) {
 	for arch, want := range map[string]int{"sm_90": 9, "sm_90a": 9, "sm_80": 8, "sm_100": 10, "sm_120f": 12} {
 		got, ok := archMajor(arch)

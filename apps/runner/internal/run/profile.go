@@ -77,7 +77,7 @@ func KernelCategory(op string) string {
 	case "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Sigmoid", "Tanh", "Relu", "Gelu", "Erf", "Exp", "Neg", "Reciprocal",
 		"com.microsoft.BiasGelu", "com.microsoft.FastGelu", "com.microsoft.Gelu", "com.microsoft.BiasAdd",
 		"com.microsoft.SiLU", "Silu", "HardSigmoid", "HardSwish", "Softplus", "Clip", "Max", "Min", "Equal", "Less",
-		"Greater", "Not", "And", "Or", "Swish":
+		"Greater", "Not", "And", "Or", "Swish", "dev.carve.SwiGLU":
 		return "elementwise"
 	}
 	return "other"

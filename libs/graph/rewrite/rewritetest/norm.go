@@ -88,3 +88,43 @@ func SiLU(rows, h int) graph.Spec {
 	b.s.Outputs = []string{"y"}
 	return b.s
 }
+
+// Linear is a linear layer with a bias as exporters write it, Add(MatMul(x, W), b), over x
+// [2, rows, k] of dtype dt (float32, float16 or bfloat16), with W [k, n] and b [n] weights of
+// small deterministic values: output y [2, rows, n].
+func Linear(dt graph.DType, rows, k, n int) graph.Spec {
+	b := &builder{s: graph.Spec{Opsets: map[string]int64{"": 18}}}
+	x := b.input("x", dt, 2, rows, k)
+	vals := func(count int, scale float32) []byte {
+		var d []byte
+		for i := range count {
+			f := scale * float32((i*7)%13-6)
+			switch dt {
+			case graph.Float32:
+				d = binary.LittleEndian.AppendUint32(d, math.Float32bits(f))
+			case graph.BFloat16:
+				d = binary.LittleEndian.AppendUint16(d, uint16(math.Float32bits(f)>>16)) // exact: few bits
+			default:
+				d = binary.LittleEndian.AppendUint16(d, float16(f))
+			}
+		}
+		return d
+	}
+	w := b.init(dt, []int64{int64(k), int64(n)}, vals(k*n, 0.0625))
+	bias := b.init(dt, []int64{int64(n)}, vals(n, 0.5))
+	p := b.op("MatMul", nil, x, w)
+	b.s.Nodes = append(b.s.Nodes, graph.NodeSpec{Name: "bias", OpType: "Add", Inputs: []string{p, bias}, Outputs: []string{"y"}})
+	b.s.Outputs = []string{"y"}
+	return b.s
+}
+
+// float16 is f's IEEE half bits, for the small multiples of 1/16 Linear uses (exact).
+func float16(f float32) uint16 {
+	bits := math.Float32bits(f)
+	sign := uint16(bits>>16) & 0x8000
+	if f == 0 {
+		return sign
+	}
+	exp := int((bits>>23)&0xff) - 127 + 15
+	return sign | uint16(exp)<<10 | uint16((bits>>13)&0x3ff)
+}

@@ -160,6 +160,41 @@ __device__ __forceinline__ void ew_float(void* out, const T* a, const void* b, c
   }
 }
 
+// swiglu runs out = a * sigmoid(alpha * a) * b over n contiguous elements, or Swish's a *
+// sigmoid(alpha * a) where b is null (ONNX Swish and SwiGLU, carve's dev.carve.SwiGLU). A kernel
+// of its own rather than an op of ew_float: no op switch, no layout and, fused, no second
+// launch nor the Swish's output written and read back. 16-byte vectors when every pointer is
+// aligned.
+template <typename T>
+__device__ __forceinline__ float silu_gate(float x, float alpha) {
+  return x / (1.f + expf(-alpha * x));  // x -> -inf: x / inf = -0, as x * sigmoid(x)
+}
+
+template <typename T>
+__device__ __forceinline__ void swiglu(T* out, const T* a, const T* b, i64 n, float alpha) {
+  constexpr int V = 16 / sizeof(T);
+  const bool vec = aligned16(out) && aligned16(a) && (b == nullptr || aligned16(b));
+  const i64 nv = vec ? n / V : 0;
+  GRID_STRIDE(v, nv) {
+    union U { uint4 u; T e[V]; } xa, xb, r;
+    xa.u = ((const uint4*)a)[v];
+    if (b != nullptr) xb.u = ((const uint4*)b)[v];
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      float f = silu_gate<T>(tof(xa.e[k]), alpha);
+      if (b != nullptr) f *= tof(xb.e[k]);
+      r.e[k] = fromf<T>(f);
+    }
+    ((uint4*)out)[v] = r.u;
+  }
+  GRID_STRIDE(j, n - nv * V) {
+    const i64 i = nv * V + j;
+    float f = silu_gate<T>(tof(a[i]), alpha);
+    if (b != nullptr) f *= tof(b[i]);
+    out[i] = fromf<T>(f);
+  }
+}
+
 // apply_i is integer arithmetic; division by zero gives 0 (ONNX leaves it undefined).
 template <typename T>
 __device__ __forceinline__ T apply_i(int op, T x, T y, T z) {
@@ -242,6 +277,14 @@ __device__ __forceinline__ void ew_int(void* out, const T* a, const void* b, con
 EW_FLOAT(carve_ew_f32, float)
 EW_FLOAT(carve_ew_f16, __half)
 EW_FLOAT(carve_ew_bf16, bf16)
+
+#define SWIGLU(name, T)                                                                         \
+  extern "C" __global__ void name(T* out, const T* a, const T* b, i64 n, float alpha) { \
+    swiglu<T>(out, a, b, n, alpha);                                                       \
+  }
+SWIGLU(carve_swiglu_f32, float)
+SWIGLU(carve_swiglu_f16, __half)
+SWIGLU(carve_swiglu_bf16, bf16)
 
 extern "C" __global__ void carve_ew_i64(void* out, const i64* a, const void* b, const i64* c, i64 n, int op,
                                         float alpha, float beta, LAYOUT_PARAMS) {
