@@ -233,7 +233,8 @@ func (s *strided) run(in, out []kernels.Tensor, _ wsParts) error {
 		units := (s.total / (s.dims[r-1] * s.dims[r])) * ((s.dims[r] + transposeBlk - 1) / transposeBlk)
 		t := transposeBodies.Get()
 		*t = transposeBody{s: *s, x: in[0].Data, z: out[0].Data}
-		par.For(units, max(1, units/(8*s.workers)), s.workers, t)
+		slots := parSlots(s.total, s.workers)
+		par.For(units, max(1, units/(8*slots)), slots, t)
 		*t = transposeBody{}
 		transposeBodies.Put(t)
 		return nil
