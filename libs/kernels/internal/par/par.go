@@ -199,6 +199,11 @@ func For(n, grain, slots int, body Body) {
 	}
 	chunks := (n + grain - 1) / grain
 	extra := min(slots, chunks, Helpers()+1) - 1
+	var start time.Time
+	if statsOn {
+		start = time.Now()
+		defer func() { record(n, grain, extra, start) }()
+	}
 	if extra <= 0 {
 		body.Do(0, 0, n)
 		return
