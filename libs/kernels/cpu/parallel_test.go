@@ -76,6 +76,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 		{"Softmax axis 1", node("Softmax", kernels.Attrs("axis", 1), []kernels.Tensor{x}, value(x)), []kernels.Tensor{x}},
 		{"FastGelu", msNode("FastGelu", graph.Attributes{}, []kernels.Tensor{x, row}, value(x)), []kernels.Tensor{x, row}},
 		{"Transpose", node("Transpose", kernels.Attrs("perm", []int64{0, 1, 3, 2}), []kernels.Tensor{big}, value(big)), []kernels.Tensor{big}},
+		{"Transpose outer dims", node("Transpose", kernels.Attrs("perm", []int64{1, 0, 2}), []kernels.Tensor{x}, kernels.Value{DType: graph.Float32, Shape: []int64{96, 4, 200}}), []kernels.Tensor{x}},
 		{"ReduceMax", node("ReduceMax", kernels.Attrs("axes", []int64{-1}), []kernels.Tensor{x}, kernels.Value{DType: graph.Float32, Shape: []int64{4, 96, 1}}), []kernels.Tensor{x}},
 		{"ArgMax", node("ArgMax", kernels.Attrs("axis", -1, "keepdims", 0), []kernels.Tensor{x}, kernels.Value{DType: graph.Int64, Shape: []int64{4, 96}}), []kernels.Tensor{x}},
 		{"GatherElements last", node("GatherElements", kernels.Attrs("axis", 2), []kernels.Tensor{x, i64(x.Shape, idxLast)}, value(x)), []kernels.Tensor{x, i64(x.Shape, idxLast)}},
