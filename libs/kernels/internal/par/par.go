@@ -54,13 +54,15 @@ type job struct {
 	gen uint32
 }
 
-func (l *loop) work(slot int) {
+// work runs chunks until none is left and returns how many it ran.
+func (l *loop) work(slot int) (chunks int) {
 	for {
 		lo := int(l.next.Add(int64(l.grain))) - l.grain
 		if lo >= l.n {
-			return
+			return chunks
 		}
 		l.body.Do(slot, lo, min(lo+l.grain, l.n))
+		chunks++
 	}
 }
 
@@ -216,10 +218,12 @@ func For(n, grain, slots int, body Body) {
 	var start time.Time
 	if statsOn {
 		start = time.Now()
-		defer func() { record(n, grain, extra, start) }()
 	}
 	if extra <= 0 {
 		body.Do(0, 0, n)
+		if statsOn {
+			record(n, grain, extra, 0, chunks, start)
+		}
 		return
 	}
 	lastLoop.Store(int64(time.Since(epoch)))
@@ -240,7 +244,7 @@ func For(n, grain, slots int, body Body) {
 		default: // enough tokens are waiting
 		}
 	}
-	l.work(0)
+	mine := l.work(0)
 	// Close the loop to late helpers, then wait for those inside (they are running their last
 	// chunks, so yielding beats parking; the thread yields too, in case a helper's thread is
 	// waiting for this core).
@@ -251,6 +255,9 @@ func For(n, grain, slots int, body Body) {
 			runtime.Gosched()
 			osYield()
 		}
+	}
+	if statsOn {
+		record(n, grain, extra, int(l.slots.Load()), mine, start)
 	}
 	l.body = nil
 	l.state.Store(uint64(gen+1) << 32)

@@ -7,4 +7,4 @@ import "time"
 // statsOn reports whether loops are counted (build tag parstats, for profiling fan-outs).
 const statsOn = false
 
-func record(n, grain, extra int, start time.Time) {}
+func record(n, grain, extra, joined, mine int, start time.Time) {}
