@@ -627,7 +627,7 @@ func addRowsPar(dst, x, bias []float32, workers int) {
 	if rows := len(dst) / w; workers <= 1 || rows < 2 || len(dst) < parMinElems {
 		b.Do(0, 0, rows)
 	} else {
-		par.For(rows, max(1, parGrainElems/w), workers, b)
+		par.For(rows, max(1, parGrainElems/w), parSlots(len(dst), workers), b)
 	}
 	*b = addRowsBody{}
 	addRowsBodies.Put(b)

@@ -86,6 +86,7 @@ func selectBinary(op binOp) func(n *kernels.Node, d kernels.Target) (plan, error
 		if bin.p, err = newBPlan(shape, a.Shape, b.Shape); err != nil {
 			return plan{}, err
 		}
+		bin.p.splitRuns(bin.workers)
 		return plan{tactic: "direct", r: bin}, nil
 	}
 }

@@ -485,9 +485,12 @@ func boundGemm(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 func (g *gemmOp) run(in, out []kernels.Tensor, ws wsParts) error {
 	y := out[0].Float32s()
 	acc := false
+	var bias []float32 // a bias row, the common C: set tile by tile by the product (RunBias)
 	if g.c != nil && g.beta != 0 {
 		acc = true
-		if c := in[2]; isRow(c.Shape, g.n) {
+		if c := in[2]; isRow(c.Shape, g.n) && g.beta == 1 && g.m > 0 {
+			bias = c.Float32s()[:g.n]
+		} else if isRow(c.Shape, g.n) {
 			addRowsPar(y[:g.m*g.n], nil, c.Float32s()[:g.n], g.workers) // a bias row, the common C
 		} else {
 			expandLoop(g.c, c.Float32s(), y)
@@ -512,6 +515,10 @@ func (g *gemmOp) run(in, out []kernels.Tensor, ws wsParts) error {
 	var w []float32
 	if g.hasWS {
 		w = kernels.ViewAs[float32](ws.bytes(0))
+	}
+	if bias != nil {
+		g.plan.RunBias(a, b, nil, bias, y, g.n, g.alpha, w)
+		return nil
 	}
 	g.plan.Run(a, b, nil, y, g.n, g.alpha, acc, w)
 	return nil

@@ -233,9 +233,23 @@ func (s *strided) run(in, out []kernels.Tensor, _ wsParts) error {
 		units := (s.total / (s.dims[r-1] * s.dims[r])) * ((s.dims[r] + transposeBlk - 1) / transposeBlk)
 		t := transposeBodies.Get()
 		*t = transposeBody{s: *s, x: in[0].Data, z: out[0].Data}
-		par.For(units, max(1, units/(8*s.workers)), s.workers, t)
+		slots := parSlots(s.total, s.workers)
+		par.For(units, max(1, units/(8*slots)), slots, t)
 		*t = transposeBody{}
 		transposeBodies.Put(t)
+		return nil
+	}
+	if s.workers > 1 && !s.transposed() && s.total >= parMinElems {
+		if s.es != 1 && s.es != 2 && s.es != 4 && s.es != 8 {
+			return fmt.Errorf("element size %d", s.es)
+		}
+		n := s.dims[s.rank-1]
+		rows := s.total / n
+		t := rowsBodies.Get()
+		*t = rowsBody{s: *s, x: in[0].Data, z: out[0].Data}
+		par.For(rows, max(1, parGrainElems/n), parSlots(s.total, s.workers), t)
+		*t = rowsBody{}
+		rowsBodies.Put(t)
 		return nil
 	}
 	switch s.es {
@@ -257,16 +271,28 @@ func stridedLoop[E any](s *strided, x, z []E) {
 	if s.total == 0 {
 		return
 	}
-	var idx [maxRank]int
 	r := s.rank - 1
 	if s.transposed() {
 		// a transpose of the last two dims, in blocks (see transposeBlocks)
 		transposeUnits(s, x, z, 0, (s.total/(s.dims[r-1]*s.dims[r]))*((s.dims[r]+transposeBlk-1)/transposeBlk))
 		return
 	}
+	stridedRows(s, x, z, 0, s.total/s.dims[r])
+}
+
+// stridedRows copies rows [lo, hi) of the output (runs of its last dim) of a copy that is not
+// a transpose of the last two dims.
+func stridedRows[E any](s *strided, x, z []E, lo, hi int) {
+	var idx [maxRank]int
+	r := s.rank - 1
 	n, sn := s.dims[r], s.st[r]
 	off := s.base
-	for o := 0; o < s.total; o += n {
+	for d, q := r-1, lo; d >= 0; d-- {
+		idx[d] = q % s.dims[d]
+		q /= s.dims[d]
+		off += idx[d] * s.st[d]
+	}
+	for o := lo * n; o < hi*n; o += n {
 		zz := z[o : o+n]
 		if sn == 1 {
 			copy(zz, x[off:off+n])
@@ -284,6 +310,28 @@ func stridedLoop[E any](s *strided, x, z []E) {
 			off -= s.st[d] * s.dims[d]
 			idx[d] = 0
 		}
+	}
+}
+
+// rowsBody copies rows of a strided copy that is not a transpose in parallel: items are
+// output rows (runs of the last dim).
+type rowsBody struct {
+	s    strided // a copy: a pointer would make callers' strided values escape
+	x, z []byte
+}
+
+var rowsBodies par.Pool[rowsBody]
+
+func (t *rowsBody) Do(_, lo, hi int) {
+	switch t.s.es {
+	case 1:
+		stridedRows(&t.s, t.x, t.z, lo, hi)
+	case 2:
+		stridedRows(&t.s, kernels.ViewAs[uint16](t.x), kernels.ViewAs[uint16](t.z), lo, hi)
+	case 4:
+		stridedRows(&t.s, kernels.ViewAs[uint32](t.x), kernels.ViewAs[uint32](t.z), lo, hi)
+	case 8:
+		stridedRows(&t.s, kernels.ViewAs[uint64](t.x), kernels.ViewAs[uint64](t.z), lo, hi)
 	}
 }
 

@@ -301,7 +301,7 @@ func (ln *layerNorm) run(in, out []kernels.Tensor, ws wsParts) error {
 		passes = 1 // normRowsF32 does both
 	}
 	for b.pass = 0; b.pass < passes; b.pass++ {
-		par.For(ln.rows, grain, ln.slots, b)
+		par.For(ln.rows, grain, parSlots(ln.rows*ln.h, ln.slots), b)
 	}
 	*b = normBody{}
 	normBodies.Put(b)

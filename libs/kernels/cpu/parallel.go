@@ -10,10 +10,22 @@ import (
 // Elementwise and row-wise kernels split large runs over the worker pool: a piece of work is
 // worth handing to another worker from about parMinElems elements on (waking a worker costs a
 // few microseconds, an element a fraction of a nanosecond), in chunks of about parGrainElems.
+// A loop takes one participant per parSlotElems elements of work, up to the kernel's workers:
+// each one it wakes costs microseconds (more on many-core machines, where helpers contend for
+// the loop and pull its operands from other cores' caches), so a loop of a few tens of
+// microseconds in all gains nothing from a twelfth of it on each of 12 cores. parSlotElems is
+// parMinElems, so that below 2*parMinElems a loop still takes 2 participants, as it did.
 const (
 	parMinElems   = 1 << 15
 	parGrainElems = 1 << 14
+	parSlotElems  = parMinElems
 )
+
+// parSlots is the participants worth waking for elems elements of work: one per parSlotElems
+// (rounded up), at least 1 and at most workers.
+func parSlots(elems, workers int) int {
+	return max(min(workers, (elems+parSlotElems-1)/parSlotElems), 1)
+}
 
 // rangeRunner is a kernel whose work is items [0, n) that can run in any order and in
 // parallel: runRange does items [lo, hi).
@@ -44,7 +56,7 @@ func runRanges(r rangeRunner, in, out []kernels.Tensor, n, perItem, workers int)
 	}
 	b := rangeBodies.Get()
 	*b = rangeBody{r: r, in: in, out: out}
-	par.For(n, max(1, parGrainElems/max(perItem, 1)), workers, b)
+	par.For(n, max(1, parGrainElems/max(perItem, 1)), parSlots(n*max(perItem, 1), workers), b)
 	*b = rangeBody{}
 	rangeBodies.Put(b)
 }
@@ -77,7 +89,7 @@ func forItems(fn func(b *itemsBody, lo, hi int), k any, in, out []kernels.Tensor
 	if workers <= 1 || n < 2 || n*max(perItem, 1) < parMinElems {
 		fn(b, 0, n)
 	} else {
-		par.For(n, max(1, parGrainElems/max(perItem, 1)), workers, b)
+		par.For(n, max(1, parGrainElems/max(perItem, 1)), parSlots(n*max(perItem, 1), workers), b)
 	}
 	ok = !b.failed.Load()
 	b.fn, b.k, b.in, b.out = nil, nil, nil, nil

@@ -51,6 +51,12 @@ func TestParallelMatchesSerial(t *testing.T) {
 	a, b := randF32(r, 400, 64), randF32(r, 64, 200)
 	q := randF32(r, 2, 128, 128)
 	bias3 := randF32(r, 3*128)
+	one, y := randF32(r, 1), randF32(r, 4, 96, 200)
+	cube, root := f32([]int64{}, []float32{3}), f32([]int64{1}, []float32{0.5})
+	condAll := boolT(x.Shape, make([]bool, len(x.Data)/4))
+	for i := range condAll.Data {
+		condAll.Data[i] = byte(r.IntN(2))
+	}
 	cases := []struct {
 		name string
 		n    *kernels.Node
@@ -58,6 +64,11 @@ func TestParallelMatchesSerial(t *testing.T) {
 	}{
 		{"Add row", node("Add", graph.Attributes{}, []kernels.Tensor{x, row}, value(x)), []kernels.Tensor{x, row}},
 		{"Div col", node("Div", graph.Attributes{}, []kernels.Tensor{x, col}, value(x)), []kernels.Tensor{x, col}},
+		{"Mul same shape", node("Mul", graph.Attributes{}, []kernels.Tensor{x, y}, value(x)), []kernels.Tensor{x, y}},
+		{"Mul scalar", node("Mul", graph.Attributes{}, []kernels.Tensor{x, one}, value(x)), []kernels.Tensor{x, one}},
+		{"Pow 3", node("Pow", graph.Attributes{}, []kernels.Tensor{x, cube}, value(x)), []kernels.Tensor{x, cube}},
+		{"Pow 0.5", node("Pow", graph.Attributes{}, []kernels.Tensor{x, root}, value(x)), []kernels.Tensor{x, root}},
+		{"Where same shape", node("Where", graph.Attributes{}, []kernels.Tensor{condAll, x, y}, value(x)), []kernels.Tensor{condAll, x, y}},
 		{"Less", node("Less", graph.Attributes{}, []kernels.Tensor{x, col}, kernels.Value{DType: graph.Bool, Shape: x.Shape}), []kernels.Tensor{x, col}},
 		{"Where", node("Where", graph.Attributes{}, []kernels.Tensor{cond, x, row}, value(x)), []kernels.Tensor{cond, x, row}},
 		{"Tanh", node("Tanh", graph.Attributes{}, []kernels.Tensor{x}, value(x)), []kernels.Tensor{x}},
@@ -65,6 +76,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 		{"Softmax axis 1", node("Softmax", kernels.Attrs("axis", 1), []kernels.Tensor{x}, value(x)), []kernels.Tensor{x}},
 		{"FastGelu", msNode("FastGelu", graph.Attributes{}, []kernels.Tensor{x, row}, value(x)), []kernels.Tensor{x, row}},
 		{"Transpose", node("Transpose", kernels.Attrs("perm", []int64{0, 1, 3, 2}), []kernels.Tensor{big}, value(big)), []kernels.Tensor{big}},
+		{"Transpose outer dims", node("Transpose", kernels.Attrs("perm", []int64{1, 0, 2}), []kernels.Tensor{x}, kernels.Value{DType: graph.Float32, Shape: []int64{96, 4, 200}}), []kernels.Tensor{x}},
 		{"ReduceMax", node("ReduceMax", kernels.Attrs("axes", []int64{-1}), []kernels.Tensor{x}, kernels.Value{DType: graph.Float32, Shape: []int64{4, 96, 1}}), []kernels.Tensor{x}},
 		{"ArgMax", node("ArgMax", kernels.Attrs("axis", -1, "keepdims", 0), []kernels.Tensor{x}, kernels.Value{DType: graph.Int64, Shape: []int64{4, 96}}), []kernels.Tensor{x}},
 		{"GatherElements last", node("GatherElements", kernels.Attrs("axis", 2), []kernels.Tensor{x, i64(x.Shape, idxLast)}, value(x)), []kernels.Tensor{x, i64(x.Shape, idxLast)}},
@@ -84,6 +96,35 @@ func TestParallelMatchesSerial(t *testing.T) {
 			got := runOn(t, 4, c.n, c.in...)
 			for i := range want {
 				require.Equal(t, want[i].Data, got[i].Data, "output %d", i)
+			}
+		})
+	}
+}
+
+// splitRuns cuts one long run into runs of a divisor of its length, keeping every operand's
+// element at the same offset, and leaves plans it cannot or need not split alone.
+func TestSplitRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		out     []int64
+		ins     [][]int64
+		workers int
+		dims    []int
+		strides [][]int
+	}{
+		{"one run", []int64{4, 96, 200}, [][]int64{{4, 96, 200}, {1}}, 4, []int{5, 15360}, [][]int{{15360, 1}, {0, 0}}},
+		{"rows of a row", []int64{300, 512}, [][]int64{{300, 512}, {512}}, 4, []int{300, 512}, [][]int{{512, 1}, {0, 1}}},
+		{"one worker", []int64{4, 96, 200}, [][]int64{{4, 96, 200}, {1}}, 1, []int{76800}, [][]int{{1}, {0}}},
+		{"small", []int64{100, 300}, [][]int64{{100, 300}, {100, 300}}, 4, []int{30000}, [][]int{{1}, {1}}},
+		{"no divisor", []int64{65537}, [][]int64{{65537}, {65537}}, 4, []int{65537}, [][]int{{1}, {1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := newBPlan(tc.out, tc.ins...)
+			require.NoError(t, err)
+			p.splitRuns(tc.workers)
+			require.Equal(t, tc.dims, p.dims[:p.rank])
+			for k, st := range tc.strides {
+				require.Equal(t, st, p.st[k][:p.rank], "operand %d", k)
 			}
 		})
 	}

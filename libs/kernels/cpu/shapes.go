@@ -136,6 +136,31 @@ func newBPlan(out []int64, ins ...[]int64) (bplan, error) {
 // inner is the run length; runs is the number of runs.
 func (p *bplan) inner() int { return p.dims[p.rank-1] }
 
+// splitRuns cuts runs longer than parGrainElems into runs of a divisor of their length between
+// parGrainElems/16 and parGrainElems, for a kernel run by up to workers that splits its work at
+// run boundaries (runRanges): without it, an op with one long run (operands of one shape, or a
+// scalar one) ran on one worker however large. The elements, and the op on each, are the same,
+// so the results are too. A run length without such a divisor stays as it is.
+func (p *bplan) splitRuns(workers int) {
+	d := p.inner()
+	if workers <= 1 || p.rank >= maxRank || p.total < 2*parMinElems || d <= parGrainElems {
+		return
+	}
+	for c := parGrainElems; c >= parGrainElems/16; c-- {
+		if d%c != 0 {
+			continue
+		}
+		r := p.rank - 1
+		p.dims[r], p.dims[r+1] = d/c, c
+		for k := 0; k < p.nin; k++ {
+			p.st[k][r+1] = p.st[k][r]
+			p.st[k][r] *= c
+		}
+		p.rank++
+		return
+	}
+}
+
 // cursor walks the runs of a plan: off[k] is operand k's element offset of the run's start.
 type cursor struct {
 	p   *bplan

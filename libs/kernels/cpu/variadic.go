@@ -119,8 +119,9 @@ func (v *variadic) run(in, out []kernels.Tensor, ws wsParts) error {
 // (integer results truncate, as a C cast of std::pow does). A scalar exponent of 2, 3 or 0.5
 // takes an exact fast path.
 type pow struct {
-	p      bplan
-	scalar bool
+	p       bplan
+	scalar  bool
+	workers int
 }
 
 func selectPow(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -138,7 +139,7 @@ func selectPow(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := kernels.CheckOutput(n, 0, a.DType, shape); err != nil {
 		return plan{}, err
 	}
-	pw := &pow{}
+	pw := &pow{workers: d.Workers}
 	if pw.p, err = newBPlan(shape, a.Shape, b.Shape); err != nil {
 		return plan{}, err
 	}
@@ -157,27 +158,9 @@ func (pw *pow) run(in, out []kernels.Tensor, _ wsParts) error {
 		xs, zs := x.Float32s(), z.Float32s()
 		// x has the output's shape when the exponent is a scalar of rank <= x's rank; otherwise
 		// fall through to the general loop.
-		if len(xs) == len(zs) {
-			switch e {
-			case 2:
-				for i, v := range xs {
-					zs[i] = v * v
-				}
-				return nil
-			case 3:
-				for i, v := range xs {
-					zs[i] = v * v * v
-				}
-				return nil
-			case 0.5:
-				for i, v := range xs {
-					zs[i] = float32(math.Sqrt(float64(v)))
-				}
-				return nil
-			case 1:
-				copy(zs, xs)
-				return nil
-			}
+		if len(xs) == len(zs) && (e == 2 || e == 3 || e == 0.5 || e == 1) {
+			forItems(powF32Items, pw, in, out, [4]int{int(2 * e)}, len(zs), 1, pw.workers)
+			return nil
 		}
 	}
 	n := p.inner()
@@ -191,6 +174,28 @@ func (pw *pow) run(in, out []kernels.Tensor, _ wsParts) error {
 		c.next()
 	}
 	return nil
+}
+
+// powF32Items raises elements [lo, hi) of a float32 x to the scalar exponent b.n[0]/2 (2, 3,
+// 0.5 or 1) into z.
+func powF32Items(b *itemsBody, lo, hi int) {
+	xs, zs := b.in[0].Float32s()[lo:hi], b.out[0].Float32s()[lo:hi]
+	switch b.n[0] {
+	case 4:
+		for i, v := range xs {
+			zs[i] = v * v
+		}
+	case 6:
+		for i, v := range xs {
+			zs[i] = v * v * v
+		}
+	case 1:
+		for i, v := range xs {
+			zs[i] = float32(math.Sqrt(float64(v)))
+		}
+	case 2:
+		copy(zs, xs)
+	}
 }
 
 // storeF64 writes v into element i of t, converting to t's type (floats rounded, integers
@@ -268,6 +273,7 @@ func selectWhere(n *kernels.Node, d kernels.Target) (plan, error) {
 	if w.p, err = newBPlan(shape, c.Shape, x.Shape, y.Shape); err != nil {
 		return plan{}, err
 	}
+	w.p.splitRuns(w.workers)
 	return plan{tactic: "direct", r: w}, nil
 }
 

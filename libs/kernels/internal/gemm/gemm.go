@@ -207,28 +207,45 @@ func Workspace(m, n, k int64, b Layout, workers int) int64 {
 // Run computes C = alpha * A * B (acc false) or C += alpha * A * B (acc true), C row-major with
 // leading dimension ldc. b is used when the plan's B is a matrix, src when it is Custom.
 func (p *Plan) Run(a Mat, b Mat, src Source, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
-	k := best
-	if p.N <= narrow.NR {
-		k = narrow // a wider kernel would compute zeros
-	}
-	p.run(k, a, b, src, c, ldc, alpha, acc, ws)
+	p.run(p.kernel(), a, b, src, nil, c, ldc, alpha, acc, ws)
 }
 
-func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
+// RunBias computes C = bias + alpha * A * B, bias (N floats) broadcast over the rows of C. It
+// is C set to bias in every row and then Run with acc true, the same sums in the same order,
+// but each participant sets its tile's rows just before computing the tile, while they are in
+// its cache, instead of a pass over C (and a loop of the pool) of their own.
+func (p *Plan) RunBias(a Mat, b Mat, src Source, bias []float32, c []float32, ldc int, alpha float32, ws []float32) {
+	if len(bias) < p.N {
+		panic(fmt.Sprintf("gemm: bias of %d elements, want %d", len(bias), p.N))
+	}
+	p.run(p.kernel(), a, b, src, bias[:p.N], c, ldc, alpha, true, ws)
+}
+
+func (p *Plan) kernel() Kernel {
+	if p.N <= narrow.NR {
+		return narrow // a wider kernel would compute zeros
+	}
+	return best
+}
+
+func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, bias []float32, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
 	if p.M <= 0 || p.N <= 0 {
 		return
 	}
 	p.check(a, b, src, c, ldc, ws)
 	if p.K == 0 {
-		if !acc {
-			for i := 0; i < p.M; i++ {
+		for i := 0; i < p.M; i++ {
+			switch {
+			case bias != nil:
+				copy(c[i*ldc:i*ldc+p.N], bias)
+			case !acc:
 				clear(c[i*ldc : i*ldc+p.N])
 			}
 		}
 		return
 	}
 	t := tasks.Get()
-	*t = task{p: *p, k: k, a: a, b: b, src: src, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
+	*t = task{p: *p, k: k, a: a, b: b, src: src, bias: bias, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
 	par.For(p.tiles(), 1, p.Slots, t)
 	*t = task{}
 	tasks.Put(t)
@@ -267,6 +284,7 @@ type task struct {
 	k     Kernel
 	a, b  Mat
 	src   Source
+	bias  []float32 // with acc: C's rows are set to it first, tile by tile (RunBias)
 	c     []float32
 	ldc   int
 	alpha float32
@@ -292,6 +310,11 @@ func (t *task) Do(slot, lo, hi int) {
 func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 	p, k := &t.p, t.k
 	mc, nc := min(p.MC, p.M-i0), min(p.NC, p.N-j0)
+	if t.bias != nil {
+		for i := i0; i < i0+mc; i++ {
+			copy(t.c[i*t.ldc+j0:i*t.ldc+j0+nc], t.bias[j0:j0+nc])
+		}
+	}
 	for k0 := 0; k0 < p.K; k0 += p.KC {
 		kc := min(p.KC, p.K-k0)
 		acc := t.acc || k0 > 0

@@ -8,10 +8,10 @@
 // a loop asks for at most its slots, so a backend configured for fewer workers uses fewer, and
 // several backends never oversubscribe the processors.
 //
-// Nothing in a loop's path blocks on a Go synchronisation primitive: joining a loop and waiting
-// for its helpers use atomics (the caller spins, yielding, while it waits), and idle helpers
-// poll the queue and then sleep between polls (see idleFor) rather than park, until no loop
-// has come for sleepFor. Every blocking channel operation, mutex or condition wait takes a
+// Nothing in a loop's path blocks on a Go synchronisation primitive: posting its jobs and taking
+// them go through a queue without locks (queue.go), joining a loop and waiting for its helpers
+// use atomics (the caller spins, yielding, while it waits), and idle helpers poll the queue and
+// then sleep between polls (see idleFor) rather than park, until no loop has come for sleepFor. Every blocking channel operation, mutex or condition wait takes a
 // runtime sudog from a per-processor cache that the garbage collector empties, so with many
 // processors they allocate now and then; a run of a model must not.
 package par
@@ -54,13 +54,15 @@ type job struct {
 	gen uint32
 }
 
-func (l *loop) work(slot int) {
+// work runs chunks until none is left and returns how many it ran.
+func (l *loop) work(slot int) (chunks int) {
 	for {
 		lo := int(l.next.Add(int64(l.grain))) - l.grain
 		if lo >= l.n {
-			return
+			return chunks
 		}
 		l.body.Do(slot, lo, min(lo+l.grain, l.n))
+		chunks++
 	}
 }
 
@@ -83,8 +85,12 @@ var (
 
 	started  atomic.Bool
 	starting atomic.Bool
-	jobs     chan job
+	jobs     *queue
 	helpers  int // pool size
+
+	// Parked helpers wait for a token on wake; parked counts them (see helper).
+	parked atomic.Int32
+	wake   chan struct{}
 
 	// lastLoop is when the latest loop started (nanoseconds since epoch), so that idle helpers
 	// keep polling while loops keep coming.
@@ -96,7 +102,8 @@ func start() {
 	for !started.Load() {
 		if starting.CompareAndSwap(false, true) {
 			helpers = max(runtime.GOMAXPROCS(0)-1, 0)
-			jobs = make(chan job, 4*helpers+1)
+			jobs = newQueue(4*helpers + 1)
+			wake = make(chan struct{}, helpers+1)
 			for range helpers {
 				go helper()
 			}
@@ -114,7 +121,7 @@ func start() {
 //     later. Kernels of one model run back to back, and runs of a session follow one another,
 //     so while a model runs the helpers seldom sleep: a sleeping or parked goroutine takes tens
 //     of microseconds or more to wake, longer than many kernels' loops. onnxruntime's thread
-//     pool spins the same way. A poll of an empty channel takes no lock; a polling helper
+//     pool spins the same way. A poll of an empty queue reads two words; a polling helper
 //     pauses between polls (cpuRelax) and yields its processor every few microseconds. The
 //     window is a trade measured on a 2-vCPU virtual machine: polling slows the serial work
 //     beside it (a tiny model's run, 30 us, took up to 30% longer than with a 50 us window),
@@ -126,7 +133,7 @@ func start() {
 //     sudog, so when the process's threads outnumber the cores (a helper's thread descheduled
 //     for longer than idleFor) the runs stay allocation-free; a loop that comes meanwhile
 //     starts on the caller and the helpers join it as they wake.
-//   - after that it parks on the queue, and the next loop's job wakes it.
+//   - after that it parks, and the next loop that posts a job wakes it.
 const (
 	idleFor  = time.Millisecond
 	sleepFor = 50 * time.Millisecond
@@ -142,8 +149,19 @@ func helper() {
 			j.l.help(j.gen)
 			continue
 		}
-		j := <-jobs // park until the next loop
-		j.l.help(j.gen)
+		// Park until a loop posts a job. A helper counts itself parked before it looks at the
+		// queue a last time, and a loop looks at the count after posting its jobs (atomics are
+		// sequentially consistent): so either the helper sees the job or the loop sees the helper
+		// and wakes it. A token left over (its helper found a job on that last look) only makes
+		// some helper poll once more.
+		parked.Add(1)
+		if j, ok := jobs.pop(); ok {
+			parked.Add(-1)
+			j.l.help(j.gen)
+			continue
+		}
+		<-wake
+		parked.Add(-1)
 	}
 }
 
@@ -153,10 +171,8 @@ func poll() (job, bool) {
 	last := int64(time.Since(epoch))
 	sleep := minSleep
 	for i := 1; ; i++ {
-		select {
-		case j := <-jobs:
+		if j, ok := jobs.pop(); ok {
 			return j, true
-		default:
 		}
 		cpuRelax()
 		if i%64 != 0 {
@@ -199,8 +215,15 @@ func For(n, grain, slots int, body Body) {
 	}
 	chunks := (n + grain - 1) / grain
 	extra := min(slots, chunks, Helpers()+1) - 1
+	var start time.Time
+	if statsOn {
+		start = time.Now()
+	}
 	if extra <= 0 {
 		body.Do(0, 0, n)
+		if statsOn {
+			record(n, grain, extra, 0, chunks, start)
+		}
 		return
 	}
 	lastLoop.Store(int64(time.Since(epoch)))
@@ -211,12 +234,17 @@ func For(n, grain, slots int, body Body) {
 	l.slots.Store(0)
 	gen := uint32(l.state.Load() >> 32)
 	for range extra {
-		select {
-		case jobs <- job{l, gen}:
-		default: // the queue is full: the caller does the work
+		if !jobs.push(job{l, gen}) {
+			break // the queue is full: the caller does the work
 		}
 	}
-	l.work(0)
+	for p := min(int(parked.Load()), extra); p > 0; p-- {
+		select {
+		case wake <- struct{}{}:
+		default: // enough tokens are waiting
+		}
+	}
+	mine := l.work(0)
 	// Close the loop to late helpers, then wait for those inside (they are running their last
 	// chunks, so yielding beats parking; the thread yields too, in case a helper's thread is
 	// waiting for this core).
@@ -227,6 +255,9 @@ func For(n, grain, slots int, body Body) {
 			runtime.Gosched()
 			osYield()
 		}
+	}
+	if statsOn {
+		record(n, grain, extra, int(l.slots.Load()), mine, start)
 	}
 	l.body = nil
 	l.state.Store(uint64(gen+1) << 32)
