@@ -106,6 +106,8 @@ func TestGenerateErrors(t *testing.T) {
 		{"name without layer", []string{"--model", model, "--past-key-name", "cache.k"}, 2, `--past-key-name "cache.k": want a name with one %d`},
 		{"prompt beyond context", []string{"--model", model, "--prompt-len", "30", "--context", "32"}, 2,
 			"a prompt of 30 tokens and 32 new tokens need a context of at least 61 positions, but --context is 32: raise --context to 61"},
+		{"prompt longer than the context", []string{"--model", model, "--prompt-len", "100", "--context", "64"}, 2,
+			"a prompt of 100 tokens and 32 new tokens need a context of at least 131 positions, but --context is 64: raise --context to 131"},
 		{"cache does not fit", []string{"--model", model, "--batch", "64", "--context", "4096", "--limit", "4MiB"}, 3,
 			"does not fit: batch 64 at context 4096 needs"},
 		{"cache share named", []string{"--model", model, "--batch", "64", "--context", "4096", "--limit", "4MiB"}, 3,

@@ -285,10 +285,8 @@ func explainGenerate(err error, gc run.GenerateConfig) error {
 	)
 	switch {
 	case errors.As(err, &ce):
-		need := ce.Prompt + ce.New - 1
-		if ce.Prompt >= ce.Context {
-			need = ce.Prompt + 1
-		}
+		// The last new token's keys and values are never needed; the prompt needs room for one.
+		need := max(ce.Prompt+ce.New-1, ce.Prompt+1)
 		return usagef("a prompt of %d tokens and %d new tokens need a context of at least %d positions, but --context is %d: "+
 			"raise --context to %d, or shorten the prompt or --max-new-tokens", ce.Prompt, ce.New, need, ce.Context, need)
 	case errors.As(err, &rce):
