@@ -55,7 +55,8 @@ func (rt *Runtime) Lost() error {
 // Run executes the model on inputs (by input name; host tensors). The returned outputs, in the
 // model's order, are host tensors that alias the session's memory (the arena on a host-visible
 // backend, the program's output buffers on a discrete device) and stay valid until the next Run
-// or Close. The first run of a new input-shape pattern plans it (cached for every session of the
+// or Close; on a discrete device, outputs held in state buffers and RuntimeOptions.DeviceOutputs
+// carry only their device address (read them with CopyOut). The first run of a new input-shape pattern plans it (cached for every session of the
 // runtime) and binds it to the session's arena (cached in the session, up to
 // RuntimeOptions.Programs patterns); later runs of the pattern allocate nothing.
 //

@@ -257,8 +257,8 @@ func (s *Session) stage(prog *program, resolve func(*graph.Value) (source, error
 		}
 		prog.outputAt[i] = sr.at
 		prog.outputs[i] = kernels.Tensor{DType: v.DType, Shape: p.Binding.Shape(v)}
-		if _, held := s.rt.stateOf[v.ID]; held {
-			prog.outputs[i].Addr = sr.at // it stays in its state buffer: nothing is copied out
+		if _, held := s.rt.stateOf[v.ID]; held || slices.Contains(s.rt.opts.DeviceOutputs, v.Name) {
+			prog.outputs[i].Addr = sr.at // it stays in its state buffer or the arena: nothing is copied out
 			continue
 		}
 		prog.outputs[i].Data = make([]byte, p.Binding.Size(v))

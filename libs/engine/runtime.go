@@ -43,6 +43,12 @@ type RuntimeOptions struct {
 	// State are buffers each session keeps for its whole life (see StateBuffer); the values they
 	// hold are added to Options.External.
 	State []StateBuffer
+	// DeviceOutputs are graph outputs a run leaves where the kernels wrote them, on a discrete
+	// device: Run returns them with Addr set and no Data, copies nothing, and the caller reads
+	// the bytes it needs with Session.CopyOut before the next run. A decoder's logits are the
+	// case: one row per sequence is read of a prompt's [batch, seq, vocab]. On a host-visible
+	// backend they are returned as every output is, aliasing the arena.
+	DeviceOutputs []string
 	// Tight reserves the tight plan (tight.go): kernels whose workspace is a cap get what the
 	// device says they need at the envelope's candidates instead, measured at load.
 	Tight bool

@@ -198,6 +198,33 @@ func (s *Session) rows(r Rows) (alloc.Ptr, error) {
 	return base.Add(r.Offset), nil
 }
 
+// CopyOut copies len(dst) bytes of the session's device memory at src, an output left on the device
+// (RuntimeOptions.DeviceOutputs) or a state buffer, into dst after the work queued before it, and
+// returns once dst holds them. src must lie inside the session's arena or state buffers.
+func (s *Session) CopyOut(dst []byte, src alloc.Ptr) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("engine: session is closed")
+	}
+	if err := s.rt.Lost(); err != nil {
+		return err
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	inside := func(a *alloc.Arena) bool {
+		return a != nil && src >= a.Base() && int64(len(dst)) <= a.Size() && src-a.Base() <= alloc.Ptr(a.Size()-int64(len(dst)))
+	}
+	if !inside(s.arena) && !inside(s.stateMem) {
+		return fmt.Errorf("engine: CopyOut of %d bytes at %#x: not inside the session's arena or state", len(dst), uint64(src))
+	}
+	if err := s.rt.Backend.CopyOut(dst, src, s.stream); err != nil {
+		return s.abandon(err)
+	}
+	return s.rt.Backend.Device().SynchronizeStream(s.stream)
+}
+
 // zeroState queues the zeroing of the session's state buffers on its stream.
 func (s *Session) zeroState() error {
 	if s.stateMem == nil {

@@ -190,3 +190,29 @@ func TestStateReservation(t *testing.T) {
 	var se *StateError
 	require.ErrorAs(t, err, &se)
 }
+
+// TestDeviceOutputs: on a discrete device an output named in RuntimeOptions.DeviceOutputs stays
+// where the kernel wrote it: Run copies nothing out and returns its address, CopyOut reads any
+// part of it, and CopyOut refuses addresses outside the session's memory.
+func TestDeviceOutputs(t *testing.T) {
+	be, al := newSim(t, 1<<26)
+	m := concatCache(t)
+	env := Envelope{"batch": {Lo: 2, Hi: 2}, "past_seq": {Lo: 1, Hi: 4}}
+	_, s := newSession(t, m, be, al, RuntimeOptions{Options: Options{Workers: 2}, Envelope: env, DeviceOutputs: []string{"y"}})
+	x := kernels.MustTensor(graph.Float32, 2, 1, 4)
+	for i, xs := 0, x.Float32s(); i < len(xs); i++ {
+		xs[i] = float32(i)
+	}
+	past := kernels.MustTensor(graph.Float32, 2, 2, 4)
+	before := be.Counters()
+	out, err := s.Run(context.Background(), map[string]kernels.Tensor{"x": x, "past": past})
+	require.NoError(t, err)
+	require.Nil(t, out[0].Data, "y stays on the device")
+	require.NotZero(t, out[0].Addr)
+	require.NotEmpty(t, out[1].Data, "present is copied out as usual")
+	require.Equal(t, before.Downloads+1, be.Counters().Downloads)
+	row := make([]byte, 16)
+	require.NoError(t, s.CopyOut(row, out[0].Addr.Add(16)))
+	require.Equal(t, []float32{4, 5, 6, 7}, kernels.ViewAs[float32](row), "y's second row: x's, the past being zeros")
+	require.ErrorContains(t, s.CopyOut(row, out[0].Addr.Add(1<<40)), "not inside the session's arena")
+}

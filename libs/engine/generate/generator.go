@@ -28,6 +28,7 @@ type Generator struct {
 
 	steps  map[[2]int64]*stepInputs // by (new positions, past or mask length)
 	logits []float32                // one step's chosen rows, [batch, vocab]
+	rows   []byte                   // those rows as the model's dtype, read from the device
 	best   []int64                  // each row's greedy choice, found while logits are filled
 	tokens []int64                  // one step's new tokens, [batch]
 
@@ -351,6 +352,27 @@ func (g *Generator) takeLogits(outs []kernels.Tensor, seq, pos int64) error {
 		}
 	}
 	v := c.Vocab
+	if t.Data == nil && t.Addr != 0 {
+		// Left on the device (RuntimeOptions.DeviceOutputs): read the chosen rows only, one copy
+		// when they are contiguous (a decode step), one per sequence otherwise (a prompt).
+		row := v * t.DType.Size()
+		if cap(g.rows) < int(g.cfg.Batch*row) {
+			g.rows = make([]byte, g.cfg.Batch*row)
+		}
+		rows := g.rows[:g.cfg.Batch*row]
+		if seq == 1 {
+			if err := g.s.CopyOut(rows, t.Addr.Add(pos*row)); err != nil {
+				return err
+			}
+		} else {
+			for b := int64(0); b < g.cfg.Batch; b++ {
+				if err := g.s.CopyOut(rows[b*row:(b+1)*row], t.Addr.Add((b*seq+pos)*row)); err != nil {
+					return err
+				}
+			}
+		}
+		t.Data, seq, pos = rows, 1, 0
+	}
 	for b := int64(0); b < g.cfg.Batch; b++ {
 		at := (b*seq + pos) * v
 		dst := g.logits[b*v : (b+1)*v]

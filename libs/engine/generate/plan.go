@@ -154,6 +154,8 @@ func (c *Cache) RuntimeOptions(m *graph.Model, cfg Config, opts engine.RuntimeOp
 	}
 	opts.Envelope, opts.State = env, state
 	opts.External = external(state)
+	// The generator reads one row of logits per sequence (takeLogits), not a prompt's all.
+	opts.DeviceOutputs = append(opts.DeviceOutputs, c.Logits)
 	return opts, nil
 }
 

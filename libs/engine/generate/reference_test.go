@@ -96,6 +96,13 @@ func TestGenerationMatchesOnnxruntime(t *testing.T) {
 				require.Len(t, tm.Steps, int(gen.Steps)-1)
 				t.Logf("%s on %s: %d tokens identical, logits within %.2g", fx.Name, device, len(got), worst)
 
+				if device == "sim" {
+					// Only the chosen logits rows leave the device: one per sequence for the prompt,
+					// one copy of the batch's rows for each decode step.
+					cc := be.Counters()
+					require.EqualValues(t, gen.Batch+gen.Steps-1, cc.Downloads, "downloads")
+					require.EqualValues(t, gen.Steps*gen.Batch*c.Vocab*4, cc.DownloadBytes, "bytes downloaded")
+				}
 				// The prompt's bucket and the past buckets 16, 32 and 64 (7 + 32 positions).
 				st := rt.Stats()
 				require.EqualValues(t, 4, st.Programs.Misses, "programs compiled")
