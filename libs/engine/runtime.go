@@ -195,7 +195,7 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 		return nil, err
 	}
 	if len(opts.State) > 0 {
-		opts.External = heldValues(opts.State)
+		opts.External = HeldValues(opts.State)
 	}
 	ep, err := PlanEnvelope(ctx, m, opts.Envelope, opts.Options)
 	if err != nil {

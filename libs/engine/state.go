@@ -95,8 +95,9 @@ func stateLayout(m *graph.Model, bufs []StateBuffer) (offsets map[string]int64, 
 	return offsets, total, held, nil
 }
 
-// heldValues are the names of the values bufs hold, sorted: Options.External.
-func heldValues(bufs []StateBuffer) []string {
+// HeldValues are the names of the values bufs hold, sorted: the Options.External a runtime with
+// these state buffers plans with (NewRuntime sets it; the estimator sets it the same way).
+func HeldValues(bufs []StateBuffer) []string {
 	var names []string
 	for _, b := range bufs {
 		names = append(names, b.Values...)

@@ -153,7 +153,7 @@ func (c *Cache) RuntimeOptions(m *graph.Model, cfg Config, opts engine.RuntimeOp
 		return opts, err
 	}
 	opts.Envelope, opts.State = env, state
-	opts.External = external(state)
+	opts.External = engine.HeldValues(state)
 	// The generator reads one row of logits per sequence (takeLogits), not a prompt's all.
 	opts.DeviceOutputs = append(opts.DeviceOutputs, c.Logits)
 	return opts, nil
@@ -166,37 +166,30 @@ type Workspace struct {
 	Node, Op        string
 	Bound           int64 // W over the envelope
 	Prefill, Decode int64 // C at the largest prompt bucket, at the longest past
-	PrefillDims     engine.Binding
-	DecodeDims      engine.Binding
 }
 
-// Workspaces plans the envelope of cfg and its two extreme patterns, the largest prompt and the
-// longest decode step, and returns every kernel with a workspace in any of them: first those whose
+// Workspaces plans cfg's two extreme patterns, the largest prompt and the longest decode step,
+// with the options of ep, the envelope plan of cfg (made with RuntimeOptions' envelope and
+// options), and returns every kernel with a workspace in any of the three: first those whose
 // decode step needs least of their W (where one worst-case W per kernel wastes most), then by W.
-func (c *Cache) Workspaces(ctx context.Context, m *graph.Model, cfg Config, opts engine.Options) ([]Workspace, *engine.EnvelopePlan, error) {
-	ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: opts})
+func (c *Cache) Workspaces(ctx context.Context, m *graph.Model, cfg Config, ep *engine.EnvelopePlan) ([]Workspace, error) {
+	cfg, err := c.check(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	opts.External = external(ro.State)
-	ep, err := engine.PlanEnvelope(ctx, m, ro.Envelope, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg, _ = c.check(cfg)
-	prefill, decode := c.ExtremeBindings(cfg)
+	prefill, decode := c.extremeBindings(cfg)
+	opts := ep.Worst.Options
 	pp, err := engine.Plan(ctx, m, prefill, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	dp, err := engine.Plan(ctx, m, decode, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var out []Workspace
 	for i, n := range m.Nodes {
-		w := Workspace{Node: n.Name, Op: n.OpType, Prefill: pp.Steps[i].Workspace, Decode: dp.Steps[i].Workspace,
-			PrefillDims: prefill, DecodeDims: decode}
+		w := Workspace{Node: n.Name, Op: n.OpType, Prefill: pp.Steps[i].Workspace, Decode: dp.Steps[i].Workspace}
 		for _, b := range ep.Bounds {
 			if b.Node == n {
 				w.Bound = b.Bound.Bytes
@@ -213,11 +206,11 @@ func (c *Cache) Workspaces(ctx context.Context, m *graph.Model, cfg Config, opts
 		}
 		return out[i].Bound > out[j].Bound
 	})
-	return out, ep, nil
+	return out, nil
 }
 
-// ExtremeBindings are the largest prompt's binding and the longest decode step's under cfg.
-func (c *Cache) ExtremeBindings(cfg Config) (prefill, decode engine.Binding) {
+// extremeBindings are the largest prompt's binding and the longest decode step's under cfg.
+func (c *Cache) extremeBindings(cfg Config) (prefill, decode engine.Binding) {
 	seq := Bucket(cfg.Prompt, cfg.Context)
 	prefill = engine.Binding{c.BatchDim: cfg.Batch, c.SeqDim: seq}
 	decode = engine.Binding{c.BatchDim: cfg.Batch, c.SeqDim: 1}
@@ -230,14 +223,4 @@ func (c *Cache) ExtremeBindings(cfg Config) (prefill, decode engine.Binding) {
 		decode[c.PastDim], decode[c.MaskDim] = cfg.Context, cfg.Context
 	}
 	return prefill, decode
-}
-
-// external is the values state buffers hold: engine.Options.External for them.
-func external(bufs []engine.StateBuffer) []string {
-	var names []string
-	for _, b := range bufs {
-		names = append(names, b.Values...)
-	}
-	sort.Strings(names)
-	return names
 }

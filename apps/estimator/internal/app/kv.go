@@ -134,6 +134,7 @@ type kvProbe struct {
 	Fits        bool   `json:"fits"`
 	Problem     string `json:"problem,omitempty"` // why it was not planned
 	limit       string
+	plan        *engine.EnvelopePlan // the envelope planned, for the workspace table (nil in a search)
 }
 
 // kvAxis is --batch or --context: a value, or "?" with an optional maximum.
@@ -215,6 +216,7 @@ func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 	if p.StateBytes, err = engine.StateReservation(k.m, ro.State); err != nil {
 		return nil, err
 	}
+	p.plan = ep
 	p.Envelope, p.WeightBytes, p.DeviceWeightBytes = ep.Envelope.String(), ep.WeightBytes, ep.DeviceWeightBytes
 	p.ArenaBytes = alloc.ReservedSize(max(ep.ArenaBytes, 1))
 	total := p.DeviceWeightBytes + p.ArenaBytes
@@ -327,7 +329,7 @@ func runKV(c *cli.Context, s Streams) error {
 		if hasBudget {
 			r.Fits = &p.Fits
 		}
-		ws, _, err := cache.Workspaces(c.Context, tied, generate.Config{Batch: p.Batch, Context: p.Context, Prompt: p.Prompt}, opts)
+		ws, err := cache.Workspaces(c.Context, tied, generate.Config{Batch: p.Batch, Context: p.Context, Prompt: p.Prompt}, p.plan)
 		if err != nil {
 			return err
 		}
@@ -373,6 +375,7 @@ func runKV(c *cli.Context, s Streams) error {
 			b, n := at(v)
 			return nil, fmt.Errorf("batch %d at context %d cannot be planned: %s", b, n, p.Problem)
 		}
+		p.plan = nil // a search keeps its probes' figures, not their plans
 		probes[v] = p
 		return p, nil
 	}
