@@ -189,28 +189,9 @@ func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 		half := g.b * N * g.t * D * es
 		place := func(src kvView, past, dst param) (kvView, error) {
-			view := kvView{dst, N * g.t * D, g.t * D, D}
-			if hasPast && g.p > 0 {
-				l, err := newLayout([]int64{g.b, N, g.p, D}, stridesOf([]int64{g.b, N, g.p, D}), []int64{view.sb, view.sh, view.st, 1})
-				if err != nil {
-					return kvView{}, err
-				}
-				steps, err := copySteps(l, es, past, dst, t)
-				if err != nil {
-					return kvView{}, err
-				}
-				prog = append(prog, steps...)
-			}
-			l, err := newLayout([]int64{g.b, N, g.s, D}, []int64{src.sb, src.sh, src.st, 1}, []int64{view.sb, view.sh, view.st, 1})
-			if err != nil {
-				return kvView{}, err
-			}
-			steps, err := copySteps(l, es, src.ref, dst.at(g.p*D*es), t)
-			if err != nil {
-				return kvView{}, err
-			}
+			steps, view, err := cacheSteps(g.b, N, g.p, g.s, g.t, D, es, src, past, hasPast, dst, t)
 			prog = append(prog, steps...)
-			return view, nil
+			return view, err
 		}
 		pastHalf := g.b * N * g.p * D * es
 		if kv, err = place(kSrc, inp(4), dst); err != nil {

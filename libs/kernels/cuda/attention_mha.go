@@ -111,6 +111,33 @@ type kvView struct {
 	sb, sh, st int64
 }
 
+// cacheSteps lays keys or values out at dst as a BNSH cache of b x n heads, total positions of
+// width elements each: the past's p positions from past first (when copyPast and p > 0; past is
+// BNSH of p positions), then src's s new positions after them. It returns the copies and dst's
+// view. MultiHeadAttention and the contrib Attention both build their present this way.
+func cacheSteps(b, n, p, s, total, width, es int64, src kvView, past param, copyPast bool, dst param, t kernels.Target) ([]step, kvView, error) {
+	view := kvView{dst, n * total * width, total * width, width}
+	var steps []step
+	if copyPast && p > 0 {
+		l, err := newLayout([]int64{b, n, p, width}, stridesOf([]int64{b, n, p, width}), []int64{view.sb, view.sh, view.st, 1})
+		if err != nil {
+			return nil, kvView{}, err
+		}
+		if steps, err = copySteps(l, es, past, dst, t); err != nil {
+			return nil, kvView{}, err
+		}
+	}
+	l, err := newLayout([]int64{b, n, s, width}, []int64{src.sb, src.sh, src.st, 1}, []int64{view.sb, view.sh, view.st, 1})
+	if err != nil {
+		return nil, kvView{}, err
+	}
+	news, err := copySteps(l, es, src.ref, dst.at(p*width*es), t)
+	if err != nil {
+		return nil, kvView{}, err
+	}
+	return append(steps, news...), view, nil
+}
+
 func selectMHA(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err := kernels.CheckArity(n, 1, 8, 1, 3); err != nil {
 		return plan{}, err
@@ -273,28 +300,9 @@ func selectMHA(n *kernels.Node, t kernels.Target) (plan, error) {
 		if !present {
 			dst = wsp(kvIdx).at(kvOff)
 		}
-		bnshT := kvView{dst, N * g.t * width, g.t * width, width}
-		if okPK && g.p > 0 {
-			l, err := newLayout([]int64{g.b, N, g.p, width}, stridesOf([]int64{g.b, N, g.p, width}), []int64{bnshT.sb, bnshT.sh, bnshT.st, 1})
-			if err != nil {
-				return kvView{}, err
-			}
-			steps, err := copySteps(l, es, past, dst, t)
-			if err != nil {
-				return kvView{}, err
-			}
-			prog = append(prog, steps...)
-		}
-		l, err := newLayout([]int64{g.b, N, g.l, width}, []int64{src.sb, src.sh, src.st, 1}, []int64{bnshT.sb, bnshT.sh, bnshT.st, 1})
-		if err != nil {
-			return kvView{}, err
-		}
-		steps, err := copySteps(l, es, src.ref, dst.at(g.p*width*es), t)
-		if err != nil {
-			return kvView{}, err
-		}
+		steps, view, err := cacheSteps(g.b, N, g.p, g.l, g.t, width, es, src, past, okPK, dst, t)
 		prog = append(prog, steps...)
-		return bnshT, nil
+		return view, err
 	}
 	kv, err := place(kSrc, inp(6), presK, 1, D, 0)
 	if err != nil {
