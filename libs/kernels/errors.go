@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -60,6 +61,16 @@ func (e *NodeError) Error() string {
 }
 
 func (e *NodeError) Unwrap() error { return e.Err }
+
+// NodeErr returns err as a *NodeError of node (its name) and op; an err that already is one is
+// returned as it is, so that an error is attributed to one node once.
+func NodeErr(node string, op OpKey, err error) error {
+	var ne *NodeError
+	if errors.As(err, &ne) {
+		return err
+	}
+	return &NodeError{Node: node, Op: op, Err: err}
+}
 
 // WorkspaceError is a run given less workspace than its Recipe asks for. It is returned before
 // any output is written.

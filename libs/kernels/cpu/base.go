@@ -36,16 +36,10 @@ type op struct {
 
 var direct = []kernels.TacticInfo{{Name: "direct", Summary: "single pass, no workspace"}}
 
-func (o *op) Op() kernels.OpKey             { return o.key }
-func (o *op) Backend() string               { return kernels.BackendCPU }
-func (o *op) Tactics() []kernels.TacticInfo { return o.tactics }
-func (o *op) nodeErr(name string, err error) error {
-	var ne *kernels.NodeError
-	if errors.As(err, &ne) {
-		return err
-	}
-	return &kernels.NodeError{Node: name, Op: o.key, Err: err}
-}
+func (o *op) Op() kernels.OpKey                    { return o.key }
+func (o *op) Backend() string                      { return kernels.BackendCPU }
+func (o *op) Tactics() []kernels.TacticInfo        { return o.tactics }
+func (o *op) nodeErr(name string, err error) error { return kernels.NodeErr(name, o.key, err) }
 
 func (o *op) Select(n *kernels.Node, d kernels.Target) (kernels.Instance, error) {
 	if d.Workers < 1 {

@@ -33,13 +33,7 @@ func (o *op) Op() kernels.OpKey             { return o.key }
 func (o *op) Backend() string               { return kernels.BackendCUDA }
 func (o *op) Tactics() []kernels.TacticInfo { return o.tactics }
 
-func (o *op) nodeErr(name string, err error) error {
-	var ne *kernels.NodeError
-	if errors.As(err, &ne) {
-		return err
-	}
-	return &kernels.NodeError{Node: name, Op: o.key, Err: err}
-}
+func (o *op) nodeErr(name string, err error) error { return kernels.NodeErr(name, o.key, err) }
 
 // target fills what selection needs of a target that leaves it out.
 func target(t kernels.Target) kernels.Target {
