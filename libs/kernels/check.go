@@ -165,3 +165,44 @@ func TransposePerm(n *Node) (perm, outShape []int64, err error) {
 	}
 	return perm, outShape, nil
 }
+
+// CheckView checks an op whose output holds the input's elements in the same order (Reshape,
+// Flatten, Squeeze, Unsqueeze, Identity, Dropout at inference) for every backend: the arity,
+// one dtype, one element count, and Dropout's optional bool mask output (of the input's shape)
+// and bool training_mode input. mask reports that Dropout's mask output is present.
+func CheckView(n *Node, minIn, maxIn int) (mask bool, err error) {
+	maxOut := 1
+	if n.Op == "Dropout" {
+		maxOut = 2
+	}
+	if err := CheckArity(n, minIn, maxIn, 1, maxOut); err != nil {
+		return false, err
+	}
+	in, out := n.Inputs[0], n.Outputs[0]
+	if in.DType != out.DType {
+		return false, fmt.Errorf("output is %v, input %v", out.DType, in.DType)
+	}
+	count := func(shape []int64) int64 {
+		c := int64(1)
+		for _, d := range shape {
+			c *= d
+		}
+		return c
+	}
+	if count(in.Shape) != count(out.Shape) {
+		return false, fmt.Errorf("output %v has a different element count than input %v", out.Shape, in.Shape)
+	}
+	if n.Op != "Dropout" {
+		return false, nil
+	}
+	if v, ok := n.Output(1); ok {
+		if v.DType != graph.Bool || !slices.Equal(v.Shape, in.Shape) {
+			return false, fmt.Errorf("mask output is %v, want bool%v", v, in.Shape)
+		}
+		mask = true
+	}
+	if tm, ok := n.Input(2); ok && tm.DType != graph.Bool {
+		return false, fmt.Errorf("training_mode is %v, want bool", tm.DType)
+	}
+	return mask, nil
+}

@@ -40,31 +40,13 @@ func (c *copyOp) run(in, out []kernels.Tensor, _ wsParts) error {
 // selectView validates an op whose output has the input's elements in the same order.
 func selectView(minIn, maxIn int) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		maxOut := 1
-		if n.Op == "Dropout" {
-			maxOut = 2
-		}
-		if err := kernels.CheckArity(n, minIn, maxIn, 1, maxOut); err != nil {
+		mask, err := kernels.CheckView(n, minIn, maxIn)
+		if err != nil {
 			return plan{}, err
 		}
-		in, out := n.Inputs[0], n.Outputs[0]
-		if in.DType != out.DType {
-			return plan{}, fmt.Errorf("output is %v, input %v", out.DType, in.DType)
-		}
-		if numel(in.Shape) != numel(out.Shape) {
-			return plan{}, fmt.Errorf("output %v has a different element count than input %v", out.Shape, in.Shape)
-		}
 		c := &copyOp{mask: -1}
-		if n.Op == "Dropout" {
-			if v, ok := n.Output(1); ok {
-				if v.DType != graph.Bool || !slices.Equal(v.Shape, in.Shape) {
-					return plan{}, fmt.Errorf("mask output is %v, want bool%v", v, in.Shape)
-				}
-				c.mask = 1
-			}
-			if t, ok := n.Input(2); ok && t.DType != graph.Bool {
-				return plan{}, fmt.Errorf("training_mode is %v, want bool", t.DType)
-			}
+		if mask {
+			c.mask = 1
 		}
 		return plan{tactic: "view", r: c}, nil
 	}

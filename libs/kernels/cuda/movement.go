@@ -39,20 +39,11 @@ func fillSteps(out param, n, es int64, bits int64, t kernels.Target) []step {
 // the planner made the output a view of the input there is nothing to launch.
 func selectView(minIn, maxIn int) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		maxOut := 1
-		if n.Op == "Dropout" {
-			maxOut = 2
-		}
-		if err := kernels.CheckArity(n, minIn, maxIn, 1, maxOut); err != nil {
+		mask, err := kernels.CheckView(n, minIn, maxIn)
+		if err != nil {
 			return plan{}, err
 		}
-		in, out := n.Inputs[0], n.Outputs[0]
-		if in.DType != out.DType {
-			return plan{}, fmt.Errorf("output is %v, input %v", out.DType, in.DType)
-		}
-		if numel(in.Shape) != numel(out.Shape) {
-			return plan{}, fmt.Errorf("output %v has a different element count than input %v", out.Shape, in.Shape)
-		}
+		in := n.Inputs[0]
 		es := in.DType.Size()
 		if es != 1 && es != 2 && es != 4 && es != 8 {
 			return plan{}, errDType("the input", in.DType, "a type of 1, 2, 4 or 8 bytes")
@@ -61,16 +52,8 @@ func selectView(minIn, maxIn int) func(n *kernels.Node, t kernels.Target) (plan,
 		if err != nil {
 			return plan{}, err
 		}
-		if n.Op == "Dropout" {
-			if v, ok := n.Output(1); ok {
-				if v.DType != graph.Bool || !slices.Equal(v.Shape, in.Shape) {
-					return plan{}, fmt.Errorf("mask output is %v, want bool%v", v, in.Shape)
-				}
-				prog = append(prog, fillSteps(outp(1), numel(v.Shape), 1, 1, t)...)
-			}
-			if tm, ok := n.Input(2); ok && tm.DType != graph.Bool {
-				return plan{}, fmt.Errorf("training_mode is %v, want bool", tm.DType)
-			}
+		if mask {
+			prog = append(prog, fillSteps(outp(1), numel(in.Shape), 1, 1, t)...)
 		}
 		return plan{tactic: "view", prog: prog}, nil
 	}
