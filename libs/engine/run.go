@@ -106,7 +106,7 @@ func (s *Session) compile(p *Planned) (*program, error) {
 				return sr, &StateError{Buffer: buf.Name, Problem: fmt.Sprintf("%q needs %s at %s, more than the buffer's %s",
 					v.Name, bytesize.Format(size), Binding(p.Binding.Dims), bytesize.Format(buf.Bytes))}
 			}
-			sr.at = s.stateMem.Base().Add(rt.stateOffsets[buf.Name])
+			sr.at = s.stateMem.Base().Add(rt.stateSlots[buf.Name].offset)
 		} else if i, ok := p.Lifetimes.Buffer(v); ok {
 			sr.at = s.arena.Base().Add(p.Plan.Offsets[i])
 		} else {

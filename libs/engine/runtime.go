@@ -81,10 +81,9 @@ type Runtime struct {
 	captures      atomic.Int64 // programs captured into graphs
 	replays       atomic.Int64 // graph replays
 
-	stateOffsets map[string]int64 // each state buffer's offset in a session's state reservation
-	stateIndex   map[string]int   // its index in opts.State
-	stateOf      map[int]int      // by Value.ID: the state buffer (index in opts.State) holding it
-	stateTotal   int64            // the state reservation's size before rounding; 0 without state
+	stateSlots map[string]stateSlot // each state buffer's place in a session's state reservation
+	stateOf    map[int]int          // by Value.ID: the state buffer (index in opts.State) holding it
+	stateTotal int64                // the state reservation's size before rounding; 0 without state
 }
 
 // weight is where one initializer's bytes are: host bytes (mapped from the model file), and on a
@@ -190,7 +189,7 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 	if opts.Programs <= 0 {
 		opts.Programs = DefaultPrograms
 	}
-	offsets, total, held, err := stateLayout(m, opts.State)
+	slots, total, held, err := stateLayout(m, opts.State)
 	if err != nil {
 		return nil, err
 	}
@@ -210,11 +209,7 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 	}
 	rt := &Runtime{Model: m, Backend: be, Alloc: al, Reserve: ep, opts: opts,
 		weights: make([]weight, len(m.Values)), patterns: planner.NewCache[*Planned](planner.DefaultCacheSize),
-		sessions: map[*Session]struct{}{}, stateOffsets: offsets, stateOf: held, stateTotal: total,
-		stateIndex: make(map[string]int, len(opts.State))}
-	for i, b := range opts.State {
-		rt.stateIndex[b.Name] = i
-	}
+		sessions: map[*Session]struct{}{}, stateSlots: slots, stateOf: held, stateTotal: total}
 	rt.tight.plan = tight
 	if err := rt.checkFits(ctx); err != nil {
 		return nil, err

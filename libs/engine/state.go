@@ -47,16 +47,19 @@ func (e *StateError) Error() string {
 // stateAlign is the alignment of each buffer inside a session's state reservation.
 const stateAlign = 256
 
-// stateLayout checks bufs against m and lays them out in one reservation: offsets by buffer,
+// stateSlot is where one state buffer lies in a session's state reservation.
+type stateSlot struct{ offset, size int64 }
+
+// stateLayout checks bufs against m and lays them out in one reservation: slots by buffer,
 // the total, and the buffer of each held value (by Value.ID).
-func stateLayout(m *graph.Model, bufs []StateBuffer) (offsets map[string]int64, total int64, held map[int]int, err error) {
-	offsets = make(map[string]int64, len(bufs))
+func stateLayout(m *graph.Model, bufs []StateBuffer) (slots map[string]stateSlot, total int64, held map[int]int, err error) {
+	slots = make(map[string]stateSlot, len(bufs))
 	held = map[int]int{}
 	for i, b := range bufs {
 		if b.Name == "" {
 			return nil, 0, nil, &StateError{Problem: fmt.Sprintf("buffer %d has no name", i)}
 		}
-		if _, dup := offsets[b.Name]; dup {
+		if _, dup := slots[b.Name]; dup {
 			return nil, 0, nil, &StateError{Buffer: b.Name, Problem: "declared twice"}
 		}
 		if b.Bytes <= 0 {
@@ -83,7 +86,7 @@ func stateLayout(m *graph.Model, bufs []StateBuffer) (offsets map[string]int64, 
 		if ins > 1 || outs > 1 {
 			return nil, 0, nil, &StateError{Buffer: b.Name, Problem: "holds more than one input or more than one output"}
 		}
-		offsets[b.Name] = total
+		slots[b.Name] = stateSlot{offset: total, size: b.Bytes}
 		size, ok := checkedAdd(b.Bytes, stateAlign-1)
 		if ok {
 			total, ok = checkedAdd(total, size/stateAlign*stateAlign)
@@ -92,7 +95,7 @@ func stateLayout(m *graph.Model, bufs []StateBuffer) (offsets map[string]int64, 
 			return nil, 0, nil, &StateError{Buffer: b.Name, Problem: "the state buffers' total size overflows"}
 		}
 	}
-	return offsets, total, held, nil
+	return slots, total, held, nil
 }
 
 // HeldValues are the names of the values bufs hold, sorted: the Options.External a runtime with
@@ -128,11 +131,11 @@ func StateReservation(m *graph.Model, bufs []StateBuffer) (int64, error) {
 
 // State returns the device address of the session's state buffer name.
 func (s *Session) State(name string) (alloc.Ptr, error) {
-	off, ok := s.rt.stateOffsets[name]
+	slot, ok := s.rt.stateSlots[name]
 	if !ok || s.stateMem == nil {
 		return 0, &StateError{Buffer: name, Problem: "no such buffer"}
 	}
-	return s.stateMem.Base().Add(off), nil
+	return s.stateMem.Base().Add(slot.offset), nil
 }
 
 // Rows is a strided region of a state buffer: Count rows of Width bytes, the first Offset bytes
@@ -185,7 +188,7 @@ func (s *Session) rows(r Rows) (alloc.Ptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	size := s.rt.opts.State[s.rt.stateIndex[r.Buffer]].Bytes
+	size := s.rt.stateSlots[r.Buffer].size
 	end, ok := graph.CheckedMul(r.Count-1, r.Pitch)
 	if ok {
 		end, ok = checkedAdd(end, r.Offset)
