@@ -74,8 +74,13 @@ if has graphs; then
 fi
 if has qwen; then
   echo "== qwen: Qwen2.5-1.5B-shaped export, carve against PyTorch eager"
-  (cd .gpu && timeout 300 python3 qwen_bench.py --runner "$runner" --out "$L") > "$L/qwen.log" 2>&1
+  (cd .gpu && timeout 480 python3 qwen_bench.py --runner "$runner" --out "$L" --profile "--graph --outputs device") > "$L/qwen.log" 2>&1
   sed -n '/^Qwen2.5/,$p' "$L/qwen.log" | tee "$OUT/qwen.txt"
+  for f in "$L"/profile_*.txt; do
+    [ -f "$f" ] || continue
+    echo "-- $(basename "$f" .txt): a prefill run's device time by category (--graph --outputs device)"
+    sed -n '/^profile/,$p' "$f" | head -24
+  done | tee "$OUT/qwen_profile.txt"
   grep -E 'carve .* (error|failed)' "$L/qwen.log" | head -5
 fi
 if has ortbench; then

@@ -12,7 +12,10 @@ Prints one table and writes qwen_bench.json beside the logs.
 
 Usage (on the GPU host, from the folder tools/gpu/build.sh filled, with the runner built):
   PYTHONUNBUFFERED=1 python3 qwen_bench.py --runner ./runner --out $OUT [--shapes 1x512,1x2048,8x1024]
-      [--variants 'eager=;graph=--graph;exported=--no-fuse']
+      [--variants 'eager=--outputs device;graph=--graph --outputs device;graph-host=--graph']
+      [--export DIR] [--profile '--graph --outputs device']
+carve's default variants leave the outputs on the device (runner bench --outputs device), as PyTorch's
+forward pass leaves its logits on the GPU; graph-host copies them back to host memory each run.
 """
 
 import argparse
@@ -98,7 +101,10 @@ def main():
     ap.add_argument("--out", default=".")
     ap.add_argument("--shapes", default="1x512,1x2048,8x1024")
     ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--variants", default="eager=;graph=--graph",
+    ap.add_argument("--export", help="export into this folder (kept) instead of a temporary one")
+    ap.add_argument("--profile", help="then profile carve's FLAGS (e.g. '--graph --outputs device') at each shape: "
+                    "runner bench --profile's table by op category, written to profile_BxS.txt beside the logs")
+    ap.add_argument("--variants", default="eager=--outputs device;graph=--graph --outputs device;graph-host=--graph",
                     help="carve runs as NAME=FLAGS pairs separated by ';' (FLAGS space separated, e.g. --no-fuse)")
     a = ap.parse_args()
     shapes = [tuple(int(x) for x in sh.split("x")) for sh in a.shapes.split(",")]
@@ -108,7 +114,8 @@ def main():
     log("torch", torch.__version__, torch.cuda.get_device_name())
     model, cfg, _ = mf.build("qwen2", big=True)
     weights, eager = torch_eager(model, shapes, cfg.vocab_size, a.reps)
-    tmp = tempfile.mkdtemp(prefix="qwen_bench_")
+    tmp = a.export or tempfile.mkdtemp(prefix="qwen_bench_")
+    os.makedirs(tmp, exist_ok=True)
     path = os.path.join(tmp, "qwen2_1p5b.onnx")
     export(model, path)
     del model
@@ -133,6 +140,14 @@ def main():
                   f"{c['extra_bytes'] / 2**20:10.0f}  {c['extra_bytes'] / max(e['extra_bytes'], 1):9.2f}x  {c['ms'] / e['ms']:9.2f}x")
     with open(os.path.join(a.out, "qwen_bench.json"), "w") as f:
         json.dump({"weights_bytes": weights, "rows": rows, "variants": a.variants}, f, indent=1)
+    if a.profile:
+        for b, s in shapes:
+            cmd = [a.runner, "bench", "--device", "cuda", "--model", path, "--dim", f"batch={b}", "--dim", f"seq={s}",
+                   "--warmup", "2", "--runs", "5", "--profile", "3"] + a.profile.split()
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            with open(os.path.join(a.out, f"profile_{b}x{s}.txt"), "w") as f:
+                f.write(p.stdout + p.stderr)
+            log(f"profiled b={b} s={s}: exit {p.returncode}")
 
 
 if __name__ == "__main__":

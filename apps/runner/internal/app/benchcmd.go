@@ -23,13 +23,16 @@ func benchCommand(env Env) *cli.Command {
 		&cli.StringFlag{Name: "samples", Usage: "write memory samples to `FILE.csv` during the timed runs, every --sample-every: " +
 			"the allocator's segment, allocated and arena bytes, the device's mallocs and free memory, the Go heap"},
 		&cli.DurationFlag{Name: "sample-every", Value: 5 * time.Second, Usage: "`D` between --samples rows"},
+		&cli.StringFlag{Name: "outputs", Value: "host", Usage: "where each run leaves its outputs: `host` (copied back, as runner run does) or " +
+			"device (left in device memory, as a framework's forward pass leaves its tensors on the GPU; nothing is copied back)"},
 		&cli.IntFlag{Name: "profile", Usage: "then run `N` more times on one session with each kernel timed on the device (CUDA) and print a run's device time by op category"},
 	)
 	return &cli.Command{
 		Name:  "bench",
 		Usage: "measure latency percentiles, runs per second and allocations per run",
 		UsageText: "runner bench [--model M.onnx] [--dim batch=1 --dim seq=128] [--warmup N] [--runs N | --duration D] [--concurrency K]\n" +
-			"             [--policy strict|fallback] [--limit BYTES] [--samples FILE.csv [--sample-every D]] [--format table|json]",
+			"             [--policy strict|fallback] [--limit BYTES] [--samples FILE.csv [--sample-every D]] [--outputs host|device]\n" +
+			"             [--profile N] [--format table|json]",
 		Description: "Loads like `runner run` (random inputs at the envelope's largest binding), warms every session\n" +
 			"up, then times --runs runs, the sessions concurrently. Reports latency (min, p50, p90, p99, max,\n" +
 			"mean), runs per second, Go heap allocations, device mallocs and allocator allocations per run,\n" +
@@ -48,7 +51,8 @@ type benchReport struct {
 	Device      string          `json:"device"`
 	Workers     int             `json:"workers"`
 	Policy      string          `json:"policy"`
-	Graph       bool            `json:"graph"` // --graph: kernels replayed as captured graphs
+	Graph       bool            `json:"graph"`   // --graph: kernels replayed as captured graphs
+	Outputs     string          `json:"outputs"` // --outputs: host (copied back each run) or device (left there)
 	Reservation run.Reservation `json:"reservation"`
 	Binding     engine.Binding  `json:"binding"`
 	Warmup      int             `json:"warmup"`
@@ -80,6 +84,13 @@ func doBench(c *cli.Context, env Env) (err error) {
 	}
 	if bc.SampleEvery = c.Duration("sample-every"); bc.SampleEvery <= 0 {
 		return usagef("--sample-every %s: give a positive duration, e.g. 5s", bc.SampleEvery)
+	}
+	switch o := c.String("outputs"); o {
+	case "host":
+	case "device":
+		cfg.OutputsOnDevice = true
+	default:
+		return usagef("--outputs %q: give host (copy each run's outputs back) or device (leave them in device memory)", o)
 	}
 	profileRuns := c.Int("profile")
 	if c.IsSet("profile") && profileRuns < 1 {
@@ -120,7 +131,7 @@ func doBench(c *cli.Context, env Env) (err error) {
 		return err
 	}
 	rep := benchReport{Model: r.ModelName, Device: r.Backend.Name(), Workers: workers(cfg), Policy: c.String("policy"), Graph: cfg.Graphs,
-		Reservation: r.Reservation, Binding: r.Binding, Warmup: bc.Warmup, BenchResult: res}
+		Outputs: c.String("outputs"), Reservation: r.Reservation, Binding: r.Binding, Warmup: bc.Warmup, BenchResult: res}
 	if profileRuns > 0 {
 		p, err := r.Profile(c.Context, profileRuns)
 		if err != nil {
@@ -145,6 +156,9 @@ func printBench(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(tw, "runs\t%d timed on %d session(s) after %d warmup run(s) each, %.3f s\n", rep.Runs, rep.Sessions, rep.Warmup, rep.WallSeconds)
 	fmt.Fprintf(tw, "latency ms\tmin %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f  mean %.3f\n", l.Min, l.P50, l.P90, l.P99, l.Max, l.Mean)
 	fmt.Fprintf(tw, "throughput\t%.1f runs/s\n", rep.RunsPerSec)
+	if rep.Outputs == "device" {
+		fmt.Fprintf(tw, "outputs\tleft in device memory (--outputs device): runs copy nothing back\n")
+	}
 	fmt.Fprintf(tw, "per run\t%.1f Go heap allocations, %.2f device mallocs, %.2f allocator allocations\n",
 		rep.GoAllocsPerRun, rep.DeviceMallocsPerRun, rep.AllocatorAllocsPerRun)
 	tw.Flush()

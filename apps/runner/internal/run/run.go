@@ -48,6 +48,11 @@ type Config struct {
 	// Tight reserves the tight plan (engine.RuntimeOptions.Tight): kernels whose workspace is a
 	// cap get what the device says they need instead.
 	Tight bool
+	// OutputsOnDevice leaves every output in device memory where the kernels wrote it
+	// (engine.RuntimeOptions.DeviceOutputs): a run copies nothing back, as a framework's forward
+	// pass returns tensors still on the GPU. Benchmarks use it to time the same work; on a
+	// host-visible device (cpu) outputs alias the arena either way.
+	OutputsOnDevice bool
 	// Registry overrides the CPU kernels (benchmarks use it to time the executor alone).
 	Registry *kernels.Registry
 	// Observe, if not nil, sees the allocator's statistics when the runner is closed, with
@@ -152,7 +157,13 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	for _, spec := range specs {
 		rep := &Replica{}
 		r.Replicas = append(r.Replicas, rep) // Close releases what it holds if the rest fails
-		if err := rep.load(ctx, r.Model, runtimeOptions(r.Envelope, cfg), spec, cfg); err != nil {
+		opts := runtimeOptions(r.Envelope, cfg)
+		if cfg.OutputsOnDevice {
+			for _, v := range r.Model.Outputs {
+				opts.DeviceOutputs = append(opts.DeviceOutputs, v.Name)
+			}
+		}
+		if err := rep.load(ctx, r.Model, opts, spec, cfg); err != nil {
 			if len(specs) > 1 {
 				err = fmt.Errorf("%s: %w", spec, err)
 			}

@@ -98,3 +98,20 @@ func TestParseDevices(t *testing.T) {
 		require.ErrorAs(t, err, &ue, bad)
 	}
 }
+
+// TestOutputsOnDevice: with Config.OutputsOnDevice a benchmark's runs copy nothing back from the
+// simulated discrete device, and the reservation is the one made without it (the outputs live in
+// the arena either way).
+func TestOutputsOnDevice(t *testing.T) {
+	cfg := Config{Seed: 7, Device: "sim"}
+	host := load(t, cfg)
+	cfg.OutputsOnDevice = true
+	dev := load(t, cfg)
+	require.Equal(t, host.Reservation, dev.Reservation)
+	for _, r := range []*Runner{host, dev} {
+		_, err := r.Bench(context.Background(), BenchConfig{Warmup: 1, Runs: 4})
+		require.NoError(t, err)
+	}
+	require.Positive(t, host.Stats().Engine.Downloads, "outputs copied back")
+	require.Zero(t, dev.Stats().Engine.Downloads, "outputs left on the device")
+}
