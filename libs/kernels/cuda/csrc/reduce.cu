@@ -2,10 +2,15 @@
 // ReduceL1, ReduceL2, ReduceLogSumExp, ArgMax, ArgMin. Every output element accumulates in double
 // over its reduced sub-tensor, as the CPU kernels do.
 //
-// Two modes: with RED_ROWS the reduced elements of an output are contiguous (the reduced dims
-// are innermost) and one block reduces each output; otherwise one thread walks each output's
-// reduced sub-tensor through its own strided layout (coalesced across threads when the kept
-// innermost dim is contiguous).
+// Three modes (mode, chosen by reduce.go):
+//   1 (rows): the reduced elements of an output are contiguous (the reduced dims are innermost)
+//     and one block reduces each output;
+//   2 (columns): one reduced dim, strided, as a mean over the sequence of [B, H, S, D] is: a block
+//     takes 32 consecutive outputs (threadIdx.x, coalesced when the kept innermost dim is
+//     contiguous) and splits the reduced dim over threadIdx.y, then combines through shared
+//     memory, so a few outputs over a long dim still fill the device (not for ArgMax/ArgMin or
+//     ReduceLogSumExp);
+//   0: one thread walks each output's reduced sub-tensor through its own strided layout.
 #include "common.cuh"
 
 using namespace carve;
@@ -154,6 +159,24 @@ __device__ __forceinline__ void reduce(void* outp, const T* x, i64 nOut, i64 cou
       acc = block_comb(op == R_MEAN || op == R_LSE || op == R_SUMSQ || op == R_L2 || op == R_L1 ? R_SUM : op, acc,
                        scratch);
       if (threadIdx.x == 0) finish<T>(op, (T*)outp, o, acc, lse, count);
+    }
+    return;
+  }
+  if (mode == 2) {
+    __shared__ double part[32][33];
+    const i64 o = (i64)blockIdx.x * 32 + threadIdx.x;
+    const i64 rs = R.st[0][0];
+    double acc = init(op);
+    if (o < nOut) {
+      i64 base, u1, u2;
+      K.offsets(o, base, u1, u2);
+      for (i64 k = threadIdx.y; k < count; k += blockDim.y) acc = step(op, acc, ldd(x[base + k * rs]), 0);
+    }
+    part[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && o < nOut) {
+      for (int j = 1; j < (int)blockDim.y; j++) acc = combine(op, acc, part[j][threadIdx.x]);
+      finish<T>(op, (T*)outp, o, acc, 0, count);
     }
     return;
   }
