@@ -92,7 +92,8 @@ func cudaFaultDevice(ops alloc.FaultOp, maxFailures int64) faultDevice {
 // the fallback policy's dynamic workspaces) and of its launches (a node's kernels, and with
 // the graphs workload the graphs' replays and the launches captured into them); each failure
 // is a clean error, the session works again after a one-off failure, and the allocator holds
-// nothing after close, with no goroutine left. The samples keep the test to about a minute.
+// nothing after close, with no goroutine left. Copies, events and launches are sampled to keep
+// the test short: each takes a fresh device and a whole workload.
 func TestCUDAFaultInjection(t *testing.T) {
 	keep, err := cuda.Open(kernels.OpenOptions{}) // keeps the primary context alive between the sweep's devices
 	require.NoError(t, err)
