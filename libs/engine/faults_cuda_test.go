@@ -48,31 +48,21 @@ func TestCUDAReservationExceedsFreeMemory(t *testing.T) {
 	require.Zero(t, st.BytesInUse)
 }
 
-// faultCUDA is the CUDA backend over a fault-injecting wrapper of its device: the allocator's
-// mallocs, the streams and events go through the wrapper, and the backend's copies (made with
-// the driver, around the Device interface) are counted and failed through Faults.Inject.
+// faultCUDA is the CUDA backend over a fault-injecting wrapper of its device. What the engine
+// and the allocator ask of the device (mallocs, streams, the allocator's events, graph
+// captures and launches) goes through the wrapper; what the backend does with the driver around
+// the Device interface is counted and failed through the wrapper's Faults too: its copies and
+// its staging buffers' events by the backend itself (cuda.Backend.InjectFaults), and its
+// kernels' launches, one a node, by its registry wrapped with launchFaults.
 type faultCUDA struct {
 	kernels.Backend
 	dev alloc.Device
-	f   *alloc.Faults
+	reg *kernels.Registry
 }
 
-func (b *faultCUDA) Device() alloc.Device { return b.dev }
-func (b *faultCUDA) Close() error         { return nil } // the sweep closes the backend itself
-
-func (b *faultCUDA) CopyIn(p alloc.Ptr, src []byte, s alloc.Stream) error {
-	if err := b.f.Inject(alloc.FaultCopy, fmt.Sprintf("%s: copy %d bytes in", b.Name(), len(src))); err != nil {
-		return err
-	}
-	return b.Backend.CopyIn(p, src, s)
-}
-
-func (b *faultCUDA) CopyOut(dst []byte, p alloc.Ptr, s alloc.Stream) error {
-	if err := b.f.Inject(alloc.FaultCopy, fmt.Sprintf("%s: copy %d bytes out", b.Name(), len(dst))); err != nil {
-		return err
-	}
-	return b.Backend.CopyOut(dst, p, s)
-}
+func (b *faultCUDA) Device() alloc.Device        { return b.dev }
+func (b *faultCUDA) Registry() *kernels.Registry { return b.reg }
+func (b *faultCUDA) Close() error                { return nil } // the sweep closes the backend itself
 
 // closingDevice is a backend's device whose Close closes the backend.
 type closingDevice struct {
@@ -82,27 +72,42 @@ type closingDevice struct {
 
 func (d closingDevice) Close() error { return d.close() }
 
-func cudaFaultDevice(name string, ops alloc.FaultOp, maxFailures int64) faultDevice {
-	return faultDevice{name: name, ops: ops, failed: []alloc.FaultOp{ops}, maxFailures: maxFailures, sharedMemory: true,
+// cudaFaultDevice sweeps the calls of kind ops, sampled as maxFailures says (0: every one).
+func cudaFaultDevice(ops alloc.FaultOp, maxFailures int64) faultDevice {
+	return faultDevice{name: "cuda " + ops.String(), ops: ops, failed: []alloc.FaultOp{ops}, maxFailures: maxFailures, sharedMemory: true,
 		open: func(t *testing.T) (alloc.Device, func(alloc.Device, *alloc.Faults) (kernels.Backend, error)) {
 			be, err := cuda.Open(kernels.OpenOptions{})
 			require.NoError(t, err)
 			return closingDevice{Device: be.Device(), close: be.Close}, func(d alloc.Device, f *alloc.Faults) (kernels.Backend, error) {
-				return &faultCUDA{Backend: be, dev: d, f: f}, nil
+				be.(*cuda.Backend).InjectFaults(f)
+				reg, err := launchFaults(be, f)
+				return &faultCUDA{Backend: be, dev: d, reg: reg}, err
 			}
 		}}
 }
 
 // TestCUDAFaultInjection is TestFaultInjectionSweep on the GPU: every device malloc of the
-// workload (load, reservation, runs, close) fails in turn, and a sample of its copies; each
-// failure is a clean error, the session works again after a one-off failure, and the allocator
-// holds nothing after close, with no goroutine left.
+// workload (load, reservation, runs, close) fails in turn, and a sample of its copies, of its
+// events (the backend's staging events, one recorded a copy, and the allocator's, which order
+// the fallback policy's dynamic workspaces) and of its launches (a node's kernels, and with
+// the graphs workload the graphs' replays and the launches captured into them); each failure
+// is a clean error, the session works again after a one-off failure, and the allocator holds
+// nothing after close, with no goroutine left. Copies, events and launches are sampled to keep
+// the test short: each takes a fresh device and a whole workload.
 func TestCUDAFaultInjection(t *testing.T) {
 	keep, err := cuda.Open(kernels.OpenOptions{}) // keeps the primary context alive between the sweep's devices
 	require.NoError(t, err)
 	defer keep.Close()
-	t.Run("malloc", func(t *testing.T) { faultSweep(t, cudaFaultDevice("cuda malloc", alloc.FaultMalloc, 0)) })
-	t.Run("copy", func(t *testing.T) { faultSweep(t, cudaFaultDevice("cuda copy", alloc.FaultCopy, 12)) })
+	launch := cudaFaultDevice(alloc.FaultLaunch, 16)
+	launch.graphs = true
+	for _, kind := range []faultDevice{
+		cudaFaultDevice(alloc.FaultMalloc, 0),
+		cudaFaultDevice(alloc.FaultCopy, 12),
+		cudaFaultDevice(alloc.FaultEvent, 16),
+		launch,
+	} {
+		t.Run(kind.ops.String(), func(t *testing.T) { faultSweep(t, kind) })
+	}
 }
 
 // brokenKernel wraps a CUDA kernel: once armed, its launches write to an illegal address (the

@@ -59,10 +59,13 @@ type faultDevice struct {
 	// sharedMemory: the device's memory is not the test's alone, so free memory is not
 	// checked against the total after close (the allocator's figures still are).
 	sharedMemory bool
+	// graphs adds a workload: the strict one with RuntimeOptions.Graphs, whose programs'
+	// kernels are captured at their first run and replayed (LaunchGraph) at every run.
+	graphs bool
 }
 
 var (
-	cpuFaultDevice = faultDevice{name: "cpu", failed: []alloc.FaultOp{alloc.FaultMalloc, alloc.FaultStream, alloc.FaultLaunch},
+	cpuFaultDevice = faultDevice{name: "cpu", failed: []alloc.FaultOp{alloc.FaultMalloc, alloc.FaultStream, alloc.FaultLaunch}, graphs: true,
 		open: func(t *testing.T) (alloc.Device, func(alloc.Device, *alloc.Faults) (kernels.Backend, error)) {
 			dev, err := alloc.NewCPU(alloc.CPUConfig{Memory: 1 << 30})
 			require.NoError(t, err)
@@ -72,9 +75,69 @@ var (
 		open: func(t *testing.T) (alloc.Device, func(alloc.Device, *alloc.Faults) (kernels.Backend, error)) {
 			dev, mem, err := alloc.NewSim(alloc.SimConfig{Memory: 1 << 30})
 			require.NoError(t, err)
-			return dev, func(d alloc.Device, _ *alloc.Faults) (kernels.Backend, error) { return sim.NewBackend(d, mem, 2) }
+			return dev, func(d alloc.Device, f *alloc.Faults) (kernels.Backend, error) {
+				be, err := sim.NewBackend(d, mem, 2)
+				if err != nil {
+					return nil, err
+				}
+				reg, err := launchFaults(be, f)
+				return registryBackend{Backend: be, reg: reg}, err
+			}
 		}}
 )
+
+// launchFaults is be's registry with every kernel instance's Run counted, and failed, through
+// f as a launch (alloc.FaultLaunch) before it queues anything: one call a node a run. It is how
+// the sweep reaches the launches of a backend whose kernels launch around the Device (the CUDA
+// kernels call the driver); the sim sweep uses it too, so that it is tested without a GPU (a
+// sim kernel's launch is counted twice there: at its Run and at the device's LaunchKernel).
+func launchFaults(be kernels.Backend, f *alloc.Faults) (*kernels.Registry, error) {
+	reg := kernels.NewRegistry()
+	for _, op := range be.Registry().Ops(be.Target().Backend) {
+		k, err := be.Registry().Lookup(be.Target().Backend, op.Op)
+		if err != nil {
+			return nil, err
+		}
+		if err := reg.Register(launchFaultKernel{Kernel: k, f: f}); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+type launchFaultKernel struct {
+	kernels.Kernel
+	f *alloc.Faults
+}
+
+type launchFaultInstance struct {
+	kernels.Instance
+	f    *alloc.Faults
+	what string
+}
+
+func (k launchFaultKernel) Select(n *kernels.Node, d kernels.Target) (kernels.Instance, error) {
+	inst, err := k.Kernel.Select(n, d)
+	if err != nil {
+		return nil, err
+	}
+	return launchFaultInstance{Instance: inst, f: k.f, what: n.Name + ": launch"}, nil
+}
+
+func (i launchFaultInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream) error {
+	if err := i.f.Inject(alloc.FaultLaunch, i.what); err != nil {
+		return err
+	}
+	return i.Instance.Run(in, out, ws, s)
+}
+
+// registryBackend is a backend with another registry (the engine's kernels by default).
+type registryBackend struct {
+	kernels.Backend
+	reg *kernels.Registry
+}
+
+func (b registryBackend) Registry() *kernels.Registry { return b.reg }
 
 func (w *faultWorkload) run(t *testing.T, dev alloc.Device, newBackend func(alloc.Device) (kernels.Backend, error)) (res faultResult) {
 	fail := func(err error) bool {
@@ -166,13 +229,16 @@ func (w *faultWorkload) run(t *testing.T, dev alloc.Device, newBackend func(allo
 // failed must leave its session usable; and afterwards the allocator holds no bytes,
 // reservations or segments, the device's memory is all free, and no goroutine is left behind.
 // The workloads: the GPT-2 fixture over its bindings' envelope (strict policy: every workspace
-// planned), and at one binding with workspaces larger than planned (fallback policy: dynamic
-// workspaces from the allocator, freed in stream order through events).
+// planned), at one binding with workspaces larger than planned (fallback policy: dynamic
+// workspaces from the allocator, freed in stream order through events), and, on devices that
+// ask for it (the CPU's, CUDA's launch sweep), the strict one with RuntimeOptions.Graphs (each
+// program captured at its first run, failed launches inside the capture included, and replayed).
 func TestFaultInjectionSweep(t *testing.T) { faultSweep(t, cpuFaultDevice) }
 
 // TestFaultInjectionSweepSim is the sweep on the simulated discrete device: the weights'
-// uploads, each run's input and output copies and its kernel launches (through the device's
-// LaunchKernel) are counted and failed too.
+// uploads, each run's input and output copies and its kernel launches (at the device's
+// LaunchKernel, and at each instance's Run through launchFaults, as the CUDA sweep counts them)
+// are counted and failed too.
 func TestFaultInjectionSweepSim(t *testing.T) { faultSweep(t, simFaultDevice) }
 
 func faultSweep(t *testing.T, kind faultDevice) {
@@ -203,7 +269,13 @@ func faultSweep(t *testing.T, kind faultDevice) {
 				}
 			}},
 	}
-	for _, name := range []string{"strict", "fallback"} {
+	names := []string{"strict", "fallback"}
+	if kind.graphs {
+		workloads["graphs"] = &faultWorkload{m: m, env: envelopeOf(fx), inputs: inputs,
+			opts: RuntimeOptions{Options: Options{Workers: 2}, Graphs: true}}
+		names = append(names, "graphs")
+	}
+	for _, name := range names {
 		w := workloads[name]
 		// A run without failures records the outputs and counts the calls; it also starts the
 		// CPU kernels' worker pool, which lives as long as the process.

@@ -30,6 +30,8 @@ type Backend struct {
 	staging map[alloc.Stream]*staging
 	closed  bool
 
+	faults *alloc.Faults // set by InjectFaults before first use; nil: no calls are counted
+
 	uploads, uploadBytes, downloads, downloadBytes atomic.Int64
 }
 
@@ -111,6 +113,10 @@ func (b *Backend) stagingFor(s alloc.Stream) (*staging, error) {
 			return nil, err
 		}
 		st.bufs[i] = buf
+		if err := b.fault(alloc.FaultEvent, "new staging event"); err != nil {
+			b.freeStaging(st)
+			return nil, err
+		}
 		if st.done[i], err = b.dev.NewEvent(); err != nil {
 			b.freeStaging(st)
 			return nil, err
@@ -134,16 +140,35 @@ func (b *Backend) freeStaging(st *staging) error {
 }
 
 // take returns the next staging buffer once the device is done with its previous use.
-func (st *staging) take(dev *acuda.Device) (int, error) {
+func (st *staging) take(b *Backend) (int, error) {
 	i := st.next
 	st.next = 1 - i
 	if st.inUse[i] {
-		if err := dev.SynchronizeEvent(st.done[i]); err != nil {
+		if err := b.fault(alloc.FaultSync, "synchronize staging event"); err != nil {
+			return 0, err
+		}
+		if err := b.dev.SynchronizeEvent(st.done[i]); err != nil {
 			return 0, err
 		}
 		st.inUse[i] = false
 	}
 	return i, nil
+}
+
+// recordStaging marks, with its event, the end of the copy just queued on s through staging
+// buffer i. If the event cannot be recorded, nothing would say when the device is done with the
+// buffer, so the stream is waited for instead: the next copy through the buffer must not
+// overwrite bytes the device has yet to read.
+func (b *Backend) recordStaging(st *staging, i int, s alloc.Stream) error {
+	err := b.fault(alloc.FaultEvent, "record staging event")
+	if err == nil {
+		err = b.dev.RecordEvent(st.done[i], s)
+	}
+	if err != nil {
+		return errors.Join(err, b.dev.SynchronizeStream(s))
+	}
+	st.inUse[i] = true
+	return nil
 }
 
 // CopyIn queues a copy of src to dst on s through pinned staging buffers: src is copied into a
@@ -162,18 +187,20 @@ func (b *Backend) CopyIn(dst alloc.Ptr, src []byte, s alloc.Stream) error {
 	defer st.mu.Unlock()
 	for off := 0; off < len(src); off += stagingChunk {
 		n := min(stagingChunk, len(src)-off)
-		i, err := st.take(b.dev)
+		i, err := st.take(b)
 		if err != nil {
 			return err
 		}
 		copy(st.bufs[i], src[off:off+n])
+		if err := b.fault(alloc.FaultCopy, "copy in"); err != nil {
+			return err
+		}
 		if err := b.dev.CopyToDeviceAsync(dst.Add(int64(off)), st.bufs[i][:n], s); err != nil {
 			return err
 		}
-		if err := b.dev.RecordEvent(st.done[i], s); err != nil {
+		if err := b.recordStaging(st, i, s); err != nil {
 			return err
 		}
-		st.inUse[i] = true
 	}
 	b.uploads.Add(1)
 	b.uploadBytes.Add(int64(len(src)))
@@ -210,17 +237,19 @@ func (b *Backend) CopyOut(dst []byte, src alloc.Ptr, s alloc.Stream) error {
 	}
 	for off := 0; off < len(dst); off += stagingChunk {
 		n := min(stagingChunk, len(dst)-off)
-		i, err := st.take(b.dev)
+		i, err := st.take(b)
 		if err != nil {
+			return err
+		}
+		if err := b.fault(alloc.FaultCopy, "copy out"); err != nil {
 			return err
 		}
 		if err := b.dev.CopyToHostAsync(st.bufs[i][:n], src.Add(int64(off)), s); err != nil {
 			return err
 		}
-		if err := b.dev.RecordEvent(st.done[i], s); err != nil {
+		if err := b.recordStaging(st, i, s); err != nil {
 			return err
 		}
-		st.inUse[i] = true
 		if err := drain(); err != nil {
 			return err
 		}
@@ -244,13 +273,37 @@ func (b *Backend) CopyRows(dst alloc.Ptr, dstPitch int64, src alloc.Ptr, srcPitc
 	if (uint64(dst)|uint64(src)|uint64(dstPitch)|uint64(srcPitch)|uint64(width))%16 != 0 {
 		es, kernel = 1, "carve_copy_rows_1"
 	}
+	if err := b.fault(alloc.FaultLaunch, "launch copy rows"); err != nil {
+		return err
+	}
 	return launch(s, kernel, grid1(rows*width/es, 1, b.target), block1, 0,
 		PtrArg(dst), Int64Arg(dstPitch/es), PtrArg(src), Int64Arg(srcPitch/es), Int64Arg(width/es), Int64Arg(rows))
 }
 
 // Stall queues one kernel on s that waits d on the device (kernels.Staller).
 func (b *Backend) Stall(s alloc.Stream, d time.Duration) error {
+	if err := b.fault(alloc.FaultLaunch, "launch carve_stall"); err != nil {
+		return err
+	}
 	return launch(s, "carve_stall", Dim3{X: 1}, Dim3{X: 1}, 0, Int64Arg(d.Nanoseconds()))
+}
+
+// InjectFaults has the backend count, and fail, through f (alloc.Faults.Inject) the calls it
+// makes to the driver around its Device, which a Device wrapped by alloc.InjectFaults does not
+// see: its staging buffers' events (created, recorded: alloc.FaultEvent; waited for:
+// alloc.FaultSync), the host copies through them (alloc.FaultCopy, one a chunk), and the
+// launches of CopyRows and Stall (alloc.FaultLaunch). The kernels' own launches are made by
+// their instances, not the backend: a test wraps the registry to count them. InjectFaults is
+// for fault-injection tests and must be called before the backend is first used.
+func (b *Backend) InjectFaults(f *alloc.Faults) { b.faults = f }
+
+// fault counts a call of kind op made around the Device, and fails it as InjectFaults's Faults
+// says; without them it is nil. what is a constant, so that counting allocates nothing.
+func (b *Backend) fault(op alloc.FaultOp, what string) error {
+	if b.faults == nil {
+		return nil
+	}
+	return b.faults.Inject(op, b.Name()+": "+what)
 }
 
 // Counters reports the copies so far.
