@@ -23,7 +23,7 @@ func benchCommand(env Env) *cli.Command {
 		&cli.StringFlag{Name: "samples", Usage: "write memory samples to `FILE.csv` during the timed runs, every --sample-every: " +
 			"the allocator's segment, allocated and arena bytes, the device's mallocs and free memory, the Go heap"},
 		&cli.DurationFlag{Name: "sample-every", Value: 5 * time.Second, Usage: "`D` between --samples rows"},
-		&cli.StringFlag{Name: "outputs", Value: "host", Usage: "where each run leaves its outputs: `host` (copied back, as runner run does) or " +
+		&cli.StringFlag{Name: "outputs", Value: "host", Usage: "`WHERE` each run leaves its outputs: host (copied back, as runner run does) or " +
 			"device (left in device memory, as a framework's forward pass leaves its tensors on the GPU; nothing is copied back)"},
 		&cli.IntFlag{Name: "profile", Usage: "then run `N` more times on one session with each kernel timed on the device (CUDA) and print a run's device time by op category"},
 	)
