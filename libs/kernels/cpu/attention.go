@@ -172,6 +172,7 @@ type attnCore struct {
 	tactic               string
 	chunks               int
 	slots                int
+	participants         int // slots worth waking (attnParticipants): at most slots
 	slotFloats           int // per-slot scratch (see attnSlotFloats)
 	scale                float32
 	filter               float32 // mask_filter_value, added to masked scores
@@ -441,14 +442,14 @@ func (c *attnCore) execute(r *attnRun, ws wsParts) {
 	r.scratch = kernels.ViewAs[float32](ws.bytes(0))
 	if c.tactic == "full" {
 		tasks := c.b * c.nq * ((c.s + attnRowBlock - 1) / attnRowBlock)
-		par.For(tasks, 1, c.slots, r)
+		par.For(tasks, 1, c.participants, r)
 		return
 	}
 	r.po, r.pm, r.pl = kernels.ViewAs[float32](ws.bytes(1)), kernels.ViewAs[float32](ws.bytes(2)), kernels.ViewAs[float32](ws.bytes(3))
 	r.pass = 0
-	par.For(c.b*c.nq*c.chunks, 1, c.slots, r)
+	par.For(c.b*c.nq*c.chunks, 1, c.participants, r)
 	r.pass = 1
-	par.For(c.b*c.nq*c.s, 16, c.slots, r)
+	par.For(c.b*c.nq*c.s, 16, c.participants, r)
 }
 
 // setTactic fixes the tactic, slot count and per-slot scratch from the key capacity.
@@ -462,6 +463,7 @@ func (c *attnCore) setTactic(workers int) {
 		c.slotFloats = int(attnSlotFloats(int64(c.s), splitKVChunk, int64(c.d), int64(c.dv)))
 	}
 	c.slots = max(min(workers, tasks), 1)
+	c.participants = attnParticipants(c.slots, c.b, c.nq, c.s, c.t, c.d, c.dv)
 }
 
 // checkBias validates an attention_bias of shape [B or 1, N or 1, S, T] and sets its strides.

@@ -46,6 +46,7 @@ type onnxAttention struct {
 	maskSB, maskSH, maskS int         // the mask's strides for batch, head and query row (0: broadcast)
 	presentK, presentV    bool
 	blk, tasks, slots     int
+	participants          int // slots worth waking (attnParticipants): at most slots
 }
 
 const (
@@ -221,6 +222,7 @@ func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 		}
 		a.tasks = a.b * a.hq * ((a.s + blockRows - 1) / blockRows)
 		a.slots = max(min(d.Workers, a.tasks), 1)
+		a.participants = attnParticipants(a.slots, a.b, a.hq, a.s, a.t, a.d, a.dv)
 		return plan{tactic: "flash", parts: parts, r: a}, nil
 	}
 	parts, err := attn23Parts(g, int64(d.Workers))
@@ -229,6 +231,7 @@ func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 	}
 	a.tasks = a.b * a.hq * ((a.s + flashRowBlock - 1) / flashRowBlock)
 	a.slots = max(min(d.Workers, a.tasks), 1)
+	a.participants = attnParticipants(a.slots, a.b, a.hq, a.s, a.t, a.d, a.dv)
 	a.blk = max(min(a.t, flashBlock), 1)
 	return plan{tactic: "flash", parts: parts, r: a}, nil
 }
@@ -287,7 +290,7 @@ func (a *onnxAttention) run(in, out []kernels.Tensor, ws wsParts) error {
 	if a.half {
 		r.acc, r.conv = kernels.ViewAs[float32](ws.bytes(1)), kernels.ViewAs[float32](ws.bytes(2))
 	}
-	par.For(a.tasks, 1, a.slots, r)
+	par.For(a.tasks, 1, a.participants, r)
 	if a.presentK || a.presentV {
 		if a.half {
 			writePresents[uint16](r, out)

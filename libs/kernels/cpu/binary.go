@@ -94,7 +94,7 @@ func selectBinary(op binOp) func(n *kernels.Node, d kernels.Target) (plan, error
 func (b *binary) run(in, out []kernels.Tensor, _ wsParts) error {
 	p := &b.p
 	if p.total > 0 {
-		runRanges(b, in, out, p.total/p.inner(), p.inner(), b.workers)
+		runRanges(b, in, out, p.total/p.inner(), p.inner(), weightPlain, b.workers)
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Ta
 func (a *biasAct) run(in, out []kernels.Tensor, _ wsParts) error {
 	if a.dt == graph.Float32 {
 		n := numel(in[0].Shape)
-		runRanges(a, in, out, n/max(a.h, 1), a.h, a.workers)
+		runRanges(a, in, out, n/max(a.h, 1), a.h, weightTranscendental, a.workers)
 	} else {
 		biasActRun[uint16](a, in, out)
 	}

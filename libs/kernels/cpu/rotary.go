@@ -199,7 +199,7 @@ func (r *rotary) run(in, out []kernels.Tensor, _ wsParts) error {
 			}
 		}
 	}
-	runRanges(r, in, out, r.b*r.s, r.n*r.d, r.workers)
+	runRanges(r, in, out, r.b*r.s, r.n*r.d, weightRow, r.workers)
 	return nil
 }
 

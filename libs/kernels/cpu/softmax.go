@@ -56,7 +56,7 @@ func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Target) (plan, erro
 }
 
 func (s *softmax) run(in, out []kernels.Tensor, _ wsParts) error {
-	runRanges(s, in, out, s.outer, s.dim*s.inner, s.workers)
+	runRanges(s, in, out, s.outer, s.dim*s.inner, weightTranscendental, s.workers)
 	return nil
 }
 

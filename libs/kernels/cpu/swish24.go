@@ -68,7 +68,7 @@ func (s *onnxSwish) run(in, out []kernels.Tensor, _ wsParts) error {
 		return nil
 	}
 	n := len(in[0].Float32s())
-	runRanges(s, in, out, (n+parGrainElems-1)/parGrainElems, parGrainElems, s.workers)
+	runRanges(s, in, out, (n+parGrainElems-1)/parGrainElems, parGrainElems, weightPlain, s.workers)
 	return nil
 }
 

@@ -219,7 +219,7 @@ func (u *unary) run(in, out []kernels.Tensor, _ wsParts) error {
 		xs, zs := x.Float32s(), z.Float32s()
 		zs = zs[:len(xs)]
 		if hasF32(u.op) { // in parallel when large
-			runRanges(u, in, out, (len(xs)+parGrainElems-1)/parGrainElems, parGrainElems, u.workers)
+			runRanges(u, in, out, (len(xs)+parGrainElems-1)/parGrainElems, parGrainElems, weightPlain, u.workers)
 			return nil
 		}
 		if !unaryF32(u.op, zs, xs, float32(a)) {

@@ -279,7 +279,7 @@ func selectWhere(n *kernels.Node, d kernels.Target) (plan, error) {
 
 func (w *where) run(in, out []kernels.Tensor, _ wsParts) error {
 	if p := &w.p; p.total > 0 {
-		runRanges(w, in, out, p.total/p.inner(), p.inner(), w.workers)
+		runRanges(w, in, out, p.total/p.inner(), p.inner(), weightPlain, w.workers)
 	}
 	return nil
 }
