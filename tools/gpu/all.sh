@@ -3,7 +3,8 @@
 # from the repository root of the checkout the device tool sent, with the folder tools/gpu/build.sh
 # filled (TOOLS=apps/runner) carried as .gpu:
 #   bash .gpu/all.sh [STEPS]      STEPS: any of suite replicas generate decode graphs qwen ortbench
-#                                 gpt2 (default: all of them)
+#                                 gpt2 (default: all of them), attnbench (the prefill attention
+#                                 kernel alone, TFLOP/s)
 #                                 and soak (not in the default: tools/gpu/soak.sh for SOAK_S
 #                                 seconds, default 540, which one 600-second device call holds),
 #                                 or soak+cpu: the soak pinned to the last 4 cores while ortbench
@@ -43,6 +44,11 @@ fi
 if has suite; then
   echo "== suite: every cuda test binary"
   OUT=$L BENCH= timeout 240 bash .gpu/run.sh 2>&1 | grep -Ev '^\s+\|' | tee "$OUT/suite.txt" | grep -E '^(libs_|run.sh)'
+fi
+if has attnbench; then
+  echo "== attnbench: the ONNX Attention prefill kernel alone (bf16, 12 q / 2 kv heads, D 128), TFLOP/s"
+  OUT=$L/attn RUN='^TestONNXAttentionFLOPS$' CARVE_BENCH=1 BENCH= timeout 120 bash .gpu/run.sh > /dev/null 2>&1
+  grep -h 'BENCH' "$L"/attn/libs_kernels_cuda.log | sed 's/^ *//' | tee "$OUT/attnbench.txt"
 fi
 if has replicas; then
   echo "== replicas: qwen2 fixture, --graph, 2 sessions per device"
