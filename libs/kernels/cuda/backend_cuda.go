@@ -191,7 +191,7 @@ func (b *Backend) CopyIn(dst alloc.Ptr, src []byte, s alloc.Stream) error {
 		if err != nil {
 			return err
 		}
-		copy(st.bufs[i], src[off:off+n])
+		hostCopy(st.bufs[i], src[off:off+n])
 		if err := b.fault(alloc.FaultCopy, "copy in"); err != nil {
 			return err
 		}
@@ -231,7 +231,7 @@ func (b *Backend) CopyOut(dst []byte, src alloc.Ptr, s alloc.Stream) error {
 			return err
 		}
 		st.inUse[pending] = false
-		copy(dst[pendingOff:pendingOff+pendingN], st.bufs[pending][:pendingN])
+		hostCopy(dst[pendingOff:pendingOff+pendingN], st.bufs[pending][:pendingN])
 		pending = -1
 		return nil
 	}
