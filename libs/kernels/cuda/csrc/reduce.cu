@@ -118,7 +118,7 @@ __device__ __forceinline__ void reduce(void* outp, const T* x, i64 nOut, i64 cou
   __shared__ double scratch[32];
   __shared__ i64 iscratch[32];
   const bool arg = op == R_ARGMAX || op == R_ARGMIN;
-  if (mode) {  // one block per output, reduced elements contiguous
+  if (mode == 1) {  // one block per output, reduced elements contiguous
     for (i64 o = blockIdx.x; o < nOut; o += gridDim.x) {
       i64 base, u1, u2;
       K.offsets(o, base, u1, u2);
