@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"carve.dev/libs/alloc/park"
 )
 
 // DefaultCPUMemory is a CPUDevice's total memory when CPUConfig.Memory is zero.
@@ -233,14 +236,16 @@ func waitAll(marks []streamMark) {
 // NewStream starts a stream goroutine.
 func (d *CPUDevice) NewStream() (Stream, error) {
 	d.count(callNewStream)
+	// The stream's goroutine and a caller waiting for it may both block a thread (see
+	// cpuStream); runStream releases them.
+	park.Reserve(2)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
+		park.Release(2)
 		return 0, errClosed
 	}
 	s := &cpuStream{id: Stream(d.handle())}
-	s.work.L = &s.mu
-	s.progress.L = &s.mu
 	d.streams[s.id] = s
 	d.workers.Add(1)
 	go d.runStream(s)
@@ -592,6 +597,7 @@ func (d *CPUDevice) eventLocked(h Event) (*cpuEvent, error) {
 // runStream is s's goroutine: it runs queued funcs in order until s is closed and drained.
 func (d *CPUDevice) runStream(s *cpuStream) {
 	defer d.workers.Done()
+	defer park.Release(2)
 	for {
 		fn, ok := s.next()
 		if !ok {
@@ -617,30 +623,36 @@ func (d *CPUDevice) run(fn func()) {
 }
 
 // cpuStream is one stream's queue and progress counter.
+//
+// Its goroutine and the callers waiting for it wait through park.Event's Await rather than a
+// condition variable, and its lock is spun on, not parked on: a run of a model launches and
+// waits on a stream many times, and every Go blocking wait takes a sudog from a per-processor
+// cache that, with many processors, the runtime refills by allocating now and then (see package
+// park).
 type cpuStream struct {
 	id Stream
 
-	mu       sync.Mutex
-	work     sync.Cond // signalled when the queue gains work or the stream closes
-	progress sync.Cond // broadcast when an op finishes
+	mu       spinLock
 	queue    []func()
 	head     int           // queue[head:] is pending
 	enqueued uint64        // ops ever queued
-	done     atomic.Uint64 // ops finished; written with mu held, read without
+	done     atomic.Uint64 // ops finished; written by the stream's goroutine, read without mu
 	closed   bool
+	work     park.Event // moves when the queue gains work or the stream closes
+	progress park.Event // moves when an op finishes
 
 	capture *cpuCapture // guarded by the device's mu
 }
 
 // tail is the sequence number of the last op queued so far.
 func (s *cpuStream) tail() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.lock()
+	defer s.mu.unlock()
 	return s.enqueued
 }
 
 func (s *cpuStream) enqueue(fn func()) {
-	s.mu.Lock()
+	s.mu.lock()
 	if s.head > 0 && s.head >= len(s.queue)/2 {
 		n := copy(s.queue, s.queue[s.head:])
 		clear(s.queue[n:])
@@ -649,50 +661,54 @@ func (s *cpuStream) enqueue(fn func()) {
 	}
 	s.queue = append(s.queue, fn)
 	s.enqueued++
-	s.work.Signal()
-	s.mu.Unlock()
+	s.mu.unlock()
+	s.work.Notify()
 }
 
 func (s *cpuStream) next() (func(), bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for s.head == len(s.queue) && !s.closed {
-		s.work.Wait()
-	}
-	if s.head == len(s.queue) {
-		return nil, false
-	}
-	fn := s.queue[s.head]
-	s.queue[s.head] = nil
-	s.head++
-	return fn, true
+	var fn func()
+	var ok bool
+	s.work.Await(func() bool {
+		s.mu.lock()
+		defer s.mu.unlock()
+		if s.head < len(s.queue) {
+			fn, ok = s.queue[s.head], true
+			s.queue[s.head] = nil
+			s.head++
+		}
+		return ok || s.closed
+	})
+	return fn, ok
 }
 
 func (s *cpuStream) finish() {
-	s.mu.Lock()
 	s.done.Add(1)
-	s.progress.Broadcast()
-	s.mu.Unlock()
+	s.progress.Notify()
 }
 
 func (s *cpuStream) close() {
-	s.mu.Lock()
+	s.mu.lock()
 	s.closed = true
-	s.work.Signal()
-	s.mu.Unlock()
+	s.mu.unlock()
+	s.work.Notify()
 }
 
 // waitFor blocks until the first seq ops of s have finished.
 func (s *cpuStream) waitFor(seq uint64) {
-	if s.done.Load() >= seq {
-		return
-	}
-	s.mu.Lock()
-	for s.done.Load() < seq {
-		s.progress.Wait()
-	}
-	s.mu.Unlock()
+	s.progress.Await(func() bool { return s.done.Load() >= seq })
 }
+
+// spinLock is a mutex that is spun on, yielding, rather than parked on, so that it takes no
+// sudog (see cpuStream). It guards a few words at a time.
+type spinLock struct{ locked atomic.Bool }
+
+func (l *spinLock) lock() {
+	for !l.locked.CompareAndSwap(false, true) {
+		runtime.Gosched()
+	}
+}
+
+func (l *spinLock) unlock() { l.locked.Store(false) }
 
 // cpuEvent is the stream position an event was last recorded at.
 type cpuEvent struct {
