@@ -32,7 +32,10 @@ type CPUConfig struct {
 //   - Each stream is a goroutine that runs the funcs queued on it (Launch) one at a time, in
 //     order, asynchronously to the caller. Work on different streams really runs concurrently,
 //     so a block reused on one stream while another stream still writes it is corrupted, just as
-//     on a GPU: stream-ordering bugs are reproducible here.
+//     on a GPU: stream-ordering bugs are reproducible here. A goroutine waiting for a stream
+//     (Synchronize*, Free) runs the stream's next funcs itself whenever the stream's goroutine
+//     is not running one, still one at a time and in order: a caller that launches a model's
+//     kernels and waits for them then seldom hands work from one thread to another.
 //   - Events complete when the work queued before their record has run; WaitEvent makes a
 //     stream's later work wait for one.
 //   - While a stream is captured, Launch records the func into the capture instead of queuing it;
@@ -246,7 +249,7 @@ func (d *CPUDevice) NewStream() (Stream, error) {
 		park.Release(2)
 		return 0, errClosed
 	}
-	s := &cpuStream{id: Stream(d.handle())}
+	s := &cpuStream{id: Stream(d.handle()), d: d}
 	d.streams[s.id] = s
 	d.workers.Add(1)
 	go d.runStream(s)
@@ -291,7 +294,8 @@ func (d *CPUDevice) SynchronizeStream(h Stream) error {
 	return d.faultErr()
 }
 
-// Launch queues fn on stream s; fn runs on s's goroutine after all work queued before it. While
+// Launch queues fn on stream s; fn runs after all work queued before it, on s's goroutine or on
+// one waiting for s. While
 // s is captured, fn is recorded into the capture instead. fn must not block on work queued
 // after it on the same stream, and must not call the device's waiting methods (Synchronize*,
 // Free) or an allocator over the device: they would wait for fn itself.
@@ -628,22 +632,29 @@ func (d *CPUDevice) run(fn func()) {
 
 // cpuStream is one stream's queue and progress counter.
 //
-// Its goroutine and the callers waiting for it wait through park.Event's Await rather than a
+// Whoever runs one of its funcs holds running from taking it off the queue until it has
+// finished: the stream's goroutine, or a goroutine waiting for the stream (waitFor), which takes
+// the stream's work over while the goroutine is not running it. So the funcs run one at a time,
+// in order.
+//
+// Its goroutine and the goroutines waiting for it wait through park.Event's Await rather than a
 // condition variable, and its lock is spun on, not parked on: a run of a model launches and
 // waits on a stream many times, and every Go blocking wait takes a sudog from a per-processor
 // cache that, with many processors, the runtime refills by allocating now and then (see package
 // park).
 type cpuStream struct {
 	id Stream
+	d  *CPUDevice // runs the funcs (a panic becomes the device's fault)
 
 	mu       spinLock
 	queue    []func()
 	head     int           // queue[head:] is pending
 	enqueued uint64        // ops ever queued
-	done     atomic.Uint64 // ops finished; written by the stream's goroutine, read without mu
+	done     atomic.Uint64 // ops finished
 	closed   bool
-	work     park.Event // moves when the queue gains work or the stream closes
-	progress park.Event // moves when an op finishes
+	running  atomic.Bool // a goroutine is running one of the funcs
+	work     park.Event  // moves when the queue gains work, the stream closes or running is let go
+	progress park.Event  // moves when an op finishes
 
 	capture *cpuCapture // guarded by the device's mu
 }
@@ -669,25 +680,55 @@ func (s *cpuStream) enqueue(fn func()) {
 	s.work.Notify()
 }
 
+// take takes the next func off the queue together with running, if nobody holds running and the
+// queue is not empty. With last set, a closed and empty stream gives its goroutine running for
+// good, and drained reports it: the goroutine is done.
+func (s *cpuStream) take(last bool) (fn func(), ok, drained bool) {
+	if !s.running.CompareAndSwap(false, true) {
+		return nil, false, false
+	}
+	s.mu.lock()
+	if s.head < len(s.queue) {
+		fn, ok = s.queue[s.head], true
+		s.queue[s.head] = nil
+		s.head++
+	} else {
+		drained = last && s.closed
+	}
+	s.mu.unlock()
+	if !ok && !drained {
+		s.running.Store(false)
+	}
+	return fn, ok, drained
+}
+
+// takeable reports whether take could take a func now.
+func (s *cpuStream) takeable() bool {
+	if s.running.Load() {
+		return false
+	}
+	s.mu.lock()
+	defer s.mu.unlock()
+	return s.head < len(s.queue)
+}
+
+// next waits for the stream's goroutine's next func; false: the stream is closed and drained.
 func (s *cpuStream) next() (func(), bool) {
 	var fn func()
-	var ok bool
+	var ok, drained bool
 	s.work.Await(func() bool {
-		s.mu.lock()
-		defer s.mu.unlock()
-		if s.head < len(s.queue) {
-			fn, ok = s.queue[s.head], true
-			s.queue[s.head] = nil
-			s.head++
-		}
-		return ok || s.closed
+		fn, ok, drained = s.take(true)
+		return ok || drained
 	})
 	return fn, ok
 }
 
+// finish counts the func taken last as done and lets running go.
 func (s *cpuStream) finish() {
 	s.done.Add(1)
+	s.running.Store(false)
 	s.progress.Notify()
+	s.work.Notify()
 }
 
 func (s *cpuStream) close() {
@@ -697,9 +738,17 @@ func (s *cpuStream) close() {
 	s.work.Notify()
 }
 
-// waitFor blocks until the first seq ops of s have finished.
+// waitFor returns once the first seq ops of s have finished, running them itself while the
+// stream's goroutine is not.
 func (s *cpuStream) waitFor(seq uint64) {
-	s.progress.Await(func() bool { return s.done.Load() >= seq })
+	for s.done.Load() < seq {
+		if fn, ok, _ := s.take(false); ok {
+			s.d.run(fn)
+			s.finish()
+			continue
+		}
+		s.progress.Await(func() bool { return s.done.Load() >= seq || s.takeable() })
+	}
 }
 
 // spinLock is a mutex that is spun on, yielding, rather than parked on, so that it takes no

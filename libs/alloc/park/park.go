@@ -61,7 +61,10 @@ func (e *Event) Seq() uint32 { return e.seq.Load() }
 
 // Wait blocks until the sequence number is no longer seq, or timeout has passed if it is
 // positive. It may return early (a signal, or a Notify meant for another condition): callers
-// check their condition again.
+// check their condition again. The blocked thread keeps its processor until the runtime takes
+// it back (within 10 ms, sooner when other goroutines wait for one), and goroutines queued on
+// that processor wait meanwhile: a goroutine that has just made others runnable (closed a
+// channel, say) and wants the answer soon uses Await.
 func (e *Event) Wait(seq uint32, timeout time.Duration) {
 	e.waiters.Add(1)
 	if e.seq.Load() == seq {

@@ -154,8 +154,9 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		})
 	}
 	ready.Wait()
-	park.Reserve(1) // this goroutine's Wait below
+	park.Reserve(1) // this goroutine's Await below
 	defer park.Release(1)
+	time.Sleep(time.Nanosecond) // the goroutine's sleep timer, which Await may sleep on, made now
 	// A collection the warm-up's allocations started would finish inside the timed runs, and
 	// its own allocations would count as theirs: finish it first.
 	runtime.GC()
@@ -170,13 +171,7 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		every(sampleEvery, func() { cfg.Sample(time.Since(start), int(done.Load())) })
 	}
 	close(gate)
-	for running.Load() > 0 {
-		seq := finished.Seq()
-		if running.Load() == 0 {
-			break
-		}
-		finished.Wait(seq, 0)
-	}
+	finished.Await(func() bool { return running.Load() == 0 })
 	wall := time.Since(start)
 	runtime.ReadMemStats(&ms1)
 	wg.Wait()
