@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"carve.dev/libs/alloc/park"
 )
 
 // DefaultCPUMemory is a CPUDevice's total memory when CPUConfig.Memory is zero.
@@ -28,7 +32,10 @@ type CPUConfig struct {
 //   - Each stream is a goroutine that runs the funcs queued on it (Launch) one at a time, in
 //     order, asynchronously to the caller. Work on different streams really runs concurrently,
 //     so a block reused on one stream while another stream still writes it is corrupted, just as
-//     on a GPU: stream-ordering bugs are reproducible here.
+//     on a GPU: stream-ordering bugs are reproducible here. A goroutine waiting for a stream
+//     (Synchronize*, Free) runs the stream's next funcs itself whenever the stream's goroutine
+//     is not running one, still one at a time and in order: a caller that launches a model's
+//     kernels and waits for them then seldom hands work from one thread to another.
 //   - Events complete when the work queued before their record has run; WaitEvent makes a
 //     stream's later work wait for one.
 //   - While a stream is captured, Launch records the func into the capture instead of queuing it;
@@ -233,14 +240,16 @@ func waitAll(marks []streamMark) {
 // NewStream starts a stream goroutine.
 func (d *CPUDevice) NewStream() (Stream, error) {
 	d.count(callNewStream)
+	// The stream's goroutine and a caller waiting for it may both block a thread (see
+	// cpuStream); runStream releases them.
+	park.Reserve(2)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
+		park.Release(2)
 		return 0, errClosed
 	}
-	s := &cpuStream{id: Stream(d.handle())}
-	s.work.L = &s.mu
-	s.progress.L = &s.mu
+	s := &cpuStream{id: Stream(d.handle()), d: d}
 	d.streams[s.id] = s
 	d.workers.Add(1)
 	go d.runStream(s)
@@ -285,7 +294,8 @@ func (d *CPUDevice) SynchronizeStream(h Stream) error {
 	return d.faultErr()
 }
 
-// Launch queues fn on stream s; fn runs on s's goroutine after all work queued before it. While
+// Launch queues fn on stream s; fn runs after all work queued before it, on s's goroutine or on
+// one waiting for s. While
 // s is captured, fn is recorded into the capture instead. fn must not block on work queued
 // after it on the same stream, and must not call the device's waiting methods (Synchronize*,
 // Free) or an allocator over the device: they would wait for fn itself.
@@ -592,6 +602,10 @@ func (d *CPUDevice) eventLocked(h Event) (*cpuEvent, error) {
 // runStream is s's goroutine: it runs queued funcs in order until s is closed and drained.
 func (d *CPUDevice) runStream(s *cpuStream) {
 	defer d.workers.Done()
+	defer park.Release(2)
+	// Waiting for work may sleep (park.Event.Await): the goroutine's sleep timer, made at its
+	// first sleep, is made now rather than in a run.
+	time.Sleep(time.Nanosecond)
 	for {
 		fn, ok := s.next()
 		if !ok {
@@ -617,30 +631,43 @@ func (d *CPUDevice) run(fn func()) {
 }
 
 // cpuStream is one stream's queue and progress counter.
+//
+// Whoever runs one of its funcs holds running from taking it off the queue until it has
+// finished: the stream's goroutine, or a goroutine waiting for the stream (waitFor), which takes
+// the stream's work over while the goroutine is not running it. So the funcs run one at a time,
+// in order.
+//
+// Its goroutine and the goroutines waiting for it wait through park.Event's Await rather than a
+// condition variable, and its lock is spun on, not parked on: a run of a model launches and
+// waits on a stream many times, and every Go blocking wait takes a sudog from a per-processor
+// cache that, with many processors, the runtime refills by allocating now and then (see package
+// park).
 type cpuStream struct {
 	id Stream
+	d  *CPUDevice // runs the funcs (a panic becomes the device's fault)
 
-	mu       sync.Mutex
-	work     sync.Cond // signalled when the queue gains work or the stream closes
-	progress sync.Cond // broadcast when an op finishes
+	mu       spinLock
 	queue    []func()
 	head     int           // queue[head:] is pending
 	enqueued uint64        // ops ever queued
-	done     atomic.Uint64 // ops finished; written with mu held, read without
+	done     atomic.Uint64 // ops finished
 	closed   bool
+	running  atomic.Bool // a goroutine is running one of the funcs
+	work     park.Event  // moves when the queue gains work, the stream closes or running is let go
+	progress park.Event  // moves when an op finishes
 
 	capture *cpuCapture // guarded by the device's mu
 }
 
 // tail is the sequence number of the last op queued so far.
 func (s *cpuStream) tail() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.lock()
+	defer s.mu.unlock()
 	return s.enqueued
 }
 
 func (s *cpuStream) enqueue(fn func()) {
-	s.mu.Lock()
+	s.mu.lock()
 	if s.head > 0 && s.head >= len(s.queue)/2 {
 		n := copy(s.queue, s.queue[s.head:])
 		clear(s.queue[n:])
@@ -649,50 +676,92 @@ func (s *cpuStream) enqueue(fn func()) {
 	}
 	s.queue = append(s.queue, fn)
 	s.enqueued++
-	s.work.Signal()
-	s.mu.Unlock()
+	s.mu.unlock()
+	s.work.Notify()
 }
 
+// take takes the next func off the queue together with running, if nobody holds running and the
+// queue is not empty. With last set, a closed and empty stream gives its goroutine running for
+// good, and drained reports it: the goroutine is done.
+func (s *cpuStream) take(last bool) (fn func(), ok, drained bool) {
+	if !s.running.CompareAndSwap(false, true) {
+		return nil, false, false
+	}
+	s.mu.lock()
+	if s.head < len(s.queue) {
+		fn, ok = s.queue[s.head], true
+		s.queue[s.head] = nil
+		s.head++
+	} else {
+		drained = last && s.closed
+	}
+	s.mu.unlock()
+	if !ok && !drained {
+		s.running.Store(false)
+	}
+	return fn, ok, drained
+}
+
+// takeable reports whether take could take a func now.
+func (s *cpuStream) takeable() bool {
+	if s.running.Load() {
+		return false
+	}
+	s.mu.lock()
+	defer s.mu.unlock()
+	return s.head < len(s.queue)
+}
+
+// next waits for the stream's goroutine's next func; false: the stream is closed and drained.
 func (s *cpuStream) next() (func(), bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for s.head == len(s.queue) && !s.closed {
-		s.work.Wait()
-	}
-	if s.head == len(s.queue) {
-		return nil, false
-	}
-	fn := s.queue[s.head]
-	s.queue[s.head] = nil
-	s.head++
-	return fn, true
+	var fn func()
+	var ok, drained bool
+	s.work.Await(func() bool {
+		fn, ok, drained = s.take(true)
+		return ok || drained
+	})
+	return fn, ok
 }
 
+// finish counts the func taken last as done and lets running go.
 func (s *cpuStream) finish() {
-	s.mu.Lock()
 	s.done.Add(1)
-	s.progress.Broadcast()
-	s.mu.Unlock()
+	s.running.Store(false)
+	s.progress.Notify()
+	s.work.Notify()
 }
 
 func (s *cpuStream) close() {
-	s.mu.Lock()
+	s.mu.lock()
 	s.closed = true
-	s.work.Signal()
-	s.mu.Unlock()
+	s.mu.unlock()
+	s.work.Notify()
 }
 
-// waitFor blocks until the first seq ops of s have finished.
+// waitFor returns once the first seq ops of s have finished, running them itself while the
+// stream's goroutine is not.
 func (s *cpuStream) waitFor(seq uint64) {
-	if s.done.Load() >= seq {
-		return
-	}
-	s.mu.Lock()
 	for s.done.Load() < seq {
-		s.progress.Wait()
+		if fn, ok, _ := s.take(false); ok {
+			s.d.run(fn)
+			s.finish()
+			continue
+		}
+		s.progress.Await(func() bool { return s.done.Load() >= seq || s.takeable() })
 	}
-	s.mu.Unlock()
 }
+
+// spinLock is a mutex that is spun on, yielding, rather than parked on, so that it takes no
+// sudog (see cpuStream). It guards a few words at a time.
+type spinLock struct{ locked atomic.Bool }
+
+func (l *spinLock) lock() {
+	for !l.locked.CompareAndSwap(false, true) {
+		runtime.Gosched()
+	}
+}
+
+func (l *spinLock) unlock() { l.locked.Store(false) }
 
 // cpuEvent is the stream position an event was last recorded at.
 type cpuEvent struct {

@@ -497,7 +497,9 @@ func (s *Session) execute(prog *program) error {
 
 // launch queues every kernel of prog on the session's stream (or into the capture underway).
 func (s *Session) launch(prog *program) error {
-	launcher, host := s.rt.Backend.(kernels.Launcher)
+	// No type assertion to an interface here: the runtime adds one's result to the call site's
+	// cache at random, about once in a thousand misses, and building the cache allocates.
+	launcher, host := s.rt.launcher, s.rt.launcher != nil
 	for i := range prog.steps {
 		if err := s.launchStep(prog, i, launcher, host); err != nil {
 			return err

@@ -67,8 +67,9 @@ type Runtime struct {
 	lost atomic.Pointer[DeviceLostError] // set by the first run that left the device unusable (lost.go)
 
 	opts     RuntimeOptions
-	weights  []weight     // by Value.ID, for initializers
-	resident *alloc.Arena // the weights in a discrete device's memory; nil on host-visible ones
+	launcher kernels.Launcher // Backend as a Launcher (host-run kernels); nil if it is not one
+	weights  []weight         // by Value.ID, for initializers
+	resident *alloc.Arena     // the weights in a discrete device's memory; nil on host-visible ones
 	patterns *planner.Cache[*Planned]
 	tight    tightCache // the tight plan, once computed (Tight)
 
@@ -211,6 +212,7 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 		weights: make([]weight, len(m.Values)), patterns: planner.NewCache[*Planned](planner.DefaultCacheSize),
 		sessions: map[*Session]struct{}{}, stateSlots: slots, stateOf: held, stateTotal: total}
 	rt.tight.plan = tight
+	rt.launcher, _ = be.(kernels.Launcher)
 	if err := rt.checkFits(ctx); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"carve.dev/libs/alloc/park"
 )
 
 // BenchConfig says how to benchmark.
@@ -105,12 +107,25 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 
 	// The session goroutines start first and wait at a gate, so that the Go heap allocations
 	// counted are the runs' alone, not the harness's (starting goroutines allocates).
+	// The harness waits for them on a park.Event, not the WaitGroup: a goroutine blocking on a
+	// WaitGroup may allocate (a sudog), and the collection below empties the runtime's spares.
 	var ms0, ms1 runtime.MemStats
 	var wg, ready sync.WaitGroup
+	var running atomic.Int64
+	var finished park.Event
 	gate := make(chan struct{})
+	running.Store(int64(len(r.Sessions)))
 	for s, sess := range r.Sessions {
 		ready.Add(1)
 		wg.Go(func() {
+			defer func() {
+				if running.Add(-1) == 0 {
+					finished.Notify()
+				}
+			}()
+			// Waiting for a run may sleep (park.Event.Await): the goroutine's sleep timer, made
+			// at its first sleep, is made now, outside the timed runs.
+			time.Sleep(time.Nanosecond)
 			ready.Done()
 			<-gate
 			for {
@@ -139,6 +154,9 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		})
 	}
 	ready.Wait()
+	park.Reserve(1) // this goroutine's Await below
+	defer park.Release(1)
+	time.Sleep(time.Nanosecond) // the goroutine's sleep timer, which Await may sleep on, made now
 	// A collection the warm-up's allocations started would finish inside the timed runs, and
 	// its own allocations would count as theirs: finish it first.
 	runtime.GC()
@@ -153,9 +171,10 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		every(sampleEvery, func() { cfg.Sample(time.Since(start), int(done.Load())) })
 	}
 	close(gate)
-	wg.Wait()
+	finished.Await(func() bool { return running.Load() == 0 })
 	wall := time.Since(start)
 	runtime.ReadMemStats(&ms1)
+	wg.Wait()
 	after := r.Counters()
 	close(stop)
 	ticker.Wait()

@@ -10,16 +10,20 @@
 //
 // Nothing in a loop's path blocks on a Go synchronisation primitive: posting its jobs and taking
 // them go through a queue without locks (queue.go), joining a loop and waiting for its helpers
-// use atomics (the caller spins, yielding, while it waits), and idle helpers poll the queue and
-// then sleep between polls (see idleFor) rather than park, until no loop has come for sleepFor. Every blocking channel operation, mutex or condition wait takes a
-// runtime sudog from a per-processor cache that the garbage collector empties, so with many
-// processors they allocate now and then; a run of a model must not.
+// use atomics (the caller spins, yielding, while it waits), and idle helpers poll the queue,
+// then sleep between polls, and at last park on a park.Event, which blocks the helper's thread
+// in the kernel (see idleFor). Every blocking channel operation, mutex or condition wait takes
+// a runtime sudog from a per-processor cache, and time.Sleep puts a timer in a per-processor
+// heap; with many processors both allocate now and then (see package park) unless park.Reserve
+// has made room for the timers, and a run of a model must not allocate.
 package par
 
 import (
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"carve.dev/libs/alloc/park"
 )
 
 // Body is the work of a parallel loop. Do processes indices [lo, hi) as participant slot; at any
@@ -88,9 +92,9 @@ var (
 	jobs     *queue
 	helpers  int // pool size
 
-	// Parked helpers wait for a token on wake; parked counts them (see helper).
+	// Parked helpers wait on wake until a loop posts a job; parked counts them (see helper).
 	parked atomic.Int32
-	wake   chan struct{}
+	wake   park.Event
 
 	// lastLoop is when the latest loop started (nanoseconds since epoch), so that idle helpers
 	// keep polling while loops keep coming.
@@ -103,7 +107,7 @@ func start() {
 		if starting.CompareAndSwap(false, true) {
 			helpers = max(runtime.GOMAXPROCS(0)-1, 0)
 			jobs = newQueue(4*helpers + 1)
-			wake = make(chan struct{}, helpers+1)
+			park.Reserve(helpers) // every helper may be parked, or asleep, at once
 			for range helpers {
 				go helper()
 			}
@@ -129,11 +133,14 @@ func start() {
 //     apart, and its runs took 30-50% longer.
 //   - sleepFor: then it sleeps between polls, from minSleep doubling up to maxSleep (short
 //     sleeps first, for a pause between loops; longer ones after, so that sleeping helpers do
-//     not keep taking processor time from a model that runs without loops). A sleep takes no
-//     sudog, so when the process's threads outnumber the cores (a helper's thread descheduled
-//     for longer than idleFor) the runs stay allocation-free; a loop that comes meanwhile
-//     starts on the caller and the helpers join it as they wake.
-//   - after that it parks, and the next loop that posts a job wakes it.
+//     not keep taking processor time from a model that runs without loops). A loop that comes
+//     meanwhile starts on the caller and the helpers join it as they wake. time.Sleep gives the
+//     processor back at once; its timer goes into a heap that park.Reserve has made room in.
+//   - after that it parks on a park.Event, and the next loop that posts a job wakes it.
+//
+// Neither sleeping nor parking allocates: when the process's threads outnumber the cores (a
+// helper's thread descheduled for longer than idleFor) helpers sleep, and may park, during
+// runs, and the runs stay allocation-free.
 const (
 	idleFor  = time.Millisecond
 	sleepFor = 50 * time.Millisecond
@@ -149,18 +156,20 @@ func helper() {
 			j.l.help(j.gen)
 			continue
 		}
-		// Park until a loop posts a job. A helper counts itself parked before it looks at the
-		// queue a last time, and a loop looks at the count after posting its jobs (atomics are
-		// sequentially consistent): so either the helper sees the job or the loop sees the helper
-		// and wakes it. A token left over (its helper found a job on that last look) only makes
-		// some helper poll once more.
+		// Park until a loop posts a job. A helper takes wake's sequence number and counts itself
+		// parked before it looks at the queue a last time, and a loop looks at the count after
+		// posting its jobs (atomics are sequentially consistent): so either the helper sees the
+		// job or the loop sees it parked and wakes as many parked helpers as it posted jobs
+		// (NotifyN: all of them at once would crowd out the loop's own thread). A helper that
+		// has not yet gone to sleep in the Wait returns at once (the sequence number moved).
+		seq := wake.Seq()
 		parked.Add(1)
 		if j, ok := jobs.pop(); ok {
 			parked.Add(-1)
 			j.l.help(j.gen)
 			continue
 		}
-		<-wake
+		wake.Wait(seq, 0)
 		parked.Add(-1)
 	}
 }
@@ -238,11 +247,8 @@ func For(n, grain, slots int, body Body) {
 			break // the queue is full: the caller does the work
 		}
 	}
-	for p := min(int(parked.Load()), extra); p > 0; p-- {
-		select {
-		case wake <- struct{}{}:
-		default: // enough tokens are waiting
-		}
+	if p := int(parked.Load()); p > 0 {
+		wake.NotifyN(min(p, extra))
 	}
 	mine := l.work(0)
 	// Close the loop to late helpers, then wait for those inside (they are running their last
