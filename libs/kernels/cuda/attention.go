@@ -23,6 +23,10 @@ import (
 //     output, max and sum to workspace "partials", and a combine kernel merges the chunks. The
 //     chunk count is at most 2*SMs/blocks, so the partials stay small (a few MiB) at any context
 //     length.
+//   - "decode" (GroupQueryAttention only, attention_decode.go): one query token per batch: a
+//     core that also writes the new key and value and splits the valid keys (read on the
+//     device) over up to decodeMaxChunks blocks per key/value head, then a combine; workspace
+//     "partials" as split-kv's.
 
 const (
 	attnWarps     = 4
@@ -186,8 +190,9 @@ func attnSteps(dt graph.DType, g attnGeom, a attnTactic, x attnArgs, t kernels.T
 
 // attnBoundParts is W of the core's partials over ranges: for every batch and query length in
 // range (only those whose blocks leave multiprocessors idle can split), the chunk count is at
-// most splitChunks at the largest key count, and the partials hold chunks x rows rows.
-func attnBoundParts(bLo, bHi, sLo, sHi, nq, nkv, dv, tHi int64, t kernels.Target) (int64, error) {
+// most splitChunks at the largest key count, and the partials hold chunks x rows rows. With
+// decodeS1, a query length of 1 takes GroupQueryAttention's decode tactic instead (decodeBound).
+func attnBoundParts(bLo, bHi, sLo, sHi, nq, nkv, dv, tHi int64, decodeS1 bool, t kernels.Target) (int64, error) {
 	dpl, err := dplFor(dv)
 	if err != nil {
 		return 0, err
@@ -200,6 +205,9 @@ func attnBoundParts(bLo, bHi, sLo, sHi, nq, nkv, dv, tHi int64, t kernels.Target
 	g := nq / max(nkv, 1)
 	for b := bLo; b <= bHi; b++ {
 		for s := sLo; s <= sHi; s++ {
+			if s == 1 && decodeS1 {
+				continue
+			}
 			rows := s * g
 			rowsPer := max(min(rowsMax(dpl), rows), 1)
 			tiles := max((rows+rowsPer-1)/rowsPer, 1)
@@ -455,6 +463,7 @@ func selectGQA(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
+	decode := gqaDecodes(g, x.bias.kind != litRef, t)
 	var parts []alloc.Part
 	kdst, vdst := outp(1), outp(2)
 	if !okOK {
@@ -465,7 +474,17 @@ func selectGQA(n *kernels.Node, t kernels.Target) (plan, error) {
 		parts = append(parts, part)
 		kdst, vdst = wsp(0), wsp(0).at(g.b*g.nkv*g.t*g.d*es)
 	}
-	if tac.chunks > 1 {
+	switch {
+	case decode:
+		part, ok, err := decodePartials(g, t)
+		if err != nil {
+			return plan{}, err
+		}
+		if ok {
+			x.part = wsp(len(parts))
+			parts = append(parts, part)
+		}
+	case tac.chunks > 1:
 		part, err := partialsPart(tac.chunks, g.b*g.nq*g.s, g.dv)
 		if err != nil {
 			return plan{}, err
@@ -492,14 +511,24 @@ func selectGQA(n *kernels.Node, t kernels.Target) (plan, error) {
 		ksrc, vsrc = inp(0).at(g.nq*g.d*es), inp(0).at((g.nq+g.nkv)*g.d*es)
 		kss, vss = q.Shape[2], q.Shape[2]
 	}
+	x.k, x.v = kdst, vdst
+	x.ksb, x.ksh, x.kst = g.nkv*g.t*g.d, g.t*g.d, g.d
+	x.vsb, x.vsh, x.vst = x.ksb, x.ksh, x.kst
+	if decode {
+		if g.b*g.nq > 0 {
+			steps, err := decodeSteps(dt, g, x, ksrc, vsrc, kss, t)
+			if err != nil {
+				return plan{}, err
+			}
+			prog = append(prog, steps...)
+		}
+		return plan{tactic: "decode", parts: parts, prog: prog}, nil
+	}
 	if g.b*g.s*kvW > 0 {
 		prog = append(prog, step{kernel: "carve_kv_append_" + name, grid: grid1(g.b*g.s*kvW, 1, t), block: block1,
 			params: []param{kdst, vdst, ksrc, vsrc, inp(5), inp(6), x.cos, x.sin, x.pos, bs, nd, pack32(g.t, kss),
 				pack32(vss, x.rot), i32p(x.flags), i32p(int(x.maxPos))}})
 	}
-	x.k, x.v = kdst, vdst
-	x.ksb, x.ksh, x.kst = g.nkv*g.t*g.d, g.t*g.d, g.d
-	x.vsb, x.vsh, x.vst = x.ksb, x.ksh, x.kst
 	if g.b*g.s*g.nq > 0 {
 		steps, err := attnSteps(dt, g, tac, x, t)
 		if err != nil {
@@ -547,12 +576,28 @@ func boundGQA(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
 		parts = append(parts, part)
 	}
 	tactic := "fused"
-	pb, err := attnBoundParts(lo.b, hi.b, lo.s, hi.s, hi.nq, hi.nkv, hi.dv, hi.t, t)
+	_, bias := r.Input(10)
+	loOne, hiOne := lo, hi
+	loOne.s, hiOne.s = 1, 1
+	decode := gqaDecodes(loOne, bias, t) && gqaDecodes(hiOne, bias, t)
+	pb, err := attnBoundParts(lo.b, hi.b, lo.s, hi.s, hi.nq, hi.nkv, hi.dv, hi.t, decode, t)
 	if err != nil {
 		return kernels.Bound{}, err
 	}
+	if decode && lo.s <= 1 && hi.s >= 1 {
+		db, err := decodeBound(lo.b, hi.b, hi.nq, hi.nkv, hi.d, hi.t, t)
+		if err != nil {
+			return kernels.Bound{}, err
+		}
+		if db > 0 && pb == 0 {
+			tactic = "decode"
+		}
+		pb = max(pb, db)
+	}
 	if pb > 0 {
-		tactic = "split-kv"
+		if tactic == "fused" {
+			tactic = "split-kv"
+		}
 		parts = append(parts, alloc.Part{Name: "partials", Size: pb})
 	}
 	if len(parts) == 0 {

@@ -240,7 +240,7 @@ func boundAttention(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, erro
 		return kernels.Bound{}, err
 	}
 	tactic := "fused"
-	pb, err := attnBoundParts(lo.b, hi.b, lo.s, hi.s, hi.nq, hi.nkv, hi.dv, hi.t, t)
+	pb, err := attnBoundParts(lo.b, hi.b, lo.s, hi.s, hi.nq, hi.nkv, hi.dv, hi.t, false, t)
 	if err != nil {
 		return kernels.Bound{}, err
 	}

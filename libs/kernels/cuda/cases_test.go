@@ -376,6 +376,19 @@ func attentionCases() []kcase {
 			{name: "split-kv", b: 1, s: 1, p: 1000, tcap: 1001, seqlens: []int{1000}, rotary: true, present: true},
 			{name: "split-kv-b2", b: 2, s: 1, p: 700, tcap: 701, seqlens: []int{700, 300}, present: true},
 			{name: "head128", b: 1, s: 4, p: 0, tcap: 4, seqlens: []int{3}, nq: 12, nkv: 2, d: 128, present: true},
+			// the decode tactic: Qwen2.5-1.5B's heads at a few lengths (slices shorter than a
+			// tile per warp: row groups), a long past (slices of several stages), the first token,
+			// packed input without present outputs, a head size off the 16-byte vectors, 8 heads
+			// of 256 per key/value head; one chunk (no combine) where the capacity is small
+			{name: "decode-qwen", b: 1, s: 1, p: 1100, tcap: 2048, seqlens: []int{1100}, nq: 12, nkv: 2, d: 128, rotary: true, present: true},
+			{name: "decode-qwen-b3", b: 3, s: 1, p: 1100, tcap: 1100, seqlens: []int{300, 17, 1030}, nq: 12, nkv: 2, d: 128, rotary: true, present: true},
+			{name: "decode-long", b: 1, s: 1, p: 10000, tcap: 10001, seqlens: []int{10000}, rotary: true, present: true},
+			{name: "decode-first", b: 2, s: 1, p: 0, tcap: 4, seqlens: []int{0, 0}, rotary: true, present: true},
+			{name: "decode-packed-no-present", b: 2, s: 1, p: 40, tcap: 41, seqlens: []int{40, 17}, packed: true, rotary: true},
+			{name: "decode-d12", b: 2, s: 1, p: 50, tcap: 51, seqlens: []int{50, 20}, nq: 4, nkv: 2, d: 12, rotary: true, present: true},
+			{name: "decode-d256-g8", b: 1, s: 1, p: 300, tcap: 301, seqlens: []int{300}, nq: 8, nkv: 1, d: 256, present: true},
+			// more grouped heads than the decode tactic takes: split-kv
+			{name: "split-kv-g9", b: 1, s: 1, p: 1000, tcap: 1001, seqlens: []int{1000}, nq: 18, nkv: 2, d: 16, rotary: true, present: true},
 		} {
 			g.dt = dt
 			if g.nq == 0 {

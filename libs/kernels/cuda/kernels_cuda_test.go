@@ -126,7 +126,7 @@ func TestGQASharedBuffer(t *testing.T) {
 			seqlens: []int{1199, 700}, rotary: true, present: true})
 		vals := caseInputs(c, 3)
 		sep, inst := runGPU(t, b, s, c, vals)
-		require.Equal(t, "split-kv", inst.Tactic())
+		require.Equal(t, "decode", inst.Tactic())
 		// the same run with past_key/past_value bound to the present outputs, which hold the past
 		in := make([]kernels.Tensor, len(c.node.Inputs))
 		for i, vv := range c.node.Inputs {

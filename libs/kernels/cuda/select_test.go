@@ -202,7 +202,8 @@ func TestCodesMatchSources(t *testing.T) {
 	att := read("attention.cu")
 	for name, v := range map[string]int{"ATT_GQA": attGQA, "ATT_CAUSAL_EXCL": attCausalExcl, "ATT_CAUSAL_ADD": attCausalAdd,
 		"ATT_INTERLEAVED": attInterleaved, "ATT_POS_IDS": attPosIDs, "ATT_ROTARY": attRotary,
-		"MASK_LENGTHS": 1, "MASK_STARTEND": 2, "MASK_RAW2": 3, "MASK_RAW3": 4} {
+		"MASK_LENGTHS": 1, "MASK_STARTEND": 2, "MASK_RAW2": 3, "MASK_RAW3": 4,
+		"DEC_ROWS": decodeRows, "DEC_WARPS": decodeWarps} {
 		require.Equal(t, v, att[name], name)
 	}
 	rot := read("rotary.cu")

@@ -383,6 +383,394 @@ COMBINE(carve_attn_combine_f32, float)
 COMBINE(carve_attn_combine_f16, __half)
 COMBINE(carve_attn_combine_bf16, bf16)
 
+// ---------------------------------------------------------------- GQA decode
+
+// carve_gqa_decode_<T>_<DPL>: the core of one GroupQueryAttention decode step (one new token
+// per batch), spread over many blocks so that no multiprocessor streams much of the cache: block
+// (c, b * Nkv + kh) of a C-wide grid takes the c-th of C equal slices of batch b's valid keys
+// [lo, hi) (read from seqlens_k and total_sequence_length on the device, so a captured graph
+// replays at any length) for the G query heads of key/value head kh. Each block
+//   - queues the first stage of its slice's keys and values (asynchronous 16-byte copies, all
+//     threads, each key read once) before anything else;
+//   - stages the G query rows as float32 (rotated when ATT_ROTARY) and the new key (rotated)
+//     and value rounded to T, exactly as carve_kv_append stores them; block 0 writes them into
+//     the caches at position past_b, and the block whose slice holds that position takes them
+//     from shared memory instead of the cache;
+//   - walks its slice in stages of 32 * warps keys; when the slice is shorter than that, the warps
+//     split the rows into groups (each group walks the keys), so the longest warp is shorter;
+//   - merges its warps and writes per row its unnormalized output, max and sum to the partials
+//     (the split-kv layout), or, when C is 1, the normalized output.
+// carve_gqa_decode_combine_<T> then merges the C slices of every row.
+// Packed parameters: bn = B|N, hd = Nkv|D, tr = Tcap|rotary dim, strides = query row stride|new
+// key and value row stride. The caches are [B, Nkv, Tcap, D].
+enum {
+  DEC_ROWS = 8,   // the most grouped query heads per key/value head
+  DEC_WARPS = 4,  // the most warps a block has
+  DEC_STAGE = 8,  // query, key and value elements a thread loads at once
+};
+
+namespace {
+
+template <typename T, int DPL>
+__device__ __forceinline__ void gqa_decode(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out,
+                                           float* part, const int* seqlens, const int* totalp, const T* cosc,
+                                           const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides,
+                                           int flags, float scale, float softcap, int window, int maxPos) {
+  const int B = lo32(bn), N = hi32(bn), Nkv = lo32(hd), D = hi32(hd), Tcap = lo32(tr), rot = hi32(tr);
+  const int qss = lo32(strides), kvss = hi32(strides);
+  const int G = N / Nkv;
+  const int b = blockIdx.y / Nkv, kh = blockIdx.y % Nkv;
+  const int C = gridDim.x, c = blockIdx.x;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
+  const int KT = nw * 32;  // keys per stage
+  constexpr int VE = 16 / sizeof(T);
+  const int Dp = D + VE;  // K row stride: 16 bytes of padding keep lane-per-row reads conflict-free
+  const int stride = D + 2;
+
+  // shared memory (decodeShared in Go): queries [G][D] float, the new key and value [2][D] T,
+  // then, 16-byte aligned, a stage of keys [KT][Dp] and values [KT][D] of T, which the warps'
+  // merge area [nw][G][D + 2] float reuses afterwards
+  extern __shared__ float sm[];
+  float* qs = sm;
+  T* knew = (T*)(qs + G * D);
+  T* vnew = knew + D;
+  const int head = (G * D + (2 * D * (int)sizeof(T) + 3) / 4 + 3) & ~3;
+  T* ks = (T*)(sm + head);
+  T* vsm = ks + (i64)KT * Dp;
+  float* merge = sm + head;
+
+  // the batch's valid keys, as the attention core computes them for S = 1, and the block's slice
+  const bool first = totalp[0] == 1;
+  const int totb = seqlens[b] + 1;
+  const int pastb = first ? 0 : totb - 1;
+  int lo = 0, hi = min(Tcap, totb);
+  if (flags & ATT_CAUSAL_EXCL) {
+    hi = min(pastb + 1, Tcap);
+    if (window > 0 && hi > window + 1) lo = hi - window - 1;
+  }
+  const int n = max(hi - lo, 0);
+  const int per = (n + C - 1) / C;
+  const int kb = lo + min(c * per, n), ke = lo + min((c + 1) * per, n);
+
+  // warps over 32-key tiles and row groups (one stage when the slice is shorter than a stage)
+  const int len = ke - kb, t32 = (len + 31) / 32;
+  int rg = 1;
+  if (t32 > 0 && t32 < nw) rg = min(G, nw / t32);
+  const int rpg = (G + rg - 1) / rg;
+  rg = (G + rpg - 1) / rpg;
+  const int tpp = nw / rg;
+  const int tl = t32 >= nw ? 32 : max((len + tpp - 1) / tpp, 1);
+  const int grp = warp / tpp, tw = warp % tpp;
+  const int r0 = grp * rpg, rn = grp < rg ? min(G, r0 + rpg) - r0 : 0;
+
+  const T* kbase = kc + ((i64)b * Nkv + kh) * Tcap * D;
+  const T* vbase = vc + ((i64)b * Nkv + kh) * Tcap * D;
+  const bool tvec = D % VE == 0 && ((uintptr_t)kbase & 15) == 0 && ((uintptr_t)vbase & 15) == 0;
+  auto issue = [&](int s0, int sk) {
+    if (tvec) {
+      const int cpr = D / VE;
+      for (int u = tid; u < sk * cpr; u += blockDim.x) {
+        const int row = u / cpr, cc = u - row * cpr;
+        cp_async16(ks + row * Dp + cc * VE, kbase + (i64)(s0 + row) * D + cc * VE);
+        cp_async16(vsm + row * D + cc * VE, vbase + (i64)(s0 + row) * D + cc * VE);
+      }
+    } else {
+      for (int u = tid; u < sk * D; u += blockDim.x) {
+        const int row = u / D, cc = u - row * D;
+        ks[row * Dp + cc] = kbase[(i64)(s0 + row) * D + cc];
+        vsm[row * D + cc] = vbase[(i64)(s0 + row) * D + cc];
+      }
+    }
+  };
+  if (len > 0) issue(kb, min(KT, len));
+
+  // the query rows and the new key and value, rotated at position past_b (or position_ids)
+  i64 p = 0;
+  if (flags & ATT_ROTARY) {
+    p = (flags & ATT_POS_IDS) ? pos[b] : (first ? 0 : seqlens[b]);
+    p = p < 0 ? 0 : (p >= maxPos ? maxPos - 1 : p);
+  }
+  const int half = rot / 2;
+  const T* qb = q + (i64)b * qss + (i64)kh * G * D;
+  // element e of the G query rows, then the key, then the value; DEC_STAGE elements per thread
+  // and pass, all loaded before any is stored, so their loads are in flight together
+  auto staged = [&](int e) {
+    const int r = e / D, d = e - r * D;
+    const T* src = r < G ? qb + r * D : (r == G ? ksrc : vsrc) + (i64)b * kvss + (i64)kh * D;
+    if ((flags & ATT_ROTARY) && r <= G && d < rot) {
+      int kk, i0, i1;
+      bool lead;
+      if (flags & ATT_INTERLEAVED) {
+        kk = d / 2, i0 = 2 * kk, i1 = i0 + 1, lead = d == i0;
+      } else {
+        kk = d % half, i0 = kk, i1 = kk + half, lead = d < half;
+      }
+      const float cs = tof(cosc[p * half + kk]), sn = tof(sinc[p * half + kk]);
+      const float x0 = tof(src[i0]), x1 = tof(src[i1]);
+      return lead ? x0 * cs - x1 * sn : x1 * cs + x0 * sn;
+    }
+    return tof(src[d]);
+  };
+  const int nst = (G + 2) * D;
+  for (int e0 = tid; e0 < nst; e0 += DEC_STAGE * blockDim.x) {
+    float x[DEC_STAGE];
+#pragma unroll
+    for (int k = 0; k < DEC_STAGE; k++) {
+      const int e = e0 + k * blockDim.x;
+      x[k] = e < nst ? staged(e) : 0.f;
+    }
+#pragma unroll
+    for (int k = 0; k < DEC_STAGE; k++) {
+      const int e = e0 + k * blockDim.x;
+      if (e >= nst) break;
+      const int r = e / D, d = e - r * D;
+      if (r < G) {
+        qs[r * D + d] = x[k];
+      } else {
+        (r == G ? knew : vnew)[d] = fromf<T>(x[k]);
+      }
+    }
+  }
+  __syncthreads();
+  if (c == 0 && pastb >= 0 && pastb < Tcap) {
+    const i64 at = (((i64)b * Nkv + kh) * Tcap + pastb) * D;
+    for (int d = tid; d < D; d += blockDim.x) {
+      kc[at + d] = knew[d];
+      vc[at + d] = vnew[d];
+    }
+  }
+
+  float m[DEC_ROWS], l[DEC_ROWS], acc[DEC_ROWS][DPL];
+#pragma unroll
+  for (int r = 0; r < DEC_ROWS; r++) {
+    m[r] = -INFINITY;
+    l[r] = 0.f;
+#pragma unroll
+    for (int e = 0; e < DPL; e++) acc[r][e] = 0.f;
+  }
+  const float* qw = qs + r0 * D;
+  for (int s0 = kb; s0 < ke; s0 += KT) {
+    const int sk = min(KT, ke - s0);
+    if (s0 != kb) {
+      __syncthreads();  // every warp is done with the previous stage
+      issue(s0, sk);
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    if (pastb >= s0 && pastb < s0 + sk) {  // the new position: what the cache is being given
+      const int row = pastb - s0;
+      for (int d = tid; d < D; d += blockDim.x) {
+        ks[row * Dp + d] = knew[d];
+        vsm[row * D + d] = vnew[d];
+      }
+      __syncthreads();
+    }
+    for (int j0 = s0 + tw * tl; rn > 0 && j0 < s0 + sk; j0 += tpp * tl) {
+      const int nk = min(tl, s0 + sk - j0);
+      const T* kt = ks + (i64)(j0 - s0) * Dp;
+      const T* vt = vsm + (i64)(j0 - s0) * D;
+      const bool live = lane < nk;
+      float sc[DEC_ROWS];
+#pragma unroll
+      for (int r = 0; r < DEC_ROWS; r++) sc[r] = 0.f;
+      if (live) {
+        const T* kr = kt + lane * Dp;
+        if (tvec) {
+          for (int d0 = 0; d0 < D; d0 += VE) {
+            union {
+              uint4 u;
+              T e[VE];
+            } kv;
+            kv.u = *(const uint4*)(kr + d0);
+            float kf[VE];
+#pragma unroll
+            for (int e = 0; e < VE; e++) kf[e] = tof(kv.e[e]);
+#pragma unroll
+            for (int r = 0; r < DEC_ROWS; r++) {
+              if (r < rn) {
+                const float4* qr = (const float4*)(qw + r * D + d0);
+                float s = sc[r];
+#pragma unroll
+                for (int e4 = 0; e4 < VE / 4; e4++) {
+                  const float4 qv = qr[e4];
+                  s = fmaf(qv.x, kf[4 * e4], s);
+                  s = fmaf(qv.y, kf[4 * e4 + 1], s);
+                  s = fmaf(qv.z, kf[4 * e4 + 2], s);
+                  s = fmaf(qv.w, kf[4 * e4 + 3], s);
+                }
+                sc[r] = s;
+              }
+            }
+          }
+        } else {
+          for (int d = 0; d < D; d++) {
+            const float kf = tof(kr[d]);
+#pragma unroll
+            for (int r = 0; r < DEC_ROWS; r++)
+              if (r < rn) sc[r] = fmaf(qw[r * D + d], kf, sc[r]);
+          }
+        }
+      }
+      float pr[DEC_ROWS];
+#pragma unroll
+      for (int r = 0; r < DEC_ROWS; r++) {
+        pr[r] = 0.f;
+        if (r >= rn) continue;
+        float x = -INFINITY;
+        if (live) {
+          x = scale * sc[r];
+          if (softcap > 0.f) x = softcap * tanhf(x / softcap);
+        }
+        const float mn = fmaxf(m[r], warp_max(x));
+        float alpha = 1.f;
+        if (mn != -INFINITY) {
+          alpha = expf(m[r] - mn);
+          pr[r] = expf(x - mn);
+        }
+        m[r] = mn;
+        l[r] = l[r] * alpha + pr[r];
+#pragma unroll
+        for (int e = 0; e < DPL; e++) acc[r][e] *= alpha;
+      }
+      for (int jj = 0; jj < nk; jj++) {
+        const T* vr = vt + jj * D;
+        float vf[DPL];
+#pragma unroll
+        for (int e = 0; e < DPL; e++) {
+          const int d = lane + 32 * e;
+          vf[e] = d < D ? tof(vr[d]) : 0.f;
+        }
+#pragma unroll
+        for (int r = 0; r < DEC_ROWS; r++) {
+          if (r < rn) {
+            const float pj = __shfl_sync(0xffffffffu, pr[r], jj);
+#pragma unroll
+            for (int e = 0; e < DPL; e++) acc[r][e] = fmaf(pj, vf[e], acc[r][e]);
+          }
+        }
+      }
+    }
+  }
+  __syncthreads();  // the stage's shared memory becomes the merge area
+
+  // merge the warps: rows outside a warp's group are marked empty
+  for (int r = 0; r < G; r++)
+    if ((r < r0 || r >= r0 + rn) && lane == 0) merge[((i64)warp * G + r) * stride + D] = -INFINITY;
+#pragma unroll
+  for (int r = 0; r < DEC_ROWS; r++) {
+    if (r < rn) {
+      const float ls = warp_sum(l[r]);
+      float* mr = merge + ((i64)warp * G + r0 + r) * stride;
+      if (lane == 0) mr[D] = m[r], mr[D + 1] = ls;
+#pragma unroll
+      for (int e = 0; e < DPL; e++) {
+        const int d = lane + 32 * e;
+        if (d < D) mr[d] = acc[r][e];
+      }
+    }
+  }
+  __syncthreads();
+  const i64 rowsTotal = (i64)B * N;
+  for (int e = tid; e < G * D; e += blockDim.x) {
+    const int r = e / D, d = e - r * D;
+    float M = -INFINITY;
+    for (int w = 0; w < nw; w++) M = fmaxf(M, merge[((i64)w * G + r) * stride + D]);
+    float L = 0.f, A = 0.f;
+    if (M != -INFINITY) {
+      for (int w = 0; w < nw; w++) {
+        const float* mr = merge + ((i64)w * G + r) * stride;
+        if (mr[D] != -INFINITY) {
+          const float f = expf(mr[D] - M);
+          L += mr[D + 1] * f;
+          A += mr[d] * f;
+        }
+      }
+    }
+    const i64 prow = (i64)b * N + (i64)kh * G + r;
+    if (C == 1) {
+      out[prow * D + d] = fromf<T>(L > 0.f ? A / L : 0.f);
+    } else {
+      part[((i64)c * rowsTotal + prow) * D + d] = A;
+      if (d == 0) {
+        float* pm = part + (i64)C * rowsTotal * D;
+        pm[(i64)c * rowsTotal + prow] = M;
+        pm[(i64)C * rowsTotal + (i64)c * rowsTotal + prow] = L;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+#define GQA_DECODE(name, T, DPL)                                                                               \
+  extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32)                                                 \
+      name(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part, const int* seqlens,      \
+           const int* total, const T* cosc, const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, \
+           int flags, float scale, float softcap, int window, int maxPos) {                                     \
+    gqa_decode<T, DPL>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,   \
+                       flags, scale, softcap, window, maxPos);                                                  \
+  }
+GQA_DECODE(carve_gqa_decode_f32_1, float, 1)
+GQA_DECODE(carve_gqa_decode_f32_2, float, 2)
+GQA_DECODE(carve_gqa_decode_f32_4, float, 4)
+GQA_DECODE(carve_gqa_decode_f32_8, float, 8)
+GQA_DECODE(carve_gqa_decode_f16_1, __half, 1)
+GQA_DECODE(carve_gqa_decode_f16_2, __half, 2)
+GQA_DECODE(carve_gqa_decode_f16_4, __half, 4)
+GQA_DECODE(carve_gqa_decode_f16_8, __half, 8)
+GQA_DECODE(carve_gqa_decode_bf16_1, bf16, 1)
+GQA_DECODE(carve_gqa_decode_bf16_2, bf16, 2)
+GQA_DECODE(carve_gqa_decode_bf16_4, bf16, 4)
+GQA_DECODE(carve_gqa_decode_bf16_8, bf16, 8)
+
+// carve_gqa_decode_combine_<T>: merges the chunks (slices) of carve_gqa_decode's partials for
+// row blockIdx.x (batch b, head n; S = 1): warp 0 finds the rows' max over the chunks that saw a
+// key and their weights exp(max_c - max) (to shared memory, chunks floats, then the sum), then
+// the block's threads split the chunks Q ways per head dim (Q = blockDim / Dv; the loads of a
+// thread are independent of each other) and add their shares in shared memory. Rows whose
+// chunks all saw no key get zeros.
+#define DEC_COMBINE(name, T)                                                                              \
+  extern "C" __global__ void name(T* out, const float* part, i64 rowsTotal, int Dv, int chunks) {         \
+    extern __shared__ float cs[];                                                                         \
+    float* wts = cs;                                                                                      \
+    float* red = cs + chunks + 1;                                                                         \
+    const i64 row = blockIdx.x;                                                                           \
+    const float* pm = part + (i64)chunks * rowsTotal * Dv;                                                \
+    const float* pl = pm + (i64)chunks * rowsTotal;                                                       \
+    if (threadIdx.x < 32) {                                                                               \
+      float mx = -INFINITY;                                                                               \
+      for (int c = threadIdx.x; c < chunks; c += 32)                                                      \
+        if (pl[(i64)c * rowsTotal + row] > 0.f) mx = fmaxf(mx, pm[(i64)c * rowsTotal + row]);             \
+      const float M = warp_max(mx);                                                                       \
+      float l = 0.f;                                                                                      \
+      for (int c = threadIdx.x; c < chunks; c += 32) {                                                    \
+        const float lc = pl[(i64)c * rowsTotal + row];                                                    \
+        const float w = (lc > 0.f && M != -INFINITY) ? expf(pm[(i64)c * rowsTotal + row] - M) : 0.f;     \
+        wts[c] = w;                                                                                       \
+        l += lc > 0.f ? lc * w : 0.f;                                                                     \
+      }                                                                                                   \
+      l = warp_sum(l);                                                                                    \
+      if (threadIdx.x == 0) wts[chunks] = l;                                                              \
+    }                                                                                                     \
+    __syncthreads();                                                                                      \
+    const int Q = max((int)blockDim.x / Dv, 1), d = threadIdx.x % Dv, qi = threadIdx.x / Dv;              \
+    if (qi < Q) {                                                                                         \
+      float A = 0.f;                                                                                      \
+      _Pragma("unroll 8") for (int c = qi; c < chunks; c += Q) A += wts[c] * part[((i64)c * rowsTotal + row) * Dv + d]; \
+      red[qi * Dv + d] = A;                                                                               \
+    }                                                                                                     \
+    __syncthreads();                                                                                      \
+    const float L = wts[chunks];                                                                          \
+    for (int dd = threadIdx.x; dd < Dv; dd += blockDim.x) {                                               \
+      float A = 0.f;                                                                                      \
+      for (int k = 0; k < Q; k++) A += red[k * Dv + dd];                                                  \
+      out[row * Dv + dd] = fromf<T>(L > 0.f ? A / L : 0.f);                                               \
+    }                                                                                                     \
+  }
+DEC_COMBINE(carve_gqa_decode_combine_f32, float)
+DEC_COMBINE(carve_gqa_decode_combine_f16, __half)
+DEC_COMBINE(carve_gqa_decode_combine_bf16, bf16)
+
 // carve_kv_append_<T>: writes the S new keys (rotated when ATT_ROTARY) and values of every batch
 // into the [B, Nkv, Tcap, D] caches at positions past_b + s, past_b = 0 on the first prompt
 // (S == total_sequence_length) and seqlens_k[b] + 1 - S otherwise. ksrc/vsrc rows are kss/vss

@@ -1,0 +1,141 @@
+package cuda
+
+import (
+	"fmt"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// GroupQueryAttention's decode tactic ("decode"): a step of one new token per batch runs as
+// carve_gqa_decode (csrc/attention.cu), which also writes the new key and value into the cache,
+// and carve_gqa_decode_combine, instead of the cache write, the split-kv core and the combine.
+// The core's grid has decodeChunks blocks per (batch, key/value head), each taking an equal
+// slice of the batch's valid keys as read on the device: every block has work at any length (a
+// captured graph replays at every step), and no multiprocessor streams much of the cache. (On the
+// H200 a block moves its slice at only a few GB/s: with 8 blocks per head, merged in a thread
+// block cluster, one launch took 23.7 us at batch 1 and 1024 keys and 75.8 us at 8192; with 64
+// and the combine, 18.5 and 28.1 us; the split-kv path took about 40 us a node in the decode profile at 1024.) The slices'
+// partial softmaxes go to workspace "partials" (the split-kv layout) and the combine merges
+// them; with one chunk the core writes the output and there is no combine.
+//
+// It applies when the node has one query token (S = 1), no attention_bias, at most decodeRows
+// query heads per key/value head and a head size of at most 256, and its shared memory fits the
+// target: a choice that depends on none of B and T, so a range's bound tells it from the ranges'
+// ends (boundGQA).
+
+const (
+	decodeRows      = 8  // csrc DEC_ROWS: the most grouped query heads
+	decodeWarps     = 4  // csrc DEC_WARPS: the most warps per block
+	decodeMaxChunks = 64 // chunks per (batch, key/value head)
+	decodeMinKeys   = 16 // the fewest keys (of the capacity) a chunk is planned for
+)
+
+// decodeShared is the core's dynamic shared memory for warps warps (csrc gqa_decode): the
+// queries as float32, the new key and value, then a stage of 32 * warps keys (rows padded by
+// 16 bytes) and values, which the warps' merge area reuses.
+func decodeShared(g, d, es, warps int64) int64 {
+	head := (g*d + (2*d*es+3)/4 + 3) &^ 3
+	stage := warps * 32 * (d + 16/es + d) * es
+	merge := warps * g * (d + 2) * 4
+	return head*4 + max(stage, merge)
+}
+
+// gqaDecodes reports whether a GQA node of geometry g (with attention_bias when bias) takes the
+// decode tactic on t.
+func gqaDecodes(g attnGeom, bias bool, t kernels.Target) bool {
+	if g.s != 1 || bias || g.d != g.dv || g.d <= 0 || g.d > 256 || g.nkv <= 0 || g.nq%g.nkv != 0 {
+		return false
+	}
+	return g.nq/g.nkv <= decodeRows && decodeShared(g.nq/g.nkv, g.d, 4, 1) <= t.SharedMemPerBlock
+}
+
+// decodeChunks is the core's blocks per (batch, key/value head) for b batches of nkv heads and
+// a capacity of t keys: enough for about two blocks per multiprocessor, at most decodeMaxChunks,
+// none planned for fewer than decodeMinKeys keys.
+func decodeChunks(b, nkv, t, sms int64) int64 {
+	heads := max(b*nkv, 1)
+	return max(min(decodeMaxChunks, (2*max(sms, 1)+heads-1)/heads, (t+decodeMinKeys-1)/decodeMinKeys), 1)
+}
+
+// decodeWarpsFor is the warps of a core block: decodeWarps, fewer when the shared memory does
+// not take them.
+func decodeWarpsFor(g attnGeom, es int64, t kernels.Target) int64 {
+	w := int64(decodeWarps)
+	for w > 1 && decodeShared(g.nq/g.nkv, g.d, es, w) > t.SharedMemPerBlock {
+		w--
+	}
+	return w
+}
+
+// decodePartials is the decode tactic's workspace at g on t: the partials of its chunks, none
+// with one chunk.
+func decodePartials(g attnGeom, t kernels.Target) (alloc.Part, bool, error) {
+	c := decodeChunks(g.b, g.nkv, g.t, int64(t.SMs))
+	if c == 1 {
+		return alloc.Part{}, false, nil
+	}
+	p, err := partialsPart(c, g.b*g.nq, g.d)
+	return p, true, err
+}
+
+// decodeBound is the most partials the decode tactic needs over batches bLo..bHi at up to tHi
+// keys.
+func decodeBound(bLo, bHi, nq, nkv, d, tHi int64, t kernels.Target) (int64, error) {
+	var best int64
+	for b := bLo; b <= bHi; b++ {
+		c := decodeChunks(b, nkv, tHi, int64(t.SMs))
+		if c > 1 {
+			best = max(best, c*b*nq)
+		}
+	}
+	if best == 0 {
+		return 0, nil
+	}
+	return kernels.Product(best, d+2, 4)
+}
+
+// decodeSteps is the core launch and, with several chunks, the combine. x holds the query,
+// caches, output, partials and rotary parameters as selectGQA sets them; ksrc and vsrc are the
+// new keys and values, rows kvss elements apart.
+func decodeSteps(dt graph.DType, g attnGeom, x attnArgs, ksrc, vsrc param, kvss int64, t kernels.Target) ([]step, error) {
+	c := decodeChunks(g.b, g.nkv, g.t, int64(t.SMs))
+	if g.b*g.nkv > 65535 || g.b*g.nq >= 1<<31 {
+		return nil, fmt.Errorf("attention grid of %d x %d blocks is too large", c, g.b*g.nkv)
+	}
+	if !fits32(g.b, g.nq, g.nkv, g.d, g.t, x.rot, x.qss, kvss) {
+		return nil, fmt.Errorf("attention geometry %+v is too large for the CUDA kernel", g)
+	}
+	dpl, err := dplFor(g.d)
+	if err != nil {
+		return nil, err
+	}
+	es := dt.Size()
+	w := decodeWarpsFor(g, es, t)
+	name := dtName(dt)
+	part := nullp()
+	if c > 1 {
+		part = x.part
+	}
+	steps := []step{{
+		kernel: fmt.Sprintf("carve_gqa_decode_%s_%d", name, dpl),
+		grid:   Dim3{X: uint32(c), Y: uint32(g.b * g.nkv), Z: 1},
+		block:  Dim3{X: uint32(w * 32), Y: 1, Z: 1}, shared: uint32(decodeShared(g.nq/g.nkv, g.d, es, w)),
+		params: []param{
+			x.q, ksrc, vsrc, x.k, x.v, x.out, part, x.seqlens, x.total, x.cos, x.sin, x.pos,
+			pack32(g.b, g.nq), pack32(g.nkv, g.d), pack32(g.t, x.rot), pack32(x.qss, kvss),
+			i32p(x.flags), f32p(x.scale), f32p(x.softcap), i32p(int(x.window)), i32p(int(x.maxPos)),
+		},
+	}}
+	if c > 1 {
+		const threads = 512
+		steps = append(steps, step{
+			kernel: "carve_gqa_decode_combine_" + name,
+			grid:   Dim3{X: uint32(g.b * g.nq), Y: 1, Z: 1}, block: Dim3{X: threads, Y: 1, Z: 1},
+			shared: uint32((c + 1 + threads) * 4),
+			params: []param{x.out, x.part, i64p(g.b * g.nq), i32p(int(g.d)), i32p(int(c))},
+		})
+	}
+	return steps, nil
+}
