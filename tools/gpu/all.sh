@@ -12,9 +12,10 @@
 #                                 or soak-start ... soak-wait, which may span two device calls: soak-start
 #                                 starts the soak in a process session of its own (it outlives the
 #                                 call while the machine stays warm: make the next call at once)
-#                                 pinned to the last 4 cores, with SHARED_GPU=1 (soak.sh), and the
-#                                 steps after it run beside it; soak-wait waits for it to end and
-#                                 prints its summary (SOAK_S, default 600)
+#                                 pinned to the last 4 cores, with SHARED_GPU=1 (soak.sh), after every
+#                                 other step of its call; the steps of the calls after it run beside it
+#                                 (tests, not timings); soak-wait waits for it to end and prints its
+#                                 summary (SOAK_S, default 600)
 # Logs go to $L (default /tmp/gpu-logs); summaries to stdout and $OUT; everything is tarred into
 # $OUT/logs.tgz at the end. Each step has a time limit so that the batch ends inside one call.
 set -uo pipefail
@@ -32,15 +33,6 @@ unxz .gpu/runner.bin.xz > "$runner" && chmod +x "$runner"
 nvidia-smi -L | tee "$OUT/gpus.txt"
 has() { [[ " $steps " == *" $1 "* ]]; }
 S=/tmp/gpu-soak # the background soak's folder: outside $L, which a later call may reuse
-if has soak-start; then
-  n=$(nproc)
-  rm -rf "$S" && mkdir -p "$S" && cp "$runner" "$S/runner" # a later call rewrites $runner
-  echo "== soak-start: qwen2 fixture, 4 sessions on cuda:0 for ${SOAK_S:-600} s on cores $((n - 4))-$((n - 1)), in the background"
-  setsid nohup taskset -c "$((n - 4))-$((n - 1))" env GOMAXPROCS=4 SHARED_GPU=1 RUNNER=$S/runner \
-    bash -c "bash tools/gpu/soak.sh -d ${SOAK_S:-600} -o $S/soak.csv > $S/soak.txt 2>&1; echo \$? > $S/rc" < /dev/null > /dev/null 2>&1 &
-  sleep 2
-  head -1 "$S/soak.txt"
-fi
 if has suite; then
   echo "== suite: every cuda test binary"
   OUT=$L BENCH= timeout 240 bash .gpu/run.sh 2>&1 | grep -Ev '^\s+\|' | tee "$OUT/suite.txt" | grep -E '^(libs_|run.sh)'
@@ -132,6 +124,15 @@ if has soak+cpu; then
   tail -8 "$OUT/gpt2s$cpu.txt"
   wait $soak
   tail -25 "$OUT/soak.txt"
+fi
+if has soak-start; then
+  n=$(nproc)
+  rm -rf "$S" && mkdir -p "$S" && cp "$runner" "$S/runner" # a later call rewrites $runner
+  echo "== soak-start: qwen2 fixture, 4 sessions on cuda:0 for ${SOAK_S:-600} s on cores $((n - 4))-$((n - 1)), in the background"
+  setsid nohup taskset -c "$((n - 4))-$((n - 1))" env GOMAXPROCS=4 SHARED_GPU=1 RUNNER=$S/runner \
+    bash -c "bash tools/gpu/soak.sh -d ${SOAK_S:-600} -o $S/soak.csv > $S/soak.txt 2>&1; echo \$? > $S/rc" < /dev/null > /dev/null 2>&1 &
+  sleep 2
+  head -1 "$S/soak.txt"
 fi
 if has soak-wait; then
   echo "== soak-wait: the background soak's summary"
