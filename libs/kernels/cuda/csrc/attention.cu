@@ -53,6 +53,74 @@ __device__ __forceinline__ i64 gqa_position(const int* seqlens, const i64* pos, 
   return (i64)seqlens[b] + 1 - S + s;
 }
 
+// att_scores adds to sc[r], for the rows r < rows, the dot product of the key at kr (D elements)
+// with query row r at q (rows of D floats in shared memory); with tvec the key is read in
+// 16-byte vectors (D a multiple of them, kr aligned). The core and the decode kernel share it.
+template <typename T, int RMAX>
+__device__ __forceinline__ void att_scores(float (&sc)[RMAX], const T* kr, const float* q, int rows, int D, bool tvec) {
+  constexpr int VE = 16 / sizeof(T);
+  if (tvec) {
+    for (int d0 = 0; d0 < D; d0 += VE) {
+      union {
+        uint4 u;
+        T e[VE];
+      } kv;
+      kv.u = *(const uint4*)(kr + d0);
+      float kf[VE];
+#pragma unroll
+      for (int e = 0; e < VE; e++) kf[e] = tof(kv.e[e]);
+#pragma unroll
+      for (int r = 0; r < RMAX; r++) {
+        if (r < rows) {
+          const float4* qr = (const float4*)(q + r * D + d0);
+          float s = sc[r];
+#pragma unroll
+          for (int e4 = 0; e4 < VE / 4; e4++) {
+            const float4 qv = qr[e4];
+            s = fmaf(qv.x, kf[4 * e4], s);
+            s = fmaf(qv.y, kf[4 * e4 + 1], s);
+            s = fmaf(qv.z, kf[4 * e4 + 2], s);
+            s = fmaf(qv.w, kf[4 * e4 + 3], s);
+          }
+          sc[r] = s;
+        }
+      }
+    }
+    return;
+  }
+  for (int d = 0; d < D; d++) {
+    const float kf = tof(kr[d]);
+#pragma unroll
+    for (int r = 0; r < RMAX; r++)
+      if (r < rows) sc[r] = fmaf(q[r * D + d], kf, sc[r]);
+  }
+}
+
+// att_accumulate adds p_j V_j to acc[r] for the rows r < rows and the nk keys of a tile whose
+// values are rows of Dv elements at v: lane j holds p[r] of key j, and lane l owns the head dims
+// d = l + 32e. The core and the decode kernel share it.
+template <typename T, int RMAX, int DPL>
+__device__ __forceinline__ void att_accumulate(float (&acc)[RMAX][DPL], const float (&p)[RMAX], const T* v, int Dv, int nk,
+                                               int rows, int lane) {
+  for (int jj = 0; jj < nk; jj++) {
+    const T* vr = v + jj * Dv;
+    float vf[DPL];
+#pragma unroll
+    for (int e = 0; e < DPL; e++) {
+      const int d = lane + 32 * e;
+      vf[e] = d < Dv ? tof(vr[d]) : 0.f;
+    }
+#pragma unroll
+    for (int r = 0; r < RMAX; r++) {
+      if (r < rows) {
+        const float pj = __shfl_sync(0xffffffffu, p[r], jj);
+#pragma unroll
+        for (int e = 0; e < DPL; e++) acc[r][e] = fmaf(pj, vf[e], acc[r][e]);
+      }
+    }
+  }
+}
+
 __device__ __forceinline__ bool masked(const int* mask, int kind, int maskT, int B, int S, int b, int i, int j) {
   switch (kind) {
     case MASK_LENGTHS: return j >= mask[b];
@@ -190,41 +258,7 @@ __device__ __forceinline__ void attn(const T* q, const T* k, const T* v, T* out,
     float sc[RBM];
 #pragma unroll
     for (int r = 0; r < RBM; r++) sc[r] = 0.f;
-    if (live) {
-      const T* kr = ks + lane * Dp;
-      if (tvec) {
-        for (int d0 = 0; d0 < D; d0 += VE) {
-          union { uint4 u; T e[VE]; } kv;
-          kv.u = *(const uint4*)(kr + d0);
-          float kf[VE];
-#pragma unroll
-          for (int e = 0; e < VE; e++) kf[e] = tof(kv.e[e]);
-#pragma unroll
-          for (int r = 0; r < RBM; r++) {
-            if (r < nrows) {
-              const float4* qr = (const float4*)(qs + r * D + d0);
-              float s = sc[r];
-#pragma unroll
-              for (int e4 = 0; e4 < VE / 4; e4++) {
-                const float4 qv = qr[e4];
-                s = fmaf(qv.x, kf[4 * e4], s);
-                s = fmaf(qv.y, kf[4 * e4 + 1], s);
-                s = fmaf(qv.z, kf[4 * e4 + 2], s);
-                s = fmaf(qv.w, kf[4 * e4 + 3], s);
-              }
-              sc[r] = s;
-            }
-          }
-        }
-      } else {
-        for (int d = 0; d < D; d++) {
-          float kf = tof(kr[d]);
-#pragma unroll
-          for (int r = 0; r < RBM; r++)
-            if (r < nrows) sc[r] = fmaf(qs[r * D + d], kf, sc[r]);
-        }
-      }
-    }
+    if (live) att_scores<T, RBM>(sc, ks + lane * Dp, qs, nrows, D, tvec);
     float p[RBM];
 #pragma unroll
     for (int r = 0; r < RBM; r++) {
@@ -253,23 +287,7 @@ __device__ __forceinline__ void attn(const T* q, const T* k, const T* v, T* out,
       for (int e = 0; e < DPL; e++) acc[r][e] *= alpha;
       p[r] = pr;
     }
-    for (int jj = 0; jj < nk; jj++) {
-      const T* vr = vsm + jj * Dv;
-      float vf[DPL];
-#pragma unroll
-      for (int e = 0; e < DPL; e++) {
-        int d = lane + 32 * e;
-        vf[e] = d < Dv ? tof(vr[d]) : 0.f;
-      }
-#pragma unroll
-      for (int r = 0; r < RBM; r++) {
-        if (r < nrows) {
-          float pj = __shfl_sync(0xffffffffu, p[r], jj);
-#pragma unroll
-          for (int e = 0; e < DPL; e++) acc[r][e] = fmaf(pj, vf[e], acc[r][e]);
-        }
-      }
-    }
+    att_accumulate<T, RBM, DPL>(acc, p, vsm, Dv, nk, nrows, lane);
   }
   __syncthreads();  // the tiles' shared memory becomes the merge area
 
@@ -573,44 +591,7 @@ __device__ __forceinline__ void gqa_decode(const T* q, const T* ksrc, const T* v
       float sc[DEC_ROWS];
 #pragma unroll
       for (int r = 0; r < DEC_ROWS; r++) sc[r] = 0.f;
-      if (live) {
-        const T* kr = kt + lane * Dp;
-        if (tvec) {
-          for (int d0 = 0; d0 < D; d0 += VE) {
-            union {
-              uint4 u;
-              T e[VE];
-            } kv;
-            kv.u = *(const uint4*)(kr + d0);
-            float kf[VE];
-#pragma unroll
-            for (int e = 0; e < VE; e++) kf[e] = tof(kv.e[e]);
-#pragma unroll
-            for (int r = 0; r < DEC_ROWS; r++) {
-              if (r < rn) {
-                const float4* qr = (const float4*)(qw + r * D + d0);
-                float s = sc[r];
-#pragma unroll
-                for (int e4 = 0; e4 < VE / 4; e4++) {
-                  const float4 qv = qr[e4];
-                  s = fmaf(qv.x, kf[4 * e4], s);
-                  s = fmaf(qv.y, kf[4 * e4 + 1], s);
-                  s = fmaf(qv.z, kf[4 * e4 + 2], s);
-                  s = fmaf(qv.w, kf[4 * e4 + 3], s);
-                }
-                sc[r] = s;
-              }
-            }
-          }
-        } else {
-          for (int d = 0; d < D; d++) {
-            const float kf = tof(kr[d]);
-#pragma unroll
-            for (int r = 0; r < DEC_ROWS; r++)
-              if (r < rn) sc[r] = fmaf(qw[r * D + d], kf, sc[r]);
-          }
-        }
-      }
+      if (live) att_scores<T, DEC_ROWS>(sc, kt + lane * Dp, qw, rn, D, tvec);
       float pr[DEC_ROWS];
 #pragma unroll
       for (int r = 0; r < DEC_ROWS; r++) {
@@ -632,23 +613,7 @@ __device__ __forceinline__ void gqa_decode(const T* q, const T* ksrc, const T* v
 #pragma unroll
         for (int e = 0; e < DPL; e++) acc[r][e] *= alpha;
       }
-      for (int jj = 0; jj < nk; jj++) {
-        const T* vr = vt + jj * D;
-        float vf[DPL];
-#pragma unroll
-        for (int e = 0; e < DPL; e++) {
-          const int d = lane + 32 * e;
-          vf[e] = d < D ? tof(vr[d]) : 0.f;
-        }
-#pragma unroll
-        for (int r = 0; r < DEC_ROWS; r++) {
-          if (r < rn) {
-            const float pj = __shfl_sync(0xffffffffu, pr[r], jj);
-#pragma unroll
-            for (int e = 0; e < DPL; e++) acc[r][e] = fmaf(pj, vf[e], acc[r][e]);
-          }
-        }
-      }
+      att_accumulate<T, DEC_ROWS, DPL>(acc, pr, vt, D, nk, rn, lane);
     }
   }
   __syncthreads();  // the stage's shared memory becomes the merge area
