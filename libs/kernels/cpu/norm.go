@@ -295,13 +295,13 @@ func (ln *layerNorm) run(in, out []kernels.Tensor, ws wsParts) error {
 	} else {
 		b.mean, b.inv = kernels.ViewAs[float64](ws.bytes(0))[:ln.rows], kernels.ViewAs[float64](ws.bytes(1))[:ln.rows]
 	}
-	grain := max(1, parGrainElems/max(ln.h*weightRow, 1))
+	grain, slots := loopShape(ln.rows, ln.h, weightRow, ln.slots)
 	passes := 2
 	if ln.dt == graph.Float32 {
 		passes = 1 // normRowsF32 does both
 	}
 	for b.pass = 0; b.pass < passes; b.pass++ {
-		par.For(ln.rows, grain, parSlots(ln.rows*ln.h*weightRow, ln.slots), b)
+		par.For(ln.rows, grain, slots, b)
 	}
 	*b = normBody{}
 	normBodies.Put(b)

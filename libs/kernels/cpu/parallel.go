@@ -40,6 +40,18 @@ func parSlots(elems, workers int) int {
 	return max(min(workers, (elems+parSlotElems-1)/parSlotElems), 1)
 }
 
+// loopShape is how a loop over n items of about perItem elements, each element weight plain
+// ones' work, runs with up to workers participants: on the caller alone (slots 1) when the
+// work is small, n < 2 or there is one worker, else in chunks of grain items over slots
+// participants.
+func loopShape(n, perItem, weight, workers int) (grain, slots int) {
+	item := max(perItem, 1) * max(weight, 1) // an item's weighted work
+	if workers <= 1 || n < 2 || n*item < parMinElems {
+		return max(n, 1), 1
+	}
+	return max(1, parGrainElems/item), parSlots(n*item, workers)
+}
+
 // attnParticipants is the participants worth waking for attention over b x heads x s query rows
 // and t keys of head sizes d and dv (one multiply-add per element of each product), at most
 // slots (which size the per-slot scratch). A decode step or a 7-token prompt is a few thousand
@@ -72,14 +84,14 @@ func runRanges(r rangeRunner, in, out []kernels.Tensor, n, perItem, weight, work
 	if n <= 0 {
 		return
 	}
-	item := max(perItem, 1) * max(weight, 1) // an item's weighted work
-	if workers <= 1 || n < 2 || n*item < parMinElems {
+	grain, slots := loopShape(n, perItem, weight, workers)
+	if slots <= 1 {
 		r.runRange(in, out, 0, n)
 		return
 	}
 	b := rangeBodies.Get()
 	*b = rangeBody{r: r, in: in, out: out}
-	par.For(n, max(1, parGrainElems/item), parSlots(n*item, workers), b)
+	par.For(n, grain, slots, b)
 	*b = rangeBody{}
 	rangeBodies.Put(b)
 }
@@ -109,10 +121,10 @@ func forItems(fn func(b *itemsBody, lo, hi int), k any, in, out []kernels.Tensor
 	b := itemsBodies.Get()
 	b.fn, b.k, b.in, b.out, b.n = fn, k, in, out, ints
 	b.failed.Store(false)
-	if workers <= 1 || n < 2 || n*max(perItem, 1) < parMinElems {
+	if grain, slots := loopShape(n, perItem, weightPlain, workers); slots <= 1 {
 		fn(b, 0, n)
 	} else {
-		par.For(n, max(1, parGrainElems/max(perItem, 1)), parSlots(n*max(perItem, 1), workers), b)
+		par.For(n, grain, slots, b)
 	}
 	ok = !b.failed.Load()
 	b.fn, b.k, b.in, b.out = nil, nil, nil, nil

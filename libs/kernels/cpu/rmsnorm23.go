@@ -62,7 +62,8 @@ var rmsRuns par.Pool[rmsRun]
 func (r *onnxRMSNorm) run(in, out []kernels.Tensor, _ wsParts) error {
 	b := rmsRuns.Get()
 	*b = rmsRun{r: r, x: in[0].Data, s: in[1].Data, y: out[0].Data}
-	par.For(r.rows, max(1, parGrainElems/max(r.h*weightRow, 1)), parSlots(r.rows*r.h*weightRow, r.slots), b)
+	grain, slots := loopShape(r.rows, r.h, weightRow, r.slots)
+	par.For(r.rows, grain, slots, b)
 	*b = rmsRun{}
 	rmsRuns.Put(b)
 	return nil

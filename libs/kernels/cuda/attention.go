@@ -116,9 +116,17 @@ func attnPlan(g attnGeom, sms int64) (attnTactic, error) {
 // partialsPart is the split-kv workspace: per chunk and row, Dv unnormalized outputs, a max and
 // a sum (float32).
 func partialsPart(chunks, rows, dv int64) (alloc.Part, error) {
-	sz, err := kernels.Product(chunks, rows, dv+2, 4)
+	pairs, err := kernels.Product(chunks, rows)
+	if err != nil {
+		return alloc.Part{}, err
+	}
+	sz, err := partialsBytes(pairs, dv)
 	return alloc.Part{Name: "partials", Size: sz}, err
 }
+
+// partialsBytes is the size of the partials of pairs (chunk, row) pairs: what partialsPart holds,
+// and what the bounds (attnBoundParts, decodeBound) take at their largest count of pairs.
+func partialsBytes(pairs, dv int64) (int64, error) { return kernels.Product(pairs, dv+2, 4) }
 
 // attnWarpsFor picks the warps of a core block (at most attnWarps) and its dynamic shared
 // memory: the queries as float32, then per warp a 32-key tile of keys (rows padded by 16 bytes)
@@ -226,7 +234,7 @@ func attnBoundParts(bLo, bHi, sLo, sHi, nq, nkv, dv, tHi int64, decodeS1 bool, t
 	if best == 0 {
 		return 0, nil
 	}
-	return kernels.Product(best, dv+2, 4)
+	return partialsBytes(best, dv)
 }
 
 // maskKind returns the csrc mask kind of a key mask shape (onnxruntime's formats) and its T.

@@ -93,7 +93,7 @@ func decodeBound(bLo, bHi, nq, nkv, d, tHi int64, t kernels.Target) (int64, erro
 	if best == 0 {
 		return 0, nil
 	}
-	return kernels.Product(best, d+2, 4)
+	return partialsBytes(best, d)
 }
 
 // decodeSteps is the core launch and, with several chunks, the combine. x holds the query,
