@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -646,7 +645,7 @@ type cpuStream struct {
 	id Stream
 	d  *CPUDevice // runs the funcs (a panic becomes the device's fault)
 
-	mu       spinLock
+	mu       park.SpinLock
 	queue    []func()
 	head     int           // queue[head:] is pending
 	enqueued uint64        // ops ever queued
@@ -661,13 +660,13 @@ type cpuStream struct {
 
 // tail is the sequence number of the last op queued so far.
 func (s *cpuStream) tail() uint64 {
-	s.mu.lock()
-	defer s.mu.unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.enqueued
 }
 
 func (s *cpuStream) enqueue(fn func()) {
-	s.mu.lock()
+	s.mu.Lock()
 	if s.head > 0 && s.head >= len(s.queue)/2 {
 		n := copy(s.queue, s.queue[s.head:])
 		clear(s.queue[n:])
@@ -676,7 +675,7 @@ func (s *cpuStream) enqueue(fn func()) {
 	}
 	s.queue = append(s.queue, fn)
 	s.enqueued++
-	s.mu.unlock()
+	s.mu.Unlock()
 	s.work.Notify()
 }
 
@@ -687,7 +686,7 @@ func (s *cpuStream) take(last bool) (fn func(), ok, drained bool) {
 	if !s.running.CompareAndSwap(false, true) {
 		return nil, false, false
 	}
-	s.mu.lock()
+	s.mu.Lock()
 	if s.head < len(s.queue) {
 		fn, ok = s.queue[s.head], true
 		s.queue[s.head] = nil
@@ -695,7 +694,7 @@ func (s *cpuStream) take(last bool) (fn func(), ok, drained bool) {
 	} else {
 		drained = last && s.closed
 	}
-	s.mu.unlock()
+	s.mu.Unlock()
 	if !ok && !drained {
 		s.running.Store(false)
 	}
@@ -707,8 +706,8 @@ func (s *cpuStream) takeable() bool {
 	if s.running.Load() {
 		return false
 	}
-	s.mu.lock()
-	defer s.mu.unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.head < len(s.queue)
 }
 
@@ -732,9 +731,9 @@ func (s *cpuStream) finish() {
 }
 
 func (s *cpuStream) close() {
-	s.mu.lock()
+	s.mu.Lock()
 	s.closed = true
-	s.mu.unlock()
+	s.mu.Unlock()
 	s.work.Notify()
 }
 
@@ -750,18 +749,6 @@ func (s *cpuStream) waitFor(seq uint64) {
 		s.progress.Await(func() bool { return s.done.Load() >= seq || s.takeable() })
 	}
 }
-
-// spinLock is a mutex that is spun on, yielding, rather than parked on, so that it takes no
-// sudog (see cpuStream). It guards a few words at a time.
-type spinLock struct{ locked atomic.Bool }
-
-func (l *spinLock) lock() {
-	for !l.locked.CompareAndSwap(false, true) {
-		runtime.Gosched()
-	}
-}
-
-func (l *spinLock) unlock() { l.locked.Store(false) }
 
 // cpuEvent is the stream position an event was last recorded at.
 type cpuEvent struct {

@@ -2,7 +2,8 @@ package par
 
 import (
 	"runtime"
-	"sync/atomic"
+
+	"carve.dev/libs/alloc/park"
 )
 
 // Pool is a free list of *T for per-call argument structs on a kernel's run path. Get returns
@@ -17,15 +18,15 @@ import (
 // held for a slice push or pop and is spun on, not parked on, so it takes no sudog either (see
 // the package comment).
 type Pool[T any] struct {
-	locked atomic.Bool
-	items  []*T // cap(items) >= every item made, so that Put never grows it
-	made   int
+	mu    park.SpinLock
+	items []*T // cap(items) >= every item made, so that Put never grows it
+	made  int
 }
 
 // Get takes an item off the list, or makes a batch of new ones when the list is empty.
 func (p *Pool[T]) Get() *T {
-	p.lock()
-	defer p.locked.Store(false)
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if len(p.items) == 0 {
 		batch := make([]T, max(8, 2*runtime.GOMAXPROCS(0)))
 		p.made += len(batch)
@@ -44,13 +45,7 @@ func (p *Pool[T]) Get() *T {
 
 // Put puts x on the list.
 func (p *Pool[T]) Put(x *T) {
-	p.lock()
+	p.mu.Lock()
 	p.items = append(p.items, x)
-	p.locked.Store(false)
-}
-
-func (p *Pool[T]) lock() {
-	for !p.locked.CompareAndSwap(false, true) {
-		runtime.Gosched()
-	}
+	p.mu.Unlock()
 }
