@@ -7,7 +7,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"carve.dev/libs/alloc/park"
 )
@@ -602,9 +601,7 @@ func (d *CPUDevice) eventLocked(h Event) (*cpuEvent, error) {
 func (d *CPUDevice) runStream(s *cpuStream) {
 	defer d.workers.Done()
 	defer park.Release(2)
-	// Waiting for work may sleep (park.Event.Await): the goroutine's sleep timer, made at its
-	// first sleep, is made now rather than in a run.
-	time.Sleep(time.Nanosecond)
+	park.PrepareSleep() // waiting for work may sleep (park.Event.Await)
 	for {
 		fn, ok := s.next()
 		if !ok {

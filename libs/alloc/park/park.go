@@ -246,3 +246,8 @@ func procPin() int
 
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
+
+// PrepareSleep makes the calling goroutine's sleep timer, which the runtime makes, allocating,
+// at the goroutine's first sleep: a goroutine that will sleep (time.Sleep, or Await, which
+// sleeps between polls) on a path that must not allocate calls it once, before that path.
+func PrepareSleep() { time.Sleep(time.Nanosecond) }

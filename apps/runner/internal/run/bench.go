@@ -123,9 +123,7 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 					finished.Notify()
 				}
 			}()
-			// Waiting for a run may sleep (park.Event.Await): the goroutine's sleep timer, made
-			// at its first sleep, is made now, outside the timed runs.
-			time.Sleep(time.Nanosecond)
+			park.PrepareSleep() // waiting for a run may sleep (park.Event.Await): not in the timed runs
 			ready.Done()
 			<-gate
 			for {
@@ -156,7 +154,7 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 	ready.Wait()
 	park.Reserve(1) // this goroutine's Await below
 	defer park.Release(1)
-	time.Sleep(time.Nanosecond) // the goroutine's sleep timer, which Await may sleep on, made now
+	park.PrepareSleep() // for the Await below
 	// A collection the warm-up's allocations started would finish inside the timed runs, and
 	// its own allocations would count as theirs: finish it first.
 	runtime.GC()

@@ -150,7 +150,7 @@ const (
 
 // helper runs loops' chunks for as long as the program runs.
 func helper() {
-	time.Sleep(time.Nanosecond) // makes the goroutine's sleep timer now rather than in a run
+	park.PrepareSleep() // the goroutine's sleep timer, made now rather than in a run
 	for {
 		if j, ok := poll(); ok {
 			j.l.help(j.gen)
