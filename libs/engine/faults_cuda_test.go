@@ -178,12 +178,10 @@ func stickyChild(t *testing.T) {
 	// Every kernel wrapped: the first launched after arming is broken.
 	var armed atomic.Bool
 	var node atomic.Pointer[string]
-	reg := kernels.NewRegistry()
-	for _, op := range be.Registry().Ops(kernels.BackendCUDA) {
-		k, err := be.Registry().Lookup(kernels.BackendCUDA, op.Op)
-		require.NoError(t, err)
-		require.NoError(t, reg.Register(brokenKernel{Kernel: k, armed: &armed, node: &node}))
-	}
+	reg, err := wrappedRegistry(be, func(k kernels.Kernel) kernels.Kernel {
+		return brokenKernel{Kernel: k, armed: &armed, node: &node}
+	})
+	require.NoError(t, err)
 	rt, err := NewRuntime(context.Background(), m, be, al, RuntimeOptions{Envelope: envelopeOf(fx), Sessions: 2,
 		Options: Options{Registry: reg}})
 	var mk *MissingKernelsError

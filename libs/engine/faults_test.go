@@ -92,13 +92,20 @@ var (
 // kernels call the driver); the sim sweep uses it too, so that it is tested without a GPU (a
 // sim kernel's launch is counted twice there: at its Run and at the device's LaunchKernel).
 func launchFaults(be kernels.Backend, f *alloc.Faults) (*kernels.Registry, error) {
+	return wrappedRegistry(be, func(k kernels.Kernel) kernels.Kernel { return launchFaultKernel{Kernel: k, f: f} })
+}
+
+// wrappedRegistry is be's registry with every kernel passed through wrap, which returns the
+// kernel itself to keep it as it is: how the tests put a routed, broken or counting kernel in
+// place of the backend's own.
+func wrappedRegistry(be kernels.Backend, wrap func(kernels.Kernel) kernels.Kernel) (*kernels.Registry, error) {
 	reg := kernels.NewRegistry()
 	for _, op := range be.Registry().Ops(be.Target().Backend) {
 		k, err := be.Registry().Lookup(be.Target().Backend, op.Op)
 		if err != nil {
 			return nil, err
 		}
-		if err := reg.Register(launchFaultKernel{Kernel: k, f: f}); err != nil {
+		if err := reg.Register(wrap(k)); err != nil {
 			return nil, err
 		}
 	}
@@ -357,14 +364,12 @@ func faultSweep(t *testing.T, kind faultDevice) {
 // routedRegistryOf is be's registry with Add replaced by a routed Add (routedRegistry's, for
 // any backend).
 func routedRegistryOf(t *testing.T, be kernels.Backend, need, bound *atomic.Int64) *kernels.Registry {
-	reg := kernels.NewRegistry()
-	for _, op := range be.Registry().Ops(be.Target().Backend) {
-		k, err := be.Registry().Lookup(be.Target().Backend, op.Op)
-		require.NoError(t, err)
+	reg, err := wrappedRegistry(be, func(k kernels.Kernel) kernels.Kernel {
 		if k.Op() == kernels.Key("", "Add") {
-			k = routed{Kernel: k, need: need, bound: bound}
+			return routed{Kernel: k, need: need, bound: bound}
 		}
-		require.NoError(t, reg.Register(k))
-	}
+		return k
+	})
+	require.NoError(t, err)
 	return reg
 }

@@ -77,15 +77,13 @@ func TestDeviceLostRefusesLaterRuns(t *testing.T) {
 			opts := RuntimeOptions{Envelope: envelopeOf(fx), Sessions: 2}
 			var armed atomic.Bool
 			if tc.node {
-				reg := kernels.NewRegistry()
-				for _, op := range be.Registry().Ops(kernels.BackendSim) {
-					k, err := be.Registry().Lookup(kernels.BackendSim, op.Op)
-					require.NoError(t, err)
-					if op.Op == kernels.Key("", "Softmax") {
-						k = lostKernel{k, &armed}
+				reg, err := wrappedRegistry(be, func(k kernels.Kernel) kernels.Kernel {
+					if k.Op() == kernels.Key("", "Softmax") {
+						return lostKernel{k, &armed}
 					}
-					require.NoError(t, reg.Register(k))
-				}
+					return k
+				})
+				require.NoError(t, err)
 				opts.Registry = reg
 			}
 			rt, err := NewRuntime(context.Background(), m, be, al, opts)
