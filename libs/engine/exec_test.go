@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"carve.dev/libs/alloc"
+	"carve.dev/libs/alloc/park"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
@@ -263,8 +263,7 @@ func TestRunsNoHeapAllocationsManyProcs(t *testing.T) {
 			}
 			run(50) // plans the pattern, starts the pool, warms the caches
 			require.NoError(t, failed)
-			// The first sleep of a goroutine makes its timer; a run's wait may sleep (park.Event.Await).
-			time.Sleep(time.Nanosecond)
+			park.PrepareSleep() // a run's wait may sleep (park.Event.Await)
 			const runs = 200
 			allocs, stacks := countAllocs(func() { run(runs) })
 			require.NoError(t, failed)

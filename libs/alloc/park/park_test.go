@@ -111,12 +111,12 @@ func TestNoAllocations(t *testing.T) {
 	var e Event
 	var turn atomic.Int64
 	done := make(chan struct{})
-	// A goroutine's sleep timer is made at its first sleep: both sleep once first.
-	time.Sleep(time.Nanosecond)
+	// Both goroutines make their sleep timers first.
+	PrepareSleep()
 	var started atomic.Bool
 	go func() {
 		defer close(done)
-		time.Sleep(time.Nanosecond)
+		PrepareSleep()
 		started.Store(true)
 		for i := int64(1); i <= 2000; i += 2 {
 			e.Await(func() bool { return turn.Load() == i })
