@@ -81,9 +81,14 @@ def export(model, path):
     log(f"exported ({label}) to {path}")
 
 
+def bench_cmd(runner, path, b, s, runs, extra):
+    """runner bench on the GPU at (b, s): 2 warm-up runs, then runs timed ones, with extra flags."""
+    return [runner, "bench", "--device", "cuda", "--model", path, "--dim", f"batch={b}", "--dim", f"seq={s}",
+            "--warmup", "2", "--runs", str(runs)] + extra
+
+
 def carve(runner, path, b, s, runs, extra):
-    cmd = [runner, "bench", "--device", "cuda", "--model", path, "--dim", f"batch={b}", "--dim", f"seq={s}",
-           "--warmup", "2", "--runs", str(runs), "--format", "json"] + extra
+    cmd = bench_cmd(runner, path, b, s, runs, ["--format", "json"] + extra)
     t = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -142,9 +147,8 @@ def main():
         json.dump({"weights_bytes": weights, "rows": rows, "variants": a.variants}, f, indent=1)
     if a.profile:
         for b, s in shapes:
-            cmd = [a.runner, "bench", "--device", "cuda", "--model", path, "--dim", f"batch={b}", "--dim", f"seq={s}",
-                   "--warmup", "2", "--runs", "5", "--profile", "3"] + a.profile.split()
-            p = subprocess.run(cmd, capture_output=True, text=True)
+            p = subprocess.run(bench_cmd(a.runner, path, b, s, 5, ["--profile", "3"] + a.profile.split()),
+                               capture_output=True, text=True)
             with open(os.path.join(a.out, f"profile_{b}x{s}.txt"), "w") as f:
                 f.write(p.stdout + p.stderr)
             log(f"profiled b={b} s={s}: exit {p.returncode}")
