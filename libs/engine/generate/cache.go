@@ -69,20 +69,44 @@ type Names struct {
 }
 
 func (n Names) withDefaults() Names {
-	def := func(s *string, d string) {
-		if *s == "" {
-			*s = d
+	for _, f := range NameFields {
+		if s := f.Field(&n); *s == "" {
+			*s = f.Default
 		}
 	}
-	def(&n.InputIDs, "input_ids")
-	def(&n.Mask, "attention_mask")
-	def(&n.Positions, "position_ids")
-	def(&n.Logits, "logits")
-	def(&n.PastKey, "past_key_values.%d.key")
-	def(&n.PastValue, "past_key_values.%d.value")
-	def(&n.PresentKey, "present.%d.key")
-	def(&n.PresentValue, "present.%d.value")
 	return n
+}
+
+// NameField is one of Names' fields: Key says in a word or two what it names (a caller that
+// lets people override the names builds its option's name from it), Default is the
+// convention's name and Field selects the field.
+type NameField struct {
+	Key, Default string
+	Field        func(*Names) *string
+}
+
+// NameFields are Names' fields, in order.
+var NameFields = []NameField{
+	{"input-ids", "input_ids", func(n *Names) *string { return &n.InputIDs }},
+	{"mask", "attention_mask", func(n *Names) *string { return &n.Mask }},
+	{"position-ids", "position_ids", func(n *Names) *string { return &n.Positions }},
+	{"logits", "logits", func(n *Names) *string { return &n.Logits }},
+	{"past-key", "past_key_values.%d.key", func(n *Names) *string { return &n.PastKey }},
+	{"past-value", "past_key_values.%d.value", func(n *Names) *string { return &n.PastValue }},
+	{"present-key", "present.%d.key", func(n *Names) *string { return &n.PresentKey }},
+	{"present-value", "present.%d.value", func(n *Names) *string { return &n.PresentValue }},
+}
+
+// PerLayer reports whether the field names a value of each layer, with one %d for the layer.
+func (f NameField) PerLayer() bool { return strings.Contains(f.Default, "%d") }
+
+// Valid reports whether v can be the field's name: not empty, with exactly one %d in a
+// per-layer name and no % in another.
+func (f NameField) Valid(v string) bool {
+	if f.PerLayer() {
+		return strings.Count(v, "%d") == 1
+	}
+	return v != "" && !strings.Contains(v, "%")
 }
 
 // Layer names one layer's cache values.

@@ -24,21 +24,9 @@ import (
 // dims moving together. kv keeps fit's conventions: "?" marks what to search (--context ? or
 // --batch ?, ?:MAX to bound it), --budget, doubling then bisection (engine.Largest), exit 3.
 
-// kvNameFlags are the flags that override the cache's names, and the generate.Names field each
-// sets, as `runner generate` takes them.
-var kvNameFlags = []struct {
-	flag, def string
-	field     func(*generate.Names) *string
-}{
-	{"input-ids-name", "input_ids", func(n *generate.Names) *string { return &n.InputIDs }},
-	{"mask-name", "attention_mask", func(n *generate.Names) *string { return &n.Mask }},
-	{"position-ids-name", "position_ids", func(n *generate.Names) *string { return &n.Positions }},
-	{"logits-name", "logits", func(n *generate.Names) *string { return &n.Logits }},
-	{"past-key-name", "past_key_values.%d.key", func(n *generate.Names) *string { return &n.PastKey }},
-	{"past-value-name", "past_key_values.%d.value", func(n *generate.Names) *string { return &n.PastValue }},
-	{"present-key-name", "present.%d.key", func(n *generate.Names) *string { return &n.PresentKey }},
-	{"present-value-name", "present.%d.value", func(n *generate.Names) *string { return &n.PresentValue }},
-}
+// nameFlag is the flag that overrides a name of the model's cache (generate.NameFields), as
+// `runner generate` and `estimator kv` both take it.
+func nameFlag(f generate.NameField) string { return f.Key + "-name" }
 
 func kvCommand(s Streams) *cli.Command {
 	var flags []cli.Flag
@@ -53,8 +41,8 @@ func kvCommand(s Streams) *cli.Command {
 		&cli.StringFlag{Name: "context", Usage: "positions per sequence, prompt and new tokens: `N`, or ? (longest that fits) or ?:MAX (required)"},
 		&cli.Int64Flag{Name: "prompt", Usage: "the longest prompt `N` the runtime admits", DefaultText: "the context less one"},
 	)
-	for _, nf := range kvNameFlags {
-		flags = append(flags, &cli.StringFlag{Name: nf.flag, Usage: fmt.Sprintf("the model's `NAME` for %s", nf.def)})
+	for _, nf := range generate.NameFields {
+		flags = append(flags, &cli.StringFlag{Name: nameFlag(nf), Usage: fmt.Sprintf("the model's `NAME` for %s", nf.Default)})
 	}
 	return &cli.Command{
 		Name:  "kv",
@@ -276,16 +264,15 @@ func runKV(c *cli.Context, s Streams) error {
 		return usagef("--context %d: want at least 2 positions and more than --prompt (a prompt and a new token)", ctxAxis.value)
 	}
 	var names generate.Names
-	for _, nf := range kvNameFlags {
-		if !c.IsSet(nf.flag) {
+	for _, nf := range generate.NameFields {
+		if !c.IsSet(nameFlag(nf)) {
 			continue
 		}
-		v := c.String(nf.flag)
-		perLayer := strings.Contains(nf.def, "%d")
-		if v == "" || perLayer && strings.Count(v, "%d") != 1 || !perLayer && strings.Contains(v, "%") {
-			return usagef("--%s %q: want a name (per-layer names with one %%d for the layer, e.g. %s)", nf.flag, v, nf.def)
+		v := c.String(nameFlag(nf))
+		if !nf.Valid(v) {
+			return usagef("--%s %q: want a name (per-layer names with one %%d for the layer, e.g. %s)", nameFlag(nf), v, nf.Default)
 		}
-		*nf.field(&names) = v
+		*nf.Field(&names) = v
 	}
 	opts, err := options(c)
 	if err != nil {
@@ -300,8 +287,8 @@ func runKV(c *cli.Context, s Streams) error {
 	var rce *generate.RecognitionError
 	if errors.As(err, &rce) {
 		var flags []string
-		for _, nf := range kvNameFlags {
-			flags = append(flags, "--"+nf.flag)
+		for _, nf := range generate.NameFields {
+			flags = append(flags, "--"+nameFlag(nf))
 		}
 		return fmt.Errorf("--model %s has no recognisable KV cache: %s; if the model names its cache differently, give the names with %s "+
 			"(per-layer names with %%d for the layer)", m.name, rce.Problem, strings.Join(flags, ", "))

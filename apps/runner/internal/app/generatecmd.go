@@ -18,20 +18,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// nameFlags are the flags that override the cache's names, and the generate.Names field each sets.
-var nameFlags = []struct {
-	flag, def string
-	field     func(*generate.Names) *string
-}{
-	{"input-ids-name", "input_ids", func(n *generate.Names) *string { return &n.InputIDs }},
-	{"mask-name", "attention_mask", func(n *generate.Names) *string { return &n.Mask }},
-	{"position-ids-name", "position_ids", func(n *generate.Names) *string { return &n.Positions }},
-	{"logits-name", "logits", func(n *generate.Names) *string { return &n.Logits }},
-	{"past-key-name", "past_key_values.%d.key", func(n *generate.Names) *string { return &n.PastKey }},
-	{"past-value-name", "past_key_values.%d.value", func(n *generate.Names) *string { return &n.PastValue }},
-	{"present-key-name", "present.%d.key", func(n *generate.Names) *string { return &n.PresentKey }},
-	{"present-value-name", "present.%d.value", func(n *generate.Names) *string { return &n.PresentValue }},
-}
+// nameFlag is the flag that overrides a name of the model's cache (generate.NameFields), as
+// `runner generate` and `estimator kv` both take it.
+func nameFlag(f generate.NameField) string { return f.Key + "-name" }
 
 // defaultPromptLen is --prompt-len when neither it nor --prompt is given.
 const defaultPromptLen = 16
@@ -59,8 +48,8 @@ func generateCommand(env Env) *cli.Command {
 		&cli.StringFlag{Name: "out", Usage: "write the new tokens to `FILE.npy`, int64 [batch, new] (atomically)"},
 		&cli.BoolFlag{Name: "profile", Usage: "then generate once more with each kernel timed on the device (CUDA) and print the decode step's device time by op category"},
 	}, flags...)
-	for _, nf := range nameFlags {
-		flags = append(flags, &cli.StringFlag{Name: nf.flag, Usage: fmt.Sprintf("the model's `NAME` for %s", nf.def)})
+	for _, nf := range generate.NameFields {
+		flags = append(flags, &cli.StringFlag{Name: nameFlag(nf), Usage: fmt.Sprintf("the model's `NAME` for %s", nf.Default)})
 	}
 	return &cli.Command{
 		Name:  "generate",
@@ -126,20 +115,19 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 	}
 	gc := run.GenerateConfig{Config: base, Batch: c.Int64("batch"), MaxNew: c.Int("max-new-tokens"), Context: c.Int64("context"),
 		TopK: c.Int("top-k"), Temperature: c.Float64("temperature")}
-	for _, nf := range nameFlags {
-		if !c.IsSet(nf.flag) {
+	for _, nf := range generate.NameFields {
+		if !c.IsSet(nameFlag(nf)) {
 			continue
 		}
-		v := c.String(nf.flag)
-		perLayer := strings.Contains(nf.def, "%d")
-		if v == "" || perLayer && strings.Count(v, "%d") != 1 || !perLayer && strings.Contains(v, "%") {
+		v := c.String(nameFlag(nf))
+		if !nf.Valid(v) {
 			want := "a name"
-			if perLayer {
-				want = "a name with one %d for the layer, e.g. " + nf.def
+			if nf.PerLayer() {
+				want = "a name with one %d for the layer, e.g. " + nf.Default
 			}
-			return usagef("--%s %q: want %s", nf.flag, v, want)
+			return usagef("--%s %q: want %s", nameFlag(nf), v, want)
 		}
-		*nf.field(&gc.Names) = v
+		*nf.Field(&gc.Names) = v
 	}
 	switch {
 	case gc.MaxNew < 1:
@@ -291,8 +279,8 @@ func explainGenerate(err error, gc run.GenerateConfig) error {
 			"raise --context to %d, or shorten the prompt or --max-new-tokens", ce.Prompt, ce.New, need, ce.Context, need)
 	case errors.As(err, &rce):
 		var flags []string
-		for _, nf := range nameFlags {
-			flags = append(flags, "--"+nf.flag)
+		for _, nf := range generate.NameFields {
+			flags = append(flags, "--"+nameFlag(nf))
 		}
 		return &generateError{fmt.Sprintf("--model %s has no recognisable KV cache: %s; if the model names its cache differently, give the names with %s "+
 			"(per-layer names with %%d for the layer)", gc.ModelPath, rce.Problem, strings.Join(flags, ", "))}
