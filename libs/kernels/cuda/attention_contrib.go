@@ -201,17 +201,8 @@ func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 			return plan{}, err
 		}
 	}
-	xa.k, xa.ksb, xa.ksh, xa.kst = kv.ref, kv.sb, kv.sh, kv.st
-	xa.v, xa.vsb, xa.vsh, xa.vst = vv.ref, vv.sb, vv.sh, vv.st
-	if !fits32(xa.qss, xa.qsh, xa.ksh, xa.kst, xa.vsh, xa.vst) {
-		return plan{}, fmt.Errorf("Attention strides are too large for the CUDA kernels")
-	}
-	if g.b*g.s*N > 0 {
-		steps, err := attnSteps(dt, g.attnGeom, tac, xa, t)
-		if err != nil {
-			return plan{}, err
-		}
-		prog = append(prog, steps...)
+	if prog, err = coreOver(prog, dt, g.attnGeom, tac, xa, kv, vv, "Attention", t); err != nil {
+		return plan{}, err
 	}
 	return plan{tactic: tac.name(), parts: parts, prog: prog}, nil
 }

@@ -111,6 +111,26 @@ type kvView struct {
 	sb, sh, st int64
 }
 
+// coreOver sets the core's keys and values to the views k and v, checks that the strides fit
+// the kernels' 32-bit arguments and appends the core's launches (none for an empty output) to
+// prog: how MultiHeadAttention and the contrib Attention end their selection. op names the op
+// in the error.
+func coreOver(prog program, dt graph.DType, g attnGeom, tac attnTactic, x attnArgs, k, v kvView, op string, t kernels.Target) (program, error) {
+	x.k, x.ksb, x.ksh, x.kst = k.ref, k.sb, k.sh, k.st
+	x.v, x.vsb, x.vsh, x.vst = v.ref, v.sb, v.sh, v.st
+	if !fits32(x.qss, x.qsh, x.ksh, x.kst, x.vsh, x.vst) {
+		return nil, fmt.Errorf("%s strides are too large for the CUDA kernels", op)
+	}
+	if g.b*g.s*g.nq == 0 {
+		return prog, nil
+	}
+	steps, err := attnSteps(dt, g, tac, x, t)
+	if err != nil {
+		return nil, err
+	}
+	return append(prog, steps...), nil
+}
+
 // cacheSteps lays keys or values out at dst as a BNSH cache of b x n heads, total positions of
 // width elements each: the past's p positions from past first (when copyPast and p > 0; past is
 // BNSH of p positions), then src's s new positions after them. It returns the copies and dst's
@@ -316,17 +336,8 @@ func selectMHA(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	x.k, x.ksb, x.ksh, x.kst = kv.ref, kv.sb, kv.sh, kv.st
-	x.v, x.vsb, x.vsh, x.vst = vv.ref, vv.sb, vv.sh, vv.st
-	if !fits32(x.qss, x.qsh, x.ksh, x.kst, x.vsh, x.vst) {
-		return plan{}, fmt.Errorf("MHA strides are too large for the CUDA kernels")
-	}
-	if g.b*g.s*N > 0 {
-		steps, err := attnSteps(dt, g.attnGeom, tac, x, t)
-		if err != nil {
-			return plan{}, err
-		}
-		prog = append(prog, steps...)
+	if prog, err = coreOver(prog, dt, g.attnGeom, tac, x, kv, vv, "MHA", t); err != nil {
+		return plan{}, err
 	}
 	return plan{tactic: tac.name(), parts: parts, prog: prog}, nil
 }
