@@ -124,6 +124,21 @@ func partialsPart(chunks, rows, dv int64) (alloc.Part, error) {
 	return alloc.Part{Name: "partials", Size: sz}, err
 }
 
+// addPartials appends to parts the split-kv workspace "partials" of chunks chunks over rows
+// rows when there are several chunks, and points x's partials at it: how every attention op's
+// selection adds it.
+func (x *attnArgs) addPartials(parts []alloc.Part, chunks, rows, dv int64) ([]alloc.Part, error) {
+	if chunks <= 1 {
+		return parts, nil
+	}
+	part, err := partialsPart(chunks, rows, dv)
+	if err != nil {
+		return nil, err
+	}
+	x.part = wsp(len(parts))
+	return append(parts, part), nil
+}
+
 // partialsBytes is the size of the partials of pairs (chunk, row) pairs: what partialsPart holds,
 // and what the bounds (attnBoundParts, decodeBound) take at their largest count of pairs.
 func partialsBytes(pairs, dv int64) (int64, error) { return kernels.Product(pairs, dv+2, 4) }
@@ -482,23 +497,13 @@ func selectGQA(n *kernels.Node, t kernels.Target) (plan, error) {
 		parts = append(parts, part)
 		kdst, vdst = wsp(0), wsp(0).at(g.b*g.nkv*g.t*g.d*es)
 	}
-	switch {
-	case decode:
-		part, ok, err := decodePartials(g, t)
-		if err != nil {
-			return plan{}, err
-		}
-		if ok {
-			x.part = wsp(len(parts))
-			parts = append(parts, part)
-		}
-	case tac.chunks > 1:
-		part, err := partialsPart(tac.chunks, g.b*g.nq*g.s, g.dv)
-		if err != nil {
-			return plan{}, err
-		}
-		x.part = wsp(len(parts))
-		parts = append(parts, part)
+	if decode {
+		parts, err = x.addPartials(parts, decodeChunks(g.b, g.nkv, g.t, int64(t.SMs)), g.b*g.nq, g.d)
+	} else {
+		parts, err = x.addPartials(parts, tac.chunks, g.b*g.nq*g.s, g.dv)
+	}
+	if err != nil {
+		return plan{}, err
 	}
 	var prog program
 	name := dtName(dt)

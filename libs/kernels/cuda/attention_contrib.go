@@ -160,13 +160,8 @@ func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	if tac.chunks > 1 {
-		part, err := partialsPart(tac.chunks, g.b*N*g.s, Dv)
-		if err != nil {
-			return plan{}, err
-		}
-		xa.part = wsp(len(parts))
-		parts = append(parts, part)
+	if parts, err = xa.addPartials(parts, tac.chunks, g.b*N*g.s, Dv); err != nil {
+		return plan{}, err
 	}
 	rows := g.b * g.s
 	prog := program{{call: &attnProj{dt: dt, m: rows, n: g.total, k: g.hin, qkv: 0}}}

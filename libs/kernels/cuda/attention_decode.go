@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 
-	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
@@ -67,17 +66,6 @@ func decodeWarpsFor(g attnGeom, es int64, t kernels.Target) int64 {
 		w--
 	}
 	return w
-}
-
-// decodePartials is the decode tactic's workspace at g on t: the partials of its chunks, none
-// with one chunk.
-func decodePartials(g attnGeom, t kernels.Target) (alloc.Part, bool, error) {
-	c := decodeChunks(g.b, g.nkv, g.t, int64(t.SMs))
-	if c == 1 {
-		return alloc.Part{}, false, nil
-	}
-	p, err := partialsPart(c, g.b*g.nq, g.d)
-	return p, true, err
 }
 
 // decodeBound is the most partials the decode tactic needs over batches bLo..bHi at up to tHi

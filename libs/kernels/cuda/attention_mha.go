@@ -258,13 +258,8 @@ func selectMHA(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	if tac.chunks > 1 {
-		part, err := partialsPart(tac.chunks, g.b*N*g.s, Dv)
-		if err != nil {
-			return plan{}, err
-		}
-		x.part = wsp(len(parts))
-		parts = append(parts, part)
+	if parts, err = x.addPartials(parts, tac.chunks, g.b*N*g.s, Dv); err != nil {
+		return plan{}, err
 	}
 
 	// where the new queries, keys and values are
