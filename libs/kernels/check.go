@@ -206,3 +206,37 @@ func CheckView(n *Node, minIn, maxIn int) (mask bool, err error) {
 	}
 	return mask, nil
 }
+
+// CheckGQA checks what every backend's com.microsoft.GroupQueryAttention refuses or requires
+// before looking at shapes: the arity, seqlens_k and total_sequence_length present, and none of
+// smooth_softmax, qk_output, sliding_window_cache, quantized keys or values, inputs past
+// position_ids' and attention_bias' (head_sink, KV scales, QK norms) or the output_qk output.
+func CheckGQA(n *Node) error {
+	if err := CheckArity(n, 1, 11, 1, 3); err != nil {
+		return err
+	}
+	for _, i := range []int{5, 6} {
+		if _, ok := n.Input(i); !ok {
+			return fmt.Errorf("required input %d (seqlens_k, total_sequence_length) is missing", i)
+		}
+	}
+	for _, name := range []string{"smooth_softmax", "qk_output", "sliding_window_cache"} {
+		if n.Attrs.Int(name, 0) != 0 {
+			return fmt.Errorf("attribute %s is not supported", name)
+		}
+	}
+	for _, name := range []string{"k_quant_type", "v_quant_type"} {
+		if q := n.Attrs.String(name, "NONE"); q != "NONE" {
+			return fmt.Errorf("%s %q is not supported", name, q)
+		}
+	}
+	for i := 11; i < len(n.Inputs); i++ {
+		if _, ok := n.Input(i); ok {
+			return fmt.Errorf("input %d (head_sink, KV scales, QK norms) is not supported", i)
+		}
+	}
+	if _, ok := n.Output(3); ok {
+		return fmt.Errorf("output_qk is not supported")
+	}
+	return nil
+}

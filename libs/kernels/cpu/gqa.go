@@ -80,33 +80,10 @@ func gqaGeom(src geomSrc, hi bool) (attnDims, error) {
 }
 
 func selectGQA(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 11, 1, 3); err != nil {
+	if err := kernels.CheckGQA(n); err != nil {
 		return plan{}, err
 	}
-	for _, i := range []int{5, 6} {
-		if _, ok := n.Input(i); !ok {
-			return plan{}, fmt.Errorf("required input %d (seqlens_k, total_sequence_length) is missing", i)
-		}
-	}
 	at := n.Attrs
-	for _, name := range []string{"smooth_softmax", "qk_output", "sliding_window_cache"} {
-		if at.Int(name, 0) != 0 {
-			return plan{}, fmt.Errorf("attribute %s is not supported", name)
-		}
-	}
-	for _, name := range []string{"k_quant_type", "v_quant_type"} {
-		if q := at.String(name, "NONE"); q != "NONE" {
-			return plan{}, fmt.Errorf("%s %q is not supported", name, q)
-		}
-	}
-	for i := 11; i < len(n.Inputs); i++ {
-		if _, ok := n.Input(i); ok {
-			return plan{}, fmt.Errorf("input %d (head_sink, KV scales, QK norms) is not supported", i)
-		}
-	}
-	if _, ok := n.Output(3); ok {
-		return plan{}, fmt.Errorf("output_qk is not supported")
-	}
 	heads, kvHeads, err := gqaHeads(at)
 	if err != nil {
 		return plan{}, err
