@@ -147,6 +147,23 @@ class Own:
         return F.linear(x, self.lm).argmax(-1)
 
 
+def captured(step):
+    """step captured into a CUDA graph, after three warm-up calls on a side stream (PyTorch's
+    recipe): returns the graph's replay."""
+    import torch
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        step()
+    return g.replay
+
+
 def time_steps(fn, steps):
     """Runs fn() steps times, each between two CUDA events; returns per-step ms."""
     import torch
@@ -194,18 +211,7 @@ def bench_own(model, batch, context, steps, vocab):
                 ids[:, 0] = own.step(ids, pos)
                 pos.add_(1)
 
-            fn = eager
-            if graph:
-                s = torch.cuda.Stream()
-                s.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(s):
-                    for _ in range(3):
-                        eager()
-                torch.cuda.current_stream().wait_stream(s)
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g):
-                    eager()
-                fn = g.replay
+            fn = captured(eager) if graph else eager
             for _ in range(3):
                 fn()
             ms = time_steps(fn, steps)
@@ -251,18 +257,7 @@ def bench_hf(model, batch, context, steps, vocab):
                     ids[:, 0] = o.logits[:, -1].argmax(-1)
                     cp.add_(1)
 
-                fn = eager
-                if graph:
-                    s = torch.cuda.Stream()
-                    s.wait_stream(torch.cuda.current_stream())
-                    with torch.cuda.stream(s):
-                        for _ in range(3):
-                            eager()
-                    torch.cuda.current_stream().wait_stream(s)
-                    g = torch.cuda.CUDAGraph()
-                    with torch.cuda.graph(g):
-                        eager()
-                    fn = g.replay
+                fn = captured(eager) if graph else eager
                 for _ in range(3):
                     fn()
                 ms = time_steps(fn, steps)
