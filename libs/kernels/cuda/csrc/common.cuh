@@ -190,4 +190,30 @@ struct Layout {
   for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
        i += (i64)gridDim.x * blockDim.x)
 
+// vec_load reads V consecutive elements at p (16-byte aligned when V > 1) as floats.
+template <typename T, int V>
+__device__ __forceinline__ void vec_load(const T* p, float* f) {
+  if constexpr (V == 1) {
+    f[0] = tof(p[0]);
+  } else {
+    union { uint4 u; T e[V]; } v;
+    v.u = *(const uint4*)p;
+#pragma unroll
+    for (int k = 0; k < V; k++) f[k] = tof(v.e[k]);
+  }
+}
+
+// vec_store writes V floats at p (16-byte aligned when V > 1) as V consecutive elements.
+template <typename T, int V>
+__device__ __forceinline__ void vec_store(T* p, const float* f) {
+  if constexpr (V == 1) {
+    p[0] = fromf<T>(f[0]);
+  } else {
+    union { uint4 u; T e[V]; } v;
+#pragma unroll
+    for (int k = 0; k < V; k++) v.e[k] = fromf<T>(f[k]);
+    *(uint4*)p = v.u;
+  }
+}
+
 }  // namespace carve

@@ -8,31 +8,6 @@ using namespace carve;
 
 namespace {
 
-// vec_load reads V consecutive elements at p (16-byte aligned when V > 1) as floats.
-template <typename T, int V>
-__device__ __forceinline__ void vec_load(const T* p, float* f) {
-  if constexpr (V == 1) {
-    f[0] = tof(p[0]);
-  } else {
-    union { uint4 u; T e[V]; } v;
-    v.u = *(const uint4*)p;
-#pragma unroll
-    for (int k = 0; k < V; k++) f[k] = tof(v.e[k]);
-  }
-}
-
-template <typename T, int V>
-__device__ __forceinline__ void vec_store(T* p, const float* f) {
-  if constexpr (V == 1) {
-    p[0] = fromf<T>(f[0]);
-  } else {
-    union { uint4 u; T e[V]; } v;
-#pragma unroll
-    for (int k = 0; k < V; k++) v.e[k] = fromf<T>(f[k]);
-    *(uint4*)p = v.u;
-  }
-}
-
 enum { NORM_SIMPLE = 1, NORM_STATS_F32 = 2, NORM_CACHED = 4 };
 
 template <typename T>

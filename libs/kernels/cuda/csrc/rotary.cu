@@ -14,30 +14,6 @@ enum {
 
 namespace {
 
-template <typename T, int V>
-__device__ __forceinline__ void ldv(const T* p, float* f) {
-  if constexpr (V == 1) {
-    f[0] = tof(p[0]);
-  } else {
-    union { uint4 u; T e[V]; } v;
-    v.u = *(const uint4*)p;
-#pragma unroll
-    for (int k = 0; k < V; k++) f[k] = tof(v.e[k]);
-  }
-}
-
-template <typename T, int V>
-__device__ __forceinline__ void stv(T* p, const float* f) {
-  if constexpr (V == 1) {
-    p[0] = fromf<T>(f[0]);
-  } else {
-    union { uint4 u; T e[V]; } v;
-#pragma unroll
-    for (int k = 0; k < V; k++) v.e[k] = fromf<T>(f[k]);
-    *(uint4*)p = v.u;
-  }
-}
-
 // rotary moves V elements per thread: a unit is V consecutive k of one head (rotate-half) or
 // one element (interleaved, V == 1), or V elements of the copied tail.
 template <typename T, int V>
@@ -66,8 +42,8 @@ __device__ __forceinline__ void rotary(T* out, const T* x, const T* cosc, const 
       const int d = rot + (k - half);
       if (out != x) {
         float f[V];
-        ldv<T, V>(x + base + d, f);
-        stv<T, V>(out + base + d, f);
+        vec_load<T, V>(x + base + d, f);
+        vec_store<T, V>(out + base + d, f);
       }
       continue;
     }
@@ -77,8 +53,8 @@ __device__ __forceinline__ void rotary(T* out, const T* x, const T* cosc, const 
     else p = pos[(i64)b * S + s];
     p = p < 0 ? 0 : (p >= maxPos ? maxPos - 1 : p);
     float c[V], sn[V], x0[V], x1[V];
-    ldv<T, V>(cosc + p * half + k, c);
-    ldv<T, V>(sinc + p * half + k, sn);
+    vec_load<T, V>(cosc + p * half + k, c);
+    vec_load<T, V>(sinc + p * half + k, sn);
     if (flags & ROT_INTERLEAVED) {  // V == 1
       x0[0] = tof(x[base + 2 * k]);
       x1[0] = tof(x[base + 2 * k + 1]);
@@ -86,16 +62,16 @@ __device__ __forceinline__ void rotary(T* out, const T* x, const T* cosc, const 
       out[base + 2 * k + 1] = fromf<T>(x1[0] * c[0] + x0[0] * sn[0]);
       continue;
     }
-    ldv<T, V>(x + base + k, x0);
-    ldv<T, V>(x + base + k + half, x1);
+    vec_load<T, V>(x + base + k, x0);
+    vec_load<T, V>(x + base + k + half, x1);
     float y0[V], y1[V];
 #pragma unroll
     for (int e = 0; e < V; e++) {
       y0[e] = x0[e] * c[e] - x1[e] * sn[e];
       y1[e] = x1[e] * c[e] + x0[e] * sn[e];
     }
-    stv<T, V>(out + base + k, y0);
-    stv<T, V>(out + base + k + half, y1);
+    vec_store<T, V>(out + base + k, y0);
+    vec_store<T, V>(out + base + k + half, y1);
   }
 }
 
