@@ -160,23 +160,19 @@ struct Layout {
   __device__ __forceinline__ void offsets(i64 i, i64& a, i64& b, i64& c) const {
     a = b = c = 0;
     if (i < 0x7fffffffLL) {
-      unsigned u = (unsigned)i;
-#pragma unroll
-      for (int d = MAXR - 1; d >= 0; d--) {
-        if (d >= rank) continue;
-        unsigned q = u / dims[d], r = u - q * dims[d];
-        a += (i64)r * st[0][d];
-        b += (i64)r * st[1][d];
-        c += (i64)r * st[2][d];
-        u = q;
-      }
+      walk((unsigned)i, a, b, c);
       return;
     }
-    u64 u = (u64)i;
+    walk((u64)i, a, b, c);
+  }
+
+  // walk adds the offsets of linear index u, dividing in U's width.
+  template <typename U>
+  __device__ __forceinline__ void walk(U u, i64& a, i64& b, i64& c) const {
 #pragma unroll
     for (int d = MAXR - 1; d >= 0; d--) {
       if (d >= rank) continue;
-      u64 q = u / dims[d], r = u - q * dims[d];
+      U q = u / dims[d], r = u - q * dims[d];
       a += (i64)r * st[0][d];
       b += (i64)r * st[1][d];
       c += (i64)r * st[2][d];
