@@ -3,8 +3,9 @@
 nothing downloaded) on the GPU host: PyTorch's static decode next to carve's `runner generate`.
 
   --export DIR   writes DIR/model.onnx (+ model.onnx.data) in onnxruntime GenAI's form
-                 (GroupQueryAttention, past and present one buffer of --max-seq), bf16, with the
-                 builder the KV fixtures use (tools/fixtures/gqa_builder.py).
+                 (GroupQueryAttention, past and present one buffer of --max-seq, q/k/v as one packed
+                 MatMul as GenAI writes models for CUDA), bf16, with the builder the KV fixtures use
+                 (tools/fixtures/gqa_builder.py).
   --torch        PyTorch's static decode at each --batches with a --context token prompt, then
                  --steps greedy decode steps, each timed with CUDA events (ms/token p50, p99):
                    own-eager / own-graph: a plain Qwen2 decode over a preallocated KV cache of
@@ -75,7 +76,7 @@ def export(model, outdir, max_seq):
     t = time.time()
     state = dict(model.state_dict())
     mp = gqa_builder.build(state, gqa_builder.spec_of(model), max_seq, dtype="bfloat16", external_dir=outdir,
-                           external_name="model.onnx.data", name="qwen2_gqa_bf16")
+                           external_name="model.onnx.data", name="qwen2_gqa_bf16", packed_qkv=True)
     path = os.path.join(outdir, "model.onnx")
     gqa_builder.save(mp, path)
     size = os.path.getsize(os.path.join(outdir, "model.onnx.data"))
