@@ -40,6 +40,15 @@ func nd(domain, op string, attrs graph.Attributes, in []kernels.Value, out ...ke
 	return kernels.Node{Name: op, Op: op, Domain: domain, Attrs: attrs, Inputs: in, Outputs: out}
 }
 
+// constAxis is a scalar axis input of dtype dt whose value a kernel knows at Select (Value.Const).
+func constAxis(dt graph.DType, a int64) kernels.Value {
+	c := kernels.BytesOf([]int64{a})
+	if dt == graph.Int32 {
+		c = kernels.BytesOf([]int32{int32(a)})
+	}
+	return kernels.Value{DType: dt, Const: c}
+}
+
 func vals(xs ...float64) genFn { return func(*rand.Rand, int64) []float64 { return xs } }
 
 func uniform(lo, hi float64) genFn {
@@ -154,6 +163,11 @@ func elementwiseCases() []kcase {
 		add(kcase{name: "ScatterND/" + tg, node: nd("", "ScatterND", A(), []kernels.Value{v(dt, 5, 6), v(i64, 2, 1), v(dt, 2, 6)}, v(dt, 5, 6)), gen: map[int]genFn{1: vals(3, 0)}})
 		add(kcase{name: "Trilu/" + tg, node: nd("", "Trilu", A("upper", 0), []kernels.Value{v(dt, 2, 5, 6), v(i64)}, v(dt, 2, 5, 6)), gen: map[int]genFn{1: vals(1)}})
 		add(kcase{name: "CumSum/" + tg, node: nd("", "CumSum", A("exclusive", 1, "reverse", 1), []kernels.Value{v(dt, 3, 9, 2), v(i64)}, v(dt, 3, 9, 2)), gen: map[int]genFn{1: vals(1)}})
+		// an axis known at Select and columns of cumsumScanMin or more: one block scans each
+		add(kcase{name: "CumSum-scan/" + tg, node: nd("", "CumSum", A(), []kernels.Value{v(dt, 3, 700, 2), constAxis(i64, 1)}, v(dt, 3, 700, 2)),
+			gen: map[int]genFn{0: uniform(-1, 1), 1: vals(1)}})
+		add(kcase{name: "CumSum-scan-excl-rev/" + tg, node: nd("", "CumSum", A("exclusive", 1, "reverse", 1), []kernels.Value{v(dt, 2, 1000), constAxis(i32, -1)}, v(dt, 2, 1000)),
+			gen: map[int]genFn{0: uniform(-1, 1), 1: vals(-1)}})
 		if dt == f { // the CPU Range takes no 16-bit floats
 			add(kcase{name: "Range/" + tg, node: nd("", "Range", A(), []kernels.Value{v(dt), v(dt), v(dt)}, v(dt, 7)), gen: map[int]genFn{0: vals(1), 1: vals(4.5), 2: vals(0.5)}})
 		}
@@ -177,6 +191,11 @@ func elementwiseCases() []kcase {
 		add(kcase{name: "Equal/" + tg, node: nd("", "Equal", A(), []kernels.Value{v(dt, 3, 4), v(dt, 4)}, v(bl, 3, 4))})
 		add(kcase{name: "Less/" + tg, node: nd("", "Less", A(), []kernels.Value{v(dt, 3, 4), v(dt, 3, 1)}, v(bl, 3, 4))})
 		add(kcase{name: "Neg/" + tg, node: nd("", "Neg", A(), []kernels.Value{v(dt, 9)}, v(dt, 9)), gen: map[int]genFn{0: ints(-9, 9)}})
+		// position ids from a prompt's mask: 2048 positions, scanned by one block a row
+		add(kcase{name: "CumSum-scan/" + tg, node: nd("", "CumSum", A(), []kernels.Value{v(dt, 2, 2048), constAxis(i64, 1)}, v(dt, 2, 2048)),
+			gen: map[int]genFn{0: ints(0, 2), 1: vals(1)}})
+		add(kcase{name: "CumSum-scan-excl/" + tg, node: nd("", "CumSum", A("exclusive", 1), []kernels.Value{v(dt, 5, 129, 3), constAxis(i64, -2)}, v(dt, 5, 129, 3)),
+			gen: map[int]genFn{0: ints(-1000, 1000), 1: vals(-2)}})
 		add(kcase{name: "Where/" + tg, node: nd("", "Where", A(), []kernels.Value{v(bl, 4), v(dt, 3, 4), v(dt)}, v(dt, 3, 4))})
 		add(kcase{name: "Range/" + tg, node: nd("", "Range", A(), []kernels.Value{v(dt), v(dt), v(dt)}, v(dt, 5)), gen: map[int]genFn{0: vals(10), 1: vals(0), 2: vals(-2)}})
 		add(kcase{name: "ReduceSum/" + tg, node: nd("", "ReduceSum", A("keepdims", 0), []kernels.Value{v(dt, 3, 70), v(i64, 1)}, v(dt, 3)), gen: map[int]genFn{0: ints(-5, 5), 1: vals(1)}})

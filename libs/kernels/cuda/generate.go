@@ -163,12 +163,62 @@ func selectCumSum(n *kernels.Node, t kernels.Target) (plan, error) {
 		return plan{tactic: "direct"}, nil
 	}
 	at := n.Attrs
+	excl, rev := boolInt(at.Int("exclusive", 0) != 0), boolInt(at.Int("reverse", 0) != 0)
+	if outer, dim, inner, ok := cumsumAxis(x.Shape, ax); ok && dim >= cumsumScanMin {
+		cols := outer * inner
+		st := step{kernel: "carve_cumsum_scan", grid: Dim3{X: uint32(min(cols, int64(max(t.SMs, 1))*gridWaves)), Y: 1, Z: 1},
+			block: Dim3{X: cumsumScanThreads, Y: 1, Z: 1}, params: []param{
+				outp(0), inp(0), i32p(int(x.DType)), i64p(outer), i64p(dim), i64p(inner), i32p(excl), i32p(rev),
+			}}
+		return plan{tactic: "direct", prog: program{st}}, nil
+	}
 	st := step{kernel: "carve_cumsum", grid: grid1(total, 1, t), block: block1, params: []param{
 		outp(0), inp(0), inp(1), i32p(boolInt(ax.DType == graph.Int64)), i32p(int(x.DType)), i32p(len(x.Shape)),
 		pack32(d[0], d[1]), pack32(d[2], d[3]), pack32(d[4], d[5]),
-		i32p(boolInt(at.Int("exclusive", 0) != 0)), i32p(boolInt(at.Int("reverse", 0) != 0)),
+		i32p(excl), i32p(rev),
 	}}
 	return plan{tactic: "direct", prog: program{st}}, nil
+}
+
+// A column of at least cumsumScanMin elements is scanned by a block of cumsumScanThreads
+// (carve_cumsum_scan) when the axis is known at Select; shorter ones, or an axis read on the
+// device, take one thread per column (carve_cumsum).
+const (
+	cumsumScanMin     = 128
+	cumsumScanThreads = 256
+)
+
+// cumsumAxis splits shape around the axis held in ax's bytes (Value.Const): the product of the
+// dims before it, its length and the product of the dims after it. ok is false when the axis is
+// not known at Select or is out of range (the kernel then reads it on the device, and does
+// nothing for an axis out of range).
+func cumsumAxis(shape []int64, ax kernels.Value) (outer, dim, inner int64, ok bool) {
+	var a int64
+	switch {
+	case ax.DType == graph.Int64 && len(ax.Const) == 8:
+		a = kernels.ViewAs[int64](ax.Const)[0]
+	case ax.DType == graph.Int32 && len(ax.Const) == 4:
+		a = int64(kernels.ViewAs[int32](ax.Const)[0])
+	default:
+		return 0, 0, 0, false
+	}
+	r := int64(len(shape))
+	if a < 0 {
+		a += r
+	}
+	if a < 0 || a >= r {
+		return 0, 0, 0, false
+	}
+	outer, inner = 1, 1
+	for i, d := range shape {
+		switch {
+		case int64(i) < a:
+			outer *= d
+		case int64(i) > a:
+			inner *= d
+		}
+	}
+	return outer, shape[a], inner, true
 }
 
 // selectTrilu keeps one triangle of every matrix; k is read on the device.

@@ -256,3 +256,38 @@ func TestReduceAxesFromConst(t *testing.T) {
 		require.NotEmpty(t, fakeRun(t, &n, inst))
 	}
 }
+
+// TestCumSumScanSelection: a CumSum whose axis is known at Select (Value.Const) and whose column
+// is cumsumScanMin or longer runs as carve_cumsum_scan, one block a column; a short column, or an
+// axis read on the device, runs as carve_cumsum, one thread a column.
+func TestCumSumScanSelection(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	i64 := graph.Int64
+	for _, c := range []struct {
+		name  string
+		shape []int64
+		axis  kernels.Value
+		want  string
+		grid  uint32
+	}{
+		{"mask of 2048", []int64{1, 2048}, constAxis(i64, 1), "carve_cumsum_scan", 1},
+		{"batch of 8 masks", []int64{8, 1024}, constAxis(i64, -1), "carve_cumsum_scan", 8},
+		{"inner dims", []int64{2, 300, 3}, constAxis(graph.Int32, 1), "carve_cumsum_scan", 6},
+		{"short column", []int64{4, cumsumScanMin - 1}, constAxis(i64, 1), "carve_cumsum", 0},
+		{"along a short axis", []int64{300, 3}, constAxis(i64, 1), "carve_cumsum", 0},
+		{"axis on the device", []int64{1, 2048}, v(i64), "carve_cumsum", 0},
+		{"axis out of range", []int64{1, 2048}, constAxis(i64, 2), "carve_cumsum", 0},
+	} {
+		n := nd("", "CumSum", kernels.Attrs(), []kernels.Value{v(i64, c.shape...), c.axis}, v(i64, c.shape...))
+		inst, err := reg.Select(&n, h200)
+		require.NoError(t, err, c.name)
+		recs := fakeRun(t, &n, inst)
+		require.Len(t, recs, 1, c.name)
+		require.Equal(t, c.want, recs[0].kernel, c.name)
+		if c.grid > 0 {
+			require.Equal(t, c.grid, recs[0].grid.X, c.name)
+			require.Equal(t, uint32(cumsumScanThreads), recs[0].block.X, c.name)
+		}
+	}
+}
