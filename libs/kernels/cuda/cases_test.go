@@ -101,6 +101,11 @@ func elementwiseCases() []kcase {
 				gen: map[int]genFn{0: ints(-2, 2), 1: ints(-2, 2)}})
 		}
 		add(kcase{name: "Where/" + tg, node: nd("", "Where", A(), []kernels.Value{v(bl, 2, 1, 4), v(dt, 1, 3, 4), v(dt, 4)}, v(dt, 2, 3, 4))})
+		// whole 16-byte vectors along the innermost dim (carve_where_rows): the fused attention's
+		// empty-row fix (a row mask, V's mean broadcast over the rows, the attention output), and
+		// a condition that varies along the vectors
+		add(kcase{name: "Where-rows/" + tg, node: nd("", "Where", A(), []kernels.Value{v(bl, 2, 1, 1, 16, 1), v(dt, 2, 2, 1, 1, 32), v(dt, 2, 2, 3, 16, 32)}, v(dt, 2, 2, 3, 16, 32))})
+		add(kcase{name: "Where-rows-cond/" + tg, node: nd("", "Where", A(), []kernels.Value{v(bl, 5, 24), v(dt), v(dt, 5, 24)}, v(dt, 5, 24))})
 		un := func(op, domain string, attrs graph.Attributes, g genFn) {
 			gen := map[int]genFn{}
 			if g != nil {

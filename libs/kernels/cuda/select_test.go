@@ -291,3 +291,30 @@ func TestCumSumScanSelection(t *testing.T) {
 		}
 	}
 }
+
+// TestWhereRowsSelection: a Where whose innermost dim holds whole 16-byte vectors and along
+// which every operand is contiguous or broadcast runs as carve_where_rows_<E>, falling back to
+// carve_where_<E> when an address is not 16-byte aligned; others run as carve_where_<E>.
+func TestWhereRowsSelection(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	bl, bf := graph.Bool, graph.BFloat16
+	for _, c := range []struct {
+		name string
+		in   []kernels.Value
+		out  kernels.Value
+		want string
+	}{
+		{"attention's empty rows", []kernels.Value{v(bl, 1, 1, 1, 2048, 1), v(bf, 1, 2, 1, 1, 128), v(bf, 1, 2, 6, 2048, 128)}, v(bf, 1, 2, 6, 2048, 128), "carve_where_rows_2"},
+		{"contiguous", []kernels.Value{v(bl, 4, 64), v(graph.Float32, 4, 64), v(graph.Float32, 4, 64)}, v(graph.Float32, 4, 64), "carve_where_rows_4"},
+		{"inner dim not whole vectors", []kernels.Value{v(bl, 3, 12), v(bf, 3, 12), v(bf, 3, 12)}, v(bf, 3, 12), "carve_where_2"},
+		{"broadcast along the inner dim", []kernels.Value{v(bl, 8, 1), v(bf, 8, 1), v(bf, 1, 16)}, v(bf, 8, 16), "carve_where_rows_2"},
+	} {
+		n := nd("", "Where", kernels.Attrs(), c.in, c.out)
+		inst, err := reg.Select(&n, h200)
+		require.NoError(t, err, c.name)
+		recs := fakeRun(t, &n, inst)
+		require.Len(t, recs, 1, c.name)
+		require.Equal(t, c.want, recs[0].kernel, c.name)
+	}
+}
