@@ -170,7 +170,22 @@ __device__ __forceinline__ void reduce(void* outp, const T* x, i64 nOut, i64 cou
     if (o < nOut) {
       i64 base, u1, u2;
       K.offsets(o, base, u1, u2);
-      for (i64 k = threadIdx.y; k < count; k += blockDim.y) acc = step(op, acc, ldd(x[base + k * rs]), 0);
+      // RU loads in flight per thread before they are accumulated, in the order one at a time
+      // would take them (one load at a time: a mean over the 2048 positions of [1, 2, 2048, 128]
+      // took 18 us on an H200)
+      constexpr int RU = 8;
+      const i64 ys = blockDim.y;
+      for (i64 k0 = threadIdx.y; k0 < count; k0 += RU * ys) {
+        double v[RU];
+#pragma unroll
+        for (int u = 0; u < RU; u++) {
+          const i64 k = k0 + u * ys;
+          v[u] = k < count ? ldd(x[base + k * rs]) : 0.0;
+        }
+#pragma unroll
+        for (int u = 0; u < RU; u++)
+          if (k0 + u * ys < count) acc = step(op, acc, v[u], 0);
+      }
     }
     part[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
