@@ -246,6 +246,7 @@ func rowCases() []kcase {
 		red("ReduceSum", A("keepdims", 0), []int64{2, 3, 4}, []int64{2, 4}, []float64{1}, nil)
 		// the columns mode: one long strided dim (the attention fusion's mean of V over the sequence)
 		red("ReduceMean", A("axes", []int64{2}), []int64{1, 2, 2048, 40}, []int64{1, 2, 1, 40}, nil, nil)
+		red("ReduceSum", A("axes", []int64{1}), []int64{3, 1000, 40}, []int64{3, 1, 40}, nil, nil) // a partial last batch of loads
 		red("ReduceMax", A("axes", []int64{0}, "keepdims", 0), []int64{300, 7}, []int64{7}, nil, nil)
 		red("ReduceSumSquare", A("axes", []int64{1}), []int64{3, 64, 33}, []int64{3, 1, 33}, nil, nil)
 		red("ReduceMax", A("axes", []int64{0, 2}), []int64{3, 4, 5}, []int64{1, 4, 1}, nil, nil)
