@@ -257,6 +257,12 @@ func rowCases() []kcase {
 		red("ReduceLogSumExp", A("axes", []int64{1}), []int64{3, 80}, []int64{3, 1}, nil, nil)
 		red("ReduceProd", A("axes", []int64{1}), []int64{3, 6}, []int64{3, 1}, nil, uniform(0.5, 1.5))
 		red("ArgMax", A("axis", 1), []int64{3, 500}, []int64{3, 1}, nil, nil)
+		// rows of whole 16-byte vectors (carve_argmax_rows): ties, the first and the last of equals,
+		// and a decode step's greedy choice over Qwen's vocabulary
+		red("ArgMax", A("axis", -1, "keepdims", 0), []int64{2, 3, 4096}, []int64{2, 3}, nil, ints(0, 50))
+		red("ArgMax", A("axis", -1, "select_last_index", 1), []int64{2, 4104}, []int64{2, 1}, nil, ints(0, 50))
+		red("ArgMin", A("axis", 1, "keepdims", 0), []int64{5, 64}, []int64{5}, nil, ints(0, 9))
+		red("ArgMax", A("axis", 2, "keepdims", 0), []int64{1, 1, 151936}, []int64{1, 1}, nil, nil)
 		red("ArgMin", A("axis", 0, "keepdims", 0, "select_last_index", 1), []int64{4, 3}, []int64{3}, nil, ints(0, 3))
 		add(kcase{name: "Softmax/" + tg, node: nd("", "Softmax", A(), []kernels.Value{v(dt, 4, 3, 100)}, v(dt, 4, 3, 100)), gen: map[int]genFn{0: uniform(-4, 4)}})
 		add(kcase{name: "Softmax-axis1/" + tg, node: nd("", "Softmax", A("axis", 1), []kernels.Value{v(dt, 2, 5, 7)}, v(dt, 2, 5, 7))})

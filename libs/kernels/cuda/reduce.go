@@ -217,8 +217,23 @@ func selectReduce(o redOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 			ps = append(ps, lp[:1+3+maxRank]...) // rank, dims, operand 0's strides
 		}
 		st := step{kernel: "carve_reduce_" + dtName(x.DType), grid: grid, block: block, params: ps}
+		if mode == 1 && (o == rArgMax || o == rArgMin) && isFloat(x.DType) && count*x.DType.Size()%16 == 0 {
+			// Rows of whole 16-byte vectors, row o at o * count (the reduced dims are innermost and
+			// contiguous): carve_argmax_rows, falling back to mode 1 when x is not 16-byte aligned.
+			base := st
+			st = step{kernel: "carve_argmax_rows_" + dtName(x.DType), grid: grid, block: Dim3{X: argmaxThreads(count, x.DType.Size()), Y: 1, Z: 1},
+				params: []param{outp(0), inp(0), i64p(nOut), i64p(count), i32p(int(o)), i32p(boolInt(at.Int("select_last_index", 0) != 0))},
+				align:  16, alignOnly: []int{1}, fallback: &base}
+		}
 		return plan{tactic: "direct", prog: program{st}}, nil
 	}
+}
+
+// argmaxThreads is carve_argmax_rows' block for rows of count elements of es bytes: a thread per
+// 4 vectors of 16 bytes, a multiple of 32 from 32 to 1024.
+func argmaxThreads(count, es int64) uint32 {
+	vecs := count * es / 16
+	return uint32(min(max((vecs+4*32-1)/(4*32)*32, 32), 1024))
 }
 
 // columnsLaunch sizes reduce.cu's columns mode: a block per 32 consecutive outputs, with the

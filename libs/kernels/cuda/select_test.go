@@ -318,3 +318,37 @@ func TestWhereRowsSelection(t *testing.T) {
 		require.Equal(t, c.want, recs[0].kernel, c.name)
 	}
 }
+
+// TestArgMaxRowsSelection: ArgMax and ArgMin over innermost contiguous rows of whole 16-byte
+// vectors run as carve_argmax_rows_<T> (falling back to carve_reduce_<T> when x is not 16-byte
+// aligned); rows of a length that is not, other axes and integers run as carve_reduce_<T>.
+func TestArgMaxRowsSelection(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	bf, f32, i64 := graph.BFloat16, graph.Float32, graph.Int64
+	for _, c := range []struct {
+		name    string
+		op      string
+		attrs   graph.Attributes
+		in      kernels.Value
+		out     kernels.Value
+		want    string
+		threads uint32
+	}{
+		{"greedy over a vocabulary", "ArgMax", kernels.Attrs("axis", -1, "keepdims", 0), v(bf, 8, 1, 151936), v(i64, 8, 1), "carve_argmax_rows_bf16", 1024},
+		{"a short row", "ArgMin", kernels.Attrs("axis", 1), v(f32, 3, 64), v(i64, 3, 1), "carve_argmax_rows_f32", 32},
+		{"rows of a partial vector", "ArgMax", kernels.Attrs("axis", 1), v(bf, 3, 500), v(i64, 3, 1), "carve_reduce_bf16", 0},
+		{"an outer axis", "ArgMax", kernels.Attrs("axis", 0), v(f32, 300, 8), v(i64, 1, 8), "carve_reduce_f32", 0},
+		{"integers", "ArgMax", kernels.Attrs("axis", 1), v(i64, 3, 512), v(i64, 3, 1), "carve_reduce_i64", 0},
+	} {
+		n := nd("", c.op, c.attrs, []kernels.Value{c.in}, c.out)
+		inst, err := reg.Select(&n, h200)
+		require.NoError(t, err, c.name)
+		recs := fakeRun(t, &n, inst)
+		require.Len(t, recs, 1, c.name)
+		require.Equal(t, c.want, recs[0].kernel, c.name)
+		if c.threads > 0 {
+			require.Equal(t, c.threads, recs[0].block.X, c.name)
+		}
+	}
+}
