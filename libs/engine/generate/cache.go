@@ -124,6 +124,10 @@ type Cache struct {
 
 	InputIDs, Mask, Positions, Logits string // Positions is "" when the model has none
 	Vocab                             int64
+	// Greedy is the output Prepare adds: each position's most likely token id, the ArgMax of
+	// Logits over the vocabulary ([batch, seq], int64), so that a greedy step reads batch ids
+	// instead of batch rows of logits. "" for a Cache that Prepare has not seen.
+	Greedy string
 
 	// Dims the generator binds: the batch and the new positions (input_ids' dims), the past's
 	// length (the concat form's past dim; the shared-buffer form's maximum context), and the
@@ -286,7 +290,8 @@ func (c *Cache) Tie(m *graph.Model) (*graph.Model, error) {
 }
 
 // Prepare recognises m's KV cache (Recognize) and returns the model to run for generation: m
-// with the concat form's mask length tied to the cache (Tie).
+// with the concat form's mask length tied to the cache (Tie) and the greedy choice added as an
+// output (AddGreedy).
 func Prepare(m *graph.Model, names Names) (*graph.Model, *Cache, error) {
 	c, err := Recognize(m, names)
 	if err != nil {
@@ -295,7 +300,37 @@ func Prepare(m *graph.Model, names Names) (*graph.Model, *Cache, error) {
 	if m, err = c.Tie(m); err != nil {
 		return nil, nil, err
 	}
+	if m, err = c.AddGreedy(m); err != nil {
+		return nil, nil, err
+	}
 	return m, c, nil
+}
+
+// greedyName is the name AddGreedy gives its output (with a suffix if the model has a value of
+// that name).
+const greedyName = "carve.greedy_ids"
+
+// AddGreedy returns m with one more output, c.Greedy: ArgMax of the logits over the vocabulary
+// ([batch, seq], int64; the first of equals, as Greedy picks). A greedy decode step then reads
+// batch token ids from the device instead of batch rows of logits, which at Qwen's vocabulary
+// of 151936 cost a 0.3 MB copy and a 0.1 ms scan on the host for every token of every sequence.
+// The result shares m's weights.
+func (c *Cache) AddGreedy(m *graph.Model) (*graph.Model, error) {
+	name := greedyName
+	for i := 1; m.Value(name) != nil; i++ {
+		name = fmt.Sprintf("%s.%d", greedyName, i)
+	}
+	spec := m.Spec()
+	spec.Nodes = append(spec.Nodes, graph.NodeSpec{Name: name, OpType: "ArgMax", Inputs: []string{c.Logits}, Outputs: []string{name},
+		Attrs: graph.NewAttributes(graph.Attribute{Name: "axis", Kind: graph.AttrInt, Int: -1},
+			graph.Attribute{Name: "keepdims", Kind: graph.AttrInt, Int: 0})})
+	spec.Outputs = append(spec.Outputs, name)
+	g, err := graph.Build(spec)
+	if err != nil {
+		return nil, fmt.Errorf("generate: adding the greedy choice over %q: %w", c.Logits, err)
+	}
+	c.Greedy = name
+	return g, nil
 }
 
 // readByGQA reports whether a GroupQueryAttention node reads v.

@@ -40,6 +40,8 @@ func TestCUDAGenerationMatchesOnnxruntime(t *testing.T) {
 				require.NoError(t, err)
 				m, err = c.Tie(m)
 				require.NoError(t, err)
+				m, err = c.AddGreedy(m)
+				require.NoError(t, err)
 				be, err := cuda.Open(kernels.OpenOptions{})
 				require.NoError(t, err)
 				al, err := alloc.New(be.Device(), alloc.Options{})
@@ -48,7 +50,7 @@ func TestCUDAGenerationMatchesOnnxruntime(t *testing.T) {
 				if gen.MaxSeq > 0 {
 					ctxLen = gen.MaxSeq
 				}
-				cfg := Config{Batch: gen.Batch, Context: ctxLen, Prompt: 16}
+				cfg := Config{Batch: gen.Batch, Context: ctxLen, Prompt: 16, Logits: true}
 				ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Graphs: graphs})
 				require.NoError(t, err)
 				rt, err := engine.NewRuntime(context.Background(), m, be, al, ro)
@@ -85,6 +87,7 @@ func TestCUDAGenerationMatchesOnnxruntime(t *testing.T) {
 				var worst float64
 				check := func(st Step) error {
 					ref := logits.Float32[int64(st.Index)*gen.Batch*c.Vocab:][:gen.Batch*c.Vocab]
+					require.Len(t, st.Logits, len(ref), "step %d's logits", st.Index)
 					for i, v := range st.Logits {
 						worst = math.Max(worst, math.Abs(float64(v-ref[i])))
 					}
@@ -101,6 +104,16 @@ func TestCUDAGenerationMatchesOnnxruntime(t *testing.T) {
 				got, _, err = g.Generate(context.Background(), prompt.Int64, gen.PromptLen, int(gen.Steps), Greedy{}, check)
 				require.NoError(t, err)
 				require.Equal(t, tokens.Int64, got, "greedy tokens, second generation")
+				// Greedy on the device (Config.Logits false): the same tokens from the ids alone.
+				cfg.Logits = false
+				gd, err := New(rt, s, c, cfg)
+				require.NoError(t, err)
+				got, _, err = gd.Generate(context.Background(), prompt.Int64, gen.PromptLen, int(gen.Steps), Greedy{}, func(st Step) error {
+					require.Nil(t, st.Logits)
+					return nil
+				})
+				require.NoError(t, err)
+				require.Equal(t, tokens.Int64, got, "greedy tokens chosen on the device")
 				after := rt.Stats()
 				require.Equal(t, before.Patterns.Misses, after.Patterns.Misses, "plans after warm-up")
 				require.Equal(t, before.Programs.Misses, after.Programs.Misses, "compiles after warm-up")

@@ -30,7 +30,10 @@ type Generator struct {
 	logits []float32                // one step's chosen rows, [batch, vocab]
 	rows   []byte                   // those rows as the model's dtype, read from the device
 	best   []int64                  // each row's greedy choice, found while logits are filled
-	tokens []int64                  // one step's new tokens, [batch]
+	// hostLogits: the generation reads logits to the host (takeLogits); otherwise only the
+	// greedy choices (takeGreedy).
+	hostLogits bool
+	tokens     []int64 // one step's new tokens, [batch]
 
 	// Concat form: positions of the past buffer in use (the masked first one included), and
 	// the positions per row of its current layout.
@@ -92,7 +95,8 @@ type Timing struct {
 }
 
 // Step is what a generation reports after each new token: its index (0 for the prompt's), the
-// new tokens [batch] and the logits that chose them [batch, vocab], valid until the next step.
+// new tokens [batch] and the logits that chose them [batch, vocab], valid until the next step
+// (nil when a greedy generation leaves them on the device: Config.Logits).
 type Step struct {
 	Index  int
 	Tokens []int64
@@ -116,6 +120,12 @@ func (g *Generator) Generate(ctx context.Context, prompt []int64, promptLen int6
 	}
 	out := make([]int64, cfg.Batch*int64(maxNew))
 	tm.Steps = make([]time.Duration, 0, maxNew-1)
+	_, greedy := pick.(Greedy)
+	g.hostLogits = cfg.Logits || !greedy || c.Greedy == ""
+	var logits []float32
+	if g.hostLogits {
+		logits = g.logits
+	}
 	start := time.Now()
 	if err := g.prefill(ctx, prompt, promptLen); err != nil {
 		return nil, tm, err
@@ -127,7 +137,6 @@ func (g *Generator) Generate(ctx context.Context, prompt []int64, promptLen int6
 				return nil, tm, err
 			}
 		}
-		_, greedy := pick.(Greedy)
 		for b := range g.tokens {
 			if greedy {
 				g.tokens[b] = g.best[b] // Greedy's choice, made in the same pass as the conversion
@@ -142,7 +151,7 @@ func (g *Generator) Generate(ctx context.Context, prompt []int64, promptLen int6
 			tm.Steps = append(tm.Steps, time.Since(start))
 		}
 		if each != nil {
-			if err := each(Step{Index: step, Tokens: g.tokens, Logits: g.logits}); err != nil {
+			if err := each(Step{Index: step, Tokens: g.tokens, Logits: logits}); err != nil {
 				return nil, tm, err
 			}
 		}
@@ -232,7 +241,7 @@ func (g *Generator) prefill(ctx context.Context, prompt []int64, p int64) error 
 	if err != nil {
 		return err
 	}
-	if err := g.takeLogits(outs, seq, p-1); err != nil {
+	if err := g.take(outs, seq, p-1); err != nil {
 		return err
 	}
 	if c.Form == Concat {
@@ -309,7 +318,7 @@ func (g *Generator) decode(ctx context.Context, pos int64) error {
 	if err != nil {
 		return err
 	}
-	if err := g.takeLogits(outs, 1, 0); err != nil {
+	if err := g.take(outs, 1, 0); err != nil {
 		return err
 	}
 	if c.Form == Concat {
@@ -340,17 +349,59 @@ func (g *Generator) copyLayers(dst int, dstLayout, dstAt int64, src int, srcLayo
 	return nil
 }
 
+// take leaves each sequence's choice at position pos (of seq positions) in g.best, and its
+// logits in g.logits when the generation reads them.
+func (g *Generator) take(outs []kernels.Tensor, seq, pos int64) error {
+	if g.hostLogits {
+		return g.takeLogits(outs, seq, pos)
+	}
+	return g.takeGreedy(outs, seq, pos)
+}
+
+// takeGreedy copies each sequence's greedy choice at position pos (of seq positions) from the
+// Greedy output into g.best.
+func (g *Generator) takeGreedy(outs []kernels.Tensor, seq, pos int64) error {
+	t := g.output(outs, g.cache.Greedy)
+	if t.DType != graph.Int64 {
+		return fmt.Errorf("generate: output %q is %v, want int64", g.cache.Greedy, t.DType)
+	}
+	if t.Data == nil && t.Addr != 0 {
+		// Left on the device (RuntimeOptions.DeviceOutputs): read the chosen ids only, one copy
+		// when they are contiguous (a decode step), one per sequence otherwise (a prompt).
+		buf := kernels.BytesOf(g.best)
+		if seq == 1 {
+			return g.s.CopyOut(buf, t.Addr.Add(pos*8))
+		}
+		for b := int64(0); b < g.cfg.Batch; b++ {
+			if err := g.s.CopyOut(buf[b*8:(b+1)*8], t.Addr.Add((b*seq+pos)*8)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ids := t.Int64s()
+	for b := int64(0); b < g.cfg.Batch; b++ {
+		g.best[b] = ids[b*seq+pos]
+	}
+	return nil
+}
+
+// output is the runtime's output named name among outs.
+func (g *Generator) output(outs []kernels.Tensor, name string) kernels.Tensor {
+	for i, v := range g.rt.Model.Outputs {
+		if v.Name == name {
+			return outs[i]
+		}
+	}
+	return kernels.Tensor{}
+}
+
 // takeLogits copies position pos of each sequence's logits (of seq positions) into g.logits as
 // float32, and each row's greedy choice (Greedy.Pick's) into g.best: one pass over the logits,
 // which at a large vocabulary and batch is most of a step's host time.
 func (g *Generator) takeLogits(outs []kernels.Tensor, seq, pos int64) error {
 	c := g.cache
-	var t kernels.Tensor
-	for i, v := range g.rt.Model.Outputs {
-		if v.Name == c.Logits {
-			t = outs[i]
-		}
-	}
+	t := g.output(outs, c.Logits)
 	v := c.Vocab
 	if t.Data == nil && t.Addr != 0 {
 		// Left on the device (RuntimeOptions.DeviceOutputs): read the chosen rows only, one copy

@@ -16,6 +16,10 @@ type Config struct {
 	Batch   int64
 	Context int64
 	Prompt  int64 // 0 means Context - 1: any prompt that leaves room for a new token
+	// Logits reads every step's logits to the host (Step.Logits). Without it a greedy
+	// generation reads only the chosen ids (Cache.Greedy) and its Steps have no Logits; other
+	// samplers read the logits either way.
+	Logits bool
 }
 
 // ConfigError reports a Config that cannot be planned for the model.
@@ -154,8 +158,12 @@ func (c *Cache) RuntimeOptions(m *graph.Model, cfg Config, opts engine.RuntimeOp
 	}
 	opts.Envelope, opts.State = env, state
 	opts.External = engine.HeldValues(state)
-	// The generator reads one row of logits per sequence (takeLogits), not a prompt's all.
+	// The generator reads one row of logits per sequence (takeLogits), or one greedy id
+	// (takeGreedy), not a prompt's all.
 	opts.DeviceOutputs = append(opts.DeviceOutputs, c.Logits)
+	if c.Greedy != "" {
+		opts.DeviceOutputs = append(opts.DeviceOutputs, c.Greedy)
+	}
 	return opts, nil
 }
 

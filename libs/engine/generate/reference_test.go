@@ -42,6 +42,8 @@ func TestGenerationMatchesOnnxruntime(t *testing.T) {
 				require.Equal(t, gen.HeadDim, c.HeadDim)
 				m, err = c.Tie(m)
 				require.NoError(t, err)
+				m, err = c.AddGreedy(m)
+				require.NoError(t, err)
 
 				var be kernels.Backend
 				if device == "cpu" {
@@ -56,7 +58,7 @@ func TestGenerationMatchesOnnxruntime(t *testing.T) {
 				if gen.MaxSeq > 0 {
 					context64 = gen.MaxSeq
 				}
-				cfg := Config{Batch: gen.Batch, Context: context64, Prompt: 16}
+				cfg := Config{Batch: gen.Batch, Context: context64, Prompt: 16, Logits: true}
 				ro, err := c.RuntimeOptions(m, cfg, engine.RuntimeOptions{Options: engine.Options{Workers: 2}})
 				require.NoError(t, err)
 				rt, err := engine.NewRuntime(context.Background(), m, be, al, ro)
@@ -85,6 +87,7 @@ func TestGenerationMatchesOnnxruntime(t *testing.T) {
 				var worst float64
 				got, tm, err := g.Generate(context.Background(), prompt.Int64, gen.PromptLen, int(gen.Steps), Greedy{}, func(st Step) error {
 					ref := logits.Float32[int64(st.Index)*gen.Batch*c.Vocab:][:gen.Batch*c.Vocab]
+					require.Len(t, st.Logits, len(ref), "step %d's logits", st.Index)
 					for i, v := range st.Logits {
 						worst = math.Max(worst, math.Abs(float64(v-ref[i])))
 					}
@@ -96,12 +99,31 @@ func TestGenerationMatchesOnnxruntime(t *testing.T) {
 				require.Len(t, tm.Steps, int(gen.Steps)-1)
 				t.Logf("%s on %s: %d tokens identical, logits within %.2g", fx.Name, device, len(got), worst)
 
+				var cc kernels.CopyCounters
 				if device == "sim" {
 					// Only the chosen logits rows leave the device: one per sequence for the prompt,
 					// one copy of the batch's rows for each decode step.
-					cc := be.Counters()
+					cc = be.Counters()
 					require.EqualValues(t, gen.Batch+gen.Steps-1, cc.Downloads, "downloads")
 					require.EqualValues(t, gen.Steps*gen.Batch*c.Vocab*4, cc.DownloadBytes, "bytes downloaded")
+				}
+
+				// Greedy on the device (Config.Logits false): the same tokens, and no logits read.
+				cfg.Logits = false
+				gd, err := New(rt, s, c, cfg)
+				require.NoError(t, err)
+				got, _, err = gd.Generate(context.Background(), prompt.Int64, gen.PromptLen, int(gen.Steps), Greedy{}, func(st Step) error {
+					require.Nil(t, st.Logits)
+					return nil
+				})
+				require.NoError(t, err)
+				require.Equal(t, tokens.Int64, got, "greedy tokens chosen on the device")
+				if device == "sim" {
+					// One id per sequence leaves the device for the prompt, one copy of the batch's
+					// ids for each decode step.
+					after := be.Counters()
+					require.EqualValues(t, gen.Batch+gen.Steps-1, after.Downloads-cc.Downloads, "downloads, greedy on the device")
+					require.EqualValues(t, gen.Steps*gen.Batch*8, after.DownloadBytes-cc.DownloadBytes, "bytes downloaded, greedy on the device")
 				}
 				// The prompt's bucket and the past buckets 16, 32 and 64 (7 + 32 positions).
 				st := rt.Stats()
