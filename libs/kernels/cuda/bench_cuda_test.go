@@ -69,6 +69,25 @@ func TestBandwidth(t *testing.T) {
 		c := nbitsCase(bf, 1, k, n, 4, 32, "", false)
 		benches = append(benches, bench{name: "GEMV-q4-bf16-k" + itoa(k) + "-n" + itoa(n), c: c, bytes: n*k/2 + n*(k/32)*2 + k*2 + n*2})
 	}
+	// the prefill's small ops at (1, 2048) for a Qwen2.5-1.5B shape: the residual Add, the fused
+	// attention's empty-row Where (carve_where_rows) and mean of V (the columns mode), the
+	// positions' CumSum (carve_cumsum_scan); and a greedy step's ArgMax over the vocabulary
+	// (carve_argmax_rows) at batch 1 and 8
+	benches = append(benches,
+		bench{name: "Add-bf16-2048x1536", c: kcase{node: nd("", "Add", A(), []kernels.Value{v(bf, 1, 2048, 1536), v(bf, 1, 2048, 1536)}, v(bf, 1, 2048, 1536))},
+			bytes: 3 * 2048 * 1536 * 2},
+		bench{name: "Where-rows-bf16-2x6x2048x128", c: kcase{node: nd("", "Where", A(),
+			[]kernels.Value{v(graph.Bool, 1, 1, 1, 2048, 1), v(bf, 1, 2, 1, 1, 128), v(bf, 1, 2, 6, 2048, 128)}, v(bf, 1, 2, 6, 2048, 128))},
+			bytes: 2 * 2 * 6 * 2048 * 128 * 2},
+		bench{name: "ReduceMean-cols-bf16-2x2048x128", c: kcase{node: nd("", "ReduceMean", A("axes", []int64{2}),
+			[]kernels.Value{v(bf, 1, 2, 2048, 128)}, v(bf, 1, 2, 1, 128))}, bytes: 2 * 2048 * 128 * 2},
+		bench{name: "CumSum-scan-i64-1x2048", c: kcase{node: nd("", "CumSum", A(), []kernels.Value{v(graph.Int64, 1, 2048), constAxis(graph.Int64, 1)}, v(graph.Int64, 1, 2048)),
+			gen: map[int]genFn{0: ints(0, 2), 1: vals(1)}}, bytes: 2 * 2048 * 8},
+		bench{name: "ArgMax-bf16-1x151936", c: kcase{node: nd("", "ArgMax", A("axis", -1, "keepdims", 0), []kernels.Value{v(bf, 1, 1, 151936)}, v(graph.Int64, 1, 1))},
+			bytes: 151936 * 2},
+		bench{name: "ArgMax-bf16-8x151936", c: kcase{node: nd("", "ArgMax", A("axis", -1, "keepdims", 0), []kernels.Value{v(bf, 8, 1, 151936)}, v(graph.Int64, 8, 1))},
+			bytes: 8 * 151936 * 2},
+	)
 
 	reg, err := Registry()
 	require.NoError(t, err)
