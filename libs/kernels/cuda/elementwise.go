@@ -305,30 +305,33 @@ func selectWhere(n *kernels.Node, t kernels.Target) (plan, error) {
 	}
 	ps := append([]param{outp(0), inp(0), inp(1), inp(2), i64p(total)}, l.params()...)
 	st := step{kernel: fmt.Sprintf("carve_where_%d", es), grid: grid1(total, 1, t), block: block1, params: ps}
-	if ve := 16 / es; whereRows(l, ve) {
-		base := st
-		st = step{kernel: fmt.Sprintf("carve_where_rows_%d", es), grid: grid1(total, ve, t), block: block1, params: ps,
-			align: 16, alignOnly: []int{0, 2, 3}, fallback: &base}
+	if ve := 16 / es; l.rank > 0 && l.dims[l.rank-1]%ve == 0 {
+		if contig, ok := innerContig(l); ok {
+			base := st
+			rows := append([]param{outp(0), inp(0), inp(1), inp(2), i64p(total), i32p(contig)}, l.params()...)
+			st = step{kernel: fmt.Sprintf("carve_where_rows_%d", es), grid: grid1(total, ve, t), block: block1, params: rows,
+				align: 16, alignOnly: []int{0, 2, 3}, fallback: &base}
+		}
 	}
 	return plan{tactic: "direct", prog: program{st}}, nil
 }
 
-// whereRows reports whether carve_where_rows_<E> moves layout l in vectors of ve elements: the
-// innermost dim is a multiple of ve and every operand's stride along it is 1 or 0.
-func whereRows(l layout, ve int64) bool {
+// innerContig reports whether every operand of l is contiguous (stride 1) or broadcast (stride
+// 0) along the innermost dim, and which are contiguous: bit k for operand k.
+func innerContig(l layout) (contig int, ok bool) {
 	if l.rank == 0 {
-		return false
-	}
-	r := l.rank - 1
-	if l.dims[r]%ve != 0 {
-		return false
+		return 0, false
 	}
 	for k := range 3 {
-		if s := l.st[k][r]; s != 0 && s != 1 {
-			return false
+		switch l.st[k][l.rank-1] {
+		case 1:
+			contig |= 1 << k
+		case 0:
+		default:
+			return 0, false
 		}
 	}
-	return true
+	return contig, true
 }
 
 // ---------------------------------------------------------------- unary ops
