@@ -461,6 +461,12 @@ func onnxAttentionCases() []kcase {
 			v(dt, 2, 3, 64), bhsd(2, 2, 8, 16), bhsd(2, 2, 8, 16))
 		att("past-no-present-d64", A("is_causal", 1), []kernels.Value{bhsd(1, 2, 4, 64), bhsd(1, 1, 4, 64), bhsd(1, 1, 4, 64), none, bhsd(1, 1, 60, 64), bhsd(1, 1, 60, 64)},
 			nil, bhsd(1, 2, 4, 64))
+		// several warps and tiles before the causal diagonal, six query heads per kv head; the
+		// diagonal shifted by a past
+		att("gqa6-causal-d128-long", A("is_causal", 1), []kernels.Value{bhsd(1, 6, 300, 128), bhsd(1, 1, 300, 128), bhsd(1, 1, 300, 128)}, nil,
+			bhsd(1, 6, 300, 128))
+		att("causal-past-d128", A("is_causal", 1), []kernels.Value{bhsd(1, 2, 150, 128), bhsd(1, 1, 150, 128), bhsd(1, 1, 150, 128), none, bhsd(1, 1, 37, 128), bhsd(1, 1, 37, 128)},
+			nil, bhsd(1, 2, 150, 128))
 		att("3d-d128", A("q_num_heads", 2, "kv_num_heads", 2), []kernels.Value{v(dt, 1, 100, 256), v(dt, 1, 90, 256), v(dt, 1, 90, 256)}, nil,
 			v(dt, 1, 100, 256))
 	}
