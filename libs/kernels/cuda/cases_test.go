@@ -467,6 +467,9 @@ func onnxAttentionCases() []kcase {
 			bhsd(1, 6, 300, 128))
 		att("causal-past-d128", A("is_causal", 1), []kernels.Value{bhsd(1, 2, 150, 128), bhsd(1, 1, 150, 128), bhsd(1, 1, 150, 128), none, bhsd(1, 1, 37, 128), bhsd(1, 1, 37, 128)},
 			nil, bhsd(1, 2, 150, 128))
+		// a scale that is not positive takes the general tensor-core kernel
+		att("negative-scale-d64", A("scale", float32(-0.3)), []kernels.Value{bhsd(1, 2, 40, 64), bhsd(1, 2, 40, 64), bhsd(1, 2, 40, 64)}, nil,
+			bhsd(1, 2, 40, 64))
 		att("3d-d128", A("q_num_heads", 2, "kv_num_heads", 2), []kernels.Value{v(dt, 1, 100, 256), v(dt, 1, 90, 256), v(dt, 1, 90, 256)}, nil,
 			v(dt, 1, 100, 256))
 	}
