@@ -17,7 +17,8 @@ import (
 // size 128, bfloat16, Qwen2.5-1.5B's shape) when CARVE_BENCH is set: the time per call is the
 // wall time of replaying a captured CUDA graph of calls; the FLOPs are the two products' 4*D
 // per (query, key) pair that the mask leaves (half of S x T, plus the diagonal, when causal;
-// all of them with a float mask, which the kernel does not look into).
+// the padding mask's values are random and counted as keeping every key, and a float mask
+// [S, S] as keeping all of them).
 func TestONNXAttentionFLOPS(t *testing.T) {
 	if os.Getenv("CARVE_BENCH") == "" {
 		t.Skip("set CARVE_BENCH=1 to measure")
@@ -32,6 +33,7 @@ const (
 	a23Full      a23Masking = iota // no mask
 	a23IsCausal                    // is_causal
 	a23FloatMask                   // a float mask [1, 1, S, S]
+	a23CausalPad                   // is_causal and a float padding mask [B, 1, 1, S], as the fusion leaves them
 )
 
 func benchONNXAttention(t *testing.T, prefix string) {
@@ -42,10 +44,10 @@ func benchONNXAttention(t *testing.T, prefix string) {
 	bf := graph.BFloat16
 	const nq, nkv, d = 12, 2, 128
 	for _, sh := range [][2]int64{{1, 2048}, {8, 1024}, {1, 512}} {
-		for _, m := range []a23Masking{a23IsCausal, a23Full, a23FloatMask} {
+		for _, m := range []a23Masking{a23IsCausal, a23CausalPad, a23Full, a23FloatMask} {
 			bsz, seq := sh[0], sh[1]
 			name := prefix + "ONNXAttention-bf16-b" + itoa(bsz) + "-s" + itoa(seq) +
-				map[a23Masking]string{a23IsCausal: "-causal", a23Full: "", a23FloatMask: "-floatmask"}[m]
+				map[a23Masking]string{a23IsCausal: "-causal", a23CausalPad: "-causal-padding", a23Full: "", a23FloatMask: "-floatmask"}[m]
 			t.Run(name, func(t *testing.T) {
 				ins := []kernels.Value{v(bf, bsz, nq, seq, d), v(bf, bsz, nkv, seq, d), v(bf, bsz, nkv, seq, d)}
 				causal := 0
@@ -54,6 +56,9 @@ func benchONNXAttention(t *testing.T, prefix string) {
 					causal = 1
 				case a23FloatMask:
 					ins = append(ins, v(bf, 1, 1, seq, seq))
+				case a23CausalPad:
+					causal = 1
+					ins = append(ins, v(bf, bsz, 1, 1, seq))
 				}
 				c := kcase{name: name, node: nd("", "Attention", kernels.Attrs("is_causal", causal), ins, v(bf, bsz, nq, seq, d))}
 				vals := caseInputs(c, 1)
@@ -88,7 +93,7 @@ func benchONNXAttention(t *testing.T, prefix string) {
 				require.NoError(t, b.dev.SynchronizeStream(s))
 				per := time.Since(t0).Seconds() / (iters * reps)
 				pairs := float64(seq * seq)
-				if m == a23IsCausal {
+				if causal == 1 {
 					pairs = float64(seq*(seq+1)) / 2
 				}
 				flops := 4 * d * float64(bsz*nq) * pairs

@@ -9,16 +9,17 @@
 //     scores key j0+l of a 32-key step against the row (staged as float in shared memory), the
 //     warp keeps the running max and sum and accumulates p * V with lanes owning head dims
 //     d = lane + 32e (the scheme of attention.cu's core, without its GQA cache and rotary parts).
-//   - carve_a23_mma_<T>_<D>, carve_a23_mmagen_<T>_<D>: float16 and bfloat16, D == Dv in
-//     {64, 128}, FlashAttention-2 style on tensor cores: a block of 4 warps takes 64 query rows
-//     (16 per warp, Q fragments kept in registers), walks 64-key tiles of K and V
-//     double-buffered in shared memory by cp.async (one barrier per tile), computes S = Q K^T
-//     and O += P V with mma.sync m16n8k16 on ldmatrix fragments (16-bit inputs, float32
-//     accumulation; P rounded to the input type as FlashAttention does), the softmax state in
-//     registers per row, in base 2 (one FFMA and one ex2 per score). The plain kernel takes no
-//     mask, no softcap and a positive scale: a score is the scaled dot, masked only on the tiles
-//     that cross the causal diagonal or the last key; "gen" applies a23_score to every score.
-//     Row tiles start heaviest first over all heads, so the long causal rows do not trail.
+//   - carve_a23_mma{,fmask,bmask,gen}_<T>_<D>: float16 and bfloat16, D == Dv in {64, 128},
+//     FlashAttention-2 style on tensor cores: a block of 4 warps takes 64 query rows (16 per
+//     warp, Q fragments kept in registers), walks 64-key tiles of K and V double-buffered in
+//     shared memory by cp.async (one barrier per tile), computes S = Q K^T and O += P V with
+//     mma.sync m16n8k16 on ldmatrix fragments (16-bit inputs, float32 accumulation; P rounded
+//     to the input type as FlashAttention does), the softmax state in registers per row and
+//     every exponential one ex2. Four modes (A23_PLAIN, A23_FMASK, A23_BMASK, A23_GEN) leave
+//     out what a node does not need: the plain kernel's score is the scaled dot, the masked
+//     ones add the mask term, and only tiles that cross the causal diagonal or the last key
+//     compare key indices; the general one applies a23_score to every score (softcap). Row
+//     tiles start heaviest first over all heads, so the long causal rows do not trail.
 //
 // Hand-written rather than a library (cuDNN's fused attention / FlashAttention) because the
 // backend loads only the CUDA driver and cuBLAS at run time, and carve's masks and causal
@@ -179,12 +180,28 @@ __device__ __forceinline__ float a23_ex2(float x) {
 
 constexpr int MMA_BR = 64, MMA_BC = 64, MMA_THREADS = 128;  // 4 warps of 16 rows
 
-template <typename T, int D, bool GEN>
+// The tensor-core kernel's modes: A23_PLAIN takes no mask, no softcap and a positive scale;
+// A23_FMASK and A23_BMASK a float or bool mask and any scale; A23_GEN anything (softcap).
+enum { A23_PLAIN = 0, A23_FMASK = 1, A23_BMASK = 2, A23_GEN = 3 };
+
+// a23_maskterm is what mask (A23_FMASK: float, A23_BMASK: bool) adds to the score of key j in
+// the row at offset mo: the float, 0 or -inf, -inf for keys past maskT; 0 for a row past S
+// (ok false), whose offset may lie past the mask and whose output is not written.
+template <typename T, int MODE>
+__device__ __forceinline__ float a23_maskterm(const void* mask, i64 mo, int j, int maskT, bool ok) {
+  if (!ok) return 0.f;
+  if (j >= maskT) return -INFINITY;
+  if (MODE == A23_BMASK) return ((const unsigned char*)mask)[mo + j] ? 0.f : -INFINITY;
+  return tof(((const T*)mask)[mo + j]);
+}
+
+template <typename T, int D, int MODE>
 __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
                                         i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g,
                                         int flags, float scale, float softcap) {
   constexpr int DP = D + 8;  // shared row stride: 16 bytes of padding keep ldmatrix conflict-free
   constexpr int KT = D / 16, NT = MMA_BC / 8, OT = D / 8;
+  constexpr bool MASKED = MODE == A23_FMASK || MODE == A23_BMASK;
   extern __shared__ __align__(16) unsigned char a23raw[];
   T* Ks = (T*)a23raw;           // [2][MMA_BC][DP]
   T* Vs = Ks + 2 * MMA_BC * DP;  // [2][MMA_BC][DP]
@@ -217,9 +234,9 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
   int kend = g.T;
   if (flags & A23_CAUSAL) kend = min(kend, g.P + min(g.S - 1, tile * MMA_BR + MMA_BR - 1) + 1);
   const int ntiles = (kend + MMA_BC - 1) / MMA_BC;
-  // Without GEN (no mask, no softcap, scale > 0) a score is the scaled dot, or -inf for keys
-  // past T or past the causal diagonal: row ra takes keys below enda, and every row of this
-  // warp those below plainEnd, whose tiles skip the comparisons.
+  // Short of A23_GEN, keys past T or past the causal diagonal get -inf by index: row ra takes
+  // keys below enda, and every row of this warp those below plainEnd, whose tiles skip the
+  // comparisons.
   const bool causal = flags & A23_CAUSAL;
   const int enda = causal ? min(g.T, g.P + ra + 1) : g.T, endb = causal ? min(g.T, g.P + rb + 1) : g.T;
   const int plainEnd = causal ? min(g.T, g.P + r0 + 1) : g.T;
@@ -260,7 +277,7 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
   float o[OT][4];
 #pragma unroll
   for (int t = 0; t < OT; t++) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
-  // the running maxima are of scores times log2(e), so that every exponential is one ex2
+  // the running maxima, of the scores (A23_PLAIN: times log2(e))
   float ma = -INFINITY, mb = -INFINITY, la = 0.f, lb = 0.f;
   constexpr float L2E = 1.4426950408889634f;
   const float sl2 = scale * L2E;
@@ -284,6 +301,22 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
     }
     const T* kt = Ks + (it & 1) * MMA_BC * DP;
     const T* vt = Vs + (it & 1) * MMA_BC * DP;
+    const int j0 = it * MMA_BC;
+    // A masked kernel's mask terms of this thread's keys, loaded before the product hides
+    // their latency.
+    float mka[MASKED ? NT : 1][2], mkb[MASKED ? NT : 1][2];
+    if (MASKED) {
+#pragma unroll
+      for (int n = 0; n < NT; n++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+          const int j = j0 + n * 8 + gc + e;
+          mka[n][e] = a23_maskterm<T, MODE>(mask, moa, j, g.maskT, ra < g.S);
+          // a mask broadcast over the rows (padding, [B, 1, 1, T]) is read once
+          mkb[n][e] = g.ms == 0 ? mka[n][e] : a23_maskterm<T, MODE>(mask, mob, j, g.maskT, rb < g.S);
+        }
+      }
+    }
     float s[NT][4];
 #pragma unroll
     for (int n = 0; n < NT; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
@@ -297,35 +330,47 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
         mma16816<T>(s[n + 1], qf[kk], bk[2], bk[3]);
       }
     }
-    // GEN: scores times log2(e) by a23_score. Otherwise the raw dots, -inf where masked; as
-    // the scale is positive (the Go side sends the rest to GEN), the row maximum of the dots
-    // times scale * log2(e) is that of the scaled scores, and 2^(dot * sl2 - m) is one FFMA
-    // and one ex2.
-    const int j0 = it * MMA_BC;
-    if (GEN) {
+    // The scores: A23_GEN's by a23_score, a masked kernel's scale * dot + mask term, then -inf
+    // past the causal diagonal and the last key on the tiles that cross them. A23_PLAIN keeps
+    // the dots: as the scale is positive (the Go side sends the rest elsewhere), the row
+    // maximum of the dots times scale * log2(e) is that of the scores in base 2, and
+    // 2^(dot * sl2 - m) is one FFMA and one ex2. The others keep natural units and take
+    // 2^((x - m) * log2(e)): a mask's large finite fill (the float minimum) times log2(e)
+    // would overflow to -inf, and a row with every key at the fill must stay uniform.
+    if (MODE == A23_GEN) {
 #pragma unroll
       for (int n = 0; n < NT; n++) {
 #pragma unroll
         for (int e = 0; e < 2; e++) {
           const int j = j0 + n * 8 + gc + e;
-          s[n][e] = L2E * a23_score<T>(s[n][e], ra, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind,
-                                       g.maskT, moa);
-          s[n][2 + e] = L2E * a23_score<T>(s[n][2 + e], rb, j, g.S, g.T, g.P, flags, scale, softcap, mask,
-                                           g.mkind, g.maskT, mob);
+          s[n][e] = a23_score<T>(s[n][e], ra, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, moa);
+          s[n][2 + e] =
+              a23_score<T>(s[n][2 + e], rb, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, mob);
         }
       }
-    } else if (j0 + MMA_BC > plainEnd) {
+    } else {
+      if (MASKED) {
 #pragma unroll
-      for (int n = 0; n < NT; n++) {
+        for (int n = 0; n < NT; n++) {
 #pragma unroll
-        for (int e = 0; e < 2; e++) {
-          const int j = j0 + n * 8 + gc + e;
-          if (j >= enda) s[n][e] = -INFINITY;
-          if (j >= endb) s[n][2 + e] = -INFINITY;
+          for (int e = 0; e < 2; e++) {
+            s[n][e] = fmaf(s[n][e], scale, mka[n][e]);
+            s[n][2 + e] = fmaf(s[n][2 + e], scale, mkb[n][e]);
+          }
+        }
+      }
+      if (j0 + MMA_BC > plainEnd) {
+#pragma unroll
+        for (int n = 0; n < NT; n++) {
+#pragma unroll
+          for (int e = 0; e < 2; e++) {
+            const int j = j0 + n * 8 + gc + e;
+            if (j >= enda) s[n][e] = -INFINITY;
+            if (j >= endb) s[n][2 + e] = -INFINITY;
+          }
         }
       }
     }
-    const float mul = GEN ? 1.f : sl2;
     float xa = s[0][0], xb = s[0][2];
 #pragma unroll
     for (int n = 0; n < NT; n++) {
@@ -338,20 +383,33 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
     xb = fmaxf(xb, __shfl_xor_sync(0xffffffffu, xb, 2));
     // A row masked so far keeps the maximum -inf; subtracting 0 instead gives p = 2^-inf = 0
     // for its masked scores and alpha = 0 rather than NaN.
-    const float na = fmaxf(ma, xa * mul), nb = fmaxf(mb, xb * mul);
+    const float na = fmaxf(ma, MODE == A23_PLAIN ? xa * sl2 : xa), nb = fmaxf(mb, MODE == A23_PLAIN ? xb * sl2 : xb);
     const float ba = na == -INFINITY ? 0.f : na, bb = nb == -INFINITY ? 0.f : nb;
-    const float aa = a23_ex2(ma - ba), ab = a23_ex2(mb - bb);
-    ma = na, mb = nb;
-    float sa = 0.f, sb = 0.f;
+    float aa, ab, sa = 0.f, sb = 0.f;
+    if (MODE == A23_PLAIN) {
+      aa = a23_ex2(ma - ba), ab = a23_ex2(mb - bb);
 #pragma unroll
-    for (int n = 0; n < NT; n++) {
+      for (int n = 0; n < NT; n++) {
 #pragma unroll
-      for (int e = 0; e < 2; e++) {
-        s[n][e] = a23_ex2(fmaf(s[n][e], mul, -ba));
-        s[n][2 + e] = a23_ex2(fmaf(s[n][2 + e], mul, -bb));
-        sa += s[n][e], sb += s[n][2 + e];
+        for (int e = 0; e < 2; e++) {
+          s[n][e] = a23_ex2(fmaf(s[n][e], sl2, -ba));
+          s[n][2 + e] = a23_ex2(fmaf(s[n][2 + e], sl2, -bb));
+          sa += s[n][e], sb += s[n][2 + e];
+        }
+      }
+    } else {
+      aa = a23_ex2((ma - ba) * L2E), ab = a23_ex2((mb - bb) * L2E);
+#pragma unroll
+      for (int n = 0; n < NT; n++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+          s[n][e] = a23_ex2((s[n][e] - ba) * L2E);
+          s[n][2 + e] = a23_ex2((s[n][2 + e] - bb) * L2E);
+          sa += s[n][e], sb += s[n][2 + e];
+        }
       }
     }
+    ma = na, mb = nb;
     la = la * aa + sa;
     lb = lb * ab + sb;
     // Once the maxima settle, alpha is exactly 1 (2^0) for every row of the warp most tiles.
@@ -419,20 +477,21 @@ A23_ROWS(carve_a23_bf16_2, bf16, 2)
 A23_ROWS(carve_a23_bf16_4, bf16, 4)
 A23_ROWS(carve_a23_bf16_8, bf16, 8)
 
-// At head size 128 a thread takes about 175 registers (195 with GEN), so two blocks share an
+// At head size 128 a thread takes about 175 registers (230 with a mask), so two blocks share an
 // SM. A third (__launch_bounds__(128, 3): 168 registers, a few bytes spilled) measured slower
 // on the H200 at every benchmarked shape but the one-wave (1, 2048) without a mask: the
 // heaviest-first order balances the causal rows only as blocks finish and others start.
-#define A23_MMA(name, T, D, GEN) \
-  extern "C" __global__ void __launch_bounds__(MMA_THREADS) name(A23_PARAMS(T)) { a23_mma<T, D, GEN>(A23_ARGS); }
-A23_MMA(carve_a23_mma_f16_64, __half, 64, false)
-A23_MMA(carve_a23_mma_f16_128, __half, 128, false)
-A23_MMA(carve_a23_mma_bf16_64, bf16, 64, false)
-A23_MMA(carve_a23_mma_bf16_128, bf16, 128, false)
-A23_MMA(carve_a23_mmagen_f16_64, __half, 64, true)
-A23_MMA(carve_a23_mmagen_f16_128, __half, 128, true)
-A23_MMA(carve_a23_mmagen_bf16_64, bf16, 64, true)
-A23_MMA(carve_a23_mmagen_bf16_128, bf16, 128, true)
+#define A23_MMA(name, T, D, MODE) \
+  extern "C" __global__ void __launch_bounds__(MMA_THREADS) name(A23_PARAMS(T)) { a23_mma<T, D, MODE>(A23_ARGS); }
+#define A23_MMA_MODES(T, tn, D)                             \
+  A23_MMA(carve_a23_mma_##tn##_##D, T, D, A23_PLAIN)        \
+  A23_MMA(carve_a23_mmafmask_##tn##_##D, T, D, A23_FMASK)   \
+  A23_MMA(carve_a23_mmabmask_##tn##_##D, T, D, A23_BMASK)   \
+  A23_MMA(carve_a23_mmagen_##tn##_##D, T, D, A23_GEN)
+A23_MMA_MODES(__half, f16, 64)
+A23_MMA_MODES(__half, f16, 128)
+A23_MMA_MODES(bf16, bf16, 64)
+A23_MMA_MODES(bf16, bf16, 128)
 
 // carve_a23_concat_<T>: dst [B, H, T, W] = past [B, H, P, W] followed by the new rows of cur
 // (batch stride csb, head|row strides chs): the present_key / present_value outputs.
