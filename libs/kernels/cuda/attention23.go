@@ -145,7 +145,9 @@ func a23Mask(m kernels.Value, dt graph.DType, g a23Geom) (kind int64, maskT int6
 	return kind, m.Shape[r-1], st, nil
 }
 
-func a23MMAShared(d int64) uint32 { return uint32(2 * 2 * a23MMAKeys * (d + 8) * 2) }
+// a23MMAShared is the tensor-core kernel's shared memory: K and V tiles, two each, of
+// a23MMAKeys rows of d + 8 16-bit elements, and two tiles of float mask terms.
+func a23MMAShared(d int64) uint32 { return uint32(2*2*a23MMAKeys*(d+8)*2 + 2*a23MMAKeys*4) }
 
 func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err := kernels.CheckArity(n, 3, 6, 1, 3); err != nil {

@@ -205,6 +205,7 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
   extern __shared__ __align__(16) unsigned char a23raw[];
   T* Ks = (T*)a23raw;           // [2][MMA_BC][DP]
   T* Vs = Ks + 2 * MMA_BC * DP;  // [2][MMA_BC][DP]
+  float* Ms = (float*)(Vs + 2 * MMA_BC * DP);  // [2][MMA_BC] mask terms of a row-broadcast mask
   // Blocks start in the order of their linear index; the row tile is its slow part, so the
   // heaviest (causal) row tiles of every head start first, the light ones fill in behind.
   const int lin = blockIdx.x + blockIdx.y * gridDim.x;
@@ -282,9 +283,18 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
   constexpr float L2E = 1.4426950408889634f;
   const float sl2 = scale * L2E;
 
+  // A mask broadcast over the rows (padding, [B, 1, 1, T]) has one term per key: threads
+  // 0-63 load those of the next key tile with its K and V and store them in Ms before the
+  // barrier that opens it (Ms[it & 1] was last read at tile it - 2, before the barrier of
+  // it - 1), so that every thread reads its 16 as 8 float2 from shared memory.
+  const bool rowb = MASKED && g.ms == 0;
+  const bool mloader = rowb && threadIdx.x < MMA_BC;
+  const i64 mo0 = b * g.msb + (i64)h * g.mh;
+  float mnext = 0.f;
   if (ntiles > 0) {
     load(0, 0);
     a23_commit();
+    if (mloader) Ms[threadIdx.x] = a23_maskterm<T, MODE>(mask, mo0, threadIdx.x, g.maskT, true);
   }
   // ldmatrix addresses: K (not transposed) as B of S = Q K^T, keys n*8 + 0..15 by lanes 0-7 and
   // 16-23, their dims +8 by lanes 8-15 and 24-31; V transposed as B of O = P V.
@@ -294,10 +304,12 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
     // Tile it has landed for every thread, and every warp is done with tile it - 1, whose
     // buffer the prefetch of tile it + 1 then takes: one barrier per tile.
     a23_wait<0>();
+    if (mloader && it > 0) Ms[(it & 1) * MMA_BC + threadIdx.x] = mnext;
     __syncthreads();
     if (it + 1 < ntiles) {
       load(it + 1, (it + 1) & 1);
       a23_commit();
+      if (mloader) mnext = a23_maskterm<T, MODE>(mask, mo0, (it + 1) * MMA_BC + threadIdx.x, g.maskT, true);
     }
     const T* kt = Ks + (it & 1) * MMA_BC * DP;
     const T* vt = Vs + (it & 1) * MMA_BC * DP;
@@ -305,15 +317,21 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
     // A masked kernel's mask terms of this thread's keys, loaded before the product hides
     // their latency.
     float mka[MASKED ? NT : 1][2], mkb[MASKED ? NT : 1][2];
-    if (MASKED) {
+    if (rowb) {
+#pragma unroll
+      for (int n = 0; n < NT; n++) {
+        const float2 m2 = *(const float2*)(Ms + (it & 1) * MMA_BC + n * 8 + gc);
+        mka[n][0] = mkb[n][0] = m2.x;
+        mka[n][1] = mkb[n][1] = m2.y;
+      }
+    } else if (MASKED) {
 #pragma unroll
       for (int n = 0; n < NT; n++) {
 #pragma unroll
         for (int e = 0; e < 2; e++) {
           const int j = j0 + n * 8 + gc + e;
           mka[n][e] = a23_maskterm<T, MODE>(mask, moa, j, g.maskT, ra < g.S);
-          // a mask broadcast over the rows (padding, [B, 1, 1, T]) is read once
-          mkb[n][e] = g.ms == 0 ? mka[n][e] : a23_maskterm<T, MODE>(mask, mob, j, g.maskT, rb < g.S);
+          mkb[n][e] = a23_maskterm<T, MODE>(mask, mob, j, g.maskT, rb < g.S);
         }
       }
     }
@@ -477,7 +495,7 @@ A23_ROWS(carve_a23_bf16_2, bf16, 2)
 A23_ROWS(carve_a23_bf16_4, bf16, 4)
 A23_ROWS(carve_a23_bf16_8, bf16, 8)
 
-// At head size 128 a thread takes about 175 registers (230 with a mask), so two blocks share an
+// At head size 128 a thread takes about 175 registers (234 with a mask), so two blocks share an
 // SM. A third (__launch_bounds__(128, 3): 168 registers, a few bytes spilled) measured slower
 // on the H200 at every benchmarked shape but the one-wave (1, 2048) without a mask: the
 // heaviest-first order balances the causal rows only as blocks finish and others start.
