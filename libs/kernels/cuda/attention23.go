@@ -19,8 +19,9 @@ import (
 // Tactics, a pure function of dtype, head sizes and layout:
 //   - "flash-mma": float16 and bfloat16 with D == Dv in {64, 128} and every row and head stride a
 //     multiple of 8 elements: FlashAttention-2 on tensor cores (64 query rows per block, 64-key
-//     tiles double-buffered in shared memory, mma.sync with float32 accumulation). When a
-//     tensor's address is not 16-byte aligned at run time, the "flash" kernel runs instead.
+//     tiles double-buffered in shared memory, mma.sync with float32 accumulation), in one of
+//     four kernels by mask and softcap (a23MMAVariant). When a tensor's address is not 16-byte
+//     aligned at run time, the "flash" kernel runs instead.
 //   - "flash": every other case: one warp per query row with an online softmax.
 //
 // Neither stores scores: the only workspace is "keys" / "values" ([B, Hkv, T, D|Dv]) for a node
@@ -144,7 +145,9 @@ func a23Mask(m kernels.Value, dt graph.DType, g a23Geom) (kind int64, maskT int6
 	return kind, m.Shape[r-1], st, nil
 }
 
-func a23MMAShared(d int64) uint32 { return uint32(2 * 2 * a23MMAKeys * (d + 8) * 2) }
+// a23MMAShared is the tensor-core kernel's shared memory: K and V tiles, two each, of
+// a23MMAKeys rows of d + 8 16-bit elements, and two tiles of float mask terms.
+func a23MMAShared(d int64) uint32 { return uint32(2*2*a23MMAKeys*(d+8)*2 + 2*a23MMAKeys*4) }
 
 func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err := kernels.CheckArity(n, 3, 6, 1, 3); err != nil {
@@ -296,11 +299,30 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if tactic != "flash-mma" {
 		return plan{tactic: tactic, parts: parts, prog: append(prog, rows)}, nil
 	}
-	mma := step{kernel: fmt.Sprintf("carve_a23_mma_%s_%d", name, g.d),
+	variant := a23MMAVariant(mkind, softcap, scale)
+	mma := step{kernel: fmt.Sprintf("carve_a23_mma%s_%s_%d", variant, name, g.d),
 		grid:  Dim3{X: uint32((g.s + a23MMARows - 1) / a23MMARows), Y: uint32(g.b * g.hq), Z: 1},
 		block: Dim3{X: a23MMAThreads, Y: 1, Z: 1}, shared: a23MMAShared(g.d), params: ps,
 		align: 16, alignOnly: []int{0, 1, 2, 3}, fallback: &rows}
 	return plan{tactic: tactic, parts: parts, prog: append(prog, mma)}, nil
+}
+
+// a23MMAVariant names the tensor-core kernel (csrc A23_PLAIN, A23_FMASK, A23_BMASK, A23_GEN):
+// the plain one reads no mask and takes the row maximum of the raw dots, which is that of the
+// scaled scores only for a positive scale; the masked ones take any scale; softcap, and a
+// scale that is not positive without a mask, take the general one.
+func a23MMAVariant(mkind int64, softcap, scale float32) string {
+	switch {
+	case softcap > 0:
+		return "gen"
+	case mkind == a23MaskFloat:
+		return "fmask"
+	case mkind == a23MaskBool:
+		return "bmask"
+	case !(scale > 0):
+		return "gen"
+	}
+	return ""
 }
 
 // a23Tactic picks the tensor-core kernel where it applies: 16-bit types, D == Dv in {64, 128},

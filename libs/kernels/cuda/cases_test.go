@@ -51,6 +51,24 @@ func constAxis(dt graph.DType, a int64) kernels.Value {
 
 func vals(xs ...float64) genFn { return func(*rand.Rand, int64) []float64 { return xs } }
 
+// padding is a padding mask [2, .., t]: keys of batch 0 before left and of batch 1 from
+// t - right on get pad, the others keep.
+func padding(t, left, right int, keep, pad float64) genFn {
+	return func(*rand.Rand, int64) []float64 {
+		out := make([]float64, 2*t)
+		for j := range t {
+			out[j], out[t+j] = keep, keep
+			if j < left {
+				out[j] = pad
+			}
+			if j >= t-right {
+				out[t+j] = pad
+			}
+		}
+		return out
+	}
+}
+
 func uniform(lo, hi float64) genFn {
 	return func(r *rand.Rand, n int64) []float64 {
 		out := make([]float64, n)
@@ -494,6 +512,23 @@ func onnxAttentionCases() []kcase {
 			v(dt, 2, 3, 64), bhsd(2, 2, 8, 16), bhsd(2, 2, 8, 16))
 		att("past-no-present-d64", A("is_causal", 1), []kernels.Value{bhsd(1, 2, 4, 64), bhsd(1, 1, 4, 64), bhsd(1, 1, 4, 64), none, bhsd(1, 1, 60, 64), bhsd(1, 1, 60, 64)},
 			nil, bhsd(1, 2, 4, 64))
+		// several warps and tiles before the causal diagonal, six query heads per kv head; the
+		// diagonal shifted by a past
+		att("gqa6-causal-d128-long", A("is_causal", 1), []kernels.Value{bhsd(1, 6, 300, 128), bhsd(1, 1, 300, 128), bhsd(1, 1, 300, 128)}, nil,
+			bhsd(1, 6, 300, 128))
+		att("causal-past-d128", A("is_causal", 1), []kernels.Value{bhsd(1, 2, 150, 128), bhsd(1, 1, 150, 128), bhsd(1, 1, 150, 128), none, bhsd(1, 1, 37, 128), bhsd(1, 1, 37, 128)},
+			nil, bhsd(1, 2, 150, 128))
+		// padding masks [B, 1, 1, T] as the attention fusion leaves them beside is_causal: batch 0
+		// padded on the left (its first rows keep no key: zeros for a bool mask, the mean of V
+		// for the float minimum as fill), batch 1 on the right
+		fill := map[graph.DType]float64{graph.Float32: -3.4e38, graph.Float16: -65504, graph.BFloat16: -3.38e38}[dt]
+		att("causal-float-padding-d128", A("is_causal", 1), []kernels.Value{bhsd(2, 4, 70, 128), bhsd(2, 2, 70, 128), bhsd(2, 2, 70, 128), v(dt, 2, 1, 1, 70)},
+			map[int]genFn{3: padding(70, 5, 3, 0, fill)}, bhsd(2, 4, 70, 128))
+		att("causal-bool-padding-d128", A("is_causal", 1), []kernels.Value{bhsd(2, 4, 70, 128), bhsd(2, 2, 70, 128), bhsd(2, 2, 70, 128), v(bl, 2, 1, 1, 70)},
+			map[int]genFn{3: padding(70, 5, 3, 1, 0)}, bhsd(2, 4, 70, 128))
+		// a scale that is not positive takes the general tensor-core kernel
+		att("negative-scale-d64", A("scale", float32(-0.3)), []kernels.Value{bhsd(1, 2, 40, 64), bhsd(1, 2, 40, 64), bhsd(1, 2, 40, 64)}, nil,
+			bhsd(1, 2, 40, 64))
 		att("3d-d128", A("q_num_heads", 2, "kv_num_heads", 2), []kernels.Value{v(dt, 1, 100, 256), v(dt, 1, 90, 256), v(dt, 1, 90, 256)}, nil,
 			v(dt, 1, 100, 256))
 	}

@@ -352,3 +352,43 @@ func TestArgMaxRowsSelection(t *testing.T) {
 		}
 	}
 }
+
+// ONNX Attention's tensor-core tactic runs the plain kernel, whose scores are scaled dots masked
+// only by is_causal and the key count, unless a mask needs a masked one, or softcap or a scale
+// that is not positive the general one.
+func TestONNXAttentionMMAKernel(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	bf := graph.BFloat16
+	for _, tc := range []struct {
+		name   string
+		attrs  graph.Attributes
+		mask   graph.DType
+		kernel string
+	}{
+		{"causal", kernels.Attrs("is_causal", 1), 0, "carve_a23_mma_bf16_128"},
+		{"scale", kernels.Attrs("scale", float32(0.5)), 0, "carve_a23_mma_bf16_128"},
+		{"float-mask", kernels.Attrs("is_causal", 1), bf, "carve_a23_mmafmask_bf16_128"},
+		{"bool-mask-negative-scale", kernels.Attrs("scale", float32(-0.5)), graph.Bool, "carve_a23_mmabmask_bf16_128"},
+		{"softcap", kernels.Attrs("softcap", float32(30)), 0, "carve_a23_mmagen_bf16_128"},
+		{"float-mask-softcap", kernels.Attrs("softcap", float32(30)), bf, "carve_a23_mmagen_bf16_128"},
+		{"negative-scale", kernels.Attrs("scale", float32(-0.5)), 0, "carve_a23_mmagen_bf16_128"},
+		{"zero-scale", kernels.Attrs("scale", float32(0)), 0, "carve_a23_mmagen_bf16_128"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := []kernels.Value{v(bf, 1, 4, 100, 128), v(bf, 1, 2, 100, 128), v(bf, 1, 2, 100, 128)}
+			if tc.mask != 0 {
+				in = append(in, v(tc.mask, 1, 1, 1, 100))
+			}
+			n := nd("", "Attention", tc.attrs, in, v(bf, 1, 4, 100, 128))
+			inst, err := reg.Select(&n, h200)
+			require.NoError(t, err)
+			require.Equal(t, "flash-mma", inst.Tactic())
+			var got []string
+			for _, l := range fakeRun(t, &n, inst) {
+				got = append(got, l.kernel)
+			}
+			require.Equal(t, []string{tc.kernel}, got)
+		})
+	}
+}

@@ -9,12 +9,17 @@
 //     scores key j0+l of a 32-key step against the row (staged as float in shared memory), the
 //     warp keeps the running max and sum and accumulates p * V with lanes owning head dims
 //     d = lane + 32e (the scheme of attention.cu's core, without its GQA cache and rotary parts).
-//   - carve_a23_mma_<T>_<D>: float16 and bfloat16, D == Dv in {64, 128}, FlashAttention-2 style
-//     on tensor cores: a block of 4 warps takes 64 query rows (16 per warp, Q fragments kept in
-//     registers), walks 64-key tiles of K and V double-buffered in shared memory by cp.async,
-//     computes S = Q K^T and O += P V with mma.sync m16n8k16 (16-bit inputs, float32
-//     accumulation; P rounded to the input type as FlashAttention does), the softmax state in
-//     registers per row.
+//   - carve_a23_mma{,fmask,bmask,gen}_<T>_<D>: float16 and bfloat16, D == Dv in {64, 128},
+//     FlashAttention-2 style on tensor cores: a block of 4 warps takes 64 query rows (16 per
+//     warp, Q fragments kept in registers), walks 64-key tiles of K and V double-buffered in
+//     shared memory by cp.async (one barrier per tile), computes S = Q K^T and O += P V with
+//     mma.sync m16n8k16 on ldmatrix fragments (16-bit inputs, float32 accumulation; P rounded
+//     to the input type as FlashAttention does), the softmax state in registers per row and
+//     every exponential one ex2. Four modes (A23_PLAIN, A23_FMASK, A23_BMASK, A23_GEN) leave
+//     out what a node does not need: the plain kernel's score is the scaled dot, the masked
+//     ones add the mask term, and only tiles that cross the causal diagonal or the last key
+//     compare key indices; the general one applies a23_score to every score (softcap). Row
+//     tiles start heaviest first over all heads, so the long causal rows do not trail.
 //
 // Hand-written rather than a library (cuDNN's fused attention / FlashAttention) because the
 // backend loads only the CUDA driver and cuBLAS at run time, and carve's masks and causal
@@ -158,19 +163,54 @@ __device__ __forceinline__ void ldsm_x4_trans(unsigned* r, const void* smem) {
                : "r"(s));
 }
 
-constexpr int MMA_BR = 64, MMA_BC = 64;
+__device__ __forceinline__ void ldsm_x4(unsigned* r, const void* smem) {
+  unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
 
-template <typename T, int D>
+// a23_ex2 is 2^x by the SFU (ex2.approx, relative error about 2^-22; 2^-inf = 0): exp2f adds a
+// range reduction the softmax does not need.
+__device__ __forceinline__ float a23_ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+constexpr int MMA_BR = 64, MMA_BC = 64, MMA_THREADS = 128;  // 4 warps of 16 rows
+
+// The tensor-core kernel's modes: A23_PLAIN takes no mask, no softcap and a positive scale;
+// A23_FMASK and A23_BMASK a float or bool mask and any scale; A23_GEN anything (softcap).
+enum { A23_PLAIN = 0, A23_FMASK = 1, A23_BMASK = 2, A23_GEN = 3 };
+
+// a23_maskterm is what mask (A23_FMASK: float, A23_BMASK: bool) adds to the score of key j in
+// the row at offset mo: the float, 0 or -inf, -inf for keys past maskT; 0 for a row past S
+// (ok false), whose offset may lie past the mask and whose output is not written.
+template <typename T, int MODE>
+__device__ __forceinline__ float a23_maskterm(const void* mask, i64 mo, int j, int maskT, bool ok) {
+  if (!ok) return 0.f;
+  if (j >= maskT) return -INFINITY;
+  if (MODE == A23_BMASK) return ((const unsigned char*)mask)[mo + j] ? 0.f : -INFINITY;
+  return tof(((const T*)mask)[mo + j]);
+}
+
+template <typename T, int D, int MODE>
 __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
                                         i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g,
                                         int flags, float scale, float softcap) {
-  constexpr int DP = D + 8;  // shared row stride: 16 bytes of padding keep fragment reads conflict-free
+  constexpr int DP = D + 8;  // shared row stride: 16 bytes of padding keep ldmatrix conflict-free
   constexpr int KT = D / 16, NT = MMA_BC / 8, OT = D / 8;
+  constexpr bool MASKED = MODE == A23_FMASK || MODE == A23_BMASK;
   extern __shared__ __align__(16) unsigned char a23raw[];
-  T* Ks = (T*)a23raw;           // [2][BC][DP]
-  T* Vs = Ks + 2 * MMA_BC * DP;  // [2][BC][DP]
-  const int tile = gridDim.x - 1 - blockIdx.x;  // the heaviest (causal) row tiles first
-  const int b = blockIdx.y / g.Hq, h = blockIdx.y % g.Hq, kh = h / (g.Hq / g.Hkv);
+  T* Ks = (T*)a23raw;           // [2][MMA_BC][DP]
+  T* Vs = Ks + 2 * MMA_BC * DP;  // [2][MMA_BC][DP]
+  float* Ms = (float*)(Vs + 2 * MMA_BC * DP);  // [2][MMA_BC] mask terms of a row-broadcast mask
+  // Blocks start in the order of their linear index; the row tile is its slow part, so the
+  // heaviest (causal) row tiles of every head start first, the light ones fill in behind.
+  const int lin = blockIdx.x + blockIdx.y * gridDim.x;
+  const int tile = gridDim.x - 1 - lin / gridDim.y, bh = lin % gridDim.y;
+  const int b = bh / g.Hq, h = bh % g.Hq, kh = h / (g.Hq / g.Hkv);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int gr = lane >> 2, gc = (lane & 3) * 2;
   const int r0 = tile * MMA_BR + warp * 16;
@@ -189,29 +229,48 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
       qf[kk][3] = rb < g.S ? *(const unsigned*)(qb + (i64)rb * qss + c + 8) : 0u;
     }
   }
-  const T* kb = k + b * ksb + (i64)kh * lo32(khs);
-  const T* vb = v + b * vsb + (i64)kh * lo32(vhs);
   const int kss = hi32(khs), vss = hi32(vhs);
   const i64 moa = b * g.msb + (i64)h * g.mh + (i64)ra * g.ms, mob = moa + 8 * (i64)g.ms;
 
   int kend = g.T;
   if (flags & A23_CAUSAL) kend = min(kend, g.P + min(g.S - 1, tile * MMA_BR + MMA_BR - 1) + 1);
   const int ntiles = (kend + MMA_BC - 1) / MMA_BC;
+  // Short of A23_GEN, keys past T or past the causal diagonal get -inf by index: row ra takes
+  // keys below enda, and every row of this warp those below plainEnd, whose tiles skip the
+  // comparisons.
+  const bool causal = flags & A23_CAUSAL;
+  const int enda = causal ? min(g.T, g.P + ra + 1) : g.T, endb = causal ? min(g.T, g.P + rb + 1) : g.T;
+  const int plainEnd = causal ? min(g.T, g.P + r0 + 1) : g.T;
 
+  // Each thread copies one 16-byte column chunk ct of rows rt, rt + RPI, ... of a key tile.
+  constexpr int CH = D / 8, RPI = MMA_THREADS / CH;  // 16-byte chunks per row, rows per pass
+  const int rt = threadIdx.x / CH, ct = (threadIdx.x % CH) * 8;
+  const T* kq = k + b * ksb + (i64)kh * lo32(khs) + (i64)rt * kss + ct;
+  const T* vq = v + b * vsb + (i64)kh * lo32(vhs) + (i64)rt * vss + ct;
+  const i64 kstep = (i64)RPI * kss, vstep = (i64)RPI * vss;
   auto load = [&](int it, int buf) {
     const int j0 = it * MMA_BC;
-    T* kd = Ks + buf * MMA_BC * DP;
-    T* vd = Vs + buf * MMA_BC * DP;
-    constexpr int CH = D / 8;  // 16-byte chunks per row
-    for (int u = threadIdx.x; u < MMA_BC * CH; u += blockDim.x) {
-      const int r = u / CH, c = (u % CH) * 8, j = j0 + r;
-      if (j < g.T) {
-        a23_cp16(kd + r * DP + c, kb + (i64)j * kss + c);
-        a23_cp16(vd + r * DP + c, vb + (i64)j * vss + c);
-      } else {
-        // keys past T must read as finite zeros: p is 0 there but 0 * NaN is not
-        *(uint4*)(kd + r * DP + c) = make_uint4(0, 0, 0, 0);
-        *(uint4*)(vd + r * DP + c) = make_uint4(0, 0, 0, 0);
+    const T* kg = kq + (i64)j0 * kss;
+    const T* vg = vq + (i64)j0 * vss;
+    T* kd = Ks + buf * MMA_BC * DP + rt * DP + ct;
+    T* vd = Vs + buf * MMA_BC * DP + rt * DP + ct;
+    if (j0 + MMA_BC <= g.T) {
+#pragma unroll
+      for (int i = 0; i < MMA_BC / RPI; i++, kg += kstep, vg += vstep) {
+        a23_cp16(kd + i * RPI * DP, kg);
+        a23_cp16(vd + i * RPI * DP, vg);
+      }
+    } else {
+#pragma unroll 1
+      for (int i = 0; i < MMA_BC / RPI; i++, kg += kstep, vg += vstep) {
+        if (j0 + rt + i * RPI < g.T) {
+          a23_cp16(kd + i * RPI * DP, kg);
+          a23_cp16(vd + i * RPI * DP, vg);
+        } else {
+          // keys past T must read as finite zeros: p is 0 there but 0 * NaN is not
+          *(uint4*)(kd + i * RPI * DP) = make_uint4(0, 0, 0, 0);
+          *(uint4*)(vd + i * RPI * DP) = make_uint4(0, 0, 0, 0);
+        }
       }
     }
   };
@@ -219,73 +278,163 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
   float o[OT][4];
 #pragma unroll
   for (int t = 0; t < OT; t++) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
+  // the running maxima, of the scores (A23_PLAIN: times log2(e))
   float ma = -INFINITY, mb = -INFINITY, la = 0.f, lb = 0.f;
   constexpr float L2E = 1.4426950408889634f;
+  const float sl2 = scale * L2E;
 
+  // A mask broadcast over the rows (padding, [B, 1, 1, T]) has one term per key: threads
+  // 0-63 load those of the next key tile with its K and V and store them in Ms before the
+  // barrier that opens it (Ms[it & 1] was last read at tile it - 2, before the barrier of
+  // it - 1), so that every thread reads its 16 as 8 float2 from shared memory.
+  const bool rowb = MASKED && g.ms == 0;
+  const bool mloader = rowb && threadIdx.x < MMA_BC;
+  const i64 mo0 = b * g.msb + (i64)h * g.mh;
+  float mnext = 0.f;
   if (ntiles > 0) {
     load(0, 0);
     a23_commit();
+    if (mloader) Ms[threadIdx.x] = a23_maskterm<T, MODE>(mask, mo0, threadIdx.x, g.maskT, true);
   }
+  // ldmatrix addresses: K (not transposed) as B of S = Q K^T, keys n*8 + 0..15 by lanes 0-7 and
+  // 16-23, their dims +8 by lanes 8-15 and 24-31; V transposed as B of O = P V.
+  const int koff = ((lane & 7) + ((lane >> 4) << 3)) * DP + ((lane >> 3) & 1) * 8;
+  const int voff = (lane & 15) * DP + (lane >> 4) * 8;
   for (int it = 0; it < ntiles; it++) {
+    // Tile it has landed for every thread, and every warp is done with tile it - 1, whose
+    // buffer the prefetch of tile it + 1 then takes: one barrier per tile.
+    a23_wait<0>();
+    if (mloader && it > 0) Ms[(it & 1) * MMA_BC + threadIdx.x] = mnext;
+    __syncthreads();
     if (it + 1 < ntiles) {
       load(it + 1, (it + 1) & 1);
       a23_commit();
-      a23_wait<1>();
-    } else {
-      a23_wait<0>();
+      if (mloader) mnext = a23_maskterm<T, MODE>(mask, mo0, (it + 1) * MMA_BC + threadIdx.x, g.maskT, true);
     }
-    __syncthreads();
     const T* kt = Ks + (it & 1) * MMA_BC * DP;
     const T* vt = Vs + (it & 1) * MMA_BC * DP;
+    const int j0 = it * MMA_BC;
+    // A masked kernel's mask terms of this thread's keys, loaded before the product hides
+    // their latency.
+    float mka[MASKED ? NT : 1][2], mkb[MASKED ? NT : 1][2];
+    if (rowb) {
+#pragma unroll
+      for (int n = 0; n < NT; n++) {
+        const float2 m2 = *(const float2*)(Ms + (it & 1) * MMA_BC + n * 8 + gc);
+        mka[n][0] = mkb[n][0] = m2.x;
+        mka[n][1] = mkb[n][1] = m2.y;
+      }
+    } else if (MASKED) {
+#pragma unroll
+      for (int n = 0; n < NT; n++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+          const int j = j0 + n * 8 + gc + e;
+          mka[n][e] = a23_maskterm<T, MODE>(mask, moa, j, g.maskT, ra < g.S);
+          mkb[n][e] = a23_maskterm<T, MODE>(mask, mob, j, g.maskT, rb < g.S);
+        }
+      }
+    }
     float s[NT][4];
 #pragma unroll
     for (int n = 0; n < NT; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < KT; kk++) {
 #pragma unroll
-      for (int n = 0; n < NT; n++) {
-        const T* kr = kt + (n * 8 + gr) * DP + kk * 16 + gc;
-        mma16816<T>(s[n], qf[kk], *(const unsigned*)kr, *(const unsigned*)(kr + 8));
+      for (int n = 0; n < NT; n += 2) {
+        unsigned bk[4];
+        ldsm_x4(bk, kt + n * 8 * DP + kk * 16 + koff);
+        mma16816<T>(s[n], qf[kk], bk[0], bk[1]);
+        mma16816<T>(s[n + 1], qf[kk], bk[2], bk[3]);
       }
     }
-    // scores, row maxima
-    const int j0 = it * MMA_BC;
-    float xa = -INFINITY, xb = -INFINITY;
+    // The scores: A23_GEN's by a23_score, a masked kernel's scale * dot + mask term, then -inf
+    // past the causal diagonal and the last key on the tiles that cross them. A23_PLAIN keeps
+    // the dots: as the scale is positive (the Go side sends the rest elsewhere), the row
+    // maximum of the dots times scale * log2(e) is that of the scores in base 2, and
+    // 2^(dot * sl2 - m) is one FFMA and one ex2. The others keep natural units and take
+    // 2^((x - m) * log2(e)): a mask's large finite fill (the float minimum) times log2(e)
+    // would overflow to -inf, and a row with every key at the fill must stay uniform.
+    if (MODE == A23_GEN) {
+#pragma unroll
+      for (int n = 0; n < NT; n++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+          const int j = j0 + n * 8 + gc + e;
+          s[n][e] = a23_score<T>(s[n][e], ra, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, moa);
+          s[n][2 + e] =
+              a23_score<T>(s[n][2 + e], rb, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, mob);
+        }
+      }
+    } else {
+      if (MASKED) {
+#pragma unroll
+        for (int n = 0; n < NT; n++) {
+#pragma unroll
+          for (int e = 0; e < 2; e++) {
+            s[n][e] = fmaf(s[n][e], scale, mka[n][e]);
+            s[n][2 + e] = fmaf(s[n][2 + e], scale, mkb[n][e]);
+          }
+        }
+      }
+      if (j0 + MMA_BC > plainEnd) {
+#pragma unroll
+        for (int n = 0; n < NT; n++) {
+#pragma unroll
+          for (int e = 0; e < 2; e++) {
+            const int j = j0 + n * 8 + gc + e;
+            if (j >= enda) s[n][e] = -INFINITY;
+            if (j >= endb) s[n][2 + e] = -INFINITY;
+          }
+        }
+      }
+    }
+    float xa = s[0][0], xb = s[0][2];
 #pragma unroll
     for (int n = 0; n < NT; n++) {
-#pragma unroll
-      for (int e = 0; e < 2; e++) {
-        const int j = j0 + n * 8 + gc + e;
-        s[n][e] = a23_score<T>(s[n][e], ra, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, moa);
-        s[n][2 + e] =
-            a23_score<T>(s[n][2 + e], rb, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, mob);
-        xa = fmaxf(xa, s[n][e]);
-        xb = fmaxf(xb, s[n][2 + e]);
-      }
+      xa = fmaxf(xa, fmaxf(s[n][0], s[n][1]));
+      xb = fmaxf(xb, fmaxf(s[n][2], s[n][3]));
     }
     xa = fmaxf(xa, __shfl_xor_sync(0xffffffffu, xa, 1));
     xa = fmaxf(xa, __shfl_xor_sync(0xffffffffu, xa, 2));
     xb = fmaxf(xb, __shfl_xor_sync(0xffffffffu, xb, 1));
     xb = fmaxf(xb, __shfl_xor_sync(0xffffffffu, xb, 2));
-    const float na = fmaxf(ma, xa), nb = fmaxf(mb, xb);
-    const float aa = (na == -INFINITY || ma == -INFINITY) ? 0.f : exp2f((ma - na) * L2E);
-    const float ab = (nb == -INFINITY || mb == -INFINITY) ? 0.f : exp2f((mb - nb) * L2E);
-    ma = na, mb = nb;
-    float sa = 0.f, sb = 0.f;
+    // A row masked so far keeps the maximum -inf; subtracting 0 instead gives p = 2^-inf = 0
+    // for its masked scores and alpha = 0 rather than NaN.
+    const float na = fmaxf(ma, MODE == A23_PLAIN ? xa * sl2 : xa), nb = fmaxf(mb, MODE == A23_PLAIN ? xb * sl2 : xb);
+    const float ba = na == -INFINITY ? 0.f : na, bb = nb == -INFINITY ? 0.f : nb;
+    float aa, ab, sa = 0.f, sb = 0.f;
+    if (MODE == A23_PLAIN) {
+      aa = a23_ex2(ma - ba), ab = a23_ex2(mb - bb);
 #pragma unroll
-    for (int n = 0; n < NT; n++) {
+      for (int n = 0; n < NT; n++) {
 #pragma unroll
-      for (int e = 0; e < 2; e++) {
-        const float pa = s[n][e] == -INFINITY ? 0.f : exp2f((s[n][e] - na) * L2E);
-        const float pb = s[n][2 + e] == -INFINITY ? 0.f : exp2f((s[n][2 + e] - nb) * L2E);
-        s[n][e] = pa, s[n][2 + e] = pb;
-        sa += pa, sb += pb;
+        for (int e = 0; e < 2; e++) {
+          s[n][e] = a23_ex2(fmaf(s[n][e], sl2, -ba));
+          s[n][2 + e] = a23_ex2(fmaf(s[n][2 + e], sl2, -bb));
+          sa += s[n][e], sb += s[n][2 + e];
+        }
+      }
+    } else {
+      aa = a23_ex2((ma - ba) * L2E), ab = a23_ex2((mb - bb) * L2E);
+#pragma unroll
+      for (int n = 0; n < NT; n++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+          s[n][e] = a23_ex2((s[n][e] - ba) * L2E);
+          s[n][2 + e] = a23_ex2((s[n][2 + e] - bb) * L2E);
+          sa += s[n][e], sb += s[n][2 + e];
+        }
       }
     }
+    ma = na, mb = nb;
     la = la * aa + sa;
     lb = lb * ab + sb;
+    // Once the maxima settle, alpha is exactly 1 (2^0) for every row of the warp most tiles.
+    if (__any_sync(0xffffffffu, aa != 1.f || ab != 1.f)) {
 #pragma unroll
-    for (int t = 0; t < OT; t++) o[t][0] *= aa, o[t][1] *= aa, o[t][2] *= ab, o[t][3] *= ab;
+      for (int t = 0; t < OT; t++) o[t][0] *= aa, o[t][1] *= aa, o[t][2] *= ab, o[t][3] *= ab;
+    }
     // O += P V: P's accumulator layout is the A fragment layout of the next product
 #pragma unroll
     for (int kk = 0; kk < MMA_BC / 16; kk++) {
@@ -297,12 +446,11 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
 #pragma unroll
       for (int nd = 0; nd < D / 16; nd++) {
         unsigned bv[4];
-        ldsm_x4_trans(bv, vt + (kk * 16 + (lane & 15)) * DP + nd * 16 + (lane >> 4) * 8);
+        ldsm_x4_trans(bv, vt + kk * 16 * DP + nd * 16 + voff);
         mma16816<T>(o[2 * nd], a, bv[0], bv[1]);
         mma16816<T>(o[2 * nd + 1], a, bv[2], bv[3]);
       }
     }
-    __syncthreads();  // the next prefetch overwrites this buffer
   }
   la += __shfl_xor_sync(0xffffffffu, la, 1);
   la += __shfl_xor_sync(0xffffffffu, la, 2);
@@ -347,12 +495,21 @@ A23_ROWS(carve_a23_bf16_2, bf16, 2)
 A23_ROWS(carve_a23_bf16_4, bf16, 4)
 A23_ROWS(carve_a23_bf16_8, bf16, 8)
 
-#define A23_MMA(name, T, D)                                                               \
-  extern "C" __global__ void __launch_bounds__(128) name(A23_PARAMS(T)) { a23_mma<T, D>(A23_ARGS); }
-A23_MMA(carve_a23_mma_f16_64, __half, 64)
-A23_MMA(carve_a23_mma_f16_128, __half, 128)
-A23_MMA(carve_a23_mma_bf16_64, bf16, 64)
-A23_MMA(carve_a23_mma_bf16_128, bf16, 128)
+// At head size 128 a thread takes about 175 registers (234 with a mask), so two blocks share an
+// SM. A third (__launch_bounds__(128, 3): 168 registers, a few bytes spilled) measured slower
+// on the H200 at every benchmarked shape but the one-wave (1, 2048) without a mask: the
+// heaviest-first order balances the causal rows only as blocks finish and others start.
+#define A23_MMA(name, T, D, MODE) \
+  extern "C" __global__ void __launch_bounds__(MMA_THREADS) name(A23_PARAMS(T)) { a23_mma<T, D, MODE>(A23_ARGS); }
+#define A23_MMA_MODES(T, tn, D)                             \
+  A23_MMA(carve_a23_mma_##tn##_##D, T, D, A23_PLAIN)        \
+  A23_MMA(carve_a23_mmafmask_##tn##_##D, T, D, A23_FMASK)   \
+  A23_MMA(carve_a23_mmabmask_##tn##_##D, T, D, A23_BMASK)   \
+  A23_MMA(carve_a23_mmagen_##tn##_##D, T, D, A23_GEN)
+A23_MMA_MODES(__half, f16, 64)
+A23_MMA_MODES(__half, f16, 128)
+A23_MMA_MODES(bf16, bf16, 64)
+A23_MMA_MODES(bf16, bf16, 128)
 
 // carve_a23_concat_<T>: dst [B, H, T, W] = past [B, H, P, W] followed by the new rows of cur
 // (batch stride csb, head|row strides chs): the present_key / present_value outputs.
