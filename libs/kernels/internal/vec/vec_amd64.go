@@ -185,3 +185,11 @@ func dequant4AVX2(dst *float32, src *byte, n int, scale, offset float32)
 func dequant4(dst []float32, src []byte, scale, offset float32) {
 	dequant4AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src), scale, offset)
 }
+
+//go:noescape
+func ropeHalvesAVX2(dst, src, cos, sin *float32, n, half, heads, stride int)
+
+// ropeHalves rotates lanes [0, n) of each head's halves, n a multiple of 8.
+func ropeHalves(dst, src, cos, sin []float32, n, half, heads, stride int) {
+	ropeHalvesAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), unsafe.SliceData(cos), unsafe.SliceData(sin), n, half, heads, stride)
+}

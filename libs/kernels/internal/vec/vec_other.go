@@ -26,3 +26,5 @@ func sel32(z []uint32, c []byte, x []uint32, xs bool, y []uint32, ys bool) { pan
 func isNaN(z []byte, x []float32)                                          { panic("unreachable") }
 
 func dequant4(dst []float32, src []byte, scale, offset float32) { panic("unreachable") }
+
+func ropeHalves(dst, src, cos, sin []float32, n, half, heads, stride int) { panic("unreachable") }

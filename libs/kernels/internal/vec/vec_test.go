@@ -266,3 +266,38 @@ func TestDequant4(t *testing.T) {
 		}
 	}
 }
+
+func TestRopeHalves(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct{ half, heads, stride int }{
+		{4, 3, 8}, {8, 4, 16}, {8, 2, 40}, {20, 3, 40}, {32, 2, 64}, {1, 1, 2}, {9, 0, 18},
+	} {
+		n := max(tc.heads-1, 0)*tc.stride + 2*tc.half
+		src, cos, sin := make([]float32, n), make([]float32, tc.half), make([]float32, tc.half)
+		for i := range src {
+			src[i] = float32(r.NormFloat64())
+		}
+		for k := range cos {
+			a := r.Float64() * 2 * math.Pi
+			cos[k], sin[k] = float32(math.Cos(a)), float32(math.Sin(a))
+		}
+		want := append([]float32(nil), src...)
+		for h := range tc.heads {
+			o := h * tc.stride
+			for k := range tc.half {
+				x0, x1 := float64(src[o+k]), float64(src[o+k+tc.half])
+				want[o+k] = float32(x0*float64(cos[k]) - x1*float64(sin[k]))
+				want[o+k+tc.half] = float32(x1*float64(cos[k]) + x0*float64(sin[k]))
+			}
+		}
+		dst := make([]float32, n)
+		copy(dst, src) // lanes between heads stay as they were
+		RopeHalves(dst, src, cos, sin, tc.heads, tc.stride)
+		inPlace := append([]float32(nil), src...)
+		RopeHalves(inPlace, inPlace, cos, sin, tc.heads, tc.stride)
+		for i := range want {
+			require.InDelta(t, want[i], dst[i], 1e-6, "half %d heads %d stride %d: element %d", tc.half, tc.heads, tc.stride, i)
+			require.Equal(t, dst[i], inPlace[i], "in place, element %d", i)
+		}
+	}
+}
