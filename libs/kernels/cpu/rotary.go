@@ -5,6 +5,7 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // rope rotates one head vector: the first rot elements of src, in halves (x[k], x[k+rot/2]) or
@@ -170,21 +171,43 @@ func equalShape(a, b []int64) bool {
 	return true
 }
 
-// position returns the cache row of (b, s), or an error when it is outside the cache.
-func (r *rotary) position(pos kernels.Tensor, b, s int) (int, error) {
+// checkPositions returns an error naming the first position outside the cache, if any: one
+// tight pass before the rows fan out, so that runRange need not check.
+func (r *rotary) checkPositions(pos kernels.Tensor) error {
 	if r.posIn < 0 {
-		return b*r.s + s, nil
+		return nil
 	}
-	var p int64
+	ids := pos.Int64s()
 	if r.posScalar {
-		p = pos.Int64s()[0] + int64(s)
+		ids = ids[:1]
 	} else {
-		p = pos.Int64s()[b*r.s+s]
+		ids = ids[:r.b*r.s]
 	}
-	if p < 0 || p >= int64(r.maxPos) {
-		return 0, fmt.Errorf("position %d outside the cache of %d positions", p, r.maxPos)
+	for _, p := range ids {
+		last := p
+		if r.posScalar {
+			last = p + int64(r.s) - 1
+		}
+		switch {
+		case p < 0:
+			return fmt.Errorf("position %d outside the cache of %d positions", p, r.maxPos)
+		case last >= int64(r.maxPos):
+			return fmt.Errorf("position %d outside the cache of %d positions", max(p, int64(r.maxPos)), r.maxPos)
+		}
 	}
-	return int(p), nil
+	return nil
+}
+
+// position returns the cache row of (b, s), which checkPositions has found inside the cache.
+func (r *rotary) position(ids []int64, b, s int) int {
+	switch {
+	case r.posIn < 0:
+		return b*r.s + s
+	case r.posScalar:
+		return int(ids[0]) + s
+	default:
+		return int(ids[b*r.s+s])
+	}
 }
 
 func (r *rotary) run(in, out []kernels.Tensor, _ wsParts) error {
@@ -192,12 +215,8 @@ func (r *rotary) run(in, out []kernels.Tensor, _ wsParts) error {
 	if r.posIn >= 0 {
 		pos = in[r.posIn]
 	}
-	for b := 0; b < r.b; b++ {
-		for s := 0; s < r.s; s++ {
-			if _, err := r.position(pos, b, s); err != nil {
-				return err
-			}
-		}
+	if err := r.checkPositions(pos); err != nil {
+		return err
 	}
 	runRanges(r, in, out, r.b*r.s, r.n*r.d, weightRow, r.workers)
 	return nil
@@ -205,27 +224,36 @@ func (r *rotary) run(in, out []kernels.Tensor, _ wsParts) error {
 
 // runRange rotates the rows of (batch, position) pairs [lo, hi), b*S + s, every head of each.
 func (r *rotary) runRange(in, out []kernels.Tensor, lo, hi int) {
-	var pos kernels.Tensor
+	var ids []int64
 	if r.posIn >= 0 {
-		pos = in[r.posIn]
+		ids = in[r.posIn].Int64s()
 	}
 	if r.dt == graph.Float32 {
-		rotaryRun[float32](r, in, out, pos, lo, hi)
+		rotaryRun[float32](r, in, out, ids, lo, hi)
 	} else {
-		rotaryRun[uint16](r, in, out, pos, lo, hi)
+		rotaryRun[uint16](r, in, out, ids, lo, hi)
 	}
 }
 
-func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, pos kernels.Tensor, lo, hi int) {
+func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, ids []int64, lo, hi int) {
 	x, y := kernels.ViewAs[E](in[0].Data), kernels.ViewAs[E](out[0].Data)
 	cosE, sinE := kernels.ViewAs[E](in[r.cosIn].Data), kernels.ViewAs[E](in[r.sinIn].Data)
 	half := r.rot / 2
 	var cbuf, sbuf [512]float32
 	cos32, _ := any(cosE).([]float32)
 	sin32, _ := any(sinE).([]float32)
+	// float32 in the half form rotates a position's heads in one vectorised call.
+	x32, _ := any(x).([]float32)
+	y32, _ := any(y).([]float32)
+	rows := x32 != nil && !r.interleaved
+	inPlace := len(x) > 0 && &x[0] == &y[0]
+	stride := r.d // between a position's heads
+	if !r.bsnh {
+		stride = r.s * r.d
+	}
 	for bs := lo; bs < hi; bs++ {
 		b, s := bs/r.s, bs%r.s
-		p, _ := r.position(pos, b, s)
+		p := r.position(ids, b, s)
 		cos, sin := cbuf[:0], sbuf[:0]
 		switch {
 		case cos32 != nil: // float32 caches are used in place
@@ -240,14 +268,22 @@ func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, pos kernels.Tensor, l
 				cos[k], sin[k] = ld(cosE[p*half+k], r.bf), ld(sinE[p*half+k], r.bf)
 			}
 		}
-		for h := 0; h < r.n; h++ {
-			var o int
-			if r.bsnh {
-				o = ((b*r.s+s)*r.n + h) * r.d
-			} else {
-				o = ((b*r.n+h)*r.s + s) * r.d
+		o := (b*r.s + s) * r.n * r.d // the position's first head
+		if !r.bsnh {
+			o = (b*r.n*r.s + s) * r.d
+		}
+		if rows {
+			vec.RopeHalves(y32[o:], x32[o:], cos, sin, r.n, stride)
+			if r.rot < r.d && !inPlace {
+				for h := range r.n {
+					copy(y32[o+h*stride+r.rot:o+h*stride+r.d], x32[o+h*stride+r.rot:])
+				}
 			}
-			rope(y[o:o+r.d], x[o:o+r.d], cos, sin, r.rot, r.interleaved, r.bf)
+			continue
+		}
+		for h := range r.n {
+			oh := o + h*stride
+			rope(y[oh:oh+r.d], x[oh:oh+r.d], cos, sin, r.rot, r.interleaved, r.bf)
 		}
 	}
 }
