@@ -380,7 +380,8 @@ func (r *attnRun) Do(slot, lo, hi int) {
 			out := r.o.data[r.o.at(b, n, i0):]
 			r.weigh(b, kh, nr, 0, total, klo, khi, sc, ws, out, r.o.st)
 			// Normalise the rows of the output (dv wide) rather than of the probabilities (as
-			// wide as the keys): the same quotients, a fraction of the divisions.
+			// wide as the keys): (P V) / sum equals (P / sum) V up to rounding, for a fraction of
+			// the multiplications.
 			for i := 0; i < nr; i++ {
 				if sum[i] > 0 {
 					vec.Scale(out[i*r.o.st:i*r.o.st+c.dv], 1/sum[i])
