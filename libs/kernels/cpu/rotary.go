@@ -238,19 +238,14 @@ func (r *rotary) runRange(in, out []kernels.Tensor, lo, hi int) {
 func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, ids []int64, lo, hi int) {
 	x, y := kernels.ViewAs[E](in[0].Data), kernels.ViewAs[E](out[0].Data)
 	cosE, sinE := kernels.ViewAs[E](in[r.cosIn].Data), kernels.ViewAs[E](in[r.sinIn].Data)
+	if x32, ok := any(x).([]float32); ok && !r.interleaved {
+		r.rowsF32(x32, any(y).([]float32), any(cosE).([]float32), any(sinE).([]float32), ids, lo, hi)
+		return
+	}
 	half := r.rot / 2
 	var cbuf, sbuf [512]float32
 	cos32, _ := any(cosE).([]float32)
 	sin32, _ := any(sinE).([]float32)
-	// float32 in the half form rotates a position's heads in one vectorised call.
-	x32, _ := any(x).([]float32)
-	y32, _ := any(y).([]float32)
-	rows := x32 != nil && !r.interleaved
-	inPlace := len(x) > 0 && &x[0] == &y[0]
-	stride := r.d // between a position's heads
-	if !r.bsnh {
-		stride = r.s * r.d
-	}
 	for bs := lo; bs < hi; bs++ {
 		b, s := bs/r.s, bs%r.s
 		p := r.position(ids, b, s)
@@ -268,23 +263,53 @@ func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, ids []int64, lo, hi i
 				cos[k], sin[k] = ld(cosE[p*half+k], r.bf), ld(sinE[p*half+k], r.bf)
 			}
 		}
-		o := (b*r.s + s) * r.n * r.d // the position's first head
+		for h := 0; h < r.n; h++ {
+			o := ((b*r.s+s)*r.n + h) * r.d
+			if !r.bsnh {
+				o = ((b*r.n+h)*r.s + s) * r.d
+			}
+			rope(y[o:o+r.d], x[o:o+r.d], cos, sin, r.rot, r.interleaved, r.bf)
+		}
+	}
+}
+
+// rowsF32 is rotaryRun for float32 in the half form: runs of positions of one batch, every
+// head of each, in one vec.RopeRows call (a call a position cost as much as its rotations).
+func (r *rotary) rowsF32(x, y, cos, sin []float32, ids []int64, lo, hi int) {
+	half := r.rot / 2
+	rowStride, headStride := r.n*r.d, r.d // [B, S, N*D]
+	if !r.bsnh {
+		rowStride, headStride = r.d, r.s*r.d // [B, N, S, D]
+	}
+	inPlace := len(x) > 0 && &x[0] == &y[0]
+	var buf [64]int64
+	for bs := lo; bs < hi; {
+		b, s := bs/r.s, bs%r.s
+		end := min(hi, (b+1)*r.s)
+		var pos []int64
+		if r.posIn >= 0 && !r.posScalar {
+			pos = ids[bs:end] // position_ids [B, S]: the cache rows themselves
+		} else {
+			end = min(end, bs+len(buf))
+			pos = buf[:end-bs]
+			for i := range pos {
+				pos[i] = int64(r.position(ids, b, s+i))
+			}
+		}
+		o := (b*r.s + s) * rowStride // the first position's first head
 		if !r.bsnh {
 			o = (b*r.n*r.s + s) * r.d
 		}
-		if rows {
-			vec.RopeHalves(y32[o:], x32[o:], cos, sin, r.n, stride)
-			if r.rot < r.d && !inPlace {
+		vec.RopeRows(y[o:], x[o:], cos, sin, pos, half, r.n, headStride, rowStride)
+		if r.rot < r.d && !inPlace { // the lanes past the rotary dim are copied
+			for i := range pos {
 				for h := range r.n {
-					copy(y32[o+h*stride+r.rot:o+h*stride+r.d], x32[o+h*stride+r.rot:])
+					oh := o + i*rowStride + h*headStride
+					copy(y[oh+r.rot:oh+r.d], x[oh+r.rot:oh+r.d])
 				}
 			}
-			continue
 		}
-		for h := range r.n {
-			oh := o + h*stride
-			rope(y[oh:oh+r.d], x[oh:oh+r.d], cos, sin, r.rot, r.interleaved, r.bf)
-		}
+		bs = end
 	}
 }
 

@@ -33,6 +33,8 @@ func TestRotaryEmbedding(t *testing.T) {
 		{name: "bnsh-d40", d: 40, layout4: true, rot: 40},
 		{name: "partial-d40", d: 40, rot: 32},
 		{name: "bnsh-partial-d40", d: 40, layout4: true, rot: 18},
+		{name: "offset-bnsh-d16", d: 16, layout4: true, scalarPos: true, rot: 16},
+		{name: "onnx23-d16", d: 16, onnx: true, rot: 16},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := cmp.Or(tc.d, 8)

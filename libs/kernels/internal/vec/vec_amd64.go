@@ -187,9 +187,9 @@ func dequant4(dst []float32, src []byte, scale, offset float32) {
 }
 
 //go:noescape
-func ropeHalvesAVX2(dst, src, cos, sin *float32, n, half, heads, stride int)
+func ropeRowsAVX2(dst, src, cos, sin *float32, pos *int64, rows, n, half, heads, hstride, rstride int)
 
-// ropeHalves rotates lanes [0, n) of each head's halves, n a multiple of 8.
-func ropeHalves(dst, src, cos, sin []float32, n, half, heads, stride int) {
-	ropeHalvesAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), unsafe.SliceData(cos), unsafe.SliceData(sin), n, half, heads, stride)
+// ropeRows rotates lanes [0, n) of each head's halves of len(pos) rows, n a multiple of 8.
+func ropeRows(dst, src, cos, sin []float32, pos []int64, n, half, heads, hstride, rstride int) {
+	ropeRowsAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), unsafe.SliceData(cos), unsafe.SliceData(sin), unsafe.SliceData(pos), len(pos), n, half, heads, hstride, rstride)
 }

@@ -27,4 +27,6 @@ func isNaN(z []byte, x []float32)                                          { pan
 
 func dequant4(dst []float32, src []byte, scale, offset float32) { panic("unreachable") }
 
-func ropeHalves(dst, src, cos, sin []float32, n, half, heads, stride int) { panic("unreachable") }
+func ropeRows(dst, src, cos, sin []float32, pos []int64, n, half, heads, hstride, rstride int) {
+	panic("unreachable")
+}
