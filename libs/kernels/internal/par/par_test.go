@@ -157,3 +157,20 @@ func BenchmarkFor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkForCoarse is BenchmarkFor in 16 chunks of 2000 multiply-adds each: few enough that
+// claiming them costs nothing, so slotsN against slots1/N is how fast cores compute when N of
+// them do at once (frequency, shared cores), not the cost of fanning out.
+func BenchmarkForCoarse(b *testing.B) {
+	for _, slots := range []int{1, 2, 4, 8, 16} {
+		if slots > runtime.GOMAXPROCS(0) {
+			break
+		}
+		b.Run(fmt.Sprintf("slots%d", slots), func(b *testing.B) {
+			body := &spinBody{per: 2000}
+			for range b.N {
+				For(16, 1, slots, body)
+			}
+		})
+	}
+}
