@@ -174,3 +174,18 @@ func BenchmarkForCoarse(b *testing.B) {
 		})
 	}
 }
+
+// A helper takes its own slot, (id-1) mod extra + 1, when it is free, else the lowest free one.
+func TestClaimSlot(t *testing.T) {
+	l := &loop{extra: 3}
+	require.Equal(t, 2, l.claimSlot(2))
+	require.Equal(t, 1, l.claimSlot(5), "5's own slot, 2, is taken")
+	require.Equal(t, 3, l.claimSlot(6))
+	l = &loop{extra: 15}
+	for id := 15; id >= 1; id-- {
+		require.Equal(t, id, l.claimSlot(id), "with a slot a helper, each keeps its own")
+	}
+	l = &loop{extra: 70}
+	require.Equal(t, 1, l.claimSlot(9), "64 slots or more go in joining order")
+	require.Equal(t, 2, l.claimSlot(3))
+}
