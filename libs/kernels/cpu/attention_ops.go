@@ -276,9 +276,11 @@ func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
 		pw = kernels.ViewAs[float32](ws.bytes(1))
 		ws = ws.skip(1)
 	}
-	a.proj.Run(gemm.Mat{Data: in[0].Float32s(), Ld: max(a.hin, 1)}, gemm.Mat{Data: in[1].Float32s(), Ld: max(total, 1)}, nil, qkv, max(total, 1), 1, false, pw)
-	if a.bias {
-		addRowsPar(qkv, qkv, in[2].Float32s()[:total], a.workers)
+	x, w := gemm.Mat{Data: in[0].Float32s(), Ld: max(a.hin, 1)}, gemm.Mat{Data: in[1].Float32s(), Ld: max(total, 1)}
+	if a.bias { // the product sets each tile's rows to the bias first: no pass (and loop) of its own
+		a.proj.RunBias(x, w, nil, in[2].Float32s()[:total], qkv, max(total, 1), 1, pw)
+	} else {
+		a.proj.Run(x, w, nil, qkv, max(total, 1), 1, false, pw)
 	}
 	run := attnRuns.Get()
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()

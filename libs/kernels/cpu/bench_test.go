@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"carve.dev/libs/alloc"
@@ -12,7 +13,12 @@ import (
 
 // benchRun selects n, carves its workspace once and runs it b.N times.
 func benchRun(b *testing.B, n *kernels.Node, in []kernels.Tensor, flops float64) {
-	inst, err := registry.Select(n, kernels.CPU(0))
+	benchRunOn(b, n, in, flops, 0)
+}
+
+// benchRunOn is benchRun with workers workers (0: GOMAXPROCS).
+func benchRunOn(b *testing.B, n *kernels.Node, in []kernels.Tensor, flops float64, workers int) {
+	inst, err := registry.Select(n, kernels.CPU(workers))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,4 +122,62 @@ func BenchmarkSwiGLU(b *testing.B) {
 			benchRun(b, node("Mul", graph.Attributes{}, []kernels.Tensor{a, u}, y), []kernels.Tensor{a, u}, 0)
 		})
 	}
+}
+
+// BenchmarkRotary: com.microsoft.RotaryEmbedding over [8, 128, 64] in 4 heads (the
+// contrib_rotary fixture at (8, 128)) and over a Qwen2.5-1.5B prompt's queries, [1, 128,
+// 12*128], on 1 to 16 workers.
+func BenchmarkRotary(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range []struct{ b, s, heads, d int64 }{{8, 128, 4, 16}, {1, 128, 12, 128}} {
+		x := randF32(r, s.b, s.s, s.heads*s.d)
+		pos := make([]int64, s.b*s.s)
+		for i := range pos {
+			pos[i] = int64(i) % s.s
+		}
+		cs, sn := randF32(r, s.s, s.d/2), randF32(r, s.s, s.d/2)
+		in := []kernels.Tensor{x, i64([]int64{s.b, s.s}, pos), cs, sn}
+		n := msNode("RotaryEmbedding", kernels.Attrs("num_heads", s.heads), in, value(x))
+		for _, w := range benchWorkers() {
+			b.Run(fmt.Sprintf("%dx%dx%dx%d/w%d", s.b, s.s, s.heads, s.d, w), func(b *testing.B) {
+				benchRunOn(b, n, in, 0, w)
+			})
+		}
+	}
+}
+
+// BenchmarkContribAttention: com.microsoft.Attention with packed QKV weights, a bias and a
+// [B, T] mask of ones, as the contrib_attention fixture at (8, 128): hidden 64 in 4 heads.
+func BenchmarkContribAttention(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const bs, s, hidden, heads = 8, 128, 64, 4
+	x, w, bias := randF32(r, bs, s, hidden), randF32(r, hidden, 3*hidden), randF32(r, 3*hidden)
+	mask := make([]int32, bs*s)
+	for i := range mask {
+		mask[i] = 1
+	}
+	in := []kernels.Tensor{x, w, bias, i32([]int64{bs, s}, mask)}
+	n := msNode("Attention", kernels.Attrs("num_heads", heads), in, value(x))
+	flops := float64(2*bs*s*hidden*3*hidden + 4*bs*heads*s*s*(hidden/heads))
+	for _, wk := range benchWorkers() {
+		b.Run(fmt.Sprintf("w%d", wk), func(b *testing.B) { benchRunOn(b, n, in, flops, wk) })
+	}
+	// Its QKV projection alone: [1024, 64] x [64, 192].
+	w2 := f32([]int64{hidden, 3 * hidden}, w.Float32s())
+	x2 := f32([]int64{bs * s, hidden}, x.Float32s())
+	mm := node("MatMul", graph.Attributes{}, []kernels.Tensor{x2, w2}, kernels.Value{DType: graph.Float32, Shape: []int64{bs * s, 3 * hidden}})
+	for _, wk := range benchWorkers() {
+		b.Run(fmt.Sprintf("projection/w%d", wk), func(b *testing.B) {
+			benchRunOn(b, mm, []kernels.Tensor{x2, w2}, float64(2*bs*s*hidden*3*hidden), wk)
+		})
+	}
+}
+
+// benchWorkers is 1, 2, 4, 8 and 16 workers, up to GOMAXPROCS.
+func benchWorkers() []int {
+	var ws []int
+	for w := 1; w <= min(16, runtime.GOMAXPROCS(0)); w *= 2 {
+		ws = append(ws, w)
+	}
+	return ws
 }

@@ -5,6 +5,7 @@ import (
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // rope rotates one head vector: the first rot elements of src, in halves (x[k], x[k+rot/2]) or
@@ -170,21 +171,43 @@ func equalShape(a, b []int64) bool {
 	return true
 }
 
-// position returns the cache row of (b, s), or an error when it is outside the cache.
-func (r *rotary) position(pos kernels.Tensor, b, s int) (int, error) {
+// checkPositions returns an error naming the first position outside the cache, if any: one
+// tight pass before the rows fan out, so that runRange need not check.
+func (r *rotary) checkPositions(pos kernels.Tensor) error {
 	if r.posIn < 0 {
-		return b*r.s + s, nil
+		return nil
 	}
-	var p int64
+	ids := pos.Int64s()
 	if r.posScalar {
-		p = pos.Int64s()[0] + int64(s)
+		ids = ids[:1]
 	} else {
-		p = pos.Int64s()[b*r.s+s]
+		ids = ids[:r.b*r.s]
 	}
-	if p < 0 || p >= int64(r.maxPos) {
-		return 0, fmt.Errorf("position %d outside the cache of %d positions", p, r.maxPos)
+	for _, p := range ids {
+		last := p
+		if r.posScalar {
+			last = p + int64(r.s) - 1
+		}
+		switch {
+		case p < 0:
+			return fmt.Errorf("position %d outside the cache of %d positions", p, r.maxPos)
+		case last >= int64(r.maxPos):
+			return fmt.Errorf("position %d outside the cache of %d positions", max(p, int64(r.maxPos)), r.maxPos)
+		}
 	}
-	return int(p), nil
+	return nil
+}
+
+// position returns the cache row of (b, s), which checkPositions has found inside the cache.
+func (r *rotary) position(ids []int64, b, s int) int {
+	switch {
+	case r.posIn < 0:
+		return b*r.s + s
+	case r.posScalar:
+		return int(ids[0]) + s
+	default:
+		return int(ids[b*r.s+s])
+	}
 }
 
 func (r *rotary) run(in, out []kernels.Tensor, _ wsParts) error {
@@ -192,12 +215,8 @@ func (r *rotary) run(in, out []kernels.Tensor, _ wsParts) error {
 	if r.posIn >= 0 {
 		pos = in[r.posIn]
 	}
-	for b := 0; b < r.b; b++ {
-		for s := 0; s < r.s; s++ {
-			if _, err := r.position(pos, b, s); err != nil {
-				return err
-			}
-		}
+	if err := r.checkPositions(pos); err != nil {
+		return err
 	}
 	runRanges(r, in, out, r.b*r.s, r.n*r.d, weightRow, r.workers)
 	return nil
@@ -205,27 +224,31 @@ func (r *rotary) run(in, out []kernels.Tensor, _ wsParts) error {
 
 // runRange rotates the rows of (batch, position) pairs [lo, hi), b*S + s, every head of each.
 func (r *rotary) runRange(in, out []kernels.Tensor, lo, hi int) {
-	var pos kernels.Tensor
+	var ids []int64
 	if r.posIn >= 0 {
-		pos = in[r.posIn]
+		ids = in[r.posIn].Int64s()
 	}
 	if r.dt == graph.Float32 {
-		rotaryRun[float32](r, in, out, pos, lo, hi)
+		rotaryRun[float32](r, in, out, ids, lo, hi)
 	} else {
-		rotaryRun[uint16](r, in, out, pos, lo, hi)
+		rotaryRun[uint16](r, in, out, ids, lo, hi)
 	}
 }
 
-func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, pos kernels.Tensor, lo, hi int) {
+func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, ids []int64, lo, hi int) {
 	x, y := kernels.ViewAs[E](in[0].Data), kernels.ViewAs[E](out[0].Data)
 	cosE, sinE := kernels.ViewAs[E](in[r.cosIn].Data), kernels.ViewAs[E](in[r.sinIn].Data)
+	if x32, ok := any(x).([]float32); ok && !r.interleaved {
+		r.rowsF32(x32, any(y).([]float32), any(cosE).([]float32), any(sinE).([]float32), ids, lo, hi)
+		return
+	}
 	half := r.rot / 2
 	var cbuf, sbuf [512]float32
 	cos32, _ := any(cosE).([]float32)
 	sin32, _ := any(sinE).([]float32)
 	for bs := lo; bs < hi; bs++ {
 		b, s := bs/r.s, bs%r.s
-		p, _ := r.position(pos, b, s)
+		p := r.position(ids, b, s)
 		cos, sin := cbuf[:0], sbuf[:0]
 		switch {
 		case cos32 != nil: // float32 caches are used in place
@@ -241,14 +264,52 @@ func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, pos kernels.Tensor, l
 			}
 		}
 		for h := 0; h < r.n; h++ {
-			var o int
-			if r.bsnh {
-				o = ((b*r.s+s)*r.n + h) * r.d
-			} else {
+			o := ((b*r.s+s)*r.n + h) * r.d
+			if !r.bsnh {
 				o = ((b*r.n+h)*r.s + s) * r.d
 			}
 			rope(y[o:o+r.d], x[o:o+r.d], cos, sin, r.rot, r.interleaved, r.bf)
 		}
+	}
+}
+
+// rowsF32 is rotaryRun for float32 in the half form: runs of positions of one batch, every
+// head of each, in one vec.RopeRows call (a call a position cost as much as its rotations).
+func (r *rotary) rowsF32(x, y, cos, sin []float32, ids []int64, lo, hi int) {
+	half := r.rot / 2
+	rowStride, headStride := r.n*r.d, r.d // [B, S, N*D]
+	if !r.bsnh {
+		rowStride, headStride = r.d, r.s*r.d // [B, N, S, D]
+	}
+	inPlace := len(x) > 0 && &x[0] == &y[0]
+	var buf [64]int64
+	for bs := lo; bs < hi; {
+		b, s := bs/r.s, bs%r.s
+		end := min(hi, (b+1)*r.s)
+		var pos []int64
+		if r.posIn >= 0 && !r.posScalar {
+			pos = ids[bs:end] // position_ids [B, S]: the cache rows themselves
+		} else {
+			end = min(end, bs+len(buf))
+			pos = buf[:end-bs]
+			for i := range pos {
+				pos[i] = int64(r.position(ids, b, s+i))
+			}
+		}
+		o := (b*r.s + s) * rowStride // the first position's first head
+		if !r.bsnh {
+			o = (b*r.n*r.s + s) * r.d
+		}
+		vec.RopeRows(y[o:], x[o:], cos, sin, pos, half, r.n, headStride, rowStride)
+		if r.rot < r.d && !inPlace { // the lanes past the rotary dim are copied
+			for i := range pos {
+				for h := range r.n {
+					oh := o + i*rowStride + h*headStride
+					copy(y[oh+r.rot:oh+r.d], x[oh+r.rot:oh+r.d])
+				}
+			}
+		}
+		bs = end
 	}
 }
 

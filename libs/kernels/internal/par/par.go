@@ -19,6 +19,7 @@
 package par
 
 import (
+	"math/bits"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -48,8 +49,10 @@ type loop struct {
 	body  Body
 	n     int
 	grain int
-	next  atomic.Int64 // start of the next unclaimed chunk
-	slots atomic.Int32 // slots handed out to helpers; the caller is slot 0
+	extra int           // helpers asked for: they take slots [1, extra]; the caller is slot 0
+	next  atomic.Int64  // start of the next unclaimed chunk
+	slots atomic.Int32  // helpers that joined
+	taken atomic.Uint64 // slots [1, 63] handed out, a bit each (see claimSlot)
 	state atomic.Uint64
 }
 
@@ -70,7 +73,7 @@ func (l *loop) work(slot int) (chunks int) {
 	}
 }
 
-func (l *loop) help(gen uint32) {
+func (l *loop) help(gen uint32, id int) {
 	for {
 		s := l.state.Load()
 		if uint32(s>>32) != gen || s&closedBit != 0 {
@@ -80,8 +83,33 @@ func (l *loop) help(gen uint32) {
 			break
 		}
 	}
-	l.work(int(l.slots.Add(1)))
+	l.work(l.claimSlot(id))
 	l.state.Add(^uint64(0)) // one helper fewer
+}
+
+// claimSlot hands helper id (1, 2, ...) joining the loop a slot in [1, extra]: its own,
+// (id-1) mod extra + 1, when that is free, else the lowest free one. At most extra helpers join
+// (one a posted job), so one is always free. A helper so keeps its slot from loop to loop while
+// the loops ask for as many helpers, and with it the per-slot scratch a body indexes by slot
+// stays in its core's caches: with slots handed out in the order helpers joined, attention's
+// scratch (tens of kilobytes a slot) moved between cores run after run. Loops of 64 slots or more
+// hand them out in joining order.
+func (l *loop) claimSlot(id int) int {
+	n := int(l.slots.Add(1))
+	if l.extra >= 64 {
+		return n
+	}
+	own := (id-1)%l.extra + 1
+	for {
+		t := l.taken.Load()
+		s := own
+		if t&(1<<s) != 0 {
+			s = bits.TrailingZeros64(^t &^ 1) // bit 0 is the caller's
+		}
+		if l.taken.CompareAndSwap(t, t|1<<s) {
+			return s
+		}
+	}
 }
 
 var (
@@ -108,8 +136,8 @@ func start() {
 			helpers = max(runtime.GOMAXPROCS(0)-1, 0)
 			jobs = newQueue(4*helpers + 1)
 			park.Reserve(helpers) // every helper may be parked, or asleep, at once
-			for range helpers {
-				go helper()
+			for id := range helpers {
+				go helper(id + 1)
 			}
 			started.Store(true)
 			return
@@ -148,12 +176,12 @@ const (
 	maxSleep = time.Millisecond
 )
 
-// helper runs loops' chunks for as long as the program runs.
-func helper() {
+// helper runs loops' chunks for as long as the program runs; id (1, 2, ...) picks its slots.
+func helper(id int) {
 	park.PrepareSleep() // the goroutine's sleep timer, made now rather than in a run
 	for {
 		if j, ok := poll(); ok {
-			j.l.help(j.gen)
+			j.l.help(j.gen, id)
 			continue
 		}
 		// Park until a loop posts a job. A helper takes wake's sequence number and counts itself
@@ -166,7 +194,7 @@ func helper() {
 		parked.Add(1)
 		if j, ok := jobs.pop(); ok {
 			parked.Add(-1)
-			j.l.help(j.gen)
+			j.l.help(j.gen, id)
 			continue
 		}
 		wake.Wait(seq, 0)
@@ -238,9 +266,10 @@ func For(n, grain, slots int, body Body) {
 	lastLoop.Store(int64(time.Since(epoch)))
 	l := loops.Get()
 	// No helper touches l now: the state's generation is one no queued job carries.
-	l.body, l.n, l.grain = body, n, grain
+	l.body, l.n, l.grain, l.extra = body, n, grain, extra
 	l.next.Store(0)
 	l.slots.Store(0)
+	l.taken.Store(0)
 	gen := uint32(l.state.Load() >> 32)
 	for range extra {
 		if !jobs.push(job{l, gen}) {

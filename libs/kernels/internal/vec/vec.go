@@ -1,7 +1,8 @@
 // Package vec is float32 vector math for the CPU kernels: exp, tanh and erf, the functions
-// built on them (sigmoid, SiLU, GELU in both forms), maximum, dot products and scaled
-// additions, computed in float32 without float64 round trips, with AVX2 assembly where the CPU
-// has it (8 lanes; a scalar Go form of the same formulas does tails and other CPUs).
+// built on them (sigmoid, SiLU, GELU in both forms), maximum, dot products, scaled additions
+// and rotary embeddings' rotations, computed in float32 without float64 round trips, with AVX2
+// assembly where the CPU has it (8 lanes; a scalar Go form of the same formulas does tails and
+// other CPUs).
 //
 // Accuracy: exp is Cephes' expf (a degree-6 polynomial after a Cody-Waite reduction), within
 // 2 ulp, flushing results below the smallest normal float32 to 0; tanh and erf are Eigen's rational approximations, within 3e-7 and 7e-8 absolute.

@@ -185,3 +185,11 @@ func dequant4AVX2(dst *float32, src *byte, n int, scale, offset float32)
 func dequant4(dst []float32, src []byte, scale, offset float32) {
 	dequant4AVX2(unsafe.SliceData(dst), unsafe.SliceData(src), len(src), scale, offset)
 }
+
+//go:noescape
+func ropeRowsAVX2(dst, src, cos, sin *float32, pos *int64, rows, n, half, heads, hstride, rstride int)
+
+// ropeRows rotates lanes [0, n) of each head's halves of len(pos) rows, n a multiple of 8.
+func ropeRows(dst, src, cos, sin []float32, pos []int64, n, half, heads, hstride, rstride int) {
+	ropeRowsAVX2(unsafe.SliceData(dst), unsafe.SliceData(src), unsafe.SliceData(cos), unsafe.SliceData(sin), unsafe.SliceData(pos), len(pos), n, half, heads, hstride, rstride)
+}

@@ -26,3 +26,7 @@ func sel32(z []uint32, c []byte, x []uint32, xs bool, y []uint32, ys bool) { pan
 func isNaN(z []byte, x []float32)                                          { panic("unreachable") }
 
 func dequant4(dst []float32, src []byte, scale, offset float32) { panic("unreachable") }
+
+func ropeRows(dst, src, cos, sin []float32, pos []int64, n, half, heads, hstride, rstride int) {
+	panic("unreachable")
+}

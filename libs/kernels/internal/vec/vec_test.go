@@ -266,3 +266,52 @@ func TestDequant4(t *testing.T) {
 		}
 	}
 }
+
+func TestRopeRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, tc := range []struct{ half, heads, hstride, rows, rstride, tab int }{
+		{8, 4, 16, 5, 64, 7},   // [B, S, N*D] rows of 4 heads of 16
+		{8, 2, 48, 3, 16, 4},   // [B, N, S, D]: heads S*D apart, positions D apart
+		{20, 3, 40, 4, 120, 9}, // half with a 4-lane tail
+		{4, 2, 8, 3, 16, 5},    // no full 8 lanes
+		{32, 1, 64, 2, 64, 3},  // one head of 64
+	} {
+		n := (tc.rows-1)*tc.rstride + (tc.heads-1)*tc.hstride + 2*tc.half
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(r.NormFloat64())
+		}
+		cos, sin := make([]float32, tc.tab*tc.half), make([]float32, tc.tab*tc.half)
+		for k := range cos {
+			a := r.Float64() * 2 * math.Pi
+			cos[k], sin[k] = float32(math.Cos(a)), float32(math.Sin(a))
+		}
+		pos := make([]int64, tc.rows)
+		for i := range pos {
+			pos[i] = int64(r.IntN(tc.tab))
+		}
+		want := append([]float32(nil), src...)
+		for row, p := range pos {
+			for h := range tc.heads {
+				o := row*tc.rstride + h*tc.hstride
+				for k := range tc.half {
+					c, s := float64(cos[int(p)*tc.half+k]), float64(sin[int(p)*tc.half+k])
+					x0, x1 := float64(src[o+k]), float64(src[o+k+tc.half])
+					want[o+k] = float32(x0*c - x1*s)
+					want[o+k+tc.half] = float32(x1*c + x0*s)
+				}
+			}
+		}
+		dst := append([]float32(nil), src...) // lanes outside the heads stay as they were
+		RopeRows(dst, src, cos, sin, pos, tc.half, tc.heads, tc.hstride, tc.rstride)
+		inPlace := append([]float32(nil), src...)
+		RopeRows(inPlace, inPlace, cos, sin, pos, tc.half, tc.heads, tc.hstride, tc.rstride)
+		for i := range want {
+			require.InDelta(t, want[i], dst[i], 1e-6, "%+v: element %d", tc, i)
+			require.Equal(t, dst[i], inPlace[i], "%+v: in place, element %d", tc, i)
+		}
+		require.Panics(t, func() {
+			RopeRows(dst, src, cos, sin, []int64{int64(tc.tab)}, tc.half, tc.heads, tc.hstride, tc.rstride)
+		}, "a position past the tables")
+	}
+}
