@@ -254,7 +254,7 @@ func TestGemmWorkspace(t *testing.T) {
 }
 
 // A run only enqueues, and allocates nothing on the Go heap: a program of our kernels (Add,
-// Softmax) and cuBLASLt. (Eager decoding made one heap allocation per node and run.)
+// Softmax), gemv and cuBLASLt. (Eager decoding made one heap allocation per node and run.)
 func TestRunsAllocateNothing(t *testing.T) {
 	b := testBackend(t)
 	s := testStream(t, b.dev)
@@ -268,7 +268,8 @@ func TestRunsAllocateNothing(t *testing.T) {
 			Outputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}}}},
 		{"Softmax", &kernels.Node{Name: "sm", Op: "Softmax", Inputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}},
 			Outputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}}}},
-		{"cublaslt-2", matmulNode(bf, []int64{2, 64}, []int64{64, 32}, []int64{2, 32})},
+		{"gemv-2", matmulNode(bf, []int64{2, 64}, []int64{64, 32}, []int64{2, 32})},
+		{"cublaslt-2", matmulNode(graph.Float32, []int64{2, 64}, []int64{64, 32}, []int64{2, 32})},
 		{"cublaslt-16", matmulNode(bf, []int64{16, 64}, []int64{64, 32}, []int64{16, 32})},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -212,16 +212,35 @@ func TestGemvBench(t *testing.T) {
 			if !sweep || (m != 1 && m != 8) {
 				continue
 			}
-			for cw := 2; cw <= 5; cw++ {
-				for _, split := range []int64{1, 2, 4, 8} {
-					cp := *g
-					cp.gemv, err = gemvProgram(&cp, gemvConfig{cwlog: cw, split: split}, b.Target())
-					if err != nil {
-						continue
+			variants := []string{"base"}
+			if m == 1 {
+				variants = append(variants, "u4_d1_h0_b1", "u16_d1_h0_b1", "u8_d0_h0_b1", "u16_d0_h0_b1", "u8_d1_h1_b1", "u8_d1_h2_b1", "u8_d0_h1_b1", "u4_d1_h0_b4")
+			} else {
+				variants = append(variants, "u2_d1_h0_b1", "u8_d1_h0_b1", "u4_d0_h0_b1", "u8_d0_h0_b1", "u4_d1_h0_b2")
+			}
+			for _, v := range variants {
+				line := fmt.Sprintf("SWEEP GEMV %-8s M=%d %-12s", sh.name, m, v)
+				for cw := 2; cw <= 5; cw++ {
+					line += fmt.Sprintf(" cw%d[", 1<<cw)
+					for _, split := range []int64{1, 2, 4, 8} {
+						cp := *g
+						cp.gemv, err = gemvProgram(&cp, gemvConfig{cwlog: cw, split: split}, b.Target())
+						if err != nil {
+							line += "   -  "
+							continue
+						}
+						if v != "base" {
+							st := cp.gemv[0]
+							st.kernel = fmt.Sprintf("carve_gemvx_bf16_m%d_%s_s%d", m, v, split)
+							st.align, st.alignOnly, st.fallback = 0, nil, nil
+							cp.gemv = program{st}
+						}
+						tc := gemvTiming(t, b, s, &cp, m, sh.k, sh.n, x, pool, poolBytes, y)
+						line += fmt.Sprintf(" %5.2f", tc)
 					}
-					tc := gemvTiming(t, b, s, &cp, m, sh.k, sh.n, x, pool, poolBytes, y)
-					fmt.Printf("SWEEP GEMV %-8s M=%d cw %2d split %d: %6.2f us %5.2f TB/s\n", sh.name, m, 1<<cw, split, tc, bytes/tc/1e6)
+					line += "]"
 				}
+				fmt.Println(line)
 			}
 		}
 	}

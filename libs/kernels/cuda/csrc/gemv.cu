@@ -28,12 +28,22 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
-// Loads 8 consecutive elements of B as a uint4 (16-byte aligned), streamed past L1.
+// Loads 8 consecutive elements of B as a uint4 (16-byte aligned), read-only, past L1. HINT 1
+// also asks L2 to fetch the 256-byte block around it, HINT 2 is a plain read-only load.
+template <int HINT>
 __device__ __forceinline__ uint4 ld_stream(const void* p) {
   uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
+  if constexpr (HINT == 1) {
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+  } else if constexpr (HINT == 2) {
+    v = __ldg(reinterpret_cast<const uint4*>(p));
+  } else {
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+  }
   return v;
 }
 
@@ -63,13 +73,13 @@ __device__ __forceinline__ void unpack8<__half>(const uint4& v, float* f) {
 }
 
 // load8 reads columns n0..n0+7 of row `row` of B (zeros past N or past the slice).
-template <typename T, bool VEC>
+template <typename T, bool VEC, int HINT>
 __device__ __forceinline__ uint4 load8(const T* b, i64 row, int n0, int n, bool ok) {
   uint4 v = make_uint4(0, 0, 0, 0);
   if (!ok) return v;
   const T* p = b + row * n + n0;
   if constexpr (VEC) {
-    v = ld_stream(p);
+    v = ld_stream<HINT>(p);
   } else {
     union { uint4 u; unsigned short e[8]; } x;
     x.u = v;
@@ -99,11 +109,11 @@ __device__ __forceinline__ void arow(const float* s, float* a) {
   }
 }
 
-template <typename T, int MR, int S, bool VEC>
+// U rows of B per thread and batch; DB: the next batch is loaded before the current one is used.
+template <typename T, int MR, int S, bool VEC, int U, bool DB, int HINT>
 __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, i64 mn, i64 kks, int cwlog, float alpha, float beta,
                                      i64 cs) {
-  constexpr int U = MR >= 8 ? 4 : 8;
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
   const int m = carve::lo32(mn), n = carve::hi32(mn);
@@ -120,7 +130,7 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
 #pragma unroll
   for (int u = 0; u < U; u++) {
     const int r = kl + u * kl_n;
-    cur[u] = load8<T, VEC>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+    cur[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
   }
 #pragma unroll
   for (int mm = 0; mm < MR; mm++) {
@@ -137,10 +147,18 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
   const int step = kl_n * U;
   for (int base = kl; base < kb; base += step) {
     uint4 nxt[U];
+    if constexpr (DB) {
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-      const int r = base + step + u * kl_n;
-      nxt[u] = load8<T, VEC>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+      for (int u = 0; u < U; u++) {
+        const int r = base + step + u * kl_n;
+        nxt[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+      }
+    } else if (base != kl) {
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const int r = base + u * kl_n;
+        cur[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+      }
     }
 #pragma unroll
     for (int u = 0; u < U; u++) {
@@ -156,8 +174,10 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
         }
       }
     }
+    if constexpr (DB) {
 #pragma unroll
-    for (int u = 0; u < U; u++) cur[u] = nxt[u];
+      for (int u = 0; u < U; u++) cur[u] = nxt[u];
+    }
   }
 
   // The k-lanes of a warp: lanes that differ above bit cwlog.
@@ -228,20 +248,26 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
       float beta, long long cs
 #define GEMV_ARGS y, a, b, c, mn, kks, cwlog, alpha, beta, cs
 
-#define GEMV_ONE(NAME, T, MR, S, VEC)                                                          \
-  extern "C" __global__ void __cluster_dims__(S, 1, 1) __launch_bounds__(kThreads)            \
-      carve_gemv_##NAME(GEMV_PARAMS(T)) {                                                      \
-    gemv<T, MR, S, VEC>(GEMV_ARGS);                                                            \
+// A slice count of 1 launches no cluster.
+#define GEMV_CLUSTER_1
+#define GEMV_CLUSTER_2 __cluster_dims__(2, 1, 1)
+#define GEMV_CLUSTER_4 __cluster_dims__(4, 1, 1)
+#define GEMV_CLUSTER_8 __cluster_dims__(8, 1, 1)
+
+#define GEMV_ONE(NAME, T, MR, S, VEC)                                                       \
+  extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads) carve_gemv_##NAME( \
+      GEMV_PARAMS(T)) {                                                                     \
+    gemv<T, MR, S, VEC, (MR >= 8 ? 4 : 8), true, 0>(GEMV_ARGS);                             \
   }
 
-#define GEMV_S(NAME, T, MR)                         \
-  GEMV_ONE(NAME##_s1, T, MR, 1, true)               \
-  GEMV_ONE(NAME##_s2, T, MR, 2, true)               \
-  GEMV_ONE(NAME##_s4, T, MR, 4, true)               \
-  GEMV_ONE(NAME##_s8, T, MR, 8, true)               \
-  GEMV_ONE(NAME##_s1_u, T, MR, 1, false)            \
-  GEMV_ONE(NAME##_s2_u, T, MR, 2, false)            \
-  GEMV_ONE(NAME##_s4_u, T, MR, 4, false)            \
+#define GEMV_S(NAME, T, MR)              \
+  GEMV_ONE(NAME##_s1, T, MR, 1, true)    \
+  GEMV_ONE(NAME##_s2, T, MR, 2, true)    \
+  GEMV_ONE(NAME##_s4, T, MR, 4, true)    \
+  GEMV_ONE(NAME##_s8, T, MR, 8, true)    \
+  GEMV_ONE(NAME##_s1_u, T, MR, 1, false) \
+  GEMV_ONE(NAME##_s2_u, T, MR, 2, false) \
+  GEMV_ONE(NAME##_s4_u, T, MR, 4, false) \
   GEMV_ONE(NAME##_s8_u, T, MR, 8, false)
 
 #define GEMV_M(NAME, T)      \
@@ -252,3 +278,26 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
 
 GEMV_M(bf16, bf16)
 GEMV_M(f16, __half)
+
+// Experiments (benchmark only): carve_gemvx_bf16_m<MR>_u<U>_d<DB>_h<HINT>_b<min blocks>_s<S>.
+#define GEMVX_ONE(MR, U, DB, H, B, S)                                                          \
+  extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads, B)                   \
+      carve_gemvx_bf16_m##MR##_u##U##_d##DB##_h##H##_b##B##_s##S(GEMV_PARAMS(bf16)) {          \
+    gemv<bf16, MR, S, true, U, DB, H>(GEMV_ARGS);                                              \
+  }
+#define GEMVX(MR, U, DB, H, B) \
+  GEMVX_ONE(MR, U, DB, H, B, 1) GEMVX_ONE(MR, U, DB, H, B, 2) GEMVX_ONE(MR, U, DB, H, B, 4) GEMVX_ONE(MR, U, DB, H, B, 8)
+
+GEMVX(1, 4, 1, 0, 1)
+GEMVX(1, 16, 1, 0, 1)
+GEMVX(1, 8, 0, 0, 1)
+GEMVX(1, 16, 0, 0, 1)
+GEMVX(1, 8, 1, 1, 1)
+GEMVX(1, 8, 1, 2, 1)
+GEMVX(1, 8, 0, 1, 1)
+GEMVX(1, 4, 1, 0, 4)
+GEMVX(8, 2, 1, 0, 1)
+GEMVX(8, 8, 1, 0, 1)
+GEMVX(8, 4, 0, 0, 1)
+GEMVX(8, 8, 0, 0, 1)
+GEMVX(8, 4, 1, 0, 2)
