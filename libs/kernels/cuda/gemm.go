@@ -12,7 +12,8 @@ import (
 )
 
 // GEMMs (MatMul, Gemm) run through cuBLASLt with fp32 accumulation for float32, float16 and
-// bfloat16 operands.
+// bfloat16 operands (tactic cublaslt), except a product of a few rows against a weight, which
+// runs as one kernel of ours (tactic gemv, gemv.go).
 //
 // Workspace: each invocation gets its own, carved from its Recipe, and passes it to cuBLASLt
 // together with its stream; nothing is cached per process (two GEMMs on two streams that
