@@ -40,11 +40,13 @@ const (
 	gemvMinSlice = 128
 )
 
-// gemvConfig is one launch geometry: 8 << cwlog columns per block (cwlog in 1..5) and K split
-// over split blocks (1, 2, 4 or 8) of one cluster.
+// gemvConfig is one launch geometry: 8 << cwlog columns per block (cwlog in 1..5), K split over
+// split blocks (1, 2, 4 or 8) of one cluster, and B's loads kept in flight in registers (ring 0)
+// or in a ring of ring rows per thread in shared memory (8 or 16).
 type gemvConfig struct {
 	cwlog int
 	split int64
+	ring  int
 }
 
 // gemvRowsVariant is the kernel's row count for m rows: the next of 1, 2, 4 and 8.
@@ -71,7 +73,7 @@ func gemvApplies(g *gemmInstance, t kernels.Target) bool {
 // two blocks per multiprocessor or a slice would be shorter than gemvMinSlice; further while A's
 // stage does not fit gemvMaxStage. ok is false where even gemvMaxSplit slices do not fit.
 func gemvChoose(g *gemmInstance, t kernels.Target) (gemvConfig, bool) {
-	c := gemvConfig{cwlog: 3, split: 1}
+	c := gemvConfig{cwlog: 3, split: 1, ring: 16}
 	tiles := (g.n + 63) / 64
 	sms := int64(max(t.SMs, 1))
 	for c.split < gemvMaxSplit && tiles*c.split < 2*sms && (g.k+2*c.split-1)/(2*c.split) >= gemvMinSlice {
@@ -91,16 +93,16 @@ func gemvStage(g *gemmInstance, c gemvConfig) int64 {
 	return gemvSlice(g.k, c.split) * gemvRowsVariant(g.m) * 4
 }
 
-// gemvShared is a block's dynamic shared memory: A's stage, which the reduction of the warps'
-// partial tiles reuses.
+// gemvShared is a block's dynamic shared memory: the ring and A's stage, which the reduction of
+// the warps' partial tiles reuses.
 func gemvShared(g *gemmInstance, c gemvConfig) int64 {
-	return max(gemvStage(g, c), gemvWarps*gemvRowsVariant(g.m)*(8<<c.cwlog)*4)
+	return max(int64(c.ring)*gemvThreads*16+gemvStage(g, c), gemvWarps*gemvRowsVariant(g.m)*(8<<c.cwlog)*4)
 }
 
 // gemvProgram is g's launch with geometry c: the kernel with 16-byte loads of B, and the one with
 // element loads when N % 8 != 0 or B is not 16-byte aligned at run time.
 func gemvProgram(g *gemmInstance, c gemvConfig, t kernels.Target) (program, error) {
-	if c.cwlog < 1 || c.cwlog > 5 || (c.split != 1 && c.split != 2 && c.split != 4 && c.split != 8) {
+	if c.cwlog < 1 || c.cwlog > 5 || (c.split != 1 && c.split != 2 && c.split != 4 && c.split != 8) || (c.ring != 0 && c.ring != 8 && c.ring != 16) {
 		return nil, fmt.Errorf("gemv geometry %+v is not one the kernel has", c)
 	}
 	w := int64(8) << c.cwlog
@@ -120,13 +122,18 @@ func gemvProgram(g *gemmInstance, c gemvConfig, t kernels.Target) (program, erro
 	if tiles > 65535 || !fits32(g.m, g.n, g.k, ks, csm, csn) || shared > t.SharedMemPerBlock {
 		return nil, fmt.Errorf("gemv of %d x %d x %d does not fit the kernel's limits", g.m, g.k, g.n)
 	}
-	name := fmt.Sprintf("carve_gemv_%s_m%d_s%d", dtName(g.dt), gemvRowsVariant(g.m), c.split)
+	base := fmt.Sprintf("carve_gemv_%s_m%d", dtName(g.dt), gemvRowsVariant(g.m))
+	name := fmt.Sprintf("%s_s%d", base, c.split)
+	if c.ring > 0 {
+		name = fmt.Sprintf("%s_p%d_s%d", base, c.ring, c.split)
+	}
 	st := step{kernel: name, grid: Dim3{X: uint32(c.split), Y: uint32(tiles), Z: 1}, block: Dim3{X: gemvThreads, Y: 1, Z: 1},
 		shared: uint32(shared),
 		params: []param{outp(0), inp(0), inp(1), cp, pack32(g.m, g.n), pack32(g.k, ks), i32p(c.cwlog),
 			f32p(g.alpha), f32p(g.beta), pack32(csm, csn)}}
 	slow := st
-	slow.kernel += "_u"
+	slow.kernel = fmt.Sprintf("%s_s%d_u", base, c.split)
+	slow.shared = uint32(gemvShared(g, gemvConfig{cwlog: c.cwlog, split: c.split}))
 	if g.n%8 != 0 {
 		return program{slow}, nil
 	}

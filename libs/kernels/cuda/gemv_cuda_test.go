@@ -120,14 +120,16 @@ func TestGemvGeometries(t *testing.T) {
 	s := testStream(t, b.dev)
 	r := rand.New(rand.NewPCG(23, 24))
 	for cw := 1; cw <= 5; cw++ {
-		for _, split := range []int64{1, 2, 4, 8} {
+		for _, sr := range [][2]int64{{1, 0}, {2, 0}, {4, 0}, {8, 0}, {1, 8}, {2, 8}, {4, 8}, {8, 8}, {1, 16}, {2, 16}, {4, 16}, {8, 16}} {
+			split, ring := sr[0], int(sr[1])
 			for _, c := range []gemvCase{
 				{dt: graph.BFloat16, m: 3, k: 1001, n: 200, alpha: 1, beta: 1},
 				{dt: graph.Float16, m: 8, k: 77, n: 203, alpha: 1, beta: 1, c: []int64{203}},
 				{dt: graph.BFloat16, m: 1, k: 5, n: 520, alpha: 1, beta: 1},
+				{dt: graph.BFloat16, m: 2, k: 1536, n: 264, alpha: 1, beta: 1},
 			} {
-				c.cfg = &gemvConfig{cwlog: cw, split: split}
-				t.Run(fmt.Sprintf("cw%d-s%d/%v/%dx%dx%d", 1<<cw, split, c.dt, c.m, c.k, c.n), func(t *testing.T) {
+				c.cfg = &gemvConfig{cwlog: cw, split: split, ring: ring}
+				t.Run(fmt.Sprintf("cw%d-s%d-p%d/%v/%dx%dx%d", 1<<cw, split, ring, c.dt, c.m, c.k, c.n), func(t *testing.T) {
 					runGemvCase(t, b, s, r, c)
 				})
 			}
@@ -194,7 +196,7 @@ func TestGemvBench(t *testing.T) {
 	for _, sh := range []struct {
 		name string
 		k, n int64
-	}{{"gate/up", 1536, 8960}, {"down", 8960, 1536}, {"q/o", 1536, 1536}, {"k/v", 1536, 256}} {
+	}{{"gate/up", 1536, 8960}, {"down", 8960, 1536}, {"q/o", 1536, 1536}, {"qkv", 1536, 2048}, {"k/v", 1536, 256}} {
 		for _, m := range []int64{1, 2, 4, 8} {
 			node := matmulNode(graph.BFloat16, []int64{m, sh.k}, []int64{sh.k, sh.n}, []int64{m, sh.n})
 			inst, err := b.Registry().Select(node, b.Target())
@@ -207,33 +209,21 @@ func TestGemvBench(t *testing.T) {
 			tg := gemvTiming(t, b, s, g, m, sh.k, sh.n, x, pool, poolBytes, y)
 			tl := gemvTiming(t, b, s, &lt, m, sh.k, sh.n, x, pool, poolBytes, y)
 			c, _ := gemvChoose(g, b.Target())
-			fmt.Printf("BENCH GEMV %-8s M=%d K=%-5d N=%-5d gemv %6.2f us %5.2f TB/s (cw %d split %d)  cublaslt %6.2f us %5.2f TB/s\n",
-				sh.name, m, sh.k, sh.n, tg, bytes/tg/1e6, 1<<c.cwlog, c.split, tl, bytes/tl/1e6)
-			if !sweep || (m != 1 && m != 8) {
+			fmt.Printf("BENCH GEMV %-8s M=%d K=%-5d N=%-5d gemv %6.2f us %5.2f TB/s (cw %d split %d ring %d)  cublaslt %6.2f us %5.2f TB/s\n",
+				sh.name, m, sh.k, sh.n, tg, bytes/tg/1e6, 1<<c.cwlog, c.split, c.ring, tl, bytes/tl/1e6)
+			if !sweep {
 				continue
 			}
-			variants := []string{"base"}
-			if m == 1 {
-				variants = append(variants, "u4_d1_h0_b1", "u16_d1_h0_b1", "u8_d0_h0_b1", "u16_d0_h0_b1", "u8_d1_h1_b1", "u8_d1_h2_b1", "u8_d0_h1_b1", "u4_d1_h0_b4")
-			} else {
-				variants = append(variants, "u2_d1_h0_b1", "u8_d1_h0_b1", "u4_d0_h0_b1", "u8_d0_h0_b1", "u4_d1_h0_b2")
-			}
-			for _, v := range variants {
-				line := fmt.Sprintf("SWEEP GEMV %-8s M=%d %-12s", sh.name, m, v)
+			for _, ring := range []int{0, 8, 16} {
+				line := fmt.Sprintf("SWEEP GEMV %-8s M=%d ring %2d", sh.name, m, ring)
 				for cw := 2; cw <= 5; cw++ {
 					line += fmt.Sprintf(" cw%d[", 1<<cw)
 					for _, split := range []int64{1, 2, 4, 8} {
 						cp := *g
-						cp.gemv, err = gemvProgram(&cp, gemvConfig{cwlog: cw, split: split}, b.Target())
+						cp.gemv, err = gemvProgram(&cp, gemvConfig{cwlog: cw, split: split, ring: ring}, b.Target())
 						if err != nil {
 							line += "   -  "
 							continue
-						}
-						if v != "base" {
-							st := cp.gemv[0]
-							st.kernel = fmt.Sprintf("carve_gemvx_bf16_m%d_%s_s%d", m, v, split)
-							st.align, st.alignOnly, st.fallback = 0, nil, nil
-							cp.gemv = program{st}
 						}
 						tc := gemvTiming(t, b, s, &cp, m, sh.k, sh.n, x, pool, poolBytes, y)
 						line += fmt.Sprintf(" %5.2f", tc)

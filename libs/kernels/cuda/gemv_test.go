@@ -67,15 +67,15 @@ func TestGemvSelect(t *testing.T) {
 		kernel string // "" : cublaslt
 		grid   Dim3
 	}{
-		{"gate", mm(bf, []int64{1, 1536}, []int64{1536, 8960}, []int64{1, 8960}), h200, "carve_gemv_bf16_m1_s2", Dim3{2, 140, 1}},
-		{"down", mm(bf, []int64{1, 8960}, []int64{8960, 1536}, []int64{1, 1536}), h200, "carve_gemv_bf16_m1_s8", Dim3{8, 24, 1}},
-		{"o", mm(bf, []int64{8, 1536}, []int64{1536, 1536}, []int64{8, 1536}), h200, "carve_gemv_bf16_m8_s8", Dim3{8, 24, 1}},
-		{"batches fold", mm(bf, []int64{2, 3, 1536}, []int64{1536, 256}, []int64{2, 3, 256}), h200, "carve_gemv_bf16_m8_s8", Dim3{8, 4, 1}},
-		{"1-D A", mm(f16, []int64{64}, []int64{64, 24}, []int64{24}), h200, "carve_gemv_f16_m1_s1", Dim3{1, 1, 1}},
+		{"gate", mm(bf, []int64{1, 1536}, []int64{1536, 8960}, []int64{1, 8960}), h200, "carve_gemv_bf16_m1_p16_s2", Dim3{2, 140, 1}},
+		{"down", mm(bf, []int64{1, 8960}, []int64{8960, 1536}, []int64{1, 1536}), h200, "carve_gemv_bf16_m1_p16_s8", Dim3{8, 24, 1}},
+		{"o", mm(bf, []int64{8, 1536}, []int64{1536, 1536}, []int64{8, 1536}), h200, "carve_gemv_bf16_m8_p16_s8", Dim3{8, 24, 1}},
+		{"batches fold", mm(bf, []int64{2, 3, 1536}, []int64{1536, 256}, []int64{2, 3, 256}), h200, "carve_gemv_bf16_m8_p16_s8", Dim3{8, 4, 1}},
+		{"1-D A", mm(f16, []int64{64}, []int64{64, 24}, []int64{24}), h200, "carve_gemv_f16_m1_p16_s1", Dim3{1, 1, 1}},
 		{"odd N", mm(f16, []int64{3, 100}, []int64{100, 13}, []int64{3, 13}), h200, "carve_gemv_f16_m4_s1_u", Dim3{1, 1, 1}},
 		{"1-D B", mm(bf, []int64{2, 64}, []int64{64}, []int64{2}), h200, "carve_gemv_bf16_m2_s1_u", Dim3{1, 1, 1}},
-		{"q bias", gemmNode(bf, false, false, 1, []int64{1, 1536}, []int64{1536, 1536}, []int64{1536}, []int64{1, 1536}), h200, "carve_gemv_bf16_m1_s8", Dim3{8, 24, 1}},
-		{"C full", gemmNode(bf, false, false, 0.5, []int64{5, 64}, []int64{64, 64}, []int64{5, 64}, []int64{5, 64}), h200, "carve_gemv_bf16_m8_s1", Dim3{1, 1, 1}},
+		{"q bias", gemmNode(bf, false, false, 1, []int64{1, 1536}, []int64{1536, 1536}, []int64{1536}, []int64{1, 1536}), h200, "carve_gemv_bf16_m1_p16_s8", Dim3{8, 24, 1}},
+		{"C full", gemmNode(bf, false, false, 0.5, []int64{5, 64}, []int64{64, 64}, []int64{5, 64}, []int64{5, 64}), h200, "carve_gemv_bf16_m8_p16_s1", Dim3{1, 1, 1}},
 		{"9 rows", mm(bf, []int64{9, 1536}, []int64{1536, 1536}, []int64{9, 1536}), h200, "", Dim3{}},
 		{"9 rows folded", mm(bf, []int64{3, 3, 64}, []int64{64, 64}, []int64{3, 3, 64}), h200, "", Dim3{}},
 		{"float32", mm(f32, []int64{1, 64}, []int64{64, 64}, []int64{1, 64}), h200, "", Dim3{}},
@@ -119,7 +119,7 @@ func TestGemvUnalignedB(t *testing.T) {
 	inst, err := reg.Select(matmulNode(graph.BFloat16, []int64{1, 1536}, []int64{1536, 256}, []int64{1, 256}), kernels.KnownGPUs["h200"])
 	require.NoError(t, err)
 	g := inst.(*gemmInstance)
-	require.Equal(t, "carve_gemv_bf16_m1_s8", gemvRecord(t, g, 2<<40)[0].kernel)
+	require.Equal(t, "carve_gemv_bf16_m1_p16_s8", gemvRecord(t, g, 2<<40)[0].kernel)
 	require.Equal(t, "carve_gemv_bf16_m1_s8_u", gemvRecord(t, g, 2<<40+8)[0].kernel)
 }
 

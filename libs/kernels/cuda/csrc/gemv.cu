@@ -109,8 +109,35 @@ __device__ __forceinline__ void arow(const float* s, float* a) {
   }
 }
 
-// U rows of B per thread and batch; DB: the next batch is loaded before the current one is used.
-template <typename T, int MR, int S, bool VEC, int U, bool DB, int HINT>
+// cp.async of 16 bytes from global to shared memory, past L1; bytes 0 writes zeros and reads
+// nothing.
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// acc += A's row (MR floats at s) times 8 columns of B (v).
+template <typename T, int MR>
+__device__ __forceinline__ void fma_row(float (&acc)[MR][8], const float* s, const uint4& v) {
+  float av[MR], bv[8];
+  arow<MR>(s, av);
+  unpack8<T>(v, bv);
+#pragma unroll
+  for (int i = 0; i < MR; i++) {
+#pragma unroll
+    for (int j = 0; j < 8; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+  }
+}
+
+// Registers (P = 0): U rows of B per thread and batch; DB: the next batch is loaded before the
+// current one is used. Ring (P > 0, VEC only): every thread keeps P rows in flight with cp.async
+// into its own slots of a ring in shared memory (P * 4 KiB before A's stage), so many bytes are
+// in flight without registers; it reads back only what it copied, so no barrier is needed.
+template <typename T, int MR, int S, bool VEC, int U, bool DB, int HINT, int P = 0>
 __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, i64 mn, i64 kks, int cwlog, float alpha, float beta,
                                      i64 cs) {
@@ -125,58 +152,79 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
   const int kb = max(0, min(ks, k - k0));  // rows of this slice
   const bool colok = n0 < n;
 
-  // First rows of B before A's stage, so that they are in flight while it loads.
-  uint4 cur[U];
-#pragma unroll
-  for (int u = 0; u < U; u++) {
-    const int r = kl + u * kl_n;
-    cur[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
-  }
-#pragma unroll
-  for (int mm = 0; mm < MR; mm++) {
-    for (int r = tid; r < kb; r += kThreads) smem[r * MR + mm] = mm < m ? carve::tof(a[(i64)mm * k + k0 + r]) : 0.f;
-  }
-  __syncthreads();
-
   float acc[MR][8];
 #pragma unroll
   for (int i = 0; i < MR; i++) {
 #pragma unroll
     for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
   }
-  const int step = kl_n * U;
-  for (int base = kl; base < kb; base += step) {
-    uint4 nxt[U];
-    if constexpr (DB) {
+  if constexpr (P > 0) {
+    float* stage = smem + P * kThreads * 4;
+    const unsigned ring = (unsigned)__cvta_generic_to_shared(smem4) + tid * 16;
+    const T* bp = b + (i64)(k0 + kl) * n + n0;
+    const i64 rstep = (i64)kl_n * n;
+    const int rows = kb > kl ? (kb - kl + kl_n - 1) / kl_n : 0;
 #pragma unroll
-      for (int u = 0; u < U; u++) {
-        const int r = base + step + u * kl_n;
-        nxt[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+    for (int p = 0; p < P; p++) {
+      const bool ok = colok && p < rows;
+      cp_async16(ring + p * kThreads * 16, ok ? bp + p * rstep : b, ok ? 16 : 0);
+      cp_commit();
+    }
+#pragma unroll
+    for (int mm = 0; mm < MR; mm++) {
+      for (int r = tid; r < kb; r += kThreads) stage[r * MR + mm] = mm < m ? carve::tof(a[(i64)mm * k + k0 + r]) : 0.f;
+    }
+    __syncthreads();
+    for (int i = 0; i < rows; i++) {
+      cp_wait<P - 1>();
+      const unsigned slot = ring + (i & (P - 1)) * kThreads * 16;
+      uint4 v;
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(slot));
+      const int j = i + P;
+      const bool ok = colok && j < rows;
+      cp_async16(slot, ok ? bp + j * rstep : b, ok ? 16 : 0);
+      cp_commit();
+      fma_row<T, MR>(acc, stage + (kl + i * kl_n) * MR, v);
+    }
+    cp_wait<0>();
+  } else {
+    // First rows of B before A's stage, so that they are in flight while it loads.
+    uint4 cur[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int r = kl + u * kl_n;
+      cur[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+    }
+#pragma unroll
+    for (int mm = 0; mm < MR; mm++) {
+      for (int r = tid; r < kb; r += kThreads) smem[r * MR + mm] = mm < m ? carve::tof(a[(i64)mm * k + k0 + r]) : 0.f;
+    }
+    __syncthreads();
+    const int step = kl_n * U;
+    for (int base = kl; base < kb; base += step) {
+      uint4 nxt[U];
+      if constexpr (DB) {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+          const int r = base + step + u * kl_n;
+          nxt[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+        }
+      } else if (base != kl) {
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+          const int r = base + u * kl_n;
+          cur[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+        }
       }
-    } else if (base != kl) {
 #pragma unroll
       for (int u = 0; u < U; u++) {
         const int r = base + u * kl_n;
-        cur[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+        if (r < kb) fma_row<T, MR>(acc, smem + r * MR, cur[u]);
       }
-    }
+      if constexpr (DB) {
 #pragma unroll
-    for (int u = 0; u < U; u++) {
-      const int r = base + u * kl_n;
-      if (r < kb) {
-        float av[MR], bv[8];
-        arow<MR>(smem + r * MR, av);
-        unpack8<T>(cur[u], bv);
-#pragma unroll
-        for (int i = 0; i < MR; i++) {
-#pragma unroll
-          for (int j = 0; j < 8; j++) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-        }
+        for (int u = 0; u < U; u++) cur[u] = nxt[u];
       }
-    }
-    if constexpr (DB) {
-#pragma unroll
-      for (int u = 0; u < U; u++) cur[u] = nxt[u];
     }
   }
 
@@ -188,7 +236,7 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
       for (int j = 0; j < 8; j++) acc[i][j] += __shfl_xor_sync(0xffffffffu, acc[i][j], off);
     }
   }
-  __syncthreads();  // A's stage is dead: the reduction reuses it
+  __syncthreads();  // the ring and A's stage are dead: the reduction reuses them
   const int lane = tid & 31, warp = tid >> 5;
   const int tile = MR * w;  // floats of one warp's (and the block's) partial tile
   if (lane < cw) {
@@ -257,47 +305,38 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
 #define GEMV_ONE(NAME, T, MR, S, VEC)                                                       \
   extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads) carve_gemv_##NAME( \
       GEMV_PARAMS(T)) {                                                                     \
-    gemv<T, MR, S, VEC, (MR >= 8 ? 4 : 8), true, 0>(GEMV_ARGS);                             \
+    gemv<T, MR, S, VEC, 4, true, 0>(GEMV_ARGS);                                             \
   }
 
-#define GEMV_S(NAME, T, MR)              \
-  GEMV_ONE(NAME##_s1, T, MR, 1, true)    \
-  GEMV_ONE(NAME##_s2, T, MR, 2, true)    \
-  GEMV_ONE(NAME##_s4, T, MR, 4, true)    \
-  GEMV_ONE(NAME##_s8, T, MR, 8, true)    \
-  GEMV_ONE(NAME##_s1_u, T, MR, 1, false) \
-  GEMV_ONE(NAME##_s2_u, T, MR, 2, false) \
-  GEMV_ONE(NAME##_s4_u, T, MR, 4, false) \
-  GEMV_ONE(NAME##_s8_u, T, MR, 8, false)
+#define GEMV_RING(NAME, T, MR, S, P)                                                        \
+  extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads) carve_gemv_##NAME( \
+      GEMV_PARAMS(T)) {                                                                     \
+    gemv<T, MR, S, true, 1, false, 0, P>(GEMV_ARGS);                                        \
+  }
 
-#define GEMV_M(NAME, T)      \
-  GEMV_S(NAME##_m1, T, 1)    \
-  GEMV_S(NAME##_m2, T, 2)    \
-  GEMV_S(NAME##_m4, T, 4)    \
+#define GEMV_S(NAME, T, MR)                \
+  GEMV_ONE(NAME##_s1, T, MR, 1, true)      \
+  GEMV_ONE(NAME##_s2, T, MR, 2, true)      \
+  GEMV_ONE(NAME##_s4, T, MR, 4, true)      \
+  GEMV_ONE(NAME##_s8, T, MR, 8, true)      \
+  GEMV_ONE(NAME##_s1_u, T, MR, 1, false)   \
+  GEMV_ONE(NAME##_s2_u, T, MR, 2, false)   \
+  GEMV_ONE(NAME##_s4_u, T, MR, 4, false)   \
+  GEMV_ONE(NAME##_s8_u, T, MR, 8, false)   \
+  GEMV_RING(NAME##_p8_s1, T, MR, 1, 8)     \
+  GEMV_RING(NAME##_p8_s2, T, MR, 2, 8)     \
+  GEMV_RING(NAME##_p8_s4, T, MR, 4, 8)     \
+  GEMV_RING(NAME##_p8_s8, T, MR, 8, 8)     \
+  GEMV_RING(NAME##_p16_s1, T, MR, 1, 16)   \
+  GEMV_RING(NAME##_p16_s2, T, MR, 2, 16)   \
+  GEMV_RING(NAME##_p16_s4, T, MR, 4, 16)   \
+  GEMV_RING(NAME##_p16_s8, T, MR, 8, 16)
+
+#define GEMV_M(NAME, T)   \
+  GEMV_S(NAME##_m1, T, 1) \
+  GEMV_S(NAME##_m2, T, 2) \
+  GEMV_S(NAME##_m4, T, 4) \
   GEMV_S(NAME##_m8, T, 8)
 
 GEMV_M(bf16, bf16)
 GEMV_M(f16, __half)
-
-// Experiments (benchmark only): carve_gemvx_bf16_m<MR>_u<U>_d<DB>_h<HINT>_b<min blocks>_s<S>.
-#define GEMVX_ONE(MR, U, DB, H, B, S)                                                          \
-  extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads, B)                   \
-      carve_gemvx_bf16_m##MR##_u##U##_d##DB##_h##H##_b##B##_s##S(GEMV_PARAMS(bf16)) {          \
-    gemv<bf16, MR, S, true, U, DB, H>(GEMV_ARGS);                                              \
-  }
-#define GEMVX(MR, U, DB, H, B) \
-  GEMVX_ONE(MR, U, DB, H, B, 1) GEMVX_ONE(MR, U, DB, H, B, 2) GEMVX_ONE(MR, U, DB, H, B, 4) GEMVX_ONE(MR, U, DB, H, B, 8)
-
-GEMVX(1, 4, 1, 0, 1)
-GEMVX(1, 16, 1, 0, 1)
-GEMVX(1, 8, 0, 0, 1)
-GEMVX(1, 16, 0, 0, 1)
-GEMVX(1, 8, 1, 1, 1)
-GEMVX(1, 8, 1, 2, 1)
-GEMVX(1, 8, 0, 1, 1)
-GEMVX(1, 4, 1, 0, 4)
-GEMVX(8, 2, 1, 0, 1)
-GEMVX(8, 8, 1, 0, 1)
-GEMVX(8, 4, 0, 0, 1)
-GEMVX(8, 8, 0, 0, 1)
-GEMVX(8, 4, 1, 0, 2)
