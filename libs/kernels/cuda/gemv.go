@@ -42,11 +42,13 @@ const (
 
 // gemvConfig is one launch geometry: 8 << cwlog columns per block (cwlog in 1..5), K split over
 // split blocks (1, 2, 4 or 8) of one cluster, and B's loads kept in flight in registers (ring 0)
-// or in a ring of ring rows per thread in shared memory (8 or 16).
+// or in a ring of ring rows per thread in shared memory (8 or 16); push (ring and split > 1): the
+// slices' sums meet with one cluster barrier, stored into the owners' inboxes.
 type gemvConfig struct {
 	cwlog int
 	split int64
 	ring  int
+	push  bool
 }
 
 // gemvRowsVariant is the kernel's row count for m rows: the next of 1, 2, 4 and 8.
@@ -96,13 +98,19 @@ func gemvStage(g *gemmInstance, c gemvConfig) int64 {
 // gemvShared is a block's dynamic shared memory: the ring and A's stage, which the reduction of
 // the warps' partial tiles reuses.
 func gemvShared(g *gemmInstance, c gemvConfig) int64 {
-	return max(int64(c.ring)*gemvThreads*16+gemvStage(g, c), gemvWarps*gemvRowsVariant(g.m)*(8<<c.cwlog)*4)
+	tile := gemvRowsVariant(g.m) * (8 << c.cwlog)
+	sh := max(int64(c.ring)*gemvThreads*16+gemvStage(g, c), gemvWarps*tile*4)
+	if c.push {
+		sh += c.split * ((tile + c.split - 1) / c.split) * 4 // the inbox
+	}
+	return sh
 }
 
 // gemvProgram is g's launch with geometry c: the kernel with 16-byte loads of B, and the one with
 // element loads when N % 8 != 0 or B is not 16-byte aligned at run time.
 func gemvProgram(g *gemmInstance, c gemvConfig, t kernels.Target) (program, error) {
-	if c.cwlog < 1 || c.cwlog > 5 || (c.split != 1 && c.split != 2 && c.split != 4 && c.split != 8) || (c.ring != 0 && c.ring != 8 && c.ring != 16) {
+	if c.cwlog < 1 || c.cwlog > 5 || (c.split != 1 && c.split != 2 && c.split != 4 && c.split != 8) || (c.ring != 0 && c.ring != 8 && c.ring != 16) ||
+		(c.push && (c.ring == 0 || c.split == 1)) {
 		return nil, fmt.Errorf("gemv geometry %+v is not one the kernel has", c)
 	}
 	w := int64(8) << c.cwlog
@@ -126,6 +134,9 @@ func gemvProgram(g *gemmInstance, c gemvConfig, t kernels.Target) (program, erro
 	name := fmt.Sprintf("%s_s%d", base, c.split)
 	if c.ring > 0 {
 		name = fmt.Sprintf("%s_p%d_s%d", base, c.ring, c.split)
+	}
+	if c.push {
+		name += "_c1"
 	}
 	st := step{kernel: name, grid: Dim3{X: uint32(c.split), Y: uint32(tiles), Z: 1}, block: Dim3{X: gemvThreads, Y: 1, Z: 1},
 		shared: uint32(shared),

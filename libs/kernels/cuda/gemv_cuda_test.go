@@ -120,16 +120,17 @@ func TestGemvGeometries(t *testing.T) {
 	s := testStream(t, b.dev)
 	r := rand.New(rand.NewPCG(23, 24))
 	for cw := 1; cw <= 5; cw++ {
-		for _, sr := range [][2]int64{{1, 0}, {2, 0}, {4, 0}, {8, 0}, {1, 8}, {2, 8}, {4, 8}, {8, 8}, {1, 16}, {2, 16}, {4, 16}, {8, 16}} {
-			split, ring := sr[0], int(sr[1])
+		for _, sr := range [][3]int64{{1, 0, 0}, {2, 0, 0}, {4, 0, 0}, {8, 0, 0}, {1, 8, 0}, {2, 8, 0}, {4, 8, 0}, {8, 8, 0}, {1, 16, 0}, {2, 16, 0}, {4, 16, 0}, {8, 16, 0},
+			{2, 8, 1}, {4, 8, 1}, {8, 8, 1}, {2, 16, 1}, {4, 16, 1}, {8, 16, 1}} {
+			split, ring, push := sr[0], int(sr[1]), sr[2] == 1
 			for _, c := range []gemvCase{
 				{dt: graph.BFloat16, m: 3, k: 1001, n: 200, alpha: 1, beta: 1},
 				{dt: graph.Float16, m: 8, k: 77, n: 203, alpha: 1, beta: 1, c: []int64{203}},
 				{dt: graph.BFloat16, m: 1, k: 5, n: 520, alpha: 1, beta: 1},
 				{dt: graph.BFloat16, m: 2, k: 1536, n: 264, alpha: 1, beta: 1},
 			} {
-				c.cfg = &gemvConfig{cwlog: cw, split: split, ring: ring}
-				t.Run(fmt.Sprintf("cw%d-s%d-p%d/%v/%dx%dx%d", 1<<cw, split, ring, c.dt, c.m, c.k, c.n), func(t *testing.T) {
+				c.cfg = &gemvConfig{cwlog: cw, split: split, ring: ring, push: push}
+				t.Run(fmt.Sprintf("cw%d-s%d-p%d-push%v/%v/%dx%dx%d", 1<<cw, split, ring, push, c.dt, c.m, c.k, c.n), func(t *testing.T) {
 					runGemvCase(t, b, s, r, c)
 				})
 			}
@@ -214,13 +215,14 @@ func TestGemvBench(t *testing.T) {
 			if !sweep {
 				continue
 			}
-			for _, ring := range []int{0, 8, 16} {
-				line := fmt.Sprintf("SWEEP GEMV %-8s M=%d ring %2d", sh.name, m, ring)
+			for _, rp := range [][2]int{{0, 0}, {8, 0}, {16, 0}, {8, 1}, {16, 1}} {
+				ring, push := rp[0], rp[1] == 1
+				line := fmt.Sprintf("SWEEP GEMV %-8s M=%d ring %2d push %-5v", sh.name, m, ring, push)
 				for cw := 2; cw <= 5; cw++ {
 					line += fmt.Sprintf(" cw%d[", 1<<cw)
 					for _, split := range []int64{1, 2, 4, 8} {
 						cp := *g
-						cp.gemv, err = gemvProgram(&cp, gemvConfig{cwlog: cw, split: split, ring: ring}, b.Target())
+						cp.gemv, err = gemvProgram(&cp, gemvConfig{cwlog: cw, split: split, ring: ring, push: push}, b.Target())
 						if err != nil {
 							line += "   -  "
 							continue

@@ -137,7 +137,10 @@ __device__ __forceinline__ void fma_row(float (&acc)[MR][8], const float* s, con
 // current one is used. Ring (P > 0, VEC only): every thread keeps P rows in flight with cp.async
 // into its own slots of a ring in shared memory (P * 4 KiB before A's stage), so many bytes are
 // in flight without registers; it reads back only what it copied, so no barrier is needed.
-template <typename T, int MR, int S, bool VEC, int U, bool DB, int HINT, int P = 0>
+// PUSH (S > 1): the slices' sums meet with one cluster barrier: every block stores its sums into
+// the owner's inbox (after A's stage) and the owners add them up, instead of the owners reading
+// every block's sums between two barriers.
+template <typename T, int MR, int S, bool VEC, int U, bool DB, int HINT, int P = 0, bool PUSH = false>
 __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, i64 mn, i64 kks, int cwlog, float alpha, float beta,
                                      i64 cs) {
@@ -151,6 +154,11 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
   const int k0 = blockIdx.x * ks;
   const int kb = max(0, min(ks, k - k0));  // rows of this slice
   const bool colok = n0 < n;
+  if constexpr (PUSH && S > 1) {
+    // Announces this block's start: another block stores into its shared memory only after
+    // every block of the cluster has started (the matching wait is before the stores).
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+  }
 
   float acc[MR][8];
 #pragma unroll
@@ -249,22 +257,24 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
   }
   __syncthreads();
   const int used = m * w;  // rows past M are not summed
-  for (int e = tid; e < used; e += kThreads) {
-    float s = 0.f;
-#pragma unroll
-    for (int q = 0; q < kWarps; q++) s += smem[q * tile + e];
-    smem[e] = s;
-  }
-  int lo = 0, hi = used;
-  if constexpr (S > 1) {
+  if constexpr (PUSH && S > 1) {
     cg::cluster_group cl = cg::this_cluster();
-    cl.sync();
     const int per = (used + S - 1) / S, rank = (int)cl.block_rank();
-    lo = min(used, rank * per), hi = min(used, lo + per);
+    float* inbox = smem + max(P * kThreads * 4 + ks * MR, kWarps * tile);
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+    for (int e = tid; e < used; e += kThreads) {
+      float s = 0.f;
+#pragma unroll
+      for (int q = 0; q < kWarps; q++) s += smem[q * tile + e];
+      const int q = e / per;
+      cl.map_shared_rank(inbox, q)[rank * per + e - q * per] = s;
+    }
+    cl.sync();
+    const int lo = min(used, rank * per), hi = min(used, lo + per);
     for (int e = lo + tid; e < hi; e += kThreads) {
       float s = 0.f;
 #pragma unroll
-      for (int q = 0; q < S; q++) s += cl.map_shared_rank(smem, q)[e];
+      for (int q = 0; q < S; q++) s += inbox[q * per + e - lo];
       const int mm = e >> (cwlog + 3), nn = blockIdx.y * w + (e & (w - 1));
       if (nn < n) {
         float v = alpha * s;
@@ -272,15 +282,40 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
         y[(i64)mm * n + nn] = carve::fromf<T>(v);
       }
     }
-    cl.sync();  // the other blocks' shared memory is read until here
   } else {
-    __syncthreads();
-    for (int e = lo + tid; e < hi; e += kThreads) {
-      const int mm = e >> (cwlog + 3), nn = blockIdx.y * w + (e & (w - 1));
-      if (nn < n) {
-        float v = alpha * smem[e];
-        if (c != nullptr) v += beta * carve::tof(c[(i64)mm * carve::lo32(cs) + (i64)nn * carve::hi32(cs)]);
-        y[(i64)mm * n + nn] = carve::fromf<T>(v);
+    for (int e = tid; e < used; e += kThreads) {
+      float s = 0.f;
+#pragma unroll
+      for (int q = 0; q < kWarps; q++) s += smem[q * tile + e];
+      smem[e] = s;
+    }
+    int lo = 0, hi = used;
+    if constexpr (S > 1) {
+      cg::cluster_group cl = cg::this_cluster();
+      cl.sync();
+      const int per = (used + S - 1) / S, rank = (int)cl.block_rank();
+      lo = min(used, rank * per), hi = min(used, lo + per);
+      for (int e = lo + tid; e < hi; e += kThreads) {
+        float s = 0.f;
+#pragma unroll
+        for (int q = 0; q < S; q++) s += cl.map_shared_rank(smem, q)[e];
+        const int mm = e >> (cwlog + 3), nn = blockIdx.y * w + (e & (w - 1));
+        if (nn < n) {
+          float v = alpha * s;
+          if (c != nullptr) v += beta * carve::tof(c[(i64)mm * carve::lo32(cs) + (i64)nn * carve::hi32(cs)]);
+          y[(i64)mm * n + nn] = carve::fromf<T>(v);
+        }
+      }
+      cl.sync();  // the other blocks' shared memory is read until here
+    } else {
+      __syncthreads();
+      for (int e = lo + tid; e < hi; e += kThreads) {
+        const int mm = e >> (cwlog + 3), nn = blockIdx.y * w + (e & (w - 1));
+        if (nn < n) {
+          float v = alpha * smem[e];
+          if (c != nullptr) v += beta * carve::tof(c[(i64)mm * carve::lo32(cs) + (i64)nn * carve::hi32(cs)]);
+          y[(i64)mm * n + nn] = carve::fromf<T>(v);
+        }
       }
     }
   }
@@ -314,6 +349,12 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
     gemv<T, MR, S, true, 1, false, 0, P>(GEMV_ARGS);                                        \
   }
 
+#define GEMV_PUSH(NAME, T, MR, S, P)                                                        \
+  extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads) carve_gemv_##NAME( \
+      GEMV_PARAMS(T)) {                                                                     \
+    gemv<T, MR, S, true, 1, false, 0, P, true>(GEMV_ARGS);                                  \
+  }
+
 #define GEMV_S(NAME, T, MR)                \
   GEMV_ONE(NAME##_s1, T, MR, 1, true)      \
   GEMV_ONE(NAME##_s2, T, MR, 2, true)      \
@@ -330,7 +371,13 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
   GEMV_RING(NAME##_p16_s1, T, MR, 1, 16)   \
   GEMV_RING(NAME##_p16_s2, T, MR, 2, 16)   \
   GEMV_RING(NAME##_p16_s4, T, MR, 4, 16)   \
-  GEMV_RING(NAME##_p16_s8, T, MR, 8, 16)
+  GEMV_RING(NAME##_p16_s8, T, MR, 8, 16)   \
+  GEMV_PUSH(NAME##_p8_s2_c1, T, MR, 2, 8)  \
+  GEMV_PUSH(NAME##_p8_s4_c1, T, MR, 4, 8)  \
+  GEMV_PUSH(NAME##_p8_s8_c1, T, MR, 8, 8)  \
+  GEMV_PUSH(NAME##_p16_s2_c1, T, MR, 2, 16) \
+  GEMV_PUSH(NAME##_p16_s4_c1, T, MR, 4, 16) \
+  GEMV_PUSH(NAME##_p16_s8_c1, T, MR, 8, 16)
 
 #define GEMV_M(NAME, T)   \
   GEMV_S(NAME##_m1, T, 1) \
