@@ -123,9 +123,12 @@ func TestGemvUnalignedB(t *testing.T) {
 	require.Equal(t, "carve_gemv_bf16_m1_s8_u", gemvRecord(t, g, 2<<40+8)[0].kernel)
 }
 
-// Every geometry gemvChoose can pick is one the kernel has, and its shared memory fits.
+// Every geometry gemvChoose can pick is one the kernel has, and its shared memory fits (with
+// CARVE_PTX_DIR naming a folder of the kernels' PTX, the kernels and their fallbacks exist with
+// the parameters the program passes).
 func TestGemvChoose(t *testing.T) {
 	h200 := kernels.KnownGPUs["h200"]
+	sigs := ptxSignatures(t)
 	for _, m := range []int64{1, 3, 8} {
 		for _, k := range []int64{1, 100, 1536, 8960, 16384} {
 			for _, n := range []int64{1, 13, 256, 1536, 8960, 151936} {
@@ -135,8 +138,23 @@ func TestGemvChoose(t *testing.T) {
 					require.True(t, ok)
 					require.Contains(t, []int64{1, 2, 4, 8}, c.split)
 					require.LessOrEqual(t, gemvStage(g, c), int64(gemvMaxStage))
-					_, err := gemvProgram(g, c, h200)
+					p, err := gemvProgram(g, c, h200)
 					require.NoError(t, err)
+					if sigs == nil {
+						return
+					}
+					for st := &p[0]; st != nil; st = st.fallback {
+						want, ok := sigs[st.kernel]
+						require.True(t, ok, "kernel %s is not in the PTX", st.kernel)
+						require.Len(t, st.params, len(want), st.kernel)
+						for i, q := range st.params {
+							size := 8
+							if q.kind == litRef {
+								size = int(q.arg.size)
+							}
+							require.Equal(t, want[i], size, "parameter %d of %s", i, st.kernel)
+						}
+					}
 				})
 			}
 		}
