@@ -28,8 +28,9 @@ func TestMatMulSelect(t *testing.T) {
 		sa, sb    int64
 		tactic    string
 	}{
-		{[]int64{7, 33}, []int64{33, 5}, []int64{7, 5}, gemmSingle, 7, 1, 0, 0, gemvTactic},
-		{[]int64{33}, []int64{33, 5}, []int64{5}, gemmSingle, 1, 1, 0, 0, gemvTactic},
+		{[]int64{7, 33}, []int64{33, 5}, []int64{7, 5}, gemmSingle, 7, 1, 0, 0, gemmTactic},
+		{[]int64{33}, []int64{33, 5}, []int64{5}, gemmSingle, 1, 1, 0, 0, gemmTactic},
+		{[]int64{1, 1536}, []int64{1536, 256}, []int64{1, 256}, gemmSingle, 1, 1, 0, 0, gemvTactic},
 		{[]int64{3, 2, 7, 33}, []int64{33, 5}, []int64{3, 2, 7, 5}, gemmSingle, 42, 1, 0, 0, gemmTactic},
 		{[]int64{3, 7, 33}, []int64{3, 33, 5}, []int64{3, 7, 5}, gemmStrided, 7, 3, 7 * 33, 33 * 5, gemmTactic},
 		{[]int64{7, 33}, []int64{4, 33, 5}, []int64{4, 7, 5}, gemmStrided, 7, 4, 0, 33 * 5, gemmTactic},

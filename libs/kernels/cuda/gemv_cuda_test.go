@@ -26,8 +26,8 @@ type gemvCase struct {
 	bOff        int64       // bytes B lies past a 256-byte aligned address
 }
 
-// runGemvCase selects c's node (which must take gemv), runs it and checks Y against the float64
-// reference.
+// runGemvCase selects c's node, makes it the gemv tactic (with c.cfg, or the geometry gemvChoose
+// picks) whatever the selection's choice, runs it and checks Y against the float64 reference.
 func runGemvCase(t *testing.T, b *Backend, s alloc.Stream, r *rand.Rand, c gemvCase) {
 	t.Helper()
 	dt, m, k, n := c.dt, c.m, c.k, c.n
@@ -40,14 +40,15 @@ func runGemvCase(t *testing.T, b *Backend, s alloc.Stream, r *rand.Rand, c gemvC
 	}
 	inst, err := b.Registry().Select(node, b.Target())
 	require.NoError(t, err)
-	require.Equal(t, gemvTactic, inst.Tactic())
-	g := inst.(*gemmInstance)
+	g := *inst.(*gemmInstance)
+	require.True(t, gemvApplies(&g, b.Target()))
+	cfg, ok := gemvChoose(&g)
+	require.True(t, ok)
 	if c.cfg != nil {
-		cp := *g
-		cp.gemv, err = gemvProgram(&cp, *c.cfg, b.Target())
-		require.NoError(t, err)
-		g = &cp
+		cfg = *c.cfg
 	}
+	g.gemv, err = gemvProgram(&g, cfg, b.Target())
+	require.NoError(t, err)
 	av, bv := randomValues(r, dt, m*k), randomValues(r, dt, k*n)
 	_, want, mag := refMatMul(as, bs, av, bv)
 	for i := range want {
@@ -78,7 +79,7 @@ func runGemvCase(t *testing.T, b *Backend, s alloc.Stream, r *rand.Rand, c gemvC
 	requireClose(t, dt, download(t, b, s, y), want, mag)
 }
 
-// TestGemv checks the gemv tactic against the float64 reference for M 1..8 over a spread of K
+// TestGemv checks the gemv kernel against the float64 reference for M 1..4 over a spread of K
 // and N: odd N, N not a multiple of 8, K not a multiple of the split, tiny K, with and without a
 // bias row, alpha != 1, a full and a broadcast C, B not 16-byte aligned, both dtypes.
 func TestGemv(t *testing.T) {
@@ -87,22 +88,23 @@ func TestGemv(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, dt := range []graph.DType{graph.BFloat16, graph.Float16} {
 		for m := int64(1); m <= gemvMaxRows; m++ {
-			for _, kn := range [][2]int64{{1, 8}, {3, 1}, {7, 13}, {64, 24}, {100, 203}, {1000, 264}, {1536, 256}, {2049, 136}} {
+			for _, kn := range [][2]int64{{1, 8}, {3, 1}, {7, 13}, {64, 24}, {100, 203}, {1000, 264}, {1536, 256}, {2049, 136}, {8960, 200}} {
 				c := gemvCase{dt: dt, m: m, k: kn[0], n: kn[1], alpha: 1, beta: 1}
 				t.Run(fmt.Sprintf("%v/%dx%dx%d", dt, m, c.k, c.n), func(t *testing.T) { runGemvCase(t, b, s, r, c) })
 			}
 		}
 		for _, c := range []gemvCase{
 			{m: 1, k: 1536, n: 8960, alpha: 1, beta: 1},
-			{m: 8, k: 8960, n: 1536, alpha: 1, beta: 1},
+			{m: 1, k: 8960, n: 1536, alpha: 1, beta: 1},
+			{m: 1, k: 1536, n: 2048, alpha: 1, beta: 1, c: []int64{2048}},          // packed qkv proj
 			{m: 1, k: 1536, n: 256, alpha: 1, beta: 1, c: []int64{256}},            // k/v proj: bias row
 			{m: 4, k: 1536, n: 1536, alpha: 1, beta: 1, c: []int64{1, 1536}},       // q proj at 4 rows
 			{m: 3, k: 333, n: 40, alpha: 0.5, beta: 1, c: []int64{40}},             // alpha scales the product only
 			{m: 1, k: 96, n: 40, alpha: 2, beta: 0.25, c: []int64{1, 40}},          // C full at M = 1
-			{m: 5, k: 96, n: 40, alpha: -1, beta: 3, c: []int64{5, 40}},            // C full
-			{m: 6, k: 70, n: 23, alpha: 1, beta: 2, c: []int64{6, 1}},              // C broadcast along N
+			{m: 4, k: 96, n: 40, alpha: -1, beta: 3, c: []int64{4, 40}},            // C full
+			{m: 3, k: 70, n: 23, alpha: 1, beta: 2, c: []int64{3, 1}},              // C broadcast along N
 			{m: 2, k: 70, n: 23, alpha: 1.5, beta: 0.5, c: []int64{}},              // scalar C
-			{m: 7, k: 500, n: 48, alpha: 1, beta: 1, bOff: 2},                      // B not 16-byte aligned
+			{m: 4, k: 500, n: 48, alpha: 1, beta: 1, bOff: 2},                      // B not 16-byte aligned
 			{m: 2, k: 1536, n: 1536, alpha: 1, beta: 1, bOff: 8, c: []int64{1536}}, // and a bias
 		} {
 			c.dt = dt
@@ -113,24 +115,23 @@ func TestGemv(t *testing.T) {
 	}
 }
 
-// TestGemvGeometries runs every geometry the kernel has (the benchmark sweeps them) on shapes
-// with partial tiles and slices.
+// TestGemvGeometries runs every geometry the kernel has on shapes with partial tiles and slices,
+// with B aligned (the ring kernels) and not (the element-load kernels).
 func TestGemvGeometries(t *testing.T) {
 	b := testBackend(t)
 	s := testStream(t, b.dev)
 	r := rand.New(rand.NewPCG(23, 24))
 	for cw := 1; cw <= 5; cw++ {
-		for _, sr := range [][3]int64{{1, 0, 0}, {2, 0, 0}, {4, 0, 0}, {8, 0, 0}, {1, 8, 0}, {2, 8, 0}, {4, 8, 0}, {8, 8, 0}, {1, 16, 0}, {2, 16, 0}, {4, 16, 0}, {8, 16, 0},
-			{2, 8, 1}, {4, 8, 1}, {8, 8, 1}, {2, 16, 1}, {4, 16, 1}, {8, 16, 1}} {
-			split, ring, push := sr[0], int(sr[1]), sr[2] == 1
+		for _, split := range []int64{1, 2, 4, 8} {
 			for _, c := range []gemvCase{
 				{dt: graph.BFloat16, m: 3, k: 1001, n: 200, alpha: 1, beta: 1},
-				{dt: graph.Float16, m: 8, k: 77, n: 203, alpha: 1, beta: 1, c: []int64{203}},
+				{dt: graph.BFloat16, m: 3, k: 1001, n: 200, alpha: 1, beta: 1, bOff: 4},
+				{dt: graph.Float16, m: 4, k: 77, n: 203, alpha: 1, beta: 1, c: []int64{203}},
 				{dt: graph.BFloat16, m: 1, k: 5, n: 520, alpha: 1, beta: 1},
 				{dt: graph.BFloat16, m: 2, k: 1536, n: 264, alpha: 1, beta: 1},
 			} {
-				c.cfg = &gemvConfig{cwlog: cw, split: split, ring: ring, push: push}
-				t.Run(fmt.Sprintf("cw%d-s%d-p%d-push%v/%v/%dx%dx%d", 1<<cw, split, ring, push, c.dt, c.m, c.k, c.n), func(t *testing.T) {
+				c.cfg = &gemvConfig{cwlog: cw, split: split}
+				t.Run(fmt.Sprintf("cw%d-s%d/%v/%dx%dx%d+%d", 1<<cw, split, c.dt, c.m, c.k, c.n, c.bOff), func(t *testing.T) {
 					runGemvCase(t, b, s, r, c)
 				})
 			}
@@ -179,7 +180,7 @@ func gemvTiming(t *testing.T, b *Backend, s alloc.Stream, inst kernels.Instance,
 
 // TestGemvBench compares gemv with cublaslt at Qwen2.5-1.5B's decode shapes when CARVE_BENCH is
 // set: one "BENCH GEMV" line per shape and row count, us and TB/s (operand and result bytes per
-// second) of each; with CARVE_GEMV_SWEEP set also one "SWEEP GEMV" line per geometry.
+// second) of each, and the tactic selection picks.
 func TestGemvBench(t *testing.T) {
 	if os.Getenv("CARVE_BENCH") == "" {
 		t.Skip("set CARVE_BENCH=1 to measure")
@@ -193,7 +194,6 @@ func TestGemvBench(t *testing.T) {
 	x := devBuf(t, b.dev, 8*8960*2)
 	fillRandom(t, b, s, x, 8*8960*2, r)
 	y := devBuf(t, b.dev, 8*8960*2)
-	sweep := os.Getenv("CARVE_GEMV_SWEEP") != ""
 	for _, sh := range []struct {
 		name string
 		k, n int64
@@ -202,38 +202,22 @@ func TestGemvBench(t *testing.T) {
 			node := matmulNode(graph.BFloat16, []int64{m, sh.k}, []int64{sh.k, sh.n}, []int64{m, sh.n})
 			inst, err := b.Registry().Select(node, b.Target())
 			require.NoError(t, err)
-			g := inst.(*gemmInstance)
-			require.Equal(t, gemvTactic, g.Tactic())
-			lt := *g
+			lt := *inst.(*gemmInstance)
 			lt.gemv = nil
 			bytes := float64(2 * (m*sh.k + sh.k*sh.n + m*sh.n))
-			tg := gemvTiming(t, b, s, g, m, sh.k, sh.n, x, pool, poolBytes, y)
 			tl := gemvTiming(t, b, s, &lt, m, sh.k, sh.n, x, pool, poolBytes, y)
-			c, _ := gemvChoose(g, b.Target())
-			fmt.Printf("BENCH GEMV %-8s M=%d K=%-5d N=%-5d gemv %6.2f us %5.2f TB/s (cw %d split %d ring %d)  cublaslt %6.2f us %5.2f TB/s\n",
-				sh.name, m, sh.k, sh.n, tg, bytes/tg/1e6, 1<<c.cwlog, c.split, c.ring, tl, bytes/tl/1e6)
-			if !sweep {
-				continue
+			gv := "gemv       -  (no kernel for M > 4)     "
+			if m <= gemvMaxRows {
+				g := lt
+				c, ok := gemvChoose(&g)
+				require.True(t, ok)
+				g.gemv, err = gemvProgram(&g, c, b.Target())
+				require.NoError(t, err)
+				tg := gemvTiming(t, b, s, &g, m, sh.k, sh.n, x, pool, poolBytes, y)
+				gv = fmt.Sprintf("gemv %6.2f us %5.2f TB/s (cw %2d split %d)", tg, bytes/tg/1e6, 1<<c.cwlog, c.split)
 			}
-			for _, rp := range [][2]int{{0, 0}, {8, 0}, {16, 0}, {8, 1}, {16, 1}} {
-				ring, push := rp[0], rp[1] == 1
-				line := fmt.Sprintf("SWEEP GEMV %-8s M=%d ring %2d push %-5v", sh.name, m, ring, push)
-				for cw := 2; cw <= 5; cw++ {
-					line += fmt.Sprintf(" cw%d[", 1<<cw)
-					for _, split := range []int64{1, 2, 4, 8} {
-						cp := *g
-						cp.gemv, err = gemvProgram(&cp, gemvConfig{cwlog: cw, split: split, ring: ring, push: push}, b.Target())
-						if err != nil {
-							line += "   -  "
-							continue
-						}
-						tc := gemvTiming(t, b, s, &cp, m, sh.k, sh.n, x, pool, poolBytes, y)
-						line += fmt.Sprintf(" %5.2f", tc)
-					}
-					line += "]"
-				}
-				fmt.Println(line)
-			}
+			fmt.Printf("BENCH GEMV %-8s M=%d K=%-5d N=%-5d %s  cublaslt %6.2f us %5.2f TB/s  selected %s\n",
+				sh.name, m, sh.k, sh.n, gv, tl, bytes/tl/1e6, inst.Tactic())
 		}
 	}
 }

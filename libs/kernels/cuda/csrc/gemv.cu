@@ -1,22 +1,25 @@
 // The gemv tactic of MatMul and Gemm (gemv.go): Y = alpha * A * B + beta * C for a few rows of A
 // (M <= MR) against a row-major weight B [K, N], fp16 or bf16, fp32 accumulation. At such shapes
-// the product is bound by the bytes of B, so the kernel is built to stream B at the memory's rate:
+// the product is bound by reading B, so the kernel is built to keep many of B's bytes in flight:
 //
 //   - grid (S, tiles): blockIdx.y is a tile of W = 8 * CW columns, blockIdx.x one of S equal
 //     slices of K; the S blocks of a tile form one thread block cluster (S <= 8, portable);
-//   - a block's 256 threads are CW column threads (each 8 columns, one 16-byte load per row of
-//     B) times 256 / CW k-lanes that take every (256 / CW)-th row of the slice; loads of B go
-//     U rows at a time, the next U issued before the current ones are used (register double
-//     buffer), so many bytes are in flight per multiprocessor;
-//   - the slice of A is staged in shared memory as float [rows][MR] (zero rows past M), read
-//     as float4 per row of B;
-//   - the k-lanes' sums meet in a warp shuffle, then in shared memory across warps; the S
-//     slices' sums meet through distributed shared memory (every block reduces 1/S of the
-//     tile's outputs), so a split K needs neither workspace nor a second launch;
+//   - a block's 256 threads are CW column threads (each 8 columns, one 16-byte copy per row of
+//     B) times 256 / CW k-lanes that take every (256 / CW)-th row of the slice; every thread
+//     keeps kRing rows in flight with cp.async into its own slots of a ring in shared memory
+//     and reads back only what it copied, so the ring needs no barrier and no registers;
+//   - the slice of A is staged in shared memory as float [rows][MR] (zero rows past M) while
+//     the first rows of B are on their way;
+//   - the k-lanes' sums meet in a warp shuffle, then in shared memory across warps; with S > 1
+//     every block stores its sums into the inbox of the block that owns them (each owns 1/S of
+//     the tile's outputs; distributed shared memory), one cluster barrier, and the owners add
+//     them up: a split K needs neither workspace nor a second launch;
 //   - the epilogue adds beta * C[m * csm + n * csn] (a bias row: csm 0, csn 1) and writes Y.
 //
-// Shared memory (dynamic): max(ks * MR, 8 * MR * W) floats, the reduction reusing A's stage.
-// The unaligned variants (N % 8 != 0 or B not 16-byte aligned) load B element by element.
+// Shared memory (dynamic, gemvShared in gemv.go): max(kRing * 4 KiB + A's stage (ks * MR floats),
+// the warps' sums (8 * MR * W floats)), then with S > 1 the inbox (S * ceil(MR * W / S) floats).
+// The unaligned kernels (_u: N % 8 != 0 or B not 16-byte aligned) load B element by element into
+// registers, kBatch rows at a time, the next batch before the current one is used.
 #include <cooperative_groups.h>
 
 #include "common.cuh"
@@ -27,25 +30,8 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-
-// Loads 8 consecutive elements of B as a uint4 (16-byte aligned), read-only, past L1. HINT 1
-// also asks L2 to fetch the 256-byte block around it, HINT 2 is a plain read-only load.
-template <int HINT>
-__device__ __forceinline__ uint4 ld_stream(const void* p) {
-  uint4 v;
-  if constexpr (HINT == 1) {
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
-  } else if constexpr (HINT == 2) {
-    v = __ldg(reinterpret_cast<const uint4*>(p));
-  } else {
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
-  }
-  return v;
-}
+constexpr int kRing = 8;   // rows of B in flight per thread (ring kernels)
+constexpr int kBatch = 4;  // rows of B per register batch (unaligned kernels)
 
 template <typename T>
 __device__ __forceinline__ void unpack8(const uint4& v, float* f);
@@ -72,24 +58,20 @@ __device__ __forceinline__ void unpack8<__half>(const uint4& v, float* f) {
   }
 }
 
-// load8 reads columns n0..n0+7 of row `row` of B (zeros past N or past the slice).
-template <typename T, bool VEC, int HINT>
+// load8 reads columns n0..n0+7 of row `row` of B element by element (zeros past N, or all zeros
+// when !ok): B's rows need no alignment.
+template <typename T>
 __device__ __forceinline__ uint4 load8(const T* b, i64 row, int n0, int n, bool ok) {
-  uint4 v = make_uint4(0, 0, 0, 0);
-  if (!ok) return v;
-  const T* p = b + row * n + n0;
-  if constexpr (VEC) {
-    v = ld_stream<HINT>(p);
-  } else {
-    union { uint4 u; unsigned short e[8]; } x;
-    x.u = v;
+  union { uint4 u; unsigned short e[8]; } x;
+  x.u = make_uint4(0, 0, 0, 0);
+  if (ok) {
+    const unsigned short* p = reinterpret_cast<const unsigned short*>(b + row * n + n0);
 #pragma unroll
     for (int j = 0; j < 8; j++) {
-      if (n0 + j < n) x.e[j] = reinterpret_cast<const unsigned short*>(p)[j];
+      if (n0 + j < n) x.e[j] = p[j];
     }
-    v = x.u;
   }
-  return v;
+  return x.u;
 }
 
 // A row of the staged A: MR floats.
@@ -133,14 +115,8 @@ __device__ __forceinline__ void fma_row(float (&acc)[MR][8], const float* s, con
   }
 }
 
-// Registers (P = 0): U rows of B per thread and batch; DB: the next batch is loaded before the
-// current one is used. Ring (P > 0, VEC only): every thread keeps P rows in flight with cp.async
-// into its own slots of a ring in shared memory (P * 4 KiB before A's stage), so many bytes are
-// in flight without registers; it reads back only what it copied, so no barrier is needed.
-// PUSH (S > 1): the slices' sums meet with one cluster barrier: every block stores its sums into
-// the owner's inbox (after A's stage) and the owners add them up, instead of the owners reading
-// every block's sums between two barriers.
-template <typename T, int MR, int S, bool VEC, int U, bool DB, int HINT, int P = 0, bool PUSH = false>
+// RING: B's rows are 16-byte aligned and go through the ring; otherwise element loads.
+template <typename T, int MR, int S, bool RING>
 __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, i64 mn, i64 kks, int cwlog, float alpha, float beta,
                                      i64 cs) {
@@ -154,9 +130,11 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
   const int k0 = blockIdx.x * ks;
   const int kb = max(0, min(ks, k - k0));  // rows of this slice
   const bool colok = n0 < n;
-  if constexpr (PUSH && S > 1) {
-    // Announces this block's start: another block stores into its shared memory only after
-    // every block of the cluster has started (the matching wait is before the stores).
+  constexpr int P = RING ? kRing : 0;
+  float* stage = smem + P * kThreads * 4;  // A's stage, after the ring
+  if constexpr (S > 1) {
+    // Announces this block's start: other blocks store into its shared memory only after every
+    // block of the cluster has started (the matching wait is before the stores).
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
   }
 
@@ -166,8 +144,7 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
 #pragma unroll
     for (int j = 0; j < 8; j++) acc[i][j] = 0.f;
   }
-  if constexpr (P > 0) {
-    float* stage = smem + P * kThreads * 4;
+  if constexpr (RING) {
     const unsigned ring = (unsigned)__cvta_generic_to_shared(smem4) + tid * 16;
     const T* bp = b + (i64)(k0 + kl) * n + n0;
     const i64 rstep = (i64)kl_n * n;
@@ -184,7 +161,7 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
     }
     __syncthreads();
     for (int i = 0; i < rows; i++) {
-      cp_wait<P - 1>();
+      cp_wait<P - 1>();  // row i has landed
       const unsigned slot = ring + (i & (P - 1)) * kThreads * 16;
       uint4 v;
       asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(slot));
@@ -196,43 +173,32 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
     }
     cp_wait<0>();
   } else {
-    // First rows of B before A's stage, so that they are in flight while it loads.
-    uint4 cur[U];
+    uint4 cur[kBatch];
 #pragma unroll
-    for (int u = 0; u < U; u++) {
+    for (int u = 0; u < kBatch; u++) {
       const int r = kl + u * kl_n;
-      cur[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+      cur[u] = load8<T>(b, (i64)(k0 + r), n0, n, colok && r < kb);
     }
 #pragma unroll
     for (int mm = 0; mm < MR; mm++) {
-      for (int r = tid; r < kb; r += kThreads) smem[r * MR + mm] = mm < m ? carve::tof(a[(i64)mm * k + k0 + r]) : 0.f;
+      for (int r = tid; r < kb; r += kThreads) stage[r * MR + mm] = mm < m ? carve::tof(a[(i64)mm * k + k0 + r]) : 0.f;
     }
     __syncthreads();
-    const int step = kl_n * U;
+    const int step = kl_n * kBatch;
     for (int base = kl; base < kb; base += step) {
-      uint4 nxt[U];
-      if constexpr (DB) {
+      uint4 nxt[kBatch];
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-          const int r = base + step + u * kl_n;
-          nxt[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
-        }
-      } else if (base != kl) {
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-          const int r = base + u * kl_n;
-          cur[u] = load8<T, VEC, HINT>(b, (i64)(k0 + r), n0, n, colok && r < kb);
-        }
+      for (int u = 0; u < kBatch; u++) {
+        const int r = base + step + u * kl_n;
+        nxt[u] = load8<T>(b, (i64)(k0 + r), n0, n, colok && r < kb);
       }
 #pragma unroll
-      for (int u = 0; u < U; u++) {
+      for (int u = 0; u < kBatch; u++) {
         const int r = base + u * kl_n;
-        if (r < kb) fma_row<T, MR>(acc, smem + r * MR, cur[u]);
+        if (r < kb) fma_row<T, MR>(acc, stage + r * MR, cur[u]);
       }
-      if constexpr (DB) {
 #pragma unroll
-        for (int u = 0; u < U; u++) cur[u] = nxt[u];
-      }
+      for (int u = 0; u < kBatch; u++) cur[u] = nxt[u];
     }
   }
 
@@ -244,9 +210,9 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
       for (int j = 0; j < 8; j++) acc[i][j] += __shfl_xor_sync(0xffffffffu, acc[i][j], off);
     }
   }
-  __syncthreads();  // the ring and A's stage are dead: the reduction reuses them
+  __syncthreads();  // the ring and A's stage are dead: the warps' sums reuse them
   const int lane = tid & 31, warp = tid >> 5;
-  const int tile = MR * w;  // floats of one warp's (and the block's) partial tile
+  const int tile = MR * w;  // floats of one warp's partial tile
   if (lane < cw) {
 #pragma unroll
     for (int i = 0; i < MR; i++) {
@@ -257,9 +223,13 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
   }
   __syncthreads();
   const int used = m * w;  // rows past M are not summed
-  if constexpr (PUSH && S > 1) {
+  // The block adds up outputs [lo, hi): the sum of parts values, per floats apart, at sums[e].
+  int lo = 0, hi = used, per = used, parts = 1;
+  const float* sums = smem;
+  if constexpr (S > 1) {
     cg::cluster_group cl = cg::this_cluster();
-    const int per = (used + S - 1) / S, rank = (int)cl.block_rank();
+    const int rank = (int)cl.block_rank();
+    per = (used + S - 1) / S;
     float* inbox = smem + max(P * kThreads * 4 + ks * MR, kWarps * tile);
     asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
     for (int e = tid; e < used; e += kThreads) {
@@ -269,19 +239,10 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
       const int q = e / per;
       cl.map_shared_rank(inbox, q)[rank * per + e - q * per] = s;
     }
-    cl.sync();
-    const int lo = min(used, rank * per), hi = min(used, lo + per);
-    for (int e = lo + tid; e < hi; e += kThreads) {
-      float s = 0.f;
-#pragma unroll
-      for (int q = 0; q < S; q++) s += inbox[q * per + e - lo];
-      const int mm = e >> (cwlog + 3), nn = blockIdx.y * w + (e & (w - 1));
-      if (nn < n) {
-        float v = alpha * s;
-        if (c != nullptr) v += beta * carve::tof(c[(i64)mm * carve::lo32(cs) + (i64)nn * carve::hi32(cs)]);
-        y[(i64)mm * n + nn] = carve::fromf<T>(v);
-      }
-    }
+    cl.sync();  // every inbox is full
+    lo = min(used, rank * per), hi = min(used, lo + per);
+    sums = inbox - lo;
+    parts = S;
   } else {
     for (int e = tid; e < used; e += kThreads) {
       float s = 0.f;
@@ -289,34 +250,19 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
       for (int q = 0; q < kWarps; q++) s += smem[q * tile + e];
       smem[e] = s;
     }
-    int lo = 0, hi = used;
-    if constexpr (S > 1) {
-      cg::cluster_group cl = cg::this_cluster();
-      cl.sync();
-      const int per = (used + S - 1) / S, rank = (int)cl.block_rank();
-      lo = min(used, rank * per), hi = min(used, lo + per);
-      for (int e = lo + tid; e < hi; e += kThreads) {
-        float s = 0.f;
+    __syncthreads();
+  }
+  for (int e = lo + tid; e < hi; e += kThreads) {
+    float s = 0.f;
 #pragma unroll
-        for (int q = 0; q < S; q++) s += cl.map_shared_rank(smem, q)[e];
-        const int mm = e >> (cwlog + 3), nn = blockIdx.y * w + (e & (w - 1));
-        if (nn < n) {
-          float v = alpha * s;
-          if (c != nullptr) v += beta * carve::tof(c[(i64)mm * carve::lo32(cs) + (i64)nn * carve::hi32(cs)]);
-          y[(i64)mm * n + nn] = carve::fromf<T>(v);
-        }
-      }
-      cl.sync();  // the other blocks' shared memory is read until here
-    } else {
-      __syncthreads();
-      for (int e = lo + tid; e < hi; e += kThreads) {
-        const int mm = e >> (cwlog + 3), nn = blockIdx.y * w + (e & (w - 1));
-        if (nn < n) {
-          float v = alpha * smem[e];
-          if (c != nullptr) v += beta * carve::tof(c[(i64)mm * carve::lo32(cs) + (i64)nn * carve::hi32(cs)]);
-          y[(i64)mm * n + nn] = carve::fromf<T>(v);
-        }
-      }
+    for (int q = 0; q < S; q++) {
+      if (q < parts) s += sums[q * per + e];
+    }
+    const int mm = e >> (cwlog + 3), nn = blockIdx.y * w + (e & (w - 1));
+    if (nn < n) {
+      float v = alpha * s;
+      if (c != nullptr) v += beta * carve::tof(c[(i64)mm * carve::lo32(cs) + (i64)nn * carve::hi32(cs)]);
+      y[(i64)mm * n + nn] = carve::fromf<T>(v);
     }
   }
 }
@@ -337,53 +283,26 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
 #define GEMV_CLUSTER_4 __cluster_dims__(4, 1, 1)
 #define GEMV_CLUSTER_8 __cluster_dims__(8, 1, 1)
 
-#define GEMV_ONE(NAME, T, MR, S, VEC)                                                       \
+#define GEMV_ONE(NAME, T, MR, S, RING)                                                      \
   extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads) carve_gemv_##NAME( \
       GEMV_PARAMS(T)) {                                                                     \
-    gemv<T, MR, S, VEC, 4, true, 0>(GEMV_ARGS);                                             \
+    gemv<T, MR, S, RING>(GEMV_ARGS);                                                        \
   }
 
-#define GEMV_RING(NAME, T, MR, S, P)                                                        \
-  extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads) carve_gemv_##NAME( \
-      GEMV_PARAMS(T)) {                                                                     \
-    gemv<T, MR, S, true, 1, false, 0, P>(GEMV_ARGS);                                        \
-  }
-
-#define GEMV_PUSH(NAME, T, MR, S, P)                                                        \
-  extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads) carve_gemv_##NAME( \
-      GEMV_PARAMS(T)) {                                                                     \
-    gemv<T, MR, S, true, 1, false, 0, P, true>(GEMV_ARGS);                                  \
-  }
-
-#define GEMV_S(NAME, T, MR)                \
-  GEMV_ONE(NAME##_s1, T, MR, 1, true)      \
-  GEMV_ONE(NAME##_s2, T, MR, 2, true)      \
-  GEMV_ONE(NAME##_s4, T, MR, 4, true)      \
-  GEMV_ONE(NAME##_s8, T, MR, 8, true)      \
-  GEMV_ONE(NAME##_s1_u, T, MR, 1, false)   \
-  GEMV_ONE(NAME##_s2_u, T, MR, 2, false)   \
-  GEMV_ONE(NAME##_s4_u, T, MR, 4, false)   \
-  GEMV_ONE(NAME##_s8_u, T, MR, 8, false)   \
-  GEMV_RING(NAME##_p8_s1, T, MR, 1, 8)     \
-  GEMV_RING(NAME##_p8_s2, T, MR, 2, 8)     \
-  GEMV_RING(NAME##_p8_s4, T, MR, 4, 8)     \
-  GEMV_RING(NAME##_p8_s8, T, MR, 8, 8)     \
-  GEMV_RING(NAME##_p16_s1, T, MR, 1, 16)   \
-  GEMV_RING(NAME##_p16_s2, T, MR, 2, 16)   \
-  GEMV_RING(NAME##_p16_s4, T, MR, 4, 16)   \
-  GEMV_RING(NAME##_p16_s8, T, MR, 8, 16)   \
-  GEMV_PUSH(NAME##_p8_s2_c1, T, MR, 2, 8)  \
-  GEMV_PUSH(NAME##_p8_s4_c1, T, MR, 4, 8)  \
-  GEMV_PUSH(NAME##_p8_s8_c1, T, MR, 8, 8)  \
-  GEMV_PUSH(NAME##_p16_s2_c1, T, MR, 2, 16) \
-  GEMV_PUSH(NAME##_p16_s4_c1, T, MR, 4, 16) \
-  GEMV_PUSH(NAME##_p16_s8_c1, T, MR, 8, 16)
+#define GEMV_S(NAME, T, MR)              \
+  GEMV_ONE(NAME##_s1, T, MR, 1, true)    \
+  GEMV_ONE(NAME##_s2, T, MR, 2, true)    \
+  GEMV_ONE(NAME##_s4, T, MR, 4, true)    \
+  GEMV_ONE(NAME##_s8, T, MR, 8, true)    \
+  GEMV_ONE(NAME##_s1_u, T, MR, 1, false) \
+  GEMV_ONE(NAME##_s2_u, T, MR, 2, false) \
+  GEMV_ONE(NAME##_s4_u, T, MR, 4, false) \
+  GEMV_ONE(NAME##_s8_u, T, MR, 8, false)
 
 #define GEMV_M(NAME, T)   \
   GEMV_S(NAME##_m1, T, 1) \
   GEMV_S(NAME##_m2, T, 2) \
-  GEMV_S(NAME##_m4, T, 4) \
-  GEMV_S(NAME##_m8, T, 8)
+  GEMV_S(NAME##_m4, T, 4)
 
 GEMV_M(bf16, bf16)
 GEMV_M(f16, __half)
