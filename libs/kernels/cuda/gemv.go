@@ -25,10 +25,10 @@ import (
 // Measured on the H200 (TestGemvBench: a replayed graph of runs over weights that do not fit L2,
 // us per product, gemv / cublaslt), bf16, K = 1536 unless said:
 //
-//	M = 1: N 256 2.80 / 4.52, N 1536 3.88 / 4.76, N 2048 4.61 / 4.85, K 8960 N 1536 9.5 / 11.0;
-//	       N 8960 9.2-9.6 / 9.1-9.7 (no clear win: cublaslt);
-//	M = 2: N 256 3.30 / 4.53; N 1536 4.77 / 4.76 and more: cublaslt;
-//	M = 4: N 256 4.15 / 4.53; M = 8: N 256 5.80 / 4.54.
+//	M = 1: N 256 2.81 / 4.49, N 1536 3.93 / 4.74, N 2048 4.61 / 4.83, K 8960 N 1536 9.80 / 11.09;
+//	       N 8960 10.0 / 9.1 (cublaslt);
+//	M = 2: N 256 3.31 / 4.49; N 1536 4.78 / 4.74 and larger: cublaslt;
+//	M = 4: N 256 4.15 / 4.49; M = 8 (a kernel with 8 rows): N 256 5.8 / 4.5.
 //
 // With more rows the CUDA cores' FMAs (2*M per weight element, with the conversions and A's
 // reads) and the larger products favour cuBLASLt's tensor-core tiles.
