@@ -12,7 +12,8 @@ import (
 )
 
 // GEMMs (MatMul, Gemm) run through cuBLASLt with fp32 accumulation for float32, float16 and
-// bfloat16 operands.
+// bfloat16 operands (tactic cublaslt), except a product of a few rows against a weight, which
+// runs as one kernel of ours (tactic gemv, gemv.go).
 //
 // Workspace: each invocation gets its own, carved from its Recipe, and passes it to cuBLASLt
 // together with its stream; nothing is cached per process (two GEMMs on two streams that
@@ -98,24 +99,48 @@ type gemmInstance struct {
 	c              cMode
 	csm, csn       int64 // cBroadcast: C's element strides along Y's rows and columns
 	ws             int64
-	pick           int // tests only: > 0 picks the best of that many algorithms that use workspace
+	pick           int     // tests only: > 0 picks the best of that many algorithms that use workspace
+	gemv           program // the gemv tactic's launch (gemv.go); nil: cublaslt
 }
 
-func (g *gemmInstance) Tactic() string { return gemmTactic }
+func (g *gemmInstance) Tactic() string {
+	if g.gemv != nil {
+		return gemvTactic
+	}
+	return gemmTactic
+}
 
-// Recipe is the tactic's cap: one part that cuBLASLt gets whole.
+// Recipe is cublaslt's cap: one part that cuBLASLt gets whole; gemv needs no workspace.
 func (g *gemmInstance) Recipe() alloc.Recipe {
+	if g.gemv != nil {
+		return alloc.Recipe{Kernel: g.kernel}
+	}
 	return alloc.Recipe{Kernel: g.kernel, Parts: []alloc.Part{{Name: "cublas", Size: g.ws}}}
 }
 
 // Run queues the product on s with the invocation's workspace.
 func (g *gemmInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream) error {
+	if g.gemv != nil {
+		if len(in) < 2 || len(out) < 1 || (g.c != cNone && len(in) < 3) {
+			return &kernels.RunError{Kernel: g.kernel, Err: errArity}
+		}
+		if err := g.gemv.exec(s, in, out, ws, nil); err != nil {
+			return &kernels.RunError{Kernel: g.kernel, Err: err}
+		}
+		return nil
+	}
 	return runGemm(g, in, out, ws, s)
 }
 
 // MeasureWorkspace is the workspace the algorithm cuBLASLt chooses on b's device really needs
-// (at most the Recipe's cap): what a planning step on the GPU may shrink the carve to.
-func (g *gemmInstance) MeasureWorkspace(b kernels.Backend) (int64, error) { return measureGemm(g, b) }
+// (at most the Recipe's cap): what a planning step on the GPU may shrink the carve to. gemv
+// needs none.
+func (g *gemmInstance) MeasureWorkspace(b kernels.Backend) (int64, error) {
+	if g.gemv != nil {
+		return 0, nil
+	}
+	return measureGemm(g, b)
+}
 
 // gemmKernel is the MatMul or Gemm kernel.
 type gemmKernel struct {
@@ -127,7 +152,9 @@ func (k *gemmKernel) Op() kernels.OpKey { return k.key }
 func (k *gemmKernel) Backend() string   { return kernels.BackendCUDA }
 func (k *gemmKernel) Tactics() []kernels.TacticInfo {
 	return []kernels.TacticInfo{{Name: gemmTactic, Workspace: true,
-		Summary: "cuBLASLt, fp32 accumulation; workspace capped at 32 MiB on sm_90+ (4 MiB before), NVIDIA's recommendation"}}
+		Summary: "cuBLASLt, fp32 accumulation; workspace capped at 32 MiB on sm_90+ (4 MiB before), NVIDIA's recommendation"},
+		{Name: gemvTactic,
+			Summary: "a few rows of fp16/bf16 against a [K, N] weight on sm_90+ where it measured faster than cuBLASLt (decode steps): one kernel, split K meeting in a thread block cluster, no workspace"}}
 }
 
 func (k *gemmKernel) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error) {
@@ -135,12 +162,14 @@ func (k *gemmKernel) Select(n *kernels.Node, t kernels.Target) (kernels.Instance
 	if err != nil {
 		return nil, &kernels.NodeError{Node: n.Name, Op: k.key, Err: err}
 	}
-	g.kernel = n.Name + "/" + gemmTactic
 	g.ws = gemmWorkspace(t)
+	selectGemv(g, t)
+	g.kernel = n.Name + "/" + g.Tactic()
 	return g, nil
 }
 
-// Bound is the cap whatever the shapes: every product within r gets the same Recipe.
+// Bound is cublaslt's cap whatever the shapes: every product within r that runs as cublaslt gets
+// that Recipe, and gemv needs none.
 func (k *gemmKernel) Bound(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
 	for i := 0; i < 2; i++ {
 		v, ok := r.Input(i)

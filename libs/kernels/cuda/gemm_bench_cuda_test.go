@@ -36,7 +36,7 @@ func fillRandom(tb testing.TB, b *Backend, s alloc.Stream, p alloc.Ptr, n int64,
 	}
 }
 
-// BenchmarkGemmQwen times cuBLASLt at Qwen2.5-1.5B's shapes: 10 GEMMs captured in one graph,
+// BenchmarkGemmQwen times the selected tactic (gemv at m = 1, else cuBLASLt) at Qwen2.5-1.5B's shapes: 10 GEMMs captured in one graph,
 // replayed b.N times between two timing events, so launch overhead is excluded. It reports
 // TFLOP/s and the bytes of operands and result moved per second.
 func BenchmarkGemmQwen(bm *testing.B) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -254,7 +255,7 @@ func TestGemmWorkspace(t *testing.T) {
 }
 
 // A run only enqueues, and allocates nothing on the Go heap: a program of our kernels (Add,
-// Softmax) and cuBLASLt. (Eager decoding made one heap allocation per node and run.)
+// Softmax), gemv and cuBLASLt. (Eager decoding made one heap allocation per node and run.)
 func TestRunsAllocateNothing(t *testing.T) {
 	b := testBackend(t)
 	s := testStream(t, b.dev)
@@ -268,12 +269,16 @@ func TestRunsAllocateNothing(t *testing.T) {
 			Outputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}}}},
 		{"Softmax", &kernels.Node{Name: "sm", Op: "Softmax", Inputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}},
 			Outputs: []kernels.Value{{DType: bf, Shape: []int64{4, 64}}}}},
-		{"cublaslt-2", matmulNode(bf, []int64{2, 64}, []int64{64, 32}, []int64{2, 32})},
+		{"gemv-2", matmulNode(bf, []int64{2, 1536}, []int64{1536, 256}, []int64{2, 256})},
+		{"cublaslt-2", matmulNode(graph.Float32, []int64{2, 64}, []int64{64, 32}, []int64{2, 32})},
 		{"cublaslt-16", matmulNode(bf, []int64{16, 64}, []int64{64, 32}, []int64{16, 32})},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inst, err := b.Registry().Select(c.node, b.Target())
 			require.NoError(t, err)
+			if c.node.Op == "MatMul" {
+				require.True(t, strings.HasPrefix(c.name, inst.Tactic()), "%s runs as %s", c.name, inst.Tactic())
+			}
 			var in []kernels.Tensor
 			for _, v := range c.node.Inputs {
 				in = append(in, upload(t, b, s, v.DType, v.Shape, randomValues(r, v.DType, gemmNumel(v.Shape))))
