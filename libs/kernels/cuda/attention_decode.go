@@ -25,11 +25,44 @@ import (
 // ends (boundGQA).
 
 const (
-	decodeRows      = 8  // csrc DEC_ROWS: the most grouped query heads
-	decodeWarps     = 4  // csrc DEC_WARPS: the most warps per block
-	decodeMaxChunks = 64 // chunks per (batch, key/value head)
-	decodeMinKeys   = 16 // the fewest keys (of the capacity) a chunk is planned for
+	decodeRows  = 8 // csrc DEC_ROWS: the most grouped query heads
+	decodeWarps = 4 // csrc DEC_WARPS: the most warps per block
 )
+
+// decodeMaxChunks is the most chunks per (batch, key/value head) and decodeMinKeys the fewest
+// keys (of the capacity) a chunk is planned for. Variables so that a benchmark can sweep them;
+// Select and Bound read the same values.
+var (
+	decodeMaxChunks int64 = 64
+	decodeMinKeys   int64 = 16
+)
+
+// decodeLegacy selects carve_gqa_decode (lane per key) instead of carve_gqa_dec (lanes split
+// the head dims); benchmarks compare the two.
+var decodeLegacy = false
+
+// decodePDL launches the combine with programmatic dependent launch (launchDependent), so its
+// launch overlaps the core.
+var decodePDL = false
+
+// decLanes is carve_gqa_dec's lanes per key for head size d at dl dims a lane: the smallest
+// power of two whose lanes cover d, at most 32.
+func decLanes(d, dl int64) int64 {
+	l := int64(1)
+	for l < 32 && l*dl < d {
+		l <<= 1
+	}
+	return l
+}
+
+// decShared is carve_gqa_dec's dynamic shared memory for warps warps: the new key and value,
+// then the larger of the queries as float32 and the processors' merge area and weights.
+func decShared(g, d, es, warps int64) int64 {
+	dl, _ := dplFor(d)
+	procs := warps * 32 / decLanes(d, dl)
+	head := ((2*d*es+3)/4 + 3) &^ 3
+	return (head + max(g*d, procs*g*(d+2)+g*(procs+1))) * 4
+}
 
 // decodeShared is the core's dynamic shared memory for warps warps (csrc gqa_decode): the
 // queries as float32, the new key and value, then a stage of 32 * warps keys (rows padded by
@@ -47,7 +80,10 @@ func gqaDecodes(g attnGeom, bias bool, t kernels.Target) bool {
 	if g.s != 1 || bias || g.d != g.dv || g.d <= 0 || g.d > 256 || g.nkv <= 0 || g.nq%g.nkv != 0 {
 		return false
 	}
-	return g.nq/g.nkv <= decodeRows && decodeShared(g.nq/g.nkv, g.d, 4, 1) <= t.SharedMemPerBlock
+	if decodeLegacy {
+		return g.nq/g.nkv <= decodeRows && decodeShared(g.nq/g.nkv, g.d, 4, 1) <= t.SharedMemPerBlock
+	}
+	return g.nq/g.nkv <= decodeRows && decShared(g.nq/g.nkv, g.d, 4, 1) <= t.SharedMemPerBlock
 }
 
 // decodeChunks is the core's blocks per (batch, key/value head) for b batches of nkv heads and
@@ -61,8 +97,12 @@ func decodeChunks(b, nkv, t, sms int64) int64 {
 // decodeWarpsFor is the warps of a core block: decodeWarps, fewer when the shared memory does
 // not take them.
 func decodeWarpsFor(g attnGeom, es int64, t kernels.Target) int64 {
+	shared := decShared
+	if decodeLegacy {
+		shared = decodeShared
+	}
 	w := int64(decodeWarps)
-	for w > 1 && decodeShared(g.nq/g.nkv, g.d, es, w) > t.SharedMemPerBlock {
+	for w > 1 && shared(g.nq/g.nkv, g.d, es, w) > t.SharedMemPerBlock {
 		w--
 	}
 	return w
@@ -106,10 +146,14 @@ func decodeSteps(dt graph.DType, g attnGeom, x attnArgs, ksrc, vsrc param, kvss 
 	if c > 1 {
 		part = x.part
 	}
+	kernel, shared := fmt.Sprintf("carve_gqa_dec_%s_%d", name, dpl), decShared(g.nq/g.nkv, g.d, es, w)
+	if decodeLegacy {
+		kernel, shared = fmt.Sprintf("carve_gqa_decode_%s_%d", name, dpl), decodeShared(g.nq/g.nkv, g.d, es, w)
+	}
 	steps := []step{{
-		kernel: fmt.Sprintf("carve_gqa_decode_%s_%d", name, dpl),
+		kernel: kernel,
 		grid:   Dim3{X: uint32(c), Y: uint32(g.b * g.nkv), Z: 1},
-		block:  Dim3{X: uint32(w * 32), Y: 1, Z: 1}, shared: uint32(decodeShared(g.nq/g.nkv, g.d, es, w)),
+		block:  Dim3{X: uint32(w * 32), Y: 1, Z: 1}, shared: uint32(shared),
 		params: []param{
 			x.q, ksrc, vsrc, x.k, x.v, x.out, part, x.seqlens, x.total, x.cos, x.sin, x.pos,
 			pack32(g.b, g.nq), pack32(g.nkv, g.d), pack32(g.t, x.rot), pack32(x.qss, kvss),
@@ -121,7 +165,7 @@ func decodeSteps(dt graph.DType, g attnGeom, x attnArgs, ksrc, vsrc param, kvss 
 		steps = append(steps, step{
 			kernel: "carve_gqa_decode_combine_" + name,
 			grid:   Dim3{X: uint32(g.b * g.nq), Y: 1, Z: 1}, block: Dim3{X: threads, Y: 1, Z: 1},
-			shared: uint32((c + 1 + threads) * 4),
+			shared: uint32((c + 1 + threads) * 4), dependent: decodePDL && !decodeLegacy,
 			params: []param{x.out, x.part, i64p(g.b * g.nq), i32p(int(g.d)), i32p(int(c))},
 		})
 	}

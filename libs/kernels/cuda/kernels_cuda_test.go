@@ -153,3 +153,24 @@ func TestGQASharedBuffer(t *testing.T) {
 		require.Equal(t, sep[0], got, "%v output", dt)
 	}
 }
+
+// The decode combine launched dependent (programmatic dependent launch, overlapping the core)
+// gives the output of the plain launch, bit for bit, at a few chunk counts.
+func TestGQADecodeDependentLaunch(t *testing.T) {
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	defer func(p bool, m int64) { decodePDL, decodeMaxChunks = p, m }(decodePDL, decodeMaxChunks)
+	c := gqaCase(gqaSpec{name: "pdl", dt: graph.BFloat16, b: 2, s: 1, p: 1500, tcap: 2048, nq: 12, nkv: 2, d: 128,
+		seqlens: []int{1500, 333}, rotary: true, present: true})
+	vals := caseInputs(c, 5)
+	for _, chunks := range []int64{8, 64} {
+		decodeMaxChunks = chunks
+		decodePDL = false
+		plain, inst := runGPU(t, b, s, c, vals)
+		require.Equal(t, "decode", inst.Tactic())
+		decodePDL = true
+		dep, inst := runGPU(t, b, s, c, vals)
+		require.True(t, inst.(*instance).prog[len(inst.(*instance).prog)-1].dependent, "chunks %d", chunks)
+		require.Equal(t, plain, dep, "chunks %d", chunks)
+	}
+}

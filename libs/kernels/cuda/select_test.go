@@ -211,7 +211,7 @@ func TestCodesMatchSources(t *testing.T) {
 		require.Equal(t, v, rot[name], name)
 	}
 	norm := read("norm.cu")
-	for name, v := range map[string]int{"NORM_SIMPLE": normSimple, "NORM_STATS_F32": normStatF32, "NORM_CACHED": normCached} {
+	for name, v := range map[string]int{"NORM_SIMPLE": normSimple, "NORM_STATS_F32": normStatF32, "NORM_CACHED": normCached, "NORM_THREADS": normThreads} {
 		require.Equal(t, v, norm[name], name)
 	}
 }

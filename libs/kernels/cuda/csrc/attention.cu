@@ -688,6 +688,334 @@ GQA_DECODE(carve_gqa_decode_bf16_2, bf16, 2)
 GQA_DECODE(carve_gqa_decode_bf16_4, bf16, 4)
 GQA_DECODE(carve_gqa_decode_bf16_8, bf16, 8)
 
+// carve_gqa_dec_<T>_<DL>: the decode core with the head dims split across lanes (it replaces
+// carve_gqa_decode's lane-per-key scoring, whose per-lane serial dot products made a block of 16
+// keys a 4,600-instruction chain). L lanes (a power of two, at most 32, L * DL >= D) form a key
+// processor: lane i holds dims [i * DL, i * DL + DL) of the G query rows (rotated, scaled) in
+// registers, so a key's score is DL fused multiply-adds per row and a log2(L)-step butterfly
+// that leaves the score in every lane of the processor; the online softmax and p * V then need
+// no more communication (the lane accumulates its own dims). A warp holds 32 / L processors;
+// each takes DEC_KEYS keys at a time, the next batch's loads issued before the current batch is
+// scored. The grid, the slices, the new key and value and the partials are carve_gqa_decode's;
+// scores are kept in base 2 (the partials' maxima are written in base e for the combine).
+enum {
+  DEC_KEYS = 4,  // keys a processor scores at once
+};
+
+namespace {
+
+// ld_dl loads n = DL elements at p: in one or two vector loads when vec (p aligned to their
+// size, at most 16 bytes), else element by element, the first nvalid of them (zeros after).
+template <typename T, int DL>
+__device__ __forceinline__ void ld_dl(const T* p, T (&e)[DL], bool vec, int nvalid) {
+  constexpr int BY = DL * (int)sizeof(T);
+  if (vec) {
+    if constexpr (BY >= 16) {
+#pragma unroll
+      for (int i = 0; i < BY / 16; i++) {
+        const uint4 u = ((const uint4*)p)[i];
+        memcpy(&e[i * 16 / sizeof(T)], &u, 16);
+      }
+      return;
+    } else if constexpr (BY == 8) {
+      const uint2 u = *(const uint2*)p;
+      memcpy(e, &u, 8);
+      return;
+    } else if constexpr (BY == 4) {
+      const unsigned u = *(const unsigned*)p;
+      memcpy(e, &u, 4);
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < DL; i++) e[i] = i < nvalid ? p[i] : fromf<T>(0.f);
+}
+
+template <typename T, int DL>
+__device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part,
+                                        const int* seqlens, const int* totalp, const T* cosc, const T* sinc,
+                                        const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, int flags, float scale,
+                                        float softcap, int window, int maxPos) {
+  constexpr int R = DEC_ROWS, U = DL >= 8 ? DEC_KEYS / 2 : DEC_KEYS;
+  constexpr float LOG2E = 1.4426950408889634f, LN2 = 0.6931471805599453f;
+  const int B = lo32(bn), N = hi32(bn), Nkv = lo32(hd), D = hi32(hd), Tcap = lo32(tr), rot = hi32(tr);
+  const int qss = lo32(strides), kvss = hi32(strides);
+  const int G = N / Nkv;
+  const int b = blockIdx.y / Nkv, kh = blockIdx.y % Nkv;
+  const int C = gridDim.x, c = blockIdx.x;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
+  int L = 1;
+  while (L < 32 && L * DL < D) L <<= 1;
+  const int KS = 32 / L, li = lane & (L - 1), P = nw * KS, proc = warp * KS + lane / L;
+  const int d0 = li * DL, nvalid = max(min(DL, D - d0), 0);
+  // the combine, when launched dependent (programmatic dependent launch), may be scheduled now:
+  // it waits for this grid's completion before reading the partials
+  asm volatile("griddepcontrol.launch_dependents;");
+
+  // shared memory (decodeShared in Go): the new key and value [2][D] T, then, 16-byte aligned,
+  // the queries [G][D] float, which the processors' merge area [P][G][D + 2] float and the merge
+  // weights [G][P + 1] reuse afterwards
+  extern __shared__ float sm[];
+  T* knew = (T*)sm;
+  T* vnew = knew + D;
+  const int head = ((2 * D * (int)sizeof(T) + 3) / 4 + 3) & ~3;
+  float* qs = sm + head;
+  const int stride = D + 2;
+  float* merge = qs;
+  float* wts = merge + P * G * stride;
+
+  // the batch's valid keys and the block's slice (carve_gqa_decode's)
+  const bool first = totalp[0] == 1;
+  const int totb = seqlens[b] + 1;
+  const int pastb = first ? 0 : totb - 1;
+  int lo = 0, hi = min(Tcap, totb);
+  if (flags & ATT_CAUSAL_EXCL) {
+    hi = min(pastb + 1, Tcap);
+    if (window > 0 && hi > window + 1) lo = hi - window - 1;
+  }
+  const int n = max(hi - lo, 0);
+  const int per = (n + C - 1) / C;
+  const int kb = lo + min(c * per, n), ke = lo + min((c + 1) * per, n);
+
+  const T* kbase = kc + ((i64)b * Nkv + kh) * Tcap * D;
+  const T* vbase = vc + ((i64)b * Nkv + kh) * Tcap * D;
+  constexpr int AL = DL * (int)sizeof(T) < 16 ? DL * (int)sizeof(T) : 16;
+  const bool vec = L * DL == D && ((uintptr_t)kbase % AL) == 0 && ((uintptr_t)vbase % AL) == 0;
+  // keys of batch (warp base jw): processor proc takes jw + (proc % KS) * U + u, clamped into
+  // the slice (keys past ke are loaded from kb and masked)
+  T kr[U][DL], vr[U][DL];
+  auto load = [&](int jw, T (&kk)[U][DL], T (&vv)[U][DL]) {
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      int j = jw + (lane / L) * U + u;
+      j = j < ke ? j : kb;
+      if (nvalid > 0) {
+        ld_dl<T, DL>(kbase + (i64)j * D + d0, kk[u], vec, nvalid);
+        ld_dl<T, DL>(vbase + (i64)j * D + d0, vv[u], vec, nvalid);
+      } else {
+#pragma unroll
+        for (int e = 0; e < DL; e++) kk[u][e] = vv[u][e] = fromf<T>(0.f);
+      }
+    }
+  };
+  const int step = P * U;
+  const int jw0 = kb + warp * KS * U;
+  if (jw0 < ke) load(jw0, kr, vr);
+
+  // the query rows and the new key and value, rotated at position past_b (or position_ids)
+  i64 p = 0;
+  if (flags & ATT_ROTARY) {
+    p = (flags & ATT_POS_IDS) ? pos[b] : (first ? 0 : seqlens[b]);
+    p = p < 0 ? 0 : (p >= maxPos ? maxPos - 1 : p);
+  }
+  const int half = rot / 2;
+  const T* qb = q + (i64)b * qss + (i64)kh * G * D;
+  auto staged = [&](int e) {
+    const int r = e / D, d = e - r * D;
+    const T* src = r < G ? qb + r * D : (r == G ? ksrc : vsrc) + (i64)b * kvss + (i64)kh * D;
+    if ((flags & ATT_ROTARY) && r <= G && d < rot) {
+      int kk, i0, i1;
+      bool lead;
+      if (flags & ATT_INTERLEAVED) {
+        kk = d / 2, i0 = 2 * kk, i1 = i0 + 1, lead = d == i0;
+      } else {
+        kk = d % half, i0 = kk, i1 = kk + half, lead = d < half;
+      }
+      const float cs = tof(cosc[p * half + kk]), sn = tof(sinc[p * half + kk]);
+      const float x0 = tof(src[i0]), x1 = tof(src[i1]);
+      return lead ? x0 * cs - x1 * sn : x1 * cs + x0 * sn;
+    }
+    return tof(src[d]);
+  };
+  const int nst = (G + 2) * D;
+  for (int e0 = tid; e0 < nst; e0 += DEC_STAGE * blockDim.x) {
+    float x[DEC_STAGE];
+#pragma unroll
+    for (int k = 0; k < DEC_STAGE; k++) {
+      const int e = e0 + k * blockDim.x;
+      x[k] = e < nst ? staged(e) : 0.f;
+    }
+#pragma unroll
+    for (int k = 0; k < DEC_STAGE; k++) {
+      const int e = e0 + k * blockDim.x;
+      if (e >= nst) break;
+      const int r = e / D, d = e - r * D;
+      if (r < G) {
+        qs[r * D + d] = x[k];
+      } else {
+        (r == G ? knew : vnew)[d] = fromf<T>(x[k]);
+      }
+    }
+  }
+  __syncthreads();
+  if (c == 0 && pastb >= 0 && pastb < Tcap) {
+    const i64 at = (((i64)b * Nkv + kh) * Tcap + pastb) * D;
+    for (int d = tid; d < D; d += blockDim.x) {
+      kc[at + d] = knew[d];
+      vc[at + d] = vnew[d];
+    }
+  }
+  // the lane's dims of the rows are read from shared memory per batch (registers hold the
+  // batch's keys and values and the accumulators), scaled to base 2 unless softcap, which
+  // applies tanh first
+  const float qscale = softcap > 0.f ? scale : scale * LOG2E;
+  T kn_[DL], vn_[DL];  // the new key and value in the lane's dims
+#pragma unroll
+  for (int e = 0; e < DL; e++) {
+    kn_[e] = e < nvalid ? knew[d0 + e] : fromf<T>(0.f);
+    vn_[e] = e < nvalid ? vnew[d0 + e] : fromf<T>(0.f);
+  }
+  const bool qvec = nvalid == DL && DL % 4 == 0 && (D % 4) == 0;
+
+  float m[R], l[R], acc[R][DL];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    m[r] = -INFINITY;
+    l[r] = 0.f;
+#pragma unroll
+    for (int e = 0; e < DL; e++) acc[r][e] = 0.f;
+  }
+  for (int jw = jw0; jw < ke; jw += step) {  // warp-uniform: every processor of the warp steps
+    T kn[U][DL], vn[U][DL];
+    if (jw + step < ke) load(jw + step, kn, vn);
+    const int jp = jw + (lane / L) * U;
+    float kf[U][DL], vf[U][DL];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const bool isnew = jp + u == pastb;  // what the cache is being given, from shared memory
+#pragma unroll
+      for (int e = 0; e < DL; e++) {
+        kf[u][e] = tof(isnew ? kn_[e] : kr[u][e]);
+        vf[u][e] = tof(isnew ? vn_[e] : vr[u][e]);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      if (r >= G) continue;
+      float qv[DL];
+      if (qvec) {
+#pragma unroll
+        for (int e = 0; e < DL; e += 4) *(float4*)&qv[e] = *(const float4*)&qs[r * D + d0 + e];
+      } else {
+#pragma unroll
+        for (int e = 0; e < DL; e++) qv[e] = e < nvalid ? qs[r * D + d0 + e] : 0.f;
+      }
+      float s[U];
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        float a = 0.f;
+#pragma unroll
+        for (int e = 0; e < DL; e++) a = fmaf(qv[e], kf[u][e], a);
+        s[u] = a;
+      }
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        if (o >= L) break;
+#pragma unroll
+        for (int u = 0; u < U; u++) s[u] += __shfl_xor_sync(0xffffffffu, s[u], o);
+      }
+      float bm = -INFINITY;
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        float x = s[u] * qscale;
+        if (softcap > 0.f) x = softcap * tanhf(x / softcap) * LOG2E;
+        x = jp + u < ke ? x : -INFINITY;
+        s[u] = x;
+        bm = fmaxf(bm, x);
+      }
+      const float mn = fmaxf(m[r], bm);
+      if (mn == -INFINITY) continue;
+      const float alpha = exp2f(m[r] - mn);
+      float ps = 0.f;
+#pragma unroll
+      for (int e = 0; e < DL; e++) acc[r][e] *= alpha;
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const float pu = exp2f(s[u] - mn);
+        ps += pu;
+#pragma unroll
+        for (int e = 0; e < DL; e++) acc[r][e] = fmaf(pu, vf[u][e], acc[r][e]);
+      }
+      l[r] = l[r] * alpha + ps;
+      m[r] = mn;
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+      for (int e = 0; e < DL; e++) kr[u][e] = kn[u][e], vr[u][e] = vn[u][e];
+  }
+  __syncthreads();  // the queries' shared memory becomes the merge area
+
+  // merge the processors: weights exp2(m_p - M) per row, then the dims
+#pragma unroll
+  for (int r = 0; r < R; r++) {
+    if (r < G) {
+      float* mr = merge + ((i64)proc * G + r) * stride;
+      if (li == 0) mr[D] = m[r], mr[D + 1] = l[r];
+#pragma unroll
+      for (int e = 0; e < DL; e++)
+        if (e < nvalid) mr[d0 + e] = acc[r][e];
+    }
+  }
+  __syncthreads();
+  for (int r = tid; r < G; r += blockDim.x) {
+    float M = -INFINITY;
+    for (int pp = 0; pp < P; pp++) M = fmaxf(M, merge[((i64)pp * G + r) * stride + D]);
+    float Ls = 0.f;
+    for (int pp = 0; pp < P; pp++) {
+      const float* mr = merge + ((i64)pp * G + r) * stride;
+      const float w = M == -INFINITY || mr[D] == -INFINITY ? 0.f : exp2f(mr[D] - M);
+      wts[r * (P + 1) + pp] = w;
+      Ls += w * mr[D + 1];
+    }
+    wts[r * (P + 1) + P] = Ls;
+    if (C > 1) {
+      const i64 rowsTotal = (i64)B * N, prow = (i64)b * N + (i64)kh * G + r;
+      float* pm = part + (i64)C * rowsTotal * D;
+      pm[(i64)c * rowsTotal + prow] = M * LN2;
+      pm[(i64)C * rowsTotal + (i64)c * rowsTotal + prow] = Ls;
+    }
+  }
+  __syncthreads();
+  const i64 rowsTotal = (i64)B * N;
+  for (int e = tid; e < G * D; e += blockDim.x) {
+    const int r = e / D, d = e - r * D;
+    const float* w = wts + r * (P + 1);
+    float A = 0.f;
+    for (int pp = 0; pp < P; pp++) A = fmaf(w[pp], merge[((i64)pp * G + r) * stride + d], A);
+    const i64 prow = (i64)b * N + (i64)kh * G + r;
+    if (C == 1) {
+      const float Ls = w[P];
+      out[prow * D + d] = fromf<T>(Ls > 0.f ? A / Ls : 0.f);
+    } else {
+      part[((i64)c * rowsTotal + prow) * D + d] = A;
+    }
+  }
+}
+
+}  // namespace
+
+#define GQA_DEC(name, T, DL)                                                                                   \
+  extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32)                                                 \
+      name(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part, const int* seqlens,      \
+           const int* total, const T* cosc, const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, \
+           int flags, float scale, float softcap, int window, int maxPos) {                                     \
+    gqa_dec<T, DL>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,      \
+                   flags, scale, softcap, window, maxPos);                                                      \
+  }
+GQA_DEC(carve_gqa_dec_f32_1, float, 1)
+GQA_DEC(carve_gqa_dec_f32_2, float, 2)
+GQA_DEC(carve_gqa_dec_f32_4, float, 4)
+GQA_DEC(carve_gqa_dec_f32_8, float, 8)
+GQA_DEC(carve_gqa_dec_f16_1, __half, 1)
+GQA_DEC(carve_gqa_dec_f16_2, __half, 2)
+GQA_DEC(carve_gqa_dec_f16_4, __half, 4)
+GQA_DEC(carve_gqa_dec_f16_8, __half, 8)
+GQA_DEC(carve_gqa_dec_bf16_1, bf16, 1)
+GQA_DEC(carve_gqa_dec_bf16_2, bf16, 2)
+GQA_DEC(carve_gqa_dec_bf16_4, bf16, 4)
+GQA_DEC(carve_gqa_dec_bf16_8, bf16, 8)
+
 // carve_gqa_decode_combine_<T>: merges the chunks (slices) of carve_gqa_decode's partials for
 // row blockIdx.x (batch b, head n; S = 1): warp 0 finds the rows' max over the chunks that saw a
 // key and their weights exp(max_c - max) (to shared memory, chunks floats, then the sum), then
@@ -702,6 +1030,7 @@ GQA_DECODE(carve_gqa_decode_bf16_8, bf16, 8)
     const i64 row = blockIdx.x;                                                                           \
     const float* pm = part + (i64)chunks * rowsTotal * Dv;                                                \
     const float* pl = pm + (i64)chunks * rowsTotal;                                                       \
+    asm volatile("griddepcontrol.wait;" ::: "memory"); /* a dependent launch: the core's partials */     \
     if (threadIdx.x < 32) {                                                                               \
       float mx = -INFINITY;                                                                               \
       for (int c = threadIdx.x; c < chunks; c += 32)                                                      \
