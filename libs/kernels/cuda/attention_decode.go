@@ -26,7 +26,7 @@ import (
 
 const (
 	decodeRows  = 8 // csrc DEC_ROWS: the most grouped query heads
-	decodeWarps = 4 // csrc DEC_WARPS: the most warps per block
+	decodeWarps = 8 // csrc DEC_WARPS: the most warps per block
 )
 
 // decodeMaxChunks is the most chunks per (batch, key/value head) and decodeMinKeys the fewest
@@ -40,6 +40,14 @@ var (
 // decodeLegacy selects carve_gqa_decode (lane per key) instead of carve_gqa_dec (lanes split
 // the head dims); benchmarks compare the two.
 var decodeLegacy = false
+
+// decodeBlockWarps is the warps of a carve_gqa_dec block (at most decodeWarps; the legacy
+// kernel takes 4), a variable so that a benchmark can sweep it.
+var decodeBlockWarps int64 = 4
+
+// decodeCluster, when 8 or 16, runs the core as carve_gqa_decc: that many blocks per (batch,
+// key/value head) in a thread block cluster that merges them in the launch (no combine).
+var decodeCluster int64 = 0
 
 // decodePDL launches the combine with programmatic dependent launch (launchDependent), so its
 // launch overlaps the core.
@@ -101,7 +109,10 @@ func decodeWarpsFor(g attnGeom, es int64, t kernels.Target) int64 {
 	if decodeLegacy {
 		shared = decodeShared
 	}
-	w := int64(decodeWarps)
+	w := min(decodeBlockWarps, decodeWarps)
+	if decodeLegacy {
+		w = 4
+	}
 	for w > 1 && shared(g.nq/g.nkv, g.d, es, w) > t.SharedMemPerBlock {
 		w--
 	}
@@ -149,6 +160,18 @@ func decodeSteps(dt graph.DType, g attnGeom, x attnArgs, ksrc, vsrc param, kvss 
 	kernel, shared := fmt.Sprintf("carve_gqa_dec_%s_%d", name, dpl), decShared(g.nq/g.nkv, g.d, es, w)
 	if decodeLegacy {
 		kernel, shared = fmt.Sprintf("carve_gqa_decode_%s_%d", name, dpl), decodeShared(g.nq/g.nkv, g.d, es, w)
+	}
+	if decodeCluster > 0 && !decodeLegacy && dt == graph.BFloat16 && dpl == 4 {
+		return []step{{
+			kernel: fmt.Sprintf("carve_gqa_decc%d_bf16_4", decodeCluster),
+			grid:   Dim3{X: uint32(decodeCluster), Y: uint32(g.b * g.nkv), Z: 1},
+			block:  Dim3{X: uint32(w * 32), Y: 1, Z: 1}, shared: uint32(shared + 4*g.nq/g.nkv*(g.d+2)),
+			params: []param{
+				x.q, ksrc, vsrc, x.k, x.v, x.out, nullp(), x.seqlens, x.total, x.cos, x.sin, x.pos,
+				pack32(g.b, g.nq), pack32(g.nkv, g.d), pack32(g.t, x.rot), pack32(x.qss, kvss),
+				i32p(x.flags), f32p(x.scale), f32p(x.softcap), i32p(int(x.window)), i32p(int(x.maxPos)),
+			},
+		}}, nil
 	}
 	steps := []step{{
 		kernel: kernel,

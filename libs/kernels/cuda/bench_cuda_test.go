@@ -73,7 +73,7 @@ func TestBandwidth(t *testing.T) {
 
 	for _, bc := range benches {
 		t.Run(bc.name, func(t *testing.T) {
-			per, tactic, launches := timeNode(t, b, s, bc.c, bc.share)
+			per, tactic, launches := timeNode(t, b, s, bc.c, nil, bc.share)
 			t.Logf("BENCH %-36s tactic=%-9s launches=%d %9.1f us %8.3f MB %7.0f GB/s (%.0f%% of 4.1 TB/s)",
 				bc.name, tactic, launches, per*1e6, float64(bc.bytes)/1e6, float64(bc.bytes)/per/1e9,
 				100*float64(bc.bytes)/per/4.1e12)
@@ -81,12 +81,15 @@ func TestBandwidth(t *testing.T) {
 	}
 }
 
-// timeNode is the seconds per call of case c's node, replaying a captured CUDA graph of many
-// calls, with its tactic and launches. share binds GQA's past inputs to its present outputs.
-func timeNode(t *testing.T, b *Backend, s alloc.Stream, c kcase, share bool) (float64, string, int) {
+// timeNode is the seconds per call of case c's node on inputs vals (caseInputs' when nil),
+// replaying a captured CUDA graph of many calls, with its tactic and launches. share binds GQA's
+// past inputs to its present outputs.
+func timeNode(t *testing.T, b *Backend, s alloc.Stream, c kcase, vals [][]float64, share bool) (float64, string, int) {
 	reg, err := Registry()
 	require.NoError(t, err)
-	vals := caseInputs(c, 1)
+	if vals == nil {
+		vals = caseInputs(c, 1)
+	}
 	inst, err := reg.Select(&c.node, b.Target())
 	require.NoError(t, err)
 	in := make([]kernels.Tensor, len(c.node.Inputs))
@@ -144,21 +147,33 @@ func TestDecodeLatency(t *testing.T) {
 	bf := graph.BFloat16
 	A := kernels.Attrs
 	type variant struct {
-		name        string
-		legacy, pdl bool
-		maxChunks   int64
+		name                      string
+		legacy, pdl               bool
+		maxChunks, warps, cluster int64
 	}
-	variants := []variant{{name: "dec", maxChunks: decodeMaxChunks, pdl: decodePDL}}
+	variants := []variant{{name: "dec", maxChunks: decodeMaxChunks, pdl: decodePDL, warps: decodeBlockWarps}}
 	if sweep {
-		variants = append(variants, variant{name: "legacy", legacy: true, maxChunks: 64})
-		for _, c := range []int64{8, 16, 32} {
-			variants = append(variants, variant{name: "dec-c" + itoa(c), maxChunks: c})
+		variants = append(variants, variant{name: "legacy", legacy: true, maxChunks: 64, warps: 4})
+		for _, c := range []int64{8, 16, 32, 64} {
+			for _, w := range []int64{4, 8} {
+				for _, pdl := range []bool{false, true} {
+					name := "c" + itoa(c) + "-w" + itoa(w)
+					if pdl {
+						name += "-pdl"
+					}
+					variants = append(variants, variant{name: name, maxChunks: c, warps: w, pdl: pdl})
+				}
+			}
 		}
-		for _, c := range []int64{16, 32, 64} {
-			variants = append(variants, variant{name: "dec-pdl-c" + itoa(c), maxChunks: c, pdl: true})
+		for _, cl := range []int64{8, 16} {
+			for _, w := range []int64{4, 8} {
+				variants = append(variants, variant{name: "cluster" + itoa(cl) + "-w" + itoa(w), maxChunks: 64, warps: w, cluster: cl})
+			}
 		}
 	}
-	defer func(l, p bool, m int64) { decodeLegacy, decodePDL, decodeMaxChunks = l, p, m }(decodeLegacy, decodePDL, decodeMaxChunks)
+	defer func(l, p bool, m, w, cl int64) {
+		decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster = l, p, m, w, cl
+	}(decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster)
 	for _, bsz := range []int64{1, 8} {
 		for _, ctx := range []int64{1024, 8192} {
 			seq := make([]int, bsz)
@@ -167,14 +182,15 @@ func TestDecodeLatency(t *testing.T) {
 			}
 			c := gqaCase(gqaSpec{name: "decode", dt: bf, b: bsz, s: 1, p: ctx, tcap: ctx, nq: 12, nkv: 2, d: 128, seqlens: seq,
 				rotary: true, present: true})
+			vals := caseInputs(c, 1)
 			for _, vr := range variants {
-				decodeLegacy, decodePDL, decodeMaxChunks = vr.legacy, vr.pdl, vr.maxChunks
-				per, tactic, launches := timeNode(t, b, s, c, true)
-				t.Logf("BENCH GQA decode b%d ctx%-5d %-9s tactic=%s launches=%d %7.2f us", bsz, ctx, vr.name, tactic, launches, per*1e6)
+				decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster = vr.legacy, vr.pdl, vr.maxChunks, vr.warps, vr.cluster
+				per, tactic, launches := timeNode(t, b, s, c, vals, true)
+				t.Logf("BENCH GQA decode b%d ctx%-5d %-12s tactic=%s launches=%d %7.2f us", bsz, ctx, vr.name, tactic, launches, per*1e6)
 			}
 		}
 	}
-	decodeLegacy, decodePDL, decodeMaxChunks = false, false, 64
+	decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster = false, false, 64, 4, 0
 	const h = 1536
 	norms := []struct {
 		name string
@@ -205,7 +221,7 @@ func TestDecodeLatency(t *testing.T) {
 					continue
 				}
 				normRowsOff = off
-				per, _, _ := timeNode(t, b, s, nm.c(bsz), false)
+				per, _, _ := timeNode(t, b, s, nm.c(bsz), nil, false)
 				kern := "rows"
 				if off {
 					kern = "legacy"

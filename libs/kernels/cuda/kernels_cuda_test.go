@@ -173,4 +173,19 @@ func TestGQADecodeDependentLaunch(t *testing.T) {
 		require.True(t, inst.(*instance).prog[len(inst.(*instance).prog)-1].dependent, "chunks %d", chunks)
 		require.Equal(t, plain, dep, "chunks %d", chunks)
 	}
+	// the cluster variants merge in the launch: the same output up to rounding
+	defer func(cl, w int64) { decodeCluster, decodeBlockWarps = cl, w }(decodeCluster, decodeBlockWarps)
+	decodePDL, decodeMaxChunks = false, 64
+	plain, _ := runGPU(t, b, s, c, vals)
+	for _, cl := range []int64{8, 16} {
+		for _, w := range []int64{4, 8} {
+			decodeCluster, decodeBlockWarps = cl, w
+			got, inst := runGPU(t, b, s, c, vals)
+			require.Len(t, inst.(*instance).prog, 1)
+			for i := range plain[0] {
+				require.InDelta(t, plain[0][i], got[0][i], 0.02+0.01*math.Abs(plain[0][i]), "cluster %d warps %d element %d", cl, w, i)
+			}
+			require.Equal(t, plain[1], got[1], "cluster %d warps %d: the cache", cl, w)
+		}
+	}
 }

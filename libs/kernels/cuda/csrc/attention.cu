@@ -15,6 +15,8 @@
 // Key validity follows the CPU kernels: GQA mode (ATT_GQA) excludes keys outside [lo, hi) from
 // seqlens_k, total_sequence_length, causality and the local window; MHA mode adds
 // mask_filter_value for masked and (unidirectional) future keys and adds attention_bias.
+#include <cooperative_groups.h>
+
 #include "common.cuh"
 
 using namespace carve;
@@ -423,7 +425,7 @@ COMBINE(carve_attn_combine_bf16, bf16)
 // key and value row stride. The caches are [B, Nkv, Tcap, D].
 enum {
   DEC_ROWS = 8,   // the most grouped query heads per key/value head
-  DEC_WARPS = 4,  // the most warps a block has
+  DEC_WARPS = 8,  // the most warps a block has
   DEC_STAGE = 8,  // query, key and value elements a thread loads at once
 };
 
@@ -731,7 +733,7 @@ __device__ __forceinline__ void ld_dl(const T* p, T (&e)[DL], bool vec, int nval
   for (int i = 0; i < DL; i++) e[i] = i < nvalid ? p[i] : fromf<T>(0.f);
 }
 
-template <typename T, int DL>
+template <typename T, int DL, int CL>
 __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part,
                                         const int* seqlens, const int* totalp, const T* cosc, const T* sinc,
                                         const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, int flags, float scale,
@@ -969,7 +971,7 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
       Ls += w * mr[D + 1];
     }
     wts[r * (P + 1) + P] = Ls;
-    if (C > 1) {
+    if (CL == 0 && C > 1) {
       const i64 rowsTotal = (i64)B * N, prow = (i64)b * N + (i64)kh * G + r;
       float* pm = part + (i64)C * rowsTotal * D;
       pm[(i64)c * rowsTotal + prow] = M * LN2;
@@ -977,6 +979,45 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
     }
   }
   __syncthreads();
+  if constexpr (CL > 0) {
+    // a cluster of the C blocks: each block's merged rows to its shared memory [G][D + 2] (A,
+    // max, sum), then block c normalizes every C-th output from all the blocks' rows (DSMEM)
+    float* blk = wts + G * (P + 1);
+    for (int e = tid; e < G * D; e += blockDim.x) {
+      const int r = e / D, d = e - r * D;
+      const float* w = wts + r * (P + 1);
+      float A = 0.f;
+      for (int pp = 0; pp < P; pp++) A = fmaf(w[pp], merge[((i64)pp * G + r) * stride + d], A);
+      blk[r * stride + d] = A;
+    }
+    for (int r = tid; r < G; r += blockDim.x) {
+      float M = -INFINITY;
+      for (int pp = 0; pp < P; pp++) M = fmaxf(M, merge[((i64)pp * G + r) * stride + D]);
+      blk[r * stride + D] = M;
+      blk[r * stride + D + 1] = wts[r * (P + 1) + P];
+    }
+    namespace cg = cooperative_groups;
+    cg::cluster_group cl = cg::this_cluster();
+    cl.sync();
+    for (int e = c * blockDim.x + tid; e < G * D; e += C * blockDim.x) {
+      const int r = e / D, d = e - r * D;
+      float M = -INFINITY;
+      for (int k = 0; k < C; k++) M = fmaxf(M, cl.map_shared_rank(blk, k)[r * stride + D]);
+      float A = 0.f, Ls = 0.f;
+      if (M != -INFINITY) {
+        for (int k = 0; k < C; k++) {
+          const float* rb = cl.map_shared_rank(blk, k) + r * stride;
+          if (rb[D] == -INFINITY) continue;
+          const float f = exp2f(rb[D] - M);
+          A = fmaf(f, rb[d], A);
+          Ls = fmaf(f, rb[D + 1], Ls);
+        }
+      }
+      out[((i64)b * N + (i64)kh * G + r) * D + d] = fromf<T>(Ls > 0.f ? A / Ls : 0.f);
+    }
+    cl.sync();  // no block leaves while another reads its shared memory
+    return;
+  }
   const i64 rowsTotal = (i64)B * N;
   for (int e = tid; e < G * D; e += blockDim.x) {
     const int r = e / D, d = e - r * D;
@@ -1000,8 +1041,8 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
       name(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part, const int* seqlens,      \
            const int* total, const T* cosc, const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, \
            int flags, float scale, float softcap, int window, int maxPos) {                                     \
-    gqa_dec<T, DL>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,      \
-                   flags, scale, softcap, window, maxPos);                                                      \
+    gqa_dec<T, DL, 0>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,   \
+                      flags, scale, softcap, window, maxPos);                                                   \
   }
 GQA_DEC(carve_gqa_dec_f32_1, float, 1)
 GQA_DEC(carve_gqa_dec_f32_2, float, 2)
@@ -1015,6 +1056,19 @@ GQA_DEC(carve_gqa_dec_bf16_1, bf16, 1)
 GQA_DEC(carve_gqa_dec_bf16_2, bf16, 2)
 GQA_DEC(carve_gqa_dec_bf16_4, bf16, 4)
 GQA_DEC(carve_gqa_dec_bf16_8, bf16, 8)
+
+// carve_gqa_decc<CL>_<T>_<DL>: carve_gqa_dec over a thread block cluster of CL blocks (the
+// grid's x), merged through distributed shared memory in the launch: no partials, no combine.
+#define GQA_DECC(name, T, DL, CL)                                                                              \
+  extern "C" __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(DEC_WARPS * 32)                      \
+      name(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part, const int* seqlens,      \
+           const int* total, const T* cosc, const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, \
+           int flags, float scale, float softcap, int window, int maxPos) {                                     \
+    gqa_dec<T, DL, CL>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,  \
+                       flags, scale, softcap, window, maxPos);                                                  \
+  }
+GQA_DECC(carve_gqa_decc8_bf16_4, bf16, 4, 8)
+GQA_DECC(carve_gqa_decc16_bf16_4, bf16, 4, 16)
 
 // carve_gqa_decode_combine_<T>: merges the chunks (slices) of carve_gqa_decode's partials for
 // row blockIdx.x (batch b, head n; S = 1): warp 0 finds the rows' max over the chunks that saw a
