@@ -63,10 +63,33 @@ func decLanes(d, dl int64) int64 {
 	return l
 }
 
+// decodeDims, when set, overrides carve_gqa_dec's dims a lane (a benchmark sweeps it).
+var decodeDims int64 = 0
+
+// decDims is carve_gqa_dec's dims a lane for head size d: dplFor's (the fewest that 32 lanes
+// cover d with), or decodeDims when set and large enough.
+func decDims(d int64) int64 {
+	dl, _ := dplFor(d)
+	if decodeDims > dl {
+		return decodeDims
+	}
+	return dl
+}
+
+// decRows is the rows carve_gqa_dec computes for g grouped query heads (csrc GQA_DEC_R): 2, 4
+// or decodeRows, the rows past g computed on zeros so that no row waits behind a branch.
+func decRows(g int64) int64 {
+	r := int64(2)
+	for r < g {
+		r *= 2
+	}
+	return r
+}
+
 // decShared is carve_gqa_dec's dynamic shared memory for warps warps: the new key and value,
 // then the larger of the queries as float32 and the processors' merge area and weights.
 func decShared(g, d, es, warps int64) int64 {
-	dl, _ := dplFor(d)
+	dl := decDims(d)
 	procs := warps * 32 / decLanes(d, dl)
 	head := ((2*d*es+3)/4 + 3) &^ 3
 	return (head + max(g*d, procs*g*(d+2)+g*(procs+1))) * 4
@@ -157,7 +180,7 @@ func decodeSteps(dt graph.DType, g attnGeom, x attnArgs, ksrc, vsrc param, kvss 
 	if c > 1 {
 		part = x.part
 	}
-	kernel, shared := fmt.Sprintf("carve_gqa_dec_%s_%d", name, dpl), decShared(g.nq/g.nkv, g.d, es, w)
+	kernel, shared := fmt.Sprintf("carve_gqa_dec_%s_%d_%d", name, decDims(g.d), decRows(g.nq/g.nkv)), decShared(g.nq/g.nkv, g.d, es, w)
 	if decodeLegacy {
 		kernel, shared = fmt.Sprintf("carve_gqa_decode_%s_%d", name, dpl), decodeShared(g.nq/g.nkv, g.d, es, w)
 	}

@@ -150,6 +150,7 @@ func TestDecodeLatency(t *testing.T) {
 		name                      string
 		legacy, pdl               bool
 		maxChunks, warps, cluster int64
+		dims                      int64
 	}
 	variants := []variant{{name: "dec", maxChunks: decodeMaxChunks, pdl: decodePDL, warps: decodeBlockWarps}}
 	if sweep {
@@ -165,15 +166,19 @@ func TestDecodeLatency(t *testing.T) {
 				}
 			}
 		}
+		for _, c := range []int64{32, 64} {
+			variants = append(variants, variant{name: "c" + itoa(c) + "-w4-dl8", maxChunks: c, warps: 4, dims: 8},
+				variant{name: "c" + itoa(c) + "-w4-dl8-pdl", maxChunks: c, warps: 4, dims: 8, pdl: true})
+		}
 		for _, cl := range []int64{8, 16} {
 			for _, w := range []int64{4, 8} {
 				variants = append(variants, variant{name: "cluster" + itoa(cl) + "-w" + itoa(w), maxChunks: 64, warps: w, cluster: cl})
 			}
 		}
 	}
-	defer func(l, p bool, m, w, cl int64) {
-		decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster = l, p, m, w, cl
-	}(decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster)
+	defer func(l, p bool, m, w, cl, dl int64) {
+		decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster, decodeDims = l, p, m, w, cl, dl
+	}(decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster, decodeDims)
 	for _, bsz := range []int64{1, 8} {
 		for _, ctx := range []int64{1024, 8192} {
 			seq := make([]int, bsz)
@@ -184,13 +189,13 @@ func TestDecodeLatency(t *testing.T) {
 				rotary: true, present: true})
 			vals := caseInputs(c, 1)
 			for _, vr := range variants {
-				decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster = vr.legacy, vr.pdl, vr.maxChunks, vr.warps, vr.cluster
+				decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster, decodeDims = vr.legacy, vr.pdl, vr.maxChunks, vr.warps, vr.cluster, vr.dims
 				per, tactic, launches := timeNode(t, b, s, c, vals, true)
 				t.Logf("BENCH GQA decode b%d ctx%-5d %-12s tactic=%s launches=%d %7.2f us", bsz, ctx, vr.name, tactic, launches, per*1e6)
 			}
 		}
 	}
-	decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster = false, false, 64, 4, 0
+	decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster, decodeDims = false, false, 64, 4, 0, 0
 	const h = 1536
 	norms := []struct {
 		name string

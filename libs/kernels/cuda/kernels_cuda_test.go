@@ -154,13 +154,16 @@ func TestGQASharedBuffer(t *testing.T) {
 	}
 }
 
-// The decode combine launched dependent (programmatic dependent launch, overlapping the core)
-// gives the output of the plain launch, bit for bit, at a few chunk counts.
-func TestGQADecodeDependentLaunch(t *testing.T) {
+// The decode tactic's variants agree: the combine launched dependent (programmatic dependent
+// launch, overlapping the core) gives the plain launch's output bit for bit; 8 dims a lane and
+// the thread block clusters (merged in the launch) give it up to rounding, and the same cache.
+func TestGQADecodeVariants(t *testing.T) {
 	b := testBackend(t)
 	s := testStream(t, b.dev)
-	defer func(p bool, m int64) { decodePDL, decodeMaxChunks = p, m }(decodePDL, decodeMaxChunks)
-	c := gqaCase(gqaSpec{name: "pdl", dt: graph.BFloat16, b: 2, s: 1, p: 1500, tcap: 2048, nq: 12, nkv: 2, d: 128,
+	defer func(p bool, m, cl, w, dl int64) {
+		decodePDL, decodeMaxChunks, decodeCluster, decodeBlockWarps, decodeDims = p, m, cl, w, dl
+	}(decodePDL, decodeMaxChunks, decodeCluster, decodeBlockWarps, decodeDims)
+	c := gqaCase(gqaSpec{name: "variants", dt: graph.BFloat16, b: 2, s: 1, p: 1500, tcap: 2048, nq: 12, nkv: 2, d: 128,
 		seqlens: []int{1500, 333}, rotary: true, present: true})
 	vals := caseInputs(c, 5)
 	for _, chunks := range []int64{8, 64} {
@@ -173,19 +176,17 @@ func TestGQADecodeDependentLaunch(t *testing.T) {
 		require.True(t, inst.(*instance).prog[len(inst.(*instance).prog)-1].dependent, "chunks %d", chunks)
 		require.Equal(t, plain, dep, "chunks %d", chunks)
 	}
-	// the cluster variants merge in the launch: the same output up to rounding
-	defer func(cl, w int64) { decodeCluster, decodeBlockWarps = cl, w }(decodeCluster, decodeBlockWarps)
 	decodePDL, decodeMaxChunks = false, 64
 	plain, _ := runGPU(t, b, s, c, vals)
-	for _, cl := range []int64{8, 16} {
-		for _, w := range []int64{4, 8} {
-			decodeCluster, decodeBlockWarps = cl, w
-			got, inst := runGPU(t, b, s, c, vals)
+	for _, vr := range []struct{ cluster, warps, dims int64 }{{0, 4, 8}, {0, 8, 8}, {8, 4, 0}, {8, 8, 0}, {16, 4, 0}, {16, 8, 0}} {
+		decodeCluster, decodeBlockWarps, decodeDims = vr.cluster, vr.warps, vr.dims
+		got, inst := runGPU(t, b, s, c, vals)
+		if vr.cluster > 0 {
 			require.Len(t, inst.(*instance).prog, 1)
-			for i := range plain[0] {
-				require.InDelta(t, plain[0][i], got[0][i], 0.02+0.01*math.Abs(plain[0][i]), "cluster %d warps %d element %d", cl, w, i)
-			}
-			require.Equal(t, plain[1], got[1], "cluster %d warps %d: the cache", cl, w)
 		}
+		for i := range plain[0] {
+			require.InDelta(t, plain[0][i], got[0][i], 0.02+0.01*math.Abs(plain[0][i]), "%+v element %d", vr, i)
+		}
+		require.Equal(t, plain[1], got[1], "%+v: the cache", vr)
 	}
 }

@@ -733,12 +733,12 @@ __device__ __forceinline__ void ld_dl(const T* p, T (&e)[DL], bool vec, int nval
   for (int i = 0; i < DL; i++) e[i] = i < nvalid ? p[i] : fromf<T>(0.f);
 }
 
-template <typename T, int DL, int CL>
+template <typename T, int DL, int R, int CL>
 __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part,
                                         const int* seqlens, const int* totalp, const T* cosc, const T* sinc,
                                         const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, int flags, float scale,
                                         float softcap, int window, int maxPos) {
-  constexpr int R = DEC_ROWS, U = DL >= 8 ? DEC_KEYS / 2 : DEC_KEYS;
+  constexpr int U = DL >= 8 ? DEC_KEYS / 2 : DEC_KEYS, VE = 16 / sizeof(T);
   constexpr float LOG2E = 1.4426950408889634f, LN2 = 0.6931471805599453f;
   const int B = lo32(bn), N = hi32(bn), Nkv = lo32(hd), D = hi32(hd), Tcap = lo32(tr), rot = hi32(tr);
   const int qss = lo32(strides), kvss = hi32(strides);
@@ -830,22 +830,68 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
     return tof(src[d]);
   };
   const int nst = (G + 2) * D;
-  for (int e0 = tid; e0 < nst; e0 += DEC_STAGE * blockDim.x) {
-    float x[DEC_STAGE];
+  // 16-byte vectors of VE dims a thread when the rows, the rotary halves and the tables allow
+  const T* kvb = ksrc + (i64)b * kvss + (i64)kh * D;
+  const T* vvb = vsrc + (i64)b * kvss + (i64)kh * D;
+  const bool rotv = !(flags & ATT_ROTARY) ||
+                    (rot % (2 * VE) == 0 && ((uintptr_t)cosc & 15) == 0 && ((uintptr_t)sinc & 15) == 0);
+  if (D % VE == 0 && rotv && ((uintptr_t)qb & 15) == 0 && ((uintptr_t)kvb & 15) == 0 &&
+      ((uintptr_t)vvb & 15) == 0) {
+    for (int e0 = tid * VE; e0 < nst; e0 += blockDim.x * VE) {
+      const int r = e0 / D, d0 = e0 - r * D;
+      const T* src = r < G ? qb + r * D : (r == G ? kvb : vvb);
+      float x[VE], y[VE];
+      vec_load<T, VE>(src + d0, x);
+      if ((flags & ATT_ROTARY) && r <= G && d0 < rot) {
+        if (flags & ATT_INTERLEAVED) {  // pairs (2k, 2k + 1) at table index d0 / 2 + k
+          float cs[VE], sn[VE];
+          vec_load<T, VE>(cosc + p * half + (d0 / (2 * VE)) * VE, cs);
+          vec_load<T, VE>(sinc + p * half + (d0 / (2 * VE)) * VE, sn);
+          const int o = (d0 / VE) % 2 * (VE / 2);
 #pragma unroll
-    for (int k = 0; k < DEC_STAGE; k++) {
-      const int e = e0 + k * blockDim.x;
-      x[k] = e < nst ? staged(e) : 0.f;
-    }
+          for (int k = 0; k < VE / 2; k++) {
+            const float c0 = cs[o + k], s0 = sn[o + k], x0 = x[2 * k], x1 = x[2 * k + 1];
+            y[2 * k] = x0 * c0 - x1 * s0;
+            y[2 * k + 1] = x1 * c0 + x0 * s0;
+          }
+        } else {  // d pairs with d + half
+          const bool lead = d0 < half;
+          float xp[VE], cs[VE], sn[VE];
+          vec_load<T, VE>(src + (lead ? d0 + half : d0 - half), xp);
+          vec_load<T, VE>(cosc + p * half + (lead ? d0 : d0 - half), cs);
+          vec_load<T, VE>(sinc + p * half + (lead ? d0 : d0 - half), sn);
 #pragma unroll
-    for (int k = 0; k < DEC_STAGE; k++) {
-      const int e = e0 + k * blockDim.x;
-      if (e >= nst) break;
-      const int r = e / D, d = e - r * D;
-      if (r < G) {
-        qs[r * D + d] = x[k];
+          for (int k = 0; k < VE; k++) y[k] = lead ? x[k] * cs[k] - xp[k] * sn[k] : x[k] * cs[k] + xp[k] * sn[k];
+        }
       } else {
-        (r == G ? knew : vnew)[d] = fromf<T>(x[k]);
+#pragma unroll
+        for (int k = 0; k < VE; k++) y[k] = x[k];
+      }
+      if (r < G) {
+#pragma unroll
+        for (int k = 0; k < VE; k += 4) *(float4*)&qs[r * D + d0 + k] = make_float4(y[k], y[k + 1], y[k + 2], y[k + 3]);
+      } else {
+        vec_store<T, VE>((r == G ? knew : vnew) + d0, y);
+      }
+    }
+  } else {
+    for (int e0 = tid; e0 < nst; e0 += DEC_STAGE * blockDim.x) {
+      float x[DEC_STAGE];
+#pragma unroll
+      for (int k = 0; k < DEC_STAGE; k++) {
+        const int e = e0 + k * blockDim.x;
+        x[k] = e < nst ? staged(e) : 0.f;
+      }
+#pragma unroll
+      for (int k = 0; k < DEC_STAGE; k++) {
+        const int e = e0 + k * blockDim.x;
+        if (e >= nst) break;
+        const int r = e / D, d = e - r * D;
+        if (r < G) {
+          qs[r * D + d] = x[k];
+        } else {
+          (r == G ? knew : vnew)[d] = fromf<T>(x[k]);
+        }
       }
     }
   }
@@ -858,8 +904,8 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
     }
   }
   // the lane's dims of the rows are read from shared memory per batch (registers hold the
-  // batch's keys and values and the accumulators), scaled to base 2 unless softcap, which
-  // applies tanh first
+  // batch's keys and values and the accumulators); rows G..R-1 are zeros, computed and dropped,
+  // so that no row's work sits behind a branch and the rows' shuffles overlap
   const float qscale = softcap > 0.f ? scale : scale * LOG2E;
   T kn_[DL], vn_[DL];  // the new key and value in the lane's dims
 #pragma unroll
@@ -891,49 +937,62 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
         vf[u][e] = tof(isnew ? vn_[e] : vr[u][e]);
       }
     }
+    // the lane's share of every (row, key) score, then the sums over the processor's lanes
+    float s[R][U];
 #pragma unroll
     for (int r = 0; r < R; r++) {
-      if (r >= G) continue;
       float qv[DL];
       if (qvec) {
 #pragma unroll
-        for (int e = 0; e < DL; e += 4) *(float4*)&qv[e] = *(const float4*)&qs[r * D + d0 + e];
+        for (int e = 0; e < DL; e += 4) *(float4*)&qv[e] = *(const float4*)&qs[min(r, G - 1) * D + d0 + e];
       } else {
 #pragma unroll
-        for (int e = 0; e < DL; e++) qv[e] = e < nvalid ? qs[r * D + d0 + e] : 0.f;
+        for (int e = 0; e < DL; e++) qv[e] = e < nvalid ? qs[min(r, G - 1) * D + d0 + e] : 0.f;
       }
-      float s[U];
 #pragma unroll
       for (int u = 0; u < U; u++) {
         float a = 0.f;
 #pragma unroll
         for (int e = 0; e < DL; e++) a = fmaf(qv[e], kf[u][e], a);
-        s[u] = a;
+        s[r][u] = a;
       }
+    }
 #pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        if (o >= L) break;
+    for (int o = 1; o < 32; o <<= 1) {
+      if (o >= L) break;
 #pragma unroll
-        for (int u = 0; u < U; u++) s[u] += __shfl_xor_sync(0xffffffffu, s[u], o);
-      }
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int u = 0; u < U; u++) s[r][u] += __shfl_xor_sync(0xffffffffu, s[r][u], o);
+    }
+    if (softcap > 0.f) {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int u = 0; u < U; u++) s[r][u] = softcap * tanhf(s[r][u] * qscale / softcap) * LOG2E;
+    } else {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int u = 0; u < U; u++) s[r][u] *= qscale;
+    }
+    // the online softmax and p * V, branch-free (a row that has seen no key keeps m = -inf)
+#pragma unroll
+    for (int r = 0; r < R; r++) {
       float bm = -INFINITY;
 #pragma unroll
       for (int u = 0; u < U; u++) {
-        float x = s[u] * qscale;
-        if (softcap > 0.f) x = softcap * tanhf(x / softcap) * LOG2E;
-        x = jp + u < ke ? x : -INFINITY;
-        s[u] = x;
-        bm = fmaxf(bm, x);
+        s[r][u] = jp + u < ke ? s[r][u] : -INFINITY;
+        bm = fmaxf(bm, s[r][u]);
       }
-      const float mn = fmaxf(m[r], bm);
-      if (mn == -INFINITY) continue;
-      const float alpha = exp2f(m[r] - mn);
+      const float mn = fmaxf(m[r], bm), ms = mn == -INFINITY ? 0.f : mn;
+      const float alpha = exp2f(m[r] - ms);
       float ps = 0.f;
 #pragma unroll
       for (int e = 0; e < DL; e++) acc[r][e] *= alpha;
 #pragma unroll
       for (int u = 0; u < U; u++) {
-        const float pu = exp2f(s[u] - mn);
+        const float pu = exp2f(s[r][u] - ms);
         ps += pu;
 #pragma unroll
         for (int e = 0; e < DL; e++) acc[r][e] = fmaf(pu, vf[u][e], acc[r][e]);
@@ -1036,35 +1095,39 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
 
 }  // namespace
 
-#define GQA_DEC(name, T, DL)                                                                                   \
+#define GQA_DEC(name, T, DL, R)                                                                                \
   extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32)                                                 \
       name(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part, const int* seqlens,      \
            const int* total, const T* cosc, const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, \
            int flags, float scale, float softcap, int window, int maxPos) {                                     \
-    gqa_dec<T, DL, 0>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,   \
-                      flags, scale, softcap, window, maxPos);                                                   \
+    gqa_dec<T, DL, R, 0>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,\
+                         flags, scale, softcap, window, maxPos);                                                \
   }
-GQA_DEC(carve_gqa_dec_f32_1, float, 1)
-GQA_DEC(carve_gqa_dec_f32_2, float, 2)
-GQA_DEC(carve_gqa_dec_f32_4, float, 4)
-GQA_DEC(carve_gqa_dec_f32_8, float, 8)
-GQA_DEC(carve_gqa_dec_f16_1, __half, 1)
-GQA_DEC(carve_gqa_dec_f16_2, __half, 2)
-GQA_DEC(carve_gqa_dec_f16_4, __half, 4)
-GQA_DEC(carve_gqa_dec_f16_8, __half, 8)
-GQA_DEC(carve_gqa_dec_bf16_1, bf16, 1)
-GQA_DEC(carve_gqa_dec_bf16_2, bf16, 2)
-GQA_DEC(carve_gqa_dec_bf16_4, bf16, 4)
-GQA_DEC(carve_gqa_dec_bf16_8, bf16, 8)
+#define GQA_DEC_R(T, tn, DL)                               \
+  GQA_DEC(carve_gqa_dec_##tn##_##DL##_2, T, DL, 2)         \
+  GQA_DEC(carve_gqa_dec_##tn##_##DL##_4, T, DL, 4)         \
+  GQA_DEC(carve_gqa_dec_##tn##_##DL##_8, T, DL, 8)
+GQA_DEC_R(float, f32, 1)
+GQA_DEC_R(float, f32, 2)
+GQA_DEC_R(float, f32, 4)
+GQA_DEC_R(float, f32, 8)
+GQA_DEC_R(__half, f16, 1)
+GQA_DEC_R(__half, f16, 2)
+GQA_DEC_R(__half, f16, 4)
+GQA_DEC_R(__half, f16, 8)
+GQA_DEC_R(bf16, bf16, 1)
+GQA_DEC_R(bf16, bf16, 2)
+GQA_DEC_R(bf16, bf16, 4)
+GQA_DEC_R(bf16, bf16, 8)
 
-// carve_gqa_decc<CL>_<T>_<DL>: carve_gqa_dec over a thread block cluster of CL blocks (the
+// carve_gqa_decc<CL>_<T>_<DL>: carve_gqa_dec (8 rows) over a thread block cluster of CL blocks (the
 // grid's x), merged through distributed shared memory in the launch: no partials, no combine.
 #define GQA_DECC(name, T, DL, CL)                                                                              \
   extern "C" __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(DEC_WARPS * 32)                      \
       name(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part, const int* seqlens,      \
            const int* total, const T* cosc, const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, \
            int flags, float scale, float softcap, int window, int maxPos) {                                     \
-    gqa_dec<T, DL, CL>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,  \
+    gqa_dec<T, DL, 8, CL>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,  \
                        flags, scale, softcap, window, maxPos);                                                  \
   }
 GQA_DECC(carve_gqa_decc8_bf16_4, bf16, 4, 8)
