@@ -135,8 +135,9 @@ func timeNode(t *testing.T, b *Backend, s alloc.Stream, c kcase, vals [][]float6
 // TestDecodeLatency measures, when CARVE_BENCH is set, the decode step's attention node
 // (GroupQueryAttention of Qwen2.5-1.5B's shape, bfloat16, past and present one buffer) and its
 // norm rows at batch 1 and 8, context 1024 and 8192, as "BENCH GQA" and "BENCH NORM" lines in
-// microseconds per node (all its launches). CARVE_BENCH_SWEEP=1 adds the legacy kernels and
-// other chunk counts.
+// microseconds per node (all its launches). CARVE_BENCH_SWEEP=1 adds other chunk counts and
+// block sizes of the attention core, the combine launched plainly, and the norms' row-walking
+// kernel (carve_layer_norm).
 func TestDecodeLatency(t *testing.T) {
 	if os.Getenv("CARVE_BENCH") == "" {
 		t.Skip("set CARVE_BENCH=1 to measure")
@@ -147,38 +148,22 @@ func TestDecodeLatency(t *testing.T) {
 	bf := graph.BFloat16
 	A := kernels.Attrs
 	type variant struct {
-		name                      string
-		legacy, pdl               bool
-		maxChunks, warps, cluster int64
-		dims                      int64
+		name             string
+		pdl              bool
+		maxChunks, warps int64
 	}
-	variants := []variant{{name: "dec", maxChunks: decodeMaxChunks, pdl: decodePDL, warps: decodeBlockWarps}}
+	variants := []variant{{name: "default", maxChunks: decodeMaxChunks, warps: decodeBlockWarps, pdl: decodePDL}}
 	if sweep {
-		variants = append(variants, variant{name: "legacy", legacy: true, maxChunks: 64, warps: 4})
+		variants = append(variants, variant{name: "no-pdl", maxChunks: decodeMaxChunks, warps: decodeBlockWarps})
 		for _, c := range []int64{8, 16, 32, 64} {
 			for _, w := range []int64{4, 8} {
-				for _, pdl := range []bool{false, true} {
-					name := "c" + itoa(c) + "-w" + itoa(w)
-					if pdl {
-						name += "-pdl"
-					}
-					variants = append(variants, variant{name: name, maxChunks: c, warps: w, pdl: pdl})
-				}
-			}
-		}
-		for _, c := range []int64{32, 64} {
-			variants = append(variants, variant{name: "c" + itoa(c) + "-w4-dl8", maxChunks: c, warps: 4, dims: 8},
-				variant{name: "c" + itoa(c) + "-w4-dl8-pdl", maxChunks: c, warps: 4, dims: 8, pdl: true})
-		}
-		for _, cl := range []int64{8, 16} {
-			for _, w := range []int64{4, 8} {
-				variants = append(variants, variant{name: "cluster" + itoa(cl) + "-w" + itoa(w), maxChunks: 64, warps: w, cluster: cl})
+				variants = append(variants, variant{name: "c" + itoa(c) + "-w" + itoa(w), maxChunks: c, warps: w, pdl: true})
 			}
 		}
 	}
-	defer func(l, p bool, m, w, cl, dl int64) {
-		decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster, decodeDims = l, p, m, w, cl, dl
-	}(decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster, decodeDims)
+	defer func(p bool, m, w int64) {
+		decodePDL, decodeMaxChunks, decodeBlockWarps = p, m, w
+	}(decodePDL, decodeMaxChunks, decodeBlockWarps)
 	for _, bsz := range []int64{1, 8} {
 		for _, ctx := range []int64{1024, 8192} {
 			seq := make([]int, bsz)
@@ -189,13 +174,13 @@ func TestDecodeLatency(t *testing.T) {
 				rotary: true, present: true})
 			vals := caseInputs(c, 1)
 			for _, vr := range variants {
-				decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster, decodeDims = vr.legacy, vr.pdl, vr.maxChunks, vr.warps, vr.cluster, vr.dims
+				decodePDL, decodeMaxChunks, decodeBlockWarps = vr.pdl, vr.maxChunks, vr.warps
 				per, tactic, launches := timeNode(t, b, s, c, vals, true)
 				t.Logf("BENCH GQA decode b%d ctx%-5d %-12s tactic=%s launches=%d %7.2f us", bsz, ctx, vr.name, tactic, launches, per*1e6)
 			}
 		}
 	}
-	decodeLegacy, decodePDL, decodeMaxChunks, decodeBlockWarps, decodeCluster, decodeDims = false, false, 64, 4, 0, 0
+	decodePDL, decodeMaxChunks, decodeBlockWarps = variants[0].pdl, variants[0].maxChunks, variants[0].warps
 	const h = 1536
 	norms := []struct {
 		name string

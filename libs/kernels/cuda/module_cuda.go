@@ -43,7 +43,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -164,12 +163,6 @@ func (m *module) function(name string) (*kfunc, error) {
 			return nil, err
 		}
 		f := &kfunc{fn: fn, sharedMax: 48 << 10}
-		if strings.HasPrefix(name, "carve_gqa_decc") {
-			// clusters wider than the portable 8 blocks (csrc GQA_DECC)
-			if err := cuCheck("cuFuncSetAttribute "+name, C.carve_cuFuncSetAttribute(fn, C.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)); err != nil {
-				return nil, err
-			}
-		}
 		f.nparams = int(C.carve_param_sizes(fn, (*C.uchar)(unsafe.Pointer(&f.sizes[0])), MaxArgs))
 		if f.nparams > MaxArgs {
 			return nil, fmt.Errorf("kernel %s takes more than %d parameters", name, MaxArgs)

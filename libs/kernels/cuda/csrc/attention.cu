@@ -15,8 +15,6 @@
 // Key validity follows the CPU kernels: GQA mode (ATT_GQA) excludes keys outside [lo, hi) from
 // seqlens_k, total_sequence_length, causality and the local window; MHA mode adds
 // mask_filter_value for masked and (unidirectional) future keys and adds attention_bias.
-#include <cooperative_groups.h>
-
 #include "common.cuh"
 
 using namespace carve;
@@ -57,7 +55,7 @@ __device__ __forceinline__ i64 gqa_position(const int* seqlens, const i64* pos, 
 
 // att_scores adds to sc[r], for the rows r < rows, the dot product of the key at kr (D elements)
 // with query row r at q (rows of D floats in shared memory); with tvec the key is read in
-// 16-byte vectors (D a multiple of them, kr aligned). The core and the decode kernel share it.
+// 16-byte vectors (D a multiple of them, kr aligned).
 template <typename T, int RMAX>
 __device__ __forceinline__ void att_scores(float (&sc)[RMAX], const T* kr, const float* q, int rows, int D, bool tvec) {
   constexpr int VE = 16 / sizeof(T);
@@ -100,7 +98,7 @@ __device__ __forceinline__ void att_scores(float (&sc)[RMAX], const T* kr, const
 
 // att_accumulate adds p_j V_j to acc[r] for the rows r < rows and the nk keys of a tile whose
 // values are rows of Dv elements at v: lane j holds p[r] of key j, and lane l owns the head dims
-// d = l + 32e. The core and the decode kernel share it.
+// d = l + 32e.
 template <typename T, int RMAX, int DPL>
 __device__ __forceinline__ void att_accumulate(float (&acc)[RMAX][DPL], const float (&p)[RMAX], const T* v, int Dv, int nk,
                                                int rows, int lane) {
@@ -405,303 +403,38 @@ COMBINE(carve_attn_combine_bf16, bf16)
 
 // ---------------------------------------------------------------- GQA decode
 
-// carve_gqa_decode_<T>_<DPL>: the core of one GroupQueryAttention decode step (one new token
+// carve_gqa_dec_<T>_<DL>_<R>: the core of one GroupQueryAttention decode step (one new token
 // per batch), spread over many blocks so that no multiprocessor streams much of the cache: block
 // (c, b * Nkv + kh) of a C-wide grid takes the c-th of C equal slices of batch b's valid keys
 // [lo, hi) (read from seqlens_k and total_sequence_length on the device, so a captured graph
 // replays at any length) for the G query heads of key/value head kh. Each block
-//   - queues the first stage of its slice's keys and values (asynchronous 16-byte copies, all
-//     threads, each key read once) before anything else;
+//   - issues the loads of its first keys and values before anything else;
 //   - stages the G query rows as float32 (rotated when ATT_ROTARY) and the new key (rotated)
 //     and value rounded to T, exactly as carve_kv_append stores them; block 0 writes them into
-//     the caches at position past_b, and the block whose slice holds that position takes them
-//     from shared memory instead of the cache;
-//   - walks its slice in stages of 32 * warps keys; when the slice is shorter than that, the warps
-//     split the rows into groups (each group walks the keys), so the longest warp is shorter;
-//   - merges its warps and writes per row its unnormalized output, max and sum to the partials
-//     (the split-kv layout), or, when C is 1, the normalized output.
-// carve_gqa_decode_combine_<T> then merges the C slices of every row.
+//     the caches at position past_b, and whoever scores that position takes them from shared
+//     memory instead of the cache;
+//   - scores its keys with the head dims split across lanes: L lanes (a power of two, at most
+//     32, L * DL >= D) form a key processor, lane i holding dims [i * DL, i * DL + DL), so a
+//     key's score is DL fused multiply-adds per row and a butterfly over the lanes, and p * V
+//     needs no communication (a lane accumulates its own dims). A warp holds 32 / L processors;
+//     each takes U = DEC_KEYS keys at a time (half that at DL 8), the next batch's loads issued
+//     before the current batch is scored. R rows are computed (R >= G; rows past G on copies
+//     of row G - 1, dropped) so that no row's work waits behind a branch. With L = 32 (DL >= 2)
+//     the R * U scores are reduced transposed, each butterfly step sending half of a lane's
+//     values (R * U - 1 shuffles instead of 5 * R * U), so that each lane ends with one score
+//     and does one exponential; the p and the rows' rescales reach every lane through shared
+//     memory. With L < 32 every lane reduces every score. Scores are kept in base 2;
+//   - merges its processors and writes per row its unnormalized output, max (base e) and sum to
+//     the partials (the split-kv layout), or, when C is 1, the normalized output.
+// carve_gqa_decode_combine_<T> then merges the C slices of every row; it is launched dependent
+// (programmatic dependent launch), and the core lets it be scheduled at once.
 // Packed parameters: bn = B|N, hd = Nkv|D, tr = Tcap|rotary dim, strides = query row stride|new
 // key and value row stride. The caches are [B, Nkv, Tcap, D].
 enum {
   DEC_ROWS = 8,   // the most grouped query heads per key/value head
   DEC_WARPS = 8,  // the most warps a block has
-  DEC_STAGE = 8,  // query, key and value elements a thread loads at once
-};
-
-namespace {
-
-template <typename T, int DPL>
-__device__ __forceinline__ void gqa_decode(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out,
-                                           float* part, const int* seqlens, const int* totalp, const T* cosc,
-                                           const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides,
-                                           int flags, float scale, float softcap, int window, int maxPos) {
-  const int B = lo32(bn), N = hi32(bn), Nkv = lo32(hd), D = hi32(hd), Tcap = lo32(tr), rot = hi32(tr);
-  const int qss = lo32(strides), kvss = hi32(strides);
-  const int G = N / Nkv;
-  const int b = blockIdx.y / Nkv, kh = blockIdx.y % Nkv;
-  const int C = gridDim.x, c = blockIdx.x;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
-  const int KT = nw * 32;  // keys per stage
-  constexpr int VE = 16 / sizeof(T);
-  const int Dp = D + VE;  // K row stride: 16 bytes of padding keep lane-per-row reads conflict-free
-  const int stride = D + 2;
-
-  // shared memory (decodeShared in Go): queries [G][D] float, the new key and value [2][D] T,
-  // then, 16-byte aligned, a stage of keys [KT][Dp] and values [KT][D] of T, which the warps'
-  // merge area [nw][G][D + 2] float reuses afterwards
-  extern __shared__ float sm[];
-  float* qs = sm;
-  T* knew = (T*)(qs + G * D);
-  T* vnew = knew + D;
-  const int head = (G * D + (2 * D * (int)sizeof(T) + 3) / 4 + 3) & ~3;
-  T* ks = (T*)(sm + head);
-  T* vsm = ks + (i64)KT * Dp;
-  float* merge = sm + head;
-
-  // the batch's valid keys, as the attention core computes them for S = 1, and the block's slice
-  const bool first = totalp[0] == 1;
-  const int totb = seqlens[b] + 1;
-  const int pastb = first ? 0 : totb - 1;
-  int lo = 0, hi = min(Tcap, totb);
-  if (flags & ATT_CAUSAL_EXCL) {
-    hi = min(pastb + 1, Tcap);
-    if (window > 0 && hi > window + 1) lo = hi - window - 1;
-  }
-  const int n = max(hi - lo, 0);
-  const int per = (n + C - 1) / C;
-  const int kb = lo + min(c * per, n), ke = lo + min((c + 1) * per, n);
-
-  // warps over 32-key tiles and row groups (one stage when the slice is shorter than a stage)
-  const int len = ke - kb, t32 = (len + 31) / 32;
-  int rg = 1;
-  if (t32 > 0 && t32 < nw) rg = min(G, nw / t32);
-  const int rpg = (G + rg - 1) / rg;
-  rg = (G + rpg - 1) / rpg;
-  const int tpp = nw / rg;
-  const int tl = t32 >= nw ? 32 : max((len + tpp - 1) / tpp, 1);
-  const int grp = warp / tpp, tw = warp % tpp;
-  const int r0 = grp * rpg, rn = grp < rg ? min(G, r0 + rpg) - r0 : 0;
-
-  const T* kbase = kc + ((i64)b * Nkv + kh) * Tcap * D;
-  const T* vbase = vc + ((i64)b * Nkv + kh) * Tcap * D;
-  const bool tvec = D % VE == 0 && ((uintptr_t)kbase & 15) == 0 && ((uintptr_t)vbase & 15) == 0;
-  auto issue = [&](int s0, int sk) {
-    if (tvec) {
-      const int cpr = D / VE;
-      for (int u = tid; u < sk * cpr; u += blockDim.x) {
-        const int row = u / cpr, cc = u - row * cpr;
-        cp_async16(ks + row * Dp + cc * VE, kbase + (i64)(s0 + row) * D + cc * VE);
-        cp_async16(vsm + row * D + cc * VE, vbase + (i64)(s0 + row) * D + cc * VE);
-      }
-    } else {
-      for (int u = tid; u < sk * D; u += blockDim.x) {
-        const int row = u / D, cc = u - row * D;
-        ks[row * Dp + cc] = kbase[(i64)(s0 + row) * D + cc];
-        vsm[row * D + cc] = vbase[(i64)(s0 + row) * D + cc];
-      }
-    }
-  };
-  if (len > 0) issue(kb, min(KT, len));
-
-  // the query rows and the new key and value, rotated at position past_b (or position_ids)
-  i64 p = 0;
-  if (flags & ATT_ROTARY) {
-    p = (flags & ATT_POS_IDS) ? pos[b] : (first ? 0 : seqlens[b]);
-    p = p < 0 ? 0 : (p >= maxPos ? maxPos - 1 : p);
-  }
-  const int half = rot / 2;
-  const T* qb = q + (i64)b * qss + (i64)kh * G * D;
-  // element e of the G query rows, then the key, then the value; DEC_STAGE elements per thread
-  // and pass, all loaded before any is stored, so their loads are in flight together
-  auto staged = [&](int e) {
-    const int r = e / D, d = e - r * D;
-    const T* src = r < G ? qb + r * D : (r == G ? ksrc : vsrc) + (i64)b * kvss + (i64)kh * D;
-    if ((flags & ATT_ROTARY) && r <= G && d < rot) {
-      int kk, i0, i1;
-      bool lead;
-      if (flags & ATT_INTERLEAVED) {
-        kk = d / 2, i0 = 2 * kk, i1 = i0 + 1, lead = d == i0;
-      } else {
-        kk = d % half, i0 = kk, i1 = kk + half, lead = d < half;
-      }
-      const float cs = tof(cosc[p * half + kk]), sn = tof(sinc[p * half + kk]);
-      const float x0 = tof(src[i0]), x1 = tof(src[i1]);
-      return lead ? x0 * cs - x1 * sn : x1 * cs + x0 * sn;
-    }
-    return tof(src[d]);
-  };
-  const int nst = (G + 2) * D;
-  for (int e0 = tid; e0 < nst; e0 += DEC_STAGE * blockDim.x) {
-    float x[DEC_STAGE];
-#pragma unroll
-    for (int k = 0; k < DEC_STAGE; k++) {
-      const int e = e0 + k * blockDim.x;
-      x[k] = e < nst ? staged(e) : 0.f;
-    }
-#pragma unroll
-    for (int k = 0; k < DEC_STAGE; k++) {
-      const int e = e0 + k * blockDim.x;
-      if (e >= nst) break;
-      const int r = e / D, d = e - r * D;
-      if (r < G) {
-        qs[r * D + d] = x[k];
-      } else {
-        (r == G ? knew : vnew)[d] = fromf<T>(x[k]);
-      }
-    }
-  }
-  __syncthreads();
-  if (c == 0 && pastb >= 0 && pastb < Tcap) {
-    const i64 at = (((i64)b * Nkv + kh) * Tcap + pastb) * D;
-    for (int d = tid; d < D; d += blockDim.x) {
-      kc[at + d] = knew[d];
-      vc[at + d] = vnew[d];
-    }
-  }
-
-  float m[DEC_ROWS], l[DEC_ROWS], acc[DEC_ROWS][DPL];
-#pragma unroll
-  for (int r = 0; r < DEC_ROWS; r++) {
-    m[r] = -INFINITY;
-    l[r] = 0.f;
-#pragma unroll
-    for (int e = 0; e < DPL; e++) acc[r][e] = 0.f;
-  }
-  const float* qw = qs + r0 * D;
-  for (int s0 = kb; s0 < ke; s0 += KT) {
-    const int sk = min(KT, ke - s0);
-    if (s0 != kb) {
-      __syncthreads();  // every warp is done with the previous stage
-      issue(s0, sk);
-    }
-    cp_async_wait_all();
-    __syncthreads();
-    if (pastb >= s0 && pastb < s0 + sk) {  // the new position: what the cache is being given
-      const int row = pastb - s0;
-      for (int d = tid; d < D; d += blockDim.x) {
-        ks[row * Dp + d] = knew[d];
-        vsm[row * D + d] = vnew[d];
-      }
-      __syncthreads();
-    }
-    for (int j0 = s0 + tw * tl; rn > 0 && j0 < s0 + sk; j0 += tpp * tl) {
-      const int nk = min(tl, s0 + sk - j0);
-      const T* kt = ks + (i64)(j0 - s0) * Dp;
-      const T* vt = vsm + (i64)(j0 - s0) * D;
-      const bool live = lane < nk;
-      float sc[DEC_ROWS];
-#pragma unroll
-      for (int r = 0; r < DEC_ROWS; r++) sc[r] = 0.f;
-      if (live) att_scores<T, DEC_ROWS>(sc, kt + lane * Dp, qw, rn, D, tvec);
-      float pr[DEC_ROWS];
-#pragma unroll
-      for (int r = 0; r < DEC_ROWS; r++) {
-        pr[r] = 0.f;
-        if (r >= rn) continue;
-        float x = -INFINITY;
-        if (live) {
-          x = scale * sc[r];
-          if (softcap > 0.f) x = softcap * tanhf(x / softcap);
-        }
-        const float mn = fmaxf(m[r], warp_max(x));
-        float alpha = 1.f;
-        if (mn != -INFINITY) {
-          alpha = expf(m[r] - mn);
-          pr[r] = expf(x - mn);
-        }
-        m[r] = mn;
-        l[r] = l[r] * alpha + pr[r];
-#pragma unroll
-        for (int e = 0; e < DPL; e++) acc[r][e] *= alpha;
-      }
-      att_accumulate<T, DEC_ROWS, DPL>(acc, pr, vt, D, nk, rn, lane);
-    }
-  }
-  __syncthreads();  // the stage's shared memory becomes the merge area
-
-  // merge the warps: rows outside a warp's group are marked empty
-  for (int r = 0; r < G; r++)
-    if ((r < r0 || r >= r0 + rn) && lane == 0) merge[((i64)warp * G + r) * stride + D] = -INFINITY;
-#pragma unroll
-  for (int r = 0; r < DEC_ROWS; r++) {
-    if (r < rn) {
-      const float ls = warp_sum(l[r]);
-      float* mr = merge + ((i64)warp * G + r0 + r) * stride;
-      if (lane == 0) mr[D] = m[r], mr[D + 1] = ls;
-#pragma unroll
-      for (int e = 0; e < DPL; e++) {
-        const int d = lane + 32 * e;
-        if (d < D) mr[d] = acc[r][e];
-      }
-    }
-  }
-  __syncthreads();
-  const i64 rowsTotal = (i64)B * N;
-  for (int e = tid; e < G * D; e += blockDim.x) {
-    const int r = e / D, d = e - r * D;
-    float M = -INFINITY;
-    for (int w = 0; w < nw; w++) M = fmaxf(M, merge[((i64)w * G + r) * stride + D]);
-    float L = 0.f, A = 0.f;
-    if (M != -INFINITY) {
-      for (int w = 0; w < nw; w++) {
-        const float* mr = merge + ((i64)w * G + r) * stride;
-        if (mr[D] != -INFINITY) {
-          const float f = expf(mr[D] - M);
-          L += mr[D + 1] * f;
-          A += mr[d] * f;
-        }
-      }
-    }
-    const i64 prow = (i64)b * N + (i64)kh * G + r;
-    if (C == 1) {
-      out[prow * D + d] = fromf<T>(L > 0.f ? A / L : 0.f);
-    } else {
-      part[((i64)c * rowsTotal + prow) * D + d] = A;
-      if (d == 0) {
-        float* pm = part + (i64)C * rowsTotal * D;
-        pm[(i64)c * rowsTotal + prow] = M;
-        pm[(i64)C * rowsTotal + (i64)c * rowsTotal + prow] = L;
-      }
-    }
-  }
-}
-
-}  // namespace
-
-#define GQA_DECODE(name, T, DPL)                                                                               \
-  extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32)                                                 \
-      name(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part, const int* seqlens,      \
-           const int* total, const T* cosc, const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, \
-           int flags, float scale, float softcap, int window, int maxPos) {                                     \
-    gqa_decode<T, DPL>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,   \
-                       flags, scale, softcap, window, maxPos);                                                  \
-  }
-GQA_DECODE(carve_gqa_decode_f32_1, float, 1)
-GQA_DECODE(carve_gqa_decode_f32_2, float, 2)
-GQA_DECODE(carve_gqa_decode_f32_4, float, 4)
-GQA_DECODE(carve_gqa_decode_f32_8, float, 8)
-GQA_DECODE(carve_gqa_decode_f16_1, __half, 1)
-GQA_DECODE(carve_gqa_decode_f16_2, __half, 2)
-GQA_DECODE(carve_gqa_decode_f16_4, __half, 4)
-GQA_DECODE(carve_gqa_decode_f16_8, __half, 8)
-GQA_DECODE(carve_gqa_decode_bf16_1, bf16, 1)
-GQA_DECODE(carve_gqa_decode_bf16_2, bf16, 2)
-GQA_DECODE(carve_gqa_decode_bf16_4, bf16, 4)
-GQA_DECODE(carve_gqa_decode_bf16_8, bf16, 8)
-
-// carve_gqa_dec_<T>_<DL>: the decode core with the head dims split across lanes (it replaces
-// carve_gqa_decode's lane-per-key scoring, whose per-lane serial dot products made a block of 16
-// keys a 4,600-instruction chain). L lanes (a power of two, at most 32, L * DL >= D) form a key
-// processor: lane i holds dims [i * DL, i * DL + DL) of the G query rows (rotated, scaled) in
-// registers, so a key's score is DL fused multiply-adds per row and a log2(L)-step butterfly
-// that leaves the score in every lane of the processor; the online softmax and p * V then need
-// no more communication (the lane accumulates its own dims). A warp holds 32 / L processors;
-// each takes DEC_KEYS keys at a time, the next batch's loads issued before the current batch is
-// scored. The grid, the slices, the new key and value and the partials are carve_gqa_decode's;
-// scores are kept in base 2 (the partials' maxima are written in base e for the combine).
-enum {
-  DEC_KEYS = 4,  // keys a processor scores at once
+  DEC_STAGE = 8,  // query, key and value elements a thread loads at once (unaligned staging)
+  DEC_KEYS = 4,   // keys a processor scores at once
 };
 
 namespace {
@@ -733,7 +466,14 @@ __device__ __forceinline__ void ld_dl(const T* p, T (&e)[DL], bool vec, int nval
   for (int i = 0; i < DL; i++) e[i] = i < nvalid ? p[i] : fromf<T>(0.f);
 }
 
-template <typename T, int DL, int R, int CL>
+// ex2 is 2^x in one MUFU instruction (flushing denormals; 2^-inf is 0).
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+template <typename T, int DL, int R>
 __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part,
                                         const int* seqlens, const int* totalp, const T* cosc, const T* sinc,
                                         const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, int flags, float scale,
@@ -766,7 +506,7 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
   float* merge = qs;
   float* wts = merge + P * G * stride;
 
-  // the batch's valid keys and the block's slice (carve_gqa_decode's)
+  // the batch's valid keys, as the attention core computes them for S = 1, and the block's slice
   const bool first = totalp[0] == 1;
   const int totb = seqlens[b] + 1;
   const int pastb = first ? 0 : totb - 1;
@@ -915,6 +655,27 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
   }
   const bool qvec = nvalid == DL && DL % 4 == 0 && (D % 4) == 0;
 
+  auto qrow = [&](int r, float (&qv)[DL]) {  // the lane's dims of row r (G - 1 past G)
+    const float* qr = qs + min(r, G - 1) * D + d0;
+    if (qvec) {
+#pragma unroll
+      for (int e = 0; e < DL; e += 4) *(float4*)&qv[e] = *(const float4*)&qr[e];
+    } else {
+#pragma unroll
+      for (int e = 0; e < DL; e++) qv[e] = e < nvalid ? qr[e] : 0.f;
+    }
+  };
+
+  // TR: a processor is the whole warp (DL >= 2 makes L 32), and its R x U scores are reduced
+  // transposed (below); lane l then holds score v = l >> SH, key vu of row v / U, and keeps that
+  // row's max and its own share of the row's sum
+  constexpr bool TR = DL >= 2;
+  constexpr int V = R * U, NL = V >= 32 ? 5 : V >= 16 ? 4 : V >= 8 ? 3 : V >= 4 ? 2 : 1, SH = 5 - NL;
+  static_assert(!TR || (V & (V - 1)) == 0, "R * U is a power of two");
+  const int v = lane >> SH, vu = v % U;
+  float mrow = -INFINITY, lrow = 0.f;
+  __shared__ float pbuf[DEC_WARPS][32 + DEC_ROWS];  // a warp's p and alpha, V + R floats
+
   float m[R], l[R], acc[R][DL];
 #pragma unroll
   for (int r = 0; r < R; r++) {
@@ -931,74 +692,140 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
 #pragma unroll
     for (int u = 0; u < U; u++) {
       const bool isnew = jp + u == pastb;  // what the cache is being given, from shared memory
+      // a key past the slice was loaded from kb, which may be the new position, not yet written
+      // (its p is 0, but 0 * NaN is not 0)
+      const bool live = jp + u < ke;
 #pragma unroll
       for (int e = 0; e < DL; e++) {
         kf[u][e] = tof(isnew ? kn_[e] : kr[u][e]);
-        vf[u][e] = tof(isnew ? vn_[e] : vr[u][e]);
+        vf[u][e] = live ? tof(isnew ? vn_[e] : vr[u][e]) : 0.f;
       }
     }
-    // the lane's share of every (row, key) score, then the sums over the processor's lanes
-    float s[R][U];
+    if constexpr (TR) {
+      // the lane's share of the R x U scores, reduced with the values split between the
+      // halves at each butterfly step (V - 1 shuffles in all, not V * 5): lane l ends with score
+      // v = l >> SH (row v / U, key v % U), the lanes that differ in the SH low bits alike
+      float sv[V];
 #pragma unroll
-    for (int r = 0; r < R; r++) {
-      float qv[DL];
-      if (qvec) {
+      for (int r = 0; r < R; r++) {
+        float qv[DL];
+        qrow(r, qv);
 #pragma unroll
-        for (int e = 0; e < DL; e += 4) *(float4*)&qv[e] = *(const float4*)&qs[min(r, G - 1) * D + d0 + e];
+        for (int u = 0; u < U; u++) {
+          float a = 0.f;
+#pragma unroll
+          for (int e = 0; e < DL; e++) a = fmaf(qv[e], kf[u][e], a);
+          sv[r * U + u] = a;
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < NL; k++) {
+        const int o = 16 >> k, h = V >> (k + 1);
+        const bool up = lane & o;
+#pragma unroll
+        for (int i = 0; i < h; i++) {
+          const float send = up ? sv[i] : sv[i + h], keep = up ? sv[i + h] : sv[i];
+          sv[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+        }
+      }
+      float x = sv[0];
+#pragma unroll
+      for (int o = 16 >> NL; o >= 1; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+      x *= qscale;
+      if (softcap > 0.f) x = softcap * tanhf(x / softcap) * LOG2E;
+      x = jw + vu < ke ? x : -INFINITY;
+      float bm = x;
+#pragma unroll
+      for (int o = 1 << SH; o < (U << SH); o <<= 1) bm = fmaxf(bm, __shfl_xor_sync(0xffffffffu, bm, o));
+      const float mn = fmaxf(mrow, bm), ms = mn == -INFINITY ? 0.f : mn;
+      const float alpha = ex2(mrow - ms), pv = ex2(x - ms);
+      lrow = lrow * alpha + pv;
+      mrow = mn;
+      // every lane needs every p and every row's alpha for its dims: through shared memory
+      float* pw = pbuf[warp];
+      if ((lane & ((1 << SH) - 1)) == 0) {
+        pw[v] = pv;
+        if (vu == 0) pw[V + v / U] = alpha;
+      }
+      __syncwarp();
+      float pa[V + R];
+#pragma unroll
+      for (int i = 0; i < V + R; i += 2) *(float2*)&pa[i] = *(const float2*)&pw[i];
+      __syncwarp();
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+#pragma unroll
+        for (int e = 0; e < DL; e++) {
+          float a = acc[r][e] * pa[V + r];
+#pragma unroll
+          for (int u = 0; u < U; u++) a = fmaf(pa[r * U + u], vf[u][e], a);
+          acc[r][e] = a;
+        }
+      }
+    } else {
+      // the lane's share of every (row, key) score, then the sums over the processor's lanes
+      float s[R][U];
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        float qv[DL];
+        if (qvec) {
+#pragma unroll
+          for (int e = 0; e < DL; e += 4) *(float4*)&qv[e] = *(const float4*)&qs[min(r, G - 1) * D + d0 + e];
+        } else {
+#pragma unroll
+          for (int e = 0; e < DL; e++) qv[e] = e < nvalid ? qs[min(r, G - 1) * D + d0 + e] : 0.f;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+          float a = 0.f;
+#pragma unroll
+          for (int e = 0; e < DL; e++) a = fmaf(qv[e], kf[u][e], a);
+          s[r][u] = a;
+        }
+      }
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        if (o >= L) break;
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+          for (int u = 0; u < U; u++) s[r][u] += __shfl_xor_sync(0xffffffffu, s[r][u], o);
+      }
+      if (softcap > 0.f) {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+#pragma unroll
+          for (int u = 0; u < U; u++) s[r][u] = softcap * tanhf(s[r][u] * qscale / softcap) * LOG2E;
       } else {
 #pragma unroll
-        for (int e = 0; e < DL; e++) qv[e] = e < nvalid ? qs[min(r, G - 1) * D + d0 + e] : 0.f;
+        for (int r = 0; r < R; r++)
+#pragma unroll
+          for (int u = 0; u < U; u++) s[r][u] *= qscale;
       }
+      // the online softmax and p * V, branch-free (a row that has seen no key keeps m = -inf)
 #pragma unroll
-      for (int u = 0; u < U; u++) {
-        float a = 0.f;
+      for (int r = 0; r < R; r++) {
+        float bm = -INFINITY;
 #pragma unroll
-        for (int e = 0; e < DL; e++) a = fmaf(qv[e], kf[u][e], a);
-        s[r][u] = a;
+        for (int u = 0; u < U; u++) {
+          s[r][u] = jp + u < ke ? s[r][u] : -INFINITY;
+          bm = fmaxf(bm, s[r][u]);
+        }
+        const float mn = fmaxf(m[r], bm), ms = mn == -INFINITY ? 0.f : mn;
+        const float alpha = ex2(m[r] - ms);
+        float ps = 0.f;
+#pragma unroll
+        for (int e = 0; e < DL; e++) acc[r][e] *= alpha;
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+          const float pu = ex2(s[r][u] - ms);
+          ps += pu;
+#pragma unroll
+          for (int e = 0; e < DL; e++) acc[r][e] = fmaf(pu, vf[u][e], acc[r][e]);
+        }
+        l[r] = l[r] * alpha + ps;
+        m[r] = mn;
       }
-    }
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      if (o >= L) break;
-#pragma unroll
-      for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int u = 0; u < U; u++) s[r][u] += __shfl_xor_sync(0xffffffffu, s[r][u], o);
-    }
-    if (softcap > 0.f) {
-#pragma unroll
-      for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int u = 0; u < U; u++) s[r][u] = softcap * tanhf(s[r][u] * qscale / softcap) * LOG2E;
-    } else {
-#pragma unroll
-      for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int u = 0; u < U; u++) s[r][u] *= qscale;
-    }
-    // the online softmax and p * V, branch-free (a row that has seen no key keeps m = -inf)
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-      float bm = -INFINITY;
-#pragma unroll
-      for (int u = 0; u < U; u++) {
-        s[r][u] = jp + u < ke ? s[r][u] : -INFINITY;
-        bm = fmaxf(bm, s[r][u]);
-      }
-      const float mn = fmaxf(m[r], bm), ms = mn == -INFINITY ? 0.f : mn;
-      const float alpha = exp2f(m[r] - ms);
-      float ps = 0.f;
-#pragma unroll
-      for (int e = 0; e < DL; e++) acc[r][e] *= alpha;
-#pragma unroll
-      for (int u = 0; u < U; u++) {
-        const float pu = exp2f(s[r][u] - ms);
-        ps += pu;
-#pragma unroll
-        for (int e = 0; e < DL; e++) acc[r][e] = fmaf(pu, vf[u][e], acc[r][e]);
-      }
-      l[r] = l[r] * alpha + ps;
-      m[r] = mn;
     }
 #pragma unroll
     for (int u = 0; u < U; u++)
@@ -1008,11 +835,20 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
   __syncthreads();  // the queries' shared memory becomes the merge area
 
   // merge the processors: weights exp2(m_p - M) per row, then the dims
+  if constexpr (TR) {
+    float lt = lrow;  // the row's sum over its keys' lanes
+#pragma unroll
+    for (int o = 1 << SH; o < (U << SH); o <<= 1) lt += __shfl_xor_sync(0xffffffffu, lt, o);
+    if ((lane & ((1 << SH) - 1)) == 0 && vu == 0 && v / U < G) {
+      float* mr = merge + ((i64)proc * G + v / U) * stride;
+      mr[D] = mrow, mr[D + 1] = lt;
+    }
+  }
 #pragma unroll
   for (int r = 0; r < R; r++) {
     if (r < G) {
       float* mr = merge + ((i64)proc * G + r) * stride;
-      if (li == 0) mr[D] = m[r], mr[D + 1] = l[r];
+      if (!TR && li == 0) mr[D] = m[r], mr[D + 1] = l[r];
 #pragma unroll
       for (int e = 0; e < DL; e++)
         if (e < nvalid) mr[d0 + e] = acc[r][e];
@@ -1025,12 +861,12 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
     float Ls = 0.f;
     for (int pp = 0; pp < P; pp++) {
       const float* mr = merge + ((i64)pp * G + r) * stride;
-      const float w = M == -INFINITY || mr[D] == -INFINITY ? 0.f : exp2f(mr[D] - M);
+      const float w = M == -INFINITY || mr[D] == -INFINITY ? 0.f : ex2(mr[D] - M);
       wts[r * (P + 1) + pp] = w;
       Ls += w * mr[D + 1];
     }
     wts[r * (P + 1) + P] = Ls;
-    if (CL == 0 && C > 1) {
+    if (C > 1) {
       const i64 rowsTotal = (i64)B * N, prow = (i64)b * N + (i64)kh * G + r;
       float* pm = part + (i64)C * rowsTotal * D;
       pm[(i64)c * rowsTotal + prow] = M * LN2;
@@ -1038,45 +874,6 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
     }
   }
   __syncthreads();
-  if constexpr (CL > 0) {
-    // a cluster of the C blocks: each block's merged rows to its shared memory [G][D + 2] (A,
-    // max, sum), then block c normalizes every C-th output from all the blocks' rows (DSMEM)
-    float* blk = wts + G * (P + 1);
-    for (int e = tid; e < G * D; e += blockDim.x) {
-      const int r = e / D, d = e - r * D;
-      const float* w = wts + r * (P + 1);
-      float A = 0.f;
-      for (int pp = 0; pp < P; pp++) A = fmaf(w[pp], merge[((i64)pp * G + r) * stride + d], A);
-      blk[r * stride + d] = A;
-    }
-    for (int r = tid; r < G; r += blockDim.x) {
-      float M = -INFINITY;
-      for (int pp = 0; pp < P; pp++) M = fmaxf(M, merge[((i64)pp * G + r) * stride + D]);
-      blk[r * stride + D] = M;
-      blk[r * stride + D + 1] = wts[r * (P + 1) + P];
-    }
-    namespace cg = cooperative_groups;
-    cg::cluster_group cl = cg::this_cluster();
-    cl.sync();
-    for (int e = c * blockDim.x + tid; e < G * D; e += C * blockDim.x) {
-      const int r = e / D, d = e - r * D;
-      float M = -INFINITY;
-      for (int k = 0; k < C; k++) M = fmaxf(M, cl.map_shared_rank(blk, k)[r * stride + D]);
-      float A = 0.f, Ls = 0.f;
-      if (M != -INFINITY) {
-        for (int k = 0; k < C; k++) {
-          const float* rb = cl.map_shared_rank(blk, k) + r * stride;
-          if (rb[D] == -INFINITY) continue;
-          const float f = exp2f(rb[D] - M);
-          A = fmaf(f, rb[d], A);
-          Ls = fmaf(f, rb[D + 1], Ls);
-        }
-      }
-      out[((i64)b * N + (i64)kh * G + r) * D + d] = fromf<T>(Ls > 0.f ? A / Ls : 0.f);
-    }
-    cl.sync();  // no block leaves while another reads its shared memory
-    return;
-  }
   const i64 rowsTotal = (i64)B * N;
   for (int e = tid; e < G * D; e += blockDim.x) {
     const int r = e / D, d = e - r * D;
@@ -1100,8 +897,8 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
       name(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part, const int* seqlens,      \
            const int* total, const T* cosc, const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, \
            int flags, float scale, float softcap, int window, int maxPos) {                                     \
-    gqa_dec<T, DL, R, 0>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,\
-                         flags, scale, softcap, window, maxPos);                                                \
+    gqa_dec<T, DL, R>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,   \
+                      flags, scale, softcap, window, maxPos);                                                   \
   }
 #define GQA_DEC_R(T, tn, DL)                               \
   GQA_DEC(carve_gqa_dec_##tn##_##DL##_2, T, DL, 2)         \
@@ -1120,20 +917,7 @@ GQA_DEC_R(bf16, bf16, 2)
 GQA_DEC_R(bf16, bf16, 4)
 GQA_DEC_R(bf16, bf16, 8)
 
-// carve_gqa_decc<CL>_<T>_<DL>: carve_gqa_dec (8 rows) over a thread block cluster of CL blocks (the
-// grid's x), merged through distributed shared memory in the launch: no partials, no combine.
-#define GQA_DECC(name, T, DL, CL)                                                                              \
-  extern "C" __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(DEC_WARPS * 32)                      \
-      name(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part, const int* seqlens,      \
-           const int* total, const T* cosc, const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, \
-           int flags, float scale, float softcap, int window, int maxPos) {                                     \
-    gqa_dec<T, DL, 8, CL>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,  \
-                       flags, scale, softcap, window, maxPos);                                                  \
-  }
-GQA_DECC(carve_gqa_decc8_bf16_4, bf16, 4, 8)
-GQA_DECC(carve_gqa_decc16_bf16_4, bf16, 4, 16)
-
-// carve_gqa_decode_combine_<T>: merges the chunks (slices) of carve_gqa_decode's partials for
+// carve_gqa_decode_combine_<T>: merges the chunks (slices) of carve_gqa_dec's partials for
 // row blockIdx.x (batch b, head n; S = 1): warp 0 finds the rows' max over the chunks that saw a
 // key and their weights exp(max_c - max) (to shared memory, chunks floats, then the sum), then
 // the block's threads split the chunks Q ways per head dim (Q = blockDim / Dv; the loads of a
