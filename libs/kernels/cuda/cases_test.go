@@ -254,8 +254,8 @@ func rowCases() []kcase {
 		add(kcase{name: "SkipSimplifiedLayerNorm/" + tg, node: nd(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization", A(),
 			[]kernels.Value{v(dt, 3, 96), v(dt, 1, 96), v(dt, 96)}, v(dt, 3, 96))})
 		// carve_norm_rows: the decode row (skip sum and inverse deviation out), a row of 2 and of 4
-		// vectors a thread, more rows than the grid (the scratch alternates), an odd row (element
-		// by element), and a row longer than the kernel takes (carve_layer_norm)
+		// vectors a thread, an odd row (element by element); carve_layer_norm: many rows, and a
+		// row longer than carve_norm_rows takes
 		add(kcase{name: "SkipSimplifiedLayerNorm-decode/" + tg, node: nd(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization", A("epsilon", float32(1e-6)),
 			[]kernels.Value{v(dt, 1, 1, 1536), v(dt, 1, 1, 1536), v(dt, 1536)}, v(dt, 1, 1, 1536), none, v(graph.Float32, 1, 1, 1), v(dt, 1, 1, 1536))})
 		add(kcase{name: "LayerNormalization-rows2/" + tg, node: nd("", "LayerNormalization", A(),

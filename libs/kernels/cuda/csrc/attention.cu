@@ -405,10 +405,11 @@ COMBINE(carve_attn_combine_bf16, bf16)
 
 // carve_gqa_dec_<T>_<DL>_<R>: the core of one GroupQueryAttention decode step (one new token
 // per batch), spread over many blocks so that no multiprocessor streams much of the cache: block
-// (c, b * Nkv + kh) of a C-wide grid takes the c-th of C equal slices of batch b's valid keys
-// [lo, hi) (read from seqlens_k and total_sequence_length on the device, so a captured graph
+// (c, b * Nkv + kh) of a C-wide grid takes every C-th of batch b's valid keys [lo, hi) from
+// lo + c (read from seqlens_k and total_sequence_length on the device, so a captured graph
 // replays at any length) for the G query heads of key/value head kh. Each block
-//   - issues the loads of its first keys and values before anything else;
+//   - issues the loads of its first keys and values before anything else (their addresses do
+//     not depend on the length);
 //   - stages the G query rows as float32 (rotated when ATT_ROTARY) and the new key (rotated)
 //     and value rounded to T, exactly as carve_kv_append stores them; block 0 writes them into
 //     the caches at position past_b, and whoever scores that position takes them from shared
@@ -506,31 +507,20 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
   float* merge = qs;
   float* wts = merge + P * G * stride;
 
-  // the batch's valid keys, as the attention core computes them for S = 1, and the block's slice
-  const bool first = totalp[0] == 1;
-  const int totb = seqlens[b] + 1;
-  const int pastb = first ? 0 : totb - 1;
-  int lo = 0, hi = min(Tcap, totb);
-  if (flags & ATT_CAUSAL_EXCL) {
-    hi = min(pastb + 1, Tcap);
-    if (window > 0 && hi > window + 1) lo = hi - window - 1;
-  }
-  const int n = max(hi - lo, 0);
-  const int per = (n + C - 1) / C;
-  const int kb = lo + min(c * per, n), ke = lo + min((c + 1) * per, n);
-
+  // the block's keys are lo + c + C * i for i < cnt (every C-th valid key from the c-th), so
+  // that the first batch's addresses need no length: its loads go out (for lo = 0, reissued
+  // when a local window moves lo) before seqlens_k and total_sequence_length arrive
   const T* kbase = kc + ((i64)b * Nkv + kh) * Tcap * D;
   const T* vbase = vc + ((i64)b * Nkv + kh) * Tcap * D;
   constexpr int AL = DL * (int)sizeof(T) < 16 ? DL * (int)sizeof(T) : 16;
   const bool vec = L * DL == D && ((uintptr_t)kbase % AL) == 0 && ((uintptr_t)vbase % AL) == 0;
-  // keys of batch (warp base jw): processor proc takes jw + (proc % KS) * U + u, clamped into
-  // the slice (keys past ke are loaded from kb and masked)
+  // batch (warp base index iw): processor proc takes i = iw + (proc % KS) * U + u; a key past
+  // the capacity is loaded from the last position and masked
   T kr[U][DL], vr[U][DL];
-  auto load = [&](int jw, T (&kk)[U][DL], T (&vv)[U][DL]) {
+  auto load = [&](int iw, int from, T (&kk)[U][DL], T (&vv)[U][DL]) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      int j = jw + (lane / L) * U + u;
-      j = j < ke ? j : kb;
+      const int j = min(from + c + C * (iw + (lane / L) * U + u), Tcap - 1);
       if (nvalid > 0) {
         ld_dl<T, DL>(kbase + (i64)j * D + d0, kk[u], vec, nvalid);
         ld_dl<T, DL>(vbase + (i64)j * D + d0, vv[u], vec, nvalid);
@@ -541,8 +531,21 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
     }
   };
   const int step = P * U;
-  const int jw0 = kb + warp * KS * U;
-  if (jw0 < ke) load(jw0, kr, vr);
+  const int iw0 = warp * KS * U;
+  load(iw0, 0, kr, vr);
+
+  // the batch's valid keys [lo, hi), as the attention core computes them for S = 1
+  const bool first = totalp[0] == 1;
+  const int totb = seqlens[b] + 1;
+  const int pastb = first ? 0 : totb - 1;
+  int lo = 0, hi = min(Tcap, totb);
+  if (flags & ATT_CAUSAL_EXCL) {
+    hi = min(pastb + 1, Tcap);
+    if (window > 0 && hi > window + 1) lo = hi - window - 1;
+  }
+  const int n = max(hi - lo, 0);
+  const int cnt = c < n ? (n - c + C - 1) / C : 0;
+  if (lo != 0) load(iw0, lo, kr, vr);
 
   // the query rows and the new key and value, rotated at position past_b (or position_ids)
   i64 p = 0;
@@ -684,17 +687,18 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
 #pragma unroll
     for (int e = 0; e < DL; e++) acc[r][e] = 0.f;
   }
-  for (int jw = jw0; jw < ke; jw += step) {  // warp-uniform: every processor of the warp steps
+  for (int iw = iw0; iw < cnt; iw += step) {  // warp-uniform: every processor of the warp steps
     T kn[U][DL], vn[U][DL];
-    if (jw + step < ke) load(jw + step, kn, vn);
-    const int jp = jw + (lane / L) * U;
+    if (iw + step < cnt) load(iw + step, lo, kn, vn);
+    const int ip = iw + (lane / L) * U;
     float kf[U][DL], vf[U][DL];
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      const bool isnew = jp + u == pastb;  // what the cache is being given, from shared memory
-      // a key past the slice was loaded from kb, which may be the new position, not yet written
-      // (its p is 0, but 0 * NaN is not 0)
-      const bool live = jp + u < ke;
+      // the new position's key and value are what the cache is being given, from shared memory
+      const bool isnew = lo + c + C * (ip + u) == pastb;
+      // a masked key may have been loaded from the new position, not yet written (its p is 0,
+      // but 0 * NaN is not 0)
+      const bool live = ip + u < cnt;
 #pragma unroll
       for (int e = 0; e < DL; e++) {
         kf[u][e] = tof(isnew ? kn_[e] : kr[u][e]);
@@ -733,7 +737,7 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
       for (int o = 16 >> NL; o >= 1; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
       x *= qscale;
       if (softcap > 0.f) x = softcap * tanhf(x / softcap) * LOG2E;
-      x = jw + vu < ke ? x : -INFINITY;
+      x = iw + vu < cnt ? x : -INFINITY;
       float bm = x;
 #pragma unroll
       for (int o = 1 << SH; o < (U << SH); o <<= 1) bm = fmaxf(bm, __shfl_xor_sync(0xffffffffu, bm, o));
@@ -808,7 +812,7 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
         float bm = -INFINITY;
 #pragma unroll
         for (int u = 0; u < U; u++) {
-          s[r][u] = jp + u < ke ? s[r][u] : -INFINITY;
+          s[r][u] = ip + u < cnt ? s[r][u] : -INFINITY;
           bm = fmaxf(bm, s[r][u]);
         }
         const float mn = fmaxf(m[r], bm), ms = mn == -INFINITY ? 0.f : mn;
