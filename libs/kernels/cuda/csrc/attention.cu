@@ -405,11 +405,10 @@ COMBINE(carve_attn_combine_bf16, bf16)
 
 // carve_gqa_dec_<T>_<DL>_<R>: the core of one GroupQueryAttention decode step (one new token
 // per batch), spread over many blocks so that no multiprocessor streams much of the cache: block
-// (c, b * Nkv + kh) of a C-wide grid takes every C-th of batch b's valid keys [lo, hi) from
-// lo + c (read from seqlens_k and total_sequence_length on the device, so a captured graph
+// (c, b * Nkv + kh) of a C-wide grid takes the c-th of C equal slices of batch b's valid keys
+// [lo, hi) (read from seqlens_k and total_sequence_length on the device, so a captured graph
 // replays at any length) for the G query heads of key/value head kh. Each block
-//   - issues the loads of its first keys and values before anything else (their addresses do
-//     not depend on the length);
+//   - issues the loads of its first keys and values before anything else;
 //   - stages the G query rows as float32 (rotated when ATT_ROTARY) and the new key (rotated)
 //     and value rounded to T, exactly as carve_kv_append stores them; block 0 writes them into
 //     the caches at position past_b, and whoever scores that position takes them from shared
@@ -420,11 +419,8 @@ COMBINE(carve_attn_combine_bf16, bf16)
 //     needs no communication (a lane accumulates its own dims). A warp holds 32 / L processors;
 //     each takes U = DEC_KEYS keys at a time (half that at DL 8), the next batch's loads issued
 //     before the current batch is scored. R rows are computed (R >= G; rows past G on copies
-//     of row G - 1, dropped) so that no row's work waits behind a branch. With L = 32 (DL >= 2)
-//     the R * U scores are reduced transposed, each butterfly step sending half of a lane's
-//     values (R * U - 1 shuffles instead of 5 * R * U), so that each lane ends with one score
-//     and does one exponential; the p and the rows' rescales reach every lane through shared
-//     memory. With L < 32 every lane reduces every score. Scores are kept in base 2;
+//     of row G - 1, dropped) so that no row's work waits behind a branch, and the rows'
+//     butterflies overlap. Scores are kept in base 2;
 //   - merges its processors and writes per row its unnormalized output, max (base e) and sum to
 //     the partials (the split-kv layout), or, when C is 1, the normalized output.
 // carve_gqa_decode_combine_<T> then merges the C slices of every row; it is launched dependent
@@ -507,20 +503,31 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
   float* merge = qs;
   float* wts = merge + P * G * stride;
 
-  // the block's keys are lo + c + C * i for i < cnt (every C-th valid key from the c-th), so
-  // that the first batch's addresses need no length: its loads go out (for lo = 0, reissued
-  // when a local window moves lo) before seqlens_k and total_sequence_length arrive
+  // the batch's valid keys, as the attention core computes them for S = 1, and the block's slice
+  const bool first = totalp[0] == 1;
+  const int totb = seqlens[b] + 1;
+  const int pastb = first ? 0 : totb - 1;
+  int lo = 0, hi = min(Tcap, totb);
+  if (flags & ATT_CAUSAL_EXCL) {
+    hi = min(pastb + 1, Tcap);
+    if (window > 0 && hi > window + 1) lo = hi - window - 1;
+  }
+  const int n = max(hi - lo, 0);
+  const int per = (n + C - 1) / C;
+  const int kb = lo + min(c * per, n), ke = lo + min((c + 1) * per, n);
+
   const T* kbase = kc + ((i64)b * Nkv + kh) * Tcap * D;
   const T* vbase = vc + ((i64)b * Nkv + kh) * Tcap * D;
   constexpr int AL = DL * (int)sizeof(T) < 16 ? DL * (int)sizeof(T) : 16;
   const bool vec = L * DL == D && ((uintptr_t)kbase % AL) == 0 && ((uintptr_t)vbase % AL) == 0;
-  // batch (warp base index iw): processor proc takes i = iw + (proc % KS) * U + u; a key past
-  // the capacity is loaded from the last position and masked
+  // keys of batch (warp base jw): processor proc takes jw + (proc % KS) * U + u, clamped into
+  // the slice (keys past ke are loaded from kb and masked)
   T kr[U][DL], vr[U][DL];
-  auto load = [&](int iw, int from, T (&kk)[U][DL], T (&vv)[U][DL]) {
+  auto load = [&](int jw, T (&kk)[U][DL], T (&vv)[U][DL]) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      const int j = min(from + c + C * (iw + (lane / L) * U + u), Tcap - 1);
+      int j = jw + (lane / L) * U + u;
+      j = j < ke ? j : kb;
       if (nvalid > 0) {
         ld_dl<T, DL>(kbase + (i64)j * D + d0, kk[u], vec, nvalid);
         ld_dl<T, DL>(vbase + (i64)j * D + d0, vv[u], vec, nvalid);
@@ -531,21 +538,8 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
     }
   };
   const int step = P * U;
-  const int iw0 = warp * KS * U;
-  load(iw0, 0, kr, vr);
-
-  // the batch's valid keys [lo, hi), as the attention core computes them for S = 1
-  const bool first = totalp[0] == 1;
-  const int totb = seqlens[b] + 1;
-  const int pastb = first ? 0 : totb - 1;
-  int lo = 0, hi = min(Tcap, totb);
-  if (flags & ATT_CAUSAL_EXCL) {
-    hi = min(pastb + 1, Tcap);
-    if (window > 0 && hi > window + 1) lo = hi - window - 1;
-  }
-  const int n = max(hi - lo, 0);
-  const int cnt = c < n ? (n - c + C - 1) / C : 0;
-  if (lo != 0) load(iw0, lo, kr, vr);
+  const int jw0 = kb + warp * KS * U;
+  if (jw0 < ke) load(jw0, kr, vr);
 
   // the query rows and the new key and value, rotated at position past_b (or position_ids)
   i64 p = 0;
@@ -658,27 +652,6 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
   }
   const bool qvec = nvalid == DL && DL % 4 == 0 && (D % 4) == 0;
 
-  auto qrow = [&](int r, float (&qv)[DL]) {  // the lane's dims of row r (G - 1 past G)
-    const float* qr = qs + min(r, G - 1) * D + d0;
-    if (qvec) {
-#pragma unroll
-      for (int e = 0; e < DL; e += 4) *(float4*)&qv[e] = *(const float4*)&qr[e];
-    } else {
-#pragma unroll
-      for (int e = 0; e < DL; e++) qv[e] = e < nvalid ? qr[e] : 0.f;
-    }
-  };
-
-  // TR: a processor is the whole warp (DL >= 2 makes L 32), and its R x U scores are reduced
-  // transposed (below); lane l then holds score v = l >> SH, key vu of row v / U, and keeps that
-  // row's max and its own share of the row's sum
-  constexpr bool TR = DL >= 2;
-  constexpr int V = R * U, NL = V >= 32 ? 5 : V >= 16 ? 4 : V >= 8 ? 3 : V >= 4 ? 2 : 1, SH = 5 - NL;
-  static_assert(!TR || (V & (V - 1)) == 0, "R * U is a power of two");
-  const int v = lane >> SH, vu = v % U;
-  float mrow = -INFINITY, lrow = 0.f;
-  __shared__ float pbuf[DEC_WARPS][32 + DEC_ROWS];  // a warp's p and alpha, V + R floats
-
   float m[R], l[R], acc[R][DL];
 #pragma unroll
   for (int r = 0; r < R; r++) {
@@ -687,149 +660,85 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
 #pragma unroll
     for (int e = 0; e < DL; e++) acc[r][e] = 0.f;
   }
-  for (int iw = iw0; iw < cnt; iw += step) {  // warp-uniform: every processor of the warp steps
+  for (int jw = jw0; jw < ke; jw += step) {  // warp-uniform: every processor of the warp steps
     T kn[U][DL], vn[U][DL];
-    if (iw + step < cnt) load(iw + step, lo, kn, vn);
-    const int ip = iw + (lane / L) * U;
+    if (jw + step < ke) load(jw + step, kn, vn);
+    const int jp = jw + (lane / L) * U;
     float kf[U][DL], vf[U][DL];
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      // the new position's key and value are what the cache is being given, from shared memory
-      const bool isnew = lo + c + C * (ip + u) == pastb;
-      // a masked key may have been loaded from the new position, not yet written (its p is 0,
-      // but 0 * NaN is not 0)
-      const bool live = ip + u < cnt;
+      const bool isnew = jp + u == pastb;  // what the cache is being given, from shared memory
+      // a key past the slice was loaded from kb, which may be the new position, not yet written
+      // (its p is 0, but 0 * NaN is not 0)
+      const bool live = jp + u < ke;
 #pragma unroll
       for (int e = 0; e < DL; e++) {
         kf[u][e] = tof(isnew ? kn_[e] : kr[u][e]);
         vf[u][e] = live ? tof(isnew ? vn_[e] : vr[u][e]) : 0.f;
       }
     }
-    if constexpr (TR) {
-      // the lane's share of the R x U scores, reduced with the values split between the
-      // halves at each butterfly step (V - 1 shuffles in all, not V * 5): lane l ends with score
-      // v = l >> SH (row v / U, key v % U), the lanes that differ in the SH low bits alike
-      float sv[V];
+    // the lane's share of every (row, key) score, then the sums over the processor's lanes
+    float s[R][U];
 #pragma unroll
-      for (int r = 0; r < R; r++) {
-        float qv[DL];
-        qrow(r, qv);
+    for (int r = 0; r < R; r++) {
+      float qv[DL];
+      if (qvec) {
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-          float a = 0.f;
-#pragma unroll
-          for (int e = 0; e < DL; e++) a = fmaf(qv[e], kf[u][e], a);
-          sv[r * U + u] = a;
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < NL; k++) {
-        const int o = 16 >> k, h = V >> (k + 1);
-        const bool up = lane & o;
-#pragma unroll
-        for (int i = 0; i < h; i++) {
-          const float send = up ? sv[i] : sv[i + h], keep = up ? sv[i + h] : sv[i];
-          sv[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
-        }
-      }
-      float x = sv[0];
-#pragma unroll
-      for (int o = 16 >> NL; o >= 1; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-      x *= qscale;
-      if (softcap > 0.f) x = softcap * tanhf(x / softcap) * LOG2E;
-      x = iw + vu < cnt ? x : -INFINITY;
-      float bm = x;
-#pragma unroll
-      for (int o = 1 << SH; o < (U << SH); o <<= 1) bm = fmaxf(bm, __shfl_xor_sync(0xffffffffu, bm, o));
-      const float mn = fmaxf(mrow, bm), ms = mn == -INFINITY ? 0.f : mn;
-      const float alpha = ex2(mrow - ms), pv = ex2(x - ms);
-      lrow = lrow * alpha + pv;
-      mrow = mn;
-      // every lane needs every p and every row's alpha for its dims: through shared memory
-      float* pw = pbuf[warp];
-      if ((lane & ((1 << SH) - 1)) == 0) {
-        pw[v] = pv;
-        if (vu == 0) pw[V + v / U] = alpha;
-      }
-      __syncwarp();
-      float pa[V + R];
-#pragma unroll
-      for (int i = 0; i < V + R; i += 2) *(float2*)&pa[i] = *(const float2*)&pw[i];
-      __syncwarp();
-#pragma unroll
-      for (int r = 0; r < R; r++) {
-#pragma unroll
-        for (int e = 0; e < DL; e++) {
-          float a = acc[r][e] * pa[V + r];
-#pragma unroll
-          for (int u = 0; u < U; u++) a = fmaf(pa[r * U + u], vf[u][e], a);
-          acc[r][e] = a;
-        }
-      }
-    } else {
-      // the lane's share of every (row, key) score, then the sums over the processor's lanes
-      float s[R][U];
-#pragma unroll
-      for (int r = 0; r < R; r++) {
-        float qv[DL];
-        if (qvec) {
-#pragma unroll
-          for (int e = 0; e < DL; e += 4) *(float4*)&qv[e] = *(const float4*)&qs[min(r, G - 1) * D + d0 + e];
-        } else {
-#pragma unroll
-          for (int e = 0; e < DL; e++) qv[e] = e < nvalid ? qs[min(r, G - 1) * D + d0 + e] : 0.f;
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-          float a = 0.f;
-#pragma unroll
-          for (int e = 0; e < DL; e++) a = fmaf(qv[e], kf[u][e], a);
-          s[r][u] = a;
-        }
-      }
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        if (o >= L) break;
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-          for (int u = 0; u < U; u++) s[r][u] += __shfl_xor_sync(0xffffffffu, s[r][u], o);
-      }
-      if (softcap > 0.f) {
-#pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-          for (int u = 0; u < U; u++) s[r][u] = softcap * tanhf(s[r][u] * qscale / softcap) * LOG2E;
+        for (int e = 0; e < DL; e += 4) *(float4*)&qv[e] = *(const float4*)&qs[min(r, G - 1) * D + d0 + e];
       } else {
 #pragma unroll
-        for (int r = 0; r < R; r++)
-#pragma unroll
-          for (int u = 0; u < U; u++) s[r][u] *= qscale;
+        for (int e = 0; e < DL; e++) qv[e] = e < nvalid ? qs[min(r, G - 1) * D + d0 + e] : 0.f;
       }
-      // the online softmax and p * V, branch-free (a row that has seen no key keeps m = -inf)
 #pragma unroll
-      for (int r = 0; r < R; r++) {
-        float bm = -INFINITY;
+      for (int u = 0; u < U; u++) {
+        float a = 0.f;
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-          s[r][u] = ip + u < cnt ? s[r][u] : -INFINITY;
-          bm = fmaxf(bm, s[r][u]);
-        }
-        const float mn = fmaxf(m[r], bm), ms = mn == -INFINITY ? 0.f : mn;
-        const float alpha = ex2(m[r] - ms);
-        float ps = 0.f;
-#pragma unroll
-        for (int e = 0; e < DL; e++) acc[r][e] *= alpha;
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-          const float pu = ex2(s[r][u] - ms);
-          ps += pu;
-#pragma unroll
-          for (int e = 0; e < DL; e++) acc[r][e] = fmaf(pu, vf[u][e], acc[r][e]);
-        }
-        l[r] = l[r] * alpha + ps;
-        m[r] = mn;
+        for (int e = 0; e < DL; e++) a = fmaf(qv[e], kf[u][e], a);
+        s[r][u] = a;
       }
+    }
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      if (o >= L) break;
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int u = 0; u < U; u++) s[r][u] += __shfl_xor_sync(0xffffffffu, s[r][u], o);
+    }
+    if (softcap > 0.f) {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int u = 0; u < U; u++) s[r][u] = softcap * tanhf(s[r][u] * qscale / softcap) * LOG2E;
+    } else {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int u = 0; u < U; u++) s[r][u] *= qscale;
+    }
+    // the online softmax and p * V, branch-free (a row that has seen no key keeps m = -inf)
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      float bm = -INFINITY;
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        s[r][u] = jp + u < ke ? s[r][u] : -INFINITY;
+        bm = fmaxf(bm, s[r][u]);
+      }
+      const float mn = fmaxf(m[r], bm), ms = mn == -INFINITY ? 0.f : mn;
+      const float alpha = ex2(m[r] - ms);
+      float ps = 0.f;
+#pragma unroll
+      for (int e = 0; e < DL; e++) acc[r][e] *= alpha;
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const float pu = ex2(s[r][u] - ms);
+        ps += pu;
+#pragma unroll
+        for (int e = 0; e < DL; e++) acc[r][e] = fmaf(pu, vf[u][e], acc[r][e]);
+      }
+      l[r] = l[r] * alpha + ps;
+      m[r] = mn;
     }
 #pragma unroll
     for (int u = 0; u < U; u++)
@@ -839,20 +748,11 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
   __syncthreads();  // the queries' shared memory becomes the merge area
 
   // merge the processors: weights exp2(m_p - M) per row, then the dims
-  if constexpr (TR) {
-    float lt = lrow;  // the row's sum over its keys' lanes
-#pragma unroll
-    for (int o = 1 << SH; o < (U << SH); o <<= 1) lt += __shfl_xor_sync(0xffffffffu, lt, o);
-    if ((lane & ((1 << SH) - 1)) == 0 && vu == 0 && v / U < G) {
-      float* mr = merge + ((i64)proc * G + v / U) * stride;
-      mr[D] = mrow, mr[D + 1] = lt;
-    }
-  }
 #pragma unroll
   for (int r = 0; r < R; r++) {
     if (r < G) {
       float* mr = merge + ((i64)proc * G + r) * stride;
-      if (!TR && li == 0) mr[D] = m[r], mr[D + 1] = l[r];
+      if (li == 0) mr[D] = m[r], mr[D + 1] = l[r];
 #pragma unroll
       for (int e = 0; e < DL; e++)
         if (e < nvalid) mr[d0 + e] = acc[r][e];
