@@ -16,12 +16,14 @@ import (
 // lanes split the head dims (a key's score is a few multiply-adds and a butterfly, not a lane's
 // serial dot product). The slices' partial softmaxes go to workspace "partials" (the split-kv
 // layout) and the combine, launched dependent so that its launch overlaps the core, merges them;
-// with one chunk the core writes the output and there is no combine. On the H200, Qwen2.5-1.5B's
-// shape (bfloat16, 12 query heads of 128 over 2 key/value heads) at batch 1 and 1024 keys took
-// 19.9 us a node with the lane-per-key kernel (carve_gqa_decode, 64 chunks); see TestDecodeLatency
-// for this one's. (A thread block cluster of 8 or 16 blocks a head, merged over DSMEM in one
-// launch, measured no faster than the dependent combine at the same block count, and it caps the
-// blocks a head.)
+// with one chunk the core writes the output and there is no combine. On the H200 (TestDecodeLatency,
+// a replayed graph), Qwen2.5-1.5B's shape (bfloat16, 12 query heads of 128 over 2 key/value
+// heads) took 9.6, 17.9, 17.1 and 83.8 us a node at batch 1 and 8 by 1024 and 8192 keys, against
+// 19.9, 29.3, 26.1 and 93.6 with the lane-per-key core it replaced; a launch alone is 1.6 us.
+// Measured and not kept: a thread block cluster of 8 or 16 blocks a head merged over DSMEM in one
+// launch (no faster than the dependent combine at the same blocks, and it caps the blocks a head);
+// 8 dims a lane at head size 128 (no faster); a transposed reduction of the scores with every
+// C-th key a block (no faster at 1024 keys, 5-20% slower at 8192).
 //
 // It applies when the node has one query token (S = 1), no attention_bias, at most decodeRows
 // query heads per key/value head and a head size of at most 256, and its shared memory fits the
