@@ -211,12 +211,13 @@ func TestDecodeLatency(t *testing.T) {
 					continue
 				}
 				normRowsOff = off
-				per, _, _ := timeNode(t, b, s, nm.c(bsz), nil, false)
-				kern := "rows"
-				if off {
-					kern = "legacy"
-				}
-				t.Logf("BENCH NORM %-34s b%d %-6s %7.2f us", nm.name, bsz, kern, per*1e6)
+				c := nm.c(bsz)
+				per, _, _ := timeNode(t, b, s, c, nil, false)
+				reg, err := Registry()
+				require.NoError(t, err)
+				inst, err := reg.Select(&c.node, b.Target())
+				require.NoError(t, err)
+				t.Logf("BENCH NORM %-34s b%d %-24s %7.2f us", nm.name, bsz, inst.(*instance).prog[0].kernel, per*1e6)
 			}
 		}
 	}
