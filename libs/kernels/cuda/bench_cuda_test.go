@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
@@ -89,57 +90,155 @@ func TestBandwidth(t *testing.T) {
 			bytes: 8 * 151936 * 2},
 	)
 
-	reg, err := Registry()
-	require.NoError(t, err)
 	for _, bc := range benches {
 		t.Run(bc.name, func(t *testing.T) {
-			c := bc.c
-			c.name = bc.name
-			vals := caseInputs(c, 1)
-			inst, err := reg.Select(&c.node, b.Target())
-			require.NoError(t, err)
-			in := make([]kernels.Tensor, len(c.node.Inputs))
-			for i, vv := range c.node.Inputs {
-				if vv.Present() {
-					raw := encodeAny(vv.DType, vals[i])
-					p := devBuf(t, b.dev, int64(len(raw)))
-					require.NoError(t, b.CopyIn(p, raw, s))
-					in[i] = kernels.Tensor{DType: vv.DType, Shape: vv.Shape}
-					b.Bind(&in[i], p, int64(len(raw)))
-				}
-			}
-			out := make([]kernels.Tensor, len(c.node.Outputs))
-			for i, vv := range c.node.Outputs {
-				if vv.Present() {
-					out[i] = outputTensor(t, b, s, vv.DType, vv.Shape)
-				}
-			}
-			if bc.share {
-				in[3].Addr, in[4].Addr = out[1].Addr, out[2].Addr
-			}
-			ws := workspace(t, b, inst)
-			require.NoError(t, inst.Run(in, out, ws, s))
-			require.NoError(t, b.dev.SynchronizeStream(s))
-			const iters, reps = 50, 20
-			require.NoError(t, b.dev.BeginCapture(s))
-			for i := 0; i < iters; i++ {
-				require.NoError(t, inst.Run(in, out, ws, s))
-			}
-			g, err := b.dev.EndCapture(s)
-			require.NoError(t, err)
-			defer b.dev.DestroyGraph(g)
-			require.NoError(t, b.dev.LaunchGraph(g, s))
-			require.NoError(t, b.dev.SynchronizeStream(s))
-			t0 := time.Now()
-			for r := 0; r < reps; r++ {
-				require.NoError(t, b.dev.LaunchGraph(g, s))
-			}
-			require.NoError(t, b.dev.SynchronizeStream(s))
-			per := time.Since(t0).Seconds() / (iters * reps)
+			per, tactic, launches := timeNode(t, b, s, bc.c, nil, bc.share)
 			t.Logf("BENCH %-36s tactic=%-9s launches=%d %9.1f us %8.3f MB %7.0f GB/s (%.0f%% of 4.1 TB/s)",
-				bc.name, inst.Tactic(), len(inst.(*instance).prog), per*1e6, float64(bc.bytes)/1e6, float64(bc.bytes)/per/1e9,
+				bc.name, tactic, launches, per*1e6, float64(bc.bytes)/1e6, float64(bc.bytes)/per/1e9,
 				100*float64(bc.bytes)/per/4.1e12)
 		})
+	}
+}
+
+// timeNode is the seconds per call of case c's node on inputs vals (caseInputs' when nil),
+// replaying a captured CUDA graph of many calls, with its tactic and launches. share binds GQA's
+// past inputs to its present outputs.
+func timeNode(t *testing.T, b *Backend, s alloc.Stream, c kcase, vals [][]float64, share bool) (float64, string, int) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	if vals == nil {
+		vals = caseInputs(c, 1)
+	}
+	inst, err := reg.Select(&c.node, b.Target())
+	require.NoError(t, err)
+	in := make([]kernels.Tensor, len(c.node.Inputs))
+	for i, vv := range c.node.Inputs {
+		if vv.Present() {
+			raw := encodeAny(vv.DType, vals[i])
+			p := devBuf(t, b.dev, int64(len(raw)))
+			require.NoError(t, b.CopyIn(p, raw, s))
+			in[i] = kernels.Tensor{DType: vv.DType, Shape: vv.Shape}
+			b.Bind(&in[i], p, int64(len(raw)))
+		}
+	}
+	out := make([]kernels.Tensor, len(c.node.Outputs))
+	for i, vv := range c.node.Outputs {
+		if vv.Present() {
+			out[i] = outputTensor(t, b, s, vv.DType, vv.Shape)
+		}
+	}
+	if share {
+		in[3].Addr, in[4].Addr = out[1].Addr, out[2].Addr
+	}
+	ws := workspace(t, b, inst)
+	require.NoError(t, inst.Run(in, out, ws, s))
+	require.NoError(t, b.dev.SynchronizeStream(s))
+	const iters, reps = 50, 20
+	require.NoError(t, b.dev.BeginCapture(s))
+	for i := 0; i < iters; i++ {
+		require.NoError(t, inst.Run(in, out, ws, s))
+	}
+	g, err := b.dev.EndCapture(s)
+	require.NoError(t, err)
+	defer b.dev.DestroyGraph(g)
+	require.NoError(t, b.dev.LaunchGraph(g, s))
+	require.NoError(t, b.dev.SynchronizeStream(s))
+	t0 := time.Now()
+	for r := 0; r < reps; r++ {
+		require.NoError(t, b.dev.LaunchGraph(g, s))
+	}
+	require.NoError(t, b.dev.SynchronizeStream(s))
+	return time.Since(t0).Seconds() / (iters * reps), inst.Tactic(), len(inst.(*instance).prog)
+}
+
+// TestDecodeLatency measures, when CARVE_BENCH is set, the decode step's attention node
+// (GroupQueryAttention of Qwen2.5-1.5B's shape, bfloat16, past and present one buffer) and its
+// norm rows at batch 1 and 8, context 1024 and 8192, as "BENCH GQA" and "BENCH NORM" lines in
+// microseconds per node (all its launches). CARVE_BENCH_SWEEP=1 adds other chunk counts and
+// block sizes of the attention core, the combine launched plainly, and the norms' row-walking
+// kernel (carve_layer_norm).
+func TestDecodeLatency(t *testing.T) {
+	if os.Getenv("CARVE_BENCH") == "" {
+		t.Skip("set CARVE_BENCH=1 to measure")
+	}
+	sweep := os.Getenv("CARVE_BENCH_SWEEP") != ""
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	bf := graph.BFloat16
+	A := kernels.Attrs
+	type variant struct {
+		name             string
+		pdl              bool
+		maxChunks, warps int64
+	}
+	variants := []variant{{name: "default", maxChunks: decodeMaxChunks, warps: decodeBlockWarps, pdl: decodePDL}}
+	if sweep {
+		variants = append(variants, variant{name: "no-pdl", maxChunks: decodeMaxChunks, warps: decodeBlockWarps})
+		for _, c := range []int64{8, 16, 32, 64} {
+			for _, w := range []int64{4, 8} {
+				variants = append(variants, variant{name: "c" + itoa(c) + "-w" + itoa(w), maxChunks: c, warps: w, pdl: true})
+			}
+		}
+	}
+	defer func(p bool, m, w int64) {
+		decodePDL, decodeMaxChunks, decodeBlockWarps = p, m, w
+	}(decodePDL, decodeMaxChunks, decodeBlockWarps)
+	for _, bsz := range []int64{1, 8} {
+		for _, ctx := range []int64{1024, 8192} {
+			seq := make([]int, bsz)
+			for i := range seq {
+				seq[i] = int(ctx - 1)
+			}
+			c := gqaCase(gqaSpec{name: "decode", dt: bf, b: bsz, s: 1, p: ctx, tcap: ctx, nq: 12, nkv: 2, d: 128, seqlens: seq,
+				rotary: true, present: true})
+			vals := caseInputs(c, 1)
+			for _, vr := range variants {
+				decodePDL, decodeMaxChunks, decodeBlockWarps = vr.pdl, vr.maxChunks, vr.warps
+				per, tactic, launches := timeNode(t, b, s, c, vals, true)
+				t.Logf("BENCH GQA decode b%d ctx%-5d %-12s tactic=%s launches=%d %7.2f us", bsz, ctx, vr.name, tactic, launches, per*1e6)
+			}
+		}
+	}
+	decodePDL, decodeMaxChunks, decodeBlockWarps = variants[0].pdl, variants[0].maxChunks, variants[0].warps
+	const h = 1536
+	norms := []struct {
+		name string
+		c    func(bsz int64) kcase
+	}{
+		{"SkipSimplifiedLayerNormalization", func(bsz int64) kcase {
+			return kcase{node: nd(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization", A("epsilon", float32(1e-6)),
+				[]kernels.Value{v(bf, bsz, 1, h), v(bf, bsz, 1, h), v(bf, h)}, v(bf, bsz, 1, h), none, none, v(bf, bsz, 1, h))}
+		}},
+		{"SimplifiedLayerNormalization", func(bsz int64) kcase {
+			return kcase{node: nd("", "SimplifiedLayerNormalization", A(), []kernels.Value{v(bf, bsz, 1, h), v(bf, h)}, v(bf, bsz, 1, h))}
+		}},
+		{"LayerNormalization", func(bsz int64) kcase {
+			return kcase{node: nd("", "LayerNormalization", A(), []kernels.Value{v(bf, bsz, 1, h), v(bf, h), v(bf, h)}, v(bf, bsz, 1, h))}
+		}},
+		{"RMSNorm-prefill-8192", func(int64) kcase {
+			return kcase{node: nd("", "SimplifiedLayerNormalization", A(), []kernels.Value{v(bf, 8192, h), v(bf, h)}, v(bf, 8192, h))}
+		}},
+	}
+	defer func(o bool) { normRowsOff = o }(normRowsOff)
+	for _, nm := range norms {
+		for _, bsz := range []int64{1, 8} {
+			if bsz > 1 && nm.name == "RMSNorm-prefill-8192" {
+				continue
+			}
+			for _, off := range []bool{false, true} {
+				if off && !sweep {
+					continue
+				}
+				normRowsOff = off
+				c := nm.c(bsz)
+				per, _, _ := timeNode(t, b, s, c, nil, false)
+				reg, err := Registry()
+				require.NoError(t, err)
+				inst, err := reg.Select(&c.node, b.Target())
+				require.NoError(t, err)
+				t.Logf("BENCH NORM %-34s b%d %-24s %7.2f us", nm.name, bsz, inst.(*instance).prog[0].kernel, per*1e6)
+			}
+		}
 	}
 }
 

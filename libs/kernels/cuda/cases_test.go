@@ -304,6 +304,21 @@ func rowCases() []kcase {
 			[]kernels.Value{v(dt, 2, 5, 128), v(dt, 2, 5, 128), v(dt, 128), v(dt, 128), v(dt, 128)}, v(dt, 2, 5, 128), none, none, v(dt, 2, 5, 128))})
 		add(kcase{name: "SkipSimplifiedLayerNorm/" + tg, node: nd(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization", A(),
 			[]kernels.Value{v(dt, 3, 96), v(dt, 1, 96), v(dt, 96)}, v(dt, 3, 96))})
+		// carve_norm_rows: the decode row (skip sum and inverse deviation out), a row of 2 and of 4
+		// vectors a thread, an odd row (element by element); carve_layer_norm: many rows, and a
+		// row longer than carve_norm_rows takes
+		add(kcase{name: "SkipSimplifiedLayerNorm-decode/" + tg, node: nd(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization", A("epsilon", float32(1e-6)),
+			[]kernels.Value{v(dt, 1, 1, 1536), v(dt, 1, 1, 1536), v(dt, 1536)}, v(dt, 1, 1, 1536), none, v(graph.Float32, 1, 1, 1), v(dt, 1, 1, 1536))})
+		add(kcase{name: "LayerNormalization-rows2/" + tg, node: nd("", "LayerNormalization", A(),
+			[]kernels.Value{v(dt, 3, 8000), v(dt, 8000), v(dt, 8000)}, v(dt, 3, 8000), v(graph.Float32, 3, 1), v(graph.Float32, 3, 1))})
+		add(kcase{name: "RMSNorm-rows4/" + tg, node: nd("", "SimplifiedLayerNormalization", A(),
+			[]kernels.Value{v(dt, 2, 15000), v(dt, 15000)}, v(dt, 2, 15000))})
+		add(kcase{name: "RMSNorm-many-rows/" + tg, node: nd("", "SimplifiedLayerNormalization", A(),
+			[]kernels.Value{v(dt, 9000, 24), v(dt, 24)}, v(dt, 9000, 24))})
+		add(kcase{name: "SkipLayerNorm-odd/" + tg, node: nd(kernels.DomainMicrosoft, "SkipLayerNormalization", A(),
+			[]kernels.Value{v(dt, 2, 3, 1001), v(dt, 2, 3, 1001), v(dt, 1001), v(dt, 1001), v(dt, 1001)}, v(dt, 2, 3, 1001))})
+		add(kcase{name: "RMSNorm-long/" + tg, node: nd("", "SimplifiedLayerNormalization", A(),
+			[]kernels.Value{v(dt, 1, 40000), v(dt, 40000)}, v(dt, 1, 40000))})
 	}
 	return cs
 }
@@ -438,6 +453,16 @@ func attentionCases() []kcase {
 			{name: "decode-packed-no-present", b: 2, s: 1, p: 40, tcap: 41, seqlens: []int{40, 17}, packed: true, rotary: true},
 			{name: "decode-d12", b: 2, s: 1, p: 50, tcap: 51, seqlens: []int{50, 20}, nq: 4, nkv: 2, d: 12, rotary: true, present: true},
 			{name: "decode-d256-g8", b: 1, s: 1, p: 300, tcap: 301, seqlens: []int{300}, nq: 8, nkv: 1, d: 256, present: true},
+			// carve_gqa_dec's edges: one query head per key/value head at 64 dims (2 a lane), a
+			// window over 32 dims (1 a lane), 7 heads with softcap and interleaved rotary, 80 dims
+			// (lanes past the head size), 8 dims (4 keys a warp), a length shorter than a chunk
+			{name: "decode-g1-d64", b: 2, s: 1, p: 200, tcap: 256, seqlens: []int{200, 3}, nq: 2, nkv: 2, d: 64, rotary: true, present: true},
+			{name: "decode-g3-d32-window", b: 1, s: 1, p: 500, tcap: 600, seqlens: []int{500}, nq: 6, nkv: 2, d: 32, window: 100, present: true},
+			{name: "decode-g7-softcap", b: 2, s: 1, p: 100, tcap: 128, seqlens: []int{100, 60}, nq: 7, nkv: 1, d: 128, softcap: 30,
+				rotary: true, inter: true, present: true},
+			{name: "decode-g5-d80", b: 1, s: 1, p: 90, tcap: 96, seqlens: []int{90}, nq: 5, nkv: 1, d: 80, present: true},
+			{name: "decode-g4-d8", b: 1, s: 1, p: 77, tcap: 80, seqlens: []int{77}, nq: 8, nkv: 2, d: 8, rotary: true, present: true},
+			{name: "decode-short", b: 2, s: 1, p: 40, tcap: 4096, seqlens: []int{2, 40}, nq: 12, nkv: 2, d: 128, rotary: true, present: true},
 			// more grouped heads than the decode tactic takes: split-kv
 			{name: "split-kv-g9", b: 1, s: 1, p: 1000, tcap: 1001, seqlens: []int{1000}, nq: 18, nkv: 2, d: 16, rotary: true, present: true},
 		} {

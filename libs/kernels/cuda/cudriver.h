@@ -22,7 +22,8 @@
 	X(cuModuleUnload) \
 	X(cuModuleGetFunction) \
 	X(cuFuncSetAttribute) \
-	X(cuLaunchKernel)
+	X(cuLaunchKernel) \
+	X(cuLaunchKernelEx)
 
 #define CARVE_KCU_FIELD(f) __typeof__(&f) f;
 typedef struct {

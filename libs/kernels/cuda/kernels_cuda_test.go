@@ -153,3 +153,32 @@ func TestGQASharedBuffer(t *testing.T) {
 		require.Equal(t, sep[0], got, "%v output", dt)
 	}
 }
+
+// The decode tactic's variants agree: the combine launched dependent (programmatic dependent
+// launch, overlapping the core) gives the plain launch's output bit for bit; other block sizes
+// give it up to rounding, and the same cache.
+func TestGQADecodeVariants(t *testing.T) {
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	defer func(p bool, m, w int64) {
+		decodePDL, decodeMaxChunks, decodeBlockWarps = p, m, w
+	}(decodePDL, decodeMaxChunks, decodeBlockWarps)
+	c := gqaCase(gqaSpec{name: "variants", dt: graph.BFloat16, b: 2, s: 1, p: 1500, tcap: 2048, nq: 12, nkv: 2, d: 128,
+		seqlens: []int{1500, 333}, rotary: true, present: true})
+	vals := caseInputs(c, 5)
+	decodePDL = false
+	plain, inst := runGPU(t, b, s, c, vals)
+	require.Equal(t, "decode", inst.Tactic())
+	decodePDL = true
+	dep, inst := runGPU(t, b, s, c, vals)
+	require.True(t, inst.(*instance).prog[len(inst.(*instance).prog)-1].dependent)
+	require.Equal(t, plain, dep)
+	for _, vr := range []struct{ chunks, warps int64 }{{8, 4}, {64, 2}, {64, 8}, {1, 8}} {
+		decodeMaxChunks, decodeBlockWarps = vr.chunks, vr.warps
+		got, _ := runGPU(t, b, s, c, vals)
+		for i := range plain[0] {
+			require.InDelta(t, plain[0][i], got[0][i], 0.02+0.01*math.Abs(plain[0][i]), "%+v element %d", vr, i)
+		}
+		require.Equal(t, plain[1], got[1], "%+v: the cache", vr)
+	}
+}

@@ -57,5 +57,17 @@ func launch(s alloc.Stream, kernel string, grid, block Dim3, sharedBytes uint32,
 	if len(args) > MaxArgs {
 		return &LaunchError{Kernel: kernel, Err: fmt.Errorf("%d parameters; at most %d are supported", len(args), MaxArgs)}
 	}
-	return launchKernel(s, kernel, grid, block, sharedBytes, args)
+	return launchKernel(s, kernel, grid, block, sharedBytes, false, args)
+}
+
+// launchDependent is launch with programmatic dependent launch: the kernel's blocks may be
+// scheduled before the kernel ahead of it on s has finished, once that kernel's blocks have all
+// executed griddepcontrol.launch_dependents; the kernel must execute griddepcontrol.wait before
+// it reads what that kernel writes. It hides the launch gap of a short kernel behind its
+// predecessor.
+func launchDependent(s alloc.Stream, kernel string, grid, block Dim3, sharedBytes uint32, args ...Arg) error {
+	if len(args) > MaxArgs {
+		return &LaunchError{Kernel: kernel, Err: fmt.Errorf("%d parameters; at most %d are supported", len(args), MaxArgs)}
+	}
+	return launchKernel(s, kernel, grid, block, sharedBytes, true, args)
 }

@@ -4,6 +4,7 @@ package cuda
 
 /*
 #include <stdint.h>
+#include <string.h>
 #include "cudriver.h"
 
 // carve_args carries a launch's parameters by value (no Go pointer crosses into C).
@@ -17,6 +18,29 @@ static CUresult carve_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 	void *params[32];
 	for (int i = 0; i < n; i++) params[i] = &a.v[i];
 	return carve_kcu.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
+}
+
+// carve_launch_dependent is carve_launch with programmatic stream serialization: the kernel
+// may start once every block of the kernel before it on s has executed
+// griddepcontrol.launch_dependents (or exited), and waits for that kernel's completion and
+// memory with griddepcontrol.wait.
+static CUresult carve_launch_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s, int n, carve_args a) {
+	void *params[32];
+	for (int i = 0; i < n; i++) params[i] = &a.v[i];
+	CUlaunchAttribute attr;
+	memset(&attr, 0, sizeof attr);
+	attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+	attr.value.programmaticStreamSerializationAllowed = 1;
+	CUlaunchConfig cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.gridDimX = gx, cfg.gridDimY = gy, cfg.gridDimZ = gz;
+	cfg.blockDimX = bx, cfg.blockDimY = by, cfg.blockDimZ = bz;
+	cfg.sharedMemBytes = shared;
+	cfg.hStream = s;
+	cfg.attrs = &attr;
+	cfg.numAttrs = 1;
+	return carve_kcu.cuLaunchKernelEx(&cfg, f, params, NULL);
 }
 */
 import "C"
@@ -39,7 +63,7 @@ func dimOrOne(v uint32) C.uint {
 // launchKernel is launch with the CUDA driver. Its work is allocation-free: lookups go through
 // maps keyed by values, the parameters cross to C by value, and the closure run with the
 // context current does not escape.
-func launchKernel(s alloc.Stream, kernel string, grid, block Dim3, sharedBytes uint32, args []Arg) error {
+func launchKernel(s alloc.Stream, kernel string, grid, block Dim3, sharedBytes uint32, dependent bool, args []Arg) error {
 	dev, err := acuda.StreamDevice(s)
 	if err != nil {
 		return &LaunchError{Kernel: kernel, Err: err}
@@ -76,6 +100,10 @@ func launchKernel(s alloc.Stream, kernel string, grid, block Dim3, sharedBytes u
 			if err := m.setShared(kernel, f, sharedBytes); err != nil {
 				return err
 			}
+		}
+		if dependent {
+			return cuCheck("cuLaunchKernelEx", C.carve_launch_dependent(f.fn, dimOrOne(grid.X), dimOrOne(grid.Y), dimOrOne(grid.Z),
+				dimOrOne(block.X), dimOrOne(block.Y), dimOrOne(block.Z), C.uint(sharedBytes), cs, C.int(len(args)), a))
 		}
 		return cuCheck("cuLaunchKernel", C.carve_launch(f.fn, dimOrOne(grid.X), dimOrOne(grid.Y), dimOrOne(grid.Z),
 			dimOrOne(block.X), dimOrOne(block.Y), dimOrOne(block.Z), C.uint(sharedBytes), cs, C.int(len(args)), a))

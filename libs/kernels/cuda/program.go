@@ -78,6 +78,9 @@ type step struct {
 	align     int64
 	alignOnly []int
 	fallback  *step
+	// dependent launches the kernel with programmatic dependent launch (launchDependent): it
+	// waits (griddepcontrol.wait) for the step before it, which triggers it early.
+	dependent bool
 }
 
 // program is an instance's launches, run in order on one stream.
@@ -144,6 +147,12 @@ func (pr program) exec(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Works
 		}
 		if record == nil {
 			// The package's launch, called statically: args stays on the stack.
+			if st.dependent {
+				if err := launchDependent(s, st.kernel, st.grid, st.block, st.shared, args[:len(st.params)]...); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := launch(s, st.kernel, st.grid, st.block, st.shared, args[:len(st.params)]...); err != nil {
 				return err
 			}

@@ -211,7 +211,7 @@ func TestCodesMatchSources(t *testing.T) {
 		require.Equal(t, v, rot[name], name)
 	}
 	norm := read("norm.cu")
-	for name, v := range map[string]int{"NORM_SIMPLE": normSimple, "NORM_STATS_F32": normStatF32, "NORM_CACHED": normCached} {
+	for name, v := range map[string]int{"NORM_SIMPLE": normSimple, "NORM_STATS_F32": normStatF32, "NORM_CACHED": normCached, "NORM_THREADS": normThreads} {
 		require.Equal(t, v, norm[name], name)
 	}
 }
@@ -390,5 +390,20 @@ func TestONNXAttentionMMAKernel(t *testing.T) {
 			}
 			require.Equal(t, []string{tc.kernel}, got)
 		})
+	}
+}
+
+// carve_gqa_dec's geometry: the rows it computes cover the grouped heads (2, 4 or 8 of them,
+// csrc GQA_DEC_R), and a processor's lanes cover the head.
+func TestDecodeGeometry(t *testing.T) {
+	for g, want := range map[int64]int64{1: 2, 2: 2, 3: 4, 4: 4, 5: 8, 6: 8, 7: 8, 8: 8} {
+		require.Equal(t, want, decRows(g), "g %d", g)
+	}
+	for _, d := range []int64{1, 8, 12, 16, 32, 64, 80, 128, 200, 256} {
+		dl := decDims(d)
+		l := decLanes(d, dl)
+		require.LessOrEqual(t, l, int64(32), "d %d", d)
+		require.GreaterOrEqual(t, l*dl, d, "d %d", d)
+		require.Zero(t, 32%l, "d %d: %d lanes a key", d, l)
 	}
 }

@@ -55,7 +55,7 @@ __device__ __forceinline__ i64 gqa_position(const int* seqlens, const i64* pos, 
 
 // att_scores adds to sc[r], for the rows r < rows, the dot product of the key at kr (D elements)
 // with query row r at q (rows of D floats in shared memory); with tvec the key is read in
-// 16-byte vectors (D a multiple of them, kr aligned). The core and the decode kernel share it.
+// 16-byte vectors (D a multiple of them, kr aligned).
 template <typename T, int RMAX>
 __device__ __forceinline__ void att_scores(float (&sc)[RMAX], const T* kr, const float* q, int rows, int D, bool tvec) {
   constexpr int VE = 16 / sizeof(T);
@@ -98,7 +98,7 @@ __device__ __forceinline__ void att_scores(float (&sc)[RMAX], const T* kr, const
 
 // att_accumulate adds p_j V_j to acc[r] for the rows r < rows and the nk keys of a tile whose
 // values are rows of Dv elements at v: lane j holds p[r] of key j, and lane l owns the head dims
-// d = l + 32e. The core and the decode kernel share it.
+// d = l + 32e.
 template <typename T, int RMAX, int DPL>
 __device__ __forceinline__ void att_accumulate(float (&acc)[RMAX][DPL], const float (&p)[RMAX], const T* v, int Dv, int nk,
                                                int rows, int lane) {
@@ -403,59 +403,105 @@ COMBINE(carve_attn_combine_bf16, bf16)
 
 // ---------------------------------------------------------------- GQA decode
 
-// carve_gqa_decode_<T>_<DPL>: the core of one GroupQueryAttention decode step (one new token
+// carve_gqa_dec_<T>_<DL>_<R>: the core of one GroupQueryAttention decode step (one new token
 // per batch), spread over many blocks so that no multiprocessor streams much of the cache: block
 // (c, b * Nkv + kh) of a C-wide grid takes the c-th of C equal slices of batch b's valid keys
 // [lo, hi) (read from seqlens_k and total_sequence_length on the device, so a captured graph
 // replays at any length) for the G query heads of key/value head kh. Each block
-//   - queues the first stage of its slice's keys and values (asynchronous 16-byte copies, all
-//     threads, each key read once) before anything else;
+//   - issues the loads of its first keys and values before anything else;
 //   - stages the G query rows as float32 (rotated when ATT_ROTARY) and the new key (rotated)
 //     and value rounded to T, exactly as carve_kv_append stores them; block 0 writes them into
-//     the caches at position past_b, and the block whose slice holds that position takes them
-//     from shared memory instead of the cache;
-//   - walks its slice in stages of 32 * warps keys; when the slice is shorter than that, the warps
-//     split the rows into groups (each group walks the keys), so the longest warp is shorter;
-//   - merges its warps and writes per row its unnormalized output, max and sum to the partials
-//     (the split-kv layout), or, when C is 1, the normalized output.
-// carve_gqa_decode_combine_<T> then merges the C slices of every row.
+//     the caches at position past_b, and whoever scores that position takes them from shared
+//     memory instead of the cache;
+//   - scores its keys with the head dims split across lanes: L lanes (a power of two, at most
+//     32, L * DL >= D) form a key processor, lane i holding dims [i * DL, i * DL + DL), so a
+//     key's score is DL fused multiply-adds per row and a butterfly over the lanes, and p * V
+//     needs no communication (a lane accumulates its own dims). A warp holds 32 / L processors;
+//     each takes U = DEC_KEYS keys at a time (half that at DL 8), the next batch's loads issued
+//     before the current batch is scored. R rows are computed (R >= G; rows past G on copies
+//     of row G - 1, dropped) so that no row's work waits behind a branch, and the rows'
+//     butterflies overlap. Scores are kept in base 2;
+//   - merges its processors and writes per row its unnormalized output, max (base e) and sum to
+//     the partials (the split-kv layout), or, when C is 1, the normalized output.
+// carve_gqa_decode_combine_<T> then merges the C slices of every row; it is launched dependent
+// (programmatic dependent launch), and the core lets it be scheduled at once.
 // Packed parameters: bn = B|N, hd = Nkv|D, tr = Tcap|rotary dim, strides = query row stride|new
 // key and value row stride. The caches are [B, Nkv, Tcap, D].
 enum {
   DEC_ROWS = 8,   // the most grouped query heads per key/value head
-  DEC_WARPS = 4,  // the most warps a block has
-  DEC_STAGE = 8,  // query, key and value elements a thread loads at once
+  DEC_WARPS = 8,  // the most warps a block has
+  DEC_STAGE = 8,  // query, key and value elements a thread loads at once (unaligned staging)
+  DEC_KEYS = 4,   // keys a processor scores at once
 };
 
 namespace {
 
-template <typename T, int DPL>
-__device__ __forceinline__ void gqa_decode(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out,
-                                           float* part, const int* seqlens, const int* totalp, const T* cosc,
-                                           const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides,
-                                           int flags, float scale, float softcap, int window, int maxPos) {
+// ld_dl loads n = DL elements at p: in one or two vector loads when vec (p aligned to their
+// size, at most 16 bytes), else element by element, the first nvalid of them (zeros after).
+template <typename T, int DL>
+__device__ __forceinline__ void ld_dl(const T* p, T (&e)[DL], bool vec, int nvalid) {
+  constexpr int BY = DL * (int)sizeof(T);
+  if (vec) {
+    if constexpr (BY >= 16) {
+#pragma unroll
+      for (int i = 0; i < BY / 16; i++) {
+        const uint4 u = ((const uint4*)p)[i];
+        memcpy(&e[i * 16 / sizeof(T)], &u, 16);
+      }
+      return;
+    } else if constexpr (BY == 8) {
+      const uint2 u = *(const uint2*)p;
+      memcpy(e, &u, 8);
+      return;
+    } else if constexpr (BY == 4) {
+      const unsigned u = *(const unsigned*)p;
+      memcpy(e, &u, 4);
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < DL; i++) e[i] = i < nvalid ? p[i] : fromf<T>(0.f);
+}
+
+// ex2 is 2^x in one MUFU instruction (flushing denormals; 2^-inf is 0).
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+template <typename T, int DL, int R>
+__device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part,
+                                        const int* seqlens, const int* totalp, const T* cosc, const T* sinc,
+                                        const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, int flags, float scale,
+                                        float softcap, int window, int maxPos) {
+  constexpr int U = DL >= 8 ? DEC_KEYS / 2 : DEC_KEYS, VE = 16 / sizeof(T);
+  constexpr float LOG2E = 1.4426950408889634f, LN2 = 0.6931471805599453f;
   const int B = lo32(bn), N = hi32(bn), Nkv = lo32(hd), D = hi32(hd), Tcap = lo32(tr), rot = hi32(tr);
   const int qss = lo32(strides), kvss = hi32(strides);
   const int G = N / Nkv;
   const int b = blockIdx.y / Nkv, kh = blockIdx.y % Nkv;
   const int C = gridDim.x, c = blockIdx.x;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = blockDim.x >> 5;
-  const int KT = nw * 32;  // keys per stage
-  constexpr int VE = 16 / sizeof(T);
-  const int Dp = D + VE;  // K row stride: 16 bytes of padding keep lane-per-row reads conflict-free
-  const int stride = D + 2;
+  int L = 1;
+  while (L < 32 && L * DL < D) L <<= 1;
+  const int KS = 32 / L, li = lane & (L - 1), P = nw * KS, proc = warp * KS + lane / L;
+  const int d0 = li * DL, nvalid = max(min(DL, D - d0), 0);
+  // the combine, when launched dependent (programmatic dependent launch), may be scheduled now:
+  // it waits for this grid's completion before reading the partials
+  asm volatile("griddepcontrol.launch_dependents;");
 
-  // shared memory (decodeShared in Go): queries [G][D] float, the new key and value [2][D] T,
-  // then, 16-byte aligned, a stage of keys [KT][Dp] and values [KT][D] of T, which the warps'
-  // merge area [nw][G][D + 2] float reuses afterwards
+  // shared memory (decodeShared in Go): the new key and value [2][D] T, then, 16-byte aligned,
+  // the queries [G][D] float, which the processors' merge area [P][G][D + 2] float and the merge
+  // weights [G][P + 1] reuse afterwards
   extern __shared__ float sm[];
-  float* qs = sm;
-  T* knew = (T*)(qs + G * D);
+  T* knew = (T*)sm;
   T* vnew = knew + D;
-  const int head = (G * D + (2 * D * (int)sizeof(T) + 3) / 4 + 3) & ~3;
-  T* ks = (T*)(sm + head);
-  T* vsm = ks + (i64)KT * Dp;
-  float* merge = sm + head;
+  const int head = ((2 * D * (int)sizeof(T) + 3) / 4 + 3) & ~3;
+  float* qs = sm + head;
+  const int stride = D + 2;
+  float* merge = qs;
+  float* wts = merge + P * G * stride;
 
   // the batch's valid keys, as the attention core computes them for S = 1, and the block's slice
   const bool first = totalp[0] == 1;
@@ -470,37 +516,30 @@ __device__ __forceinline__ void gqa_decode(const T* q, const T* ksrc, const T* v
   const int per = (n + C - 1) / C;
   const int kb = lo + min(c * per, n), ke = lo + min((c + 1) * per, n);
 
-  // warps over 32-key tiles and row groups (one stage when the slice is shorter than a stage)
-  const int len = ke - kb, t32 = (len + 31) / 32;
-  int rg = 1;
-  if (t32 > 0 && t32 < nw) rg = min(G, nw / t32);
-  const int rpg = (G + rg - 1) / rg;
-  rg = (G + rpg - 1) / rpg;
-  const int tpp = nw / rg;
-  const int tl = t32 >= nw ? 32 : max((len + tpp - 1) / tpp, 1);
-  const int grp = warp / tpp, tw = warp % tpp;
-  const int r0 = grp * rpg, rn = grp < rg ? min(G, r0 + rpg) - r0 : 0;
-
   const T* kbase = kc + ((i64)b * Nkv + kh) * Tcap * D;
   const T* vbase = vc + ((i64)b * Nkv + kh) * Tcap * D;
-  const bool tvec = D % VE == 0 && ((uintptr_t)kbase & 15) == 0 && ((uintptr_t)vbase & 15) == 0;
-  auto issue = [&](int s0, int sk) {
-    if (tvec) {
-      const int cpr = D / VE;
-      for (int u = tid; u < sk * cpr; u += blockDim.x) {
-        const int row = u / cpr, cc = u - row * cpr;
-        cp_async16(ks + row * Dp + cc * VE, kbase + (i64)(s0 + row) * D + cc * VE);
-        cp_async16(vsm + row * D + cc * VE, vbase + (i64)(s0 + row) * D + cc * VE);
-      }
-    } else {
-      for (int u = tid; u < sk * D; u += blockDim.x) {
-        const int row = u / D, cc = u - row * D;
-        ks[row * Dp + cc] = kbase[(i64)(s0 + row) * D + cc];
-        vsm[row * D + cc] = vbase[(i64)(s0 + row) * D + cc];
+  constexpr int AL = DL * (int)sizeof(T) < 16 ? DL * (int)sizeof(T) : 16;
+  const bool vec = L * DL == D && ((uintptr_t)kbase % AL) == 0 && ((uintptr_t)vbase % AL) == 0;
+  // keys of batch (warp base jw): processor proc takes jw + (proc % KS) * U + u, clamped into
+  // the slice (keys past ke are loaded from kb and masked)
+  T kr[U][DL], vr[U][DL];
+  auto load = [&](int jw, T (&kk)[U][DL], T (&vv)[U][DL]) {
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      int j = jw + (lane / L) * U + u;
+      j = j < ke ? j : kb;
+      if (nvalid > 0) {
+        ld_dl<T, DL>(kbase + (i64)j * D + d0, kk[u], vec, nvalid);
+        ld_dl<T, DL>(vbase + (i64)j * D + d0, vv[u], vec, nvalid);
+      } else {
+#pragma unroll
+        for (int e = 0; e < DL; e++) kk[u][e] = vv[u][e] = fromf<T>(0.f);
       }
     }
   };
-  if (len > 0) issue(kb, min(KT, len));
+  const int step = P * U;
+  const int jw0 = kb + warp * KS * U;
+  if (jw0 < ke) load(jw0, kr, vr);
 
   // the query rows and the new key and value, rotated at position past_b (or position_ids)
   i64 p = 0;
@@ -510,8 +549,6 @@ __device__ __forceinline__ void gqa_decode(const T* q, const T* ksrc, const T* v
   }
   const int half = rot / 2;
   const T* qb = q + (i64)b * qss + (i64)kh * G * D;
-  // element e of the G query rows, then the key, then the value; DEC_STAGE elements per thread
-  // and pass, all loaded before any is stored, so their loads are in flight together
   auto staged = [&](int e) {
     const int r = e / D, d = e - r * D;
     const T* src = r < G ? qb + r * D : (r == G ? ksrc : vsrc) + (i64)b * kvss + (i64)kh * D;
@@ -530,22 +567,68 @@ __device__ __forceinline__ void gqa_decode(const T* q, const T* ksrc, const T* v
     return tof(src[d]);
   };
   const int nst = (G + 2) * D;
-  for (int e0 = tid; e0 < nst; e0 += DEC_STAGE * blockDim.x) {
-    float x[DEC_STAGE];
+  // 16-byte vectors of VE dims a thread when the rows, the rotary halves and the tables allow
+  const T* kvb = ksrc + (i64)b * kvss + (i64)kh * D;
+  const T* vvb = vsrc + (i64)b * kvss + (i64)kh * D;
+  const bool rotv = !(flags & ATT_ROTARY) ||
+                    (rot % (2 * VE) == 0 && ((uintptr_t)cosc & 15) == 0 && ((uintptr_t)sinc & 15) == 0);
+  if (D % VE == 0 && rotv && ((uintptr_t)qb & 15) == 0 && ((uintptr_t)kvb & 15) == 0 &&
+      ((uintptr_t)vvb & 15) == 0) {
+    for (int e0 = tid * VE; e0 < nst; e0 += blockDim.x * VE) {
+      const int r = e0 / D, d0 = e0 - r * D;
+      const T* src = r < G ? qb + r * D : (r == G ? kvb : vvb);
+      float x[VE], y[VE];
+      vec_load<T, VE>(src + d0, x);
+      if ((flags & ATT_ROTARY) && r <= G && d0 < rot) {
+        if (flags & ATT_INTERLEAVED) {  // pairs (2k, 2k + 1) at table index d0 / 2 + k
+          float cs[VE], sn[VE];
+          vec_load<T, VE>(cosc + p * half + (d0 / (2 * VE)) * VE, cs);
+          vec_load<T, VE>(sinc + p * half + (d0 / (2 * VE)) * VE, sn);
+          const int o = (d0 / VE) % 2 * (VE / 2);
 #pragma unroll
-    for (int k = 0; k < DEC_STAGE; k++) {
-      const int e = e0 + k * blockDim.x;
-      x[k] = e < nst ? staged(e) : 0.f;
-    }
+          for (int k = 0; k < VE / 2; k++) {
+            const float c0 = cs[o + k], s0 = sn[o + k], x0 = x[2 * k], x1 = x[2 * k + 1];
+            y[2 * k] = x0 * c0 - x1 * s0;
+            y[2 * k + 1] = x1 * c0 + x0 * s0;
+          }
+        } else {  // d pairs with d + half
+          const bool lead = d0 < half;
+          float xp[VE], cs[VE], sn[VE];
+          vec_load<T, VE>(src + (lead ? d0 + half : d0 - half), xp);
+          vec_load<T, VE>(cosc + p * half + (lead ? d0 : d0 - half), cs);
+          vec_load<T, VE>(sinc + p * half + (lead ? d0 : d0 - half), sn);
 #pragma unroll
-    for (int k = 0; k < DEC_STAGE; k++) {
-      const int e = e0 + k * blockDim.x;
-      if (e >= nst) break;
-      const int r = e / D, d = e - r * D;
-      if (r < G) {
-        qs[r * D + d] = x[k];
+          for (int k = 0; k < VE; k++) y[k] = lead ? x[k] * cs[k] - xp[k] * sn[k] : x[k] * cs[k] + xp[k] * sn[k];
+        }
       } else {
-        (r == G ? knew : vnew)[d] = fromf<T>(x[k]);
+#pragma unroll
+        for (int k = 0; k < VE; k++) y[k] = x[k];
+      }
+      if (r < G) {
+#pragma unroll
+        for (int k = 0; k < VE; k += 4) *(float4*)&qs[r * D + d0 + k] = make_float4(y[k], y[k + 1], y[k + 2], y[k + 3]);
+      } else {
+        vec_store<T, VE>((r == G ? knew : vnew) + d0, y);
+      }
+    }
+  } else {
+    for (int e0 = tid; e0 < nst; e0 += DEC_STAGE * blockDim.x) {
+      float x[DEC_STAGE];
+#pragma unroll
+      for (int k = 0; k < DEC_STAGE; k++) {
+        const int e = e0 + k * blockDim.x;
+        x[k] = e < nst ? staged(e) : 0.f;
+      }
+#pragma unroll
+      for (int k = 0; k < DEC_STAGE; k++) {
+        const int e = e0 + k * blockDim.x;
+        if (e >= nst) break;
+        const int r = e / D, d = e - r * D;
+        if (r < G) {
+          qs[r * D + d] = x[k];
+        } else {
+          (r == G ? knew : vnew)[d] = fromf<T>(x[k]);
+        }
       }
     }
   }
@@ -557,138 +640,188 @@ __device__ __forceinline__ void gqa_decode(const T* q, const T* ksrc, const T* v
       vc[at + d] = vnew[d];
     }
   }
-
-  float m[DEC_ROWS], l[DEC_ROWS], acc[DEC_ROWS][DPL];
+  // the lane's dims of the rows are read from shared memory per batch (registers hold the
+  // batch's keys and values and the accumulators); rows G..R-1 are zeros, computed and dropped,
+  // so that no row's work sits behind a branch and the rows' shuffles overlap
+  const float qscale = softcap > 0.f ? scale : scale * LOG2E;
+  T kn_[DL], vn_[DL];  // the new key and value in the lane's dims
 #pragma unroll
-  for (int r = 0; r < DEC_ROWS; r++) {
+  for (int e = 0; e < DL; e++) {
+    kn_[e] = e < nvalid ? knew[d0 + e] : fromf<T>(0.f);
+    vn_[e] = e < nvalid ? vnew[d0 + e] : fromf<T>(0.f);
+  }
+  const bool qvec = nvalid == DL && DL % 4 == 0 && (D % 4) == 0;
+
+  float m[R], l[R], acc[R][DL];
+#pragma unroll
+  for (int r = 0; r < R; r++) {
     m[r] = -INFINITY;
     l[r] = 0.f;
 #pragma unroll
-    for (int e = 0; e < DPL; e++) acc[r][e] = 0.f;
+    for (int e = 0; e < DL; e++) acc[r][e] = 0.f;
   }
-  const float* qw = qs + r0 * D;
-  for (int s0 = kb; s0 < ke; s0 += KT) {
-    const int sk = min(KT, ke - s0);
-    if (s0 != kb) {
-      __syncthreads();  // every warp is done with the previous stage
-      issue(s0, sk);
-    }
-    cp_async_wait_all();
-    __syncthreads();
-    if (pastb >= s0 && pastb < s0 + sk) {  // the new position: what the cache is being given
-      const int row = pastb - s0;
-      for (int d = tid; d < D; d += blockDim.x) {
-        ks[row * Dp + d] = knew[d];
-        vsm[row * D + d] = vnew[d];
+  for (int jw = jw0; jw < ke; jw += step) {  // warp-uniform: every processor of the warp steps
+    T kn[U][DL], vn[U][DL];
+    if (jw + step < ke) load(jw + step, kn, vn);
+    const int jp = jw + (lane / L) * U;
+    float kf[U][DL], vf[U][DL];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const bool isnew = jp + u == pastb;  // what the cache is being given, from shared memory
+      // a key past the slice was loaded from kb, which may be the new position, not yet written
+      // (its p is 0, but 0 * NaN is not 0)
+      const bool live = jp + u < ke;
+#pragma unroll
+      for (int e = 0; e < DL; e++) {
+        kf[u][e] = tof(isnew ? kn_[e] : kr[u][e]);
+        vf[u][e] = live ? tof(isnew ? vn_[e] : vr[u][e]) : 0.f;
       }
-      __syncthreads();
     }
-    for (int j0 = s0 + tw * tl; rn > 0 && j0 < s0 + sk; j0 += tpp * tl) {
-      const int nk = min(tl, s0 + sk - j0);
-      const T* kt = ks + (i64)(j0 - s0) * Dp;
-      const T* vt = vsm + (i64)(j0 - s0) * D;
-      const bool live = lane < nk;
-      float sc[DEC_ROWS];
+    // the lane's share of every (row, key) score, then the sums over the processor's lanes
+    float s[R][U];
 #pragma unroll
-      for (int r = 0; r < DEC_ROWS; r++) sc[r] = 0.f;
-      if (live) att_scores<T, DEC_ROWS>(sc, kt + lane * Dp, qw, rn, D, tvec);
-      float pr[DEC_ROWS];
+    for (int r = 0; r < R; r++) {
+      float qv[DL];
+      if (qvec) {
 #pragma unroll
-      for (int r = 0; r < DEC_ROWS; r++) {
-        pr[r] = 0.f;
-        if (r >= rn) continue;
-        float x = -INFINITY;
-        if (live) {
-          x = scale * sc[r];
-          if (softcap > 0.f) x = softcap * tanhf(x / softcap);
-        }
-        const float mn = fmaxf(m[r], warp_max(x));
-        float alpha = 1.f;
-        if (mn != -INFINITY) {
-          alpha = expf(m[r] - mn);
-          pr[r] = expf(x - mn);
-        }
-        m[r] = mn;
-        l[r] = l[r] * alpha + pr[r];
+        for (int e = 0; e < DL; e += 4) *(float4*)&qv[e] = *(const float4*)&qs[min(r, G - 1) * D + d0 + e];
+      } else {
 #pragma unroll
-        for (int e = 0; e < DPL; e++) acc[r][e] *= alpha;
+        for (int e = 0; e < DL; e++) qv[e] = e < nvalid ? qs[min(r, G - 1) * D + d0 + e] : 0.f;
       }
-      att_accumulate<T, DEC_ROWS, DPL>(acc, pr, vt, D, nk, rn, lane);
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        float a = 0.f;
+#pragma unroll
+        for (int e = 0; e < DL; e++) a = fmaf(qv[e], kf[u][e], a);
+        s[r][u] = a;
+      }
     }
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      if (o >= L) break;
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int u = 0; u < U; u++) s[r][u] += __shfl_xor_sync(0xffffffffu, s[r][u], o);
+    }
+    if (softcap > 0.f) {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int u = 0; u < U; u++) s[r][u] = softcap * tanhf(s[r][u] * qscale / softcap) * LOG2E;
+    } else {
+#pragma unroll
+      for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int u = 0; u < U; u++) s[r][u] *= qscale;
+    }
+    // the online softmax and p * V, branch-free (a row that has seen no key keeps m = -inf)
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+      float bm = -INFINITY;
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        s[r][u] = jp + u < ke ? s[r][u] : -INFINITY;
+        bm = fmaxf(bm, s[r][u]);
+      }
+      const float mn = fmaxf(m[r], bm), ms = mn == -INFINITY ? 0.f : mn;
+      const float alpha = ex2(m[r] - ms);
+      float ps = 0.f;
+#pragma unroll
+      for (int e = 0; e < DL; e++) acc[r][e] *= alpha;
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const float pu = ex2(s[r][u] - ms);
+        ps += pu;
+#pragma unroll
+        for (int e = 0; e < DL; e++) acc[r][e] = fmaf(pu, vf[u][e], acc[r][e]);
+      }
+      l[r] = l[r] * alpha + ps;
+      m[r] = mn;
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+      for (int e = 0; e < DL; e++) kr[u][e] = kn[u][e], vr[u][e] = vn[u][e];
   }
-  __syncthreads();  // the stage's shared memory becomes the merge area
+  __syncthreads();  // the queries' shared memory becomes the merge area
 
-  // merge the warps: rows outside a warp's group are marked empty
-  for (int r = 0; r < G; r++)
-    if ((r < r0 || r >= r0 + rn) && lane == 0) merge[((i64)warp * G + r) * stride + D] = -INFINITY;
+  // merge the processors: weights exp2(m_p - M) per row, then the dims
 #pragma unroll
-  for (int r = 0; r < DEC_ROWS; r++) {
-    if (r < rn) {
-      const float ls = warp_sum(l[r]);
-      float* mr = merge + ((i64)warp * G + r0 + r) * stride;
-      if (lane == 0) mr[D] = m[r], mr[D + 1] = ls;
+  for (int r = 0; r < R; r++) {
+    if (r < G) {
+      float* mr = merge + ((i64)proc * G + r) * stride;
+      if (li == 0) mr[D] = m[r], mr[D + 1] = l[r];
 #pragma unroll
-      for (int e = 0; e < DPL; e++) {
-        const int d = lane + 32 * e;
-        if (d < D) mr[d] = acc[r][e];
-      }
+      for (int e = 0; e < DL; e++)
+        if (e < nvalid) mr[d0 + e] = acc[r][e];
+    }
+  }
+  __syncthreads();
+  for (int r = tid; r < G; r += blockDim.x) {
+    float M = -INFINITY;
+    for (int pp = 0; pp < P; pp++) M = fmaxf(M, merge[((i64)pp * G + r) * stride + D]);
+    float Ls = 0.f;
+    for (int pp = 0; pp < P; pp++) {
+      const float* mr = merge + ((i64)pp * G + r) * stride;
+      const float w = M == -INFINITY || mr[D] == -INFINITY ? 0.f : ex2(mr[D] - M);
+      wts[r * (P + 1) + pp] = w;
+      Ls += w * mr[D + 1];
+    }
+    wts[r * (P + 1) + P] = Ls;
+    if (C > 1) {
+      const i64 rowsTotal = (i64)B * N, prow = (i64)b * N + (i64)kh * G + r;
+      float* pm = part + (i64)C * rowsTotal * D;
+      pm[(i64)c * rowsTotal + prow] = M * LN2;
+      pm[(i64)C * rowsTotal + (i64)c * rowsTotal + prow] = Ls;
     }
   }
   __syncthreads();
   const i64 rowsTotal = (i64)B * N;
   for (int e = tid; e < G * D; e += blockDim.x) {
     const int r = e / D, d = e - r * D;
-    float M = -INFINITY;
-    for (int w = 0; w < nw; w++) M = fmaxf(M, merge[((i64)w * G + r) * stride + D]);
-    float L = 0.f, A = 0.f;
-    if (M != -INFINITY) {
-      for (int w = 0; w < nw; w++) {
-        const float* mr = merge + ((i64)w * G + r) * stride;
-        if (mr[D] != -INFINITY) {
-          const float f = expf(mr[D] - M);
-          L += mr[D + 1] * f;
-          A += mr[d] * f;
-        }
-      }
-    }
+    const float* w = wts + r * (P + 1);
+    float A = 0.f;
+    for (int pp = 0; pp < P; pp++) A = fmaf(w[pp], merge[((i64)pp * G + r) * stride + d], A);
     const i64 prow = (i64)b * N + (i64)kh * G + r;
     if (C == 1) {
-      out[prow * D + d] = fromf<T>(L > 0.f ? A / L : 0.f);
+      const float Ls = w[P];
+      out[prow * D + d] = fromf<T>(Ls > 0.f ? A / Ls : 0.f);
     } else {
       part[((i64)c * rowsTotal + prow) * D + d] = A;
-      if (d == 0) {
-        float* pm = part + (i64)C * rowsTotal * D;
-        pm[(i64)c * rowsTotal + prow] = M;
-        pm[(i64)C * rowsTotal + (i64)c * rowsTotal + prow] = L;
-      }
     }
   }
 }
 
 }  // namespace
 
-#define GQA_DECODE(name, T, DPL)                                                                               \
+#define GQA_DEC(name, T, DL, R)                                                                                \
   extern "C" __global__ void __launch_bounds__(DEC_WARPS * 32)                                                 \
       name(const T* q, const T* ksrc, const T* vsrc, T* kc, T* vc, T* out, float* part, const int* seqlens,      \
            const int* total, const T* cosc, const T* sinc, const i64* pos, i64 bn, i64 hd, i64 tr, i64 strides, \
            int flags, float scale, float softcap, int window, int maxPos) {                                     \
-    gqa_decode<T, DPL>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,   \
-                       flags, scale, softcap, window, maxPos);                                                  \
+    gqa_dec<T, DL, R>(q, ksrc, vsrc, kc, vc, out, part, seqlens, total, cosc, sinc, pos, bn, hd, tr, strides,   \
+                      flags, scale, softcap, window, maxPos);                                                   \
   }
-GQA_DECODE(carve_gqa_decode_f32_1, float, 1)
-GQA_DECODE(carve_gqa_decode_f32_2, float, 2)
-GQA_DECODE(carve_gqa_decode_f32_4, float, 4)
-GQA_DECODE(carve_gqa_decode_f32_8, float, 8)
-GQA_DECODE(carve_gqa_decode_f16_1, __half, 1)
-GQA_DECODE(carve_gqa_decode_f16_2, __half, 2)
-GQA_DECODE(carve_gqa_decode_f16_4, __half, 4)
-GQA_DECODE(carve_gqa_decode_f16_8, __half, 8)
-GQA_DECODE(carve_gqa_decode_bf16_1, bf16, 1)
-GQA_DECODE(carve_gqa_decode_bf16_2, bf16, 2)
-GQA_DECODE(carve_gqa_decode_bf16_4, bf16, 4)
-GQA_DECODE(carve_gqa_decode_bf16_8, bf16, 8)
+#define GQA_DEC_R(T, tn, DL)                               \
+  GQA_DEC(carve_gqa_dec_##tn##_##DL##_2, T, DL, 2)         \
+  GQA_DEC(carve_gqa_dec_##tn##_##DL##_4, T, DL, 4)         \
+  GQA_DEC(carve_gqa_dec_##tn##_##DL##_8, T, DL, 8)
+GQA_DEC_R(float, f32, 1)
+GQA_DEC_R(float, f32, 2)
+GQA_DEC_R(float, f32, 4)
+GQA_DEC_R(float, f32, 8)
+GQA_DEC_R(__half, f16, 1)
+GQA_DEC_R(__half, f16, 2)
+GQA_DEC_R(__half, f16, 4)
+GQA_DEC_R(__half, f16, 8)
+GQA_DEC_R(bf16, bf16, 1)
+GQA_DEC_R(bf16, bf16, 2)
+GQA_DEC_R(bf16, bf16, 4)
+GQA_DEC_R(bf16, bf16, 8)
 
-// carve_gqa_decode_combine_<T>: merges the chunks (slices) of carve_gqa_decode's partials for
+// carve_gqa_decode_combine_<T>: merges the chunks (slices) of carve_gqa_dec's partials for
 // row blockIdx.x (batch b, head n; S = 1): warp 0 finds the rows' max over the chunks that saw a
 // key and their weights exp(max_c - max) (to shared memory, chunks floats, then the sum), then
 // the block's threads split the chunks Q ways per head dim (Q = blockDim / Dv; the loads of a
@@ -702,6 +835,7 @@ GQA_DECODE(carve_gqa_decode_bf16_8, bf16, 8)
     const i64 row = blockIdx.x;                                                                           \
     const float* pm = part + (i64)chunks * rowsTotal * Dv;                                                \
     const float* pl = pm + (i64)chunks * rowsTotal;                                                       \
+    asm volatile("griddepcontrol.wait;" ::: "memory"); /* a dependent launch: the core's partials */     \
     if (threadIdx.x < 32) {                                                                               \
       float mx = -INFINITY;                                                                               \
       for (int c = threadIdx.x; c < chunks; c += 32)                                                      \

@@ -10,6 +10,8 @@ namespace {
 
 enum { NORM_SIMPLE = 1, NORM_STATS_F32 = 2, NORM_CACHED = 4 };
 
+enum { NORM_THREADS = 512 };  // the most threads a carve_norm_rows block has (launch bounds)
+
 template <typename T>
 __device__ __forceinline__ void write_stat(void* p, i64 r, float v, bool f32) {
   if (!p) return;
@@ -125,6 +127,149 @@ __device__ __forceinline__ bool al16(const T* p) {
 LAYER_NORM(carve_layer_norm_f32, float)
 LAYER_NORM(carve_layer_norm_f16, __half)
 LAYER_NORM(carve_layer_norm_bf16, bf16)
+
+namespace {
+
+// norm_rows is layer_norm with the row in registers: thread t holds the vectors t + k * blockDim
+// (k < NS) of V elements, so a block's threads cover the row once. Gamma and beta, when a thread
+// holds at most 8 of their elements, are loaded once for all the block's rows, before the first
+// row's loads. Every statistic is one block reduction with a single barrier (the scratch
+// alternates between rows, so a row's reads never race the next row's writes). For the decode
+// step's one row it is a short latency chain: every load in flight at once, one or two
+// reductions, the stores.
+template <typename T, int V, int NS>
+__device__ __forceinline__ void norm_rows(T* out, const T* x, const T* skip, const T* addBias, const T* gamma,
+                                          const T* beta, T* sumOut, void* meanOut, void* invOut, i64 rows, i64 h,
+                                          i64 skipRows, float eps, int flags) {
+  __shared__ float red[2][2][32];
+  const bool simple = flags & NORM_SIMPLE;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  // gamma and beta stay in registers when they are few (the decode row), else are read per row
+  constexpr bool PRE = NS * V <= 8;
+  float g[PRE ? NS : 1][V], bt[PRE ? NS : 1][V];
+  auto affine = [&](int k, i64 j, float (&ga)[V], float (&be)[V]) {
+#pragma unroll
+    for (int e = 0; e < V; e++) ga[e] = be[e] = 0.f;
+    if (j < h) {
+      vec_load<T, V>(gamma + j, ga);
+      if (beta) vec_load<T, V>(beta + j, be);
+    }
+  };
+  if constexpr (PRE) {
+#pragma unroll
+    for (int k = 0; k < NS; k++) affine(k, ((i64)threadIdx.x + (i64)k * blockDim.x) * V, g[k], bt[k]);
+  }
+  // sum over the block: every thread gets it after one barrier
+  auto reduce = [&](float v, float* scratch) {
+    v = warp_sum(v);
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    float t = 0.f;
+    for (int w = 0; w < nw; w++) t += scratch[w];
+    return t;
+  };
+  int par = 0;
+  for (i64 r = blockIdx.x; r < rows; r += gridDim.x, par ^= 1) {
+    const T* xr = x + r * h;
+    const T* sr = skip ? skip + (r % skipRows) * h : nullptr;
+    float f[NS][V];
+#pragma unroll
+    for (int k = 0; k < NS; k++) {
+      const i64 j = ((i64)threadIdx.x + (i64)k * blockDim.x) * V;
+#pragma unroll
+      for (int e = 0; e < V; e++) f[k][e] = 0.f;
+      if (j < h) {
+        vec_load<T, V>(xr + j, f[k]);
+        if (sr) {
+          float a[V];
+          vec_load<T, V>(sr + j, a);
+#pragma unroll
+          for (int e = 0; e < V; e++) f[k][e] += a[e];
+        }
+        if (addBias) {
+          float a[V];
+          vec_load<T, V>(addBias + j, a);
+#pragma unroll
+          for (int e = 0; e < V; e++) f[k][e] += a[e];
+        }
+        if (sumOut) vec_store<T, V>(sumOut + r * h + j, f[k]);
+      }
+    }
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < NS; k++)
+#pragma unroll
+      for (int e = 0; e < V; e++) s += simple ? f[k][e] * f[k][e] : f[k][e];
+    s = reduce(s, red[par][0]);
+    float mean = 0.f, var;
+    if (simple) {
+      var = s / (float)h;
+    } else {
+      mean = s / (float)h;
+      float ss = 0.f;
+#pragma unroll
+      for (int k = 0; k < NS; k++) {
+        const i64 j = ((i64)threadIdx.x + (i64)k * blockDim.x) * V;
+        if (j < h) {
+#pragma unroll
+          for (int e = 0; e < V; e++) ss += (f[k][e] - mean) * (f[k][e] - mean);
+        }
+      }
+      var = reduce(ss, red[par][1]) / (float)h;
+    }
+    const float inv = 1.f / sqrtf(var + eps);
+#pragma unroll
+    for (int k = 0; k < NS; k++) {
+      const i64 j = ((i64)threadIdx.x + (i64)k * blockDim.x) * V;
+      if (j < h) {
+        float o[V], ga[V], be[V];
+        if constexpr (PRE) {
+#pragma unroll
+          for (int e = 0; e < V; e++) ga[e] = g[k][e], be[e] = bt[k][e];
+        } else {
+          affine(k, j, ga, be);
+        }
+#pragma unroll
+        for (int e = 0; e < V; e++) o[e] = (f[k][e] - mean) * inv * ga[e] + be[e];
+        vec_store<T, V>(out + r * h + j, o);
+      }
+    }
+    if (threadIdx.x == 0) {
+      write_stat<T>(meanOut, r, mean, flags & NORM_STATS_F32);
+      write_stat<T>(invOut, r, inv, flags & NORM_STATS_F32);
+    }
+  }
+}
+
+}  // namespace
+
+// carve_norm_rows_<T>_<NS>: see norm_rows; the parameters are carve_layer_norm's. The block
+// covers a row with NS vectors of 16 bytes a thread when every pointer is 16-byte aligned and h
+// a multiple of the vector, else with NS * (16 / sizeof(T)) elements a thread.
+#define NORM_ROWS(name, T, NS)                                                                                \
+  extern "C" __global__ void __launch_bounds__(NORM_THREADS)                                                  \
+      name(T* out, const T* x, const T* skip, const T* addBias, const T* gamma, const T* beta, T* sumOut,     \
+           void* meanOut, void* invOut, i64 rows, i64 h, i64 skipRows, float eps, int flags) {                \
+    constexpr int V = 16 / sizeof(T);                                                                         \
+    bool vec = h % V == 0 && al16(out) && al16(x) && (!skip || al16(skip)) &&                                 \
+               (!addBias || al16(addBias)) && al16(gamma) && (!beta || al16(beta)) &&                         \
+               (!sumOut || al16(sumOut));                                                                     \
+    if (vec)                                                                                                  \
+      norm_rows<T, V, NS>(out, x, skip, addBias, gamma, beta, sumOut, meanOut, invOut, rows, h, skipRows,     \
+                          eps, flags);                                                                        \
+    else                                                                                                      \
+      norm_rows<T, 1, NS * V>(out, x, skip, addBias, gamma, beta, sumOut, meanOut, invOut, rows, h, skipRows, \
+                              eps, flags);                                                                    \
+  }
+NORM_ROWS(carve_norm_rows_f32_1, float, 1)
+NORM_ROWS(carve_norm_rows_f32_2, float, 2)
+NORM_ROWS(carve_norm_rows_f32_4, float, 4)
+NORM_ROWS(carve_norm_rows_f16_1, __half, 1)
+NORM_ROWS(carve_norm_rows_f16_2, __half, 2)
+NORM_ROWS(carve_norm_rows_f16_4, __half, 4)
+NORM_ROWS(carve_norm_rows_bf16_1, bf16, 1)
+NORM_ROWS(carve_norm_rows_bf16_2, bf16, 2)
+NORM_ROWS(carve_norm_rows_bf16_4, bf16, 4)
 
 namespace {
 
