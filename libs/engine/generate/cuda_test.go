@@ -106,14 +106,8 @@ func TestCUDAGenerationMatchesOnnxruntime(t *testing.T) {
 				require.Equal(t, tokens.Int64, got, "greedy tokens, second generation")
 				// Greedy on the device (Config.Logits false): the same tokens from the ids alone.
 				cfg.Logits = false
-				gd, err := New(rt, s, c, cfg)
-				require.NoError(t, err)
-				got, _, err = gd.Generate(context.Background(), prompt.Int64, gen.PromptLen, int(gen.Steps), Greedy{}, func(st Step) error {
-					require.Nil(t, st.Logits)
-					return nil
-				})
-				require.NoError(t, err)
-				require.Equal(t, tokens.Int64, got, "greedy tokens chosen on the device")
+				require.Equal(t, tokens.Int64, greedyOnDevice(t, rt, s, c, cfg, prompt.Int64, gen.PromptLen, int(gen.Steps)),
+					"greedy tokens chosen on the device")
 				after := rt.Stats()
 				require.Equal(t, before.Patterns.Misses, after.Patterns.Misses, "plans after warm-up")
 				require.Equal(t, before.Programs.Misses, after.Programs.Misses, "compiles after warm-up")

@@ -108,16 +108,10 @@ func TestGenerationMatchesOnnxruntime(t *testing.T) {
 					require.EqualValues(t, gen.Steps*gen.Batch*c.Vocab*4, cc.DownloadBytes, "bytes downloaded")
 				}
 
-				// Greedy on the device (Config.Logits false): the same tokens, and no logits read.
+				// Greedy on the device (Config.Logits false): the same tokens from the ids alone.
 				cfg.Logits = false
-				gd, err := New(rt, s, c, cfg)
-				require.NoError(t, err)
-				got, _, err = gd.Generate(context.Background(), prompt.Int64, gen.PromptLen, int(gen.Steps), Greedy{}, func(st Step) error {
-					require.Nil(t, st.Logits)
-					return nil
-				})
-				require.NoError(t, err)
-				require.Equal(t, tokens.Int64, got, "greedy tokens chosen on the device")
+				require.Equal(t, tokens.Int64, greedyOnDevice(t, rt, s, c, cfg, prompt.Int64, gen.PromptLen, int(gen.Steps)),
+					"greedy tokens chosen on the device")
 				if device == "sim" {
 					// One id per sequence leaves the device for the prompt, one copy of the batch's
 					// ids for each decode step.
@@ -160,4 +154,18 @@ func TestBucket(t *testing.T) {
 	for _, tc := range [][3]int64{{1, 64, 16}, {16, 64, 16}, {17, 64, 32}, {33, 64, 64}, {65, 64, 64}, {100, 1000, 128}, {1, 8, 8}} {
 		require.Equal(t, tc[2], Bucket(tc[0], tc[1]), "Bucket(%d, %d)", tc[0], tc[1])
 	}
+}
+
+// greedyOnDevice generates greedily on s with cfg (Config.Logits false: each step reads the
+// chosen ids, not the logits) and returns the new tokens, checking that no step has logits.
+func greedyOnDevice(t *testing.T, rt *engine.Runtime, s *engine.Session, c *Cache, cfg Config, prompt []int64, promptLen int64, steps int) []int64 {
+	t.Helper()
+	g, err := New(rt, s, c, cfg)
+	require.NoError(t, err)
+	got, _, err := g.Generate(context.Background(), prompt, promptLen, steps, Greedy{}, func(st Step) error {
+		require.Nil(t, st.Logits)
+		return nil
+	})
+	require.NoError(t, err)
+	return got
 }

@@ -5,9 +5,6 @@ package cuda
 import (
 	"os"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
@@ -39,8 +36,6 @@ const (
 func benchONNXAttention(t *testing.T, prefix string) {
 	b := testBackend(t)
 	s := testStream(t, b.dev)
-	reg, err := Registry()
-	require.NoError(t, err)
 	bf := graph.BFloat16
 	const nq, nkv, d = 12, 2, 128
 	for _, sh := range [][2]int64{{1, 2048}, {8, 1024}, {1, 512}} {
@@ -61,43 +56,13 @@ func benchONNXAttention(t *testing.T, prefix string) {
 					ins = append(ins, v(bf, bsz, 1, 1, seq))
 				}
 				c := kcase{name: name, node: nd("", "Attention", kernels.Attrs("is_causal", causal), ins, v(bf, bsz, nq, seq, d))}
-				vals := caseInputs(c, 1)
-				inst, err := reg.Select(&c.node, b.Target())
-				require.NoError(t, err)
-				in := make([]kernels.Tensor, len(ins))
-				for i, vv := range c.node.Inputs {
-					raw := encodeAny(vv.DType, vals[i])
-					p := devBuf(t, b.dev, int64(len(raw)))
-					require.NoError(t, b.CopyIn(p, raw, s))
-					in[i] = kernels.Tensor{DType: vv.DType, Shape: vv.Shape}
-					b.Bind(&in[i], p, int64(len(raw)))
-				}
-				out := []kernels.Tensor{outputTensor(t, b, s, bf, c.node.Outputs[0].Shape)}
-				ws := workspace(t, b, inst)
-				require.NoError(t, inst.Run(in, out, ws, s))
-				require.NoError(t, b.dev.SynchronizeStream(s))
-				const iters, reps = 10, 5
-				require.NoError(t, b.dev.BeginCapture(s))
-				for i := 0; i < iters; i++ {
-					require.NoError(t, inst.Run(in, out, ws, s))
-				}
-				g, err := b.dev.EndCapture(s)
-				require.NoError(t, err)
-				defer b.dev.DestroyGraph(g)
-				require.NoError(t, b.dev.LaunchGraph(g, s))
-				require.NoError(t, b.dev.SynchronizeStream(s))
-				t0 := time.Now()
-				for r := 0; r < reps; r++ {
-					require.NoError(t, b.dev.LaunchGraph(g, s))
-				}
-				require.NoError(t, b.dev.SynchronizeStream(s))
-				per := time.Since(t0).Seconds() / (iters * reps)
+				per, tactic, _ := timeNode(t, b, s, c, nil, false)
 				pairs := float64(seq * seq)
 				if causal == 1 {
 					pairs = float64(seq*(seq+1)) / 2
 				}
 				flops := 4 * d * float64(bsz*nq) * pairs
-				t.Logf("BENCH %-40s tactic=%-9s %9.1f us %7.1f TFLOP/s", name, inst.Tactic(), per*1e6, flops/per/1e12)
+				t.Logf("BENCH %-40s tactic=%-9s %9.1f us %7.1f TFLOP/s", name, tactic, per*1e6, flops/per/1e12)
 			})
 		}
 	}
