@@ -21,6 +21,11 @@
 // The past buffer keeps one masked position at its start, because carve binds no zero-size dim
 // and a prompt needs a past of at least one position. In the shared-buffer form nothing is
 // copied: the kernel writes the new position in place.
+//
+// What leaves the device each step: the model Prepare returns also computes each position's
+// greedy choice (Cache.Greedy, an ArgMax of the logits), so a greedy generation reads one token
+// id per sequence; logits rows are read only when Config.Logits asks for them or another sampler
+// needs them (Generator.take).
 package generate
 
 import (
