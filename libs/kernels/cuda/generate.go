@@ -202,23 +202,11 @@ func cumsumAxis(shape []int64, ax kernels.Value) (outer, dim, inner int64, ok bo
 	default:
 		return 0, 0, 0, false
 	}
-	r := int64(len(shape))
-	if a < 0 {
-		a += r
-	}
-	if a < 0 || a >= r {
+	i, err := kernels.NormAxis(a, len(shape))
+	if err != nil {
 		return 0, 0, 0, false
 	}
-	outer, inner = 1, 1
-	for i, d := range shape {
-		switch {
-		case int64(i) < a:
-			outer *= d
-		case int64(i) > a:
-			inner *= d
-		}
-	}
-	return outer, shape[a], inner, true
+	return numel(shape[:i]), shape[i], numel(shape[i+1:]), true
 }
 
 // selectTrilu keeps one triangle of every matrix; k is read on the device.
