@@ -366,22 +366,27 @@ func (g *Generator) takeGreedy(outs []kernels.Tensor, seq, pos int64) error {
 		return fmt.Errorf("generate: output %q is %v, want int64", g.cache.Greedy, t.DType)
 	}
 	if t.Data == nil && t.Addr != 0 {
-		// Left on the device (RuntimeOptions.DeviceOutputs): read the chosen ids only, one copy
-		// when they are contiguous (a decode step), one per sequence otherwise (a prompt).
-		buf := kernels.BytesOf(g.best)
-		if seq == 1 {
-			return g.s.CopyOut(buf, t.Addr.Add(pos*8))
-		}
-		for b := int64(0); b < g.cfg.Batch; b++ {
-			if err := g.s.CopyOut(buf[b*8:(b+1)*8], t.Addr.Add((b*seq+pos)*8)); err != nil {
-				return err
-			}
-		}
-		return nil
+		// Left on the device (RuntimeOptions.DeviceOutputs): read the chosen ids only.
+		return g.readChosen(kernels.BytesOf(g.best), t, 8, seq, pos)
 	}
 	ids := t.Int64s()
 	for b := int64(0); b < g.cfg.Batch; b++ {
 		g.best[b] = ids[b*seq+pos]
+	}
+	return nil
+}
+
+// readChosen copies position pos (of seq positions) of each sequence's rows of row bytes in t, an
+// output left on the device, into dst ([batch] rows): one copy when they are contiguous (a decode
+// step), one per sequence otherwise (a prompt).
+func (g *Generator) readChosen(dst []byte, t kernels.Tensor, row, seq, pos int64) error {
+	if seq == 1 {
+		return g.s.CopyOut(dst[:g.cfg.Batch*row], t.Addr.Add(pos*row))
+	}
+	for b := int64(0); b < g.cfg.Batch; b++ {
+		if err := g.s.CopyOut(dst[b*row:(b+1)*row], t.Addr.Add((b*seq+pos)*row)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -411,16 +416,8 @@ func (g *Generator) takeLogits(outs []kernels.Tensor, seq, pos int64) error {
 			g.rows = make([]byte, g.cfg.Batch*row)
 		}
 		rows := g.rows[:g.cfg.Batch*row]
-		if seq == 1 {
-			if err := g.s.CopyOut(rows, t.Addr.Add(pos*row)); err != nil {
-				return err
-			}
-		} else {
-			for b := int64(0); b < g.cfg.Batch; b++ {
-				if err := g.s.CopyOut(rows[b*row:(b+1)*row], t.Addr.Add((b*seq+pos)*row)); err != nil {
-					return err
-				}
-			}
+		if err := g.readChosen(rows, t, row, seq, pos); err != nil {
+			return err
 		}
 		t.Data, seq, pos = rows, 1, 0
 	}
