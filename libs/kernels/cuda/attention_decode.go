@@ -67,13 +67,7 @@ func decDims(d int64) int64 {
 // decRows is the rows carve_gqa_dec computes for g grouped query heads (csrc GQA_DEC_R): 2, 4
 // or decodeRows, the rows past g computed on copies and dropped, so that no row waits behind a
 // branch and the rows times the keys a warp scores at once is a power of two.
-func decRows(g int64) int64 {
-	r := int64(2)
-	for r < g {
-		r *= 2
-	}
-	return r
-}
+func decRows(g int64) int64 { return pow2AtLeast(g, 2) }
 
 // decShared is carve_gqa_dec's dynamic shared memory for warps warps: the new key and value,
 // then the larger of the queries as float32 and the processors' merge area and weights.

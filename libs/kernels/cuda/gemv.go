@@ -58,13 +58,7 @@ type gemvConfig struct {
 }
 
 // gemvRowsVariant is the kernel's row count for m rows: the next of 1, 2 and 4.
-func gemvRowsVariant(m int64) int64 {
-	r := int64(1)
-	for r < m {
-		r *= 2
-	}
-	return r
-}
+func gemvRowsVariant(m int64) int64 { return pow2AtLeast(m, 1) }
 
 // gemvApplies reports whether g has the form the gemv kernel computes on t.
 func gemvApplies(g *gemmInstance, t kernels.Target) bool {

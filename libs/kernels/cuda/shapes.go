@@ -21,6 +21,16 @@ func numel(shape []int64) int64 {
 	return n
 }
 
+// pow2AtLeast is the smallest power of two that is at least n and at least floor (itself a power
+// of two): a kernel's compiled row count for n rows.
+func pow2AtLeast(n, floor int64) int64 {
+	r := floor
+	for r < n {
+		r *= 2
+	}
+	return r
+}
+
 // stridesOf is the row-major element strides of shape.
 func stridesOf(shape []int64) []int64 {
 	st := make([]int64, len(shape))
