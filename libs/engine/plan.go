@@ -201,7 +201,8 @@ func KernelNode(b *graph.Binding, n *graph.Node) *kernels.Node {
 	}
 	for i, v := range n.Inputs {
 		if v != nil {
-			kn.Inputs[i] = kernels.Value{DType: v.DType, Shape: b.Shape(v), Const: constBytes(b, v)}
+			kn.Inputs[i] = kernels.Value{DType: v.DType, Shape: b.Shape(v), Const: constBytes(b, v),
+				Initializer: v.Kind == graph.KindInitializer}
 		}
 	}
 	for i, v := range n.Outputs {

@@ -42,6 +42,10 @@ type Value struct {
 	// computed on the host at bind time, up to MaxConstBytes); nil otherwise. A kernel may read
 	// parameters such as axes from it at Select instead of recovering them from shapes.
 	Const []byte
+	// Initializer reports that the value is one of the model's initializers (a weight): the same
+	// bytes at every run, which no kernel writes. A kernel may read it at any time, even before
+	// the kernels ahead of it on the stream have finished.
+	Initializer bool
 }
 
 // MaxConstBytes bounds Value.Const: larger known inputs are left to be read at run time.

@@ -37,8 +37,8 @@ const (
 
 // decodeMaxChunks is the most chunks per (batch, key/value head), decodeMinKeys the fewest keys
 // (of the capacity) a chunk is planned for, decodeBlockWarps the warps of a core block and
-// decodePDL whether the combine is launched dependent (launchDependent: its launch overlaps the
-// core, about 0.5 us a step). Variables so that a benchmark can sweep them; Select and Bound read
+// decodePDL whether the core and the combine are launched dependent (launchDependent: the
+// combine's launch overlaps the core, about 0.5 us a step, and the core's the kernel ahead). Variables so that a benchmark can sweep them; Select and Bound read
 // the same values.
 var (
 	decodeMaxChunks  int64 = 64
@@ -147,7 +147,7 @@ func decodeSteps(dt graph.DType, g attnGeom, x attnArgs, ksrc, vsrc param, kvss 
 	steps := []step{{
 		kernel: kernel,
 		grid:   Dim3{X: uint32(c), Y: uint32(g.b * g.nkv), Z: 1},
-		block:  Dim3{X: uint32(w * 32), Y: 1, Z: 1}, shared: uint32(shared),
+		block:  Dim3{X: uint32(w * 32), Y: 1, Z: 1}, shared: uint32(shared), dependent: decodePDL,
 		params: []param{
 			x.q, ksrc, vsrc, x.k, x.v, x.out, part, x.seqlens, x.total, x.cos, x.sin, x.pos,
 			pack32(g.b, g.nq), pack32(g.nkv, g.d), pack32(g.t, x.rot), pack32(x.qss, kvss),

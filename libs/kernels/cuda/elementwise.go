@@ -566,7 +566,7 @@ func selectSwiGLU(gated bool) func(n *kernels.Node, t kernels.Target) (plan, err
 			return plan{tactic: "direct"}, nil
 		}
 		st := step{kernel: "carve_swiglu_" + dtName(a.DType), grid: grid1(total, 16/a.DType.Size(), t), block: block1,
-			params: []param{outp(0), inp(0), b, i64p(total), f32p(n.Attrs.Float("alpha", 1))}}
+			params: []param{outp(0), inp(0), b, i64p(total), f32p(n.Attrs.Float("alpha", 1))}, dependent: true}
 		return plan{tactic: "direct", prog: program{st}}, nil
 	}
 }

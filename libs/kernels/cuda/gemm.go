@@ -101,6 +101,9 @@ type gemmInstance struct {
 	ws             int64
 	pick           int     // tests only: > 0 picks the best of that many algorithms that use workspace
 	gemv           program // the gemv tactic's launch (gemv.go); nil: cublaslt
+	// bWeight: B is one of the model's initializers (kernels.Value.Initializer), so gemv may
+	// start reading it before the kernel ahead of it has finished.
+	bWeight bool
 }
 
 func (g *gemmInstance) Tactic() string {
@@ -163,6 +166,7 @@ func (k *gemmKernel) Select(n *kernels.Node, t kernels.Target) (kernels.Instance
 		return nil, &kernels.NodeError{Node: n.Name, Op: k.key, Err: err}
 	}
 	g.ws = gemmWorkspace(t)
+	g.bWeight = len(n.Inputs) > 1 && n.Inputs[1].Initializer
 	selectGemv(g, t)
 	g.kernel = n.Name + "/" + g.Tactic()
 	return g, nil

@@ -22,6 +22,10 @@ import (
 // is carved, nothing needs zeroing and one launch does the whole product. Its Recipe has no parts;
 // the kernel's Bound stays cublaslt's cap, which covers it.
 //
+// It is launched dependent (programmatic dependent launch): when B is a weight, each block
+// issues its first rows of B before it waits for the kernel ahead of it, so at a decode step the
+// product's first 4 MB or so stream while the norm, attention or SwiGLU before it finishes.
+//
 // Measured on the H200 (TestGemvBench: a replayed graph of runs over weights that do not fit L2,
 // us per product, gemv / cublaslt), bf16, K = 1536 unless said:
 //
@@ -147,7 +151,8 @@ func gemvProgram(g *gemmInstance, c gemvConfig, t kernels.Target) (program, erro
 	st := step{kernel: name, grid: Dim3{X: uint32(c.split), Y: uint32(tiles), Z: 1}, block: Dim3{X: gemvThreads, Y: 1, Z: 1},
 		shared: uint32(shared),
 		params: []param{outp(0), inp(0), inp(1), cp, pack32(g.m, g.n), pack32(g.k, ks), i32p(c.cwlog),
-			f32p(g.alpha), f32p(g.beta), pack32(csm, csn)}}
+			f32p(g.alpha), f32p(g.beta), pack32(csm, csn), i32p(boolInt(g.bWeight))},
+		dependent: true}
 	slow := st
 	slow.kernel += "_u"
 	slow.shared = uint32(gemvShared(g, c, 0))

@@ -167,3 +167,21 @@ func TestGemvChoose(t *testing.T) {
 		}
 	}
 }
+
+// gemv reads B before the dependent launch's wait only when B is a weight: the early parameter
+// follows kernels.Value.Initializer, and the launch is dependent either way.
+func TestGemvEarlyOnlyForWeights(t *testing.T) {
+	reg, err := kernels.RegistryFor(kernels.BackendCUDA)
+	require.NoError(t, err)
+	for _, weight := range []bool{false, true} {
+		n := matmulNode(graph.BFloat16, []int64{1, 1536}, []int64{1536, 1536}, []int64{1, 1536})
+		n.Inputs[1].Initializer = weight
+		inst, err := reg.Select(n, kernels.KnownGPUs["h200"])
+		require.NoError(t, err)
+		g := inst.(*gemmInstance)
+		require.NotNil(t, g.gemv)
+		require.True(t, g.gemv[0].dependent)
+		recs := gemvRecord(t, g, 2<<40)
+		require.Equal(t, uint64(boolInt(weight)), recs[0].args[len(recs[0].args)-1].bits, "early, weight %v", weight)
+	}
+}

@@ -227,7 +227,8 @@ func selectNorm(kind normKind) func(n *kernels.Node, t kernels.Target) (plan, er
 			f32p(eps), i32p(0)}
 		if ns, block, ok := normRows(rows, h, 16/dt.Size(), t); ok {
 			params[len(params)-1] = i32p(flags)
-			st := step{kernel: fmt.Sprintf("carve_norm_rows_%s_%d", dtName(dt), ns), grid: rowsGrid(rows, t), block: block, params: params}
+			st := step{kernel: fmt.Sprintf("carve_norm_rows_%s_%d", dtName(dt), ns), grid: rowsGrid(rows, t), block: block, params: params,
+				dependent: true}
 			return plan{tactic: "fused", prog: program{st}}, nil
 		}
 		cached, shared := cachedRow(h, t)

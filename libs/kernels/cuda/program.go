@@ -79,9 +79,16 @@ type step struct {
 	alignOnly []int
 	fallback  *step
 	// dependent launches the kernel with programmatic dependent launch (launchDependent): it
-	// waits (griddepcontrol.wait) for the step before it, which triggers it early.
+	// may start while the kernel ahead of it on the stream still runs, and waits for it
+	// (pdl_wait) before reading its output. Only pdlKernels may be launched so.
 	dependent bool
 }
+
+// pdlKernels name (by prefix) the kernels that keep csrc/common.cuh's rules for a dependent
+// launch: nothing but weights read and nothing written before pdl_wait. A kernel without
+// pdl_wait, launched dependent, would race the kernel ahead of it; TestDependentSteps checks that
+// every dependent step of the test cases is one of these.
+var pdlKernels = []string{"carve_gemv_", "carve_norm_rows_", "carve_swiglu_", "carve_gqa_dec_", "carve_gqa_decode_combine_"}
 
 // program is an instance's launches, run in order on one stream.
 type program []step

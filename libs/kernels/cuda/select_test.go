@@ -407,3 +407,40 @@ func TestDecodeGeometry(t *testing.T) {
 		require.Zero(t, 32%l, "d %d: %d lanes a key", d, l)
 	}
 }
+
+// Only kernels that keep csrc/common.cuh's rules for a dependent launch (pdlKernels) are
+// launched dependent, in every test case and at the decode step's products.
+func TestDependentSteps(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	nodes := []*kernels.Node{
+		matmulNode(graph.BFloat16, []int64{1, 8960}, []int64{8960, 1536}, []int64{1, 1536}),
+		matmulNode(graph.Float16, []int64{1, 2000}, []int64{2000, 1001}, []int64{1, 1001}),
+	}
+	for _, c := range allCases() {
+		nodes = append(nodes, &c.node)
+	}
+	seen := 0
+	for _, n := range nodes {
+		inst, err := reg.Select(n, h200)
+		require.NoError(t, err, n.Name)
+		var prog program
+		switch x := inst.(type) {
+		case *instance:
+			prog = x.prog
+		case *gemmInstance:
+			prog = x.gemv
+		}
+		for i := range prog {
+			for st := &prog[i]; st != nil; st = st.fallback {
+				if !st.dependent {
+					continue
+				}
+				seen++
+				require.True(t, slices.ContainsFunc(pdlKernels, func(p string) bool { return strings.HasPrefix(st.kernel, p) }),
+					"%s: %s is launched dependent but is not in pdlKernels", n.Name, st.kernel)
+			}
+		}
+	}
+	require.NotZero(t, seen, "no case launches a kernel dependent")
+}

@@ -488,8 +488,11 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
   const int KS = 32 / L, li = lane & (L - 1), P = nw * KS, proc = warp * KS + lane / L;
   const int d0 = li * DL, nvalid = max(min(DL, D - d0), 0);
   // the combine, when launched dependent (programmatic dependent launch), may be scheduled now:
-  // it waits for this grid's completion before reading the partials
-  asm volatile("griddepcontrol.launch_dependents;");
+  // it waits for this grid's completion before reading the partials. The core itself may be
+  // launched dependent (common.cuh): everything it reads, seqlens_k included, is written by the
+  // step's kernels, so it waits first.
+  pdl_trigger();
+  pdl_wait();
 
   // shared memory (decodeShared in Go): the new key and value [2][D] T, then, 16-byte aligned,
   // the queries [G][D] float, which the processors' merge area [P][G][D + 2] float and the merge
@@ -835,7 +838,8 @@ GQA_DEC_R(bf16, bf16, 8)
     const i64 row = blockIdx.x;                                                                           \
     const float* pm = part + (i64)chunks * rowsTotal * Dv;                                                \
     const float* pl = pm + (i64)chunks * rowsTotal;                                                       \
-    asm volatile("griddepcontrol.wait;" ::: "memory"); /* a dependent launch: the core's partials */     \
+    pdl_trigger(); /* the step after it (the output projection) may start fetching its weights */      \
+    pdl_wait();    /* a dependent launch: the core's partials */                                      \
     if (threadIdx.x < 32) {                                                                               \
       float mx = -INFINITY;                                                                               \
       for (int c = threadIdx.x; c < chunks; c += 32)                                                      \

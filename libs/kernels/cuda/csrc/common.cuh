@@ -212,4 +212,19 @@ __device__ __forceinline__ void vec_store(T* p, const float* f) {
   }
 }
 
+// Programmatic dependent launch (launchDependent in Go; a step's dependent field). A kernel
+// launched dependent may be scheduled while the kernel before it on the stream still runs, once
+// every block of that kernel has executed pdl_trigger (or exited). Such a kernel keeps three
+// rules, in this order:
+//  1. before pdl_wait it reads only what no kernel writes (the model's weights: kernels.Value's
+//     Initializer) and writes nothing at all (a kernel before it may still read the bytes);
+//  2. pdl_wait returns once the kernel before it has completed and its writes are visible (and,
+//     since that kernel waited for its own predecessor before completing, every earlier one);
+//  3. everything else comes after pdl_wait.
+// pdl_trigger early in a kernel lets its dependent successor start fetching weights while it
+// runs; it changes nothing for a successor launched plainly. Without a dependent launch both are
+// no-ops.
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
 }  // namespace carve

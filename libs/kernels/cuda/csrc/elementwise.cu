@@ -164,7 +164,8 @@ __device__ __forceinline__ void ew_float(void* out, const T* a, const void* b, c
 // sigmoid(alpha * a) where b is null (ONNX Swish and SwiGLU, carve's dev.carve.SwiGLU). A kernel
 // of its own rather than an op of ew_float: no op switch, no layout and, fused, no second
 // launch nor the Swish's output written and read back. 16-byte vectors when every pointer is
-// aligned.
+// aligned. It may be launched dependent (common.cuh): it waits first and lets its successor
+// start at once.
 template <typename T>
 __device__ __forceinline__ float silu_gate(float x, float alpha) {
   return x / (1.f + expf(-alpha * x));  // x -> -inf: x / inf = -0, as x * sigmoid(x)
@@ -173,6 +174,8 @@ __device__ __forceinline__ float silu_gate(float x, float alpha) {
 template <typename T>
 __device__ __forceinline__ void swiglu(T* out, const T* a, const T* b, i64 n, float alpha) {
   constexpr int V = 16 / sizeof(T);
+  pdl_trigger();
+  pdl_wait();
   const bool vec = aligned16(out) && aligned16(a) && (b == nullptr || aligned16(b));
   const i64 nv = vec ? n / V : 0;
   GRID_STRIDE(v, nv) {

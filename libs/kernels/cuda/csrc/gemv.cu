@@ -14,7 +14,12 @@
 //     every block stores its sums into the inbox of the block that owns them (each owns 1/S of
 //     the tile's outputs; distributed shared memory), one cluster barrier, and the owners add
 //     them up: a split K needs neither workspace nor a second launch;
-//   - the epilogue adds beta * C[m * csm + n * csn] (a bias row: csm 0, csn 1) and writes Y.
+//   - the epilogue adds beta * C[m * csm + n * csn] (a bias row: csm 0, csn 1) and writes Y;
+//   - launched dependent (programmatic dependent launch, common.cuh's rules), it lets its
+//     successor be scheduled at once, and when B is a weight (early) it issues its first rows of
+//     B before waiting for the kernel ahead of it: a block's ring (32 KiB) streams while that
+//     kernel finishes, which hides most of the product's ramp at decode sizes. Otherwise it waits
+//     first.
 //
 // Shared memory (dynamic, gemvShared in gemv.go): max(kRing * 4 KiB + A's stage (ks * MR floats),
 // the warps' sums (8 * MR * W floats)), then with S > 1 the inbox (S * ceil(MR * W / S) floats).
@@ -119,7 +124,7 @@ __device__ __forceinline__ void fma_row(float (&acc)[MR][8], const float* s, con
 template <typename T, int MR, int S, bool RING>
 __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a, const T* __restrict__ b,
                                      const T* __restrict__ c, i64 mn, i64 kks, int cwlog, float alpha, float beta,
-                                     i64 cs) {
+                                     i64 cs, int early) {
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
   const int m = carve::lo32(mn), n = carve::hi32(mn);
@@ -137,6 +142,8 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
     // block of the cluster has started (the matching wait is before the stores).
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
   }
+  carve::pdl_trigger();
+  if (!early) carve::pdl_wait();
 
   float acc[MR][8];
 #pragma unroll
@@ -155,6 +162,7 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
       cp_async16(ring + p * kThreads * 16, ok ? bp + p * rstep : b, ok ? 16 : 0);
       cp_commit();
     }
+    if (early) carve::pdl_wait();  // A is the kernel ahead's output
 #pragma unroll
     for (int mm = 0; mm < MR; mm++) {
       for (int r = tid; r < kb; r += kThreads) stage[r * MR + mm] = mm < m ? carve::tof(a[(i64)mm * k + k0 + r]) : 0.f;
@@ -179,6 +187,7 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
       const int r = kl + u * kl_n;
       cur[u] = load8<T>(b, (i64)(k0 + r), n0, n, colok && r < kb);
     }
+    if (early) carve::pdl_wait();
 #pragma unroll
     for (int mm = 0; mm < MR; mm++) {
       for (int r = tid; r < kb; r += kThreads) stage[r * MR + mm] = mm < m ? carve::tof(a[(i64)mm * k + k0 + r]) : 0.f;
@@ -271,11 +280,12 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
 
 // carve_gemv_<dtype>_m<MR>_s<S>[_u]: Y[m, n] = alpha * sum_k A[m, k] B[k, n] + beta * C[m*csm +
 // n*csn] for m < M <= MR. mn = M | N << 32, kks = K | ks << 32 (rows per slice), cs = csm | csn <<
-// 32; c may be null. _u: B's rows need not be 16-byte aligned.
+// 32; c may be null. _u: B's rows need not be 16-byte aligned. early: B is a weight, read before
+// the dependent launch's wait (see gemv).
 #define GEMV_PARAMS(T)                                                                              \
   T *y, const T *a, const T *b, const T *c, long long mn, long long kks, int cwlog, float alpha, \
-      float beta, long long cs
-#define GEMV_ARGS y, a, b, c, mn, kks, cwlog, alpha, beta, cs
+      float beta, long long cs, int early
+#define GEMV_ARGS y, a, b, c, mn, kks, cwlog, alpha, beta, cs, early
 
 // A slice count of 1 launches no cluster.
 #define GEMV_CLUSTER_1

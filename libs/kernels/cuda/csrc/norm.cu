@@ -136,12 +136,15 @@ namespace {
 // row's loads. Every statistic is one block reduction with a single barrier (the scratch
 // alternates between rows, so a row's reads never race the next row's writes). For the decode
 // step's one row it is a short latency chain: every load in flight at once, one or two
-// reductions, the stores.
+// reductions, the stores. It may be launched dependent (common.cuh): it waits first (gamma and
+// beta need not be weights) and lets its successor start at once.
 template <typename T, int V, int NS>
 __device__ __forceinline__ void norm_rows(T* out, const T* x, const T* skip, const T* addBias, const T* gamma,
                                           const T* beta, T* sumOut, void* meanOut, void* invOut, i64 rows, i64 h,
                                           i64 skipRows, float eps, int flags) {
   __shared__ float red[2][2][32];
+  pdl_trigger();
+  pdl_wait();
   const bool simple = flags & NORM_SIMPLE;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
   // gamma and beta stay in registers when they are few (the decode row), else are read per row
