@@ -221,3 +221,53 @@ func TestGemvBench(t *testing.T) {
 		}
 	}
 }
+
+// TestGemvSweep times every geometry of the gemv kernel at Qwen2.5-1.5B's one-row decode shapes
+// when CARVE_BENCH is set, with B a weight (read before the dependent launch's wait, as at a
+// decode step): one "BENCH SWEEP" line per shape and geometry, and the geometry gemvChoose picks.
+func TestGemvSweep(t *testing.T) {
+	if os.Getenv("CARVE_BENCH") == "" {
+		t.Skip("set CARVE_BENCH=1 to measure")
+	}
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	r := rand.New(rand.NewPCG(27, 28))
+	const poolBytes = 512 << 20
+	pool := devBuf(t, b.dev, poolBytes)
+	fillRandom(t, b, s, pool, poolBytes, r)
+	x := devBuf(t, b.dev, 8*8960*2)
+	fillRandom(t, b, s, x, 8*8960*2, r)
+	y := devBuf(t, b.dev, 8*8960*2)
+	for _, sh := range []struct {
+		name string
+		k, n int64
+	}{{"gate/up", 1536, 8960}, {"down", 8960, 1536}, {"q/o", 1536, 1536}, {"qkv", 1536, 2048}} {
+		node := matmulNode(graph.BFloat16, []int64{1, sh.k}, []int64{sh.k, sh.n}, []int64{1, sh.n})
+		node.Inputs[1].Initializer = true
+		inst, err := b.Registry().Select(node, b.Target())
+		require.NoError(t, err)
+		g := *inst.(*gemmInstance)
+		chosen, ok := gemvChoose(&g)
+		require.True(t, ok)
+		bytes := float64(2 * (sh.k + sh.k*sh.n + sh.n))
+		for cw := 2; cw <= 5; cw++ {
+			for _, split := range []int64{1, 2, 4, 8} {
+				c := gemvConfig{cwlog: cw, split: split}
+				if gemvStage(&g, c) > gemvMaxStage {
+					continue
+				}
+				g.gemv, err = gemvProgram(&g, c, b.Target())
+				if err != nil {
+					continue
+				}
+				tg := gemvTiming(t, b, s, &g, 1, sh.k, sh.n, x, pool, poolBytes, y)
+				mark := ""
+				if c == chosen {
+					mark = "  (chosen)"
+				}
+				fmt.Printf("BENCH SWEEP %-8s K=%-5d N=%-5d cw %2d split %d blocks %4d  %6.2f us %5.2f TB/s%s\n",
+					sh.name, sh.k, sh.n, 1<<cw, split, (sh.n+(8<<cw)-1)/(8<<cw)*split, tg, bytes/tg/1e6, mark)
+			}
+		}
+	}
+}
