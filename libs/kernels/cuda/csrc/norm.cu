@@ -137,13 +137,14 @@ namespace {
 // alternates between rows, so a row's reads never race the next row's writes). For the decode
 // step's one row it is a short latency chain: every load in flight at once, one or two
 // reductions, the stores. It may be launched dependent (common.cuh): it waits first (gamma and
-// beta need not be weights) and lets its successor start at once.
+// beta need not be weights), and lets its successor be scheduled once its row's loads are on
+// their way rather than at once: a successor's early weight reads then do not delay them (0.02 ms
+// of the Qwen2.5-1.5B decode step on the H200).
 template <typename T, int V, int NS>
 __device__ __forceinline__ void norm_rows(T* out, const T* x, const T* skip, const T* addBias, const T* gamma,
                                           const T* beta, T* sumOut, void* meanOut, void* invOut, i64 rows, i64 h,
                                           i64 skipRows, float eps, int flags) {
   __shared__ float red[2][2][32];
-  pdl_trigger();
   pdl_wait();
   const bool simple = flags & NORM_SIMPLE;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
@@ -198,6 +199,7 @@ __device__ __forceinline__ void norm_rows(T* out, const T* x, const T* skip, con
         if (sumOut) vec_store<T, V>(sumOut + r * h + j, f[k]);
       }
     }
+    pdl_trigger();  // once the row's loads are on their way (see above)
     float s = 0.f;
 #pragma unroll
     for (int k = 0; k < NS; k++)
