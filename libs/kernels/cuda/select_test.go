@@ -393,10 +393,10 @@ func TestONNXAttentionMMAKernel(t *testing.T) {
 	}
 }
 
-// carve_gqa_dec's geometry: the rows it computes cover the grouped heads (2, 4 or 8 of them,
+// carve_gqa_dec's geometry: the rows it computes cover the grouped heads (2, 4, 6 or 8 of them,
 // csrc GQA_DEC_R), and a processor's lanes cover the head.
 func TestDecodeGeometry(t *testing.T) {
-	for g, want := range map[int64]int64{1: 2, 2: 2, 3: 4, 4: 4, 5: 8, 6: 8, 7: 8, 8: 8} {
+	for g, want := range map[int64]int64{1: 2, 2: 2, 3: 4, 4: 4, 5: 6, 6: 6, 7: 8, 8: 8} {
 		require.Equal(t, want, decRows(g), "g %d", g)
 	}
 	for _, d := range []int64{1, 8, 12, 16, 32, 64, 80, 128, 200, 256} {

@@ -408,7 +408,8 @@ COMBINE(carve_attn_combine_bf16, bf16)
 // (c, b * Nkv + kh) of a C-wide grid takes the c-th of C equal slices of batch b's valid keys
 // [lo, hi) (read from seqlens_k and total_sequence_length on the device, so a captured graph
 // replays at any length) for the G query heads of key/value head kh. Each block
-//   - issues the loads of its first keys and values before anything else;
+//   - waits for the kernel ahead when launched dependent, then issues the loads of its first
+//     keys and values before anything else;
 //   - stages the G query rows as float32 (rotated when ATT_ROTARY) and the new key (rotated)
 //     and value rounded to T, exactly as carve_kv_append stores them; block 0 writes them into
 //     the caches at position past_b, and whoever scores that position takes them from shared
@@ -810,6 +811,7 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
 #define GQA_DEC_R(T, tn, DL)                               \
   GQA_DEC(carve_gqa_dec_##tn##_##DL##_2, T, DL, 2)         \
   GQA_DEC(carve_gqa_dec_##tn##_##DL##_4, T, DL, 4)         \
+  GQA_DEC(carve_gqa_dec_##tn##_##DL##_6, T, DL, 6)         \
   GQA_DEC(carve_gqa_dec_##tn##_##DL##_8, T, DL, 8)
 GQA_DEC_R(float, f32, 1)
 GQA_DEC_R(float, f32, 2)
