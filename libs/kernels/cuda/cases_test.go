@@ -283,6 +283,10 @@ func rowCases() []kcase {
 		red("ArgMax", A("axis", -1, "select_last_index", 1), []int64{2, 4104}, []int64{2, 1}, nil, ints(0, 50))
 		red("ArgMin", A("axis", 1, "keepdims", 0), []int64{5, 64}, []int64{5}, nil, ints(0, 9))
 		red("ArgMax", A("axis", 2, "keepdims", 0), []int64{1, 1, 151936}, []int64{1, 1}, nil, nil)
+		// a few long rows (carve_argmax_split, a cluster of blocks a row): ties across the blocks'
+		// runs, the first and the last of equals
+		red("ArgMax", A("axis", -1, "keepdims", 0), []int64{2, 20000}, []int64{2}, nil, ints(0, 50))
+		red("ArgMin", A("axis", 1, "select_last_index", 1), []int64{3, 16392}, []int64{3, 1}, nil, ints(0, 50))
 		red("ArgMin", A("axis", 0, "keepdims", 0, "select_last_index", 1), []int64{4, 3}, []int64{3}, nil, ints(0, 3))
 		add(kcase{name: "Softmax/" + tg, node: nd("", "Softmax", A(), []kernels.Value{v(dt, 4, 3, 100)}, v(dt, 4, 3, 100)), gen: map[int]genFn{0: uniform(-4, 4)}})
 		add(kcase{name: "Softmax-axis1/" + tg, node: nd("", "Softmax", A("axis", 1), []kernels.Value{v(dt, 2, 5, 7)}, v(dt, 2, 5, 7))})

@@ -220,13 +220,36 @@ func selectReduce(o redOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 		if mode == 1 && (o == rArgMax || o == rArgMin) && isFloat(x.DType) && count*x.DType.Size()%16 == 0 {
 			// Rows of whole 16-byte vectors, row o at o * count (the reduced dims are innermost and
 			// contiguous): carve_argmax_rows, falling back to mode 1 when x is not 16-byte aligned.
+			// A few long rows (a decode step's greedy choice) take a cluster of argmaxSplit
+			// blocks a row: carve_argmax_split.
 			base := st
+			last := i32p(boolInt(at.Int("select_last_index", 0) != 0))
 			st = step{kernel: "carve_argmax_rows_" + dtName(x.DType), grid: grid, block: Dim3{X: argmaxThreads(count, x.DType.Size()), Y: 1, Z: 1},
-				params: []param{outp(0), inp(0), i64p(nOut), i64p(count), i32p(int(o)), i32p(boolInt(at.Int("select_last_index", 0) != 0))},
+				params: []param{outp(0), inp(0), i64p(nOut), i64p(count), i32p(int(o)), last},
 				align:  16, alignOnly: []int{1}, fallback: &base}
+			if argmaxSplits(nOut, count, t) {
+				st = step{kernel: "carve_argmax_split_" + dtName(x.DType), grid: Dim3{X: argmaxSplit, Y: uint32(nOut), Z: 1},
+					block:  Dim3{X: argmaxThreads((count+argmaxSplit-1)/argmaxSplit, x.DType.Size()), Y: 1, Z: 1},
+					params: []param{outp(0), inp(0), i64p(count), i32p(int(o)), last},
+					align:  16, alignOnly: []int{1}, fallback: &base}
+			}
 		}
 		return plan{tactic: "direct", prog: program{st}}, nil
 	}
+}
+
+// argmaxSplit is csrc ARGMAX_SPLIT, the blocks (one cluster) carve_argmax_split gives a row.
+const argmaxSplit = 8
+
+// argmaxSplits reports whether nOut rows of count elements take carve_argmax_split on t: on
+// sm_90 and newer (clusters), when the rows' clusters fit the multiprocessors at once and each
+// block still gets 2048 elements or more. A row of 151936 on one multiprocessor (carve_argmax_rows)
+// took 18 us on an H200, bound by its comparisons.
+func argmaxSplits(nOut, count int64, t kernels.Target) bool {
+	if major, ok := archMajor(t.Arch); !ok || major < 9 {
+		return false
+	}
+	return nOut*argmaxSplit <= int64(t.SMs) && count >= argmaxSplit*2048
 }
 
 // argmaxThreads is carve_argmax_rows' block for rows of count elements of es bytes: a thread per

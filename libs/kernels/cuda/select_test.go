@@ -320,7 +320,7 @@ func TestWhereRowsSelection(t *testing.T) {
 }
 
 // TestArgMaxRowsSelection: ArgMax and ArgMin over innermost contiguous rows of whole 16-byte
-// vectors run as carve_argmax_rows_<T> (falling back to carve_reduce_<T> when x is not 16-byte
+// vectors run as carve_argmax_rows_<T>, or carve_argmax_split_<T> for a few long rows (falling back to carve_reduce_<T> when x is not 16-byte
 // aligned); rows of a length that is not, other axes and integers run as carve_reduce_<T>.
 func TestArgMaxRowsSelection(t *testing.T) {
 	reg, err := Registry()
@@ -335,7 +335,9 @@ func TestArgMaxRowsSelection(t *testing.T) {
 		want    string
 		threads uint32
 	}{
-		{"greedy over a vocabulary", "ArgMax", kernels.Attrs("axis", -1, "keepdims", 0), v(bf, 8, 1, 151936), v(i64, 8, 1), "carve_argmax_rows_bf16", 1024},
+		{"greedy over a vocabulary", "ArgMax", kernels.Attrs("axis", -1, "keepdims", 0), v(bf, 8, 1, 151936), v(i64, 8, 1), "carve_argmax_split_bf16", 608},
+		{"greedy over a vocabulary, many rows", "ArgMax", kernels.Attrs("axis", -1, "keepdims", 0), v(bf, 32, 1, 151936), v(i64, 32, 1), "carve_argmax_rows_bf16", 1024},
+		{"a row too short to split", "ArgMax", kernels.Attrs("axis", -1), v(f32, 1, 8192), v(i64, 1, 1), "carve_argmax_rows_f32", 512},
 		{"a short row", "ArgMin", kernels.Attrs("axis", 1), v(f32, 3, 64), v(i64, 3, 1), "carve_argmax_rows_f32", 32},
 		{"rows of a partial vector", "ArgMax", kernels.Attrs("axis", 1), v(bf, 3, 500), v(i64, 3, 1), "carve_reduce_bf16", 0},
 		{"an outer axis", "ArgMax", kernels.Attrs("axis", 0), v(f32, 300, 8), v(i64, 1, 8), "carve_reduce_f32", 0},

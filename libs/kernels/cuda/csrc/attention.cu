@@ -827,50 +827,79 @@ GQA_DEC_R(bf16, bf16, 4)
 GQA_DEC_R(bf16, bf16, 8)
 
 // carve_gqa_decode_combine_<T>: merges the chunks (slices) of carve_gqa_dec's partials for
-// row blockIdx.x (batch b, head n; S = 1): warp 0 finds the rows' max over the chunks that saw a
-// key and their weights exp(max_c - max) (to shared memory, chunks floats, then the sum), then
-// the block's threads split the chunks Q ways per head dim (Q = blockDim / Dv; the loads of a
-// thread are independent of each other) and add their shares in shared memory. Rows whose
-// chunks all saw no key get zeros.
-#define DEC_COMBINE(name, T)                                                                              \
-  extern "C" __global__ void name(T* out, const float* part, i64 rowsTotal, int Dv, int chunks) {         \
-    extern __shared__ float cs[];                                                                         \
-    float* wts = cs;                                                                                      \
-    float* red = cs + chunks + 1;                                                                         \
-    const i64 row = blockIdx.x;                                                                           \
-    const float* pm = part + (i64)chunks * rowsTotal * Dv;                                                \
-    const float* pl = pm + (i64)chunks * rowsTotal;                                                       \
-    pdl_trigger(); /* the step after it (the output projection) may start fetching its weights */      \
-    pdl_wait();    /* a dependent launch: the core's partials */                                      \
-    if (threadIdx.x < 32) {                                                                               \
-      float mx = -INFINITY;                                                                               \
-      for (int c = threadIdx.x; c < chunks; c += 32)                                                      \
-        if (pl[(i64)c * rowsTotal + row] > 0.f) mx = fmaxf(mx, pm[(i64)c * rowsTotal + row]);             \
-      const float M = warp_max(mx);                                                                       \
-      float l = 0.f;                                                                                      \
-      for (int c = threadIdx.x; c < chunks; c += 32) {                                                    \
-        const float lc = pl[(i64)c * rowsTotal + row];                                                    \
-        const float w = (lc > 0.f && M != -INFINITY) ? expf(pm[(i64)c * rowsTotal + row] - M) : 0.f;     \
-        wts[c] = w;                                                                                       \
-        l += lc > 0.f ? lc * w : 0.f;                                                                     \
-      }                                                                                                   \
-      l = warp_sum(l);                                                                                    \
-      if (threadIdx.x == 0) wts[chunks] = l;                                                              \
-    }                                                                                                     \
-    __syncthreads();                                                                                      \
-    const int Q = max((int)blockDim.x / Dv, 1), d = threadIdx.x % Dv, qi = threadIdx.x / Dv;              \
-    if (qi < Q) {                                                                                         \
-      float A = 0.f;                                                                                      \
-      _Pragma("unroll 8") for (int c = qi; c < chunks; c += Q) A += wts[c] * part[((i64)c * rowsTotal + row) * Dv + d]; \
-      red[qi * Dv + d] = A;                                                                               \
-    }                                                                                                     \
-    __syncthreads();                                                                                      \
-    const float L = wts[chunks];                                                                          \
-    for (int dd = threadIdx.x; dd < Dv; dd += blockDim.x) {                                               \
-      float A = 0.f;                                                                                      \
-      for (int k = 0; k < Q; k++) A += red[k * Dv + dd];                                                  \
-      out[row * Dv + dd] = fromf<T>(L > 0.f ? A / L : 0.f);                                               \
-    }                                                                                                     \
+// row blockIdx.x (batch b, head n; S = 1). The block's threads split the chunks Q ways per head
+// dim (Q = blockDim / Dv) and warp 0 finds the row's max over the chunks that saw a key, their
+// weights exp(max_c - max) (to shared memory, chunks floats, then the sum) and the sum. It is a
+// latency chain at decode sizes, so every thread issues all its loads at once as soon as the
+// core is done, before any value is used: its first CMB_REG partials (into registers) and, in
+// warp 0, the chunks' maxima and sums; one round trip to L2 instead of four. Then the weighted
+// shares meet in shared memory. Rows whose chunks all saw no key get zeros.
+enum { CMB_REG = 16 };  // partials a thread loads before the weights are known
+
+namespace {
+
+template <typename T>
+__device__ __forceinline__ void dec_combine(T* out, const float* part, i64 rowsTotal, int Dv, int chunks) {
+  extern __shared__ float cs[];
+  float* wts = cs;
+  float* red = cs + chunks + 1;
+  const i64 row = blockIdx.x;
+  const float* pm = part + (i64)chunks * rowsTotal * Dv;
+  const float* pl = pm + (i64)chunks * rowsTotal;
+  const int Q = max((int)blockDim.x / Dv, 1), d = threadIdx.x % Dv, qi = threadIdx.x / Dv;
+  const bool active = qi < Q;
+  pdl_trigger();  // the step after it (the output projection) may start fetching its weights
+  pdl_wait();     // a dependent launch: the core's partials
+  float pv[CMB_REG];
+#pragma unroll
+  for (int j = 0; j < CMB_REG; j++) {
+    const int c = qi + j * Q;
+    pv[j] = active && c < chunks ? part[((i64)c * rowsTotal + row) * Dv + d] : 0.f;
+  }
+  if (threadIdx.x < 32) {
+    float mx = -INFINITY;
+#pragma unroll 2
+    for (int c = threadIdx.x; c < chunks; c += 32) {
+      const float lc = pl[(i64)c * rowsTotal + row], mc = pm[(i64)c * rowsTotal + row];
+      if (lc > 0.f) mx = fmaxf(mx, mc);
+    }
+    const float M = warp_max(mx);
+    float l = 0.f;
+#pragma unroll 2
+    for (int c = threadIdx.x; c < chunks; c += 32) {
+      const float lc = pl[(i64)c * rowsTotal + row], mc = pm[(i64)c * rowsTotal + row];
+      const float w = (lc > 0.f && M != -INFINITY) ? expf(mc - M) : 0.f;
+      wts[c] = w;
+      l += lc > 0.f ? lc * w : 0.f;
+    }
+    l = warp_sum(l);
+    if (threadIdx.x == 0) wts[chunks] = l;
+  }
+  __syncthreads();
+  if (active) {
+    float A = 0.f;
+#pragma unroll
+    for (int j = 0; j < CMB_REG; j++) {
+      const int c = qi + j * Q;
+      if (c < chunks) A = fmaf(wts[c], pv[j], A);
+    }
+    for (int c = qi + CMB_REG * Q; c < chunks; c += Q) A = fmaf(wts[c], part[((i64)c * rowsTotal + row) * Dv + d], A);
+    red[qi * Dv + d] = A;
+  }
+  __syncthreads();
+  const float L = wts[chunks];
+  for (int dd = threadIdx.x; dd < Dv; dd += blockDim.x) {
+    float A = 0.f;
+    for (int k = 0; k < Q; k++) A += red[k * Dv + dd];
+    out[row * Dv + dd] = fromf<T>(L > 0.f ? A / L : 0.f);
+  }
+}
+
+}  // namespace
+
+#define DEC_COMBINE(name, T)                                                                      \
+  extern "C" __global__ void name(T* out, const float* part, i64 rowsTotal, int Dv, int chunks) { \
+    dec_combine<T>(out, part, rowsTotal, Dv, chunks);                                             \
   }
 DEC_COMBINE(carve_gqa_decode_combine_f32, float)
 DEC_COMBINE(carve_gqa_decode_combine_f16, __half)

@@ -11,9 +11,12 @@
 //     memory, so a few outputs over a long dim still fill the device (not for ArgMax/ArgMin or
 //     ReduceLogSumExp);
 //   0: one thread walks each output's reduced sub-tensor through its own strided layout.
+#include <cooperative_groups.h>
+
 #include "common.cuh"
 
 using namespace carve;
+namespace cg = cooperative_groups;
 
 enum RedOp {
   R_SUM = 0, R_MEAN = 1, R_MAX = 2, R_MIN = 3, R_PROD = 4, R_SUMSQ = 5, R_L1 = 6, R_L2 = 7,
@@ -237,60 +240,111 @@ __device__ __forceinline__ bool betterf(bool mx, float v, i64 i, float bv, i64 b
   return v == bv && (last ? i > bi : i < bi);
 }
 
-// argmax_rows is ArgMax or ArgMin (op) over nOut rows of count contiguous elements, row o at
-// x + o * count, every row 16-byte aligned: a block per row, each thread with RU 16-byte loads in
-// flight, compared as floats, then the threads' candidates merged as mode 1 merges them (the
-// first of equals, or the last with last). A greedy choice over a vocabulary of 151936 in mode 1
-// walked 594 elements a thread one load at a time.
+// block_argmax is a block's ArgMax or ArgMin candidate (the first of equals, or the last with
+// last) over vectors [vlo, vhi) of the row xr and, with tail, the elements past its whole vectors
+// up to count: each thread with RU 16-byte loads in flight, compared as floats, then the threads'
+// candidates merged as mode 1 merges them. Thread 0 gets the result (bi -1: no element); the
+// block's threads all call it, and sv and si may be reused once it returns.
 template <typename T>
-__device__ __forceinline__ void argmax_rows(i64* out, const T* x, i64 nOut, i64 count, int op, int last) {
+__device__ __forceinline__ void block_argmax(const T* xr, i64 vlo, i64 vhi, bool tail, i64 count, bool mx, int last,
+                                             float* sv, i64* si, float& bv, i64& bi) {
   constexpr int V = 16 / sizeof(T), RU = 4;
-  __shared__ float sv[32];
-  __shared__ i64 si[32];
-  const bool mx = op == R_ARGMAX;
-  const i64 nv = count / V, bs = blockDim.x;
+  const i64 bs = blockDim.x;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-  for (i64 o = blockIdx.x; o < nOut; o += gridDim.x) {
-    const T* xr = x + o * count;
-    float bv = 0.f;
-    i64 bi = -1;
-    for (i64 v0 = threadIdx.x; v0 < nv; v0 += RU * bs) {
-      union {
-        uint4 u;
-        T e[V];
-      } w[RU];
+  bv = 0.f, bi = -1;
+  for (i64 v0 = vlo + threadIdx.x; v0 < vhi; v0 += RU * bs) {
+    union {
+      uint4 u;
+      T e[V];
+    } w[RU];
 #pragma unroll
-      for (int r = 0; r < RU; r++)
-        if (v0 + r * bs < nv) w[r].u = ((const uint4*)xr)[v0 + r * bs];
+    for (int r = 0; r < RU; r++)
+      if (v0 + r * bs < vhi) w[r].u = ((const uint4*)xr)[v0 + r * bs];
 #pragma unroll
-      for (int r = 0; r < RU; r++) {
-        const i64 v = v0 + r * bs;
-        if (v >= nv) break;
+    for (int r = 0; r < RU; r++) {
+      const i64 v = v0 + r * bs;
+      if (v >= vhi) break;
 #pragma unroll
-        for (int k = 0; k < V; k++) {
-          const float val = tof(w[r].e[k]);
-          if (betterf(mx, val, v * V + k, bv, bi, last)) bv = val, bi = v * V + k;
-        }
+      for (int k = 0; k < V; k++) {
+        const float val = tof(w[r].e[k]);
+        if (betterf(mx, val, v * V + k, bv, bi, last)) bv = val, bi = v * V + k;
       }
     }
-    for (i64 k = nv * V + threadIdx.x; k < count; k += bs) {
+  }
+  if (tail) {
+    for (i64 k = count / V * V + threadIdx.x; k < count; k += bs) {
       const float val = tof(xr[k]);
       if (betterf(mx, val, k, bv, bi, last)) bv = val, bi = k;
     }
+  }
 #pragma unroll
-    for (int s = 16; s > 0; s >>= 1) {
-      const float ov = __shfl_xor_sync(0xffffffffu, bv, s);
-      const i64 oi = __shfl_xor_sync(0xffffffffu, bi, s);
-      if (oi >= 0 && betterf(mx, ov, oi, bv, bi, last)) bv = ov, bi = oi;
-    }
-    if (lane == 0) sv[warp] = bv, si[warp] = bi;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < nw; w++)
-        if (si[w] >= 0 && betterf(mx, sv[w], si[w], bv, bi, last)) bv = sv[w], bi = si[w];
-      out[o] = bi < 0 ? 0 : bi;
-    }
-    __syncthreads();  // sv and si are read before the next row writes them
+  for (int s = 16; s > 0; s >>= 1) {
+    const float ov = __shfl_xor_sync(0xffffffffu, bv, s);
+    const i64 oi = __shfl_xor_sync(0xffffffffu, bi, s);
+    if (oi >= 0 && betterf(mx, ov, oi, bv, bi, last)) bv = ov, bi = oi;
+  }
+  if (lane == 0) sv[warp] = bv, si[warp] = bi;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < nw; w++)
+      if (si[w] >= 0 && betterf(mx, sv[w], si[w], bv, bi, last)) bv = sv[w], bi = si[w];
+  }
+  __syncthreads();  // sv and si are read before anyone writes them again
+}
+
+// argmax_rows is ArgMax or ArgMin (op) over nOut rows of count contiguous elements, row o at
+// x + o * count, every row 16-byte aligned: a block per row (block_argmax). A greedy choice over a
+// vocabulary of 151936 in mode 1 walked 594 elements a thread one load at a time.
+template <typename T>
+__device__ __forceinline__ void argmax_rows(i64* out, const T* x, i64 nOut, i64 count, int op, int last) {
+  constexpr int V = 16 / sizeof(T);
+  __shared__ float sv[32];
+  __shared__ i64 si[32];
+  for (i64 o = blockIdx.x; o < nOut; o += gridDim.x) {
+    float bv;
+    i64 bi;
+    block_argmax<T>(x + o * count, 0, count / V, true, count, op == R_ARGMAX, last, sv, si, bv, bi);
+    if (threadIdx.x == 0) out[o] = bi < 0 ? 0 : bi;
+  }
+}
+
+// argmax_split is argmax_rows for a few long rows, such as a decode step's greedy choice over a
+// vocabulary (151936 at batch 1 took 18 us on one multiprocessor of an H200, bound by its
+// comparisons): a thread block cluster of ARGMAX_SPLIT blocks per row (grid (ARGMAX_SPLIT, nOut)),
+// block rank r taking the r-th of ARGMAX_SPLIT equal runs of the row's vectors (the last one the
+// elements past them), and the blocks' candidates meeting in rank 0's shared memory, merged in
+// rank order.
+enum { ARGMAX_SPLIT = 8 };
+
+template <typename T>
+__device__ __forceinline__ void argmax_split(i64* out, const T* x, i64 count, int op, int last) {
+  constexpr int V = 16 / sizeof(T);
+  __shared__ float sv[32];
+  __shared__ i64 si[32];
+  __shared__ float cv[ARGMAX_SPLIT];
+  __shared__ i64 ci[ARGMAX_SPLIT];
+  cg::cluster_group cl = cg::this_cluster();
+  const int rank = (int)cl.block_rank();
+  // Announces this block's start: rank 0's shared memory is written only after every block of
+  // the cluster has started (the matching wait is before the stores).
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+  const i64 o = blockIdx.y, nv = count / V, per = (nv + ARGMAX_SPLIT - 1) / ARGMAX_SPLIT;
+  const i64 lo = min(rank * per, nv), hi = min(lo + per, nv);
+  const bool mx = op == R_ARGMAX;
+  float bv;
+  i64 bi;
+  block_argmax<T>(x + o * count, lo, hi, rank == ARGMAX_SPLIT - 1, count, mx, last, sv, si, bv, bi);
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+  if (threadIdx.x == 0) {
+    cl.map_shared_rank(cv, 0)[rank] = bv;
+    cl.map_shared_rank(ci, 0)[rank] = bi;
+  }
+  cl.sync();
+  if (rank == 0 && threadIdx.x == 0) {
+    bv = cv[0], bi = ci[0];
+    for (int r = 1; r < ARGMAX_SPLIT; r++)
+      if (ci[r] >= 0 && betterf(mx, cv[r], ci[r], bv, bi, last)) bv = cv[r], bi = ci[r];
+    out[o] = bi < 0 ? 0 : bi;
   }
 }
 
@@ -305,6 +359,17 @@ __device__ __forceinline__ void argmax_rows(i64* out, const T* x, i64 nOut, i64 
 ARGMAX_ROWS(carve_argmax_rows_f32, float)
 ARGMAX_ROWS(carve_argmax_rows_f16, __half)
 ARGMAX_ROWS(carve_argmax_rows_bf16, bf16)
+
+// carve_argmax_split_<T>: carve_argmax_rows' operation with a cluster of ARGMAX_SPLIT blocks a row
+// (argmax_split); grid (ARGMAX_SPLIT, nOut).
+#define ARGMAX_SPLIT_K(name, T)                                                                              \
+  extern "C" __global__ void __cluster_dims__(ARGMAX_SPLIT, 1, 1) name(i64* out, const T* x, i64 count, int op, \
+                                                                      int last) {                           \
+    argmax_split<T>(out, x, count, op, last);                                                                \
+  }
+ARGMAX_SPLIT_K(carve_argmax_split_f32, float)
+ARGMAX_SPLIT_K(carve_argmax_split_f16, __half)
+ARGMAX_SPLIT_K(carve_argmax_split_bf16, bf16)
 
 // carve_reduce_<T>: kept layout (k*: the output's dims with x's strides) and reduced layout
 // (r*: the reduced dims with x's strides), each rank <= 6 with dims packed two per argument.
