@@ -360,33 +360,39 @@ func (r *attnRun) weigh(b, kh, rows, j0, w, lo, hi int, sc, ws, out []float32, l
 	})
 }
 
+// fullBlock is the full tactic's task: the output rows of query rows [i0, i0+attnRowBlock)
+// (cut at S) of (batch b, head n), with slotWS the participant's scratch slot.
+func (r *attnRun) fullBlock(b, n, i0 int, slotWS []float32) {
+	c := r.c
+	var mx, sum [attnRowBlock]float32
+	total := r.pastLen + r.curLen
+	rows := min(c.s, attnRowBlock)
+	sc, ws := slotWS[:rows*total], slotWS[rows*total:]
+	kh := n / (c.nq / c.nkv)
+	nr := min(attnRowBlock, c.s-i0)
+	klo, khi := r.scoreBlock(b, n, i0, nr, 0, total, sc, ws, mx[:nr], sum[:nr])
+	out := r.o.data[r.o.at(b, n, i0):]
+	r.weigh(b, kh, nr, 0, total, klo, khi, sc, ws, out, r.o.st)
+	// Normalise the rows of the output (dv wide) rather than of the probabilities (as wide as
+	// the keys): (P V) / sum equals (P / sum) V up to rounding, for a fraction of the
+	// multiplications.
+	for i := 0; i < nr; i++ {
+		if sum[i] > 0 {
+			vec.Scale(out[i*r.o.st:i*r.o.st+c.dv], 1/sum[i])
+		}
+	}
+}
+
 func (r *attnRun) Do(slot, lo, hi int) {
 	c := r.c
 	slotWS := r.scratch[slot*c.slotFloats : (slot+1)*c.slotFloats]
 	var mx, sum [attnRowBlock]float32
 	switch {
 	case c.tactic == "full":
-		rows := min(c.s, attnRowBlock)
-		total := r.pastLen + r.curLen
-		sc, ws := slotWS[:rows*total], slotWS[rows*total:]
 		blocks := (c.s + attnRowBlock - 1) / attnRowBlock
 		for task := lo; task < hi; task++ {
 			bn, rb := task/blocks, task%blocks
-			b, n := bn/c.nq, bn%c.nq
-			kh := n / (c.nq / c.nkv)
-			i0 := rb * attnRowBlock
-			nr := min(attnRowBlock, c.s-i0)
-			klo, khi := r.scoreBlock(b, n, i0, nr, 0, total, sc, ws, mx[:nr], sum[:nr])
-			out := r.o.data[r.o.at(b, n, i0):]
-			r.weigh(b, kh, nr, 0, total, klo, khi, sc, ws, out, r.o.st)
-			// Normalise the rows of the output (dv wide) rather than of the probabilities (as
-			// wide as the keys): (P V) / sum equals (P / sum) V up to rounding, for a fraction of
-			// the multiplications.
-			for i := 0; i < nr; i++ {
-				if sum[i] > 0 {
-					vec.Scale(out[i*r.o.st:i*r.o.st+c.dv], 1/sum[i])
-				}
-			}
+			r.fullBlock(bn/c.nq, bn%c.nq, rb*attnRowBlock, slotWS)
 		}
 	case r.pass == 0: // split-kv partials
 		sc, ws := slotWS[:c.s*splitKVChunk], slotWS[c.s*splitKVChunk:]
