@@ -263,12 +263,12 @@ func (r *attnRun) keySpan(b, i0, rows, j0, j1 int) (lo, hi int) {
 
 // segments calls fn for the parts of keys [lo, hi) in the past and the current keys, with the
 // keys' and values' views, the first key's index within its view and the part's bounds.
-func (r *attnRun) segments(lo, hi int, fn func(k, v *view3, first, s0, s1 int)) {
+func (r *attnRun) segments(lo, hi int, fn func(k, v view3, first, s0, s1 int)) {
 	if s0, s1 := lo, min(hi, r.pastLen); s0 < s1 {
-		fn(&r.past, &r.pastV, s0, s0, s1)
+		fn(r.past, r.pastV, s0, s0, s1)
 	}
 	if s0, s1 := max(lo, r.pastLen), hi; s0 < s1 {
-		fn(&r.cur, &r.curV, s0-r.pastLen, s0, s1)
+		fn(r.cur, r.curV, s0-r.pastLen, s0, s1)
 	}
 }
 
@@ -282,7 +282,7 @@ func (r *attnRun) scoreBlock(b, n, i0, rows, j0, j1 int, sc, ws []float32, mx, s
 	kh := n / (c.nq / c.nkv)
 	lo, hi = r.keySpan(b, i0, rows, j0, j1)
 	q := gemm.Mat{Data: r.q.data[r.q.at(b, n, i0):], Ld: r.q.st}
-	r.segments(lo, hi, func(k, _ *view3, first, s0, s1 int) {
+	r.segments(lo, hi, func(k, _ view3, first, s0, s1 int) {
 		p := gemm.NewPlan(rows, s1-s0, c.d, gemm.Transposed, 1)
 		p.Run(q, gemm.Mat{Data: k.data[k.at(b, kh, first):], Ld: k.st, Trans: true}, nil, sc[s0-j0:], w, c.scale, false, ws)
 	})
@@ -353,7 +353,7 @@ func (r *attnRun) weigh(b, kh, rows, j0, w, lo, hi int, sc, ws, out []float32, l
 		return
 	}
 	acc := false
-	r.segments(lo, hi, func(_, v *view3, first, s0, s1 int) {
+	r.segments(lo, hi, func(_, v view3, first, s0, s1 int) {
 		p := gemm.NewPlan(rows, c.dv, s1-s0, gemm.RowMajor, 1)
 		p.Run(gemm.Mat{Data: sc[s0-j0:], Ld: w}, gemm.Mat{Data: v.data[v.at(b, kh, first):], Ld: v.st}, nil, out, ldo, 1, acc, ws)
 		acc = true

@@ -71,6 +71,9 @@ func (a *attention) planFused(workers int) {
 		}
 		work := tasks * c.s * g * (a.hin*(2*c.d+c.dv) + c.t*(c.d+c.dv)) // multiply-adds
 		a.fusedParts = min(max(min(workers, tasks), 1), c.slots, parSlots(work, workers))
+		if fuseParts > 0 {
+			a.fusedParts = min(fuseParts, a.fusedParts)
+		}
 		a.fusedHeads, a.fused = g, true
 		return
 	}
@@ -78,6 +81,9 @@ func (a *attention) planFused(workers int) {
 
 // fuseHeads, when positive, overrides the heads a fused task takes (experiments).
 var fuseHeads int
+
+// fuseParts, when positive, caps the fused loop's participants (experiments).
+var fuseParts int
 
 // fuseOff turns the fused run off (tests compare the two runs).
 var fuseOff bool
@@ -104,13 +110,8 @@ func (f *fusedAttn) Do(slot, lo, hi int) {
 	q, k, v := area[:sq], area[sq:2*sq], area[2*sq:per]
 	slotWS := f.r.scratch[slot*c.slotFloats : (slot+1)*c.slotFloats]
 	total := a.hq + a.hk + a.hv
-	// The task's run: the shared one's views with Q, K and V in the slot, head h of the group
-	// at column h*D (the group's first head is given as head 0 of batch 0: see fullBlock's
-	// views). From the free list: the products keep pointers into a run's views, so a local
-	// one would move to the heap.
-	r := attnRuns.Get()
-	defer func() { *r = attnRun{}; attnRuns.Put(r) }()
-	*r = *f.r
+	// The task's run: the shared one's views with Q, K and V in the slot.
+	r := *f.r
 	for task := lo; task < hi; task++ {
 		b, n0 := task/(c.nq/g), task%(c.nq/g)*g
 		x := gemm.Mat{Data: f.x[b*c.s*a.hin:], Ld: max(a.hin, 1)}
@@ -128,7 +129,7 @@ func (f *fusedAttn) Do(slot, lo, hi int) {
 			if f.present != nil {
 				half := c.b * c.nkv * c.t * c.d
 				pk, pv := bnsh(f.present[:half], c.nkv, c.t, c.d), bnsh(f.present[half:2*half], c.nkv, c.t, c.dv)
-				copyKVHead(r, pk, pv, c, b, n)
+				copyKVHead(&r, pk, pv, c, b, n)
 			}
 		}
 	}
