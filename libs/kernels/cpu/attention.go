@@ -25,6 +25,9 @@ import (
 //     (batch, head, chunk) and writes, per query row, its chunk's unnormalized output, running
 //     max and running sum to workspace partials; a second pass combines the chunks of a row
 //     (flash-decoding). It gives decode steps (one query, long history) parallel work.
+//
+// com.microsoft.Attention, which projects its own Q, K and V, can run the full tactic with the
+// projection inside its tasks (attention_fused.go).
 const (
 	splitKVMinT  = 512
 	splitKVChunk = 128
