@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
@@ -332,12 +331,8 @@ func attentionOps() []*op {
 		{Name: "full", Summary: "per block of 64 query rows: scores (a gemm), softmax and value sum (a gemm) in per-worker scratch, parallel over batch x heads x blocks", Workspace: true},
 		{Name: "split-kv", Summary: "keys cut into chunks of 128 (from 512 keys on): per-chunk partial outputs, maxima and sums in workspace, combined after (flash-decoding)", Workspace: true},
 	}
-	// Attention projects its Q, K and V too: inside the full tactic's tasks when they fill the
-	// workers (attention_fused.go).
-	tacA := slices.Clone(tac)
-	tacA[0].Summary = "the QKV projection, then per block of 64 query rows: scores (a gemm), softmax and value sum (a gemm) in per-worker scratch; one parallel loop over batch x head groups, each task projecting its heads, when those tasks fill the workers, else a parallel projection first"
 	return []*op{
-		{key: kernels.Key(ms, "Attention"), tactics: tacA, sel: selectAttention, bound: attnBound(attentionGeom)},
+		{key: kernels.Key(ms, "Attention"), tactics: tac, sel: selectAttention, bound: attnBound(attentionGeom)},
 		{key: kernels.Key(ms, "MultiHeadAttention"), tactics: tac, sel: selectMHA, bound: attnBound(mhaGeom)},
 		{key: kernels.Key(ms, "GroupQueryAttention"), tactics: tac, sel: selectGQA, bound: attnBound(gqaGeom)},
 	}
