@@ -32,10 +32,12 @@ import (
 //  2. The fused and the two-loop runs give identical outputs (TestAttentionFusedMatchesTwoLoop).
 
 // fuseMinBalance is how evenly the fused tasks must fill the participants the two-loop run
-// would use, in quarters: with fewer tasks than that the fused loop leaves cores idle that the
+// would use, in eighths: with fewer tasks than that the fused loop leaves cores idle that the
 // two-loop run's finer tasks (B x N x row blocks, and the projection's tiles) would keep busy.
-// 32 tasks on 16 participants fill them; 20 on 16 (two rounds, 62%) do not.
-const fuseMinBalance = 3
+// 16 or 32 tasks on 16 participants fill them; 12 or 20 on 16 (75%, 62%) do not. (The fixture's
+// 16 tasks on 12 participants, 67%, still beat its two loops, 0.15-0.18 ms against 0.17-0.21,
+// but there the saved loop is a large part of the op; in a larger op idle cores cost more.)
+const fuseMinBalance = 7
 
 // fusePanel is the columns of the gemm's widest micro-kernel (AVX-512, 12 x 32).
 const fusePanel = 32
@@ -60,7 +62,7 @@ func (a *attention) planFused(workers int) {
 	}
 	for _, g := range []int{g, 1} {
 		tasks := c.b * c.nq / g
-		if rounds := (tasks + p - 1) / p; 4*tasks < fuseMinBalance*rounds*p {
+		if rounds := (tasks + p - 1) / p; 8*tasks < fuseMinBalance*rounds*p {
 			continue
 		}
 		a.projQK = gemm.NewPlan(c.s, g*c.d, a.hin, gemm.RowMajor, 1)

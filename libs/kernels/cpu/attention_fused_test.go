@@ -25,6 +25,11 @@ func TestAttentionFusedMatchesTwoLoop(t *testing.T) {
 	}{
 		{b: 8, s: 128, hin: 64, heads: 4, hq: 64, hv: 64, bias: true, mask: "raw2", workers: 4, fused: true, group: 2},
 		{b: 8, s: 128, hin: 64, heads: 4, hq: 64, hv: 64, bias: true, mask: "raw2", workers: 1, fused: true, group: 2},
+		{b: 8, s: 128, hin: 64, heads: 4, hq: 64, hv: 64, bias: true, mask: "raw2", workers: 16, fused: true, group: 2},
+		{b: 8, s: 128, hin: 64, heads: 4, hq: 64, hv: 64, bias: true, mask: "raw2", workers: 12, fused: true, group: 1}, // 16 tasks would take 2 rounds
+		{b: 3, s: 33, hin: 64, heads: 4, hq: 64, hv: 64, bias: true, mask: "raw2", workers: 16, fused: false},           // the scratch slot cannot hold the projection's workspace
+		{b: 1, s: 128, hin: 192, heads: 12, hq: 192, hv: 192, bias: true, workers: 16, fused: false},                    // 12 tasks on 16
+		{b: 1, s: 64, hin: 96, heads: 12, hq: 96, hv: 96, bias: true, workers: 16, fused: true, group: 1},               // the two loops' attention has 12 tasks too
 		{b: 2, s: 50, hin: 40, heads: 8, hq: 64, hv: 64, bias: true, causal: true, workers: 2, fused: true, group: 4},
 		{b: 2, s: 20, hin: 40, heads: 2, hq: 64, hv: 64, workers: 2, fused: true, group: 1},
 		{b: 4, s: 70, hin: 24, heads: 3, hq: 24, hv: 30, mask: "lengths", causal: true, workers: 4, fused: true, group: 1},
