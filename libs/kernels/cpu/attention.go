@@ -25,6 +25,9 @@ import (
 //     (batch, head, chunk) and writes, per query row, its chunk's unnormalized output, running
 //     max and running sum to workspace partials; a second pass combines the chunks of a row
 //     (flash-decoding). It gives decode steps (one query, long history) parallel work.
+//
+// com.microsoft.Attention, which projects its own Q, K and V, can run the full tactic with the
+// projection inside its tasks (attention_fused.go).
 const (
 	splitKVMinT  = 512
 	splitKVChunk = 128
@@ -263,12 +266,12 @@ func (r *attnRun) keySpan(b, i0, rows, j0, j1 int) (lo, hi int) {
 
 // segments calls fn for the parts of keys [lo, hi) in the past and the current keys, with the
 // keys' and values' views, the first key's index within its view and the part's bounds.
-func (r *attnRun) segments(lo, hi int, fn func(k, v *view3, first, s0, s1 int)) {
+func (r *attnRun) segments(lo, hi int, fn func(k, v view3, first, s0, s1 int)) {
 	if s0, s1 := lo, min(hi, r.pastLen); s0 < s1 {
-		fn(&r.past, &r.pastV, s0, s0, s1)
+		fn(r.past, r.pastV, s0, s0, s1)
 	}
 	if s0, s1 := max(lo, r.pastLen), hi; s0 < s1 {
-		fn(&r.cur, &r.curV, s0-r.pastLen, s0, s1)
+		fn(r.cur, r.curV, s0-r.pastLen, s0, s1)
 	}
 }
 
@@ -282,7 +285,7 @@ func (r *attnRun) scoreBlock(b, n, i0, rows, j0, j1 int, sc, ws []float32, mx, s
 	kh := n / (c.nq / c.nkv)
 	lo, hi = r.keySpan(b, i0, rows, j0, j1)
 	q := gemm.Mat{Data: r.q.data[r.q.at(b, n, i0):], Ld: r.q.st}
-	r.segments(lo, hi, func(k, _ *view3, first, s0, s1 int) {
+	r.segments(lo, hi, func(k, _ view3, first, s0, s1 int) {
 		p := gemm.NewPlan(rows, s1-s0, c.d, gemm.Transposed, 1)
 		p.Run(q, gemm.Mat{Data: k.data[k.at(b, kh, first):], Ld: k.st, Trans: true}, nil, sc[s0-j0:], w, c.scale, false, ws)
 	})
@@ -353,11 +356,34 @@ func (r *attnRun) weigh(b, kh, rows, j0, w, lo, hi int, sc, ws, out []float32, l
 		return
 	}
 	acc := false
-	r.segments(lo, hi, func(_, v *view3, first, s0, s1 int) {
+	r.segments(lo, hi, func(_, v view3, first, s0, s1 int) {
 		p := gemm.NewPlan(rows, c.dv, s1-s0, gemm.RowMajor, 1)
 		p.Run(gemm.Mat{Data: sc[s0-j0:], Ld: w}, gemm.Mat{Data: v.data[v.at(b, kh, first):], Ld: v.st}, nil, out, ldo, 1, acc, ws)
 		acc = true
 	})
+}
+
+// fullBlock is the full tactic's task: the output rows of query rows [i0, i0+attnRowBlock)
+// (cut at S) of (batch b, head n), with slotWS the participant's scratch slot.
+func (r *attnRun) fullBlock(b, n, i0 int, slotWS []float32) {
+	c := r.c
+	var mx, sum [attnRowBlock]float32
+	total := r.pastLen + r.curLen
+	rows := min(c.s, attnRowBlock)
+	sc, ws := slotWS[:rows*total], slotWS[rows*total:]
+	kh := n / (c.nq / c.nkv)
+	nr := min(attnRowBlock, c.s-i0)
+	klo, khi := r.scoreBlock(b, n, i0, nr, 0, total, sc, ws, mx[:nr], sum[:nr])
+	out := r.o.data[r.o.at(b, n, i0):]
+	r.weigh(b, kh, nr, 0, total, klo, khi, sc, ws, out, r.o.st)
+	// Normalise the rows of the output (dv wide) rather than of the probabilities (as wide as
+	// the keys): (P V) / sum equals (P / sum) V up to rounding, for a fraction of the
+	// multiplications.
+	for i := 0; i < nr; i++ {
+		if sum[i] > 0 {
+			vec.Scale(out[i*r.o.st:i*r.o.st+c.dv], 1/sum[i])
+		}
+	}
 }
 
 func (r *attnRun) Do(slot, lo, hi int) {
@@ -366,27 +392,10 @@ func (r *attnRun) Do(slot, lo, hi int) {
 	var mx, sum [attnRowBlock]float32
 	switch {
 	case c.tactic == "full":
-		rows := min(c.s, attnRowBlock)
-		total := r.pastLen + r.curLen
-		sc, ws := slotWS[:rows*total], slotWS[rows*total:]
 		blocks := (c.s + attnRowBlock - 1) / attnRowBlock
 		for task := lo; task < hi; task++ {
 			bn, rb := task/blocks, task%blocks
-			b, n := bn/c.nq, bn%c.nq
-			kh := n / (c.nq / c.nkv)
-			i0 := rb * attnRowBlock
-			nr := min(attnRowBlock, c.s-i0)
-			klo, khi := r.scoreBlock(b, n, i0, nr, 0, total, sc, ws, mx[:nr], sum[:nr])
-			out := r.o.data[r.o.at(b, n, i0):]
-			r.weigh(b, kh, nr, 0, total, klo, khi, sc, ws, out, r.o.st)
-			// Normalise the rows of the output (dv wide) rather than of the probabilities (as
-			// wide as the keys): (P V) / sum equals (P / sum) V up to rounding, for a fraction of
-			// the multiplications.
-			for i := 0; i < nr; i++ {
-				if sum[i] > 0 {
-					vec.Scale(out[i*r.o.st:i*r.o.st+c.dv], 1/sum[i])
-				}
-			}
+			r.fullBlock(bn/c.nq, bn%c.nq, rb*attnRowBlock, slotWS)
 		}
 	case r.pass == 0: // split-kv partials
 		sc, ws := slotWS[:c.s*splitKVChunk], slotWS[c.s*splitKVChunk:]

@@ -178,6 +178,12 @@ type attention struct {
 	proj          gemm.Plan
 	projWS        bool // the recipe has the projection's gemm part
 	workers       int
+	// The fused run (attention_fused.go): whether, its loop's participants, the heads of a
+	// task, and a task's projections (Q and K, V).
+	fused         bool
+	fusedParts    int
+	fusedHeads    int
+	projQK, projV gemm.Plan
 }
 
 func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
@@ -264,6 +270,7 @@ func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 	}
 	a.proj = gemm.NewPlan(c.b*c.s, total, a.hin, gemm.RowMajor, d.Workers)
 	a.projWS = len(gemmPart(gemm.Workspace(g.proj[0], g.proj[1], g.proj[2], gemm.RowMajor, d.Workers))) > 0
+	a.planFused(d.Workers)
 	return plan{tactic: c.tactic, parts: parts, r: a}, nil
 }
 
@@ -276,18 +283,10 @@ func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
 		pw = kernels.ViewAs[float32](ws.bytes(1))
 		ws = ws.skip(1)
 	}
-	x, w := gemm.Mat{Data: in[0].Float32s(), Ld: max(a.hin, 1)}, gemm.Mat{Data: in[1].Float32s(), Ld: max(total, 1)}
-	if a.bias { // the product sets each tile's rows to the bias first: no pass (and loop) of its own
-		a.proj.RunBias(x, w, nil, in[2].Float32s()[:total], qkv, max(total, 1), 1, pw)
-	} else {
-		a.proj.Run(x, w, nil, qkv, max(total, 1), 1, false, pw)
-	}
+	ws = ws.skip(1) // the core's parts
 	run := attnRuns.Get()
 	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
 	run.c = c
-	run.q = bsnh(qkv, 0, c.s, total, c.d)
-	run.cur = bsnh(qkv, a.hq, c.s, total, c.d)
-	run.curV = bsnh(qkv, a.hq+a.hk, c.s, total, c.dv)
 	run.curLen = c.s
 	if a.hasPast {
 		past := in[4].Float32s()
@@ -302,10 +301,34 @@ func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
 	if c.hasBias {
 		run.bias = in[5].Float32s()
 	}
+	if a.fused {
+		f := fusedRuns.Get()
+		*f = fusedAttn{a: a, r: run, x: in[0].Float32s(), w: in[1].Float32s(), qkv: qkv}
+		if a.bias {
+			f.bias = in[2].Float32s()[:total]
+		}
+		if a.present {
+			f.present = out[1].Float32s()
+		}
+		run.scratch = kernels.ViewAs[float32](ws.bytes(0))
+		par.For(c.b*c.nq/a.fusedHeads, 1, a.fusedParts, f)
+		*f = fusedAttn{}
+		fusedRuns.Put(f)
+		return nil
+	}
+	x, w := gemm.Mat{Data: in[0].Float32s(), Ld: max(a.hin, 1)}, gemm.Mat{Data: in[1].Float32s(), Ld: max(total, 1)}
+	if a.bias { // the product sets each tile's rows to the bias first: no pass (and loop) of its own
+		a.proj.RunBias(x, w, nil, in[2].Float32s()[:total], qkv, max(total, 1), 1, pw)
+	} else {
+		a.proj.Run(x, w, nil, qkv, max(total, 1), 1, false, pw)
+	}
+	run.q = bsnh(qkv, 0, c.s, total, c.d)
+	run.cur = bsnh(qkv, a.hq, c.s, total, c.d)
+	run.curV = bsnh(qkv, a.hq+a.hk, c.s, total, c.dv)
 	if a.present {
 		writePresent(run, out[1].Float32s(), c)
 	}
-	c.execute(run, ws.skip(1))
+	c.execute(run, ws)
 	return nil
 }
 
@@ -320,13 +343,18 @@ func writePresent(r *attnRun, present []float32, c *attnCore) {
 func copyKV(r *attnRun, pk, pv view3, c *attnCore) {
 	for b := 0; b < c.b; b++ {
 		for h := 0; h < c.nkv; h++ {
-			for j := 0; j < r.pastLen+r.curLen; j++ {
-				o := pk.at(b, h, j)
-				copy(pk.data[o:o+c.d], r.key(b, h, j))
-				o = pv.at(b, h, j)
-				copy(pv.data[o:o+c.dv], r.value(b, h, j))
-			}
+			copyKVHead(r, pk, pv, c, b, h)
 		}
+	}
+}
+
+// copyKVHead copies the keys and values of (batch b, kv head h) of r into pk and pv.
+func copyKVHead(r *attnRun, pk, pv view3, c *attnCore, b, h int) {
+	for j := 0; j < r.pastLen+r.curLen; j++ {
+		o := pk.at(b, h, j)
+		copy(pk.data[o:o+c.d], r.key(b, h, j))
+		o = pv.at(b, h, j)
+		copy(pv.data[o:o+c.dv], r.value(b, h, j))
 	}
 }
 

@@ -51,6 +51,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 	a, b := randF32(r, 400, 64), randF32(r, 64, 200)
 	q := randF32(r, 2, 128, 128)
 	bias3 := randF32(r, 3*128)
+	wqkv := randF32(r, 128, 3*128)
 	one, y := randF32(r, 1), randF32(r, 4, 96, 200)
 	cube, root := f32([]int64{}, []float32{3}), f32([]int64{1}, []float32{0.5})
 	condAll := boolT(x.Shape, make([]bool, len(x.Data)/4))
@@ -88,6 +89,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 			kernels.Value{DType: graph.Float32, Shape: []int64{4, 96, 120}}, kernels.Value{DType: graph.Float32, Shape: []int64{4, 96, 80}}), []kernels.Tensor{x, i64([]int64{2}, []int64{120, 80})}},
 		{"RotaryEmbedding", msNode("RotaryEmbedding", graph.Attributes{}, []kernels.Tensor{x, posT, cache, cache}, value(x)), []kernels.Tensor{x, posT, cache, cache}},
 		{"Gemm bias row", node("Gemm", graph.Attributes{}, []kernels.Tensor{a, b, row}, kernels.Value{DType: graph.Float32, Shape: []int64{400, 200}}), []kernels.Tensor{a, b, row}},
+		{"Attention packed", msNode("Attention", kernels.Attrs("num_heads", 4), []kernels.Tensor{q, wqkv, bias3}, value(q)), []kernels.Tensor{q, wqkv, bias3}},
 		{"MultiHeadAttention bias", msNode("MultiHeadAttention", kernels.Attrs("num_heads", 2), []kernels.Tensor{q, q, q, bias3}, value(q)), []kernels.Tensor{q, q, q, bias3}},
 	}
 	for _, c := range cases {
