@@ -178,6 +178,23 @@ func gemvTiming(t *testing.T, b *Backend, s alloc.Stream, inst kernels.Instance,
 	return float64(ms) * 1e3 / float64(replays*reps)
 }
 
+// gemvPoolBytes is the weight copies' pool of the gemv benchmarks: far more than the L2.
+const gemvPoolBytes = 512 << 20
+
+// gemvBenchBuffers are the gemv benchmarks' backend, stream and random buffers: A (up to 8 rows
+// of 8960), the pool of weight copies and Y.
+func gemvBenchBuffers(t *testing.T, seed uint64) (b *Backend, s alloc.Stream, x, pool, y alloc.Ptr) {
+	b = testBackend(t)
+	s = testStream(t, b.dev)
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	pool = devBuf(t, b.dev, gemvPoolBytes)
+	fillRandom(t, b, s, pool, gemvPoolBytes, r)
+	x = devBuf(t, b.dev, 8*8960*2)
+	fillRandom(t, b, s, x, 8*8960*2, r)
+	y = devBuf(t, b.dev, 8*8960*2)
+	return b, s, x, pool, y
+}
+
 // TestGemvBench compares gemv with cublaslt at Qwen2.5-1.5B's decode shapes when CARVE_BENCH is
 // set: one "BENCH GEMV" line per shape and row count, us and TB/s (operand and result bytes per
 // second) of each, and the tactic selection picks.
@@ -185,15 +202,7 @@ func TestGemvBench(t *testing.T) {
 	if os.Getenv("CARVE_BENCH") == "" {
 		t.Skip("set CARVE_BENCH=1 to measure")
 	}
-	b := testBackend(t)
-	s := testStream(t, b.dev)
-	r := rand.New(rand.NewPCG(25, 26))
-	const poolBytes = 512 << 20
-	pool := devBuf(t, b.dev, poolBytes)
-	fillRandom(t, b, s, pool, poolBytes, r)
-	x := devBuf(t, b.dev, 8*8960*2)
-	fillRandom(t, b, s, x, 8*8960*2, r)
-	y := devBuf(t, b.dev, 8*8960*2)
+	b, s, x, pool, y := gemvBenchBuffers(t, 25)
 	for _, sh := range []struct {
 		name string
 		k, n int64
@@ -205,7 +214,7 @@ func TestGemvBench(t *testing.T) {
 			lt := *inst.(*gemmInstance)
 			lt.gemv = nil
 			bytes := float64(2 * (m*sh.k + sh.k*sh.n + m*sh.n))
-			tl := gemvTiming(t, b, s, &lt, m, sh.k, sh.n, x, pool, poolBytes, y)
+			tl := gemvTiming(t, b, s, &lt, m, sh.k, sh.n, x, pool, gemvPoolBytes, y)
 			gv := "gemv       -  (no kernel for M > 4)     "
 			if m <= gemvMaxRows {
 				g := lt
@@ -213,7 +222,7 @@ func TestGemvBench(t *testing.T) {
 				require.True(t, ok)
 				g.gemv, err = gemvProgram(&g, c, b.Target())
 				require.NoError(t, err)
-				tg := gemvTiming(t, b, s, &g, m, sh.k, sh.n, x, pool, poolBytes, y)
+				tg := gemvTiming(t, b, s, &g, m, sh.k, sh.n, x, pool, gemvPoolBytes, y)
 				gv = fmt.Sprintf("gemv %6.2f us %5.2f TB/s (cw %2d split %d)", tg, bytes/tg/1e6, 1<<c.cwlog, c.split)
 			}
 			fmt.Printf("BENCH GEMV %-8s M=%d K=%-5d N=%-5d %s  cublaslt %6.2f us %5.2f TB/s  selected %s\n",
@@ -229,15 +238,7 @@ func TestGemvSweep(t *testing.T) {
 	if os.Getenv("CARVE_BENCH") == "" {
 		t.Skip("set CARVE_BENCH=1 to measure")
 	}
-	b := testBackend(t)
-	s := testStream(t, b.dev)
-	r := rand.New(rand.NewPCG(27, 28))
-	const poolBytes = 512 << 20
-	pool := devBuf(t, b.dev, poolBytes)
-	fillRandom(t, b, s, pool, poolBytes, r)
-	x := devBuf(t, b.dev, 8*8960*2)
-	fillRandom(t, b, s, x, 8*8960*2, r)
-	y := devBuf(t, b.dev, 8*8960*2)
+	b, s, x, pool, y := gemvBenchBuffers(t, 27)
 	for _, sh := range []struct {
 		name string
 		k, n int64
@@ -260,7 +261,7 @@ func TestGemvSweep(t *testing.T) {
 				if err != nil {
 					continue
 				}
-				tg := gemvTiming(t, b, s, &g, 1, sh.k, sh.n, x, pool, poolBytes, y)
+				tg := gemvTiming(t, b, s, &g, 1, sh.k, sh.n, x, pool, gemvPoolBytes, y)
 				mark := ""
 				if c == chosen {
 					mark = "  (chosen)"
