@@ -70,6 +70,7 @@ typedef struct {
 	uint32_t align[4];    // byte alignment of A, B, C, D (pointers and strides), at most 256
 	uint64_t wsCap;       // the most workspace an algorithm may use
 	int pick;             // 0: the heuristic's best; >0: the best that uses workspace, among pick results
+	int index;            // tests: >0 takes the heuristic's result index - 1 (when it is usable)
 	uint64_t bias;        // nonzero: the device address of an m-vector of D's type that the bias
 	                      // epilogue adds to every column of D (part of the plan: a weight's address)
 } carve_gemm;
@@ -131,10 +132,15 @@ static int carve_plan_new(cublasLtHandle_t h, const carve_gemm *g, carve_plan **
 	}
 	cublasLtMatmulHeuristicResult_t res[16];
 	int want = g->pick > 0 ? (g->pick < 16 ? g->pick : 16) : 1, got = 0;
+	if (g->index > want) want = g->index < 16 ? g->index : 16;
 	if ((r = lt.heuristic(h, p->desc, p->a, p->b, p->c, p->c, pref, want, res, &got))) goto fail;
 	int chosen = -1;
-	for (int i = 0; i < got && chosen < 0; i++) {
-		if (res[i].state == CUBLAS_STATUS_SUCCESS && (g->pick == 0 || res[i].workspaceSize > 0)) chosen = i;
+	if (g->index > 0) {
+		if (g->index <= got && res[g->index - 1].state == CUBLAS_STATUS_SUCCESS) chosen = g->index - 1;
+	} else {
+		for (int i = 0; i < got && chosen < 0; i++) {
+			if (res[i].state == CUBLAS_STATUS_SUCCESS && (g->pick == 0 || res[i].workspaceSize > 0)) chosen = i;
+		}
 	}
 	if (chosen < 0) { r = -1; goto fail; }
 	p->algo = res[chosen].algo;

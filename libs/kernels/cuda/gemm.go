@@ -100,6 +100,7 @@ type gemmInstance struct {
 	csm, csn       int64 // cBroadcast: C's element strides along Y's rows and columns
 	ws             int64
 	pick           int     // tests only: > 0 picks the best of that many algorithms that use workspace
+	algoIndex      int     // tests only: > 0 takes the heuristic's result algoIndex - 1 (TestGemmAlgoSweep)
 	gemv           program // the gemv tactic's launch (gemv.go); nil: cublaslt
 	// bWeight: B is one of the model's initializers (kernels.Value.Initializer), so gemv may
 	// start reading it before the kernel ahead of it has finished.

@@ -79,6 +79,7 @@ func (g *gemmInstance) desc(a, b, c, y alloc.Ptr, wsCap int64) gemmDesc {
 	d.align[3] = C.uint32_t(alignOf(int64(y), sc*es))
 	d.wsCap = C.uint64_t(wsCap)
 	d.pick = C.int(g.pick)
+	d.index = C.int(g.algoIndex)
 	return d
 }
 

@@ -272,3 +272,35 @@ func TestGemvSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmAlgoSweep times each of cuBLASLt's heuristic results (up to 16, in its order) at the
+// decode step's products when CARVE_BENCH is set: one "BENCH ALGO" line per shape, row count and
+// result, us and TB/s ("-" past the results the heuristic returns). On the H200 the gate/up
+// product at one row took 9.11 us with the heuristic's first result and 8.59 with its third.
+func TestGemmAlgoSweep(t *testing.T) {
+	if os.Getenv("CARVE_BENCH") == "" {
+		t.Skip("set CARVE_BENCH=1 to measure")
+	}
+	b, s, x, pool, y := gemvBenchBuffers(t, 29)
+	for _, sh := range []struct {
+		name string
+		k, n int64
+	}{{"gate/up", 1536, 8960}, {"down", 8960, 1536}, {"lm_head", 1536, 151936}} {
+		for _, m := range []int64{1, 8} {
+			node := matmulNode(graph.BFloat16, []int64{m, sh.k}, []int64{sh.k, sh.n}, []int64{m, sh.n})
+			inst, err := b.Registry().Select(node, b.Target())
+			require.NoError(t, err)
+			bytes := float64(2 * (m*sh.k + sh.k*sh.n + m*sh.n))
+			for i := 1; i <= 16; i++ {
+				g := *inst.(*gemmInstance)
+				g.gemv, g.algoIndex = nil, i
+				if _, err := g.MeasureWorkspace(b); err != nil {
+					fmt.Printf("BENCH ALGO %-8s M=%d K=%-5d N=%-6d result %2d  -  %v\n", sh.name, m, sh.k, sh.n, i-1, err)
+					continue
+				}
+				tg := gemvTiming(t, b, s, &g, m, sh.k, sh.n, x, pool, gemvPoolBytes, y)
+				fmt.Printf("BENCH ALGO %-8s M=%d K=%-5d N=%-6d result %2d  %7.2f us %5.2f TB/s\n", sh.name, m, sh.k, sh.n, i-1, tg, bytes/tg/1e6)
+			}
+		}
+	}
+}
