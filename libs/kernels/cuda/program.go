@@ -85,7 +85,7 @@ type step struct {
 }
 
 // pdlKernels name (by prefix) the kernels that keep csrc/common.cuh's rules for a dependent
-// launch: nothing but weights read and nothing written before pdl_wait. A kernel without
+// launch: nothing but weights read and nothing written to global memory before pdl_wait. A kernel without
 // pdl_wait, launched dependent, would race the kernel ahead of it; TestDependentSteps checks that
 // every dependent step of the test cases is one of these.
 var pdlKernels = []string{"carve_gemv_", "carve_norm_rows_", "carve_swiglu_", "carve_gqa_dec_", "carve_gqa_decode_combine_"}

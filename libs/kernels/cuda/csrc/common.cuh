@@ -217,7 +217,8 @@ __device__ __forceinline__ void vec_store(T* p, const float* f) {
 // every block of that kernel has executed pdl_trigger (or exited). Such a kernel keeps three
 // rules, in this order:
 //  1. before pdl_wait it reads only what no kernel writes (the model's weights: kernels.Value's
-//     Initializer) and writes nothing at all (a kernel before it may still read the bytes);
+//     Initializer) and writes nothing to global memory (a kernel before it may still read the
+//     bytes); its own shared memory and registers are free;
 //  2. pdl_wait returns once the kernel before it has completed and its writes are visible (and,
 //     since that kernel waited for its own predecessor before completing, every earlier one);
 //  3. everything else comes after pdl_wait.
