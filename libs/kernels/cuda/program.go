@@ -85,9 +85,9 @@ type step struct {
 }
 
 // pdlKernels name (by prefix) the kernels that keep csrc/common.cuh's rules for a dependent
-// launch: nothing but weights read and nothing written to global memory before pdl_wait. A kernel without
-// pdl_wait, launched dependent, would race the kernel ahead of it; TestDependentSteps checks that
-// every dependent step of the test cases is one of these.
+// launch: nothing but weights read and nothing written to global memory before pdl_wait. A
+// kernel without pdl_wait, launched dependent, would race the kernel ahead of it;
+// TestDependentSteps checks that every dependent step of the test cases is one of these.
 var pdlKernels = []string{"carve_gemv_", "carve_norm_rows_", "carve_swiglu_", "carve_gqa_dec_", "carve_gqa_decode_combine_"}
 
 // program is an instance's launches, run in order on one stream.
