@@ -3,7 +3,6 @@
 package cuda
 
 import (
-	"os"
 	"testing"
 
 	"carve.dev/libs/graph"
@@ -17,9 +16,7 @@ import (
 // the padding mask's values are random and counted as keeping every key, and a float mask
 // [S, S] as keeping all of them).
 func TestONNXAttentionFLOPS(t *testing.T) {
-	if os.Getenv("CARVE_BENCH") == "" {
-		t.Skip("set CARVE_BENCH=1 to measure")
-	}
+	benchOnly(t)
 	benchONNXAttention(t, "")
 }
 

@@ -20,9 +20,7 @@ import (
 // are the ones each call must move at least (counted below), so bytes/time compares with the
 // H200's memory bandwidth (about 4.1 TB/s measured by reading weights).
 func TestBandwidth(t *testing.T) {
-	if os.Getenv("CARVE_BENCH") == "" {
-		t.Skip("set CARVE_BENCH=1 to measure")
-	}
+	benchOnly(t)
 	b := testBackend(t)
 	s := testStream(t, b.dev)
 	bf := graph.BFloat16
@@ -158,9 +156,7 @@ func timeNode(t *testing.T, b *Backend, s alloc.Stream, c kcase, vals [][]float6
 // block sizes of the attention core, the combine launched plainly, and the norms' row-walking
 // kernel (carve_layer_norm).
 func TestDecodeLatency(t *testing.T) {
-	if os.Getenv("CARVE_BENCH") == "" {
-		t.Skip("set CARVE_BENCH=1 to measure")
-	}
+	benchOnly(t)
 	sweep := os.Getenv("CARVE_BENCH_SWEEP") != ""
 	b := testBackend(t)
 	s := testStream(t, b.dev)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -178,6 +177,15 @@ func gemvTiming(t *testing.T, b *Backend, s alloc.Stream, inst kernels.Instance,
 	return float64(ms) * 1e3 / float64(replays*reps)
 }
 
+// product is one of a decode step's products: K x N, the weight's shape.
+type product struct {
+	name string
+	k, n int64
+}
+
+// qwenProducts are Qwen2.5-1.5B's decode products, the largest first.
+var qwenProducts = []product{{"gate/up", 1536, 8960}, {"down", 8960, 1536}, {"q/o", 1536, 1536}, {"qkv", 1536, 2048}, {"k/v", 1536, 256}}
+
 // gemvPoolBytes is the weight copies' pool of the gemv benchmarks: far more than the L2.
 const gemvPoolBytes = 512 << 20
 
@@ -199,14 +207,9 @@ func gemvBenchBuffers(t *testing.T, seed uint64) (b *Backend, s alloc.Stream, x,
 // set: one "BENCH GEMV" line per shape and row count, us and TB/s (operand and result bytes per
 // second) of each, and the tactic selection picks.
 func TestGemvBench(t *testing.T) {
-	if os.Getenv("CARVE_BENCH") == "" {
-		t.Skip("set CARVE_BENCH=1 to measure")
-	}
+	benchOnly(t)
 	b, s, x, pool, y := gemvBenchBuffers(t, 25)
-	for _, sh := range []struct {
-		name string
-		k, n int64
-	}{{"gate/up", 1536, 8960}, {"down", 8960, 1536}, {"q/o", 1536, 1536}, {"qkv", 1536, 2048}, {"k/v", 1536, 256}} {
+	for _, sh := range qwenProducts {
 		for _, m := range []int64{1, 2, 4, 8} {
 			node := matmulNode(graph.BFloat16, []int64{m, sh.k}, []int64{sh.k, sh.n}, []int64{m, sh.n})
 			inst, err := b.Registry().Select(node, b.Target())
@@ -235,14 +238,9 @@ func TestGemvBench(t *testing.T) {
 // when CARVE_BENCH is set, with B a weight (read before the dependent launch's wait, as at a
 // decode step): one "BENCH SWEEP" line per shape and geometry, and the geometry gemvChoose picks.
 func TestGemvSweep(t *testing.T) {
-	if os.Getenv("CARVE_BENCH") == "" {
-		t.Skip("set CARVE_BENCH=1 to measure")
-	}
+	benchOnly(t)
 	b, s, x, pool, y := gemvBenchBuffers(t, 27)
-	for _, sh := range []struct {
-		name string
-		k, n int64
-	}{{"gate/up", 1536, 8960}, {"down", 8960, 1536}, {"q/o", 1536, 1536}, {"qkv", 1536, 2048}} {
+	for _, sh := range qwenProducts[:4] {
 		node := matmulNode(graph.BFloat16, []int64{1, sh.k}, []int64{sh.k, sh.n}, []int64{1, sh.n})
 		node.Inputs[1].Initializer = true
 		inst, err := b.Registry().Select(node, b.Target())
@@ -278,14 +276,9 @@ func TestGemvSweep(t *testing.T) {
 // result, us and TB/s ("-" past the results the heuristic returns). On the H200 the gate/up
 // product at one row took 9.11 us with the heuristic's first result and 8.59 with its third.
 func TestGemmAlgoSweep(t *testing.T) {
-	if os.Getenv("CARVE_BENCH") == "" {
-		t.Skip("set CARVE_BENCH=1 to measure")
-	}
+	benchOnly(t)
 	b, s, x, pool, y := gemvBenchBuffers(t, 29)
-	for _, sh := range []struct {
-		name string
-		k, n int64
-	}{{"gate/up", 1536, 8960}, {"down", 8960, 1536}, {"lm_head", 1536, 151936}} {
+	for _, sh := range append(qwenProducts[:2:2], product{"lm_head", 1536, 151936}) {
 		for _, m := range []int64{1, 8} {
 			node := matmulNode(graph.BFloat16, []int64{m, sh.k}, []int64{sh.k, sh.n}, []int64{m, sh.n})
 			inst, err := b.Registry().Select(node, b.Target())

@@ -183,3 +183,11 @@ func workspace(t testing.TB, b *Backend, inst kernels.Instance) *alloc.Workspace
 	require.NoError(t, err)
 	return ws
 }
+
+// benchOnly skips a benchmark test unless CARVE_BENCH is set.
+func benchOnly(t *testing.T) {
+	t.Helper()
+	if os.Getenv("CARVE_BENCH") == "" {
+		t.Skip("set CARVE_BENCH=1 to measure")
+	}
+}
