@@ -109,22 +109,7 @@ func timeNode(t *testing.T, b *Backend, s alloc.Stream, c kcase, vals [][]float6
 	}
 	inst, err := reg.Select(&c.node, b.Target())
 	require.NoError(t, err)
-	in := make([]kernels.Tensor, len(c.node.Inputs))
-	for i, vv := range c.node.Inputs {
-		if vv.Present() {
-			raw := encodeAny(vv.DType, vals[i])
-			p := devBuf(t, b.dev, int64(len(raw)))
-			require.NoError(t, b.CopyIn(p, raw, s))
-			in[i] = kernels.Tensor{DType: vv.DType, Shape: vv.Shape}
-			b.Bind(&in[i], p, int64(len(raw)))
-		}
-	}
-	out := make([]kernels.Tensor, len(c.node.Outputs))
-	for i, vv := range c.node.Outputs {
-		if vv.Present() {
-			out[i] = outputTensor(t, b, s, vv.DType, vv.Shape)
-		}
-	}
+	in, out := caseTensors(t, b, s, c, vals)
 	if share {
 		in[3].Addr, in[4].Addr = out[1].Addr, out[2].Addr
 	}

@@ -148,6 +148,30 @@ func upload(t testing.TB, b *Backend, s alloc.Stream, dt graph.DType, shape []in
 	return tn
 }
 
+// caseTensors uploads case c's input values vals into device buffers and makes its outputs
+// (outputTensor), all bound to b; absent inputs and outputs stay zero Tensors.
+func caseTensors(t testing.TB, b *Backend, s alloc.Stream, c kcase, vals [][]float64) (in, out []kernels.Tensor) {
+	t.Helper()
+	in = make([]kernels.Tensor, len(c.node.Inputs))
+	for i, v := range c.node.Inputs {
+		if !v.Present() {
+			continue
+		}
+		raw := encodeAny(v.DType, vals[i])
+		p := devBuf(t, b.dev, int64(len(raw)))
+		require.NoError(t, b.CopyIn(p, raw, s))
+		in[i] = kernels.Tensor{DType: v.DType, Shape: v.Shape}
+		b.Bind(&in[i], p, int64(len(raw)))
+	}
+	out = make([]kernels.Tensor, len(c.node.Outputs))
+	for i, v := range c.node.Outputs {
+		if v.Present() {
+			out[i] = outputTensor(t, b, s, v.DType, v.Shape)
+		}
+	}
+	return in, out
+}
+
 // outputTensor is a device tensor of dt and shape, filled with NaN bits to catch unwritten
 // elements.
 func outputTensor(t testing.TB, b *Backend, s alloc.Stream, dt graph.DType, shape []int64) kernels.Tensor {

@@ -20,23 +20,7 @@ func runGPU(t *testing.T, b *Backend, s alloc.Stream, c kcase, vals [][]float64)
 	require.NoError(t, err)
 	inst, err := reg.Select(&c.node, b.Target())
 	require.NoError(t, err, "CUDA select")
-	in := make([]kernels.Tensor, len(c.node.Inputs))
-	for i, v := range c.node.Inputs {
-		if !v.Present() {
-			continue
-		}
-		raw := encodeAny(v.DType, vals[i])
-		p := devBuf(t, b.dev, int64(len(raw)))
-		require.NoError(t, b.CopyIn(p, raw, s))
-		in[i] = kernels.Tensor{DType: v.DType, Shape: v.Shape}
-		b.Bind(&in[i], p, int64(len(raw)))
-	}
-	out := make([]kernels.Tensor, len(c.node.Outputs))
-	for i, v := range c.node.Outputs {
-		if v.Present() {
-			out[i] = outputTensor(t, b, s, v.DType, v.Shape)
-		}
-	}
+	in, out := caseTensors(t, b, s, c, vals)
 	ws := workspace(t, b, inst)
 	require.NoError(t, inst.Run(in, out, ws, s), "CUDA run")
 	require.NoError(t, b.dev.SynchronizeStream(s))
@@ -129,20 +113,7 @@ func TestGQASharedBuffer(t *testing.T) {
 		sep, inst := runGPU(t, b, s, c, vals)
 		require.Equal(t, "decode", inst.Tactic())
 		// the same run with past_key/past_value bound to the present outputs, which hold the past
-		in := make([]kernels.Tensor, len(c.node.Inputs))
-		for i, vv := range c.node.Inputs {
-			if vv.Present() && i != 3 && i != 4 {
-				raw := encodeAny(vv.DType, vals[i])
-				p := devBuf(t, b.dev, int64(len(raw)))
-				require.NoError(t, b.CopyIn(p, raw, s))
-				in[i] = kernels.Tensor{DType: vv.DType, Shape: vv.Shape}
-				b.Bind(&in[i], p, int64(len(raw)))
-			}
-		}
-		out := make([]kernels.Tensor, 3)
-		for i, vv := range c.node.Outputs {
-			out[i] = outputTensor(t, b, s, vv.DType, vv.Shape)
-		}
+		in, out := caseTensors(t, b, s, c, vals)
 		for i := 3; i <= 4; i++ {
 			raw := encodeAny(dt, vals[i])
 			require.NoError(t, b.CopyIn(out[i-2].Addr, raw, s))
