@@ -68,6 +68,16 @@ func fakeRun(t testing.TB, n *kernels.Node, inst kernels.Instance) []launchRec {
 	return recs
 }
 
+// soleLaunch selects n for an H200 and returns the one launch its program makes.
+func soleLaunch(t *testing.T, reg *kernels.Registry, n *kernels.Node, name string) launchRec {
+	t.Helper()
+	inst, err := reg.Select(n, h200)
+	require.NoError(t, err, name)
+	recs := fakeRun(t, n, inst)
+	require.Len(t, recs, 1, name)
+	return recs[0]
+}
+
 // TestCasesSelect plans every test case for an H200: each selects, and each launch is within
 // the launch limits (and, with CARVE_PTX_DIR naming a folder of the kernels' PTX, matches the
 // kernel's parameter list).
@@ -280,14 +290,11 @@ func TestCumSumScanSelection(t *testing.T) {
 		{"axis out of range", []int64{1, 2048}, constAxis(i64, 2), "carve_cumsum", 0},
 	} {
 		n := nd("", "CumSum", kernels.Attrs(), []kernels.Value{v(i64, c.shape...), c.axis}, v(i64, c.shape...))
-		inst, err := reg.Select(&n, h200)
-		require.NoError(t, err, c.name)
-		recs := fakeRun(t, &n, inst)
-		require.Len(t, recs, 1, c.name)
-		require.Equal(t, c.want, recs[0].kernel, c.name)
+		rec := soleLaunch(t, reg, &n, c.name)
+		require.Equal(t, c.want, rec.kernel, c.name)
 		if c.grid > 0 {
-			require.Equal(t, c.grid, recs[0].grid.X, c.name)
-			require.Equal(t, uint32(cumsumScanThreads), recs[0].block.X, c.name)
+			require.Equal(t, c.grid, rec.grid.X, c.name)
+			require.Equal(t, uint32(cumsumScanThreads), rec.block.X, c.name)
 		}
 	}
 }
@@ -311,17 +318,15 @@ func TestWhereRowsSelection(t *testing.T) {
 		{"broadcast along the inner dim", []kernels.Value{v(bl, 8, 1), v(bf, 8, 1), v(bf, 1, 16)}, v(bf, 8, 16), "carve_where_rows_2"},
 	} {
 		n := nd("", "Where", kernels.Attrs(), c.in, c.out)
-		inst, err := reg.Select(&n, h200)
-		require.NoError(t, err, c.name)
-		recs := fakeRun(t, &n, inst)
-		require.Len(t, recs, 1, c.name)
-		require.Equal(t, c.want, recs[0].kernel, c.name)
+		rec := soleLaunch(t, reg, &n, c.name)
+		require.Equal(t, c.want, rec.kernel, c.name)
 	}
 }
 
 // TestArgMaxRowsSelection: ArgMax and ArgMin over innermost contiguous rows of whole 16-byte
-// vectors run as carve_argmax_rows_<T>, or carve_argmax_split_<T> for a few long rows (falling back to carve_reduce_<T> when x is not 16-byte
-// aligned); rows of a length that is not, other axes and integers run as carve_reduce_<T>.
+// vectors run as carve_argmax_rows_<T>, or carve_argmax_split_<T> for a few long rows (falling
+// back to carve_reduce_<T> when x is not 16-byte aligned); rows of a length that is not, other
+// axes and integers run as carve_reduce_<T>.
 func TestArgMaxRowsSelection(t *testing.T) {
 	reg, err := Registry()
 	require.NoError(t, err)
@@ -344,13 +349,10 @@ func TestArgMaxRowsSelection(t *testing.T) {
 		{"integers", "ArgMax", kernels.Attrs("axis", 1), v(i64, 3, 512), v(i64, 3, 1), "carve_reduce_i64", 0},
 	} {
 		n := nd("", c.op, c.attrs, []kernels.Value{c.in}, c.out)
-		inst, err := reg.Select(&n, h200)
-		require.NoError(t, err, c.name)
-		recs := fakeRun(t, &n, inst)
-		require.Len(t, recs, 1, c.name)
-		require.Equal(t, c.want, recs[0].kernel, c.name)
+		rec := soleLaunch(t, reg, &n, c.name)
+		require.Equal(t, c.want, rec.kernel, c.name)
 		if c.threads > 0 {
-			require.Equal(t, c.threads, recs[0].block.X, c.name)
+			require.Equal(t, c.threads, rec.block.X, c.name)
 		}
 	}
 }
