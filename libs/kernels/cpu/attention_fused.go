@@ -104,6 +104,10 @@ func (f *fusedAttn) Do(slot, lo, hi int) {
 	total := a.hq + a.hk + a.hv
 	// The task's run: the shared one's views with Q, K and V in the slot.
 	r := *f.r
+	var pk, pv view3 // the present output's keys and values, when there is one
+	if f.present != nil {
+		pk, pv = presentViews(f.present, c)
+	}
 	for task := lo; task < hi; task++ {
 		b, n0 := task/(c.nq/g), task%(c.nq/g)*g
 		x := gemm.Mat{Data: f.x[b*c.s*a.hin:], Ld: max(a.hin, 1)}
@@ -119,8 +123,6 @@ func (f *fusedAttn) Do(slot, lo, hi int) {
 				r.fullBlock(b, n, i0, slotWS)
 			}
 			if f.present != nil {
-				half := c.b * c.nkv * c.t * c.d
-				pk, pv := bnsh(f.present[:half], c.nkv, c.t, c.d), bnsh(f.present[half:2*half], c.nkv, c.t, c.dv)
 				copyKVHead(&r, pk, pv, c, b, n)
 			}
 		}

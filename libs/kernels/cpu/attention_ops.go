@@ -334,9 +334,15 @@ func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
 
 // writePresent writes the concatenated past and new keys and values as [2, B, N, T, D].
 func writePresent(r *attnRun, present []float32, c *attnCore) {
-	half := c.b * c.nkv * c.t * c.d
-	pk, pv := bnsh(present[:half], c.nkv, c.t, c.d), bnsh(present[half:2*half], c.nkv, c.t, c.d)
+	pk, pv := presentViews(present, c)
 	copyKV(r, pk, pv, c)
+}
+
+// presentViews are the keys and values halves of Attention's present output [2, B, N, T, D]
+// as BNSH views (present needs equal head sizes, so D serves both).
+func presentViews(present []float32, c *attnCore) (pk, pv view3) {
+	half := c.b * c.nkv * c.t * c.d
+	return bnsh(present[:half], c.nkv, c.t, c.d), bnsh(present[half:2*half], c.nkv, c.t, c.d)
 }
 
 // copyKV copies every key and value of r into the BNSH views pk and pv.
