@@ -114,12 +114,17 @@ func gemvStage(g *gemmInstance, c gemvConfig) int64 {
 
 // gemvShared is a block's dynamic shared memory (csrc gemv): the ring (ring rows per thread; 0
 // for the unaligned kernel) and A's stage, which the warps' sums reuse, then with a split K the
-// inbox of the sums the cluster's blocks send.
-func gemvShared(g *gemmInstance, c gemvConfig, ring int64) int64 {
+// inbox of the sums the cluster's blocks send. pairs is the swiglu kernel's (gated.go), whose
+// blocks send their sums in (gate, up) pairs, an even count to each owner.
+func gemvShared(g *gemmInstance, c gemvConfig, ring int64, pairs bool) int64 {
 	tile := gemvRowsVariant(g.m) * (8 << c.cwlog)
 	sh := max(ring*gemvThreads*16+gemvStage(g, c), gemvWarps*tile*4)
 	if c.split > 1 {
-		sh += c.split * ((tile + c.split - 1) / c.split) * 4
+		per := (tile + c.split - 1) / c.split
+		if pairs {
+			per = 2 * ((tile/2 + c.split - 1) / c.split)
+		}
+		sh += c.split * per * 4
 	}
 	return sh
 }
@@ -143,7 +148,7 @@ func gemvProgram(g *gemmInstance, c gemvConfig, t kernels.Target) (program, erro
 	case cBroadcast:
 		cp = inp(2)
 	}
-	shared := gemvShared(g, c, gemvRing)
+	shared := gemvShared(g, c, gemvRing, false)
 	if tiles > 65535 || !fits32(g.m, g.n, g.k, ks, csm, csn) || shared > t.SharedMemPerBlock {
 		return nil, fmt.Errorf("gemv of %d x %d x %d does not fit the kernel's limits", g.m, g.k, g.n)
 	}
@@ -155,7 +160,7 @@ func gemvProgram(g *gemmInstance, c gemvConfig, t kernels.Target) (program, erro
 		dependent: true}
 	slow := st
 	slow.kernel += "_u"
-	slow.shared = uint32(gemvShared(g, c, 0))
+	slow.shared = uint32(gemvShared(g, c, 0, false))
 	if g.n%8 != 0 {
 		return program{slow}, nil
 	}

@@ -6,7 +6,7 @@ import "slices"
 func ops() []*op {
 	return slices.Concat(
 		elementwiseOps(), movementOps(), indexingOps(), generateOps(), reduceOps(), normOps(),
-		rotaryOps(), attentionOps(), onnxAttentionOps(), nbitsOps(),
+		rotaryOps(), attentionOps(), onnxAttentionOps(), nbitsOps(), gatedOps(),
 	)
 }
 

@@ -71,7 +71,14 @@ func fakeRun(t testing.TB, n *kernels.Node, inst kernels.Instance) []launchRec {
 // soleLaunch selects n for an H200 and returns the one launch its program makes.
 func soleLaunch(t *testing.T, reg *kernels.Registry, n *kernels.Node, name string) launchRec {
 	t.Helper()
-	inst, err := reg.Select(n, h200)
+	return soleLaunchOn(t, reg, n, h200, name)
+}
+
+// soleLaunchOn selects n for target tg and returns the one kernel launch its program makes
+// (library calls are not launches).
+func soleLaunchOn(t *testing.T, reg *kernels.Registry, n *kernels.Node, tg kernels.Target, name string) launchRec {
+	t.Helper()
+	inst, err := reg.Select(n, tg)
 	require.NoError(t, err, name)
 	recs := fakeRun(t, n, inst)
 	require.Len(t, recs, 1, name)
@@ -420,6 +427,7 @@ func TestDependentSteps(t *testing.T) {
 	nodes := []*kernels.Node{
 		matmulNode(graph.BFloat16, []int64{1, 8960}, []int64{8960, 1536}, []int64{1, 1536}),
 		matmulNode(graph.Float16, []int64{1, 2000}, []int64{2000, 1001}, []int64{1, 1001}),
+		gatedNode(graph.BFloat16, []int64{1, 1, 1536}, 1536, 8960, true),
 	}
 	for _, c := range allCases() {
 		nodes = append(nodes, &c.node)

@@ -121,17 +121,25 @@ __device__ __forceinline__ void fma_row(float (&acc)[MR][8], const float* s, con
 }
 
 // RING: B's rows are 16-byte aligned and go through the ring; otherwise element loads.
-template <typename T, int MR, int S, bool RING>
+// DUAL (carve_gemv_swiglu): two weights of one shape, b (the gate's) and b2 (the up's), over the
+// same A; a block's first cw / 2 column threads read b and the others b2 at the same columns, so
+// a tile of 8 << cwlog sums holds the gate's and the up's for 4 << cwlog output columns, and the
+// epilogue writes Y = swish(gate, salpha) * up (no C; alpha scales both products).
+template <typename T, int MR, int S, bool RING, bool DUAL>
 __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a, const T* __restrict__ b,
-                                     const T* __restrict__ c, i64 mn, i64 kks, int cwlog, float alpha, float beta,
-                                     i64 cs, int early) {
+                                     const T* __restrict__ b2, const T* __restrict__ c, i64 mn, i64 kks, int cwlog,
+                                     float alpha, float beta, i64 cs, int early, float salpha) {
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
   const int m = carve::lo32(mn), n = carve::hi32(mn);
   const int k = carve::lo32(kks), ks = carve::hi32(kks);
   const int cw = 1 << cwlog, w = 8 << cwlog, kl_n = kThreads >> cwlog;
   const int tid = threadIdx.x, col = tid & (cw - 1), kl = tid >> cwlog;
-  const int n0 = blockIdx.y * w + col * 8;
+  // column threads per weight and output columns per block: with DUAL, half of each
+  const int hw = DUAL ? cw / 2 : cw, wo = 8 * hw;
+  const bool second = DUAL && col >= hw;
+  const T* __restrict__ bsrc = second ? b2 : b;
+  const int n0 = blockIdx.y * wo + (second ? col - hw : col) * 8;
   const int k0 = blockIdx.x * ks;
   const int kb = max(0, min(ks, k - k0));  // rows of this slice
   const bool colok = n0 < n;
@@ -153,7 +161,7 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
   }
   if constexpr (RING) {
     const unsigned ring = (unsigned)__cvta_generic_to_shared(smem4) + tid * 16;
-    const T* bp = b + (i64)(k0 + kl) * n + n0;
+    const T* bp = bsrc + (i64)(k0 + kl) * n + n0;
     const i64 rstep = (i64)kl_n * n;
     const int rows = kb > kl ? (kb - kl + kl_n - 1) / kl_n : 0;
 #pragma unroll
@@ -185,7 +193,7 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
 #pragma unroll
     for (int u = 0; u < kBatch; u++) {
       const int r = kl + u * kl_n;
-      cur[u] = load8<T>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+      cur[u] = load8<T>(bsrc, (i64)(k0 + r), n0, n, colok && r < kb);
     }
     if (early) carve::pdl_wait();
 #pragma unroll
@@ -199,7 +207,7 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
 #pragma unroll
       for (int u = 0; u < kBatch; u++) {
         const int r = base + step + u * kl_n;
-        nxt[u] = load8<T>(b, (i64)(k0 + r), n0, n, colok && r < kb);
+        nxt[u] = load8<T>(bsrc, (i64)(k0 + r), n0, n, colok && r < kb);
       }
 #pragma unroll
       for (int u = 0; u < kBatch; u++) {
@@ -238,15 +246,22 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
   if constexpr (S > 1) {
     cg::cluster_group cl = cg::this_cluster();
     const int rank = (int)cl.block_rank();
-    per = (used + S - 1) / S;
+    // With DUAL the sums travel in pair order, f = 2 * (row * wo + column) + (up ? 1 : 0), and
+    // per is even, so that an owner holds both sums of each of its outputs.
+    per = DUAL ? 2 * ((used / 2 + S - 1) / S) : (used + S - 1) / S;
     float* inbox = smem + max(P * kThreads * 4 + ks * MR, kWarps * tile);
     asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
     for (int e = tid; e < used; e += kThreads) {
       float s = 0.f;
 #pragma unroll
       for (int q = 0; q < kWarps; q++) s += smem[q * tile + e];
-      const int q = e / per;
-      cl.map_shared_rank(inbox, q)[rank * per + e - q * per] = s;
+      int f = e;
+      if constexpr (DUAL) {
+        const int i = e / w, v = e - i * w, up = v >= wo;
+        f = 2 * (i * wo + v - up * wo) + up;
+      }
+      const int q = f / per;
+      cl.map_shared_rank(inbox, q)[rank * per + f - q * per] = s;
     }
     cl.sync();  // every inbox is full
     lo = min(used, rank * per), hi = min(used, lo + per);
@@ -261,17 +276,39 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
     }
     __syncthreads();
   }
-  for (int e = lo + tid; e < hi; e += kThreads) {
-    float s = 0.f;
+  if constexpr (DUAL) {
+    // outputs [plo, phi) as (row, column) pairs: the gate's sum and the up's
+    const int plo = S > 1 ? lo / 2 : 0, phi = S > 1 ? hi / 2 : used / 2;
+    for (int pr = plo + tid; pr < phi; pr += kThreads) {
+      const int mm = pr / wo, cc = pr - mm * wo;
+      float g = 0.f, u = 0.f;
+      if constexpr (S > 1) {
 #pragma unroll
-    for (int q = 0; q < S; q++) {
-      if (q < parts) s += sums[q * per + e];
+        for (int q = 0; q < S; q++) {
+          if (q < parts) g += sums[q * per + 2 * pr], u += sums[q * per + 2 * pr + 1];
+        }
+      } else {
+        g = smem[mm * w + cc], u = smem[mm * w + wo + cc];
+      }
+      const int nn = blockIdx.y * wo + cc;
+      if (nn < n) {
+        g *= alpha, u *= alpha;
+        y[(i64)mm * n + nn] = carve::fromf<T>(g / (1.f + expf(-salpha * g)) * u);
+      }
     }
-    const int mm = e >> (cwlog + 3), nn = blockIdx.y * w + (e & (w - 1));
-    if (nn < n) {
-      float v = alpha * s;
-      if (c != nullptr) v += beta * carve::tof(c[(i64)mm * carve::lo32(cs) + (i64)nn * carve::hi32(cs)]);
-      y[(i64)mm * n + nn] = carve::fromf<T>(v);
+  } else {
+    for (int e = lo + tid; e < hi; e += kThreads) {
+      float s = 0.f;
+#pragma unroll
+      for (int q = 0; q < S; q++) {
+        if (q < parts) s += sums[q * per + e];
+      }
+      const int mm = e >> (cwlog + 3), nn = blockIdx.y * w + (e & (w - 1));
+      if (nn < n) {
+        float v = alpha * s;
+        if (c != nullptr) v += beta * carve::tof(c[(i64)mm * carve::lo32(cs) + (i64)nn * carve::hi32(cs)]);
+        y[(i64)mm * n + nn] = carve::fromf<T>(v);
+      }
     }
   }
 }
@@ -296,7 +333,7 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
 #define GEMV_ONE(NAME, T, MR, S, RING)                                                      \
   extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads) carve_gemv_##NAME( \
       GEMV_PARAMS(T)) {                                                                     \
-    gemv<T, MR, S, RING>(GEMV_ARGS);                                                        \
+    gemv<T, MR, S, RING, false>(y, a, b, nullptr, c, mn, kks, cwlog, alpha, beta, cs, early, 0.f); \
   }
 
 #define GEMV_S(NAME, T, MR)              \
@@ -316,3 +353,26 @@ __device__ __forceinline__ void gemv(T* __restrict__ y, const T* __restrict__ a,
 
 GEMV_M(bf16, bf16)
 GEMV_M(f16, __half)
+
+// carve_gemv_swiglu_<dtype>_m1_s<S>[_u]: Y[n] = swish(G, salpha) * U for one row of A (M = 1),
+// G = alpha * A Bg and U = alpha * A Bu over two [K, N] weights of one layout (carve's
+// GatedMatMul; the DUAL gemv above). mn = 1 | N << 32, kks and cwlog as carve_gemv's (cwlog >= 1:
+// 4 << cwlog output columns a block).
+#define GEMV_SWIGLU_ONE(NAME, T, S, RING)                                                                  \
+  extern "C" __global__ void GEMV_CLUSTER_##S __launch_bounds__(kThreads) carve_gemv_swiglu_##NAME(       \
+      T* y, const T* a, const T* b, const T* b2, long long mn, long long kks, int cwlog, float alpha,      \
+      float salpha, int early) {                                                                           \
+    gemv<T, 1, S, RING, true>(y, a, b, b2, nullptr, mn, kks, cwlog, alpha, 0.f, 0, early, salpha);         \
+  }
+#define GEMV_SWIGLU_S(NAME, T)                 \
+  GEMV_SWIGLU_ONE(NAME##_s1, T, 1, true)       \
+  GEMV_SWIGLU_ONE(NAME##_s2, T, 2, true)       \
+  GEMV_SWIGLU_ONE(NAME##_s4, T, 4, true)       \
+  GEMV_SWIGLU_ONE(NAME##_s8, T, 8, true)       \
+  GEMV_SWIGLU_ONE(NAME##_s1_u, T, 1, false)    \
+  GEMV_SWIGLU_ONE(NAME##_s2_u, T, 2, false)    \
+  GEMV_SWIGLU_ONE(NAME##_s4_u, T, 4, false)    \
+  GEMV_SWIGLU_ONE(NAME##_s8_u, T, 8, false)
+
+GEMV_SWIGLU_S(bf16_m1, bf16)
+GEMV_SWIGLU_S(f16_m1, __half)

@@ -1,0 +1,170 @@
+package cuda
+
+import (
+	"fmt"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// carve's GatedMatMul (graph.DomainCarve, made by package rewrite's gated-matmul kind from a
+// gated MLP's two products and its SwiGLU): Y = swish(A Wg, alpha) * (A Wu) for A [..., K] and
+// two [K, N] weights. Tactics:
+//
+//   - "gemv": one row of A (a decode step at batch 1) in float16 or bfloat16 on sm_90 and newer
+//     runs as one launch of carve_gemv_swiglu (csrc/gemv.cu), the gemv kernel reading both
+//     weights in one grid (half of each block's column threads read Wg, half Wu, at the same
+//     columns) and applying the gate in its epilogue. The unfused graph's three launches (two
+//     products and the SwiGLU) become one, and the two [1, N] products never reach memory. It
+//     keeps the gemv kernel's dependent launch and its early reads of the weights. On the H200
+//     (a replayed graph of back-to-back products, weights from memory; TestXDual's shapes),
+//     Qwen2.5-1.5B's gate and up (K 1536, N 8960, bfloat16) read as one 2 x N product took
+//     15.5 us, against 2 x 9.5 for cuBLASLt's two.
+//   - "cublaslt": every other case: the two products with cuBLASLt into the workspace parts
+//     "gate" and "up", then carve_swiglu: the unfused graph's launches, its two [M, N]
+//     intermediates carved as workspace instead of placed in the arena.
+//
+// The workspace bound is the cublaslt tactic's parts at the range's most rows (the gemv tactic
+// needs none).
+
+const gatedGemvTactic = "gemv"
+
+// gatedGeom is a GatedMatMul's shape: m rows of A (its leading dims folded), k and n the weights'.
+type gatedGeom struct {
+	dt      graph.DType
+	m, k, n int64
+}
+
+// gatedDims checks a GatedMatMul's operands (A, Wg, Wu shapes) and returns its geometry and
+// output shape.
+func gatedDims(dt graph.DType, a, wg, wu []int64) (gatedGeom, []int64, error) {
+	if len(a) < 1 || len(wg) != 2 || len(wu) != 2 {
+		return gatedGeom{}, nil, fmt.Errorf("A %v, Wg %v and Wu %v: want A of rank 1 or more and two 2-D weights", a, wg, wu)
+	}
+	if !equalShape(wg, wu) {
+		return gatedGeom{}, nil, fmt.Errorf("Wg %v and Wu %v differ; want one [K, N] shape", wg, wu)
+	}
+	k, n := wg[0], wg[1]
+	if a[len(a)-1] != k {
+		return gatedGeom{}, nil, fmt.Errorf("A %v and weights %v: A's last dim must be K = %d", a, wg, k)
+	}
+	out := append(append([]int64(nil), a[:len(a)-1]...), n)
+	m := numel(a[:len(a)-1])
+	return gatedGeom{dt: dt, m: m, k: k, n: n}, out, nil
+}
+
+// gatedParts is the cublaslt tactic's workspace: both products, then cuBLASLt's own.
+func gatedParts(g gatedGeom, t kernels.Target) ([]alloc.Part, error) {
+	sz, err := kernels.Product(g.m, g.n, int64(g.dt.Size()))
+	if err != nil {
+		return nil, err
+	}
+	return []alloc.Part{{Name: "gate", Size: sz}, {Name: "up", Size: sz}, {Name: "cublas", Size: gemmWorkspace(t)}}, nil
+}
+
+func selectGated(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
+		return plan{}, err
+	}
+	a, wg, wu := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	if !isFloat(a.DType) || wg.DType != a.DType || wu.DType != a.DType {
+		return plan{}, fmt.Errorf("A is %s, Wg %s and Wu %s; want one of float32, float16 or bfloat16", a.DType, wg.DType, wu.DType)
+	}
+	g, out, err := gatedDims(a.DType, a.Shape, wg.Shape, wu.Shape)
+	if err != nil {
+		return plan{}, err
+	}
+	if err := kernels.CheckOutput(n, 0, a.DType, out); err != nil {
+		return plan{}, err
+	}
+	alpha := n.Attrs.Float("alpha", 1)
+	if g.m == 0 || g.n == 0 {
+		return plan{tactic: gemmTactic}, nil
+	}
+	early := len(n.Inputs) == 3 && wg.Initializer && wu.Initializer
+	if p, ok := gatedGemv(g, alpha, early, t); ok {
+		return p, nil
+	}
+	parts, err := gatedParts(g, t)
+	if err != nil {
+		return plan{}, err
+	}
+	total := g.m * g.n
+	prog := program{{call: &gatedProj{dt: g.dt, m: g.m, k: g.k, n: g.n, weight: 1, part: 0}},
+		{call: &gatedProj{dt: g.dt, m: g.m, k: g.k, n: g.n, weight: 2, part: 1}},
+		{kernel: "carve_swiglu_" + dtName(g.dt), grid: grid1(total, 16/int64(g.dt.Size()), t), block: block1,
+			params: []param{outp(0), wsp(0), wsp(1), i64p(total), f32p(alpha)}, dependent: true}}
+	return plan{tactic: gemmTactic, parts: parts, prog: prog}, nil
+}
+
+// gatedGemv is the gemv tactic's launch for g where it applies: one row, a 16-bit float type,
+// sm_90 or newer, and a geometry that fits (gemvChoose's for the two weights side by side, as one
+// product of 2N columns).
+func gatedGemv(g gatedGeom, alpha float32, early bool, t kernels.Target) (plan, bool) {
+	if major, ok := archMajor(t.Arch); !ok || major < 9 {
+		return plan{}, false
+	}
+	if g.m != 1 || (g.dt != graph.Float16 && g.dt != graph.BFloat16) {
+		return plan{}, false
+	}
+	side := &gemmInstance{dt: g.dt, m: 1, k: g.k, n: 2 * g.n}
+	c, ok := gemvChoose(side)
+	if !ok {
+		return plan{}, false
+	}
+	wo := int64(4) << c.cwlog // output columns a block
+	tiles := (g.n + wo - 1) / wo
+	ks := gemvSlice(g.k, c.split)
+	shared := gemvShared(side, c, gemvRing, true)
+	if tiles > 65535 || !fits32(g.k, 2*g.n, ks) || shared > t.SharedMemPerBlock {
+		return plan{}, false
+	}
+	st := step{kernel: fmt.Sprintf("carve_gemv_swiglu_%s_m1_s%d", dtName(g.dt), c.split),
+		grid: Dim3{X: uint32(c.split), Y: uint32(tiles), Z: 1}, block: Dim3{X: gemvThreads, Y: 1, Z: 1}, shared: uint32(shared),
+		params: []param{outp(0), inp(0), inp(1), inp(2), pack32(1, g.n), pack32(g.k, ks), i32p(c.cwlog),
+			f32p(1), f32p(alpha), i32p(boolInt(early))},
+		dependent: true}
+	slow := st
+	slow.kernel += "_u"
+	slow.shared = uint32(gemvShared(side, c, 0, true))
+	if g.n%8 != 0 {
+		return plan{tactic: gatedGemvTactic, prog: program{slow}}, true
+	}
+	st.align, st.alignOnly, st.fallback = 16, []int{2, 3}, &slow
+	return plan{tactic: gatedGemvTactic, prog: program{st}}, true
+}
+
+// boundGated is the cublaslt tactic's workspace at the range's most rows.
+func boundGated(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
+	a, okA := r.Input(0)
+	wg, okG := r.Input(1)
+	wu, okU := r.Input(2)
+	if !okA || !okG || !okU {
+		return kernels.Bound{}, fmt.Errorf("GatedMatMul needs A, Wg and Wu")
+	}
+	g, _, err := gatedDims(a.DType, rangeDims(a, true, true), rangeDims(wg, true, true), rangeDims(wu, true, true))
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	parts, err := gatedParts(g, t)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	return recipeBound(gemmTactic, parts)
+}
+
+// gatedProj is one of the cublaslt tactic's products: A times input weight into workspace part
+// part (gated_cuda.go).
+type gatedProj struct {
+	dt           graph.DType
+	m, k, n      int64
+	weight, part int
+}
+
+func gatedOps() []*op {
+	return []*op{{key: kernels.Key(kernels.DomainCarve, "GatedMatMul"), sel: selectGated, bound: boundGated,
+		tactics: []kernels.TacticInfo{
+			{Name: gatedGemvTactic, Summary: "one row of fp16/bf16 on sm_90+: both weights in one gemv launch, the SwiGLU in its epilogue, no workspace"},
+			{Name: gemmTactic, Workspace: true, Summary: "two cuBLASLt products into workspace, then the SwiGLU kernel"}}}}
+}
