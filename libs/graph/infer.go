@@ -176,13 +176,19 @@ func init() {
 	reg(ms, inferGQA, inputs(1), "GroupQueryAttention")
 
 	// carve's own fused ops (graph/rewrite), in DomainCarve. SwiGLU takes two inputs of one
-	// shape (its kernels check that); the output has their shape.
+	// shape (its kernels check that); the output has their shape. GatedMatMul: infer_matmul.go.
 	reg(DomainCarve, inferBinary, exactly(2), "SwiGLU")
+	reg(DomainCarve, inferGatedMatMul, exactly(3), "GatedMatMul")
 }
 
 // DomainCarve is the operator domain of the fused ops carve's rewrites produce where neither
-// ai.onnx (at the opsets carve loads) nor com.microsoft has one: SwiGLU(A, B) = Swish_alpha(A)
-// * B, ONNX's SwiGLU (opset 28) semantics.
+// ai.onnx (at the opsets carve loads) nor com.microsoft has one:
+//   - SwiGLU(A, B) = Swish_alpha(A) * B, ONNX's SwiGLU (opset 28) semantics, where
+//     Swish_alpha(x) = x * sigmoid(alpha * x) (attribute alpha, default 1).
+//   - GatedMatMul(A, Wg, Wu) = Swish_alpha(A·Wg) * (A·Wu), the gated MLP's gate and up products
+//     and SwiGLU in one op: A [..., K] of rank 2 or more, Wg and Wu 2-D [K, N], all of one float
+//     type (float32, float16, bfloat16); output A.shape[:-1] + [N] of A's type; attribute alpha
+//     as SwiGLU's.
 const DomainCarve = "dev.carve"
 
 // SupportedOps lists the supported operators: "OpType" for ai.onnx, "domain.OpType" otherwise.

@@ -1,6 +1,7 @@
 package graph
 
-// Shape inference of matrix products: MatMul, Gemm, com.microsoft.MatMulNBits.
+// Shape inference of matrix products: MatMul, Gemm, com.microsoft.MatMulNBits and carve's
+// dev.carve.GatedMatMul.
 
 import "slices"
 
@@ -83,6 +84,42 @@ func inferMatMulNBits(c *ictx) error {
 		return err
 	}
 	out := append(slices.Clone(a.Shape[:len(a.Shape)-1]), Const(n))
+	c.out(0, a.DType, out)
+	return nil
+}
+
+// inferGatedMatMul: dev.carve.GatedMatMul(A, Wg, Wu) = Swish_alpha(A·Wg) * (A·Wu), the gated
+// MLP's two products over one A and its gate in one op. A is [..., K] of rank 2 or more, Wg and
+// Wu are 2-D [K, N] (no broadcasting, no 1-D promotion), all three of one float type; the
+// output is A's type and A.shape[:-1] + [N]. Dims that are constants must agree now; symbolic
+// ones that may differ are checked at Bind.
+func inferGatedMatMul(c *ictx) error {
+	a, wg, wu := c.in(0), c.in(1), c.in(2)
+	switch a.DType {
+	case Float32, Float16, BFloat16:
+	default:
+		return c.errf("GatedMatMul needs A of float32, float16 or bfloat16, has %s", a.DType)
+	}
+	if wg.DType != a.DType || wu.DType != a.DType {
+		return c.errf("GatedMatMul's A, Wg and Wu are %s, %s and %s; they must have one type", a.DType, wg.DType, wu.DType)
+	}
+	if len(a.Shape) < 2 {
+		return c.errf("GatedMatMul needs A of rank 2 or more [..., K], has %v", a.Shape)
+	}
+	if len(wg.Shape) != 2 || len(wu.Shape) != 2 {
+		return c.errf("GatedMatMul needs 2-D weights Wg and Wu [K, N], has %v and %v", wg.Shape, wu.Shape)
+	}
+	k, n := wg.Shape[0], wg.Shape[1]
+	if err := c.eq(wu.Shape[0], k, "K of Wu against K of Wg"); err != nil {
+		return err
+	}
+	if err := c.eq(wu.Shape[1], n, "N of Wu against N of Wg"); err != nil {
+		return err
+	}
+	if err := c.eq(a.Shape[len(a.Shape)-1], k, "last dim of A against K of Wg"); err != nil {
+		return err
+	}
+	out := append(slices.Clone(a.Shape[:len(a.Shape)-1]), n)
 	c.out(0, a.DType, out)
 	return nil
 }

@@ -15,8 +15,10 @@ const (
 	RMSNorm   Kind = "rms-norm"   // x * rsqrt(mean(x^2) + eps) * w -> RMSNormalization (opset 23)
 	SiLU      Kind = "silu"       // x * sigmoid(x) -> Swish (opset 24)
 	SwiGLU    Kind = "swiglu"     // swish(gate) * up -> dev.carve.SwiGLU
-	Rotary    Kind = "rotary"     // x*cos + rotate_half(x)*sin -> com.microsoft.RotaryEmbedding
-	Attention Kind = "attention"  // softmax(Q K^T * scale + mask) V -> Attention (opset 23)
+	// dev.carve.SwiGLU(MatMul(A, Wg), MatMul(A, Wu)), Wg and Wu 2-D weights -> dev.carve.GatedMatMul
+	GatedMatMul Kind = "gated-matmul"
+	Rotary      Kind = "rotary"    // x*cos + rotate_half(x)*sin -> com.microsoft.RotaryEmbedding
+	Attention   Kind = "attention" // softmax(Q K^T * scale + mask) V -> Attention (opset 23)
 	// MatMul(A, Transpose(W)), W a 2-D weight -> Gemm(transB=1) over views of A
 	TransposedWeight Kind = "transposed-weight"
 	// Add(MatMul(A, W), b), W a 2-D weight and b its bias -> Gemm(A, W, b) over views of A
@@ -24,9 +26,10 @@ const (
 )
 
 // Kinds lists every kind, in the order Fuse applies them (norms first: their outputs feed
-// the projections of attention, and attention last: it reads the rotary outputs).
+// the projections of attention; GatedMatMul right after SwiGLU: it matches the SwiGLU nodes
+// that pass made; attention after rotary: it reads the rotary outputs).
 func Kinds() []Kind {
-	return []Kind{LayerNorm, RMSNorm, SiLU, SwiGLU, Rotary, Attention, TransposedWeight, MatMulBias}
+	return []Kind{LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Rotary, Attention, TransposedWeight, MatMulBias}
 }
 
 // Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
@@ -41,6 +44,8 @@ func (k Kind) Op() (domain, op string) {
 		return "", "Swish"
 	case SwiGLU:
 		return graph.DomainCarve, "SwiGLU"
+	case GatedMatMul:
+		return graph.DomainCarve, "GatedMatMul"
 	case Rotary:
 		return "com.microsoft", "RotaryEmbedding"
 	case Attention:
@@ -120,6 +125,7 @@ var passes = []pass{
 	{RMSNorm, rmsNormCandidate, matchRMSNorm},
 	{SiLU, func(n *graph.Node) bool { return is(n, "Sigmoid") }, matchSiLU},
 	{SwiGLU, swigluCandidate, matchSwiGLU},
+	{GatedMatMul, gatedMatMulCandidate, matchGatedMatMul},
 	{Rotary, rotaryCandidate, matchRotary},
 	{Attention, func(n *graph.Node) bool { return is(n, "Softmax") }, matchAttention},
 	{TransposedWeight, transposedWeightCandidate, matchTransposedWeight},

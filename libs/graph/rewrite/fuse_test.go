@@ -40,23 +40,27 @@ func fingerprint(m *graph.Model) []string {
 // graph's invariants, and idempotence.
 func TestFixtures(t *testing.T) {
 	type counts map[rewrite.Kind]int
+	// Every SwiGLU of a gated MLP whose gate and up are MatMuls of weights becomes a GatedMatMul
+	// (one per layer); the SwiGLU fusion is still counted, its node replaced in the next pass.
 	llm := counts{rewrite.Attention: 2, rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.Rotary: 4}
+	gated := counts{rewrite.Attention: 2, rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.GatedMatMul: 2, rewrite.Rotary: 4}
 	want := map[string]counts{
 		"gpt2": {rewrite.Attention: 2, rewrite.TransposedWeight: 1}, "gpt2_fused": {rewrite.Attention: 2},
 		"bert":          {rewrite.Attention: 2, rewrite.MatMulBias: 12},
 		"bert_fused":    {rewrite.Attention: 2, rewrite.MatMulBias: 10},
 		"bert_ts_fused": {rewrite.Attention: 2, rewrite.MatMulBias: 6},
-		"qwen2":         {rewrite.Attention: 2, rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.Rotary: 4, rewrite.MatMulBias: 6},
-		"qwen2_q4":      llm, "llama": llm,
-		"qwen2_1p5b_graph": {rewrite.Attention: 28, rewrite.RMSNorm: 57, rewrite.SiLU: 28, rewrite.SwiGLU: 28, rewrite.Rotary: 56, rewrite.TransposedWeight: 1, rewrite.MatMulBias: 84},
-		"qwen2_kv":         {rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.MatMulBias: 6},
-		"qwen2_gqa":        {rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.MatMulBias: 6},
+		"qwen2":         {rewrite.Attention: 2, rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.GatedMatMul: 2, rewrite.Rotary: 4, rewrite.MatMulBias: 6},
+		"qwen2_q4":      llm, "llama": gated,
+		"qwen2_1p5b_graph": {rewrite.Attention: 28, rewrite.RMSNorm: 57, rewrite.SiLU: 28, rewrite.SwiGLU: 28, rewrite.GatedMatMul: 28, rewrite.Rotary: 56, rewrite.TransposedWeight: 1, rewrite.MatMulBias: 84},
+		"qwen2_kv":         {rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.GatedMatMul: 2, rewrite.MatMulBias: 6},
+		"qwen2_gqa":        {rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.GatedMatMul: 2, rewrite.MatMulBias: 6},
 	}
 	// Candidates known to stay unfused. qwen2_kv (the KV-cache export): its rotary tables come
 	// from position_ids, one per batch row ([batch, 1, seq, head]), and its keys are the past
 	// concatenated with the new ones ([batch, heads, past_seq + seq, head]), through reshapes the
-	// attention pattern cannot prove a transpose.
-	unfused := map[string]map[rewrite.Kind]int{"qwen2_kv": {rewrite.Rotary: 4, rewrite.Attention: 2}}
+	// attention pattern cannot prove a transpose. qwen2_q4: its gate and up products are
+	// com.microsoft.MatMulNBits of 4-bit weights, which GatedMatMul does not read.
+	unfused := map[string]map[rewrite.Kind]int{"qwen2_kv": {rewrite.Rotary: 4, rewrite.Attention: 2}, "qwen2_q4": {rewrite.GatedMatMul: 2}}
 	for _, fm := range testmodels.Models() {
 		t.Run(fm.Name, func(t *testing.T) {
 			m := load(t, fm.Name)
@@ -159,8 +163,8 @@ func TestFusedShapes(t *testing.T) {
 
 // TestGQALayerNodes counts, per layer of the GQA-form Qwen2 fixture (onnxruntime GenAI's
 // layout, as tools/fixtures/gqa_builder.py writes the Qwen2.5-1.5B-shaped model), the nodes
-// that run kernels, with and without the SwiGLU and bias fusions: each removes launches from
-// every decode step.
+// that run kernels, with and without the SwiGLU, GatedMatMul and bias fusions: each removes
+// launches from every decode step.
 func TestGQALayerNodes(t *testing.T) {
 	m := load(t, "qwen2_gqa")
 	const layers = 2
@@ -172,7 +176,7 @@ func TestGQALayerNodes(t *testing.T) {
 			switch n.OpType {
 			case "Flatten", "Reshape", "Shape", "Slice", "Concat": // views and bind-time shapes
 				continue
-			case "MatMul", "Gemm", "Add", "Mul", "Swish", "SwiGLU", "GroupQueryAttention", "SkipSimplifiedLayerNormalization":
+			case "MatMul", "Gemm", "Add", "Mul", "Swish", "SwiGLU", "GatedMatMul", "GroupQueryAttention", "SkipSimplifiedLayerNormalization":
 				c[n.OpType]++
 			}
 		}
@@ -184,5 +188,7 @@ func TestGQALayerNodes(t *testing.T) {
 	require.Equal(t, map[string]int{"MatMul": 7, "Add": 3, "Swish": 1, "Mul": 1, "GroupQueryAttention": 1, "SkipSimplifiedLayerNormalization": 2},
 		perLayer(rewrite.SwiGLU, rewrite.MatMulBias))
 	require.Equal(t, map[string]int{"MatMul": 4, "Gemm": 3, "SwiGLU": 1, "GroupQueryAttention": 1, "SkipSimplifiedLayerNormalization": 2},
-		perLayer(), "q, k and v take their biases; the gate's Swish and Mul are one SwiGLU")
+		perLayer(rewrite.GatedMatMul), "q, k and v take their biases; the gate's Swish and Mul are one SwiGLU")
+	require.Equal(t, map[string]int{"MatMul": 2, "Gemm": 3, "GatedMatMul": 1, "GroupQueryAttention": 1, "SkipSimplifiedLayerNormalization": 2},
+		perLayer(), "the gate and up products and the SwiGLU are one GatedMatMul")
 }

@@ -95,27 +95,46 @@ func SiLU(rows, h int) graph.Spec {
 func Linear(dt graph.DType, rows, k, n int) graph.Spec {
 	b := &builder{s: graph.Spec{Opsets: map[string]int64{"": 18}}}
 	x := b.input("x", dt, 2, rows, k)
-	vals := func(count int, scale float32) []byte {
-		var d []byte
-		for i := range count {
-			f := scale * float32((i*7)%13-6)
-			switch dt {
-			case graph.Float32:
-				d = binary.LittleEndian.AppendUint32(d, math.Float32bits(f))
-			case graph.BFloat16:
-				d = binary.LittleEndian.AppendUint16(d, uint16(math.Float32bits(f)>>16)) // exact: few bits
-			default:
-				d = binary.LittleEndian.AppendUint16(d, float16(f))
-			}
-		}
-		return d
-	}
-	w := b.init(dt, []int64{int64(k), int64(n)}, vals(k*n, 0.0625))
-	bias := b.init(dt, []int64{int64(n)}, vals(n, 0.5))
+	w := b.init(dt, []int64{int64(k), int64(n)}, vals(dt, k*n, 0.0625, 0))
+	bias := b.init(dt, []int64{int64(n)}, vals(dt, n, 0.5, 0))
 	p := b.op("MatMul", nil, x, w)
 	b.s.Nodes = append(b.s.Nodes, graph.NodeSpec{Name: "bias", OpType: "Add", Inputs: []string{p, bias}, Outputs: []string{"y"}})
 	b.s.Outputs = []string{"y"}
 	return b.s
+}
+
+// GatedMLP is a SiLU-gated MLP's gate as exporters write it, gate = MatMul(x, Wg), up =
+// MatMul(x, Wu), y = gate * Sigmoid(gate) * up, over x [2, rows, k] of dtype dt (float32,
+// float16 or bfloat16), with Wg and Wu [k, n] weights of small deterministic values (named c0
+// and c1): output y [2, rows, n].
+func GatedMLP(dt graph.DType, rows, k, n int) graph.Spec {
+	b := &builder{s: graph.Spec{Opsets: map[string]int64{"": 18}}}
+	x := b.input("x", dt, 2, rows, k)
+	wg := b.init(dt, []int64{int64(k), int64(n)}, vals(dt, k*n, 0.0625, 0))
+	wu := b.init(dt, []int64{int64(k), int64(n)}, vals(dt, k*n, 0.125, 5))
+	gate, up := b.op("MatMul", nil, x, wg), b.op("MatMul", nil, x, wu)
+	s := b.op("Mul", nil, gate, b.op("Sigmoid", nil, gate))
+	b.s.Nodes = append(b.s.Nodes, graph.NodeSpec{Name: "gate", OpType: "Mul", Inputs: []string{s, up}, Outputs: []string{"y"}})
+	b.s.Outputs = []string{"y"}
+	return b.s
+}
+
+// vals is count small multiples of scale in dtype dt (exact in float16 and bfloat16), from a
+// pattern of period 13 that shift rotates.
+func vals(dt graph.DType, count int, scale float32, shift int) []byte {
+	var d []byte
+	for i := range count {
+		f := scale * float32((i*7+shift)%13-6)
+		switch dt {
+		case graph.Float32:
+			d = binary.LittleEndian.AppendUint32(d, math.Float32bits(f))
+		case graph.BFloat16:
+			d = binary.LittleEndian.AppendUint16(d, uint16(math.Float32bits(f)>>16)) // exact: few bits
+		default:
+			d = binary.LittleEndian.AppendUint16(d, float16(f))
+		}
+	}
+	return d
 }
 
 // float16 is f's IEEE half bits, for the small multiples of 1/16 Linear uses (exact).
