@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,14 +10,23 @@ import (
 	"carve.dev/libs/kernels"
 )
 
+// fusedElsewhere are carve's own fused ops that package rewrite makes only for a backend with
+// a kernel for them (engine.FuseOptions), and that no exporter writes: the CPU runs their
+// exported form. dev.carve.GatedMatMul is a GPU decode fusion (one launch instead of three).
+var fusedElsewhere = []string{"dev.carve.GatedMatMul"}
+
 // Every operator the graph library can infer shapes for has a CPU kernel, so a model that
-// loads can run.
+// loads can run, except fusedElsewhere.
 func TestEveryGraphOpHasAKernel(t *testing.T) {
 	have := map[string]bool{}
 	for _, o := range registry.Ops(kernels.BackendCPU) {
 		have[o.Op.String()] = true
 	}
 	for _, op := range graph.SupportedOps() {
+		if slices.Contains(fusedElsewhere, op) {
+			require.False(t, have[op], "%s has a CPU kernel now: take it off fusedElsewhere", op)
+			continue
+		}
 		require.True(t, have[op], "no CPU kernel for %s", op)
 	}
 }
