@@ -31,13 +31,13 @@ func TestGatedSelect(t *testing.T) {
 		require.Equal(t, "gemv", inst.Tactic())
 		require.Empty(t, inst.Recipe().Parts)
 		l := soleLaunch(t, reg, n, "gemv")
-		require.Equal(t, "carve_gemv_swiglu_bf16_m1_s8", l.kernel)
-		require.Equal(t, Dim3{X: 8, Y: 140, Z: 1}, l.grid) // 8960 columns, 64 a block (16 column threads, half a weight)
+		require.Equal(t, "carve_gemv_swiglu_bf16_m1_s2", l.kernel)
+		require.Equal(t, Dim3{X: 2, Y: 70, Z: 1}, l.grid) // 8960 columns, 128 a block (32 column threads, half a weight)
 		require.Equal(t, uint64(boolInt(weights)), l.args[len(l.args)-1].bits, "early")
 		require.True(t, inst.(*instance).prog[0].dependent)
 	}
 	// N not a multiple of 8: the unaligned kernel only
-	require.Equal(t, "carve_gemv_swiglu_f16_m1_s1_u", soleLaunch(t, reg, gatedNode(graph.Float16, []int64{1, 100}, 100, 203, true), "odd N").kernel)
+	require.Equal(t, "carve_gemv_swiglu_f16_m1_s2_u", soleLaunch(t, reg, gatedNode(graph.Float16, []int64{1, 100}, 100, 203, true), "odd N").kernel)
 
 	for _, c := range []struct {
 		name string
