@@ -17,6 +17,7 @@ const (
 	SwiGLU    Kind = "swiglu"     // swish(gate) * up -> dev.carve.SwiGLU
 	// dev.carve.SwiGLU(MatMul(A, Wg), MatMul(A, Wu)), Wg and Wu 2-D weights -> dev.carve.GatedMatMul
 	GatedMatMul Kind = "gated-matmul"
+	Gelu        Kind = "gelu"      // 0.5 x (1 + tanh(...)) or 0.5 x (1 + erf(x / sqrt 2)) -> Gelu (opset 20)
 	Rotary      Kind = "rotary"    // x*cos + rotate_half(x)*sin -> com.microsoft.RotaryEmbedding
 	Attention   Kind = "attention" // softmax(Q K^T * scale + mask) V -> Attention (opset 23)
 	// MatMul(A, Transpose(W)), W a 2-D weight -> Gemm(transB=1) over views of A
@@ -29,7 +30,7 @@ const (
 // the projections of attention; GatedMatMul right after SwiGLU: it matches the SwiGLU nodes
 // that pass made; attention after rotary: it reads the rotary outputs).
 func Kinds() []Kind {
-	return []Kind{LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Rotary, Attention, TransposedWeight, MatMulBias}
+	return []Kind{LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, TransposedWeight, MatMulBias}
 }
 
 // Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
@@ -46,6 +47,8 @@ func (k Kind) Op() (domain, op string) {
 		return graph.DomainCarve, "SwiGLU"
 	case GatedMatMul:
 		return graph.DomainCarve, "GatedMatMul"
+	case Gelu:
+		return "", "Gelu"
 	case Rotary:
 		return "com.microsoft", "RotaryEmbedding"
 	case Attention:
@@ -126,6 +129,7 @@ var passes = []pass{
 	{SiLU, func(n *graph.Node) bool { return is(n, "Sigmoid") }, matchSiLU},
 	{SwiGLU, swigluCandidate, matchSwiGLU},
 	{GatedMatMul, gatedMatMulCandidate, matchGatedMatMul},
+	{Gelu, geluCandidate, matchGelu},
 	{Rotary, rotaryCandidate, matchRotary},
 	{Attention, func(n *graph.Node) bool { return is(n, "Softmax") }, matchAttention},
 	{TransposedWeight, transposedWeightCandidate, matchTransposedWeight},

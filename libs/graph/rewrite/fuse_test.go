@@ -45,8 +45,8 @@ func TestFixtures(t *testing.T) {
 	llm := counts{rewrite.Attention: 2, rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.Rotary: 4}
 	gated := counts{rewrite.Attention: 2, rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.GatedMatMul: 2, rewrite.Rotary: 4}
 	want := map[string]counts{
-		"gpt2": {rewrite.Attention: 2, rewrite.TransposedWeight: 1}, "gpt2_fused": {rewrite.Attention: 2},
-		"bert":          {rewrite.Attention: 2, rewrite.MatMulBias: 12},
+		"gpt2": {rewrite.Attention: 2, rewrite.Gelu: 2, rewrite.TransposedWeight: 1}, "gpt2_fused": {rewrite.Attention: 2},
+		"bert":          {rewrite.Attention: 2, rewrite.Gelu: 2, rewrite.MatMulBias: 12},
 		"bert_fused":    {rewrite.Attention: 2, rewrite.MatMulBias: 10},
 		"bert_ts_fused": {rewrite.Attention: 2, rewrite.MatMulBias: 6},
 		"qwen2":         {rewrite.Attention: 2, rewrite.RMSNorm: 5, rewrite.SiLU: 2, rewrite.SwiGLU: 2, rewrite.GatedMatMul: 2, rewrite.Rotary: 4, rewrite.MatMulBias: 6},

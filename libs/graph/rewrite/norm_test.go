@@ -181,3 +181,61 @@ func TestSwiGLU(t *testing.T) {
 		})
 	}
 }
+
+// TestGelu: GELU's tanh and erf forms, their products in any order and x^3 as Pow or x*x*x,
+// become one Gelu of x; another constant, or a value of the pattern read elsewhere, stays.
+func TestGelu(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		g      rewritetest.Gelu
+		approx string
+	}{
+		{"tanh, dynamo's order", rewritetest.Gelu{}, "tanh"},
+		{"tanh, x * ((1 + t) * 0.5)", rewritetest.Gelu{Order: 1}, "tanh"},
+		{"tanh, (x * (1 + t)) * 0.5, x*x*x", rewritetest.Gelu{Order: 2, Cube: true}, "tanh"},
+		{"erf, bert's order", rewritetest.Gelu{Erf: true, Order: 2}, "none"},
+		{"erf, dynamo's order", rewritetest.Gelu{Erf: true}, "none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.g.Rows, tc.g.H = 2, 8
+			n, rep := fuseOne(t, tc.g.Spec(), rewrite.Gelu)
+			require.Equal(t, "Gelu", n.OpType)
+			require.Equal(t, "", n.Domain)
+			require.Equal(t, []string{"x"}, []string{n.Inputs[0].Name})
+			require.Equal(t, tc.approx, n.Attrs.String("approximate", ""))
+			require.Len(t, rep.Fused[0].Replaced, len(tc.g.Spec().Nodes), "every exported node goes")
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		g     rewritetest.Gelu
+		edit  func(s *graph.Spec)
+		wants string
+	}{
+		{"another scale", rewritetest.Gelu{Scale: 1.1}, nil, "not sqrt(2/pi)"},
+		{"the tanh read elsewhere", rewritetest.Gelu{}, func(s *graph.Spec) {
+			i := slices.IndexFunc(s.Nodes, func(n graph.NodeSpec) bool { return n.OpType == "Tanh" })
+			s.Outputs = append(s.Outputs, s.Nodes[i].Outputs[0])
+		}, "not by one Add"},
+		{"erf of another value", rewritetest.Gelu{Erf: true, Order: 2}, func(s *graph.Spec) {
+			s.Inputs = append(s.Inputs, graph.ValueSpec{Name: "z", DType: graph.Float32, Shape: s.Inputs[0].Shape})
+			s.Nodes[len(s.Nodes)-2].Inputs[0] = "z" // x * (1 + erf(x/sqrt2)) becomes z * (...)
+		}, "not by x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.g.Rows, tc.g.H = 2, 8
+			s := tc.g.Spec()
+			if tc.edit != nil {
+				tc.edit(&s)
+			}
+			m, err := graph.Build(s)
+			require.NoError(t, err)
+			_, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			require.Zero(t, rep.Count(rewrite.Gelu))
+			require.NotEmpty(t, rep.Unfused)
+			require.Equal(t, rewrite.Gelu, rep.Unfused[0].Kind)
+			require.Contains(t, rep.Unfused[0].Reason, tc.wants)
+		})
+	}
+}

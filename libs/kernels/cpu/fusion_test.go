@@ -206,8 +206,8 @@ func FuzzFuse(f *testing.F) {
 	})
 }
 
-// TestFusedNormsAndSiLU: norms written out, x*sigmoid(x), the gate silu(x)*up and a linear
-// layer's MatMul and bias Add compute the same fused.
+// TestFusedNormsAndSiLU: norms written out, x*sigmoid(x), the gate silu(x)*up, a linear
+// layer's MatMul and bias Add, and GELU written out compute the same fused.
 func TestFusedNormsAndSiLU(t *testing.T) {
 	r := rng(t, 31)
 	for _, tc := range []struct {
@@ -226,6 +226,9 @@ func TestFusedNormsAndSiLU(t *testing.T) {
 		{"silu alone", rewritetest.SiLU(5, 24), fusedTol, []rewrite.Kind{rewrite.SwiGLU}, 1},
 		{"swiglu of x*sigmoid(x)", rewritetest.SiLU(5, 24), fusedTol, []rewrite.Kind{rewrite.SiLU}, 1},
 		{"linear with bias", rewritetest.Linear(graph.Float32, 3, 40, 7), fusedTol, nil, 1},
+		{"gelu tanh", rewritetest.Gelu{Rows: 5, H: 24}.Spec(), fusedTol, nil, 1},
+		{"gelu tanh x*x*x", rewritetest.Gelu{Rows: 5, H: 24, Order: 2, Cube: true}.Spec(), fusedTol, nil, 1},
+		{"gelu erf", rewritetest.Gelu{Rows: 5, H: 24, Erf: true, Order: 2}.Spec(), fusedTol, nil, 1},
 		{"linear with bias bfloat16", rewritetest.Linear(graph.BFloat16, 3, 40, 7), 1e-2, nil, 1},
 		{"linear with bias float16", rewritetest.Linear(graph.Float16, 3, 40, 7), 1e-2, nil, 1},
 	} {
