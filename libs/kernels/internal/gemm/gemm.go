@@ -8,7 +8,9 @@
 // it is row-major, which measured as fast or faster than packing it, even for B far larger
 // than the caches) and A in place, a micro-kernel keeping an MR x NR block of C in registers
 // for the whole slab. A is never packed: the micro-kernels broadcast its elements through any
-// pair of strides, which is what MLAS does too.
+// pair of strides, which is what MLAS does too. A transposed B with several workers and at least
+// swapMinM rows of A is the exception (Plan.Swap): tiles compute C's transpose, B^T A^T, reading
+// B's rows in place and packing A's, with the same sums in the same order.
 //
 // The micro-kernels are generated assembly (./asmgen): AVX-512F (12 x 32, and 12 x 16 for
 // products at most 16 columns wide) where the CPU has it, else AVX2 with FMA (6 x 16), else
@@ -103,26 +105,59 @@ type Plan struct {
 	M, N, K    int
 	MC, NC, KC int
 	Slots      int  // participants, and per-slot workspace areas
-	Pack       bool // B is packed into panels (always for Transposed and Custom)
+	Pack       bool // B is packed into panels (Custom, and Transposed unless Swap)
+	// Swap: B is Transposed and each tile of C is computed as its transpose, B^T A^T (see
+	// tileSwapped): B's rows are read in place and A's are packed. MC is then a multiple of
+	// unitN and NC of unitM.
+	Swap bool
 }
 
 // NewPlan blocks an m x k by k x n product for up to workers participants.
 func NewPlan(m, n, k int, b Layout, workers int) Plan {
 	p := Plan{M: m, N: n, K: k, KC: min(max(k, 1), kcMax), Slots: 1}
-	p.Pack = b != RowMajor
+	p.Swap = swaps(m, b, workers)
+	p.Pack = b != RowMajor && !p.Swap
 	if m <= 0 || n <= 0 {
 		return p
 	}
-	p.MC = min(roundUp(m, unitM), mcMax)
-	p.NC = min(roundUp(n, unitN), ncMax)
 	flops := 2 * int64(m) * int64(n) * int64(max(k, 1))
 	want := int(min(int64(max(workers, 1)), max(flops/minSlotFlops, 1)))
-	if want > 1 {
-		p.MC, p.NC = balance(m, n, want, p.Pack)
+	if p.Swap {
+		// Tiles of C^T: n along the micro-kernel's rows, m along its columns.
+		p.NC, p.MC = min(roundUp(n, unitM), mcMax), min(roundUp(m, unitN), swapMaxM)
+		if want > 1 {
+			p.NC, p.MC = balance(n, m, want, true, swapMaxM)
+		}
+	} else {
+		p.MC, p.NC = min(roundUp(m, unitM), mcMax), min(roundUp(n, unitN), ncMax)
+		if want > 1 {
+			p.MC, p.NC = balance(m, n, want, p.Pack, ncMax)
+		}
 	}
 	p.Slots = max(min(p.tiles(), want), 1)
 	return p
 }
+
+// Swapped plans. A transposed B (a tied LM head's embedding, n x k) packed into panels of NR
+// columns is read once and written once more for every tile: for GPT-2's 50257 x 768 head at
+// 128 tokens the packing was a third of the product's time on two cores, and it grows with
+// the tiles along m. Computing the tile's transpose instead, C^T = B^T A^T, makes B's rows the
+// micro-kernel's broadcast operand, read in place like A's, and packs A's rows (mc x kc, small
+// beside the tile's work) into the panels; the tile of C^T is formed in the slot's workspace,
+// starting from C's values (or the bias) exactly as the plain path's C does, and copied back
+// transposed. Each element of C gets the same products, summed in the same order, by the same
+// micro-kernel: the two paths give identical bits (a test checks it), so the choice may depend
+// on the workers (invariant 3 holds). Products of few rows keep the plain path: the panels of
+// A^T are NR columns wide, and below swapMinM rows too much of them would be padding (decode
+// steps' products have one row).
+const (
+	swapMinM = 64
+	// swapMaxM bounds a tile's extent along m: its A^T panels (kc x mc) and C^T (nc x mc) take
+	// at most kcMax*128 + mcMax*128 floats, less than a plain plan's packed B (kcMax*ncMax).
+	swapMaxM = 128
+)
+
+func swaps(m int, b Layout, workers int) bool { return b == Transposed && workers > 1 && m >= swapMinM }
 
 // Tile costs for balance, in multiply-adds per element of K: a tile of mc x nc costs mc*nc
 // for its products plus tileReadA*mc for bringing its block of A into the cache and
@@ -138,7 +173,8 @@ const (
 // up) times a tile's cost, ties to the fewer tiles. Halving the larger side until there are
 // enough tiles, as a first version did, left a last round a quarter full (36 tiles on 16
 // participants): every tile size is tried instead (at most 16 x 16, at plan time).
-func balance(m, n, w int, pack bool) (mc, nc int) {
+// ncCap bounds nc (ncMax; swapMaxM for the tiles of C^T, whose columns are C's rows).
+func balance(m, n, w int, pack bool, ncCap int) (mc, nc int) {
 	readB := tileReadB
 	if pack {
 		readB = tileReadPackedB
@@ -146,7 +182,7 @@ func balance(m, n, w int, pack bool) (mc, nc int) {
 	best, bestTiles := int64(-1), 0
 	for tmc := unitM; tmc <= min(roundUp(m, unitM), mcMax); tmc += unitM {
 		tm, em := (m+tmc-1)/tmc, int64(min(tmc, m))
-		for tnc := unitN; tnc <= min(roundUp(n, unitN), ncMax); tnc += unitN {
+		for tnc := unitN; tnc <= min(roundUp(n, unitN), ncCap); tnc += unitN {
 			tn, en := (n+tnc-1)/tnc, int64(min(tnc, n))
 			tiles := tm * tn
 			cost := int64((tiles+w-1)/w) * (em*en + tileReadA*em + int64(readB)*en)
@@ -171,6 +207,9 @@ func (p *Plan) tiles() int  { return p.tilesM() * p.tilesN() }
 func (p *Plan) slotFloats() int {
 	if p.M <= 0 || p.N <= 0 {
 		return 0
+	}
+	if p.Swap { // A^T's panels and the tile of C^T
+		return p.KC*p.MC + p.NC*p.MC + edgeFloats + 8*p.KC
 	}
 	panels := p.KC * unitN
 	if p.Pack {
@@ -201,7 +240,15 @@ func Workspace(m, n, k int64, b Layout, workers int) int64 {
 	}
 	tiles := ((m + unitM - 1) / unitM) * ((n + unitN - 1) / unitN)
 	slots := min(int64(max(workers, 1)), max(2*m*n*k/minSlotFlops, 1), tiles)
-	return slots * (panels + edgeFloats + 8*kc)
+	ws := slots * (panels + edgeFloats + 8*kc)
+	if b == Transposed && workers > 1 {
+		// A swapped plan's, at any m (a bound that grows with m, though only m >= swapMinM swaps).
+		mc, nc := min((m+unitN-1)/unitN*unitN, swapMaxM), min((n+unitM-1)/unitM*unitM, mcMax)
+		tiles := ((m + unitN - 1) / unitN) * ((n + unitM - 1) / unitM)
+		slots := min(int64(workers), max(2*m*n*k/minSlotFlops, 1), tiles)
+		ws = max(ws, slots*(kc*mc+nc*mc+edgeFloats+8*kc))
+	}
+	return ws
 }
 
 // Run computes C = alpha * A * B (acc false) or C += alpha * A * B (acc true), C row-major with
@@ -280,8 +327,8 @@ func (p *Plan) check(a, b Mat, src Source, c []float32, ldc int, ws []float32) {
 	default:
 		need("B", len(b.Data), p.K, p.N, b.Ld)
 	}
-	if (b.Trans || src != nil) && !p.Pack {
-		panic("gemm: a transposed or custom B needs a packing plan")
+	if (b.Trans || src != nil) && !p.Pack && !p.Swap || p.Swap && (src != nil || !b.Trans) {
+		panic("gemm: a transposed or custom B needs a packing or swapped plan, and only a transposed B a swapped one")
 	}
 	need("C", len(c), p.M, p.N, ldc)
 	if len(ws) < p.WorkspaceFloats() {
@@ -309,9 +356,99 @@ func (t *task) Do(slot, lo, hi int) {
 	buf := t.ws[slot*per : (slot+1)*per]
 	col, buf := buf[len(buf)-8*t.p.KC:], buf[:len(buf)-8*t.p.KC]
 	edge, buf := buf[len(buf)-edgeFloats:], buf[:len(buf)-edgeFloats]
-	tn := t.p.tilesN()
+	tn, tm := t.p.tilesN(), t.p.tilesM()
 	for i := lo; i < hi; i++ {
+		if t.p.Swap {
+			// Tiles along m first: the participants running at once share B's rows (in L3).
+			t.tileSwapped((i%tm)*t.p.MC, (i/tm)*t.p.NC, buf[:t.p.KC*t.p.MC], buf[t.p.KC*t.p.MC:])
+			continue
+		}
 		t.tile((i/tn)*t.p.MC, (i%tn)*t.p.NC, buf, edge, col)
+	}
+}
+
+// tileSwapped computes the tile of C at (i0, j0) as its transpose (Plan.Swap): ct (nc x w, w =
+// mc rounded up to NR) starts as the tile's C (bias rows, C itself with acc, or nothing), takes
+// B^T A^T slab by slab, its columns from A^T's panels packed into pa, and is copied back
+// transposed. Columns of ct past mc come from zero padding and are never copied.
+func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
+	p, k := &t.p, t.k
+	mc, nc := min(p.MC, p.M-i0), min(p.NC, p.N-j0)
+	w := roundUp(mc, k.NR)
+	init := t.acc || t.bias != nil
+	switch {
+	case t.bias != nil:
+		for j := 0; j < nc; j++ {
+			row, v := ct[j*w:j*w+mc], t.bias[j0+j]
+			for i := range row {
+				row[i] = v
+			}
+		}
+	case t.acc:
+		for i := 0; i < mc; i++ {
+			for j, v := range t.c[(i0+i)*t.ldc+j0 : (i0+i)*t.ldc+j0+nc] {
+				ct[j*w+i] = v
+			}
+		}
+	}
+	for k0 := 0; k0 < p.K; k0 += p.KC {
+		kc := min(p.KC, p.K-k0)
+		acc := init || k0 > 0
+		for q := 0; q < mc; q += k.NR {
+			panel := pa[q*kc : q*kc+kc*k.NR]
+			cols := min(k.NR, mc-q)
+			if t.a.Trans { // A(i, p) at Data[p*Ld + i]: panel rows are A's rows
+				for r := 0; r < kc; r++ {
+					o := (k0+r)*t.a.Ld + i0 + q
+					dst := panel[r*k.NR : r*k.NR+k.NR]
+					copy(dst, t.a.Data[o:o+cols])
+					clear(dst[cols:])
+				}
+			} else {
+				packRows(panel, k.NR, kc, cols, t.a.Data[(i0+q)*t.a.Ld+k0:], t.a.Ld)
+			}
+		}
+		for q := 0; q < mc; q += k.NR {
+			b := pa[q*kc:]
+			for r := 0; r < nc; r += k.MR {
+				bt := t.b.Data[(j0+r)*t.b.Ld+k0:]
+				k.fn(min(k.MR, nc-r), kc, bt, t.b.Ld, 1, b, k.NR, ct[r*w+q:], w, t.alpha, acc)
+			}
+		}
+	}
+	for i := 0; i < mc; i++ {
+		row := t.c[(i0+i)*t.ldc+j0 : (i0+i)*t.ldc+j0+nc]
+		for j := range row {
+			row[j] = ct[j*w+i]
+		}
+	}
+}
+
+// packRows packs the kc x cols block X(p, j) = data[j*ld + p] (X's columns are data's rows)
+// into panel, element (p, j) at p*nr + j, and zeroes columns cols..nr-1. Eight columns at a
+// time go through pack8.
+func packRows(panel []float32, nr, kc, cols int, data []float32, ld int) {
+	j := 0
+	if k8 := kc &^ 7; hasPack8 && k8 > 0 {
+		for ; j+8 <= cols; j += 8 {
+			src := data[j*ld:]
+			pack8(panel[j:], nr, src, ld, k8)
+			for r := 0; r < 8; r++ { // the last kc % 8 of each column
+				for p := k8; p < kc; p++ {
+					panel[p*nr+j+r] = src[r*ld+p]
+				}
+			}
+		}
+	}
+	for ; j < cols; j++ {
+		for p, v := range data[j*ld : j*ld+kc] {
+			panel[p*nr+j] = v
+		}
+	}
+	for ; j < nr; j++ {
+		for p := 0; p < kc; p++ {
+			panel[p*nr+j] = 0
+		}
 	}
 }
 

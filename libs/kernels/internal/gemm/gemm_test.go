@@ -217,3 +217,83 @@ func TestPlanBalancesWork(t *testing.T) {
 		}
 	}
 }
+
+// plainPlan is NewPlan's plan for a transposed B without swapping: B packed into panels.
+func plainPlan(m, n, k, workers int) Plan {
+	p := NewPlan(m, n, k, Transposed, 1)
+	if want := int(min(int64(workers), max(2*int64(m)*int64(n)*int64(max(k, 1))/minSlotFlops, 1))); want > 1 {
+		p.MC, p.NC = balance(m, n, want, true, ncMax)
+		p.Slots = max(min(p.tiles(), want), 1)
+	}
+	return p
+}
+
+// A swapped plan (Plan.Swap) gives the plain path's bits: with and without acc, with a bias,
+// A transposed or not, tiles cut anywhere, whatever the workers.
+func TestSwapGivesThePlainBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, s := range [][3]int{{64, 17, 9}, {128, 770, 300}, {100, 1100, 33}, {300, 50, 600}, {257, 13, 8}} {
+		for _, workers := range []int{2, 5, 16} {
+			for _, transA := range []bool{false, true} {
+				m, n, k := s[0], s[1], s[2]
+				sw := NewPlan(m, n, k, Transposed, workers)
+				require.True(t, sw.Swap, "%v on %d", s, workers)
+				plain := plainPlan(m, n, k, workers)
+				require.False(t, plain.Swap)
+				a := Mat{Data: randSlice(r, m*(k+1)), Ld: k + 1}
+				if transA {
+					a = Mat{Data: randSlice(r, k*(m+3)), Ld: m + 3, Trans: true}
+				}
+				b := Mat{Data: randSlice(r, n*(k+2)), Ld: k + 2, Trans: true}
+				bias := randSlice(r, n)
+				ldc := n + 3
+				c0 := randSlice(r, m*ldc)
+				for _, mode := range []string{"set", "acc", "bias"} {
+					want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
+					for _, x := range []struct {
+						p Plan
+						c []float32
+					}{{plain, want}, {sw, got}} {
+						ws := randSlice(r, x.p.WorkspaceFloats())
+						if mode == "bias" {
+							x.p.RunBias(a, b, nil, bias, x.c, ldc, 0.7, ws)
+						} else {
+							x.p.Run(a, b, nil, x.c, ldc, 0.7, mode == "acc", ws)
+						}
+					}
+					require.Equal(t, want, got, "%v workers %d transA %v %s", s, workers, transA, mode)
+				}
+			}
+		}
+	}
+	for _, s := range [][4]int{{63, 500, 64, 16}, {128, 500, 64, 1}, {1, 50257, 768, 16}} {
+		require.False(t, NewPlan(s[0], s[1], s[2], Transposed, s[3]).Swap, "%v", s)
+	}
+	require.False(t, NewPlan(128, 500, 64, RowMajor, 16).Swap)
+	require.False(t, NewPlan(128, 500, 64, Custom, 16).Swap)
+}
+
+// BenchmarkTransposedB is a tied LM head's product (GPT-2 small's at 128 tokens), swapped and
+// plain.
+func BenchmarkTransposedB(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 128, 50257, 768
+	a := Mat{Data: randSlice(r, m*k), Ld: k}
+	bt := Mat{Data: randSlice(r, n*k), Ld: k, Trans: true}
+	c := make([]float32, m*n)
+	for _, w := range []int{2, 16} {
+		for _, swap := range []bool{false, true} {
+			b.Run(fmt.Sprintf("w%d/swap=%v", w, swap), func(b *testing.B) {
+				p := NewPlan(m, n, k, Transposed, w)
+				if !swap {
+					p = plainPlan(m, n, k, w)
+				}
+				ws := make([]float32, p.WorkspaceFloats())
+				for b.Loop() {
+					p.Run(a, bt, nil, c, n, 1, false, ws)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
