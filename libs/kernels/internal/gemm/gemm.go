@@ -416,9 +416,22 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 			}
 		}
 	}
+	// Back to C: eight rows of ct at a time become eight columns of C through pack8 (its first
+	// mc &^ 7 rows); the rest element by element.
+	j8, k8 := 0, 0
+	if hasPack8 {
+		k8 = mc &^ 7
+	}
+	for ; k8 > 0 && j8+8 <= nc; j8 += 8 {
+		pack8(t.c[i0*t.ldc+j0+j8:], t.ldc, ct[j8*w:], w, k8)
+	}
 	for i := 0; i < mc; i++ {
 		row := t.c[(i0+i)*t.ldc+j0 : (i0+i)*t.ldc+j0+nc]
-		for j := range row {
+		j := 0
+		if i < k8 {
+			j = j8
+		}
+		for ; j < nc; j++ {
 			row[j] = ct[j*w+i]
 		}
 	}
