@@ -114,8 +114,13 @@ type Plan struct {
 
 // NewPlan blocks an m x k by k x n product for up to workers participants.
 func NewPlan(m, n, k int, b Layout, workers int) Plan {
+	return newPlan(m, n, k, b, workers, swaps(m, n, k, b, workers))
+}
+
+// newPlan is NewPlan with the choice of a swapped plan made (swap only for a Transposed B).
+func newPlan(m, n, k int, b Layout, workers int, swap bool) Plan {
 	p := Plan{M: m, N: n, K: k, KC: min(max(k, 1), kcMax), Slots: 1}
-	p.Swap = swaps(m, b, workers)
+	p.Swap = swap && b == Transposed
 	p.Pack = b != RowMajor && !p.Swap
 	if m <= 0 || n <= 0 {
 		return p
@@ -149,15 +154,21 @@ func NewPlan(m, n, k int, b Layout, workers int) Plan {
 // micro-kernel: the two paths give identical bits (a test checks it), so the choice may depend
 // on the workers (invariant 3 holds). Products of few rows keep the plain path: the panels of
 // A^T are NR columns wide, and below swapMinM rows too much of them would be padding (decode
-// steps' products have one row).
+// steps' products have one row). So do products of a B under swapMinB floats: packing a B that
+// stays in a core's cache costs little, and on the 16-core host the swapped tiles of a 128 x 64
+// B (the onnx_misc fixture's Gemm, at 99 and 1024 rows) took it from 1.45x and 1.31x
+// onnxruntime's time to 1.53x and 1.54x.
 const (
+	swapMinB = 1 << 20 // floats of B (4 MiB): twice a core's L2 on the hosts measured
 	swapMinM = 64
 	// swapMaxM bounds a tile's extent along m: its A^T panels (kc x mc) and C^T (nc x mc) take
 	// at most kcMax*128 + mcMax*128 floats, less than a plain plan's packed B (kcMax*ncMax).
 	swapMaxM = 128
 )
 
-func swaps(m int, b Layout, workers int) bool { return b == Transposed && workers > 1 && m >= swapMinM }
+func swaps(m, n, k int, b Layout, workers int) bool {
+	return b == Transposed && workers > 1 && m >= swapMinM && int64(n)*int64(k) >= swapMinB
+}
 
 // Tile costs for balance, in multiply-adds per element of K: a tile of mc x nc costs mc*nc
 // for its products plus tileReadA*mc for bringing its block of A into the cache and
@@ -241,7 +252,7 @@ func Workspace(m, n, k int64, b Layout, workers int) int64 {
 	tiles := ((m + unitM - 1) / unitM) * ((n + unitN - 1) / unitN)
 	slots := min(int64(max(workers, 1)), max(2*m*n*k/minSlotFlops, 1), tiles)
 	ws := slots * (panels + edgeFloats + 8*kc)
-	if b == Transposed && workers > 1 {
+	if b == Transposed && workers > 1 && n*k >= swapMinB {
 		// A swapped plan's, at any m (a bound that grows with m, though only m >= swapMinM swaps).
 		mc, nc := min((m+unitN-1)/unitN*unitN, swapMaxM), min((n+unitM-1)/unitM*unitM, mcMax)
 		tiles := ((m + unitN - 1) / unitN) * ((n + unitM - 1) / unitM)

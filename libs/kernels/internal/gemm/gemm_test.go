@@ -236,7 +236,7 @@ func TestSwapGivesThePlainBits(t *testing.T) {
 		for _, workers := range []int{2, 5, 16} {
 			for _, transA := range []bool{false, true} {
 				m, n, k := s[0], s[1], s[2]
-				sw := NewPlan(m, n, k, Transposed, workers)
+				sw := newPlan(m, n, k, Transposed, workers, true) // forced: these B are under swapMinB
 				require.True(t, sw.Swap, "%v on %d", s, workers)
 				plain := plainPlan(m, n, k, workers)
 				require.False(t, plain.Swap)
@@ -266,9 +266,10 @@ func TestSwapGivesThePlainBits(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range [][4]int{{63, 500, 64, 16}, {128, 500, 64, 1}, {1, 50257, 768, 16}} {
+	for _, s := range [][4]int{{63, 50257, 768, 16}, {128, 50257, 768, 1}, {1, 50257, 768, 16}, {1024, 128, 64, 16}} {
 		require.False(t, NewPlan(s[0], s[1], s[2], Transposed, s[3]).Swap, "%v", s)
 	}
+	require.True(t, NewPlan(128, 50257, 768, Transposed, 16).Swap)
 	require.False(t, NewPlan(128, 500, 64, RowMajor, 16).Swap)
 	require.False(t, NewPlan(128, 500, 64, Custom, 16).Swap)
 }
