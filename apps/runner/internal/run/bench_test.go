@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,15 +39,30 @@ import (
 // wrapRegistry returns a registry of the CPU kernels whose instances either do nothing
 // (null) or add the time each Run takes to *spent.
 func wrapRegistry(tb testing.TB, null bool, spent *atomic.Int64) *kernels.Registry {
+	return wrappedCPU(tb, func(k kernels.Kernel) kernels.Kernel { return &wrapKernel{Kernel: k, null: null, spent: spent} })
+}
+
+// wrappedCPU is a registry of every CPU kernel, each as wrap returns it: the measuring tests'
+// way to see each kernel's Select and Run.
+func wrappedCPU(tb testing.TB, wrap func(kernels.Kernel) kernels.Kernel) *kernels.Registry {
 	cpuReg, err := cpu.SharedRegistry()
 	require.NoError(tb, err)
 	reg := kernels.NewRegistry()
 	for _, op := range cpuReg.Ops(kernels.BackendCPU) {
 		k, err := cpuReg.Lookup(kernels.BackendCPU, op.Op)
 		require.NoError(tb, err)
-		require.NoError(tb, reg.Register(&wrapKernel{Kernel: k, null: null, spent: spent}))
+		require.NoError(tb, reg.Register(wrap(k)))
 	}
 	return reg
+}
+
+// envInt is the integer environment variable key, or def when it is unset or not a number
+// (the measuring tests' knobs).
+func envInt(key string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return v
+	}
+	return def
 }
 
 type wrapKernel struct {

@@ -15,7 +15,6 @@ import (
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/kernels"
-	"carve.dev/libs/kernels/cpu"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,13 +30,7 @@ func TestModelProfile(t *testing.T) {
 	if model == "" {
 		t.Skip("CARVE_BENCH_MODEL not set")
 	}
-	num := func(k string, d int) int {
-		if v, err := strconv.Atoi(os.Getenv(k)); err == nil {
-			return v
-		}
-		return d
-	}
-	runs := num("CARVE_BENCH_RUNS", 10)
+	runs := envInt("CARVE_BENCH_RUNS", 10)
 	workers := os.Getenv("CARVE_BENCH_WORKERS")
 	if workers == "" {
 		workers = "2"
@@ -126,15 +119,7 @@ type nodeTiming struct {
 }
 
 func (p *nodeProfile) registry(tb testing.TB) *kernels.Registry {
-	cpuReg, err := cpu.SharedRegistry()
-	require.NoError(tb, err)
-	reg := kernels.NewRegistry()
-	for _, op := range cpuReg.Ops(kernels.BackendCPU) {
-		k, err := cpuReg.Lookup(kernels.BackendCPU, op.Op)
-		require.NoError(tb, err)
-		require.NoError(tb, reg.Register(&profKernel{Kernel: k, p: p}))
-	}
-	return reg
+	return wrappedCPU(tb, func(k kernels.Kernel) kernels.Kernel { return &profKernel{Kernel: k, p: p} })
 }
 
 func (p *nodeProfile) reset() {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -30,13 +29,7 @@ func TestParStats(t *testing.T) {
 	if model == "" {
 		t.Skip("PARSTATS_MODEL not set")
 	}
-	num := func(k string, d int) int {
-		if v, err := strconv.Atoi(os.Getenv(k)); err == nil {
-			return v
-		}
-		return d
-	}
-	b, s, w, runs := num("PARSTATS_BATCH", 1), num("PARSTATS_SEQ", 7), num("PARSTATS_WORKERS", 2), num("PARSTATS_RUNS", 5)
+	b, s, w, runs := envInt("PARSTATS_BATCH", 1), envInt("PARSTATS_SEQ", 7), envInt("PARSTATS_WORKERS", 2), envInt("PARSTATS_RUNS", 5)
 	path := model
 	if _, err := os.Stat(model); err != nil {
 		path = fixture(t, model)
@@ -75,15 +68,7 @@ var (
 )
 
 func opTimedRegistry(tb testing.TB) *kernels.Registry {
-	cpuReg, err := cpu.SharedRegistry()
-	require.NoError(tb, err)
-	reg := kernels.NewRegistry()
-	for _, op := range cpuReg.Ops(kernels.BackendCPU) {
-		k, err := cpuReg.Lookup(kernels.BackendCPU, op.Op)
-		require.NoError(tb, err)
-		require.NoError(tb, reg.Register(&opKernel{Kernel: k}))
-	}
-	return reg
+	return wrappedCPU(tb, func(k kernels.Kernel) kernels.Kernel { return &opKernel{Kernel: k} })
 }
 
 type opKernel struct{ kernels.Kernel }
