@@ -22,7 +22,8 @@
 //     first.
 //
 // Shared memory (dynamic, gemvShared in gemv.go): max(kRing * 4 KiB + A's stage (ks * MR floats),
-// the warps' sums (8 * MR * W floats)), then with S > 1 the inbox (S * ceil(MR * W / S) floats).
+// the warps' sums (8 * MR * W floats)), then with S > 1 the inbox (S * ceil(MR * W / S) floats;
+// carve_gemv_swiglu's: S * 2 * ceil(MR * W / 2S), its sums travelling in pairs).
 // The unaligned kernels (_u: N % 8 != 0 or B not 16-byte aligned) load B element by element into
 // registers, kBatch rows at a time, the next batch before the current one is used.
 #include <cooperative_groups.h>
