@@ -13,13 +13,6 @@ import (
 // "qkv", plus the bias), then the attention core over views of it. A past [2, B, N, P, D] is
 // concatenated with the new keys and values into the present output (or workspace "kv").
 
-// attnProj is the projection GEMM: qkv[B*S, total] = input * weights, into workspace part idx.
-type attnProj struct {
-	dt      graph.DType
-	m, n, k int64
-	qkv     int
-}
-
 type contribGeom struct {
 	attnGeom
 	hin, total, hq, hk, hv, p int64
@@ -164,7 +157,7 @@ func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	rows := g.b * g.s
-	prog := program{{call: &attnProj{dt: dt, m: rows, n: g.total, k: g.hin, qkv: 0}}}
+	prog := program{{call: &partProduct{label: "Attention/qkv", dt: dt, m: rows, n: g.total, k: g.hin, weight: 1, part: 0}}}
 	if bias.kind != litRef && rows > 0 {
 		steps, err := ewSteps(dt, ewAdd, graph.Undefined, []int64{rows, g.total}, wsp(0), operand{wsp(0), []int64{rows, g.total}},
 			operand{bias, []int64{g.total}}, absent(), 0, 0, t)

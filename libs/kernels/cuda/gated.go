@@ -82,8 +82,7 @@ func selectGated(n *kernels.Node, t kernels.Target) (plan, error) {
 	if g.m == 0 || g.n == 0 {
 		return plan{tactic: gemmTactic}, nil
 	}
-	early := len(n.Inputs) == 3 && wg.Initializer && wu.Initializer
-	if p, ok := gatedGemv(g, alpha, early, t); ok {
+	if p, ok := gatedGemv(g, alpha, wg.Initializer && wu.Initializer, t); ok {
 		return p, nil
 	}
 	parts, err := gatedParts(g, t)
@@ -91,16 +90,16 @@ func selectGated(n *kernels.Node, t kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	total := g.m * g.n
-	prog := program{{call: &gatedProj{dt: g.dt, m: g.m, k: g.k, n: g.n, weight: 1, part: 0}},
-		{call: &gatedProj{dt: g.dt, m: g.m, k: g.k, n: g.n, weight: 2, part: 1}},
+	prog := program{{call: &partProduct{label: "GatedMatMul/gate", dt: g.dt, m: g.m, k: g.k, n: g.n, weight: 1, part: 0}},
+		{call: &partProduct{label: "GatedMatMul/up", dt: g.dt, m: g.m, k: g.k, n: g.n, weight: 2, part: 1}},
 		{kernel: "carve_swiglu_" + dtName(g.dt), grid: grid1(total, 16/int64(g.dt.Size()), t), block: block1,
 			params: []param{outp(0), wsp(0), wsp(1), i64p(total), f32p(alpha)}, dependent: true}}
 	return plan{tactic: gemmTactic, parts: parts, prog: prog}, nil
 }
 
 // gatedGemv is the gemv tactic's launch for g where it applies: one row, a 16-bit float type,
-// sm_90 or newer, and a geometry that fits (gemvChoose's for the two weights side by side, as one
-// product of 2N columns).
+// sm_90 or newer, and a geometry that fits (gatedChoose's for the two weights side by side, as
+// one product of 2N columns).
 func gatedGemv(g gatedGeom, alpha float32, early bool, t kernels.Target) (plan, bool) {
 	if major, ok := archMajor(t.Arch); !ok || major < 9 {
 		return plan{}, false
@@ -143,14 +142,7 @@ func gatedGemv(g gatedGeom, alpha float32, early bool, t kernels.Target) (plan, 
 // 64 columns 1.60, 8 of 128 1.63, 8 of 64 (gemvChoose's) 1.77, 4 slices of 64 or 128 columns
 // and 1 slice 2.0 to 2.1, all with identical tokens. The cause of the spread was not profiled.
 func gatedChoose(side *gemmInstance) (gemvConfig, bool) {
-	c := gemvConfig{cwlog: 5, split: gatedSplit}
-	for c.split < gemvMaxSplit && gemvStage(side, c) > gemvMaxStage {
-		c.split *= 2
-	}
-	for c.cwlog > 2 && (side.n+(8<<c.cwlog)-1)/(8<<c.cwlog)*c.split < gatedMinBlocks {
-		c.cwlog--
-	}
-	return c, gemvStage(side, c) <= gemvMaxStage
+	return gemvFit(side, gemvConfig{cwlog: 5, split: gatedSplit}, gatedMinBlocks)
 }
 
 const (
@@ -175,14 +167,6 @@ func boundGated(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
 		return kernels.Bound{}, err
 	}
 	return recipeBound(gemmTactic, parts)
-}
-
-// gatedProj is one of the cublaslt tactic's products: A times input weight into workspace part
-// part (gated_cuda.go).
-type gatedProj struct {
-	dt           graph.DType
-	m, k, n      int64
-	weight, part int
 }
 
 func gatedOps() []*op {

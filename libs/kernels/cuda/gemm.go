@@ -146,6 +146,27 @@ func (g *gemmInstance) MeasureWorkspace(b kernels.Backend) (int64, error) {
 	return measureGemm(g, b)
 }
 
+// partProduct is a step of a kernel whose program holds a product of its own (the contrib
+// Attention's QKV projection, GatedMatMul's gate and up): input 0 as A [m, k] times input weight
+// as a row-major [k, n] B, with cuBLASLt into workspace part part, using the node's own "cublas"
+// part.
+type partProduct struct {
+	label        string // the product's name in errors
+	dt           graph.DType
+	m, n, k      int64
+	weight, part int
+}
+
+func (c *partProduct) call(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Workspace) error {
+	if ws == nil || len(ws.Parts()) <= c.part || len(in) <= c.weight {
+		return fmt.Errorf("cuda: %s: workspace part %d or input %d is missing", c.label, c.part, c.weight)
+	}
+	g := &gemmInstance{kernel: c.label, dt: c.dt, m: c.m, n: c.n, k: c.k, alpha: 1, mode: gemmSingle, batch: 1}
+	operands := [2]kernels.Tensor{in[0], in[c.weight]}
+	y := [1]kernels.Tensor{{DType: c.dt, Addr: ws.Parts()[c.part].Ptr}}
+	return runGemm(g, operands[:], y[:], ws, s)
+}
+
 // gemmKernel is the MatMul or Gemm kernel.
 type gemmKernel struct {
 	key kernels.OpKey

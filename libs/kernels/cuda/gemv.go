@@ -95,10 +95,17 @@ func gemvChoose(g *gemmInstance) (gemvConfig, bool) {
 	for c.split < gemvMaxSplit && (g.k+2*c.split-1)/(2*c.split) >= gemvMinSlice {
 		c.split *= 2
 	}
+	return gemvFit(g, c, gemvMinBlocks)
+}
+
+// gemvFit completes geometry c for g: more K slices while A's stage does not fit gemvMaxStage,
+// then narrower tiles (down to 32 columns) while there are fewer than minBlocks blocks. ok is
+// false where even gemvMaxSplit slices do not fit A's stage.
+func gemvFit(g *gemmInstance, c gemvConfig, minBlocks int64) (gemvConfig, bool) {
 	for c.split < gemvMaxSplit && gemvStage(g, c) > gemvMaxStage {
 		c.split *= 2
 	}
-	for c.cwlog > 2 && (g.n+(8<<c.cwlog)-1)/(8<<c.cwlog)*c.split < gemvMinBlocks {
+	for c.cwlog > 2 && (g.n+(8<<c.cwlog)-1)/(8<<c.cwlog)*c.split < minBlocks {
 		c.cwlog--
 	}
 	return c, gemvStage(g, c) <= gemvMaxStage
