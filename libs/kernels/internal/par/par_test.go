@@ -144,32 +144,24 @@ func (b *spinBody) Do(slot, lo, hi int) {
 // BenchmarkFor times a loop of a fixed amount of work (5120 dependent multiply-adds, 10-30 us)
 // in 64 chunks over 1 to 16 slots (at most GOMAXPROCS): slots1 is the work alone, and the
 // difference between slotsN and slots1/N is the cost of fanning out to N participants.
-func BenchmarkFor(b *testing.B) {
-	for _, slots := range []int{1, 2, 4, 8, 16} {
-		if slots > runtime.GOMAXPROCS(0) {
-			break
-		}
-		b.Run(fmt.Sprintf("slots%d", slots), func(b *testing.B) {
-			body := &spinBody{per: 20}
-			for range b.N {
-				For(64*4, 4, slots, body)
-			}
-		})
-	}
-}
+func BenchmarkFor(b *testing.B) { benchFor(b, 64*4, 4, 20) }
 
 // BenchmarkForCoarse is BenchmarkFor in 16 chunks of 2000 multiply-adds each: few enough that
 // claiming them costs nothing, so slotsN against slots1/N is how fast cores compute when N of
 // them do at once (frequency, shared cores), not the cost of fanning out.
-func BenchmarkForCoarse(b *testing.B) {
+func BenchmarkForCoarse(b *testing.B) { benchFor(b, 16, 1, 2000) }
+
+// benchFor times For(n, grain, slots) of a spinBody doing per multiply-adds an item, over 1 to 16
+// slots (at most GOMAXPROCS), one sub-benchmark a slot count.
+func benchFor(b *testing.B, n, grain, per int) {
 	for _, slots := range []int{1, 2, 4, 8, 16} {
 		if slots > runtime.GOMAXPROCS(0) {
 			break
 		}
 		b.Run(fmt.Sprintf("slots%d", slots), func(b *testing.B) {
-			body := &spinBody{per: 2000}
+			body := &spinBody{per: per}
 			for range b.N {
-				For(16, 1, slots, body)
+				For(n, grain, slots, body)
 			}
 		})
 	}
