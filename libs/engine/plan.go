@@ -39,7 +39,7 @@ type Options struct {
 
 	// workspaceCaps are the tight plan's workspace sizes by node (tight.go); nil for the
 	// default plan, every kernel at its Recipe.
-	workspaceCaps map[*graph.Node]int64
+	workspaceCaps map[*graph.Node]tightCap
 }
 
 // NoKernelsError reports a target whose backend this program was built without.

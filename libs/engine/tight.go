@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -25,47 +26,58 @@ import (
 // The tight plan measures, at load, what each such kernel (a WorkspaceMeasurer) needs on the
 // device at every candidate binding of the envelope (its corners and both sides of every tactic
 // switch: the bindings PlanEnvelope plans), takes the most as the kernel's capacity, and plans the
-// envelope again with that capacity in place of the Recipe.
+// envelope again with that capacity in place of the cap. A kernel's cap may be one part of its
+// Recipe beside parts that are needs (GatedMatMul carves a chunk of its up product beside
+// cuBLASLt's cap): only the measured part changes size.
 //
 // Invariant: with the tight plan reserved, no binding inside the envelope needs more arena than
 // reserved, and everything that can fail is decided at load.
-//  1. A tightened kernel's workspace has one size, its tight capacity, at every binding, just as
-//     its cap has one size in the default plan (a measurer's Recipe depends on no dim). Every
-//     binding's plan differs from the default one only in these constant sizes, so the envelope's
-//     candidates bound every binding's arena exactly as they do for the default reservation.
+//  1. A tightened kernel's measured part has one size, its tight capacity, at every binding where
+//     it has that part, just as its cap has one size in the default plan (a measured part depends
+//     on no dim); its other parts, and its Recipe at bindings where its tactic has no measured
+//     part, are the default plan's. Every binding's plan differs from the default one only in
+//     these constant sizes, so the envelope's candidates bound every binding's arena exactly as
+//     they do for the default reservation.
 //  2. At every candidate the kernel's measured need is at most its capacity (the capacity is
-//     their maximum) and at most its Recipe; a need above the Recipe is a kernel bug, and load
-//     fails with a *TightError, as it does when a measurement fails.
+//     their maximum) and at most its cap; a need above the cap is a kernel bug, and load fails
+//     with a *TightError, as it does when a measurement fails.
 //  3. Between the candidates a kernel may prefer an algorithm that needs more than its capacity.
 //     A WorkspaceMeasurer runs within the workspace it is carved (cuBLASLt is asked for the best
 //     algorithm within that size), so such a binding costs no memory, at worst a slower
 //     algorithm.
 //
 // TestTightInvariant checks 1 and 3 with a kernel whose need at some shapes exceeds every
-// candidate's, and 2 with one that needs more than its Recipe.
+// candidate's, and 2 with one that needs more than its cap; TestTightPart checks 1 for a kernel
+// whose measured part sits beside a part that grows with the dims.
 
-// WorkspaceMeasurer is implemented by kernel instances whose Recipe is a cap rather than a need
-// (libs/kernels/cuda's GEMMs). MeasureWorkspace reports what the instance needs on b's device, at
-// most its Recipe's size. An instance that implements it promises that its Recipe has one part and
-// depends on no dim, and that Run, given that part at any size down to alloc.DefaultPartAlign,
-// runs within it: the tight plan relies on both.
+// WorkspaceMeasurer is implemented by kernel instances one part of whose Recipe is a cap rather
+// than a need (libs/kernels/cuda's cuBLASLt products). MeasuredPart is that part's index in the
+// Recipe, or -1 when this instance (its tactic at this binding) has none; MeasureWorkspace
+// reports what the part needs on b's device, at most its size. An instance that implements it
+// promises that the measured part depends on no dim and that Run, given that part at any size
+// down to alloc.DefaultPartAlign, runs within it: the tight plan relies on both.
 type WorkspaceMeasurer interface {
+	MeasuredPart() int
 	MeasureWorkspace(b kernels.Backend) (int64, error)
 }
 
-// TightKernel is one kernel whose workspace the tight plan lowers.
+// TightKernel is one kernel whose workspace the tight plan lowers. C, R and Capacity are of its
+// measured part (the whole workspace of a kernel with one part).
 type TightKernel struct {
 	Node *graph.Node
-	// W is the kernel's declared bound over the envelope.
+	// W is the kernel's declared bound over the envelope, all its parts.
 	W int64
-	// C is what the default plan holds for it: its Recipe's size, the most over the candidates.
+	// C is what the default plan holds for the measured part: its cap, the most over the
+	// candidates.
 	C int64
 	// R is what it needs on the device: the most measured over the candidates, at At.
 	R  int64
 	At Binding
-	// Capacity is what the tight plan holds for it: R, but at least alloc.DefaultPartAlign (a
-	// workspace of 0 bytes would be no workspace, and the kernel wants one to choose within).
+	// Capacity is what the tight plan holds for the part: R, but at least alloc.DefaultPartAlign
+	// (a part of 0 bytes would be no workspace, and the kernel wants one to choose within).
 	Capacity int64
+	// Part is the measured part's name in the kernel's Recipe.
+	Part string
 }
 
 // TightPlan is an envelope planned with every measured kernel at its need instead of its cap.
@@ -125,6 +137,7 @@ func TightenEnvelope(ctx context.Context, m *graph.Model, be kernels.Backend, ep
 	type need struct {
 		c, r int64
 		at   Binding
+		part string
 	}
 	needs := map[*graph.Node]*need{}
 	for _, cd := range ep.Candidates {
@@ -144,14 +157,15 @@ func TightenEnvelope(ctx context.Context, m *graph.Model, be kernels.Backend, ep
 				return nil, &PlanError{Node: n, Binding: cd.Binding, Err: err}
 			}
 			wm, ok := inst.(WorkspaceMeasurer)
-			recipe := inst.Recipe()
-			if !ok || len(recipe.Parts) != 1 {
+			if !ok {
 				continue
 			}
-			size, err := recipe.Size()
-			if err != nil {
-				return nil, &PlanError{Node: n, Binding: cd.Binding, Err: err}
+			parts := inst.Recipe().Parts
+			i := wm.MeasuredPart()
+			if i < 0 || i >= len(parts) {
+				continue
 			}
+			size := parts[i].Size
 			r, err := wm.MeasureWorkspace(be)
 			if err != nil {
 				return nil, &TightError{Node: n, Binding: cd.Binding, Err: err}
@@ -161,8 +175,11 @@ func TightenEnvelope(ctx context.Context, m *graph.Model, be kernels.Backend, ep
 			}
 			nd := needs[n]
 			if nd == nil {
-				nd = &need{r: -1}
+				nd = &need{r: -1, part: parts[i].Name}
 				needs[n] = nd
+			} else if nd.part != parts[i].Name {
+				return nil, &TightError{Node: n, Binding: cd.Binding,
+					Err: fmt.Errorf("its measured workspace part is %q here and %q at %s", parts[i].Name, nd.part, nd.at)}
 			}
 			nd.c = max(nd.c, size)
 			if r > nd.r {
@@ -171,14 +188,14 @@ func TightenEnvelope(ctx context.Context, m *graph.Model, be kernels.Backend, ep
 		}
 	}
 	tp.Measured = len(needs)
-	caps := map[*graph.Node]int64{}
+	caps := map[*graph.Node]tightCap{}
 	for n, nd := range needs {
 		capacity := max(nd.r, alloc.DefaultPartAlign)
 		if capacity >= nd.c {
 			continue
 		}
-		caps[n] = capacity
-		tp.Kernels = append(tp.Kernels, TightKernel{Node: n, W: ep.bound(n), C: nd.c, R: nd.r, At: nd.at, Capacity: capacity})
+		caps[n] = tightCap{part: nd.part, size: capacity}
+		tp.Kernels = append(tp.Kernels, TightKernel{Node: n, W: ep.bound(n), C: nd.c, R: nd.r, At: nd.at, Capacity: capacity, Part: nd.part})
 	}
 	sort.Slice(tp.Kernels, func(i, j int) bool {
 		a, b := tp.Kernels[i], tp.Kernels[j]
@@ -202,31 +219,47 @@ func TightenEnvelope(ctx context.Context, m *graph.Model, be kernels.Backend, ep
 	return tp, nil
 }
 
-// tightInstance is a measured kernel's instance with its one workspace part at the tight plan's
-// capacity instead of its cap.
+// tightCap is a measured kernel's capacity in the tight plan: the size of its part named part.
+type tightCap struct {
+	part string
+	size int64
+}
+
+// tightInstance is a measured kernel's instance with its measured part (index part) at the
+// tight plan's capacity instead of its cap.
 type tightInstance struct {
 	kernels.Instance
+	part int
 	size int64
 }
 
 func (t *tightInstance) Recipe() alloc.Recipe {
 	r := t.Instance.Recipe()
-	p := r.Parts[0]
-	p.Size = t.size
-	r.Parts = []alloc.Part{p}
+	r.Parts = slices.Clone(r.Parts)
+	r.Parts[t.part].Size = t.size
 	return r
 }
 
-// tighten gives inst, n's instance, its tight capacity when opts plan a tight envelope.
+// tighten gives inst, n's instance, its tight capacity when opts plan a tight envelope. An
+// instance without a measured part here (another tactic) keeps its Recipe.
 func (o Options) tighten(n *graph.Node, inst kernels.Instance) (kernels.Instance, error) {
-	size, ok := o.workspaceCaps[n]
+	c, ok := o.workspaceCaps[n]
 	if !ok {
 		return inst, nil
 	}
-	if k := len(inst.Recipe().Parts); k != 1 {
-		return nil, fmt.Errorf("tight plan: the kernel's workspace has %d parts here, but one where it was measured", k)
+	wm, ok := inst.(WorkspaceMeasurer)
+	if !ok {
+		return inst, nil
 	}
-	return &tightInstance{Instance: inst, size: size}, nil
+	parts := inst.Recipe().Parts
+	i := wm.MeasuredPart()
+	if i < 0 || i >= len(parts) {
+		return inst, nil
+	}
+	if parts[i].Name != c.part {
+		return nil, fmt.Errorf("tight plan: the kernel's measured workspace part is %q here but %q where it was measured", parts[i].Name, c.part)
+	}
+	return &tightInstance{Instance: inst, part: i, size: c.size}, nil
 }
 
 // tightCache holds a runtime's tight plan once computed.

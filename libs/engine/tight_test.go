@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/cpu"
@@ -20,12 +21,15 @@ import (
 // cuBLASLt's GEMM is: one part "cap" of capBytes whatever the shapes, a need that depends on the
 // output's size (reported by MeasureWorkspace), and a Run that chooses within the part it is
 // carved, falling back to needing nothing (another "algorithm") where its need does not fit.
+// With lead set, a part "lead" that grows with the output comes before the cap, as GatedMatMul
+// carves a chunk of its up product before cuBLASLt's cap.
 type measured struct {
 	kernels.Kernel
 	capBytes int64
 	need     func(numel int64) int64 // the need at an output of numel elements
 	measure  func(need int64) (int64, error)
-	adapted  *atomic.Int64 // runs that chose within a part smaller than their need
+	adapted  *atomic.Int64           // runs that chose within a part smaller than their need
+	lead     func(numel int64) int64 // nil, or the lead part's size at an output of numel elements
 }
 
 type measuredInstance struct {
@@ -42,12 +46,31 @@ func (k *measured) Select(n *kernels.Node, d kernels.Target) (kernels.Instance, 
 	return &measuredInstance{Instance: inst, k: k, numel: numel(n.Outputs[0].Shape)}, nil
 }
 
-func (k *measured) Bound(*kernels.NodeRange, kernels.Target) (kernels.Bound, error) {
-	return kernels.Bound{Bytes: k.capBytes, Tactic: "measured"}, nil
+func (k *measured) Bound(r *kernels.NodeRange, _ kernels.Target) (kernels.Bound, error) {
+	if k.lead == nil {
+		return kernels.Bound{Bytes: k.capBytes, Tactic: "measured"}, nil
+	}
+	most := int64(1)
+	for _, d := range r.Outputs[0].Dims {
+		most *= d.Hi
+	}
+	size, err := (&measuredInstance{k: k, numel: most}).Recipe().Size()
+	return kernels.Bound{Bytes: size, Tactic: "measured"}, err
 }
 
 func (i *measuredInstance) Recipe() alloc.Recipe {
-	return alloc.Recipe{Kernel: "measured", Parts: []alloc.Part{{Name: "cap", Size: i.k.capBytes}}}
+	parts := []alloc.Part{{Name: "cap", Size: i.k.capBytes}}
+	if i.k.lead != nil {
+		parts = append([]alloc.Part{{Name: "lead", Size: i.k.lead(i.numel)}}, parts...)
+	}
+	return alloc.Recipe{Kernel: "measured", Parts: parts}
+}
+
+func (i *measuredInstance) MeasuredPart() int {
+	if i.k.lead != nil {
+		return 1
+	}
+	return 0
 }
 
 func (i *measuredInstance) MeasureWorkspace(kernels.Backend) (int64, error) {
@@ -64,9 +87,17 @@ func (i *measuredInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s 
 	if i.k.need(i.numel) > p.Size {
 		i.k.adapted.Add(1)
 	}
-	b := ws.Bytes("cap")
-	for j := range b {
-		b[j] = 0xa5
+	for _, name := range []string{"lead", "cap"} {
+		if name == "lead" && i.k.lead == nil {
+			continue
+		}
+		b := ws.Bytes(name)
+		if name == "lead" && int64(len(b)) < i.k.lead(i.numel) {
+			return fmt.Errorf("measured: lead part of %d bytes, want %d", len(b), i.k.lead(i.numel))
+		}
+		for j := range b {
+			b[j] = 0xa5
+		}
 	}
 	return i.Instance.Run(in, out, nil, s)
 }
@@ -75,8 +106,13 @@ func (i *measuredInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s 
 // needs 4 bytes per output element, except at outputs whose size is a multiple of 7, where it
 // wants the whole cap (the gpt2 fixture's candidates, batch 1 or 3 by seq 1 or 16, have none).
 func measuredRegistry(t *testing.T, measure func(int64) (int64, error), adapted *atomic.Int64) *kernels.Registry {
+	return measuredRegistryLead(t, measure, adapted, nil)
+}
+
+// measuredRegistryLead is measuredRegistry with the measured Add's lead part (nil: none).
+func measuredRegistryLead(t *testing.T, measure func(int64) (int64, error), adapted *atomic.Int64, lead func(int64) int64) *kernels.Registry {
 	reg := kernels.NewRegistry()
-	k := &measured{capBytes: 1 << 20, adapted: adapted, measure: measure, need: func(numel int64) int64 {
+	k := &measured{capBytes: 1 << 20, adapted: adapted, measure: measure, lead: lead, need: func(numel int64) int64 {
 		if numel%7 == 0 {
 			return 1 << 20
 		}
@@ -189,38 +225,9 @@ func TestTightInvariant(t *testing.T) {
 	tight, ts := newSession(t, m, be, al, opts)
 	require.Less(t, tight.Reserve.ArenaBytes, def.Reserve.ArenaBytes)
 	ctx := context.Background()
-	for batch := int64(1); batch <= 3; batch++ {
-		for _, seq := range []int64{1, 2, 5, 7, 9, 14, 16} {
-			dims := Binding{"batch": batch, "seq": seq}
-			in := zeroInputs(t, m, dims)
-			for name, tn := range in {
-				if strings.Contains(name, "mask") {
-					for i := range tn.Int64s() {
-						tn.Int64s()[i] = 1
-					}
-				}
-			}
-			p, err := tight.pattern(ctx, dims)
-			require.NoError(t, err)
-			require.LessOrEqual(t, p.Plan.Peak, tight.Reserve.ArenaBytes, "%v fits the tight reservation as planned", dims)
-			for _, st := range p.Steps {
-				if ti, ok := st.Instance.(*tightInstance); ok {
-					require.Equal(t, ti.size, st.Workspace, "one capacity at every binding")
-				}
-			}
-			want, err := ds.Run(ctx, in)
-			require.NoError(t, err, "%v", dims)
-			wantBytes := make([][]byte, len(want))
-			for i, o := range want {
-				wantBytes[i] = append([]byte(nil), o.Data...)
-			}
-			got, err := ts.Run(ctx, in)
-			require.NoError(t, err, "%v", dims)
-			for i := range got {
-				require.Equal(t, wantBytes[i], got[i].Data, "%v: output %d", dims, i)
-			}
-		}
-	}
+	runTightBindings(t, m, tight, ds, ts, func(dims Binding, ti *tightInstance, st Step) {
+		require.Equal(t, ti.size, st.Workspace, "%v: one capacity at every binding", dims)
+	})
 	require.Zero(t, tight.Stats().DynamicWorkspace)
 	require.Positive(t, adapted.Load(), "some bindings needed more than their capacity and chose within it")
 
@@ -251,6 +258,81 @@ func TestTightInvariant(t *testing.T) {
 		require.ErrorIs(t, err, boom)
 		require.Zero(t, al.Stats().Allocations.Current, "nothing reserved")
 	})
+}
+
+// runTightBindings runs every binding of tightEnv through the default session ds and the tight
+// session ts of runtime tight: each fits the tight reservation as planned and gives the default
+// outputs, bit for bit. check sees every tightened step of each binding's plan.
+func runTightBindings(t *testing.T, m *graph.Model, tight *Runtime, ds, ts *Session, check func(Binding, *tightInstance, Step)) {
+	t.Helper()
+	ctx := context.Background()
+	for batch := int64(1); batch <= 3; batch++ {
+		for _, seq := range []int64{1, 2, 5, 7, 9, 14, 16} {
+			dims := Binding{"batch": batch, "seq": seq}
+			in := zeroInputs(t, m, dims)
+			for name, tn := range in {
+				if strings.Contains(name, "mask") {
+					for i := range tn.Int64s() {
+						tn.Int64s()[i] = 1
+					}
+				}
+			}
+			p, err := tight.pattern(ctx, dims)
+			require.NoError(t, err)
+			require.LessOrEqual(t, p.Plan.Peak, tight.Reserve.ArenaBytes, "%v fits the tight reservation as planned", dims)
+			for _, st := range p.Steps {
+				if ti, ok := st.Instance.(*tightInstance); ok {
+					check(dims, ti, st)
+				}
+			}
+			want, err := ds.Run(ctx, in)
+			require.NoError(t, err, "%v", dims)
+			wantBytes := make([][]byte, len(want))
+			for i, o := range want {
+				wantBytes[i] = append([]byte(nil), o.Data...)
+			}
+			got, err := ts.Run(ctx, in)
+			require.NoError(t, err, "%v", dims)
+			for i := range got {
+				require.Equal(t, wantBytes[i], got[i].Data, "%v: output %d", dims, i)
+			}
+		}
+	}
+}
+
+// A measured part beside a part that grows with the shapes (tight.go's invariant 1): the tight
+// plan lowers the measured part only, to one capacity at every binding, and the other part keeps
+// the default plan's size, binding by binding.
+func TestTightPart(t *testing.T) {
+	m := loadFixture(t, "gpt2")
+	be, al := newCPU(t, 1<<30)
+	var adapted atomic.Int64
+	lead := func(numel int64) int64 { return 8 * numel }
+	opts := RuntimeOptions{Options: Options{Workers: 2, Registry: measuredRegistryLead(t, exact, &adapted, lead)}, Envelope: tightEnv}
+	def, ds := newSession(t, m, be, al, opts)
+	opts.Tight = true
+	tight, ts := newSession(t, m, be, al, opts)
+	tp, err := tight.Tight(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, tp.Kernels)
+	for _, k := range tp.Kernels {
+		require.Equal(t, "cap", k.Part)
+		require.Equal(t, int64(1<<20), k.C, "C is the measured part's cap")
+		require.Greater(t, k.W, k.C, "W is the whole workspace's bound")
+	}
+	require.Less(t, tight.Reserve.ArenaBytes, def.Reserve.ArenaBytes)
+	runTightBindings(t, m, tight, ds, ts, func(dims Binding, ti *tightInstance, st Step) {
+		parts := ti.Recipe().Parts
+		require.Len(t, parts, 2)
+		require.Equal(t, ti.size, parts[1].Size, "%v: one capacity at every binding", dims)
+		ws, err := ti.Recipe().Size()
+		require.NoError(t, err)
+		require.Equal(t, ws, st.Workspace, "%v", dims)
+		def := ti.Instance.Recipe().Parts
+		require.Equal(t, def[0], parts[0], "%v: the lead part as in the default plan", dims)
+		require.Equal(t, int64(1<<20), def[1].Size, "the instance's own Recipe is untouched")
+	})
+	require.Zero(t, tight.Stats().DynamicWorkspace)
 }
 
 // The tight plan is deterministic: planned twice, the same arena (the runner's report and its

@@ -56,7 +56,7 @@ func contribParts(g contribGeom, es int64, kv bool, t kernels.Target) ([]alloc.P
 	if err != nil {
 		return nil, err
 	}
-	parts := []alloc.Part{{Name: "qkv", Size: q}, {Name: "cublas", Size: gemmWorkspace(t)}}
+	parts := []alloc.Part{{Name: "qkv", Size: q}, {Name: gemmPart, Size: gemmWorkspace(t)}}
 	if kv {
 		sz, err := kernels.Product(2, g.b, g.nq, g.t, g.d, es)
 		if err != nil {
@@ -157,7 +157,7 @@ func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	rows := g.b * g.s
-	prog := program{{call: &partProduct{label: "Attention/qkv", dt: dt, m: rows, n: g.total, k: g.hin, weight: 1, part: 0}}}
+	prog := program{{call: &partProduct{label: "Attention/qkv", dt: dt, m: rows, n: g.total, k: g.hin, weight: 1, dst: wsp(0)}}}
 	if bias.kind != litRef && rows > 0 {
 		steps, err := ewSteps(dt, ewAdd, graph.Undefined, []int64{rows, g.total}, wsp(0), operand{wsp(0), []int64{rows, g.total}},
 			operand{bias, []int64{g.total}}, absent(), 0, 0, t)

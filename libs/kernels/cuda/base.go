@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -71,6 +72,10 @@ func (o *op) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error)
 		in:     expectations(n.Inputs),
 		out:    expectations(n.Outputs),
 	}
+	inst.measured = -1
+	if slices.ContainsFunc(p.prog, isPartProduct) {
+		inst.measured = slices.IndexFunc(p.parts, func(p alloc.Part) bool { return p.Name == gemmPart })
+	}
 	if _, err := inst.recipe.Size(); err != nil {
 		return nil, o.nodeErr(n.Name, err)
 	}
@@ -132,10 +137,42 @@ type instance struct {
 	recipe  alloc.Recipe
 	in, out []expect
 	prog    program
+	// measured is MeasuredPart: the "cublas" part's index in recipe when prog holds products of
+	// its own (partProduct steps, which run within whatever size that part is carved), else -1.
+	measured int
 }
 
 func (i *instance) Tactic() string       { return i.tactic }
 func (i *instance) Recipe() alloc.Recipe { return i.recipe }
+
+// MeasuredPart is the index of the "cublas" part when the program holds cuBLASLt products of its
+// own, else -1.
+func (i *instance) MeasuredPart() int { return i.measured }
+
+// MeasureWorkspace is the most that the algorithms cuBLASLt chooses for the program's products
+// need on b's device, within the "cublas" part's size.
+func (i *instance) MeasureWorkspace(b kernels.Backend) (int64, error) {
+	p := i.MeasuredPart()
+	if p < 0 {
+		return 0, nil
+	}
+	var need int64
+	for _, st := range i.prog {
+		if pp, ok := st.call.(*partProduct); ok {
+			r, err := measureGemm(pp.gemm(i.recipe.Parts[p].Size), b)
+			if err != nil {
+				return 0, err
+			}
+			need = max(need, r)
+		}
+	}
+	return need, nil
+}
+
+func isPartProduct(st step) bool {
+	_, ok := st.call.(*partProduct)
+	return ok
+}
 
 var errArity = errors.New("wrong number of inputs or outputs")
 
@@ -184,8 +221,12 @@ func (i *instance) run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.St
 			if j < len(carved) && carved[j].Name == p.Name {
 				have = carved[j].Size
 			}
-			if have < p.Size {
-				return &kernels.WorkspaceError{Kernel: i.label, Part: p.Name, Need: p.Size, Have: have}
+			need := p.Size
+			if j == i.measured {
+				need = min(need, alloc.DefaultPartAlign) // a cap: the products choose within what they get
+			}
+			if have < need {
+				return &kernels.WorkspaceError{Kernel: i.label, Part: p.Name, Need: need, Have: have}
 			}
 		}
 	}

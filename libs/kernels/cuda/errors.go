@@ -39,9 +39,11 @@ func (e *UnknownKernelError) Error() string {
 		e.Kernel, strings.Join(e.Modules, ", "))
 }
 
-// WorkspaceMeasurer is implemented by instances whose Recipe is a cap that the device may not
-// need whole (cuBLASLt's algorithms): MeasureWorkspace reports what the instance really needs
-// on b's device, at most Recipe().Size().
+// WorkspaceMeasurer is implemented by instances one part of whose Recipe is a cap that the
+// device may not need whole (cuBLASLt's "cublas" part): MeasuredPart is its index (-1: none at
+// this tactic), and MeasureWorkspace reports what the instance really needs of it on b's
+// device, at most the part's size. It is libs/engine's interface of the same name.
 type WorkspaceMeasurer interface {
+	MeasuredPart() int
 	MeasureWorkspace(b kernels.Backend) (int64, error)
 }

@@ -21,12 +21,17 @@ import (
 //     geometry of its own (gatedChoose). On the H200, Qwen2.5-1.5B's decode step at batch 1
 //     (K 1536, N 8960, bfloat16, 28 layers) took 1.59 ms/token against 1.73 with cuBLASLt's two
 //     products and the SwiGLU kernel.
-//   - "cublaslt": every other case: the two products with cuBLASLt into the workspace parts
-//     "gate" and "up", then carve_swiglu: the unfused graph's launches, its two [M, N]
-//     intermediates carved as workspace instead of placed in the arena.
+//   - "cublaslt": every other case: the gate product with cuBLASLt straight into the output,
+//     then, a chunk of rows at a time, the up product into the workspace part "up" and
+//     carve_swiglu over the chunk in place (Y = swish(Y) * up). Only a chunk of the up product is
+//     ever carved: gatedChunkRows rows (all of them up to 512, then a quarter of them, at least
+//     512), so the node's workspace is at most a quarter of its output beside cuBLASLt's cap
+//     where the unfused graph holds two [M, N] intermediates beside its output. That is a
+//     prefill's peak: in Qwen2.5-1.5B at (1, 2048) (M 2048, N 8960, bfloat16) the node held
+//     70 MiB of products in its workspace and holds 8.75 MiB now.
 //
 // The workspace bound is the cublaslt tactic's parts at the range's most rows (the gemv tactic
-// needs none).
+// needs none; gatedChunkRows never falls as M grows).
 
 const gatedGemvTactic = "gemv"
 
@@ -54,14 +59,31 @@ func gatedDims(dt graph.DType, a, wg, wu []int64) (gatedGeom, []int64, error) {
 	return gatedGeom{dt: dt, m: m, k: k, n: n}, out, nil
 }
 
-// gatedParts is the cublaslt tactic's workspace: both products, then cuBLASLt's own.
+// gatedParts is the cublaslt tactic's workspace: a chunk of the up product, then cuBLASLt's own
+// (the part the tight plan may lower, see MeasuredPart).
 func gatedParts(g gatedGeom, t kernels.Target) ([]alloc.Part, error) {
-	sz, err := kernels.Product(g.m, g.n, int64(g.dt.Size()))
+	sz, err := kernels.Product(gatedChunkRows(g.m), g.n, int64(g.dt.Size()))
 	if err != nil {
 		return nil, err
 	}
-	return []alloc.Part{{Name: "gate", Size: sz}, {Name: "up", Size: sz}, {Name: "cublas", Size: gemmWorkspace(t)}}, nil
+	return []alloc.Part{{Name: "up", Size: sz}, {Name: gemmPart, Size: gemmWorkspace(t)}}, nil
 }
+
+// gatedChunkRows is how many rows of the up product the cublaslt tactic carves at a time for m
+// rows of A: all of them up to gatedChunkMin, else a quarter of them rounded up to 16 rows, but
+// at least gatedChunkMin (so the products stay large enough for cuBLASLt's tiles to fill the
+// GPU). It never falls as m grows, so its value at a range's most rows bounds the range.
+func gatedChunkRows(m int64) int64 {
+	if m <= gatedChunkMin {
+		return m
+	}
+	return max(gatedChunkMin, (m/gatedChunks+15)/16*16)
+}
+
+const (
+	gatedChunkMin = 512
+	gatedChunks   = 4
+)
 
 func selectGated(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
@@ -89,12 +111,23 @@ func selectGated(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	total := g.m * g.n
-	prog := program{{call: &partProduct{label: "GatedMatMul/gate", dt: g.dt, m: g.m, k: g.k, n: g.n, weight: 1, part: 0}},
-		{call: &partProduct{label: "GatedMatMul/up", dt: g.dt, m: g.m, k: g.k, n: g.n, weight: 2, part: 1}},
-		{kernel: "carve_swiglu_" + dtName(g.dt), grid: grid1(total, 16/int64(g.dt.Size()), t), block: block1,
-			params: []param{outp(0), wsp(0), wsp(1), i64p(total), f32p(alpha)}, dependent: true}}
-	return plan{tactic: gemmTactic, parts: parts, prog: prog}, nil
+	return plan{tactic: gemmTactic, parts: parts, prog: gatedProgram(g, alpha, t)}, nil
+}
+
+// gatedProgram is the cublaslt tactic's launches: the gate product into the output, then for
+// each chunk of rows the up product into part 0 and the SwiGLU in place over the chunk's rows.
+func gatedProgram(g gatedGeom, alpha float32, t kernels.Target) program {
+	es := int64(g.dt.Size())
+	prog := program{{call: &partProduct{label: "GatedMatMul/gate", dt: g.dt, m: g.m, k: g.k, n: g.n, weight: 1, dst: outp(0)}}}
+	rows := gatedChunkRows(g.m)
+	for r := int64(0); r < g.m; r += rows {
+		m := min(rows, g.m-r)
+		y := outp(0).at(r * g.n * es)
+		prog = append(prog, step{call: &partProduct{label: "GatedMatMul/up", dt: g.dt, m: m, k: g.k, n: g.n, row: r, weight: 2, dst: wsp(0)}},
+			step{kernel: "carve_swiglu_" + dtName(g.dt), grid: grid1(m*g.n, 16/es, t), block: block1,
+				params: []param{y, y, wsp(0), i64p(m * g.n), f32p(alpha)}, dependent: true})
+	}
+	return prog
 }
 
 // gatedGemv is the gemv tactic's launch for g where it applies: one row, a 16-bit float type,

@@ -6,17 +6,20 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
 
 // TestGatedMatMul checks both tactics against the float64 reference Y = swish(A Wg, alpha) * (A
 // Wu): gemv at one row (N a multiple of 8 or not, a weight 16-byte aligned or not: the unaligned
-// kernel), cublaslt at more rows and in float32, alpha 1 and not.
+// kernel), cublaslt at more rows (in chunks past 512 rows) and in float32, alpha 1 and not, at its
+// workspace cap and at the need the device measures.
 func TestGatedMatMul(t *testing.T) {
 	b := testBackend(t)
 	s := testStream(t, b.dev)
@@ -38,6 +41,12 @@ func TestGatedMatMul(t *testing.T) {
 		{graph.BFloat16, []int64{3, 1, 1536}, 1536, 8960, 1, 0, "cublaslt"},
 		{graph.Float16, []int64{2, 5, 64}, 64, 40, 1.5, 0, "cublaslt"},
 		{graph.Float32, []int64{1, 1, 300}, 300, 129, 1, 0, "cublaslt"},
+		// more rows than a chunk of the up product: 512, 512 and 76 rows; 528 x 4 (the last 516);
+		// rows of 75 halves, so that the chunks' SwiGLU starts off 16-byte alignment
+		{graph.BFloat16, []int64{1, 1100, 64}, 64, 72, 1, 0, "cublaslt"},
+		{graph.Float32, []int64{2, 1050, 48}, 48, 40, 1.3, 0, "cublaslt"},
+		{graph.Float16, []int64{1300, 32}, 32, 75, 1, 0, "cublaslt"},
+		{graph.BFloat16, []int64{1, 520, 1536}, 1536, 896, 1, 0, "cublaslt"}, // 512 + 8 rows of a prefill
 	}
 	for _, c := range cases {
 		name := fmt.Sprintf("%s/%v/%dx%d/alpha%g/off%d", c.dt, c.a, c.k, c.n, c.alpha, c.wuOff)
@@ -62,15 +71,38 @@ func TestGatedMatMul(t *testing.T) {
 			require.NoError(t, b.CopyIn(wu.Add(c.wuOff), raw, s))
 			in := []kernels.Tensor{upload(t, b, s, c.dt, c.a, av), upload(t, b, s, c.dt, ws, gv),
 				{DType: c.dt, Shape: ws, Addr: wu.Add(c.wuOff)}}
-			y := outputTensor(t, b, s, c.dt, out)
-			require.NoError(t, inst.Run(in, []kernels.Tensor{y}, workspace(t, b, inst), s))
-			got := download(t, b, s, y)
-			tol := 2 * gemmTolerance(c.dt)
-			for i := range got {
-				sg := g[i] / (1 + math.Exp(-float64(c.alpha)*g[i]))
-				want := sg * u[i]
-				allowed := tol*(1.2*math.Abs(u[i])*gmag[i]+math.Abs(sg)*umag[i]+math.Abs(want)) + 1e-6
-				require.LessOrEqual(t, math.Abs(got[i]-want), allowed, "element %d: got %g, want %g", i, got[i], want)
+			// The cublaslt tactic runs at its cap and again with its "cublas" part at what the
+			// device says its products need (the tight plan's workspace, engine.TightenEnvelope).
+			wss := []*alloc.Workspace{workspace(t, b, inst)}
+			if wm := inst.(WorkspaceMeasurer); wm.MeasuredPart() >= 0 {
+				require.Equal(t, "cublaslt", c.tactic)
+				need, err := wm.MeasureWorkspace(b)
+				require.NoError(t, err)
+				r := inst.Recipe()
+				p := wm.MeasuredPart()
+				require.Equal(t, gemmPart, r.Parts[p].Name)
+				require.LessOrEqual(t, need, r.Parts[p].Size)
+				r.Parts = slices.Clone(r.Parts)
+				r.Parts[p].Size = max(need, alloc.DefaultPartAlign)
+				size, err := r.Size()
+				require.NoError(t, err)
+				tight, err := alloc.Carve(alloc.Region{Ptr: devBuf(t, b.dev, size), Size: size}, r)
+				require.NoError(t, err)
+				wss = append(wss, tight)
+			} else {
+				require.Equal(t, "gemv", c.tactic)
+			}
+			for _, ws := range wss {
+				y := outputTensor(t, b, s, c.dt, out)
+				require.NoError(t, inst.Run(in, []kernels.Tensor{y}, ws, s))
+				got := download(t, b, s, y)
+				tol := 2 * gemmTolerance(c.dt)
+				for i := range got {
+					sg := g[i] / (1 + math.Exp(-float64(c.alpha)*g[i]))
+					want := sg * u[i]
+					allowed := tol*(1.2*math.Abs(u[i])*gmag[i]+math.Abs(sg)*umag[i]+math.Abs(want)) + 1e-6
+					require.LessOrEqual(t, math.Abs(got[i]-want), allowed, "element %d: got %g, want %g", i, got[i], want)
+				}
 			}
 		})
 	}

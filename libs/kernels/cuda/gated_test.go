@@ -1,10 +1,13 @@
 package cuda
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
@@ -20,7 +23,7 @@ func gatedNode(dt graph.DType, a []int64, k, n int64, weights bool) *kernels.Nod
 
 // Selection needs no GPU: one row of a 16-bit type on sm_90+ is one carve_gemv_swiglu launch
 // with no workspace, reading the weights early only when both are weights; everything else is
-// two cuBLASLt products into workspace and the SwiGLU kernel.
+// the gate product into the output, the up product into workspace and the SwiGLU kernel in place.
 func TestGatedSelect(t *testing.T) {
 	reg, err := kernels.RegistryFor(kernels.BackendCUDA)
 	require.NoError(t, err)
@@ -54,13 +57,57 @@ func TestGatedSelect(t *testing.T) {
 		require.NoError(t, err, c.name)
 		require.Equal(t, "cublaslt", inst.Tactic(), c.name)
 		parts := inst.Recipe().Parts
-		require.Len(t, parts, 3, c.name)
+		require.Len(t, parts, 2, c.name)
 		rows := numel(c.a) / 1536
-		require.Equal(t, []string{"gate", "up", "cublas"}, []string{parts[0].Name, parts[1].Name, parts[2].Name}, c.name)
+		require.Equal(t, []string{"up", "cublas"}, []string{parts[0].Name, parts[1].Name}, c.name)
 		require.Equal(t, rows*8960*int64(c.dt.Size()), parts[0].Size, c.name)
-		require.Equal(t, parts[0].Size, parts[1].Size, c.name)
-		require.Equal(t, gemmWorkspace(c.t), parts[2].Size, c.name)
+		require.Equal(t, gemmWorkspace(c.t), parts[1].Size, c.name)
 		require.Equal(t, "carve_swiglu_"+dtName(c.dt), soleLaunchOn(t, reg, n, c.t, c.name).kernel, c.name)
+	}
+}
+
+// The cublaslt tactic carves the up product a chunk of rows at a time: the gate product covers
+// every row of the output, the up products cover the rows once, in order, each followed by the
+// SwiGLU over its own rows of the output, in place.
+func TestGatedChunks(t *testing.T) {
+	reg, err := kernels.RegistryFor(kernels.BackendCUDA)
+	require.NoError(t, err)
+	const k, n = 1536, 8960
+	for _, c := range []struct {
+		m, rows int64 // rows of A, rows a chunk
+		chunks  int
+	}{{3, 3, 1}, {512, 512, 1}, {513, 512, 2}, {2048, 512, 4}, {2100, 528, 4}, {8192, 2048, 4}} {
+		name := fmt.Sprintf("M %d", c.m)
+		nd := gatedNode(graph.BFloat16, []int64{1, c.m, k}, k, n, true)
+		inst, err := reg.Select(nd, h200)
+		require.NoError(t, err, name)
+		require.Equal(t, c.rows*n*2, inst.Recipe().Parts[0].Size, name)
+		prog := inst.(*instance).prog
+		require.Len(t, prog, 1+2*c.chunks, name)
+		gate := prog[0].call.(*partProduct)
+		require.Equal(t, [3]int64{c.m, k, n}, [3]int64{gate.m, gate.k, gate.n}, name)
+		require.Equal(t, outp(0), gate.dst, name)
+		require.Equal(t, 1, gate.weight, name)
+		next := int64(0)
+		for i := 1; i < len(prog); i += 2 {
+			up := prog[i].call.(*partProduct)
+			require.Equal(t, next, up.row, name)
+			require.LessOrEqual(t, up.m, c.rows, name)
+			require.Equal(t, wsp(0), up.dst, name)
+			require.Equal(t, 2, up.weight, name)
+			sw := prog[i+1]
+			y := outp(0).at(up.row * n * 2)
+			require.Equal(t, []param{y, y, wsp(0), i64p(up.m * n)}, sw.params[:4], name)
+			next += up.m
+		}
+		require.Equal(t, c.m, next, name)
+	}
+	prev := int64(0)
+	for m := int64(1); m <= 20000; m++ {
+		r := gatedChunkRows(m)
+		require.GreaterOrEqual(t, r, prev, "gatedChunkRows falls at M %d", m)
+		require.LessOrEqual(t, r, m)
+		prev = r
 	}
 }
 
@@ -94,17 +141,68 @@ func TestGatedBound(t *testing.T) {
 	require.NoError(t, err)
 	dt := graph.BFloat16
 	r := &kernels.NodeRange{Name: "gm", Op: "GatedMatMul", Domain: kernels.DomainCarve,
-		Inputs: []kernels.ValueRange{{DType: dt, Dims: []kernels.DimRange{{Lo: 1, Hi: 8}, {Lo: 1, Hi: 64}, kernels.Fixed(1536)}},
+		Inputs: []kernels.ValueRange{{DType: dt, Dims: []kernels.DimRange{{Lo: 1, Hi: 8}, {Lo: 1, Hi: 4096}, kernels.Fixed(1536)}},
 			{DType: dt, Dims: []kernels.DimRange{kernels.Fixed(1536), kernels.Fixed(8960)}},
 			{DType: dt, Dims: []kernels.DimRange{kernels.Fixed(1536), kernels.Fixed(8960)}}},
-		Outputs: []kernels.ValueRange{{DType: dt, Dims: []kernels.DimRange{{Lo: 1, Hi: 8}, {Lo: 1, Hi: 64}, kernels.Fixed(8960)}}}}
+		Outputs: []kernels.ValueRange{{DType: dt, Dims: []kernels.DimRange{{Lo: 1, Hi: 8}, {Lo: 1, Hi: 4096}, kernels.Fixed(8960)}}}}
 	bd, err := k.Bound(r, h200)
 	require.NoError(t, err)
-	for _, bs := range [][2]int64{{1, 1}, {1, 64}, {8, 1}, {3, 7}, {8, 64}} {
+	for _, bs := range [][2]int64{{1, 1}, {1, 64}, {8, 1}, {3, 7}, {8, 64}, {1, 513}, {5, 1000}, {8, 4096}} {
 		inst, err := k.Select(gatedNode(dt, []int64{bs[0], bs[1], 1536}, 1536, 8960, true), h200)
 		require.NoError(t, err)
 		size, err := inst.Recipe().Size()
 		require.NoError(t, err)
 		require.LessOrEqual(t, size, bd.Bytes, "batch %d seq %d", bs[0], bs[1])
 	}
+}
+
+// The cublaslt tactic's "cublas" part is a cap (WorkspaceMeasurer): the instance runs with it
+// carved down to alloc.DefaultPartAlign, as the tight plan carves it, but not with less of its
+// "up" part than its Recipe says. The gemv tactic has no part to measure.
+func TestGatedTightWorkspace(t *testing.T) {
+	reg, err := kernels.RegistryFor(kernels.BackendCUDA)
+	require.NoError(t, err)
+	gemv, err := reg.Select(gatedNode(graph.BFloat16, []int64{1, 1536}, 1536, 8960, true), h200)
+	require.NoError(t, err)
+	require.Equal(t, -1, gemv.(WorkspaceMeasurer).MeasuredPart())
+
+	n := gatedNode(graph.BFloat16, []int64{1, 2048, 1536}, 1536, 8960, true)
+	inst, err := reg.Select(n, h200)
+	require.NoError(t, err)
+	require.Equal(t, 1, inst.(WorkspaceMeasurer).MeasuredPart())
+	next := alloc.Ptr(1 << 40)
+	bind := func(vs []kernels.Value) []kernels.Tensor {
+		var ts []kernels.Tensor
+		for _, v := range vs {
+			size, err := kernels.ByteSize(v.DType, v.Shape)
+			require.NoError(t, err)
+			ts = append(ts, kernels.Tensor{DType: v.DType, Shape: v.Shape, Addr: next})
+			next += alloc.Ptr(size+255) &^ 255
+		}
+		return ts
+	}
+	in, out := bind(n.Inputs), bind(n.Outputs)
+	run := func(sizes ...int64) error {
+		r := inst.Recipe()
+		r.Parts = slices.Clone(r.Parts)
+		for i, s := range sizes {
+			r.Parts[i].Size = s
+		}
+		size, err := r.Size()
+		require.NoError(t, err)
+		ws, err := alloc.Carve(alloc.Region{Ptr: next, Size: size}, r)
+		require.NoError(t, err)
+		checks := *inst.(*instance)
+		checks.prog = nil // the checks only: the addresses are not a device's
+		return checks.run(in, out, ws, 0, nil)
+	}
+	up := inst.Recipe().Parts[0].Size
+	var we *kernels.WorkspaceError
+	for _, cublas := range []int64{gemmWorkspace(h200), 1 << 20, alloc.DefaultPartAlign} {
+		require.NoError(t, run(up, cublas), "cublas part of %d bytes", cublas)
+	}
+	require.ErrorAs(t, run(up-256, alloc.DefaultPartAlign), &we)
+	require.Equal(t, "up", we.Part)
+	require.ErrorAs(t, run(up, 0), &we)
+	require.Equal(t, "cublas", we.Part)
 }

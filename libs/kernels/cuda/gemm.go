@@ -26,6 +26,10 @@ import (
 // chosen algorithm's real need, often far less, is measured on the device (AlgoWorkspace), so
 // that a later planning step can shrink the carve to it.
 
+// gemmPart names the workspace part that cuBLASLt gets whole, in a GEMM's Recipe and in those of
+// kernels whose programs hold products of their own (partProduct).
+const gemmPart = "cublas"
+
 // Workspace caps of the cublaslt tactic.
 const (
 	GemmWorkspaceHopper int64 = 32 << 20 // sm_90 and newer
@@ -119,7 +123,7 @@ func (g *gemmInstance) Recipe() alloc.Recipe {
 	if g.gemv != nil {
 		return alloc.Recipe{Kernel: g.kernel}
 	}
-	return alloc.Recipe{Kernel: g.kernel, Parts: []alloc.Part{{Name: "cublas", Size: g.ws}}}
+	return alloc.Recipe{Kernel: g.kernel, Parts: []alloc.Part{{Name: gemmPart, Size: g.ws}}}
 }
 
 // Run queues the product on s with the invocation's workspace.
@@ -136,6 +140,14 @@ func (g *gemmInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s allo
 	return runGemm(g, in, out, ws, s)
 }
 
+// MeasuredPart is the cublaslt tactic's one part, its cap; gemv has none.
+func (g *gemmInstance) MeasuredPart() int {
+	if g.gemv != nil {
+		return -1
+	}
+	return 0
+}
+
 // MeasureWorkspace is the workspace the algorithm cuBLASLt chooses on b's device really needs
 // (at most the Recipe's cap): what a planning step on the GPU may shrink the carve to. gemv
 // needs none.
@@ -147,24 +159,35 @@ func (g *gemmInstance) MeasureWorkspace(b kernels.Backend) (int64, error) {
 }
 
 // partProduct is a step of a kernel whose program holds a product of its own (the contrib
-// Attention's QKV projection, GatedMatMul's gate and up): input 0 as A [m, k] times input weight
-// as a row-major [k, n] B, with cuBLASLt into workspace part part, using the node's own "cublas"
-// part.
+// Attention's QKV projection, GatedMatMul's gate and up): m rows of input 0, from row row on, as
+// A [m, k] times input weight as a row-major [k, n] B, with cuBLASLt into dst (a workspace part,
+// or an output at a byte offset), using the node's own "cublas" part.
 type partProduct struct {
-	label        string // the product's name in errors
-	dt           graph.DType
-	m, n, k      int64
-	weight, part int
+	label   string // the product's name in errors
+	dt      graph.DType
+	m, n, k int64
+	row     int64 // A's first row
+	weight  int
+	dst     param
 }
 
 func (c *partProduct) call(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Workspace) error {
-	if ws == nil || len(ws.Parts()) <= c.part || len(in) <= c.weight {
-		return fmt.Errorf("cuda: %s: workspace part %d or input %d is missing", c.label, c.part, c.weight)
+	y := addr(c.dst, in, out, ws)
+	if y == 0 || len(in) <= c.weight {
+		return fmt.Errorf("cuda: %s: its destination or input %d is missing", c.label, c.weight)
 	}
-	g := &gemmInstance{kernel: c.label, dt: c.dt, m: c.m, n: c.n, k: c.k, alpha: 1, mode: gemmSingle, batch: 1}
-	operands := [2]kernels.Tensor{in[0], in[c.weight]}
-	y := [1]kernels.Tensor{{DType: c.dt, Addr: ws.Parts()[c.part].Ptr}}
-	return runGemm(g, operands[:], y[:], ws, s)
+	g := c.gemm(0)
+	a := in[0]
+	a.Addr = a.Addr.Add(c.row * c.k * int64(c.dt.Size()))
+	operands := [2]kernels.Tensor{a, in[c.weight]}
+	dst := [1]kernels.Tensor{{DType: c.dt, Addr: y}}
+	return runGemm(g, operands[:], dst[:], ws, s)
+}
+
+// gemm is the product as a GEMM instance with a cuBLASLt workspace of ws bytes (measureGemm's
+// question; runGemm takes the size of the part it is given).
+func (c *partProduct) gemm(ws int64) *gemmInstance {
+	return &gemmInstance{kernel: c.label, dt: c.dt, m: c.m, n: c.n, k: c.k, alpha: 1, mode: gemmSingle, batch: 1, ws: ws}
 }
 
 // gemmKernel is the MatMul or Gemm kernel.

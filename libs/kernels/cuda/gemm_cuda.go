@@ -99,7 +99,7 @@ func runGemm(g *gemmInstance, in, out []kernels.Tensor, ws *alloc.Workspace, s a
 	if ws == nil {
 		return fmt.Errorf("cuda: %s: no workspace carved", g.kernel)
 	}
-	part, ok := ws.Part("cublas")
+	part, ok := ws.Part(gemmPart)
 	if !ok {
 		return fmt.Errorf("cuda: %s: workspace has no part \"cublas\"", g.kernel)
 	}

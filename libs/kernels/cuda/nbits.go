@@ -47,7 +47,7 @@ func nbitsParts(g nbitsGeom, es int64, t kernels.Target) (rows int64, parts []al
 	if err != nil {
 		return 0, nil, err
 	}
-	return rows, []alloc.Part{{Name: "weights", Size: sz}, {Name: "cublas", Size: gemmWorkspace(t)}}, nil
+	return rows, []alloc.Part{{Name: "weights", Size: sz}, {Name: gemmPart, Size: gemmWorkspace(t)}}, nil
 }
 
 // nbitsGemm is one chunk's product: Y[:, n0:n0+rows] = A * W^T, W the chunk in workspace part

@@ -272,16 +272,16 @@ func printTight(w io.Writer, ts run.TightStats) {
 		fmt.Fprintf(w, "\ntight plan: the device needs the whole cap of all %d measured kernel workspaces; nothing to save\n", ts.Measured)
 		return
 	}
-	fmt.Fprintf(w, "\nworkspaces below their cap (%d of %d measured): W declared over the envelope, C held by the default plan, R needed on this device\n",
+	fmt.Fprintf(w, "\nworkspaces below their cap (%d of %d measured): W declared over the envelope (all parts), C held by the default plan for PART, R needed of it on this device\n",
 		len(ts.Kernels), ts.Measured)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tOP\tW\tC\tR\tR AT")
+	fmt.Fprintln(tw, "NODE\tOP\tPART\tW\tC\tR\tR AT")
 	for i, k := range ts.Kernels {
 		if i == tightRows {
 			fmt.Fprintf(tw, "... %d more (--stats json lists all)\n", len(ts.Kernels)-tightRows)
 			break
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Node, k.Op, bytesize.Format(k.W), bytesize.Format(k.C), bytesize.Format(k.R), k.At)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Node, k.Op, k.Part, bytesize.Format(k.W), bytesize.Format(k.C), bytesize.Format(k.R), k.At)
 	}
 	tw.Flush()
 	switch {

@@ -29,12 +29,13 @@ type TightStats struct {
 	Error string `json:"error,omitempty"`
 }
 
-// TightKernel is one kernel the tight plan lowers: W its declared bound over the envelope, C what
-// the default plan holds for it, R what it needs on the device (the most over the envelope's
-// candidates, at At).
+// TightKernel is one kernel the tight plan lowers: W its declared bound over the envelope (all its
+// workspace), C what the default plan holds for its measured part (Part: cuBLASLt's cap), R what
+// that part needs on the device (the most over the envelope's candidates, at At).
 type TightKernel struct {
 	Node string         `json:"node"`
 	Op   string         `json:"op"`
+	Part string         `json:"part"`
 	W    int64          `json:"w_bytes"`
 	C    int64          `json:"c_bytes"`
 	R    int64          `json:"r_bytes"`
@@ -55,7 +56,7 @@ func (rep *Replica) tightStats(ctx context.Context, cfg Config) TightStats {
 		if k.Node.Domain != "" {
 			op = k.Node.Domain + "." + op
 		}
-		ts.Kernels = append(ts.Kernels, TightKernel{Node: k.Node.Name, Op: op, W: k.W, C: k.C, R: k.R, At: k.At})
+		ts.Kernels = append(ts.Kernels, TightKernel{Node: k.Node.Name, Op: op, Part: k.Part, W: k.W, C: k.C, R: k.R, At: k.At})
 	}
 	return ts
 }

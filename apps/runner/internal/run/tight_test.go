@@ -45,6 +45,7 @@ func (i *cappedInstance) Recipe() alloc.Recipe {
 	return alloc.Recipe{Kernel: "capped", Parts: []alloc.Part{{Name: "cap", Size: capBytes}}}
 }
 
+func (i *cappedInstance) MeasuredPart() int                               { return 0 }
 func (i *cappedInstance) MeasureWorkspace(kernels.Backend) (int64, error) { return i.need, nil }
 
 func (i *cappedInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream) error {
