@@ -87,14 +87,20 @@ if has graphs; then
   done | tee "$OUT/graphs.txt"
 fi
 if has qwen; then
-  echo "== qwen: Qwen2.5-1.5B-shaped export, carve against PyTorch eager"
-  (cd .gpu && timeout 480 python3 qwen_bench.py --runner "$runner" --out "$L" --profile "--graph --outputs device") > "$L/qwen.log" 2>&1
+  echo "== qwen: Qwen2.5-1.5B-shaped export, carve against PyTorch eager (all logits, and the last position's)"
+  (cd .gpu && timeout 480 python3 qwen_bench.py --runner "$runner" --out "$L" --export /tmp/qwen-bench \
+    --profile "--graph --outputs device") > "$L/qwen.log" 2>&1
   sed -n '/^Qwen2.5/,$p' "$L/qwen.log" | tee "$OUT/qwen.txt"
   for f in "$L"/profile_*.txt; do
     [ -f "$f" ] || continue
     echo "-- $(basename "$f" .txt): a prefill run's device time by category (--graph --outputs device)"
     sed -n '/^profile/,$p' "$f" | head -24
-  done | tee "$OUT/qwen_profile.txt"
+  done > "$OUT/qwen_profile.txt"
+  grep -A14 'profile_last_1x2048' "$OUT/qwen_profile.txt"
+  echo "-- the tight plan at (1, 2048), last position's logits (runner run --tight --stats)"
+  timeout 90 "$runner" run --device cuda --model /tmp/qwen-bench/qwen2_1p5b_last.onnx --dim batch=1 --dim seq=2048 \
+    --tight --stats table --out /tmp/qwen-bench/out > "$OUT/qwen_tight.txt" 2>&1
+  grep -E -A16 '^(workspaces below|reserved|arena)' "$OUT/qwen_tight.txt" | head -40
   grep -E 'carve .* (error|failed)' "$L/qwen.log" | head -5
 fi
 if has ortbench; then
