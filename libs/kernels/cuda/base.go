@@ -73,7 +73,7 @@ func (o *op) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error)
 		out:    expectations(n.Outputs),
 	}
 	inst.measured = -1
-	if slices.ContainsFunc(p.prog, isPartProduct) {
+	if slices.ContainsFunc(p.prog, isMeasured) {
 		inst.measured = slices.IndexFunc(p.parts, func(p alloc.Part) bool { return p.Name == gemmPart })
 	}
 	if _, err := inst.recipe.Size(); err != nil {
@@ -138,7 +138,7 @@ type instance struct {
 	in, out []expect
 	prog    program
 	// measured is MeasuredPart: the "cublas" part's index in recipe when prog holds products of
-	// its own (partProduct steps, which run within whatever size that part is carved), else -1.
+	// its own (measuredCall steps, which run within whatever size that part is carved), else -1.
 	measured int
 }
 
@@ -152,14 +152,13 @@ func (i *instance) MeasuredPart() int { return i.measured }
 // MeasureWorkspace is the most that the algorithms cuBLASLt chooses for the program's products
 // need on b's device, within the "cublas" part's size.
 func (i *instance) MeasureWorkspace(b kernels.Backend) (int64, error) {
-	p := i.MeasuredPart()
-	if p < 0 {
+	if i.measured < 0 {
 		return 0, nil
 	}
 	var need int64
 	for _, st := range i.prog {
-		if pp, ok := st.call.(*partProduct); ok {
-			r, err := measureGemm(pp.gemm(i.recipe.Parts[p].Size), b)
+		if mc, ok := st.call.(measuredCall); ok {
+			r, err := mc.need(b, i.recipe.Parts[i.measured].Size)
 			if err != nil {
 				return 0, err
 			}
@@ -169,8 +168,8 @@ func (i *instance) MeasureWorkspace(b kernels.Backend) (int64, error) {
 	return need, nil
 }
 
-func isPartProduct(st step) bool {
-	_, ok := st.call.(*partProduct)
+func isMeasured(st step) bool {
+	_, ok := st.call.(measuredCall)
 	return ok
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -74,21 +73,9 @@ func TestGatedMatMul(t *testing.T) {
 			// The cublaslt tactic runs at its cap and again with its "cublas" part at what the
 			// device says its products need (the tight plan's workspace, engine.TightenEnvelope).
 			wss := []*alloc.Workspace{workspace(t, b, inst)}
-			if wm := inst.(WorkspaceMeasurer); wm.MeasuredPart() >= 0 {
+			if inst.(WorkspaceMeasurer).MeasuredPart() >= 0 {
 				require.Equal(t, "cublaslt", c.tactic)
-				need, err := wm.MeasureWorkspace(b)
-				require.NoError(t, err)
-				r := inst.Recipe()
-				p := wm.MeasuredPart()
-				require.Equal(t, gemmPart, r.Parts[p].Name)
-				require.LessOrEqual(t, need, r.Parts[p].Size)
-				r.Parts = slices.Clone(r.Parts)
-				r.Parts[p].Size = max(need, alloc.DefaultPartAlign)
-				size, err := r.Size()
-				require.NoError(t, err)
-				tight, err := alloc.Carve(alloc.Region{Ptr: devBuf(t, b.dev, size), Size: size}, r)
-				require.NoError(t, err)
-				wss = append(wss, tight)
+				wss = append(wss, tightWorkspace(t, b, inst))
 			} else {
 				require.Equal(t, "gemv", c.tactic)
 			}

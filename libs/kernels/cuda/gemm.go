@@ -190,6 +190,18 @@ func (c *partProduct) gemm(ws int64) *gemmInstance {
 	return &gemmInstance{kernel: c.label, dt: c.dt, m: c.m, n: c.n, k: c.k, alpha: 1, mode: gemmSingle, batch: 1, ws: ws}
 }
 
+func (c *partProduct) need(b kernels.Backend, wsCap int64) (int64, error) {
+	return measureGemm(c.gemm(wsCap), b)
+}
+
+// measuredCall is a host call whose cuBLASLt product runs within the node's "cublas" part at
+// whatever size it is carved, and can say what it needs of a part of wsCap bytes on b's device:
+// a program holding one makes its instance a WorkspaceMeasurer (partProduct, nbitsGemm).
+type measuredCall interface {
+	hostCall
+	need(b kernels.Backend, wsCap int64) (int64, error)
+}
+
 // gemmKernel is the MatMul or Gemm kernel.
 type gemmKernel struct {
 	key kernels.OpKey

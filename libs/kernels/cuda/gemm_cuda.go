@@ -9,7 +9,6 @@ package cuda
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 
@@ -184,14 +183,20 @@ func biasPlan(dev *acuda.Device, s alloc.Stream, d gemmDesc) (bool, error) {
 // measureGemm is the workspace the algorithm cuBLASLt picks for g on b's device needs, for
 // operands at 256-byte aligned addresses.
 func measureGemm(g *gemmInstance, b kernels.Backend) (int64, error) {
-	cb, ok := b.(*Backend)
-	if !ok {
-		return 0, errors.New("cuda: measuring a GEMM needs the CUDA backend")
-	}
 	if g.m == 0 || g.n == 0 || g.k == 0 || g.batch == 0 {
 		return 0, nil
 	}
-	d := g.desc(0, 0, 0, 0, g.ws)
+	return measureDesc(b, g.kernel, g.desc(0, 0, 0, 0, g.ws), g.c == cBias)
+}
+
+// measureDesc is the workspace the algorithm cuBLASLt chooses for d needs on b's device. With
+// bias, the product runs with a bias epilogue or, where cuBLASLt has none, without it: the need
+// covers both.
+func measureDesc(b kernels.Backend, label string, d gemmDesc, bias bool) (int64, error) {
+	cb, ok := b.(*Backend)
+	if !ok {
+		return 0, fmt.Errorf("cuda: measuring %s needs the CUDA backend", label)
+	}
 	var need int64
 	err := cb.dev.Do(func() error {
 		h, err := handleFor(cb.dev, 0)
@@ -200,11 +205,10 @@ func measureGemm(g *gemmInstance, b kernels.Backend) (int64, error) {
 		}
 		p, err := ltPlans.get(cb.dev, h, d)
 		need = p.wsNeed
-		if err != nil || g.c != cBias {
+		if err != nil || !bias {
 			return err
 		}
-		// A bias row runs with the epilogue or, where cuBLASLt has none, without it: the
-		// need covers both. 256 is an aligned address: the heuristic reads only its alignment.
+		// 256 is an aligned address: the heuristic reads only its alignment.
 		d.bias = 256
 		if p, err := ltPlans.get(cb.dev, h, d); err == nil {
 			need = max(need, p.wsNeed)

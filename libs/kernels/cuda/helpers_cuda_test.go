@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 
@@ -214,4 +215,24 @@ func benchOnly(t *testing.T) {
 	if os.Getenv("CARVE_BENCH") == "" {
 		t.Skip("set CARVE_BENCH=1 to measure")
 	}
+}
+
+// tightWorkspace carves inst's Recipe on b's device with its measured part (WorkspaceMeasurer)
+// at what the device says it needs, at least alloc.DefaultPartAlign: the tight plan's carve.
+func tightWorkspace(t testing.TB, b *Backend, inst kernels.Instance) *alloc.Workspace {
+	t.Helper()
+	wm := inst.(WorkspaceMeasurer)
+	p := wm.MeasuredPart()
+	need, err := wm.MeasureWorkspace(b)
+	require.NoError(t, err)
+	r := inst.Recipe()
+	require.Equal(t, gemmPart, r.Parts[p].Name)
+	require.LessOrEqual(t, need, r.Parts[p].Size, "the need is within the cap")
+	r.Parts = slices.Clone(r.Parts)
+	r.Parts[p].Size = max(need, alloc.DefaultPartAlign)
+	size, err := r.Size()
+	require.NoError(t, err)
+	ws, err := alloc.Carve(alloc.Region{Ptr: devBuf(t, b.dev, size), Size: size}, r)
+	require.NoError(t, err)
+	return ws
 }

@@ -16,12 +16,18 @@ import (
 
 // runGPU runs the case on the GPU and returns every output's values.
 func runGPU(t *testing.T, b *Backend, s alloc.Stream, c kcase, vals [][]float64) ([][]float64, kernels.Instance) {
+	return runGPUWith(t, b, s, c, vals, workspace)
+}
+
+// runGPUWith is runGPU with the workspace carve makes for the instance.
+func runGPUWith(t *testing.T, b *Backend, s alloc.Stream, c kcase, vals [][]float64,
+	carve func(testing.TB, *Backend, kernels.Instance) *alloc.Workspace) ([][]float64, kernels.Instance) {
 	reg, err := Registry()
 	require.NoError(t, err)
 	inst, err := reg.Select(&c.node, b.Target())
 	require.NoError(t, err, "CUDA select")
 	in, out := caseTensors(t, b, s, c, vals)
-	ws := workspace(t, b, inst)
+	ws := carve(t, b, inst)
 	require.NoError(t, inst.Run(in, out, ws, s), "CUDA run")
 	require.NoError(t, b.dev.SynchronizeStream(s))
 	res := make([][]float64, len(out))
@@ -42,7 +48,9 @@ func runGPU(t *testing.T, b *Backend, s alloc.Stream, c kcase, vals [][]float64)
 // TestKernelsMatchCPU runs every case on the GPU and on the CPU kernels with the same inputs.
 // Tolerances (|gpu - cpu| <= rtol*|cpu| + atol, see tolerance): float32 1e-5 (1e-4 for
 // accumulating ops), float16 1e-3, bfloat16 8e-3 (about one unit in the last place), four
-// times that where the CPU kernel takes only float32; integers and bools exactly.
+// times that where the CPU kernel takes only float32; integers and bools exactly. A kernel whose
+// workspace holds a cuBLASLt cap (a WorkspaceMeasurer) runs twice: at the cap, and with the
+// measured part carved at the need the device reports, as the tight plan carves it.
 func TestKernelsMatchCPU(t *testing.T) {
 	b := testBackend(t)
 	s := testStream(t, b.dev)
@@ -51,52 +59,62 @@ func TestKernelsMatchCPU(t *testing.T) {
 			vals := caseInputs(c, seedOf(c.name))
 			want := runCPU(t, c, vals)
 			got, inst := runGPU(t, b, s, c, vals)
-			for i, o := range c.node.Outputs {
-				if !o.Present() {
-					continue
-				}
-				w, g := want[i], got[i]
-				require.Len(t, g, len(w), "output %d", i)
-				var ok []bool
-				if f := c.valid[i]; f != nil {
-					ok = f(w)
-				}
-				exact := !isFloat(o.DType) && o.DType != graph.Float64
-				rtol, atol := tolerance(o.DType, c.kind, c.cpuF32)
-				var maxAbs, maxRel float64
-				bad := 0
-				for j := range w {
-					if ok != nil && !ok[j] {
-						continue
-					}
-					d := math.Abs(g[j] - w[j])
-					if exact {
-						if d != 0 {
-							bad++
-							if bad <= 5 {
-								t.Errorf("output %d[%d] = %v, want %v", i, j, g[j], w[j])
-							}
-						}
-						continue
-					}
-					if math.IsNaN(w[j]) && math.IsNaN(g[j]) || math.IsInf(w[j], 0) && g[j] == w[j] {
-						continue
-					}
-					maxAbs = max(maxAbs, d)
-					if w[j] != 0 {
-						maxRel = max(maxRel, d/math.Abs(w[j]))
-					}
-					if !(d <= rtol*math.Abs(w[j])+atol) {
-						bad++
-						if bad <= 5 {
-							t.Errorf("output %d[%d] = %v, want %v (|d| %.3g > %.3g)", i, j, g[j], w[j], d, rtol*math.Abs(w[j])+atol)
-						}
-					}
-				}
-				require.Zero(t, bad, "output %d: %d of %d elements differ", i, bad, len(w))
-				t.Logf("MAXERR %s out%d tactic=%s maxabs=%.3g maxrel=%.3g", c.name, i, inst.Tactic(), maxAbs, maxRel)
+			matchCPU(t, c, want, got, inst.Tactic())
+			if wm, ok := inst.(WorkspaceMeasurer); ok && wm.MeasuredPart() >= 0 {
+				got, _ := runGPUWith(t, b, s, c, vals, tightWorkspace)
+				matchCPU(t, c, want, got, inst.Tactic()+"/tight")
 			}
 		})
+	}
+}
+
+// matchCPU compares a case's GPU outputs got with the CPU's want (TestKernelsMatchCPU).
+func matchCPU(t *testing.T, c kcase, want, got [][]float64, tactic string) {
+	t.Helper()
+	for i, o := range c.node.Outputs {
+		if !o.Present() {
+			continue
+		}
+		w, g := want[i], got[i]
+		require.Len(t, g, len(w), "output %d", i)
+		var ok []bool
+		if f := c.valid[i]; f != nil {
+			ok = f(w)
+		}
+		exact := !isFloat(o.DType) && o.DType != graph.Float64
+		rtol, atol := tolerance(o.DType, c.kind, c.cpuF32)
+		var maxAbs, maxRel float64
+		bad := 0
+		for j := range w {
+			if ok != nil && !ok[j] {
+				continue
+			}
+			d := math.Abs(g[j] - w[j])
+			if exact {
+				if d != 0 {
+					bad++
+					if bad <= 5 {
+						t.Errorf("output %d[%d] = %v, want %v", i, j, g[j], w[j])
+					}
+				}
+				continue
+			}
+			if math.IsNaN(w[j]) && math.IsNaN(g[j]) || math.IsInf(w[j], 0) && g[j] == w[j] {
+				continue
+			}
+			maxAbs = max(maxAbs, d)
+			if w[j] != 0 {
+				maxRel = max(maxRel, d/math.Abs(w[j]))
+			}
+			if !(d <= rtol*math.Abs(w[j])+atol) {
+				bad++
+				if bad <= 5 {
+					t.Errorf("output %d[%d] = %v, want %v (|d| %.3g > %.3g)", i, j, g[j], w[j], d, rtol*math.Abs(w[j])+atol)
+				}
+			}
+		}
+		require.Zero(t, bad, "output %d: %d of %d elements differ", i, bad, len(w))
+		t.Logf("MAXERR %s out%d tactic=%s maxabs=%.3g maxrel=%.3g", c.name, i, tactic, maxAbs, maxRel)
 	}
 }
 

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -455,4 +456,42 @@ func TestDependentSteps(t *testing.T) {
 		}
 	}
 	require.NotZero(t, seen, "no case launches a kernel dependent")
+}
+
+// Every instance whose workspace holds a cuBLASLt cap can be measured (the tight plan lowers
+// that part, engine.TightenEnvelope): MatMul at cuBLASLt, and the kernels whose programs
+// hold cuBLASLt products of their own (GatedMatMul, MatMulNBits, the contrib Attention). The
+// measured part is the "cublas" part; no other instance claims one.
+func TestMeasuredParts(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	cases := allCases()
+	for _, n := range []*kernels.Node{matmulNode(graph.BFloat16, []int64{64, 256}, []int64{256, 128}, []int64{64, 128}),
+		matmulNode(graph.BFloat16, []int64{1, 256}, []int64{256, 128}, []int64{1, 128}), // gemv
+		gatedNode(graph.BFloat16, []int64{64, 256}, 256, 128, true), gatedNode(graph.BFloat16, []int64{1, 256}, 256, 128, true)} {
+		cases = append(cases, kcase{name: n.Op + fmt.Sprint(n.Inputs[0].Shape), node: *n})
+	}
+	measured := map[string]bool{}
+	for _, c := range cases {
+		inst, err := reg.Select(&c.node, h200)
+		require.NoError(t, err, c.name)
+		parts := inst.Recipe().Parts
+		hasCap := slices.ContainsFunc(parts, func(p alloc.Part) bool { return p.Name == gemmPart })
+		wm, ok := inst.(WorkspaceMeasurer)
+		if !ok {
+			require.False(t, hasCap, "%s: a cublas part that nothing measures", c.name)
+			continue
+		}
+		p := wm.MeasuredPart()
+		if !hasCap {
+			require.Equal(t, -1, p, c.name)
+			continue
+		}
+		require.GreaterOrEqual(t, p, 0, "%s: a cublas part that nothing measures", c.name)
+		require.Equal(t, gemmPart, parts[p].Name, c.name)
+		measured[c.node.Op] = true
+	}
+	for _, op := range []string{"MatMul", "GatedMatMul", "MatMulNBits", "Attention"} {
+		require.True(t, measured[op], "no case measures %s (measured: %v)", op, measured)
+	}
 }
