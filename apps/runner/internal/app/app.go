@@ -115,7 +115,7 @@ func modelFlags() []cli.Flag {
 			"(powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. 512MiB, 1.5GiB, 4GB; the arenas must fit under it"},
 		&cli.IntFlag{Name: "workers", Usage: "CPU kernel workers `N` (0: GOMAXPROCS)"},
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "`K` sessions (streams, arenas) run concurrently, sharing the weights"},
-		&cli.BoolFlag{Name: "tight", Usage: "reserve the tight plan: kernels whose workspace is a cap (cuBLASLt GEMMs) get what the device " +
+		&cli.BoolFlag{Name: "tight", Usage: "reserve the tight plan: kernels whose workspace holds a cap (cuBLASLt's, in GEMMs and in fused kernels with products of their own) get what the device " +
 			"says they need at the envelope's extremes, measured at load (--stats shows W, C, R and the bytes saved)"},
 		&cli.BoolFlag{Name: "graph", Usage: "capture each shape pattern's kernels into a graph at its first run and replay it after (a CUDA graph on a GPU)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random inputs made without --input"},
