@@ -25,10 +25,10 @@ import (
 //     then, a chunk of rows at a time, the up product into the workspace part "up" and
 //     carve_swiglu over the chunk in place (Y = swish(Y) * up). Only a chunk of the up product is
 //     ever carved: gatedChunkRows rows (all of them up to 512, then a quarter of them, at least
-//     512), so the node's workspace is at most a quarter of its output beside cuBLASLt's cap
-//     where the unfused graph holds two [M, N] intermediates beside its output. That is a
-//     prefill's peak: in Qwen2.5-1.5B at (1, 2048) (M 2048, N 8960, bfloat16) the node held
-//     70 MiB of products in its workspace and holds 8.75 MiB now.
+//     512), so beside cuBLASLt's cap the node holds the larger of 512 rows and a quarter of one
+//     [M, N] product, where the unfused graph holds two whole ones beside its output. The MLP is
+//     a prefill's peak: in Qwen2.5-1.5B at (1, 2048) (M 2048, N 8960, bfloat16) the node held 70
+//     MiB of products in its workspace and holds 8.75 MiB now.
 //
 // The workspace bound is the cublaslt tactic's parts at the range's most rows (the gemv tactic
 // needs none; gatedChunkRows never falls as M grows).
