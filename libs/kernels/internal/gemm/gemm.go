@@ -416,7 +416,8 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 					clear(dst[cols:])
 				}
 			} else {
-				packRows(panel, k.NR, kc, cols, t.a.Data[(i0+q)*t.a.Ld+k0:], t.a.Ld)
+				packCols(panel, k.NR, kc, cols, t.a.Data[(i0+q)*t.a.Ld+k0:], t.a.Ld)
+				zeroCols(panel, k.NR, kc, cols)
 			}
 		}
 		for q := 0; q < mc; q += k.NR {
@@ -448,10 +449,9 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 	}
 }
 
-// packRows packs the kc x cols block X(p, j) = data[j*ld + p] (X's columns are data's rows)
-// into panel, element (p, j) at p*nr + j, and zeroes columns cols..nr-1. Eight columns at a
-// time go through pack8.
-func packRows(panel []float32, nr, kc, cols int, data []float32, ld int) {
+// packCols packs the kc x cols block X(p, j) = data[j*ld + p] (X's columns are data's rows)
+// into panel, element (p, j) at p*nr + j. Eight columns at a time go through pack8.
+func packCols(panel []float32, nr, kc, cols int, data []float32, ld int) {
 	j := 0
 	if k8 := kc &^ 7; hasPack8 && k8 > 0 {
 		for ; j+8 <= cols; j += 8 {
@@ -469,7 +469,11 @@ func packRows(panel []float32, nr, kc, cols int, data []float32, ld int) {
 			panel[p*nr+j] = v
 		}
 	}
-	for ; j < nr; j++ {
+}
+
+// zeroCols zeroes columns from..nr-1 of a panel of kc rows (the padding past a matrix's edge).
+func zeroCols(panel []float32, nr, kc, from int) {
+	for j := from; j < nr; j++ {
 		for p := 0; p < kc; p++ {
 			panel[p*nr+j] = 0
 		}
@@ -542,50 +546,22 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 // written to col, are transposed 8 x 8 in registers); the rest one by one.
 func (t *task) packB(buf, col []float32, k0, kc, j0, nc int) {
 	nr := t.k.NR
-	k8 := 0
-	if hasPack8 {
-		k8 = kc &^ 7
-	}
 	for q := 0; q < nc; q += nr {
 		cols := min(nr, nc-q)
 		panel := buf[q*kc : q*kc+kc*nr]
-		j := 0
-		for ; k8 > 0 && j+8 <= cols; j += 8 {
-			var src []float32
-			stride := kc
-			if t.src != nil {
-				for r := 0; r < 8; r++ {
+		if t.src == nil {
+			packCols(panel, nr, kc, cols, t.b.Data[(j0+q)*t.b.Ld+k0:], t.b.Ld)
+		} else {
+			// Eight columns at a time from the Source into col, then packed from there.
+			for j := 0; j < cols; j += 8 {
+				g := min(8, cols-j)
+				for r := 0; r < g; r++ {
 					t.src.Col(col[r*kc:(r+1)*kc], j0+q+j+r, k0)
 				}
-				src = col
-			} else {
-				src, stride = t.b.Data[(j0+q+j)*t.b.Ld+k0:], t.b.Ld
-			}
-			pack8(panel[j:], nr, src, stride, k8)
-			for r := 0; r < 8; r++ { // the last kc % 8 of each column
-				for p := k8; p < kc; p++ {
-					panel[p*nr+j+r] = src[r*stride+p]
-				}
+				packCols(panel[j:], nr, kc, g, col, kc)
 			}
 		}
-		for ; j < nr; j++ {
-			if j >= cols {
-				for p := 0; p < kc; p++ {
-					panel[p*nr+j] = 0
-				}
-				continue
-			}
-			src := col[:kc]
-			if t.src != nil {
-				t.src.Col(src, j0+q+j, k0)
-			} else {
-				o := (j0+q+j)*t.b.Ld + k0
-				src = t.b.Data[o : o+kc]
-			}
-			for p, v := range src {
-				panel[p*nr+j] = v
-			}
-		}
+		zeroCols(panel, nr, kc, cols)
 	}
 }
 
