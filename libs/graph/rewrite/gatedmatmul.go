@@ -2,7 +2,6 @@ package rewrite
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"carve.dev/libs/graph"
@@ -38,7 +37,7 @@ func matchGatedMatMul(sw *graph.Node) (*match, string) {
 	if mu.Inputs[0] != a {
 		return nil, fmt.Sprintf("gate and up read different inputs, %s and %s", a.Name, mu.Inputs[0].Name)
 	}
-	if wg.DType != wu.DType || !slices.EqualFunc(wg.Shape, wu.Shape, graph.Dim.Equal) {
+	if wg.DType != wu.DType || !sameShape(wg, wu) {
 		return nil, fmt.Sprintf("the weights %s %s%v and %s %s%v differ in dtype or shape", wg.Name, wg.DType, wg.Shape, wu.Name, wu.DType, wu.Shape)
 	}
 	if !isFloat(a.DType) || a.DType != wg.DType || len(a.Shape) < 2 {

@@ -148,13 +148,13 @@ func halfTimes(plus *graph.Node, x *graph.Value) (*graph.Node, []*graph.Node, st
 		case ok:
 			factor *= c
 		case !seenX:
-			f, chain := scaledFrom(o, x)
-			if chain == nil {
+			f, chain, ok := scaledFrom(o, x)
+			if !ok {
 				return nil, nil, fmt.Sprintf("%s multiplies by %s, not by %s or a constant", m.Name, o.Name, x.Name)
 			}
 			seenX, factor = true, factor*f
 			if only(o, m) {
-				nodes = append(nodes, chain[1:]...)
+				nodes = append(nodes, chain...)
 			}
 		default:
 			return nil, nil, fmt.Sprintf("%s multiplies by %s after %s", m.Name, o.Name, x.Name)
@@ -168,14 +168,15 @@ func halfTimes(plus *graph.Node, x *graph.Value) (*graph.Node, []*graph.Node, st
 	return nil, nil, fmt.Sprintf("%s is not 0.5 * %s * (1 + ...)", cur.Name, x.Name)
 }
 
-// scaledFrom returns f when v = f * x through Muls by constants (v == x: f = 1), with the
-// chain's nodes after a nil first element; nil when v is not so.
-func scaledFrom(v, x *graph.Value) (float64, []*graph.Node) {
-	f, chain := 1.0, []*graph.Node{nil}
+// scaledFrom returns f when v = f * x through at most two Muls by constants (v == x: f = 1),
+// with the Muls' nodes, and whether v is so.
+func scaledFrom(v, x *graph.Value) (float64, []*graph.Node, bool) {
+	f := 1.0
+	var chain []*graph.Node
 	for v != x {
 		m := from(v, "Mul")
 		if m == nil || len(m.Inputs) != 2 {
-			return 0, nil
+			return 0, nil, false
 		}
 		c, ok := scalar(m.Inputs[1])
 		next := m.Inputs[0]
@@ -183,12 +184,12 @@ func scaledFrom(v, x *graph.Value) (float64, []*graph.Node) {
 			c, ok = scalar(m.Inputs[0])
 			next = m.Inputs[1]
 		}
-		if !ok || len(chain) > 2 {
-			return 0, nil
+		if !ok || len(chain) == 2 {
+			return 0, nil, false
 		}
 		f, v, chain = f*c, next, append(chain, m)
 	}
-	return f, chain
+	return f, chain, true
 }
 
 // lastOr returns the last node of chain, or n when chain is empty.
@@ -197,16 +198,4 @@ func lastOr(chain []*graph.Node, n *graph.Node) *graph.Node {
 		return n
 	}
 	return chain[len(chain)-1]
-}
-
-func sameShape(a, b *graph.Value) bool {
-	if len(a.Shape) != len(b.Shape) {
-		return false
-	}
-	for i := range a.Shape {
-		if !a.Shape[i].Equal(b.Shape[i]) {
-			return false
-		}
-	}
-	return true
 }

@@ -214,7 +214,7 @@ func scaleChain(v *graph.Value, next *graph.Node, strict bool) (inner *graph.Val
 				c, x = 1/s, n.Inputs[0]
 			}
 		}
-		if x == nil || x.DType != v.DType || !slices.EqualFunc(x.Shape, v.Shape, graph.Dim.Equal) {
+		if x == nil || x.DType != v.DType || !sameShape(x, v) {
 			break
 		}
 		factor *= c
@@ -223,6 +223,9 @@ func scaleChain(v *graph.Value, next *graph.Node, strict bool) (inner *graph.Val
 	}
 	return v, factor, nodes
 }
+
+// sameShape reports whether a and b have the same shape: every dim equal, constants or symbols.
+func sameShape(a, b *graph.Value) bool { return slices.EqualFunc(a.Shape, b.Shape, graph.Dim.Equal) }
 
 // f32 formats a float as the float32 it becomes in an attribute.
 func f32(x float64) string { return strconv.FormatFloat(x, 'g', -1, 32) }
