@@ -17,9 +17,9 @@ import (
 // Heads are grouped so that a product is a multiple of fusePanel columns wide: the gemm's
 // widest micro-kernel then runs on every panel (a 16-column product takes the 12 x 16 kernel,
 // half as fast per multiply-add as the 12 x 32 one; with a head a task, 32 tasks, the op took
-// 0.14-0.15 ms). Each element of Q, K and V is the same
-// sum in the same order as in the one big product (package gemm's invariant 3; the kernels
-// add C and the bias after the sum), so the results are the same bit for bit.
+// 0.14-0.15 ms). Each element of Q, K and V is the same sum in the same order as in the one big
+// product (package gemm's invariant 3; the kernels add C and the bias after the sum), so the
+// results are the same bit for bit.
 //
 // The fused run reuses the recipe of the two-loop run, so the choice between them is free to
 // change without touching the estimator: a slot's Q, K and V (S x g(2D + Dv) floats) lie in

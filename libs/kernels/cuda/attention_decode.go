@@ -38,8 +38,8 @@ const (
 // decodeMaxChunks is the most chunks per (batch, key/value head), decodeMinKeys the fewest keys
 // (of the capacity) a chunk is planned for, decodeBlockWarps the warps of a core block and
 // decodePDL whether the core and the combine are launched dependent (launchDependent: the
-// combine's launch overlaps the core, about 0.5 us a step, and the core's the kernel ahead). Variables so that a benchmark can sweep them; Select and Bound read
-// the same values.
+// combine's launch overlaps the core, about 0.5 us a step, and the core's the kernel ahead).
+// Variables so that a benchmark can sweep them; Select and Bound read the same values.
 var (
 	decodeMaxChunks  int64 = 64
 	decodeMinKeys    int64 = 32

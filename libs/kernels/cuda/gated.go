@@ -209,5 +209,5 @@ func gatedOps() []*op {
 	return []*op{{key: kernels.Key(kernels.DomainCarve, "GatedMatMul"), sel: selectGated, bound: boundGated,
 		tactics: []kernels.TacticInfo{
 			{Name: gatedGemvTactic, Summary: "one row of fp16/bf16 on sm_90+: both weights in one gemv launch, the SwiGLU in its epilogue, no workspace"},
-			{Name: gemmTactic, Workspace: true, Summary: "two cuBLASLt products into workspace, then the SwiGLU kernel"}}}}
+			{Name: gemmTactic, Workspace: true, Summary: "the gate product with cuBLASLt into the output, then the up product into workspace a chunk of rows at a time, each chunk's SwiGLU in place"}}}}
 }

@@ -100,7 +100,7 @@ func runGemm(g *gemmInstance, in, out []kernels.Tensor, ws *alloc.Workspace, s a
 	}
 	part, ok := ws.Part(gemmPart)
 	if !ok {
-		return fmt.Errorf("cuda: %s: workspace has no part \"cublas\"", g.kernel)
+		return fmt.Errorf("cuda: %s: workspace has no part %q", g.kernel, gemmPart)
 	}
 	a, b := in[0].Addr, in[1].Addr
 	raw, err := dev.RawStream(s)
