@@ -171,17 +171,7 @@ func TestGatedTightWorkspace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, inst.(WorkspaceMeasurer).MeasuredPart())
 	next := alloc.Ptr(1 << 40)
-	bind := func(vs []kernels.Value) []kernels.Tensor {
-		var ts []kernels.Tensor
-		for _, v := range vs {
-			size, err := kernels.ByteSize(v.DType, v.Shape)
-			require.NoError(t, err)
-			ts = append(ts, kernels.Tensor{DType: v.DType, Shape: v.Shape, Addr: next})
-			next += alloc.Ptr(size+255) &^ 255
-		}
-		return ts
-	}
-	in, out := bind(n.Inputs), bind(n.Outputs)
+	in, out := fakeTensors(t, n.Inputs, &next), fakeTensors(t, n.Outputs, &next)
 	run := func(sizes ...int64) error {
 		r := inst.Recipe()
 		r.Parts = slices.Clone(r.Parts)

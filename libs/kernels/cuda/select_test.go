@@ -33,20 +33,7 @@ type launchRec struct {
 func fakeRun(t testing.TB, n *kernels.Node, inst kernels.Instance) []launchRec {
 	t.Helper()
 	next := alloc.Ptr(1 << 40)
-	bind := func(vs []kernels.Value) []kernels.Tensor {
-		ts := make([]kernels.Tensor, len(vs))
-		for i, v := range vs {
-			if !v.Present() {
-				continue
-			}
-			ts[i] = kernels.Tensor{DType: v.DType, Shape: v.Shape, Addr: next}
-			size, err := kernels.ByteSize(v.DType, v.Shape)
-			require.NoError(t, err)
-			next += alloc.Ptr((size + (1 << 20)) &^ 255)
-		}
-		return ts
-	}
-	in, out := bind(n.Inputs), bind(n.Outputs)
+	in, out := fakeTensors(t, n.Inputs, &next), fakeTensors(t, n.Outputs, &next)
 	var ws *alloc.Workspace
 	if r := inst.Recipe(); len(r.Parts) > 0 {
 		size, err := r.Size()
@@ -67,6 +54,23 @@ func fakeRun(t testing.TB, n *kernels.Node, inst kernels.Instance) []launchRec {
 		require.NoError(t, program{ci.prog[i]}.exec(1, in, out, ws, rec))
 	}
 	return recs
+}
+
+// fakeTensors binds vs to tensors at fake device addresses from *next on, advancing it: each
+// 256-byte aligned and at least 1 MiB past the one before (absent values get none).
+func fakeTensors(t testing.TB, vs []kernels.Value, next *alloc.Ptr) []kernels.Tensor {
+	t.Helper()
+	ts := make([]kernels.Tensor, len(vs))
+	for i, v := range vs {
+		if !v.Present() {
+			continue
+		}
+		ts[i] = kernels.Tensor{DType: v.DType, Shape: v.Shape, Addr: *next}
+		size, err := kernels.ByteSize(v.DType, v.Shape)
+		require.NoError(t, err)
+		*next += alloc.Ptr((size + (1 << 20)) &^ 255)
+	}
+	return ts
 }
 
 // soleLaunch selects n for an H200 and returns the one launch its program makes.
