@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -61,6 +62,19 @@ type Model struct {
 	// Generation is onnxruntime's greedy generation with the model's KV cache; nil for models
 	// without one.
 	Generation *Generation `json:"generation"`
+
+	// Zoo models (package zoo) say what they were made from: the architecture family, whether
+	// it is a decoder or an encoder, the exporter (dynamo or torchscript), whether the export
+	// takes an attention_mask input, and the family's config.json beside it.
+	Family        string `json:"family"`
+	Task          string `json:"task"`
+	Exporter      string `json:"exporter"`
+	AttentionMask bool   `json:"attention_mask"`
+	Config        string `json:"config"`
+
+	// fsys and dir hold the model's files; files and dir are set by Load.
+	fsys fs.FS
+	dir  string
 }
 
 // Binding is one run of onnxruntime: its dims, and the .npy files of its inputs and outputs.
@@ -77,23 +91,44 @@ type ValueShape struct {
 	DType int32   `json:"dtype"` // ONNX TensorProto.DataType
 }
 
-type manifest struct {
+// Manifest is a fixture directory's manifest.json: the versions of the tools that made the
+// models, the models, and what failed to be made.
+type Manifest struct {
 	Versions map[string]string `json:"versions"`
 	Models   []Model           `json:"models"`
+	Failures []Failure         `json:"failures"`
 }
 
-var load = sync.OnceValues(func() (*manifest, error) {
-	b, err := files.ReadFile("testdata/manifest.json")
+// Failure is a model the fixture script could not make, and why.
+type Failure struct {
+	Family string `json:"family"`
+	Step   string `json:"step"`
+	Error  string `json:"error"`
+}
+
+var load = sync.OnceValues(func() (*Manifest, error) { return Load(files, "testdata") })
+
+// Load reads the manifest.json of a fixture directory dir of fsys (this package's testdata, or
+// another package's embedded set, such as the zoo's) and returns its models sorted by name,
+// each reading its files from there.
+func Load(fsys fs.FS, dir string) (*Manifest, error) {
+	b, err := fs.ReadFile(fsys, path.Join(dir, "manifest.json"))
 	if err != nil {
 		return nil, err
 	}
-	m := &manifest{}
+	m := &Manifest{}
 	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("testmodels: manifest: %w", err)
+		return nil, fmt.Errorf("testmodels: %s/manifest.json: %w", dir, err)
+	}
+	for i := range m.Models {
+		m.Models[i].fsys, m.Models[i].dir = fsys, dir
 	}
 	sort.Slice(m.Models, func(i, j int) bool { return m.Models[i].Name < m.Models[j].Name })
 	return m, nil
-})
+}
+
+// read returns one of the model's files.
+func (m Model) read(file string) ([]byte, error) { return fs.ReadFile(m.fsys, path.Join(m.dir, file)) }
 
 // Models returns every fixture model, sorted by name.
 func Models() []Model {
@@ -134,7 +169,7 @@ func MustGet(name string) Model {
 
 // Bytes returns the model's .onnx bytes, decompressed if the file is gzip-compressed.
 func (m Model) Bytes() ([]byte, error) {
-	b, err := files.ReadFile(path.Join("testdata", m.File))
+	b, err := m.read(m.File)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +198,7 @@ func (m Model) WriteDir(dir string) (string, error) {
 		return "", err
 	}
 	if m.ExternalData != "" {
-		d, err := files.ReadFile(path.Join("testdata", m.ExternalData))
+		d, err := m.read(m.ExternalData)
 		if err != nil {
 			return "", err
 		}
@@ -191,7 +226,7 @@ func (m Model) ValueShapes(i int) (map[string]ValueShape, error) {
 	if m.Shapes == "" {
 		return nil, fmt.Errorf("testmodels: %s has no recorded shapes", m.Name)
 	}
-	b, err := files.ReadFile(path.Join("testdata", m.Shapes))
+	b, err := m.read(m.Shapes)
 	if err != nil {
 		return nil, err
 	}
@@ -220,12 +255,27 @@ type Array struct {
 	Int64   []int64
 }
 
-// ReadArray decodes one of the fixtures' .npy files (a Binding's Inputs or Outputs entry).
+// ReadArray decodes one of this package's fixtures' .npy files (a Binding's Inputs or Outputs
+// entry).
 func ReadArray(file string) (Array, error) {
 	b, err := files.ReadFile(path.Join("testdata", file))
 	if err != nil {
 		return Array{}, err
 	}
+	return decodeArray(file, b)
+}
+
+// Array decodes one of the model's .npy files (a Binding's Inputs or Outputs entry), wherever
+// the model's files are.
+func (m Model) Array(file string) (Array, error) {
+	b, err := m.read(file)
+	if err != nil {
+		return Array{}, err
+	}
+	return decodeArray(file, b)
+}
+
+func decodeArray(file string, b []byte) (Array, error) {
 	r, err := npyio.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return Array{}, fmt.Errorf("testmodels: %s: %w", file, err)
