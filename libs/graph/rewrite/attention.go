@@ -234,9 +234,14 @@ func (mt *match) emptyRows(pad, raw, out string, v *graph.Value, hq graph.Dim) s
 
 // ints names an int64 constant of the given shape (nil: a scalar), adding it once.
 func (mt *match) ints(name string, shape []int64, vals ...int64) string {
-	if slices.ContainsFunc(mt.inits, func(t *graph.Tensor) bool { return t.Name == name }) {
-		return name
+	if !slices.ContainsFunc(mt.inits, func(t *graph.Tensor) bool { return t.Name == name }) {
+		mt.inits = append(mt.inits, int64Init(name, shape, vals...))
 	}
+	return name
+}
+
+// int64Init is an int64 initializer of the given shape (nil: a scalar).
+func int64Init(name string, shape []int64, vals ...int64) *graph.Tensor {
 	b := make([]byte, 0, 8*len(vals))
 	for _, v := range vals {
 		b = binary.LittleEndian.AppendUint64(b, uint64(v))
@@ -245,8 +250,16 @@ func (mt *match) ints(name string, shape []int64, vals ...int64) string {
 	if err != nil {
 		panic(err) // the sizes are right by construction
 	}
-	mt.inits = append(mt.inits, t)
-	return name
+	return t
+}
+
+// float32Init is a float32 scalar initializer.
+func float32Init(name string, x float32) *graph.Tensor {
+	t, err := graph.NewTensor(name, graph.Float32, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(x)))
+	if err != nil {
+		panic(err) // the size is right by construction
+	}
+	return t
 }
 
 func producerLabel(v *graph.Value) string {

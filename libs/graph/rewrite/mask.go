@@ -47,6 +47,23 @@ func planMask(m *graph.Value, dt graph.DType, s, t graph.Dim, at string) (maskPl
 	if len(m.Shape) > 4 {
 		return maskPlan{}, fmt.Sprintf("the mask %s has rank %d", m.Name, len(m.Shape))
 	}
+	rec, unrecognised := recogniseMask(m, s, t)
+	if unrecognised == "" {
+		p, why := rec.plan(dt, s, t)
+		if why == "" {
+			return p, ""
+		}
+		unrecognised = why
+	}
+	p, why := matchMask(m, s, t, at)
+	if why == "" && (p.value != "" || p.causal) {
+		p.detail += " (not recognised by evaluation: " + unrecognised + ")"
+	}
+	return p, why
+}
+
+// matchMask plans a mask recogniseMask could not decide by the forms it is known to take.
+func matchMask(m *graph.Value, s, t graph.Dim, at string) (maskPlan, string) {
 	whole := maskPlan{value: m.Name, detail: fmt.Sprintf("float mask %s %s", m.Name, m.Shape)}
 	w := from(m, "Where")
 	if w == nil {

@@ -1,0 +1,1329 @@
+package rewrite
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"carve.dev/libs/graph"
+)
+
+// A mask recognised by what it computes.
+//
+// Exporters spell the same attention mask in many ways: Range, LessOrEqual and And; Trilu of a
+// ConstantOfShape; the difference of two index grids compared with zero; a padding mask
+// gathered by index, cast and expanded; Where(keep, 0, min) or (1 - keep) * min. Instead of
+// matching each spelling, recogniseMask evaluates the subgraph that computes the mask (its
+// cone: every node between the graph's inputs, weights and Shape nodes and the mask) on small
+// probe bindings, and compares the result with the canonical masks
+//
+//	keep(b, i, j) = [causal] j <= i + (T - S)  and  [padding] attention_mask[b, j] != 0
+//
+// over queries i < S and keys j < T, each part optional; a masked score takes one fill value
+// (-inf, or a finite minimum), a kept one 0. The fused Attention then reads is_causal and a
+// [batch, 1, 1, T] padding mask: no [batch, 1, S, T] tensor is left.
+//
+// Why probing decides it (soundness). The cone is evaluated only if every op in it is one of
+// evalOps, and the evaluator refuses index arithmetic other than adding, subtracting,
+// comparing, taking the minimum or maximum of index values and constants (a product or
+// quotient of an index by anything but 1 or -1 is refused; Range's step must be 1 or -1).
+// The mask's value at (b, i, j) is then a Boolean combination of padding bits and atoms
+// "u·(i, j, S, T) + c >= 0" with every coefficient in {-1, 0, 1} and |c| <= C, the largest
+// constant that meets an index (recorded while evaluating). Two such combinations that
+// differ, differ on a cell of the arrangement of their atoms; every cell that contains an
+// integer point of the admitted region (S >= 1, T >= S, i < S, j < T) contains one with
+// S, T <= 2C + 2, because the cells' vertices solve unit-coefficient systems with constants
+// bounded by C. Every binding with S, T up to N = max(8, 2C + 4) is probed, at every (i, j);
+// each batch row pair carries a padding pattern and its complement, so every (i, j) meets
+// both padding bits, under three patterns (scattered, right- and left-padded). A mask that
+// matches a canonical one at every probe equals it at every binding. A cone whose constants
+// make N larger than maxProbe (a sliding window of 4096) is not probed and stays as exported,
+// with the reason; so does any cone with an op the evaluator does not know, or that reads
+// the data of a graph input other than one [batch, T] attention mask.
+
+// plan turns a recognised mask into how the fused op reads it, over scores of type dt. A
+// padding mask is read as bool [batch, 1, 1, keys] (True keeps) when its fill is -inf, else
+// as the float Where(keep, 0, fill) the exported graph adds; new nodes are named after the
+// attention mask input, so every fusion reading it shares them.
+func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
+	how := fmt.Sprintf("recognised by evaluation at %d probes", r.probes)
+	if r.pad == nil {
+		if r.causal {
+			return maskPlan{causal: true, detail: "causal (" + how + ")"}, ""
+		}
+		return maskPlan{detail: "mask always true (" + how + ")"}, ""
+	}
+	if r.causal && !math.IsInf(r.fill, -1) && !s.Equal(t) {
+		return maskPlan{}, fmt.Sprintf("a causal padding mask with the finite fill %s over %s queries and %s keys (rows with no key kept are fixed only for prompts)", f32(r.fill), s, t)
+	}
+	var p maskPlan
+	am := r.pad.Name
+	keep := am
+	if r.pad.DType != graph.Bool {
+		keep = am + "/carve.keep"
+		p.add = append(p.add, graph.NodeSpec{Name: keep, OpType: "Cast", Inputs: []string{am}, Outputs: []string{keep},
+			Attrs: graph.NewAttributes(graph.Attribute{Name: "to", Kind: graph.AttrInt, Int: int64(graph.Bool)})})
+	}
+	keep4 := keep + "/keys"
+	p.inits = append(p.inits, int64Init("rewrite.[1,2]", []int64{2}, 1, 2))
+	p.add = append(p.add, graph.NodeSpec{Name: keep4, OpType: "Unsqueeze", Inputs: []string{keep, "rewrite.[1,2]"}, Outputs: []string{keep4}})
+	p.causal = r.causal
+	parts := fmt.Sprintf("padding %s != 0 as a bool mask [batch, 1, 1, keys]", am)
+	if math.IsInf(r.fill, -1) {
+		p.value = keep4
+	} else {
+		zero, fill := p.floatConst(0, dt), p.floatConst(r.fill, dt)
+		p.value = fmt.Sprintf("%s/mask.%s", keep4, fill)
+		p.add = append(p.add, graph.NodeSpec{Name: p.value, OpType: "Where", Inputs: []string{keep4, zero, fill}, Outputs: []string{p.value}})
+		parts = fmt.Sprintf("padding Where(%s != 0, 0, %s) [batch, 1, 1, keys]", am, f32(r.fill))
+	}
+	if r.causal {
+		parts = "causal, " + parts
+		if !math.IsInf(r.fill, -1) {
+			p.emptyRows = keep4
+			parts += ", rows with no key kept set to the mean of V"
+		}
+	}
+	p.detail = parts + " (" + how + ")"
+	return p, ""
+}
+
+// floatConst names a scalar constant x of type dt: a float32 initializer, cast to dt when dt
+// is another float type.
+func (p *maskPlan) floatConst(x float64, dt graph.DType) string {
+	name := "rewrite.float32(" + f32(x) + ")"
+	p.inits = append(p.inits, float32Init(name, float32(x)))
+	if dt == graph.Float32 {
+		return name
+	}
+	cast := fmt.Sprintf("%s.%s", name, dt)
+	p.add = append(p.add, graph.NodeSpec{Name: cast, OpType: "Cast", Inputs: []string{name}, Outputs: []string{cast},
+		Attrs: graph.NewAttributes(graph.Attribute{Name: "to", Kind: graph.AttrInt, Int: int64(dt)})})
+	return cast
+}
+
+// maxProbe bounds the probes' sequence lengths (their cost is about N^4 element evaluations).
+const maxProbe = 40
+
+// recognised is what recogniseMask found.
+type recognised struct {
+	causal bool
+	pad    *graph.Value // the attention mask input [batch, T] whose zeros mask keys; nil for none
+	fill   float64      // the masked scores' value; -inf if no probe masked any
+	probes int          // the probe evaluations it took
+}
+
+// The canonical masks, by their parts: pairs[c][p] for causal c and padding p (0 absent, 1
+// present) stays true while every probe agrees with it.
+type candidates [2][2]bool
+
+// recogniseMask evaluates the cone of the mask m added to scores [.., s, t] and returns the
+// canonical mask it equals, or why it cannot tell.
+func recogniseMask(m *graph.Value, s, t graph.Dim) (recognised, string) {
+	c, why := coneOf(m)
+	if why != "" {
+		return recognised{}, why
+	}
+	if len(m.Shape) != 4 {
+		return recognised{}, fmt.Sprintf("the mask %s has rank %d, not [batch, heads, queries, keys]", m.Name, len(m.Shape))
+	}
+	if len(c.inputs) > 1 {
+		return recognised{}, fmt.Sprintf("the mask reads the data of %d inputs; a padding mask comes from one", len(c.inputs))
+	}
+	c.dims = t.Syms(s.Syms(c.dims))
+	// The batch dims stay at 2 (a padding pattern and its complement); the others vary.
+	batch := m.Shape[0].Syms(nil)
+	if len(c.inputs) == 1 {
+		in := c.inputs[0]
+		if len(in.Shape) != 2 || !(isInt(in.DType) || in.DType == graph.Bool || isFloat(in.DType)) {
+			return recognised{}, fmt.Sprintf("the mask reads the data of input %s, which is not a [batch, keys] attention mask", in)
+		}
+		batch = in.Shape[0].Syms(batch)
+	}
+	var dims []string
+	for _, d := range c.dims {
+		if !slices.Contains(batch, d) {
+			dims = append(dims, d)
+		}
+	}
+	if len(dims) > 2 {
+		return recognised{}, fmt.Sprintf("the mask depends on %d dims besides the batch (%v); probing covers at most two", len(dims), dims)
+	}
+	// The probes run to N = max(8, 2C + 4) for the largest constant C that met an index; C
+	// is known once the cone has been evaluated, so a first pass at N = 8 finds it.
+	n := 8
+	for {
+		rec := recognised{fill: math.NaN()}
+		bound, why := c.probeAll(&rec, batch, dims, m, s, t, n)
+		if why != "" {
+			return recognised{}, why
+		}
+		need := max(8, 2*bound+4)
+		if need > maxProbe {
+			return recognised{}, fmt.Sprintf("the mask compares positions with the constant %d; deciding it takes probes of up to %d positions, beyond the %d run", bound, need, maxProbe)
+		}
+		if need <= n {
+			if math.IsNaN(rec.fill) {
+				rec.fill = math.Inf(-1)
+			}
+			return rec, ""
+		}
+		n = need
+	}
+}
+
+// probeAll probes every binding with the batch dims at 2 and the other dims in 1..n, and
+// returns the largest constant that met an index, or why the mask is no canonical one.
+func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s, t graph.Dim, n int) (int, string) {
+	alive := candidates{{true, true}, {true, true}}
+	if len(c.inputs) == 0 {
+		alive[0][1], alive[1][1] = false, false
+	}
+	vals := make([]int64, len(dims))
+	for i := range vals {
+		vals[i] = 1
+	}
+	bound := 0
+	for {
+		env := map[string]int64{}
+		for _, d := range batch {
+			env[d] = 2
+		}
+		for i, d := range dims {
+			env[d] = vals[i]
+		}
+		S, err1 := s.Eval(env)
+		T, err2 := t.Eval(env)
+		if err1 == nil && err2 == nil && S >= 1 && T >= S {
+			patterns := 1
+			if len(c.inputs) == 1 {
+				patterns = 3
+			}
+			for pat := 0; pat < patterns; pat++ {
+				ev := &evaluator{env: env, batch: batch, memo: map[*graph.Value]*etensor{}}
+				var pads *etensor
+				if len(c.inputs) == 1 {
+					in := c.inputs[0]
+					shape, err := in.Shape.Eval(env)
+					if err != nil || len(shape) != 2 || shape[0] != 2 || shape[1] != T {
+						return 0, fmt.Sprintf("the attention mask %s %s does not span the %d keys at %v", in.Name, in.Shape, T, env)
+					}
+					pads = padProbe(in.DType, T, pat)
+					ev.inputs = map[*graph.Value]*etensor{in: pads}
+				}
+				got, err := ev.eval(m)
+				if err != nil {
+					return 0, fmt.Sprintf("the mask cannot be evaluated at %v: %v", env, err)
+				}
+				bound = max(bound, ev.bound)
+				if why := compare(got, pads, S, T, rec, &alive); why != "" {
+					return 0, fmt.Sprintf("%s at %v", why, env)
+				}
+				rec.probes++
+			}
+		}
+		i := 0
+		for ; i < len(vals); i++ {
+			if vals[i] < int64(n) {
+				vals[i]++
+				break
+			}
+			vals[i] = 1
+		}
+		if i == len(vals) {
+			break
+		}
+	}
+	if rec.probes == 0 {
+		return 0, "no probe binding has queries and at least as many keys"
+	}
+	// the simplest canonical mask that agreed with every probe
+	for _, cp := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
+		if alive[cp[0]][cp[1]] {
+			rec.causal = cp[0] == 1
+			if cp[1] == 1 {
+				rec.pad = c.inputs[0]
+			}
+			return bound, ""
+		}
+	}
+	return 0, "the mask is neither causal, nor padding, nor both, nor always true"
+}
+
+// padProbe is the attention mask of a probe: two rows, a pattern and its complement.
+func padProbe(dt graph.DType, keys int64, pat int) *etensor {
+	t := &etensor{dt: dt, shape: []int64{2, keys}, data: make([]float64, 2*keys), from: origin{true, true, true}}
+	for j := int64(0); j < keys; j++ {
+		var on bool
+		switch pat {
+		case 0: // scattered
+			on = (j*7+3)%5 < 3
+		case 1: // right padding
+			on = j < (keys+1)/2
+		default: // left padding
+			on = j >= keys/2
+		}
+		if on {
+			t.data[j] = 1
+		} else {
+			t.data[keys+j] = 1
+		}
+	}
+	return t
+}
+
+// compare checks the evaluated mask got, broadcast to [2, 1, S, T], against the canonical
+// masks and rules out those it disagrees with. Every masked score must take one fill of at
+// most -1e4.
+func compare(got, pads *etensor, S, T int64, rec *recognised, alive *candidates) string {
+	if len(got.shape) != 4 {
+		return fmt.Sprintf("the mask evaluates to shape %v", got.shape)
+	}
+	want := []int64{2, 1, S, T}
+	for a, d := range got.shape {
+		if d != want[a] && d != 1 {
+			return fmt.Sprintf("the mask evaluates to shape %v, which does not broadcast to [batch, 1, %d, %d] (a mask that differs across heads is a bias)", got.shape, S, T)
+		}
+	}
+	st := strides(got.shape)
+	for a, d := range got.shape {
+		if d == 1 {
+			st[a] = 0
+		}
+	}
+	off := T - S
+	for b := int64(0); b < 2; b++ {
+		for i := int64(0); i < S; i++ {
+			for j := int64(0); j < T; j++ {
+				x := got.data[b*st[0]+i*st[2]+j*st[3]]
+				kept := x == 0
+				if !kept {
+					if math.IsNaN(rec.fill) {
+						rec.fill = x
+					}
+					if x != rec.fill || !(x <= -1e4) {
+						return fmt.Sprintf("the mask holds %g and %g: a masked score takes one fill of at most -1e4, a kept one 0", rec.fill, x)
+					}
+				}
+				isC := j <= i+off
+				isP := pads == nil || pads.data[b*T+j] != 0
+				for c := 0; c < 2; c++ {
+					for p := 0; p < 2; p++ {
+						if ((c == 0 || isC) && (p == 0 || isP)) != kept {
+							alive[c][p] = false
+						}
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// ---------------------------------------------------------------- the cone
+
+type cone struct {
+	inputs []*graph.Value // graph inputs whose data the cone reads
+	dims   []string       // the named dims of the shapes it reads and of those inputs
+}
+
+// coneOf collects what m is computed from, or says why it cannot be evaluated.
+func coneOf(m *graph.Value) (*cone, string) {
+	c := &cone{}
+	seen := map[*graph.Value]bool{}
+	var walk func(v *graph.Value) string
+	walk = func(v *graph.Value) string {
+		if v == nil || seen[v] {
+			return ""
+		}
+		seen[v] = true
+		switch v.Kind {
+		case graph.KindInitializer:
+			if _, ext := v.Init.External(); ext {
+				return fmt.Sprintf("the mask reads the external weight %s", v.Name)
+			}
+			return ""
+		case graph.KindInput:
+			c.inputs = append(c.inputs, v)
+			for _, d := range v.Shape {
+				c.dims = d.Syms(c.dims)
+			}
+			return ""
+		}
+		n := v.Producer
+		if n == nil {
+			return fmt.Sprintf("the mask reads %s, which nothing produces", v.Name)
+		}
+		if n.Domain != "" || !evalOps[n.OpType] {
+			return fmt.Sprintf("the mask is computed by %s (%s), an op the mask evaluator does not know", n.Name, opLabel(n))
+		}
+		if n.OpType == "Shape" || n.OpType == "Size" {
+			for _, d := range n.Inputs[0].Shape {
+				c.dims = d.Syms(c.dims)
+			}
+			return "" // reads a shape only
+		}
+		for _, in := range n.Inputs {
+			if why := walk(in); why != "" {
+				return why
+			}
+		}
+		return ""
+	}
+	if why := walk(m); why != "" {
+		return nil, why
+	}
+	return c, ""
+}
+
+// ---------------------------------------------------------------- the evaluator
+
+var evalOps = map[string]bool{
+	"Identity": true, "Cast": true, "CastLike": true, "Shape": true, "Size": true, "Gather": true,
+	"Unsqueeze": true, "Squeeze": true, "Reshape": true, "Expand": true, "Concat": true,
+	"Slice": true, "Range": true, "ConstantOfShape": true, "Constant": true, "Where": true,
+	"Add": true, "Sub": true, "Mul": true, "Div": true, "Neg": true, "Abs": true,
+	"Not": true, "And": true, "Or": true, "Xor": true, "Equal": true, "Less": true,
+	"LessOrEqual": true, "Greater": true, "GreaterOrEqual": true, "Min": true, "Max": true,
+	"Trilu": true, "Transpose": true, "Flatten": true, "GatherND": true, "CumSum": true,
+}
+
+// etensor is a dense tensor of the evaluator: every dtype held as float64 (the integers of
+// masks and shapes are far below 2^53; floats are rounded to their dtype after each op).
+type etensor struct {
+	dt    graph.DType
+	shape []int64
+	data  []float64
+	from  origin
+}
+
+// origin says what a tensor depends on: the binding at all (a length, an index, a padding
+// bit), positions (a Range of indices, or a graph input's data, one value per position), and
+// a graph input's data.
+type origin struct{ dynamic, index, data bool }
+
+func (o origin) or(p origin) origin {
+	return origin{o.dynamic || p.dynamic, o.index || p.index, o.data || p.data}
+}
+
+type evaluator struct {
+	env    map[string]int64
+	batch  []string // the dims probes hold at 2
+	inputs map[*graph.Value]*etensor
+	memo   map[*graph.Value]*etensor
+	bound  int // the largest constant that met a dynamic integer
+}
+
+var errNonlinear = errors.New("index arithmetic other than sums and comparisons")
+
+func (ev *evaluator) eval(v *graph.Value) (*etensor, error) {
+	if t, ok := ev.memo[v]; ok {
+		return t, nil
+	}
+	t, err := ev.evalValue(v)
+	if err != nil {
+		return nil, err
+	}
+	ev.memo[v] = t
+	return t, nil
+}
+
+func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
+	switch v.Kind {
+	case graph.KindInitializer, graph.KindConstant:
+		h, ok := constData(v)
+		if !ok {
+			return nil, fmt.Errorf("constant %s cannot be read", v.Name)
+		}
+		return fromHost(h)
+	case graph.KindInput:
+		t, ok := ev.inputs[v]
+		if !ok {
+			return nil, fmt.Errorf("input %s has no probe", v.Name)
+		}
+		return t, nil
+	}
+	n := v.Producer
+	in := func(i int) (*etensor, error) {
+		x := n.Input(i)
+		if x == nil {
+			return nil, nil
+		}
+		return ev.eval(x)
+	}
+	if n.OpType == "Shape" || n.OpType == "Size" { // reads its input's shape, not its data
+		shape, err := n.Inputs[0].Shape.Eval(ev.env)
+		if err != nil {
+			return nil, err
+		}
+		if n.OpType == "Size" {
+			p := int64(1)
+			for _, d := range shape {
+				p *= d
+			}
+			return &etensor{dt: graph.Int64, data: []float64{float64(p)}, from: origin{dynamic: true}}, nil
+		}
+		r := int64(len(shape))
+		lo, hi := clampAxis(n.Attrs.Int("start", 0), r), clampAxis(n.Attrs.Int("end", r), r)
+		t := &etensor{dt: graph.Int64, shape: []int64{max(0, hi-lo)}, from: origin{dynamic: true}}
+		for _, d := range shape[lo:max(lo, hi)] {
+			t.data = append(t.data, float64(d))
+		}
+		return t, nil
+	}
+	x, err := in(0)
+	if err != nil {
+		return nil, err
+	}
+	out := v.DType
+	switch n.OpType {
+	case "Identity":
+		return x, nil
+	case "Cast", "CastLike":
+		return x.cast(out), nil
+	case "Constant":
+		h, ok := constData(v)
+		if !ok {
+			return nil, fmt.Errorf("constant %s cannot be read", v.Name)
+		}
+		return fromHost(h)
+	case "Neg", "Abs", "Not":
+		r := x.like(out)
+		for i, a := range x.data {
+			switch n.OpType {
+			case "Neg":
+				r.data[i] = -a
+			case "Abs":
+				r.data[i] = math.Abs(a)
+			default:
+				r.data[i] = b2f(a == 0)
+			}
+		}
+		return r.round(), nil
+	case "Add", "Sub", "Mul", "Div", "And", "Or", "Xor", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual":
+		y, err := in(1)
+		if err != nil {
+			return nil, err
+		}
+		return ev.binary(n.OpType, out, x, y)
+	case "Min", "Max":
+		r := x
+		for i := 1; i < len(n.Inputs); i++ {
+			y, err := in(i)
+			if err != nil {
+				return nil, err
+			}
+			if r, err = ev.binary(n.OpType, out, r, y); err != nil {
+				return nil, err
+			}
+		}
+		return r, nil
+	case "Where":
+		a, err := in(1)
+		if err != nil {
+			return nil, err
+		}
+		b, err := in(2)
+		if err != nil {
+			return nil, err
+		}
+		return where(out, x, a, b)
+	case "Range":
+		st, err := in(1)
+		if err != nil {
+			return nil, err
+		}
+		dl, err := in(2)
+		if err != nil {
+			return nil, err
+		}
+		if len(x.data) != 1 || len(st.data) != 1 || len(dl.data) != 1 {
+			return nil, fmt.Errorf("Range %s takes scalars", n.Name)
+		}
+		start, limit, delta := x.data[0], st.data[0], dl.data[0]
+		if isInt(out) && delta != 1 && delta != -1 {
+			return nil, fmt.Errorf("Range %s steps by %g: %w", n.Name, delta, errNonlinear)
+		}
+		if !x.from.dynamic {
+			ev.bound = max(ev.bound, int(math.Abs(start)))
+		}
+		cnt := int64(math.Max(0, math.Ceil((limit-start)/delta)))
+		if cnt > 1<<16 {
+			return nil, fmt.Errorf("Range %s has %d elements", n.Name, cnt)
+		}
+		r := &etensor{dt: out, shape: []int64{cnt}, data: make([]float64, cnt), from: x.from.or(st.from).or(dl.from)}
+		// positions, unless the range runs over the batch (a row index, as flat gathers
+		// of the attention mask scale by the keys)
+		r.from.index = r.from.dynamic && len(v.Shape) == 1 && slices.ContainsFunc(v.Shape[0].Syms(nil), func(d string) bool { return !slices.Contains(ev.batch, d) })
+		for i := range r.data {
+			r.data[i] = start + float64(i)*delta
+		}
+		return r.round(), nil
+	case "ConstantOfShape":
+		shape, err := x.ints()
+		if err != nil {
+			return nil, err
+		}
+		fill := 0.0
+		if a, ok := n.Attrs.Get("value"); ok && a.Tensor != nil {
+			h, err := fromHost(a.Tensor)
+			if err != nil {
+				return nil, err
+			}
+			if len(h.data) > 0 {
+				fill = h.data[0]
+			}
+		}
+		r, err := filled(out, shape, fill)
+		if err != nil {
+			return nil, err
+		}
+		r.from = x.from
+		return r, nil
+	case "Unsqueeze", "Squeeze", "Reshape", "Flatten":
+		shape, err := ev.reshaped(n, x)
+		if err != nil {
+			return nil, err
+		}
+		return &etensor{dt: x.dt, shape: shape, data: x.data, from: x.from}, nil
+	case "Expand":
+		s, err := in(1)
+		if err != nil {
+			return nil, err
+		}
+		shape, err := s.ints()
+		if err != nil {
+			return nil, err
+		}
+		to, err := broadcastTo(x.shape, shape)
+		if err != nil {
+			return nil, err
+		}
+		r := expand(x, to)
+		r.from = x.from.or(s.from)
+		return r, nil
+	case "Concat":
+		ts := []*etensor{x}
+		for i := 1; i < len(n.Inputs); i++ {
+			y, err := in(i)
+			if err != nil {
+				return nil, err
+			}
+			ts = append(ts, y)
+		}
+		return concat(ts, n.Attrs.Int("axis", 0))
+	case "Gather":
+		idx, err := in(1)
+		if err != nil {
+			return nil, err
+		}
+		return gather(x, idx, n.Attrs.Int("axis", 0))
+	case "CumSum":
+		if x.from.data {
+			return nil, fmt.Errorf("CumSum %s of a graph input's data: the mask at one key would depend on others", n.Name)
+		}
+		ax, err := in(1)
+		if err != nil {
+			return nil, err
+		}
+		if ax == nil || len(ax.data) != 1 {
+			return nil, fmt.Errorf("CumSum %s: the axis is not a scalar", n.Name)
+		}
+		r, err := cumsum(x, int64(ax.data[0]), n.Attrs.Int("exclusive", 0) != 0, n.Attrs.Int("reverse", 0) != 0)
+		if err != nil {
+			return nil, err
+		}
+		r.from.index = r.from.dynamic
+		return r, nil
+	case "GatherND":
+		idx, err := in(1)
+		if err != nil {
+			return nil, err
+		}
+		return gatherND(x, idx, n.Attrs.Int("batch_dims", 0))
+	case "Slice":
+		var args [4]*etensor
+		for i := range args {
+			if args[i], err = in(i + 1); err != nil {
+				return nil, err
+			}
+		}
+		return slice(x, args)
+	case "Trilu":
+		k := 0.0
+		if kt, err := in(1); err != nil {
+			return nil, err
+		} else if kt != nil {
+			if len(kt.data) != 1 {
+				return nil, fmt.Errorf("Trilu %s: k is not a scalar", n.Name)
+			}
+			k = kt.data[0]
+			if !kt.from.dynamic {
+				ev.bound = max(ev.bound, int(math.Abs(k)))
+			}
+		}
+		return trilu(x, int64(k), n.Attrs.Int("upper", 1) != 0)
+	case "Transpose":
+		return transpose(x, n.Attrs.Ints("perm"))
+	}
+	return nil, fmt.Errorf("%s (%s) is not evaluated", n.Name, opLabel(n))
+}
+
+// record notes a constant that meets a length or an index.
+func (ev *evaluator) record(v float64) {
+	if a := math.Abs(v); a < 1<<30 {
+		ev.bound = max(ev.bound, int(a))
+	} else {
+		ev.bound = 1 << 30
+	}
+}
+
+// binary applies a broadcasting binary op, recording the constants that meet indices.
+func (ev *evaluator) binary(op string, out graph.DType, x, y *etensor) (*etensor, error) {
+	if isInt(x.dt) && isInt(y.dt) && (x.from.dynamic || y.from.dynamic) {
+		switch op {
+		case "Mul", "Div":
+			if x.from.index && y.from.dynamic || y.from.index && x.from.dynamic {
+				return nil, fmt.Errorf("%s of an index by a length or an index: %w", op, errNonlinear)
+			}
+			c := x
+			if x.from.dynamic {
+				c = y
+			}
+			if c.from.dynamic {
+				break // a product of two lengths, or of a row index and a length: no position
+			}
+			for _, v := range c.data {
+				if (x.from.index || y.from.index) && v != 1 && v != -1 {
+					return nil, fmt.Errorf("%s of an index by %g: %w", op, v, errNonlinear)
+				}
+				ev.record(v) // a length scaled: its atoms' coefficients grow with it
+			}
+		case "Add", "Sub", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Min", "Max":
+			for _, c := range []*etensor{x, y} {
+				if !c.from.dynamic {
+					for _, v := range c.data {
+						ev.record(v)
+					}
+				}
+			}
+		}
+	}
+	shape, err := broadcastTo(x.shape, y.shape)
+	if err != nil {
+		return nil, err
+	}
+	a, b := expand(x, shape), expand(y, shape)
+	r := &etensor{dt: out, shape: shape, data: make([]float64, len(a.data)), from: x.from.or(y.from)}
+	for i := range r.data {
+		p, q := a.data[i], b.data[i]
+		var z float64
+		switch op {
+		case "Add":
+			z = p + q
+		case "Sub":
+			z = p - q
+		case "Mul":
+			z = p * q
+		case "Div":
+			if isInt(out) {
+				if q == 0 {
+					return nil, errors.New("integer division by zero")
+				}
+				z = math.Trunc(p / q)
+			} else {
+				z = p / q
+			}
+		case "And":
+			z = b2f(p != 0 && q != 0)
+		case "Or":
+			z = b2f(p != 0 || q != 0)
+		case "Xor":
+			z = b2f((p != 0) != (q != 0))
+		case "Equal":
+			z = b2f(p == q)
+		case "Less":
+			z = b2f(p < q)
+		case "LessOrEqual":
+			z = b2f(p <= q)
+		case "Greater":
+			z = b2f(p > q)
+		case "GreaterOrEqual":
+			z = b2f(p >= q)
+		case "Min":
+			z = math.Min(p, q)
+		case "Max":
+			z = math.Max(p, q)
+		}
+		r.data[i] = z
+	}
+	return r.round(), nil
+}
+
+func where(out graph.DType, c, a, b *etensor) (*etensor, error) {
+	s1, err := broadcastTo(c.shape, a.shape)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := broadcastTo(s1, b.shape)
+	if err != nil {
+		return nil, err
+	}
+	cc, aa, bb := expand(c, shape), expand(a, shape), expand(b, shape)
+	r := &etensor{dt: out, shape: shape, data: make([]float64, len(cc.data)), from: c.from.or(a.from).or(b.from)}
+	for i := range r.data {
+		if cc.data[i] != 0 {
+			r.data[i] = aa.data[i]
+		} else {
+			r.data[i] = bb.data[i]
+		}
+	}
+	return r.round(), nil
+}
+
+func (ev *evaluator) reshaped(n *graph.Node, x *etensor) ([]int64, error) {
+	r := int64(len(x.shape))
+	switch n.OpType {
+	case "Flatten":
+		a := n.Attrs.Int("axis", 1)
+		if a < 0 {
+			a += r
+		}
+		if a < 0 || a > r {
+			return nil, fmt.Errorf("Flatten axis %d", a)
+		}
+		p, q := int64(1), int64(1)
+		for i, d := range x.shape {
+			if int64(i) < a {
+				p *= d
+			} else {
+				q *= d
+			}
+		}
+		return []int64{p, q}, nil
+	case "Reshape":
+		st, err := ev.eval(n.Inputs[1])
+		if err != nil {
+			return nil, err
+		}
+		want, err := st.ints()
+		if err != nil {
+			return nil, err
+		}
+		total := int64(len(x.data))
+		out := make([]int64, len(want))
+		infer, known := -1, int64(1)
+		for i, d := range want {
+			switch {
+			case d == 0 && n.Attrs.Int("allowzero", 0) == 0:
+				if i >= len(x.shape) {
+					return nil, errors.New("Reshape copies a dim the input lacks")
+				}
+				out[i] = x.shape[i]
+			case d == -1:
+				infer = i
+				continue
+			default:
+				out[i] = d
+			}
+			known *= out[i]
+		}
+		if infer >= 0 {
+			if known == 0 {
+				return nil, errors.New("Reshape infers a dim beside a zero")
+			}
+			out[infer] = total / known
+			known *= out[infer]
+		}
+		if known != total {
+			return nil, fmt.Errorf("Reshape of %v to %v", x.shape, want)
+		}
+		return out, nil
+	}
+	var axes []int64
+	if len(n.Inputs) > 1 && n.Inputs[1] != nil {
+		a, err := ev.eval(n.Inputs[1])
+		if err != nil {
+			return nil, err
+		}
+		if axes, err = a.ints(); err != nil {
+			return nil, err
+		}
+	} else {
+		axes = n.Attrs.Ints("axes")
+	}
+	if n.OpType == "Unsqueeze" {
+		rank := r + int64(len(axes))
+		set := map[int64]bool{}
+		for _, a := range axes {
+			if a < 0 {
+				a += rank
+			}
+			set[a] = true
+		}
+		var out []int64
+		k := 0
+		for i := int64(0); i < rank; i++ {
+			if set[i] {
+				out = append(out, 1)
+			} else {
+				out = append(out, x.shape[k])
+				k++
+			}
+		}
+		return out, nil
+	}
+	set := map[int64]bool{}
+	for _, a := range axes {
+		if a < 0 {
+			a += r
+		}
+		set[a] = true
+	}
+	var out []int64
+	for i, d := range x.shape {
+		if (len(axes) == 0 && d == 1) || set[int64(i)] {
+			if d != 1 {
+				return nil, errors.New("Squeeze of a dim that is not 1")
+			}
+			continue
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// ---------------------------------------------------------------- tensor helpers
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func clampAxis(a, r int64) int64 {
+	if a < 0 {
+		a += r
+	}
+	return min(max(a, 0), r)
+}
+
+func fromHost(h *graph.HostTensor) (*etensor, error) {
+	t := &etensor{dt: h.DType, shape: append([]int64{}, h.Shape...)}
+	n, err := graph.NumElements(h.Shape)
+	if err != nil {
+		return nil, err
+	}
+	if n > 1<<20 {
+		return nil, fmt.Errorf("a constant of %d elements", n)
+	}
+	if isInt(h.DType) || h.DType == graph.Bool {
+		xs, err := h.Int64s()
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range xs {
+			t.data = append(t.data, float64(x))
+		}
+		return t, nil
+	}
+	sz := int64(h.DType.Size())
+	if sz == 0 || int64(len(h.Data)) != n*sz {
+		return nil, fmt.Errorf("a %s constant of %d bytes", h.DType, len(h.Data))
+	}
+	for i := int64(0); i < n; i++ {
+		x, ok := floatAt(h.DType, h.Data[i*sz:])
+		if !ok {
+			return nil, fmt.Errorf("a %s constant", h.DType)
+		}
+		t.data = append(t.data, x)
+	}
+	return t, nil
+}
+
+func (t *etensor) like(dt graph.DType) *etensor {
+	return &etensor{dt: dt, shape: t.shape, data: make([]float64, len(t.data)), from: t.from}
+}
+
+func (t *etensor) cast(dt graph.DType) *etensor {
+	r := t.like(dt)
+	for i, x := range t.data {
+		switch {
+		case dt == graph.Bool:
+			r.data[i] = b2f(x != 0)
+		case isInt(dt):
+			r.data[i] = math.Trunc(x)
+		default:
+			r.data[i] = x
+		}
+	}
+	return r.round()
+}
+
+// round rounds float data to the dtype's precision (float32 for every float narrower than
+// float64: masks hold 0 and a fill, which float32 rounding keeps apart).
+func (t *etensor) round() *etensor {
+	if isFloat(t.dt) && t.dt != graph.Float64 {
+		for i, x := range t.data {
+			t.data[i] = float64(float32(x))
+		}
+	}
+	return t
+}
+
+func (t *etensor) ints() ([]int64, error) {
+	if !isInt(t.dt) {
+		return nil, fmt.Errorf("a %s tensor where integers are needed", t.dt)
+	}
+	out := make([]int64, len(t.data))
+	for i, x := range t.data {
+		out[i] = int64(x)
+	}
+	return out, nil
+}
+
+func filled(dt graph.DType, shape []int64, v float64) (*etensor, error) {
+	n := int64(1)
+	for _, d := range shape {
+		if d < 0 {
+			return nil, fmt.Errorf("shape %v", shape)
+		}
+		n *= d
+		if n > 1<<22 {
+			return nil, fmt.Errorf("a tensor of shape %v", shape)
+		}
+	}
+	t := &etensor{dt: dt, shape: append([]int64{}, shape...), data: make([]float64, n)}
+	for i := range t.data {
+		t.data[i] = v
+	}
+	return t.round(), nil
+}
+
+func broadcastTo(a, b []int64) ([]int64, error) {
+	r := max(len(a), len(b))
+	out := make([]int64, r)
+	for i := 0; i < r; i++ {
+		x, y := int64(1), int64(1)
+		if k := i - (r - len(a)); k >= 0 {
+			x = a[k]
+		}
+		if k := i - (r - len(b)); k >= 0 {
+			y = b[k]
+		}
+		switch {
+		case x == y || y == 1:
+			out[i] = x
+		case x == 1:
+			out[i] = y
+		default:
+			return nil, fmt.Errorf("shapes %v and %v do not broadcast", a, b)
+		}
+	}
+	return out, nil
+}
+
+func strides(shape []int64) []int64 {
+	s := make([]int64, len(shape))
+	st := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		s[i] = st
+		st *= shape[i]
+	}
+	return s
+}
+
+// expand broadcasts t to shape (which broadcastTo accepted).
+func expand(t *etensor, shape []int64) *etensor {
+	if slices.Equal(t.shape, shape) {
+		return t
+	}
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	r := &etensor{dt: t.dt, shape: shape, data: make([]float64, n), from: t.from}
+	off := len(shape) - len(t.shape)
+	src := strides(t.shape)
+	dst := strides(shape)
+	for i := int64(0); i < n; i++ {
+		k := int64(0)
+		for a := off; a < len(shape); a++ {
+			c := (i / dst[a]) % shape[a]
+			if t.shape[a-off] != 1 {
+				k += c * src[a-off]
+			}
+		}
+		r.data[i] = t.data[k]
+	}
+	return r
+}
+
+func concat(ts []*etensor, axis int64) (*etensor, error) {
+	r := int64(len(ts[0].shape))
+	if axis < 0 {
+		axis += r
+	}
+	if axis < 0 || axis >= r {
+		return nil, fmt.Errorf("Concat axis %d", axis)
+	}
+	shape := append([]int64{}, ts[0].shape...)
+	shape[axis] = 0
+	var dyn origin
+	for _, t := range ts {
+		if int64(len(t.shape)) != r {
+			return nil, errors.New("Concat of different ranks")
+		}
+		shape[axis] += t.shape[axis]
+		dyn = dyn.or(t.from)
+	}
+	outer := int64(1)
+	for _, d := range shape[:axis] {
+		outer *= d
+	}
+	out := &etensor{dt: ts[0].dt, shape: shape, from: dyn}
+	for o := int64(0); o < outer; o++ {
+		for _, t := range ts {
+			inner := int64(len(t.data)) / max(outer, 1)
+			out.data = append(out.data, t.data[o*inner:(o+1)*inner]...)
+		}
+	}
+	return out, nil
+}
+
+func gather(x, idx *etensor, axis int64) (*etensor, error) {
+	r := int64(len(x.shape))
+	if axis < 0 {
+		axis += r
+	}
+	if axis < 0 || axis >= r {
+		return nil, fmt.Errorf("Gather axis %d of rank %d", axis, r)
+	}
+	shape := append(append(append([]int64{}, x.shape[:axis]...), idx.shape...), x.shape[axis+1:]...)
+	outer, inner := int64(1), int64(1)
+	for _, d := range x.shape[:axis] {
+		outer *= d
+	}
+	for _, d := range x.shape[axis+1:] {
+		inner *= d
+	}
+	dim := x.shape[axis]
+	out := &etensor{dt: x.dt, shape: shape, from: x.from.or(idx.from)}
+	for o := int64(0); o < outer; o++ {
+		for _, fi := range idx.data {
+			i := int64(fi)
+			if i < 0 {
+				i += dim
+			}
+			if i < 0 || i >= dim {
+				return nil, fmt.Errorf("Gather index %d out of %d", int64(fi), dim)
+			}
+			base := (o*dim + i) * inner
+			out.data = append(out.data, x.data[base:base+inner]...)
+		}
+	}
+	return out, nil
+}
+
+// cumsum is ONNX CumSum along axis.
+func cumsum(x *etensor, axis int64, exclusive, reverse bool) (*etensor, error) {
+	r := int64(len(x.shape))
+	if axis < 0 {
+		axis += r
+	}
+	if axis < 0 || axis >= r {
+		return nil, fmt.Errorf("CumSum axis %d of rank %d", axis, r)
+	}
+	out := x.like(x.dt)
+	st := strides(x.shape)
+	d, step := x.shape[axis], st[axis]
+	for i := range x.data {
+		if (int64(i)/step)%d != 0 {
+			continue // the first element along the axis starts each line
+		}
+		sum := 0.0
+		for k := int64(0); k < d; k++ {
+			kk := k
+			if reverse {
+				kk = d - 1 - k
+			}
+			at := int64(i) + kk*step
+			if exclusive {
+				out.data[at] = sum
+				sum += x.data[at]
+			} else {
+				sum += x.data[at]
+				out.data[at] = sum
+			}
+		}
+	}
+	return out.round(), nil
+}
+
+// gatherND is ONNX GatherND: each index tuple of the last axis of idx selects a slab of x,
+// after batch_dims leading axes that x and idx share.
+func gatherND(x, idx *etensor, bd int64) (*etensor, error) {
+	r, q := int64(len(x.shape)), int64(len(idx.shape))
+	if q < 1 || bd < 0 || bd >= q || bd >= r {
+		return nil, errors.New("GatherND with batch_dims beyond the ranks")
+	}
+	m := idx.shape[q-1]
+	if bd+m > r {
+		return nil, errors.New("GatherND index tuples longer than the data's rank")
+	}
+	batch := int64(1)
+	for a := int64(0); a < bd; a++ {
+		if x.shape[a] != idx.shape[a] {
+			return nil, errors.New("GatherND batch dims differ")
+		}
+		batch *= x.shape[a]
+	}
+	slab := int64(1)
+	for _, d := range x.shape[bd+m:] {
+		slab *= d
+	}
+	tuples := int64(len(idx.data)) / max(m, 1) / max(batch, 1)
+	shape := append(append([]int64{}, idx.shape[:q-1]...), x.shape[bd+m:]...)
+	out := &etensor{dt: x.dt, shape: shape, from: x.from.or(idx.from)}
+	xst := strides(x.shape)
+	per := int64(len(x.data)) / max(batch, 1)
+	for b := int64(0); b < batch; b++ {
+		for k := int64(0); k < tuples; k++ {
+			base := b * per
+			for a := int64(0); a < m; a++ {
+				i := int64(idx.data[(b*tuples+k)*m+a])
+				d := x.shape[bd+a]
+				if i < 0 {
+					i += d
+				}
+				if i < 0 || i >= d {
+					return nil, fmt.Errorf("GatherND index %d out of %d", i, d)
+				}
+				base += i * xst[bd+a]
+			}
+			out.data = append(out.data, x.data[base:base+slab]...)
+		}
+	}
+	return out, nil
+}
+
+func slice(x *etensor, args [4]*etensor) (*etensor, error) {
+	if args[0] == nil || args[1] == nil {
+		return nil, errors.New("Slice without starts and ends inputs")
+	}
+	r := int64(len(x.shape))
+	starts, err := args[0].ints()
+	if err != nil {
+		return nil, err
+	}
+	ends, err := args[1].ints()
+	if err != nil {
+		return nil, err
+	}
+	axes := make([]int64, len(starts))
+	for i := range axes {
+		axes[i] = int64(i)
+	}
+	if args[2] != nil {
+		if axes, err = args[2].ints(); err != nil {
+			return nil, err
+		}
+	}
+	steps := make([]int64, len(starts))
+	for i := range steps {
+		steps[i] = 1
+	}
+	if args[3] != nil {
+		if steps, err = args[3].ints(); err != nil {
+			return nil, err
+		}
+	}
+	lo, step := make([]int64, r), make([]int64, r)
+	shape := append([]int64{}, x.shape...)
+	for a := range lo {
+		step[a] = 1
+	}
+	for k, a := range axes {
+		if a < 0 {
+			a += r
+		}
+		if a < 0 || a >= r || steps[k] != 1 {
+			return nil, errors.New("Slice with an axis or step the evaluator does not take")
+		}
+		d := x.shape[a]
+		s, e := starts[k], ends[k]
+		if s < 0 {
+			s += d
+		}
+		if e < 0 {
+			e += d
+		}
+		s, e = min(max(s, 0), d), min(max(e, 0), d)
+		lo[a] = s
+		shape[a] = max(0, e-s)
+	}
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	out := &etensor{dt: x.dt, shape: shape, data: make([]float64, n), from: x.from.or(args[0].from).or(args[1].from)}
+	src, dst := strides(x.shape), strides(shape)
+	for i := int64(0); i < n; i++ {
+		k := int64(0)
+		for a := range shape {
+			k += ((i/dst[a])%shape[a] + lo[a]) * src[a]
+		}
+		out.data[i] = x.data[k]
+	}
+	return out, nil
+}
+
+func trilu(x *etensor, k int64, upper bool) (*etensor, error) {
+	r := len(x.shape)
+	if r < 2 {
+		return nil, errors.New("Trilu of rank < 2")
+	}
+	rows, cols := x.shape[r-2], x.shape[r-1]
+	out := x.like(x.dt)
+	for i := range x.data {
+		c := int64(i) % cols
+		row := (int64(i) / cols) % rows
+		keep := c-row >= k
+		if !upper {
+			keep = c-row <= k
+		}
+		if keep {
+			out.data[i] = x.data[i]
+		}
+	}
+	return out, nil
+}
+
+func transpose(x *etensor, perm []int64) (*etensor, error) {
+	r := len(x.shape)
+	if perm == nil {
+		for i := r - 1; i >= 0; i-- {
+			perm = append(perm, int64(i))
+		}
+	}
+	if len(perm) != r {
+		return nil, errors.New("Transpose perm of the wrong length")
+	}
+	shape := make([]int64, r)
+	for i, p := range perm {
+		shape[i] = x.shape[p]
+	}
+	out := x.like(x.dt)
+	out.shape = shape
+	src, dst := strides(x.shape), strides(shape)
+	for i := range out.data {
+		k := int64(0)
+		for a := 0; a < r; a++ {
+			k += (int64(i) / dst[a] % shape[a]) * src[perm[a]]
+		}
+		out.data[i] = x.data[k]
+	}
+	return out, nil
+}
