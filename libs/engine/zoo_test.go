@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
+	"carve.dev/libs/graph/testmodels"
+	"carve.dev/libs/graph/testmodels/zoo"
+	"carve.dev/libs/kernels"
+	"github.com/stretchr/testify/require"
+)
+
+// loadZoo loads a zoo model and fuses it for opts' target, as the apps do.
+func loadZoo(t testing.TB, zm testmodels.Model, opts Options) (*graph.Model, *rewrite.Report) {
+	t.Helper()
+	m, err := graph.Load(zm.WriteTemp(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	fo, err := FuseOptions(opts)
+	require.NoError(t, err)
+	f, rep, err := rewrite.Fuse(m, fo)
+	require.NoError(t, err)
+	return f, rep
+}
+
+// zooInputs decodes a zoo binding's inputs as host tensors.
+func zooInputs(t testing.TB, zm testmodels.Model, m *graph.Model, b testmodels.Binding) map[string]kernels.Tensor {
+	t.Helper()
+	in := map[string]kernels.Tensor{}
+	for name, file := range b.Inputs {
+		a, err := zm.Array(file)
+		require.NoError(t, err)
+		v := m.Value(name)
+		require.NotNil(t, v, name)
+		in[name] = arrayTensor(t, v.DType, a)
+	}
+	return in
+}
+
+// rangeErr is max |got - want| over the reference's range, max(want) - min(want).
+func rangeErr(got, want []float32) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, w := range want {
+		lo, hi = math.Min(lo, float64(w)), math.Max(hi, float64(w))
+	}
+	span := math.Max(hi-lo, 1e-30)
+	var worst float64
+	for i := range want {
+		d := math.Abs(float64(got[i])-float64(want[i])) / span
+		if d > worst || math.IsNaN(d) {
+			worst = d
+		}
+	}
+	return worst
+}
+
+// zooUnsupported are the zoo models carve cannot load yet, and why. Every other zoo model must
+// load, fuse, run and match onnxruntime.
+var zooUnsupported = map[string]string{
+	"deberta_v2.dyn":      "Clip is not implemented",
+	"deberta_v2.dyn_mask": "Clip is not implemented",
+	"deberta_v2.ts_mask":  "If (control flow) and Clip are not implemented",
+}
+
+// TestZooMatchesOnnxruntime runs every zoo model, fused as the runner fuses it, at both of its
+// bindings (the second right-padded) on the CPU and on the simulated discrete device: outputs
+// within 1e-3 of onnxruntime's over the reference's range.
+func TestZooMatchesOnnxruntime(t *testing.T) {
+	for _, zm := range zoo.Models() {
+		t.Run(zm.Name, func(t *testing.T) {
+			if why, ok := zooUnsupported[zm.Name]; ok {
+				t.Skip(why)
+			}
+			t.Parallel()
+			m, _ := loadZoo(t, zm, Options{})
+			for _, dev := range []string{"cpu", "sim"} {
+				var rt *Runtime
+				var s *Session
+				if dev == "cpu" {
+					be, al := newCPU(t, 1<<30)
+					rt, s = newSession(t, m, be, al, RuntimeOptions{Envelope: envelopeOf(zm)})
+				} else {
+					be, al := newSim(t, 1<<30)
+					rt, s = newSession(t, m, be, al, RuntimeOptions{Envelope: envelopeOf(zm)})
+				}
+				_ = rt
+				for _, b := range zm.Bindings {
+					out, err := s.Run(context.Background(), zooInputs(t, zm, m, b))
+					require.NoError(t, err, "%s at %v", dev, b.Dims)
+					for i, v := range m.Outputs {
+						want, err := zm.Array(b.Outputs[v.Name])
+						require.NoError(t, err)
+						require.Equal(t, want.Shape, out[i].Shape)
+						e := rangeErr(kernels.ViewAs[float32](out[i].Data), want.Float32)
+						require.Less(t, e, 1e-3, "%s on %s at %v: error %.3g of the reference's range", v.Name, dev, b.Dims, e)
+					}
+				}
+			}
+		})
+	}
+}
+
+// zooQuadratic are the zoo families whose planned arena may still grow with seq², and why.
+var zooQuadratic = map[string]string{
+	"mistral_sliding": "a sliding-window mask: the fused Attention has no window yet, so the mask stays [batch, 1, seq, seq]",
+	"gemma2":          "sliding-window layers (the fused Attention has no window yet)",
+	"gemma3":          "sliding-window layers (the fused Attention has no window yet)",
+	"modernbert":      "local (windowed) attention layers (the fused Attention has no window yet)",
+	"t5_encoder":      "T5's relative position bias is a [1, heads, seq, seq] input of the attention, computed per layer from buckets",
+}
+
+// TestZooSeqLinear plans every zoo model at (8, 1024) and (8, 2048), on the CPU target and on
+// the H200: with its masks recognised (causal, padding, none), no [batch, 1, seq, seq]
+// buffer is left, so the arena grows at most 2.3x when seq doubles.
+func TestZooSeqLinear(t *testing.T) {
+	targets := map[string]Options{"cpu": {Workers: 2}, "h200": {Target: mustTarget(t, "h200")}}
+	for _, zm := range zoo.Models() {
+		t.Run(zm.Name, func(t *testing.T) {
+			if why, ok := zooUnsupported[zm.Name]; ok {
+				t.Skip(why)
+			}
+			t.Parallel()
+			for name, opts := range targets {
+				m, rep := loadZoo(t, zm, opts)
+				a1, err := Plan(context.Background(), m, Binding{"batch": 8, "seq": 1024}, opts)
+				require.NoError(t, err)
+				a2, err := Plan(context.Background(), m, Binding{"batch": 8, "seq": 2048}, opts)
+				require.NoError(t, err)
+				ratio := float64(a2.Plan.Peak) / float64(a1.Plan.Peak)
+				t.Logf("%s: arena %d MiB at (8, 2048), %.2fx (8, 1024)", name, a2.Plan.Peak>>20, ratio)
+				if why, ok := zooQuadratic[zm.Family]; ok {
+					t.Logf("exempt: %s", why)
+					continue
+				}
+				if ratio > 2.3 {
+					var masks []string
+					for _, f := range rep.Fused {
+						if f.Kind == rewrite.Attention {
+							masks = append(masks, f.Detail)
+						}
+					}
+					t.Fatalf("%s: arena(8, 2048) / arena(8, 1024) = %.2f > 2.3; attention: %v", name, ratio, masks)
+				}
+			}
+		})
+	}
+}
+
+func mustTarget(t testing.TB, spec string) kernels.Target {
+	t.Helper()
+	tg, err := kernels.ParseTarget(spec)
+	require.NoError(t, err)
+	return tg
+}
