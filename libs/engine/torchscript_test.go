@@ -256,20 +256,13 @@ var tsEnv = Envelope{"batch": {Lo: 1, Hi: 2}, "seq": {Lo: 1, Hi: 8}}
 
 var tsBindings = []Binding{{"batch": 2, "seq": 5}, {"batch": 1, "seq": 3}, {"batch": 2, "seq": 8}}
 
-func TestTorchScriptConstantsOnDevice(t *testing.T) {
-	requireSimMatchesCPU(t, tsConstants(t), tsEnv, tsBindings...)
-}
-
-func TestTorchScriptIntConstantsOnDevice(t *testing.T) {
-	requireSimMatchesCPU(t, tsIntConstants(t), tsEnv, tsBindings...)
-}
-
-func TestTorchScriptTiedWeightsOnDevice(t *testing.T) {
-	requireSimMatchesCPU(t, tsTiedWeights(t), tsEnv, tsBindings...)
-}
-
-func TestTorchScriptShapeDataOnDevice(t *testing.T) {
-	requireSimMatchesCPU(t, tsShapeData(t), tsEnv, tsBindings...)
+// TestTorchScriptPatternsOnSim: each pattern on the simulated device gives the CPU's bytes.
+func TestTorchScriptPatternsOnSim(t *testing.T) {
+	for _, tm := range tsModels {
+		t.Run(tm.name, func(t *testing.T) {
+			requireSimMatchesCPU(t, tm.build(t), tsEnv, tsBindings...)
+		})
+	}
 }
 
 // TestConstantsAreResident: on a discrete device a model's Constants are uploaded once at load,
