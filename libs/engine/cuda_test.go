@@ -391,3 +391,21 @@ func TestCUDAProfile(t *testing.T) {
 	}
 	t.Logf("profile: %d kernels, %.3f ms per run, floor %.4f ms per kernel", len(p.Kernels), p.TotalMs()/2, p.Floor())
 }
+
+// TestCUDATorchScriptPatterns runs the TorchScript patterns (torchscript_test.go: Constants in
+// every form, tied weights through Identity, host-computed shape data that kernels read) on the
+// GPU, eager and as CUDA graphs: the CPU's outputs (integers exactly, floats within 1e-5), and a
+// second run of each pattern allocates nothing.
+func TestCUDATorchScriptPatterns(t *testing.T) {
+	same := func(dt graph.DType, want, got []byte) bool {
+		if dt != graph.Float32 {
+			return string(want) == string(got)
+		}
+		return len(want) == len(got) && relErrOf(dt, got, kernels.ViewAs[float32](want)) <= 1e-5
+	}
+	for _, tm := range tsModels {
+		t.Run(tm.name, func(t *testing.T) {
+			requireDeviceMatchesCPU(t, tm.build(t), tsEnv, newCUDA, same, tsBindings...)
+		})
+	}
+}

@@ -8,9 +8,10 @@
 //   - PlanEnvelope (envelope.go) plans a range of bindings, the Envelope: its corners and the
 //     bindings beside every tactic switch, each node's workspace bound W over the range, and the
 //     worst arena (EnvelopePlan). This is the Level-1 estimate and the Level-2 reservation.
-//   - NewRuntime (runtime.go) loads a model on a kernels.Backend: it checks the device weights,
-//     every session's arena and its state buffers against the device before anything is
-//     allocated (ReservationError), then makes the weights resident once. With
+//   - NewRuntime (runtime.go) loads a model on a kernels.Backend: it checks that every value a
+//     device kernel reads is resident or planned (resident.go, DeviceReadError), and the device
+//     weights, every session's arena and its state buffers against the device before anything is
+//     allocated (ReservationError), then makes the weights and Constants resident once. With
 //     RuntimeOptions.Tight it reserves the tight plan instead (tight.go): workspaces the device
 //     measures below their caps.
 //   - A Session (session.go, run.go) owns a stream, its arena and its state buffers (state.go).

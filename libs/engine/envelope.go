@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/bits"
 	"sort"
 	"strings"
@@ -44,9 +43,9 @@ type EnvelopePlan struct {
 	Bounds []NodeBound
 	// WeightBytes is the size of the model's weights.
 	WeightBytes int64
-	// DeviceWeightBytes is what the weights take in a discrete device's memory: the weights that
-	// kernels read, each at an aligned offset, in one reservation (alloc.ReservedSize); 0 on a
-	// host-visible target, where weights stay in host memory.
+	// DeviceWeightBytes is what the weights take in a discrete device's memory: the weights and
+	// the Constant outputs that kernels read (resident.go), each at an aligned offset, in one
+	// reservation (alloc.ReservedSize); 0 on a host-visible target, where they stay in host memory.
 	DeviceWeightBytes int64
 	// DrivingDim is the dim whose lowering to its minimum shrinks the arena most ("" for a
 	// single binding), and DrivingSavings how many bytes that saves.
@@ -389,27 +388,4 @@ func WeightBytes(m *graph.Model) (int64, error) {
 		s += v.Init.Size
 	}
 	return s, nil
-}
-
-// deviceWeightLayout places the weights that kernels read in one block of a discrete device's
-// memory: offsets by Value.ID (-1 for weights that stay on the host), each aligned to
-// alloc.DefaultPartAlign, and the block's size. The estimator's DeviceWeightBytes and the runtime's
-// upload use it both, so they agree to the byte.
-func deviceWeightLayout(m *graph.Model) ([]int64, int64, error) {
-	offsets := make([]int64, len(m.Values))
-	for i := range offsets {
-		offsets[i] = -1
-	}
-	var end int64
-	for _, v := range m.Initializers {
-		if !v.ReadByKernel() || v.Init.Size == 0 {
-			continue
-		}
-		off := (end + alloc.DefaultPartAlign - 1) &^ (alloc.DefaultPartAlign - 1)
-		if off < end || v.Init.Size > math.MaxInt64-off {
-			return nil, 0, fmt.Errorf("the sizes of the weights overflow int64")
-		}
-		offsets[v.ID], end = off, off+v.Init.Size
-	}
-	return offsets, end, nil
 }

@@ -18,11 +18,12 @@ import (
 // only moves the graph inputs in and the outputs out, and launches. Built once per pattern and
 // session; a run allocates nothing.
 //
-// On a host-visible backend (the CPU) kernels read graph inputs, weights and host-computed values
-// where they lie, and the outputs alias the arena. On a discrete device every value a kernel
-// reads is in device memory: weights resident in the runtime, graph inputs and host values in
-// the arena (graph.DeviceResident), so a run copies the inputs in, the host values when the
-// program becomes the arena's tenant, and the outputs out into host buffers the program owns.
+// On a host-visible backend (the CPU) kernels read graph inputs, weights, constants and
+// host-computed values where they lie, and the outputs alias the arena. On a discrete device every
+// value a kernel reads is in device memory (resident.go): weights and Constant outputs resident in
+// the runtime, graph inputs and host values in the arena (graph.DeviceResident), so a run copies
+// the inputs in, the host values when the program becomes the arena's tenant, and the outputs out
+// into host buffers the program owns.
 type program struct {
 	planned *Planned
 	steps   []progStep
@@ -87,56 +88,43 @@ func (s *Session) compile(p *Planned) (*program, error) {
 		q.Plan = plan
 		p = &q
 	}
-	inputIndex := map[*graph.Value]int{}
-	for i, v := range m.Inputs {
-		inputIndex[v] = i
-	}
 	src := make([]source, len(m.Values))
 	resolved := make([]bool, len(m.Values))
-	var resolve func(v *graph.Value) (source, error)
-	resolve = func(v *graph.Value) (source, error) {
+	// resolve turns where v's bytes are under p (locate, resident.go) into addresses in this
+	// session's arena and state buffers, or host bytes on a host-visible backend.
+	resolve := func(v *graph.Value) (source, error) {
 		if resolved[v.ID] {
 			return src[v.ID], nil
 		}
 		sr := source{input: -1}
 		size := p.Binding.Size(v)
-		if bi, ok := rt.stateOf[v.ID]; ok {
-			buf := rt.opts.State[bi]
-			if size > buf.Bytes {
+		pl := rt.locate(p, v)
+		switch pl.kind {
+		case inState:
+			buf := rt.opts.State[pl.index]
+			if size := p.Binding.Size(pl.root); size > buf.Bytes {
 				return sr, &StateError{Buffer: buf.Name, Problem: fmt.Sprintf("%q needs %s at %s, more than the buffer's %s",
-					v.Name, bytesize.Format(size), Binding(p.Binding.Dims), bytesize.Format(buf.Bytes))}
+					pl.root.Name, bytesize.Format(size), Binding(p.Binding.Dims), bytesize.Format(buf.Bytes))}
 			}
 			sr.at = s.stateMem.Base().Add(rt.stateSlots[buf.Name].offset)
-		} else if i, ok := p.Lifetimes.Buffer(v); ok {
-			sr.at = s.arena.Base().Add(p.Plan.Offsets[i])
-		} else {
-			switch {
-			case v.Kind == graph.KindInitializer:
-				sr.data, sr.at = rt.weights[v.ID].host, rt.weights[v.ID].ptr
-			case v.Kind == graph.KindInput:
-				sr.input = inputIndex[v]
-			case v.Host:
-				h, _ := p.Binding.Host(v)
-				sr.data = h.Data
-			default:
-				if prod := v.Producer; prod != nil && prod.IsView() && prod.Input(0) != nil {
-					// A view of an input, a weight or a host value: its source's bytes.
-					in, err := resolve(prod.Input(0))
-					if err != nil {
-						return sr, err
-					}
-					sr = in
-				} else {
-					return sr, fmt.Errorf("value %q has no bytes in the plan", v.Name)
-				}
-			}
+		case inArena:
+			sr.at = s.arena.Base().Add(p.Plan.Offsets[pl.index])
+		case resident:
+			sr.data, sr.at = rt.weights[pl.root.ID].host, rt.weights[pl.root.ID].ptr
+		case hostInput:
+			sr.input = pl.index
+		case hostData:
+			h, _ := p.Binding.Host(pl.root)
+			sr.data = h.Data
+		default:
+			return sr, fmt.Errorf("value %q has no bytes in the plan", v.Name)
 		}
 		if size > 0 {
 			if hostVisible && sr.at == 0 && sr.data == nil && sr.input < 0 {
 				return sr, fmt.Errorf("value %q has no bytes on this device", v.Name)
 			}
 			if !hostVisible && sr.at == 0 {
-				return sr, fmt.Errorf("value %q has no bytes on device %s (a kernel reads it, but it is neither resident nor planned)", v.Name, be.Name())
+				return sr, &DeviceReadError{Value: v, Root: pl.root, Device: be.Name()}
 			}
 		}
 		src[v.ID], resolved[v.ID] = sr, true

@@ -66,12 +66,13 @@ type Runtime struct {
 
 	lost atomic.Pointer[DeviceLostError] // set by the first run that left the device unusable (lost.go)
 
-	opts     RuntimeOptions
-	launcher kernels.Launcher // Backend as a Launcher (host-run kernels); nil if it is not one
-	weights  []weight         // by Value.ID, for initializers
-	resident *alloc.Arena     // the weights in a discrete device's memory; nil on host-visible ones
-	patterns *planner.Cache[*Planned]
-	tight    tightCache // the tight plan, once computed (Tight)
+	opts       RuntimeOptions
+	launcher   kernels.Launcher     // Backend as a Launcher (host-run kernels); nil if it is not one
+	weights    []weight             // by Value.ID, for the load-time values: initializers and Constant outputs
+	resident   *alloc.Arena         // the weights and constants in a discrete device's memory; nil on host-visible ones
+	inputIndex map[*graph.Value]int // each graph input's index in Model.Inputs
+	patterns   *planner.Cache[*Planned]
+	tight      tightCache // the tight plan, once computed (Tight)
 
 	mu             sync.Mutex
 	sessions       map[*Session]struct{} // open sessions, for Stats
@@ -87,8 +88,8 @@ type Runtime struct {
 	stateTotal int64                // the state reservation's size before rounding; 0 without state
 }
 
-// weight is where one initializer's bytes are: host bytes (mapped from the model file), and on a
-// discrete device their resident copy.
+// weight is where one load-time value's bytes are (a weight's or a Constant's, resident.go): host
+// bytes (a weight's mapped from the model file), and on a discrete device their resident copy.
 type weight struct {
 	host []byte
 	ptr  alloc.Ptr // 0 when the weight is read on the host only
@@ -213,18 +214,35 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 		sessions: map[*Session]struct{}{}, stateSlots: slots, stateOf: held, stateTotal: total}
 	rt.tight.plan = tight
 	rt.launcher, _ = be.(kernels.Launcher)
+	rt.inputIndex = make(map[*graph.Value]int, len(m.Inputs))
+	for i, v := range m.Inputs {
+		rt.inputIndex[v] = i
+	}
+	var layout []int64
+	var layoutSize int64
+	if !opts.Target.HostVisible() {
+		// Every value a kernel reads must be resident or planned (resident.go): check it before
+		// anything is reserved or uploaded.
+		var err error
+		if layout, layoutSize, err = deviceWeightLayout(m); err != nil {
+			return nil, err
+		}
+		if err := rt.checkDeviceReads(ep.Worst, layout); err != nil {
+			return nil, err
+		}
+	}
 	if err := rt.checkFits(ctx); err != nil {
 		return nil, err
 	}
-	for _, v := range m.Initializers {
-		b, err := v.Init.Bytes()
+	for _, v := range loadTimeValues(m) {
+		b, err := loadTimeBytes(m, v)
 		if err != nil {
-			return nil, fmt.Errorf("weight %q: %w", v.Name, err)
+			return nil, fmt.Errorf("%s: %w", loadTimeName(v), err)
 		}
 		rt.weights[v.ID].host = b
 	}
 	if !opts.Target.HostVisible() {
-		if err := rt.upload(); err != nil {
+		if err := rt.upload(layout, layoutSize); err != nil {
 			return nil, err
 		}
 	}
@@ -233,20 +251,19 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 	return rt, nil
 }
 
-// upload makes the weights that kernels read resident in the device's memory: one reservation
-// laid out by deviceWeightLayout, filled by stream-ordered copies from the host bytes (which stay
-// mapped, so the copies need no staging of their own).
-func (rt *Runtime) upload() (err error) {
-	offsets, size, err := deviceWeightLayout(rt.Model)
-	if err != nil || size == 0 {
-		return err
+// upload makes the weights and constants that kernels read resident in the device's memory: one
+// reservation laid out by deviceWeightLayout (offsets), filled by stream-ordered copies from the
+// host bytes (which stay mapped, or in the model, so the copies need no staging of their own).
+func (rt *Runtime) upload(offsets []int64, size int64) (err error) {
+	if size == 0 {
+		return nil
 	}
 	if alloc.ReservedSize(size) != rt.Reserve.DeviceWeightBytes {
 		return fmt.Errorf("engine: weight layout of %d bytes differs from the plan's %d (a bug)", size, rt.Reserve.DeviceWeightBytes)
 	}
 	ar, err := rt.Alloc.ReserveArena(size)
 	if err != nil {
-		return fmt.Errorf("weights (%s): %w", bytesize.Format(size), err)
+		return fmt.Errorf("weights and constants (%s): %w", bytesize.Format(size), err)
 	}
 	dev := rt.Backend.Device()
 	s, err := dev.NewStream()
@@ -259,19 +276,19 @@ func (rt *Runtime) upload() (err error) {
 			err = errors.Join(err, ar.Release())
 		}
 	}()
-	for _, v := range rt.Model.Initializers {
+	for _, v := range loadTimeValues(rt.Model) {
 		off := offsets[v.ID]
 		if off < 0 {
 			continue
 		}
 		p := ar.Base().Add(off)
 		if err := rt.Backend.CopyIn(p, rt.weights[v.ID].host, s); err != nil {
-			return fmt.Errorf("weight %q: %w", v.Name, err)
+			return fmt.Errorf("%s: %w", loadTimeName(v), err)
 		}
 		rt.weights[v.ID].ptr = p
 	}
 	if err := dev.SynchronizeStream(s); err != nil {
-		return fmt.Errorf("uploading the weights: %w", err)
+		return fmt.Errorf("uploading the weights and constants: %w", err)
 	}
 	rt.resident = ar
 	return nil

@@ -167,3 +167,53 @@ func TestNewTensor(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, f32Bytes(1, 2), b, "NewTensor copies its data")
 }
+
+// TestConstantData: every dense form of a Constant's value is known at load through
+// Model.Constant, the same tensor at every binding; other values are not Constants; a value
+// whose bytes are not its tensor's is refused (a runner uploads those bytes as they are).
+func TestConstantData(t *testing.T) {
+	f32 := binary.LittleEndian.AppendUint32(nil, math.Float32bits(1.5))
+	spec := graph.Spec{
+		Inputs: []graph.ValueSpec{{Name: "x", DType: graph.Float32, Shape: graph.Shape{graph.Sym("n")}}},
+		Nodes: []graph.NodeSpec{
+			{OpType: "Constant", Outputs: []string{"v"}, Attrs: graph.NewAttributes(graph.Attribute{Name: "value", Kind: graph.AttrTensor,
+				Tensor: &graph.HostTensor{DType: graph.Float32, Shape: []int64{1}, Data: f32}})},
+			{OpType: "Constant", Outputs: []string{"f"}, Attrs: graph.NewAttributes(graph.Attribute{Name: "value_float", Kind: graph.AttrFloat, Float: 1.5})},
+			{OpType: "Constant", Outputs: []string{"fs"}, Attrs: graph.NewAttributes(graph.Attribute{Name: "value_floats", Kind: graph.AttrFloats, Floats: []float32{1.5}})},
+			{OpType: "Constant", Outputs: []string{"i"}, Attrs: graph.NewAttributes(graph.Attribute{Name: "value_int", Kind: graph.AttrInt, Int: 7})},
+			{OpType: "Constant", Outputs: []string{"is"}, Attrs: graph.NewAttributes(graph.Attribute{Name: "value_ints", Kind: graph.AttrInts, Ints: []int64{7, 8}})},
+			{OpType: "Add", Inputs: []string{"x", "v"}, Outputs: []string{"y"}},
+		},
+		Outputs: []string{"y"},
+		Opsets:  map[string]int64{"": 18},
+	}
+	m, err := graph.Build(spec)
+	require.NoError(t, err)
+	b, err := graph.Bind(m, map[string]int64{"n": 3})
+	require.NoError(t, err)
+	want := map[string][]byte{"v": f32, "f": f32, "fs": f32,
+		"i": binary.LittleEndian.AppendUint64(nil, 7), "is": binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 7), 8)}
+	for name, data := range want {
+		v := m.Value(name)
+		require.Equal(t, graph.KindConstant, v.Kind, name)
+		c, ok := m.Constant(v)
+		require.True(t, ok, name)
+		require.Equal(t, data, c.Data, name)
+		h, ok := b.Host(v)
+		require.True(t, ok, name)
+		require.Same(t, c, h, "%s: the binding's data is the model's", name)
+	}
+	for _, name := range []string{"x", "y"} {
+		_, ok := m.Constant(m.Value(name))
+		require.False(t, ok, name)
+	}
+	_, ok := m.Constant(nil)
+	require.False(t, ok)
+
+	spec.Nodes[0].Attrs = graph.NewAttributes(graph.Attribute{Name: "value", Kind: graph.AttrTensor,
+		Tensor: &graph.HostTensor{DType: graph.Float32, Shape: []int64{2}, Data: f32}})
+	_, err = graph.Build(spec)
+	var me *graph.ModelError
+	require.ErrorAs(t, err, &me)
+	require.Contains(t, err.Error(), "holds 4 bytes")
+}

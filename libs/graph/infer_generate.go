@@ -65,6 +65,11 @@ func inferConstant(c *ictx) error {
 	default:
 		return c.errf("Constant has no supported value attribute (value, value_int(s), value_float(s))")
 	}
+	// The bytes are what a discrete device is given (the engine uploads them), so they must be
+	// exactly the tensor's; Load checks a file's, Build's caller may hand anything.
+	if size, err := ByteSize(t.DType, t.Shape); err != nil || int64(len(t.Data)) != size {
+		return c.errf("Constant's value holds %d bytes, not those of a %s%v tensor", len(t.Data), t.DType, t.Shape)
+	}
 	v := c.out(0, t.DType, ConstShape(t.Shape))
 	if v == nil {
 		return nil

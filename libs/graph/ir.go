@@ -38,6 +38,16 @@ type Model struct {
 // Value returns the value with the given name, or nil.
 func (m *Model) Value(name string) *Value { return m.byName[name] }
 
+// Constant returns the data of a Constant node's output (v.Kind == KindConstant) and whether v
+// is one. The data is known at load and the same at every binding (Binding.Host returns the same
+// tensor), so a runner keeps it where its kernels read it once, as it keeps the weights.
+func (m *Model) Constant(v *Value) (*HostTensor, bool) {
+	if v == nil || v.Kind != KindConstant || v.ID >= len(m.consts) || m.consts[v.ID] == nil {
+		return nil, false
+	}
+	return m.consts[v.ID], true
+}
+
 // Close releases the memory mappings behind the model's weights. Tensor bytes obtained
 // before Close must not be used after it.
 func (m *Model) Close() error {

@@ -48,7 +48,10 @@ const (
 	// host-computed values that kernels read get arena bytes from step 0 (they are copied in
 	// before the first kernel): an input to one past its last use, a host value to the end of the
 	// run, so that it survives the run and a session copies it in once for as long as it runs
-	// the same shapes.
+	// the same shapes. Host values are computed at Bind and differ by binding, hence the arena;
+	// values whose data is known at load and the same at every binding — weights and Constant
+	// outputs (Kind KindInitializer, KindConstant) — take no arena bytes under either residency:
+	// the runner keeps the ones kernels read in device memory once, beside the weights.
 	DeviceResident
 )
 
@@ -63,7 +66,8 @@ func (b *Binding) Lifetimes(workspace WorkspaceFunc) (*Lifetimes, error) {
 //   - views (Reshape, Squeeze, Unsqueeze, Flatten, Identity) share their input's buffer,
 //     which then lives until the views' last use too;
 //   - graph outputs live to the end of the run;
-//   - weights and constants take no arena bytes (the runner holds them elsewhere), and neither do
+//   - weights and Constant outputs take no arena bytes (the runner holds them elsewhere, resident
+//     once on a discrete device), and neither do
 //     graph inputs, host values and views of them, unless r is DeviceResident (see Residency);
 //   - a node for which workspace returns more than 0 bytes gets a Workspace buffer for its
 //     step only;
