@@ -10,6 +10,7 @@ import (
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/graph/testmodels/zoo"
 	"carve.dev/libs/kernels"
+	_ "carve.dev/libs/kernels/cuda" // the h200 target's kernel selection
 	"github.com/stretchr/testify/require"
 )
 
@@ -103,8 +104,10 @@ func TestZooMatchesOnnxruntime(t *testing.T) {
 	}
 }
 
-// zooQuadratic are the zoo families whose planned arena may still grow with seq², and why.
+// zooQuadratic are the zoo families (or single models) whose planned arena may still grow
+// with seq², and why.
 var zooQuadratic = map[string]string{
+	"falcon.ts_mask":  "the TorchScript export scales K^T by Sqrt of a float computed from a Shape, which the attention match does not evaluate: attention is not fused",
 	"mistral_sliding": "a sliding-window mask: the fused Attention has no window yet, so the mask stays [batch, 1, seq, seq]",
 	"gemma2":          "sliding-window layers (the fused Attention has no window yet)",
 	"gemma3":          "sliding-window layers (the fused Attention has no window yet)",
@@ -131,7 +134,11 @@ func TestZooSeqLinear(t *testing.T) {
 				require.NoError(t, err)
 				ratio := float64(a2.Plan.Peak) / float64(a1.Plan.Peak)
 				t.Logf("%s: arena %d MiB at (8, 2048), %.2fx (8, 1024)", name, a2.Plan.Peak>>20, ratio)
-				if why, ok := zooQuadratic[zm.Family]; ok {
+				why, ok := zooQuadratic[zm.Name]
+				if !ok {
+					why, ok = zooQuadratic[zm.Family]
+				}
+				if ok {
 					t.Logf("exempt: %s", why)
 					continue
 				}
@@ -140,6 +147,11 @@ func TestZooSeqLinear(t *testing.T) {
 					for _, f := range rep.Fused {
 						if f.Kind == rewrite.Attention {
 							masks = append(masks, f.Detail)
+						}
+					}
+					for _, u := range rep.Unfused {
+						if u.Kind == rewrite.Attention {
+							masks = append(masks, "not fused at "+u.Node+": "+u.Reason)
 						}
 					}
 					t.Fatalf("%s: arena(8, 2048) / arena(8, 1024) = %.2f > 2.3; attention: %v", name, ratio, masks)

@@ -1,0 +1,112 @@
+package rewrite
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph"
+)
+
+// maskModel builds a model whose output "mask" [batch, 1, seq, seq] is computed by nodes from
+// x [batch, seq, 4] (read only through its shape) and, when pad, attention_mask [batch, seq].
+func maskModel(t *testing.T, pad bool, nodes []graph.NodeSpec, inits ...*graph.Tensor) *graph.Value {
+	t.Helper()
+	b, s := graph.Sym("batch"), graph.Sym("seq")
+	spec := graph.Spec{
+		Inputs:       []graph.ValueSpec{{Name: "x", DType: graph.Float32, Shape: graph.Shape{b, s, graph.Const(4)}}},
+		Initializers: inits,
+		Nodes:        nodes,
+		Outputs:      []string{"mask"},
+		Opsets:       map[string]int64{"": 20},
+		IRVersion:    9,
+	}
+	if pad {
+		spec.Inputs = append(spec.Inputs, graph.ValueSpec{Name: "am", DType: graph.Int64, Shape: graph.Shape{b, s}})
+	}
+	m, err := graph.Build(spec)
+	require.NoError(t, err)
+	return m.Value("mask")
+}
+
+func node(op string, out string, attrs []graph.Attribute, ins ...string) graph.NodeSpec {
+	return graph.NodeSpec{Name: out, OpType: op, Inputs: ins, Outputs: []string{out}, Attrs: graph.NewAttributes(attrs...)}
+}
+
+// index grids i [1, 1, seq, 1] (queries) and j [1, 1, 1, seq] (keys) from x's shape, plus
+// the consts the masks use.
+func grids(offset int64) ([]graph.NodeSpec, []*graph.Tensor) {
+	inits := []*graph.Tensor{
+		int64Init("zero", nil, 0), int64Init("one", nil, 1), int64Init("idx1", []int64{1}, 1),
+		int64Init("ax_q", []int64{3}, 0, 1, 3), int64Init("ax_k", []int64{3}, 0, 1, 2),
+		int64Init("off", nil, offset), float32Init("f0", 0), float32Init("fmin", -math.MaxFloat32),
+	}
+	nodes := []graph.NodeSpec{
+		node("Shape", "shape", nil, "x"),
+		node("Gather", "seqlen", nil, "shape", "one"),
+		node("Range", "r", nil, "zero", "seqlen", "one"),
+		node("Unsqueeze", "i", nil, "r", "ax_q"),
+		node("Unsqueeze", "j", nil, "r", "ax_k"),
+		node("Add", "i_off", nil, "i", "off"),
+	}
+	return nodes, inits
+}
+
+func TestRecogniseMask(t *testing.T) {
+	where := func(keep string) []graph.NodeSpec {
+		return []graph.NodeSpec{node("Where", "mask", nil, keep, "f0", "fmin")}
+	}
+	padding := []graph.NodeSpec{
+		node("Cast", "am_b", []graph.Attribute{{Name: "to", Kind: graph.AttrInt, Int: int64(graph.Bool)}}, "am"),
+		node("Unsqueeze", "am4", nil, "am_b", "axp"),
+	}
+	for _, tc := range []struct {
+		name   string
+		pad    bool
+		offset int64
+		nodes  []graph.NodeSpec
+		causal bool
+		padded bool
+		why    string // a part of the reason when it is not recognised
+	}{
+		{name: "causal j <= i", nodes: append([]graph.NodeSpec{node("LessOrEqual", "keep", nil, "j", "i_off")}, where("keep")...), causal: true},
+		{name: "causal i - j >= 0", nodes: append([]graph.NodeSpec{node("Sub", "d", nil, "i_off", "j"), node("GreaterOrEqual", "keep", nil, "d", "zero")}, where("keep")...), causal: true},
+		{name: "causal by Trilu", nodes: []graph.NodeSpec{
+			node("Concat", "sq", []graph.Attribute{{Name: "axis", Kind: graph.AttrInt, Int: 0}}, "seqlen1", "seqlen1"),
+			node("Unsqueeze", "seqlen1", nil, "seqlen", "ax0"),
+			node("ConstantOfShape", "fill", []graph.Attribute{{Name: "value", Kind: graph.AttrTensor, Tensor: &graph.HostTensor{DType: graph.Float32, Shape: []int64{1}, Data: []byte{0xff, 0xff, 0x7f, 0xff}}}}, "sq"),
+			node("Trilu", "tri", []graph.Attribute{{Name: "upper", Kind: graph.AttrInt, Int: 1}}, "fill", "one"),
+			node("Unsqueeze", "mask", nil, "tri", "ax01"),
+		}, causal: true},
+		{name: "padding only", pad: true, nodes: append(padding, where("am4")...), padded: true},
+		{name: "causal and padding", pad: true, nodes: append(append(padding, node("LessOrEqual", "c", nil, "j", "i_off"), node("And", "keep", nil, "c", "am4")), where("keep")...), causal: true, padded: true},
+		{name: "anti-causal", nodes: append([]graph.NodeSpec{node("GreaterOrEqual", "keep", nil, "j", "i_off")}, where("keep")...), why: "neither causal"},
+		{name: "sliding window of 3", offset: -3, nodes: append([]graph.NodeSpec{
+			node("LessOrEqual", "c", nil, "j", "i"), node("Greater", "w", nil, "j", "i_off"), node("And", "keep", nil, "c", "w"),
+		}, where("keep")...), why: "neither causal"},
+		{name: "a window of 100 is beyond the probes", offset: -100, nodes: append([]graph.NodeSpec{
+			node("LessOrEqual", "c", nil, "j", "i"), node("Greater", "w", nil, "j", "i_off"), node("And", "keep", nil, "c", "w"),
+		}, where("keep")...), why: "constant 100"},
+		{name: "positions scaled", nodes: append([]graph.NodeSpec{node("Mul", "j2", nil, "j", "two"), node("LessOrEqual", "keep", nil, "j2", "i_off")}, where("keep")...), why: "index arithmetic"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes, inits := grids(tc.offset)
+			inits = append(inits, int64Init("axp", []int64{2}, 1, 2), int64Init("ax0", []int64{1}, 0),
+				int64Init("ax01", []int64{2}, 0, 1), int64Init("two", nil, 2))
+			m := maskModel(t, tc.pad, append(nodes, tc.nodes...), inits...)
+			seq := graph.Sym("seq")
+			rec, why := recogniseMask(m, seq, seq)
+			if tc.why != "" {
+				require.NotEmpty(t, why)
+				require.True(t, strings.Contains(why, tc.why), "reason %q lacks %q", why, tc.why)
+				return
+			}
+			require.Empty(t, why)
+			require.Equal(t, tc.causal, rec.causal)
+			require.Equal(t, tc.padded, rec.pad != nil)
+			require.Positive(t, rec.probes)
+		})
+	}
+}
