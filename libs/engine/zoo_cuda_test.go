@@ -1,0 +1,55 @@
+//go:build cuda
+
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph/testmodels/zoo"
+	"carve.dev/libs/kernels"
+)
+
+// TestCUDAZoo runs every zoo model, fused for the device as the runner fuses it, on the GPU,
+// eagerly and replayed as CUDA graphs, against onnxruntime at both bindings (error below 1e-3
+// of the reference's range), and checks that the estimate for --target h200 is what the
+// runtime reserves.
+func TestCUDAZoo(t *testing.T) {
+	for _, zm := range zoo.Models() {
+		t.Run(zm.Name, func(t *testing.T) {
+			if why, ok := zooUnsupported[zm.Name]; ok {
+				t.Skip(why)
+			}
+			be, al := newCUDA(t)
+			opts := Options{Target: be.Target()}
+			m, _ := loadZoo(t, zm, opts)
+			env := envelopeOf(zm)
+			h200 := kernels.KnownGPUs["h200"]
+			ep, err := PlanEnvelope(context.Background(), m, env, Options{Target: h200})
+			require.NoError(t, err)
+			for _, graphs := range []bool{false, true} {
+				rt, err := NewRuntime(context.Background(), m, be, al, RuntimeOptions{Envelope: env, Graphs: graphs})
+				require.NoError(t, err)
+				require.Equal(t, ep.ArenaBytes, rt.Reserve.ArenaBytes, "estimate (--target h200) == reservation")
+				s, err := rt.NewSession()
+				require.NoError(t, err)
+				for _, b := range zm.Bindings {
+					out, err := s.Run(context.Background(), zooInputs(t, zm, m, b))
+					require.NoError(t, err, "graphs %v at %v", graphs, b.Dims)
+					for i, v := range m.Outputs {
+						want, err := zm.Array(b.Outputs[v.Name])
+						require.NoError(t, err)
+						require.Equal(t, want.Shape, out[i].Shape)
+						e := rangeErr(kernels.ViewAs[float32](out[i].Data), want.Float32)
+						require.Less(t, e, 1e-3, "%s graphs %v at %v: error %.3g of the reference's range", v.Name, graphs, b.Dims, e)
+						t.Logf("graphs %v at %v: error %.2g of the range", graphs, b.Dims, e)
+					}
+				}
+				require.NoError(t, s.Close())
+				require.NoError(t, rt.Close())
+			}
+		})
+	}
+}
