@@ -37,6 +37,13 @@ newer opset than it imports imports that opset in the result.
     exception: where the mask fill is -inf, such a row, which the exported graph turns into
     NaN unless it guards the softmax as PyTorch does (IsNaN, Where), comes out zero.
 
+# Masks
+
+The mask an attention candidate adds to its scores is recognised by what it computes, not by
+the ops that spell it: maskeval.go evaluates its subgraph on probe bindings and compares it
+with the canonical causal and padding masks (its comment says why the probes decide it). A
+mask it cannot decide is matched by the forms in mask.go, and failing those read whole.
+
 # Candidates
 
 Every Softmax over the last axis is an attention candidate, every ReduceMean over the last
