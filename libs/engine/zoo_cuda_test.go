@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,18 +36,7 @@ func TestCUDAZoo(t *testing.T) {
 				require.Equal(t, ep.ArenaBytes, rt.Reserve.ArenaBytes, "estimate (--target h200) == reservation")
 				s, err := rt.NewSession()
 				require.NoError(t, err)
-				for _, b := range zm.Bindings {
-					out, err := s.Run(context.Background(), zooInputs(t, zm, m, b))
-					require.NoError(t, err, "graphs %v at %v", graphs, b.Dims)
-					for i, v := range m.Outputs {
-						want, err := zm.Array(b.Outputs[v.Name])
-						require.NoError(t, err)
-						require.Equal(t, want.Shape, out[i].Shape)
-						e := rangeErr(kernels.ViewAs[float32](out[i].Data), want.Float32)
-						require.Less(t, e, 1e-3, "%s graphs %v at %v: error %.3g of the reference's range", v.Name, graphs, b.Dims, e)
-						t.Logf("graphs %v at %v: error %.2g of the range", graphs, b.Dims, e)
-					}
-				}
+				runZoo(t, zm, m, s, fmt.Sprintf("cuda, graphs %v", graphs))
 				require.NoError(t, s.Close())
 				require.NoError(t, rt.Close())
 			}
