@@ -91,6 +91,30 @@ func newApp(env Env) *cli.App {
 	}
 }
 
+// Upper bounds of the integer flags, checked where each flag is read, so that every count and
+// size that reaches the libraries is one they can add and multiply without overflowing, and
+// none asks for what cannot work. The messages give the bound and why.
+const (
+	// maxDim bounds the flags that become dims or positions: --batch, --context, --prompt-len,
+	// --max-new-tokens (engine.MaxDimValue, what --dim admits).
+	maxDim = engine.MaxDimValue
+	// maxRuns bounds --repeat, --warmup, --runs and --profile: each run's latency is kept.
+	maxRuns = 10_000_000
+	// maxWorkers bounds --workers: the CPU kernels plan a workspace slot per worker.
+	maxWorkers = 4096
+)
+
+// atMost refuses --name v above most, saying why.
+func atMost[T int | int64](name string, v T, most int64, why string) error {
+	if int64(v) > most {
+		return usagef("--%s %d: want at most %d (%s)", name, v, most, why)
+	}
+	return nil
+}
+
+// whyDim is why maxDim bounds a flag.
+const whyDim = "the largest dim carve admits"
+
 func onUsageError(_ *cli.Context, err error, _ bool) error {
 	return &usageError{err.Error()}
 }
@@ -137,6 +161,10 @@ func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 	if cfg.Sessions < 1 {
 		return cfg, usagef("--concurrency %d: want at least 1 session", cfg.Sessions)
 	}
+	if err := atMost("concurrency", cfg.Sessions, run.MaxSessions, "each session holds a stream, and on the cpu and sim devices up to two OS "+
+		"threads; Go ends a process that holds more than 10000"); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -164,6 +192,9 @@ func deviceConfig(c *cli.Context, env Env) (run.Config, error) {
 	}
 	if cfg.Workers < 0 {
 		return cfg, usagef("--workers %d: want 0 (GOMAXPROCS) or more", cfg.Workers)
+	}
+	if err := atMost("workers", cfg.Workers, maxWorkers, "the CPU kernels plan a workspace for each worker"); err != nil {
+		return cfg, err
 	}
 	if f := c.String("format"); f != "table" && f != "json" {
 		return cfg, usagef("--format %q: want table or json", f)

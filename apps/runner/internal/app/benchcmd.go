@@ -82,6 +82,12 @@ func doBench(c *cli.Context, env Env) (err error) {
 	if bc.Runs < 1 && bc.Duration <= 0 {
 		return usagef("--runs %d: time at least one run", bc.Runs)
 	}
+	if err := atMost("warmup", bc.Warmup, maxRuns, "every run's latency is kept"); err != nil {
+		return err
+	}
+	if err := atMost("runs", bc.Runs, maxRuns, "every run's latency is kept; --duration times longer soaks in fixed-size histograms"); err != nil {
+		return err
+	}
 	if bc.SampleEvery = c.Duration("sample-every"); bc.SampleEvery <= 0 {
 		return usagef("--sample-every %s: give a positive duration, e.g. 5s", bc.SampleEvery)
 	}
@@ -95,6 +101,9 @@ func doBench(c *cli.Context, env Env) (err error) {
 	profileRuns := c.Int("profile")
 	if c.IsSet("profile") && profileRuns < 1 {
 		return usagef("--profile %d: profile at least one run", profileRuns)
+	}
+	if err := atMost("profile", profileRuns, maxRuns, "as --runs"); err != nil {
+		return err
 	}
 	if profileRuns > 0 && !strings.HasPrefix(cfg.Device, "cuda") {
 		return usagef("--profile times kernels with the device's timing events: it needs --device cuda (the %s device has none)", cfg.Device)

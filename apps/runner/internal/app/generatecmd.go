@@ -121,9 +121,9 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 		}
 		v := c.String(nameFlag(nf))
 		if !nf.Valid(v) {
-			want := "a name"
+			want := "a name (without %)"
 			if nf.PerLayer() {
-				want = "a name with one %d for the layer, e.g. " + nf.Default
+				want = "a name with one %d for the layer and no other %, e.g. " + nf.Default
 			}
 			return usagef("--%s %q: want %s", nameFlag(nf), v, want)
 		}
@@ -138,6 +138,19 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 		return usagef("--context %d: want at least 2 positions (a prompt and a new token)", gc.Context)
 	case gc.TopK < 0:
 		return usagef("--top-k %d: want at least 1 (leave it out for greedy choice)", gc.TopK)
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"max-new-tokens", int64(gc.MaxNew)}, {"batch", gc.Batch}, {"context", gc.Context}, {"prompt-len", c.Int64("prompt-len")}} {
+		if err := atMost(f.name, f.v, maxDim, whyDim); err != nil {
+			return err
+		}
+	}
+	if err := atMost("top-k", gc.TopK, maxDim, "more than the vocabulary samples among every token"); err != nil {
+		return err
+	}
+	switch {
 	case gc.Temperature < 0 || c.IsSet("temperature") && gc.Temperature == 0:
 		return usagef("--temperature %g: want more than 0 (leave it out for greedy choice)", gc.Temperature)
 	}
@@ -268,15 +281,23 @@ func checkOutFile(path string) error {
 func explainGenerate(err error, gc run.GenerateConfig) error {
 	var (
 		ce  *generate.ContextError
+		cfe *generate.ConfigError
 		rce *generate.RecognitionError
 		re  *engine.ReservationError
 	)
 	switch {
 	case errors.As(err, &ce):
 		// The last new token's keys and values are never needed; the prompt needs room for one.
+		// Prompt and New are at most maxDim each (the flags' bounds): their sum fits.
 		need := max(ce.Prompt+ce.New-1, ce.Prompt+1)
+		if need > maxDim {
+			return usagef("a prompt of %d tokens and %d new tokens need a context of %d positions, more than the %d carve admits: "+
+				"shorten the prompt or --max-new-tokens", ce.Prompt, ce.New, need, maxDim)
+		}
 		return usagef("a prompt of %d tokens and %d new tokens need a context of at least %d positions, but --context is %d: "+
 			"raise --context to %d, or shorten the prompt or --max-new-tokens", ce.Prompt, ce.New, need, ce.Context, need)
+	case errors.As(err, &cfe):
+		return &generateError{fmt.Sprintf("batch %d at context %d cannot be planned: %s (lower --batch or --context)", gc.Batch, contextOf(gc), cfe.Problem)}
 	case errors.As(err, &rce):
 		var flags []string
 		for _, nf := range generate.NameFields {

@@ -76,6 +76,9 @@ func doRun(c *cli.Context, env Env) (err error) {
 	if repeat < 1 {
 		return usagef("--repeat %d: run at least once", repeat)
 	}
+	if err := atMost("repeat", repeat, maxRuns, "every run's latency is kept"); err != nil {
+		return err
+	}
 	stats := c.String("stats")
 	if stats != "" && stats != "table" && stats != "json" {
 		return usagef("--stats %q: want table or json", stats)

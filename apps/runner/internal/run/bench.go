@@ -71,14 +71,15 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		return nil, err
 	}
 
-	// Each session keeps its runs' latencies; with a count of runs, room for all of them is
-	// made up front, so that the timed runs allocate nothing for it.
-	lats := make([][]time.Duration, len(r.Sessions))
+	// With a count of runs, run i's latency goes to lat[i], room for all of them made up front
+	// (once, not per session), so that the timed runs allocate nothing for it; with a duration,
+	// each session keeps a histogram.
+	var lat []time.Duration
 	hists := make([]*latencyHist, len(r.Sessions))
-	for i := range lats {
-		if cfg.Duration <= 0 {
-			lats[i] = make([]time.Duration, 0, cfg.Runs)
-		} else {
+	if cfg.Duration <= 0 {
+		lat = make([]time.Duration, cfg.Runs)
+	} else {
+		for i := range hists {
 			hists[i] = new(latencyHist)
 		}
 	}
@@ -127,7 +128,8 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 			ready.Done()
 			<-gate
 			for {
-				if cfg.Duration <= 0 && next.Add(1) > int64(cfg.Runs) {
+				i := next.Add(1) - 1
+				if cfg.Duration <= 0 && i >= int64(cfg.Runs) {
 					return
 				}
 				if err := ctx.Err(); err != nil {
@@ -145,7 +147,7 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 				if h := hists[s]; h != nil {
 					h.add(time.Since(t0))
 				} else {
-					lats[s] = append(lats[s], time.Since(t0))
+					lat[i] = time.Since(t0)
 				}
 				done.Add(1)
 			}
@@ -185,15 +187,13 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		}
 	}
 
-	var lat []time.Duration
 	var hist latencyHist
-	for s, l := range lats {
-		lat = append(lat, l...)
-		if hists[s] != nil {
-			hist.merge(hists[s])
+	for _, h := range hists {
+		if h != nil {
+			hist.merge(h)
 		}
 	}
-	runs := len(lat)
+	runs := len(lat) // every run counted was timed: an error or cancellation returned above
 	latency := percentiles(lat)
 	if cfg.Duration > 0 {
 		runs, latency = int(hist.n), hist.latency()

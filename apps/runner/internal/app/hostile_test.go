@@ -1,0 +1,93 @@
+package app
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph/testmodels"
+)
+
+// runnerWithin runs the runner like runner, failing the test if it has not returned within d:
+// a command line that makes it spin fails here instead of hanging the test binary.
+func runnerWithin(t *testing.T, d time.Duration, args ...string) result {
+	t.Helper()
+	done := make(chan result, 1)
+	go func() { done <- runner(t, args...) }()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(d):
+		t.Fatalf("runner %s has not returned after %v", strings.Join(args, " "), d)
+	}
+	return result{}
+}
+
+// TestHostileNumbers: integer flags are bounded where they are read, with the bound and its
+// reason in the message; sums and roundings of what is left cannot overflow, so that no number
+// makes the runner spin (a doubling that wrapped to 0), panic (a negative length) or word an
+// overflowed number.
+func TestHostileNumbers(t *testing.T) {
+	kv := testmodels.MustGet("qwen2_kv").WriteTemp(t)
+	const dimBound = "want at most 1099511627776 (the largest dim carve admits)"
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"new tokens whose bucket overflows", []string{"generate", "--model", kv, "--max-new-tokens", "4611686018427387904"}, ExitUsage,
+			"--max-new-tokens 4611686018427387904: " + dimBound},
+		{"new tokens whose sum with the prompt overflows", []string{"generate", "--model", kv, "--max-new-tokens", "9223372036854775807"}, ExitUsage,
+			"--max-new-tokens 9223372036854775807: " + dimBound},
+		{"largest context", []string{"generate", "--model", kv, "--context", "9223372036854775807"}, ExitUsage,
+			"--context 9223372036854775807: " + dimBound},
+		{"largest prompt", []string{"generate", "--model", kv, "--prompt-len", "9223372036854775807"}, ExitUsage,
+			"--prompt-len 9223372036854775807: " + dimBound},
+		{"largest batch", []string{"generate", "--model", kv, "--batch", "9223372036854775807"}, ExitUsage,
+			"--batch 9223372036854775807: " + dimBound},
+		{"prompt that leaves no context", []string{"generate", "--model", kv, "--prompt-len", "1099511627776"}, ExitUsage,
+			"a prompt of 1099511627776 tokens and 32 new tokens need a context of 1099511627807 positions, more than the 1099511627776 carve admits: " +
+				"shorten the prompt or --max-new-tokens"},
+		{"new tokens beyond any context", []string{"generate", "--model", kv, "--max-new-tokens", "1099511627776"}, ExitUsage,
+			"a prompt of 16 tokens and 1099511627776 new tokens need a context of 1099511627791 positions, more than the 1099511627776 carve admits"},
+		{"cache whose size overflows", []string{"generate", "--model", kv, "--batch", "1099511627776", "--context", "1099511627776"}, ExitError,
+			"batch 1099511627776 at context 1099511627776 cannot be planned: a cache of batch 1099511627776 and 1099511627777 positions overflows (lower --batch or --context)"},
+		{"largest top-k", []string{"generate", "--model", kv, "--top-k", "9223372036854775807"}, ExitUsage,
+			"--top-k 9223372036854775807: want at most 1099511627776 (more than the vocabulary samples among every token)"},
+		{"too many sessions", []string{"run", "--concurrency", "5200"}, ExitUsage,
+			"--concurrency 5200: want at most 4096 (each session holds a stream, and on the cpu and sim devices up to two OS threads; " +
+				"Go ends a process that holds more than 10000)"},
+		{"too many sessions over devices", []string{"run", "--device", "sim,sim:1", "--concurrency", "3000"}, ExitUsage,
+			"--concurrency 3000 on 2 device(s): at most 4096 sessions in all"},
+		{"too many workers", []string{"run", "--workers", "5000"}, ExitUsage,
+			"--workers 5000: want at most 4096 (the CPU kernels plan a workspace for each worker)"},
+		{"too many repeats", []string{"run", "--repeat", "9223372036854775807"}, ExitUsage,
+			"--repeat 9223372036854775807: want at most 10000000 (every run's latency is kept)"},
+		{"too many runs", []string{"bench", "--runs", "2000000000"}, ExitUsage,
+			"--runs 2000000000: want at most 10000000 (every run's latency is kept; --duration times longer soaks in fixed-size histograms)"},
+		{"too many warm-up runs", []string{"bench", "--warmup", "2000000000"}, ExitUsage, "--warmup 2000000000: want at most 10000000"},
+		{"too many profiled runs", []string{"bench", "--profile", "2000000000"}, ExitUsage, "--profile 2000000000: want at most 10000000 (as --runs)"},
+		{"name with another verb", []string{"generate", "--model", kv, "--past-key-name", "foo.%s.%d"}, ExitUsage,
+			`--past-key-name "foo.%s.%d": want a name with one %d for the layer and no other %, e.g. past_key_values.%d.key`},
+		{"name with a width", []string{"generate", "--model", kv, "--present-value-name", "p.%3d.v"}, ExitUsage,
+			`--present-value-name "p.%3d.v": want a name with one %d for the layer and no other %`},
+		{"name with a verb", []string{"generate", "--model", kv, "--logits-name", "logits%d"}, ExitUsage,
+			`--logits-name "logits%d": want a name (without %)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runnerWithin(t, time.Minute, tc.args...)
+			require.Equal(t, tc.code, r.code, r.stderr)
+			require.Contains(t, r.stderr, tc.want)
+			require.NotContains(t, r.stderr, "-922337203685477", "no overflowed numbers")
+			require.NotContains(t, r.stderr, "%!", "no format errors")
+			require.NotContains(t, r.stderr, "generate: ", "no library prefixes")
+			require.NotContains(t, r.stderr, "goroutine", "no stacks")
+			require.Len(t, strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n"), 1, r.stderr)
+			require.Empty(t, r.stdout, "refused before any output")
+			requireReleased(t, r)
+		})
+	}
+}
