@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -150,9 +151,11 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 	if err := atMost("top-k", gc.TopK, maxDim, "more than the vocabulary samples among every token"); err != nil {
 		return err
 	}
-	switch {
-	case gc.Temperature < 0 || c.IsSet("temperature") && gc.Temperature == 0:
-		return usagef("--temperature %g: want more than 0 (leave it out for greedy choice)", gc.Temperature)
+	switch t := gc.Temperature; {
+	case t < 0 || c.IsSet("temperature") && t == 0:
+		return usagef("--temperature %g: want more than 0 (leave it out for greedy choice)", t)
+	case math.IsNaN(t) || math.IsInf(t, 0):
+		return usagef("--temperature %g: want a finite number more than 0 (leave it out for greedy choice)", t)
 	}
 	promptSrc := ""
 	switch file := c.String("prompt"); {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"time"
@@ -96,6 +97,9 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 	if m := engine.MaxDimValue; cfg.Batch > m || cfg.PromptLen > m || int64(cfg.MaxNew) > m || cfg.Context > m {
 		return nil, &UsageError{fmt.Sprintf("batch %d, prompt length %d, %d new tokens, context %d: each must be at most %d, the largest dim carve admits",
 			cfg.Batch, cfg.PromptLen, cfg.MaxNew, cfg.Context, m)}
+	}
+	if t := cfg.Temperature; t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
+		return nil, &UsageError{fmt.Sprintf("temperature %g: want 0 (greedy, or 1 with TopK) or a finite number more than 0", t)}
 	}
 	if cfg.Prompt != nil && int64(len(cfg.Prompt)) != cfg.Batch*cfg.PromptLen {
 		return nil, &UsageError{fmt.Sprintf("the prompt has %d ids, not %d rows of %d", len(cfg.Prompt), cfg.Batch, cfg.PromptLen)}
