@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -265,10 +267,19 @@ func readPrompt(file string, batchSet bool, batch *int64) ([]int64, int64, error
 	return ids, t.Shape[1], nil
 }
 
-// checkOutFile makes sure --out names a file that can be written, before any work.
+// checkOutFile makes sure --out names a file that can be written, before any work: not a
+// directory, a block device or a socket; a character device or FIFO is written through.
 func checkOutFile(path string) error {
 	if path == "" || strings.HasSuffix(path, "/") {
 		return usagef("--out %q: want a file name, e.g. new_tokens.npy", path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("--out %s is a directory: give a file name, e.g. %s", path, filepath.Join(path, "new_tokens.npy"))
+	} else if err == nil && !fi.Mode().IsRegular() {
+		if err := checkOutTarget(path); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		return nil // written through: no file is made beside it
 	}
 	dir := "."
 	if i := strings.LastIndex(path, "/"); i > 0 {

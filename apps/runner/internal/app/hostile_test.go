@@ -1,12 +1,17 @@
 package app
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"carve.dev/apps/runner/internal/npyfile"
 	"carve.dev/libs/graph/testmodels"
 )
 
@@ -94,4 +99,86 @@ func TestHostileNumbers(t *testing.T) {
 			requireReleased(t, r)
 		})
 	}
+}
+
+// readFIFO makes a FIFO in a temporary directory and reads it in the background: the channel
+// gets what one writer wrote, up to its close.
+func readFIFO(t *testing.T, dir, name string) (string, <-chan []byte) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, syscall.Mkfifo(p, 0o644))
+	got := make(chan []byte, 1)
+	go func() {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			b = []byte(err.Error())
+		}
+		got <- b
+	}()
+	return p, got
+}
+
+// requireFIFO checks that p is still a FIFO: written through, not replaced by a regular file
+// (as root, --out /dev/null replaced /dev/null).
+func requireFIFO(t *testing.T, p string) {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	require.NoError(t, err)
+	require.Equal(t, fs.ModeNamedPipe, fi.Mode().Type(), "%s is still a FIFO", p)
+}
+
+// TestHostileOutputs: an output path that is a FIFO (or a character device) is written
+// through, never replaced; one that is a directory is refused before the model is loaded (it
+// failed after the whole generation, "rename ...: file exists").
+func TestHostileOutputs(t *testing.T) {
+	kv := testmodels.MustGet("qwen2_kv").WriteTemp(t)
+	dir := t.TempDir()
+
+	fifo, got := readFIFO(t, dir, "new.npy")
+	r := runnerWithin(t, time.Minute, "generate", "--model", kv, "--prompt-len", "4", "--max-new-tokens", "3", "--out", fifo)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	requireFIFO(t, fifo)
+	tokens, err := npyfile.Decode(<-got)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 3}, tokens.Shape)
+	require.Contains(t, r.stdout, "out          "+fifo+": int64 [1, 3]")
+
+	// run --out DIR writes each output into DIR: a FIFO there is written through as well.
+	outs := filepath.Join(dir, "outs")
+	require.NoError(t, os.Mkdir(outs, 0o755))
+	logits, got := readFIFO(t, outs, "logits.npy")
+	r = runnerWithin(t, time.Minute, "run", "--out", outs)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	requireFIFO(t, logits)
+	out, err := npyfile.Decode(<-got)
+	require.NoError(t, err)
+	require.Equal(t, []int64{2, 16, 256}, out.Shape)
+
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	blocked := filepath.Join(dir, "blocked")
+	require.NoError(t, os.MkdirAll(filepath.Join(blocked, "logits.npy"), 0o755))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"generate into a directory", []string{"generate", "--model", kv, "--out", sub},
+			"--out " + sub + " is a directory: give a file name, e.g. " + filepath.Join(sub, "new_tokens.npy")},
+		{"generate into a missing model's directory", []string{"generate", "--model", filepath.Join(dir, "none.onnx"), "--out", sub},
+			"--out " + sub + " is a directory"},
+		{"run onto a directory", []string{"run", "--out", blocked},
+			"--out " + blocked + `: output "logits": ` + filepath.Join(blocked, "logits.npy") + " is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runnerWithin(t, time.Minute, tc.args...)
+			require.Equal(t, ExitError, r.code, r.stderr)
+			require.Contains(t, r.stderr, tc.want)
+			require.Empty(t, r.stdout, "refused before any output")
+			requireReleased(t, r)
+		})
+	}
+	fi, err := os.Stat(sub)
+	require.NoError(t, err)
+	require.True(t, fi.IsDir())
 }
