@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -146,4 +147,58 @@ func TestAtomicWrites(t *testing.T) {
 			require.Len(t, entries, 1, "no temporary file is left")
 		})
 	}
+}
+
+// TestOutputStreams: solve -o and --svg write through a FIFO (or a character device such as
+// /dev/null) instead of renaming a regular file over it, and refuse a directory before any
+// work.
+func TestOutputStreams(t *testing.T) {
+	dir := t.TempDir()
+	read := func(name string) (string, <-chan []byte) {
+		p := filepath.Join(dir, name)
+		require.NoError(t, syscall.Mkfifo(p, 0o644))
+		got := make(chan []byte, 1)
+		go func() {
+			b, err := os.ReadFile(p) // waits for the writer, reads to its close
+			if err != nil {
+				b = []byte(err.Error())
+			}
+			got <- b
+		}()
+		return p, got
+	}
+	stillFIFO := func(p string) {
+		t.Helper()
+		fi, err := os.Lstat(p)
+		require.NoError(t, err)
+		require.Equal(t, fs.ModeNamedPipe, fi.Mode().Type(), "%s is still a FIFO", p)
+	}
+
+	rows, got := read("rows.csv")
+	_, stderr, code := run(t, "solve", "testdata/small.csv", "--algorithm", "greedy-by-size", "-o", rows)
+	require.Equal(t, ExitOK, code, stderr)
+	stillFIFO(rows)
+	require.True(t, strings.HasPrefix(string(<-got), "id,lower,upper,size,offset\n"))
+
+	svg, got := read("plan.svg")
+	_, stderr, code = run(t, "report", "--workers", "2", "--svg", svg)
+	require.Equal(t, ExitOK, code, stderr)
+	stillFIFO(svg)
+	require.True(t, strings.HasPrefix(string(<-got), "<svg "))
+
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	for _, args := range [][]string{
+		{"solve", "testdata/small.csv", "-o", sub},
+		{"report", "--svg", sub},
+		{"report", "--model", filepath.Join(dir, "none.onnx"), "--svg", sub}, // refused before the model is read
+	} {
+		stdout, stderr, code := run(t, args...)
+		require.Equal(t, ExitError, code, "%v: %s", args, stderr)
+		require.Equal(t, "estimator: cannot write "+sub+": is a directory: give a file name", oneLine(t, stderr))
+		require.Empty(t, stdout)
+	}
+	fi, err := os.Stat(sub)
+	require.NoError(t, err)
+	require.True(t, fi.IsDir())
 }
