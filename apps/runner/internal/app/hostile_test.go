@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -181,4 +182,24 @@ func TestHostileOutputs(t *testing.T) {
 	fi, err := os.Stat(sub)
 	require.NoError(t, err)
 	require.True(t, fi.IsDir())
+}
+
+// TestBenchDurationShorterThanARun: a --duration shorter than one run still times one run on
+// every session (it reported 0 timed runs with every percentile 0.000, and exit 0), and the
+// table says why the benchmark took longer than the duration.
+func TestBenchDurationShorterThanARun(t *testing.T) {
+	r := runnerWithin(t, time.Minute, "bench", "--duration", "1ns", "--warmup", "1", "--concurrency", "2", "--format", "json")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	var rep benchReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	require.GreaterOrEqual(t, rep.Runs, 2, "a timed run on each session")
+	require.Positive(t, rep.Latency.Min)
+	require.Positive(t, rep.Latency.P50)
+	require.True(t, rep.DurationShort)
+
+	r = runnerWithin(t, time.Minute, "bench", "--duration", "1ns", "--warmup", "1")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "runs        1 timed on 1 session(s)")
+	require.Contains(t, r.stdout, "--duration 1ns passed before a session's first run ended: each session timed at least one")
+	require.NotContains(t, r.stdout, "p50 0.000 ")
 }

@@ -19,7 +19,8 @@ type BenchConfig struct {
 	Runs   int // timed runs in all, spread over the sessions
 	// Duration, if positive, times runs until it has passed instead of counting Runs (a soak
 	// test); the latencies then go into fixed-size histograms (percentiles within 1%), so the
-	// Go heap stays flat however long it runs.
+	// Go heap stays flat however long it runs. Every session times at least one run, however
+	// short the duration (BenchResult.DurationShort says when that took longer).
 	Duration time.Duration
 	// Progress, if not nil, is called with the timed runs done so far, about ten times a second
 	// from a goroutine of its own and once at the end.
@@ -45,7 +46,10 @@ type BenchResult struct {
 	// allocator's allocations during the timed runs, per run.
 	DeviceMallocsPerRun   float64 `json:"device_mallocs_per_run"`
 	AllocatorAllocsPerRun float64 `json:"allocator_allocs_per_run"`
-	Stats                 Stats   `json:"stats"`
+	// DurationShort says that BenchConfig.Duration passed before a session's first timed run
+	// finished: the sessions timed one run each where that was all the time they had.
+	DurationShort bool  `json:"duration_shorter_than_a_run,omitempty"`
+	Stats         Stats `json:"stats"`
 }
 
 // Latency are percentiles of the runs' latencies, in milliseconds.
@@ -84,7 +88,8 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		}
 	}
 	var next, done atomic.Int64
-	var start time.Time // set before the gate opens
+	var short atomic.Bool // the duration passed before a session's first run ended
+	var start time.Time   // set before the gate opens
 	errs := make([]error, len(r.Sessions))
 	stop := make(chan struct{})
 	var ticker sync.WaitGroup
@@ -127,7 +132,7 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 			park.PrepareSleep() // waiting for a run may sleep (park.Event.Await): not in the timed runs
 			ready.Done()
 			<-gate
-			for {
+			for timed := 0; ; timed++ {
 				i := next.Add(1) - 1
 				if cfg.Duration <= 0 && i >= int64(cfg.Runs) {
 					return
@@ -138,7 +143,12 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 				}
 				t0 := time.Now()
 				if cfg.Duration > 0 && t0.Sub(start) >= cfg.Duration {
-					return
+					if timed == 1 { // it passed before the session's first run ended
+						short.Store(true)
+					}
+					if timed > 0 {
+						return
+					}
 				}
 				if _, err := sess.Run(ctx, r.Inputs); err != nil {
 					errs[s] = fmt.Errorf("session %d: %w", s, err)
@@ -206,6 +216,7 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		GoAllocsPerRun:        float64(ms1.Mallocs-ms0.Mallocs) / n,
 		DeviceMallocsPerRun:   float64(d.DeviceMallocs) / n,
 		AllocatorAllocsPerRun: float64(d.Allocs) / n,
+		DurationShort:         short.Load(),
 		Stats:                 r.Stats(),
 	}, nil
 }
