@@ -2,7 +2,9 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"carve.dev/apps/runner/internal/npyfile"
+	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/testmodels"
+	"carve.dev/libs/kernels"
 )
 
 // runnerWithin runs the runner like runner, failing the test if it has not returned within d:
@@ -202,4 +206,49 @@ func TestBenchDurationShorterThanARun(t *testing.T) {
 	require.Contains(t, r.stdout, "runs        1 timed on 1 session(s)")
 	require.Contains(t, r.stdout, "--duration 1ns passed before a session's first run ended: each session timed at least one")
 	require.NotContains(t, r.stdout, "p50 0.000 ")
+}
+
+// TestNaNOutputsInTheTable: an output with NaNs says so in the table, not only in the JSON
+// ("nans"): its MIN, MAX and MEAN are of the other elements.
+func TestNaNOutputsInTheTable(t *testing.T) {
+	fx := testmodels.MustGet("contrib_norm")
+	model := fx.WriteTemp(t)
+	m, err := graph.Load(model)
+	require.NoError(t, err)
+	defer m.Close()
+	dir := t.TempDir()
+	args := writeInputs(t, m, fx.Bindings[len(fx.Bindings)-1], dir) // more than one row
+	x := strings.TrimPrefix(args[1], "x=")
+	in, err := npyfile.ReadFile(x)
+	require.NoError(t, err)
+	in.Float32s()[0] = float32(math.NaN()) // the first row's norms are NaN
+	require.NoError(t, npyfile.WriteFile(x, in))
+
+	r := runnerWithin(t, time.Minute, append([]string{"run", "--model", model, "--format", "json"}, args...)...)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	var rep runReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	nans := map[string]int64{}
+	for _, o := range rep.Outputs {
+		nans[o.Name] = o.NaNs
+	}
+	row := in.Shape[len(in.Shape)-1]
+	require.Equal(t, map[string]int64{"bg": row, "sln_sum": 1}, nans, "the norm's row, and the skip sum's element")
+
+	r = runnerWithin(t, time.Minute, append([]string{"run", "--model", model}, args...)...)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	total := int64(in.Len())
+	for name, n := range nans {
+		require.Contains(t, r.stdout, fmt.Sprintf("%s: %d of %d elements are NaN; MIN, MAX and MEAN are of the other %d", name, n, total, total-n))
+	}
+
+	// An output of NaNs alone shows NaN, not "-" (no numbers, as for a bool).
+	all := kernels.MustTensor(graph.Float32, 4)
+	for i := range all.Float32s() {
+		all.Float32s()[i] = float32(math.NaN())
+	}
+	var b strings.Builder
+	printRun(&b, &runReport{Outputs: []tensorInfo{describe("y", all, "")}})
+	require.Contains(t, b.String(), "y       float32  [4]    NaN  NaN  NaN   -")
+	require.Contains(t, b.String(), "y: all 4 elements are NaN\n")
 }
