@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -201,4 +202,54 @@ func TestOutputStreams(t *testing.T) {
 	fi, err := os.Stat(sub)
 	require.NoError(t, err)
 	require.True(t, fi.IsDir())
+}
+
+// TestHostileNumbers: kv's sizes are bounded where they are read, with the bound in the
+// message: --context 9223372036854775807 spun forever (a doubling that wrapped to 0), and a
+// context one short of it was worded as "-9223372036854775808 positions". A per-layer name
+// takes one %d and no other verb.
+func TestHostileNumbers(t *testing.T) {
+	kv := fixture(t, "qwen2_kv")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"largest context", []string{"--context", "9223372036854775807"},
+			`--context "9223372036854775807": want a whole number from 1 to 1099511627776 (the largest dim carve admits), ? or ?:MAX`},
+		{"context one short", []string{"--context", "9223372036854775806"}, `--context "9223372036854775806": want a whole number from 1 to 1099511627776`},
+		{"largest search", []string{"--context", "?:9223372036854775807", "--budget", "1GiB"},
+			"--context ?:9223372036854775807: want N, ? or ?:MAX with MAX from 1 to 1099511627776 (the largest dim carve admits)"},
+		{"largest batch", []string{"--context", "64", "--batch", "9223372036854775807"}, `--batch "9223372036854775807": want a whole number from 1 to 1099511627776`},
+		{"largest prompt", []string{"--context", "64", "--prompt", "9223372036854775807"},
+			"--prompt 9223372036854775807: want 1 to 1099511627776 positions (the largest dim carve admits)"},
+		{"too many workers", []string{"--context", "64", "--workers", "100000"}, "--workers 100000: want at most 4096"},
+		{"name with another verb", []string{"--context", "64", "--past-key-name", "foo.%s.%d"},
+			`--past-key-name "foo.%s.%d": want a name with one %d for the layer and no other %, e.g. past_key_values.%d.key`},
+		{"name with a verb", []string{"--context", "64", "--mask-name", "mask%d"}, `--mask-name "mask%d": want a name (without %)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type out struct {
+				stdout, stderr string
+				code           int
+			}
+			done := make(chan out, 1)
+			go func() {
+				stdout, stderr, code := run(t, append([]string{"kv", "--model", kv}, tc.args...)...)
+				done <- out{stdout, stderr, code}
+			}()
+			var r out
+			select {
+			case r = <-done:
+			case <-time.After(time.Minute):
+				t.Fatalf("estimator kv %v has not returned after a minute", tc.args)
+			}
+			require.Equal(t, ExitUsage, r.code, r.stderr)
+			line := oneLine(t, r.stderr)
+			require.Contains(t, line, tc.want)
+			require.NotContains(t, line, "-922337203685477", "no overflowed numbers")
+			require.NotContains(t, line, "%!", "no format errors")
+			require.Empty(t, r.stdout)
+		})
+	}
 }
