@@ -253,3 +253,21 @@ func TestHostileNumbers(t *testing.T) {
 		})
 	}
 }
+
+// TestPanicIsInternal: a panic inside a command (here its output's writer) exits 70 with the
+// stack, not Go's 2, which reads as a usage error.
+func TestPanicIsInternal(t *testing.T) {
+	var stderr strings.Builder
+	code := Main(context.Background(), []string{"estimator", "report"}, Streams{Stdin: strings.NewReader(""), Stdout: panicWriter{}, Stderr: &stderr})
+	require.Equal(t, ExitInternal, code, stderr.String())
+	first, _, _ := strings.Cut(stderr.String(), "\n")
+	require.True(t, strings.HasPrefix(first, "estimator: internal error: "), stderr.String())
+	require.Contains(t, first, "the writer broke")
+	require.True(t, strings.HasSuffix(first, " (a bug: please report it with the stack below)"), first)
+	require.Contains(t, stderr.String(), "goroutine ")
+}
+
+// panicWriter panics at every write, as a bug would.
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic("the writer broke") }

@@ -190,7 +190,7 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 
 	g, err := run.LoadGenerator(c.Context, gc)
 	if err != nil {
-		return explainGenerate(err, gc)
+		return explainGenerate(err, gc, c.String("prompt"))
 	}
 	defer func() { err = errors.Join(err, g.Close()) }()
 	format := c.String("format")
@@ -208,7 +208,7 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 	}
 	res, err := g.Run(c.Context)
 	if err != nil {
-		return explainGenerate(err, gc)
+		return explainGenerate(err, gc, c.String("prompt"))
 	}
 	rep.GenResult, rep.Stats = res, g.Stats()
 	for b := range res.Batch {
@@ -217,7 +217,7 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 	if c.Bool("profile") {
 		p, err := g.Profile(c.Context)
 		if err != nil {
-			return explainGenerate(err, gc)
+			return explainGenerate(err, gc, c.String("prompt"))
 		}
 		rep.Profile = newProfileReport(p, res.PerToken.P50)
 	}
@@ -247,7 +247,7 @@ func readPrompt(file string, batchSet bool, batch *int64) ([]int64, int64, error
 		return nil, 0, &inputReadError{name: "--prompt", file: file, err: err}
 	}
 	if len(t.Shape) != 2 || t.Shape[0] < 1 || t.Shape[1] < 1 {
-		return nil, 0, usagef("--prompt %s: shape %v; want token ids [batch, length] with both at least 1", file, t.Shape)
+		return nil, 0, &badFileError{fmt.Sprintf("--prompt %s: shape %v; want token ids [batch, length] with both at least 1", file, t.Shape)}
 	}
 	var ids []int64
 	switch t.DType {
@@ -258,7 +258,7 @@ func readPrompt(file string, batchSet bool, batch *int64) ([]int64, int64, error
 			ids = append(ids, int64(v))
 		}
 	default:
-		return nil, 0, usagef("--prompt %s: dtype %s; want int64 (or int32) token ids", file, t.DType)
+		return nil, 0, &badFileError{fmt.Sprintf("--prompt %s: dtype %s; want int64 (or int32) token ids", file, t.DType)}
 	}
 	if batchSet && *batch != t.Shape[0] {
 		return nil, 0, usagef("--batch %d, but --prompt %s has %d rows: leave --batch out, or give a file of %d rows", *batch, file, t.Shape[0], *batch)
@@ -291,15 +291,20 @@ func checkOutFile(path string) error {
 	return nil
 }
 
-// explainGenerate words generation's own errors in the runner's terms; others pass to explain.
-func explainGenerate(err error, gc run.GenerateConfig) error {
+// explainGenerate words generation's own errors in the runner's terms (prompt is --prompt's
+// file, if any); others pass to explain.
+func explainGenerate(err error, gc run.GenerateConfig, prompt string) error {
 	var (
+		pe  *run.PromptError
 		ce  *generate.ContextError
 		cfe *generate.ConfigError
 		rce *generate.RecognitionError
 		re  *engine.ReservationError
 	)
 	switch {
+	case errors.As(err, &pe):
+		return &badFileError{fmt.Sprintf("--prompt %s: token %d (row %d, position %d) is outside the model's vocabulary [0, %d)",
+			prompt, pe.Token, pe.Row, pe.Position, pe.Vocab)}
 	case errors.As(err, &ce):
 		// The last new token's keys and values are never needed; the prompt needs room for one.
 		// Prompt and New are at most maxDim each (the flags' bounds): their sum fits.

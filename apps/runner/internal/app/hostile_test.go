@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"carve.dev/apps/runner/internal/npyfile"
+	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
@@ -252,3 +254,67 @@ func TestNaNOutputsInTheTable(t *testing.T) {
 	require.Contains(t, b.String(), "y       float32  [4]    NaN  NaN  NaN   -")
 	require.Contains(t, b.String(), "y: all 4 elements are NaN\n")
 }
+
+// TestExitCodeRule: one rule, the estimator's too (README.md, "Exit codes"): a file the user
+// named exits 1 whatever is wrong with it (missing, corrupt, of the wrong dtype or rank, with
+// ids outside the vocabulary: a wrong dtype or rank exited 2, a corrupt file 1); the command
+// line exits 2; a panic, a bug, exits 70 with its stack (Go's own 2 read as a usage error).
+func TestExitCodeRule(t *testing.T) {
+	kv := testmodels.MustGet("qwen2_kv").WriteTemp(t)
+	dir := t.TempDir()
+	write := func(name string, tn kernels.Tensor) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, npyfile.WriteFile(p, tn))
+		return p
+	}
+	floats := write("floats.npy", kernels.MustTensor(graph.Float32, 1, 4))
+	rank3 := write("rank3.npy", kernels.MustTensor(graph.Int64, 1, 2, 2))
+	outside := kernels.MustTensor(graph.Int64, 1, 3)
+	copy(outside.Int64s(), []int64{1, 2, 1 << 20})
+	vocab := write("vocab.npy", outside)
+	corrupt := filepath.Join(dir, "corrupt.npy")
+	require.NoError(t, os.WriteFile(corrupt, []byte("\x93NUMPY\x01\x00junk"), 0o644))
+	ids := write("ids.npy", kernels.MustTensor(graph.Int64, 2, 4))
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"prompt of floats", []string{"--prompt", floats}, ExitError, "--prompt " + floats + ": dtype float32; want int64 (or int32) token ids"},
+		{"prompt of rank 3", []string{"--prompt", rank3}, ExitError, "--prompt " + rank3 + ": shape [1 2 2]; want token ids [batch, length]"},
+		{"corrupt prompt", []string{"--prompt", corrupt}, ExitError, "bad .npy file " + corrupt},
+		{"missing prompt", []string{"--prompt", filepath.Join(dir, "none.npy")}, ExitError, "no such file"},
+		{"prompt is a directory", []string{"--prompt", dir}, ExitError, dir + " is not a regular file"},
+		{"ids outside the vocabulary", []string{"--prompt", vocab}, ExitError,
+			"--prompt " + vocab + ": token 1048576 (row 0, position 2) is outside the model's vocabulary [0, 256)"},
+		{"batch against the file", []string{"--prompt", ids, "--batch", "3"}, ExitUsage, "--batch 3, but --prompt " + ids + " has 2 rows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runnerWithin(t, time.Minute, append([]string{"generate", "--model", kv}, tc.args...)...)
+			require.Equal(t, tc.code, r.code, r.stderr)
+			require.Contains(t, r.stderr, tc.want)
+			require.Len(t, strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n"), 1, r.stderr)
+			requireReleased(t, r)
+		})
+	}
+
+	// A panic inside a command (here its output's writer) is an internal error, with the stack,
+	// after the runner has been closed on the way out.
+	var errb strings.Builder
+	closed := map[string]bool{}
+	code := Main(context.Background(), []string{"runner", "run"}, Env{Stdout: panicWriter{}, Stderr: &errb, DeviceMemory: 1 << 30,
+		Observe: func(stage string, _ alloc.Stats) { closed[stage] = true }})
+	require.Equal(t, ExitInternal, code, errb.String())
+	first, _, _ := strings.Cut(errb.String(), "\n")
+	require.True(t, strings.HasPrefix(first, "runner: internal error: "), errb.String())
+	require.Contains(t, first, "the writer broke")
+	require.True(t, strings.HasSuffix(first, " (a bug: please report it with the stack below)"), first)
+	require.Contains(t, errb.String(), "goroutine ")
+	require.True(t, closed["after-close"], "the runner was closed")
+}
+
+// panicWriter panics at every write, as a bug would.
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic("the writer broke") }

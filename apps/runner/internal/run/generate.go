@@ -151,8 +151,7 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 	}
 	for i, id := range g.Prompt {
 		if id < 0 || id >= g.Cache.Vocab {
-			return nil, &UsageError{fmt.Sprintf("prompt token %d (row %d, position %d) is outside the vocabulary [0, %d)",
-				id, int64(i)/cfg.PromptLen, int64(i)%cfg.PromptLen, g.Cache.Vocab)}
+			return nil, &PromptError{Token: id, Row: int64(i) / cfg.PromptLen, Position: int64(i) % cfg.PromptLen, Vocab: g.Cache.Vocab}
 		}
 	}
 	ep := rt.Reserve
@@ -175,6 +174,16 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 		return nil, err
 	}
 	return g, nil
+}
+
+// PromptError is a token of GenerateConfig.Prompt outside the model's vocabulary [0, Vocab):
+// a problem with the prompt given, not with how the runner was asked to run.
+type PromptError struct {
+	Token, Row, Position, Vocab int64
+}
+
+func (e *PromptError) Error() string {
+	return fmt.Sprintf("prompt token %d (row %d, position %d) is outside the vocabulary [0, %d)", e.Token, e.Row, e.Position, e.Vocab)
 }
 
 // GenerateOptions are the runtime options `runner generate` loads m with for the generation

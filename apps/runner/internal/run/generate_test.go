@@ -153,9 +153,11 @@ func TestGenerateErrors(t *testing.T) {
 	prompt := base
 	prompt.Prompt = []int64{1, 2, 3, 4, 5, 6, 7, 1 << 20}
 	_, err = LoadGenerator(context.Background(), prompt)
+	var pe *PromptError
+	require.True(t, errors.As(err, &pe), "%v", err)
+	require.Equal(t, PromptError{Token: 1 << 20, Row: 0, Position: 7, Vocab: 256}, *pe)
+	require.Contains(t, pe.Error(), "outside the vocabulary")
 	var ue *UsageError
-	require.True(t, errors.As(err, &ue), "%v", err)
-	require.Contains(t, ue.Problem, "outside the vocabulary")
 
 	// Numbers that no flag admits: refused before loading, with no sum overflowing on the way.
 	for _, bad := range []func(*GenerateConfig){
