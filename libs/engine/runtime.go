@@ -314,7 +314,7 @@ func (rt *Runtime) Close() error {
 // and the limit.
 func (rt *Runtime) checkFits(ctx context.Context) error {
 	ep := rt.Reserve
-	perSession, ok := checkedAdd(alloc.ReservedSize(max(ep.ArenaBytes, 1)), rt.StateBytes())
+	perSession, ok := graph.CheckedAdd(alloc.ReservedSize(max(ep.ArenaBytes, 1)), rt.StateBytes())
 	arenas, okMul := graph.CheckedMul(perSession, int64(rt.opts.Sessions))
 	ok = ok && okMul
 	need := arenas + ep.DeviceWeightBytes

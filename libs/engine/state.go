@@ -87,9 +87,9 @@ func stateLayout(m *graph.Model, bufs []StateBuffer) (slots map[string]stateSlot
 			return nil, 0, nil, &StateError{Buffer: b.Name, Problem: "holds more than one input or more than one output"}
 		}
 		slots[b.Name] = stateSlot{offset: total, size: b.Bytes}
-		size, ok := checkedAdd(b.Bytes, stateAlign-1)
+		size, ok := graph.CheckedAdd(b.Bytes, stateAlign-1)
 		if ok {
-			total, ok = checkedAdd(total, size/stateAlign*stateAlign)
+			total, ok = graph.CheckedAdd(total, size/stateAlign*stateAlign)
 		}
 		if !ok {
 			return nil, 0, nil, &StateError{Buffer: b.Name, Problem: "the state buffers' total size overflows"}
@@ -191,10 +191,10 @@ func (s *Session) rows(r Rows) (alloc.Ptr, error) {
 	size := s.rt.stateSlots[r.Buffer].size
 	end, ok := graph.CheckedMul(r.Count-1, r.Pitch)
 	if ok {
-		end, ok = checkedAdd(end, r.Offset)
+		end, ok = graph.CheckedAdd(end, r.Offset)
 	}
 	if ok {
-		end, ok = checkedAdd(end, r.Width)
+		end, ok = graph.CheckedAdd(end, r.Width)
 	}
 	if !ok || r.Offset < 0 || r.Pitch < r.Width || end > size {
 		return 0, &StateError{Buffer: r.Buffer, Problem: fmt.Sprintf("rows %+v reach outside its %d bytes", r, size)}
@@ -242,10 +242,4 @@ func (s *Session) zeroState() error {
 		}
 	}
 	return s.rt.Backend.Device().SynchronizeStream(s.stream)
-}
-
-// checkedAdd returns a+b and whether it fits in int64, for b >= 0.
-func checkedAdd(a, b int64) (int64, bool) {
-	c := a + b
-	return c, c >= a
 }

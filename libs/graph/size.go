@@ -30,6 +30,18 @@ func CheckedMul(a, b int64) (int64, bool) {
 	return c, true
 }
 
+// CheckedAdd returns a+b and true, or 0 and false when the sum does not fit in int64. It takes
+// operands of either sign: sizes and positions that people give (a context, a prompt's length
+// and the tokens after it) are added through it, as products go through CheckedMul.
+func CheckedAdd(a, b int64) (int64, bool) {
+	c := a + b
+	// The sum wrapped exactly when the operands share a sign that the sum does not.
+	if (a >= 0) == (b >= 0) && (c >= 0) != (a >= 0) {
+		return 0, false
+	}
+	return c, true
+}
+
 // NumElements is the product of shape's dims, with an *OverflowError if it does not fit in
 // int64 and an error for a negative dim. The empty shape (a scalar) has one element.
 func NumElements(shape []int64) (int64, error) {

@@ -46,3 +46,38 @@ func TestCheckedMul(t *testing.T) {
 		check(a, b)
 	}
 }
+
+// TestCheckedAdd compares CheckedAdd with exact arithmetic on the edges of int64 and on random
+// operands of every magnitude and sign.
+func TestCheckedAdd(t *testing.T) {
+	check := func(a, b int64) {
+		t.Helper()
+		exact := new(big.Int).Add(big.NewInt(a), big.NewInt(b))
+		got, ok := graph.CheckedAdd(a, b)
+		if !exact.IsInt64() {
+			require.False(t, ok, "%d + %d overflows", a, b)
+			require.Zero(t, got)
+			return
+		}
+		require.True(t, ok, "%d + %d fits", a, b)
+		require.Equal(t, exact.Int64(), got, "%d + %d", a, b)
+	}
+	edges := []int64{0, 1, -1, 2, -2, math.MaxInt64, math.MaxInt64 - 1, math.MinInt64, math.MinInt64 + 1,
+		math.MaxInt64 / 2, math.MaxInt64/2 + 1, math.MinInt64 / 2, math.MinInt64/2 - 1}
+	for _, a := range edges {
+		for _, b := range edges {
+			check(a, b)
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(rand.Int64()), 12))
+	for range 100000 {
+		a, b := int64(rng.Uint64()>>rng.IntN(64)), int64(rng.Uint64()>>rng.IntN(64))
+		if rng.IntN(2) == 0 {
+			a = -a
+		}
+		if rng.IntN(2) == 0 {
+			b = -b
+		}
+		check(a, b)
+	}
+}

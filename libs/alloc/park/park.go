@@ -31,6 +31,7 @@ package park
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -142,58 +143,106 @@ func (e *Event) Await(ready func() bool) {
 // on one after a collection) and a caller's.
 const slack = 8
 
+// Reservations grow in steps. Each growth makes every thread and timer anew (see Reserve), so a
+// Reserve that needs more than the last growth made makes a quarter more than that at once (at
+// most spareThreads more threads than it needs: threads are a limited resource, timer room is
+// only memory). Reservations asked for a few at a time, as each new stream asks for its own,
+// then make O(n) threads and timers in all for n goroutines, not O(n²).
+const spareThreads = 512
+
 var reserved struct {
 	sync.Mutex
 	live       int // goroutines reserved for and not released
 	threads    int // the most threads ever held at once for reservations
 	timers     int // the timers every processor's heap has had room made for
 	timerProcs int // GOMAXPROCS then
+	// The work every growth has done, for tests: goroutines locked to a thread, and timers
+	// made (room in one processor's heap for n timers counts n).
+	madeThreads, madeTimers int
 }
 
 // Reserve tells the package that up to n more goroutines may be blocked in Wait, or sleeping
 // (time.Sleep), at once, and makes sure that the runtime need not allocate for them later:
 //
 //   - Threads. Each blocked Wait holds one, besides the one per processor running goroutines.
-//     The runtime's threads (Ms) are never freed, so Reserve starts enough of them now, each
-//     held at once by a goroutine locked to it and then let go: they stay idle until a Wait or
-//     a processor needs one. Otherwise a Wait that outlasts its processor's hand-off could make
-//     the runtime start, and allocate, a thread during a run.
+//     The runtime's threads (Ms) are never freed, so Reserve starts enough of them now, held
+//     at once by goroutines locked to them (until the runtime holds that many, see makeThreads)
+//     and then let go: they stay idle until a Wait or a processor needs one. Otherwise a Wait
+//     that outlasts its processor's hand-off could make the runtime start, and allocate, a
+//     thread during a run.
 //   - Timer heaps. A sleeping goroutine's timer goes into the heap of the processor it runs on,
 //     a slice that the runtime grows, allocating, the first time it holds more timers than
 //     ever, and never shrinks. Reserve makes room in every processor's heap for all of the
 //     reserved goroutines at once (see roomForTimers).
 //
-// Release undoes a Reserve when those goroutines are gone.
+// Release undoes a Reserve when those goroutines are gone. Threads and timer room are made in
+// steps a quarter larger than the last (see spareThreads), so that n goroutines reserved one or
+// two at a time cost O(n) in all.
 func Reserve(n int) {
 	reserved.Lock()
 	defer reserved.Unlock()
 	reserved.live += n
 	procs := runtime.GOMAXPROCS(0)
 	if timers := reserved.live + slack; timers > reserved.timers || procs != reserved.timerProcs {
+		if procs == reserved.timerProcs {
+			timers = max(timers, reserved.timers+reserved.timers/4)
+		}
 		roomForTimers(procs, timers)
 		reserved.timers, reserved.timerProcs = timers, procs
+		reserved.madeTimers += procs * timers
 	}
 	want := reserved.live + procs + slack
 	if want <= reserved.threads {
 		return
 	}
+	want = max(want, min(reserved.threads+reserved.threads/4, want+spareThreads))
 	reserved.threads = want
-	var locked sync.WaitGroup
+	makeThreads(want)
+}
+
+// makeThreads makes the runtime hold at least n threads. Threads that goroutines hold blocked
+// (an idle stream's Wait) count too: goroutines are locked to threads in batches only until the
+// runtime's count (runtime/metrics) reaches n, so that a growth never takes the process past n
+// threads and towards Go's limit (runtime/debug.SetMaxThreads), as n locked goroutines beside
+// the blocked ones would. Where the count is not reported, n goroutines are locked at once.
+func makeThreads(n int) {
 	release := make(chan struct{})
-	locked.Add(want)
-	for range want {
-		go func() {
-			// Locked, the goroutine keeps its thread to itself while it waits below: want of
-			// them waiting at once hold want distinct threads. Unlocked before it exits, the
-			// thread goes back to the runtime's idle list instead of ending.
-			runtime.LockOSThread()
-			locked.Done()
-			<-release
-			runtime.UnlockOSThread()
-		}()
+	defer close(release)
+	for locked := 0; locked < n; {
+		batch := n - locked
+		if have := threadCount(); have >= n {
+			return
+		} else if have > 0 {
+			batch = min(batch, n-have)
+		}
+		var wg sync.WaitGroup
+		wg.Add(batch)
+		for range batch {
+			go func() {
+				// Locked, the goroutine keeps its thread to itself while it waits below: the
+				// goroutines of a batch waiting at once hold distinct threads, which the runtime
+				// takes from its idle list or starts. Unlocked before it exits, the thread goes
+				// back to the idle list instead of ending.
+				runtime.LockOSThread()
+				wg.Done()
+				<-release
+				runtime.UnlockOSThread()
+			}()
+		}
+		wg.Wait()
+		locked += batch
+		reserved.madeThreads += batch
 	}
-	locked.Wait()
-	close(release)
+}
+
+// threadCount is the runtime's count of its live threads, or -1 where it is not reported.
+func threadCount() int {
+	s := []metrics.Sample{{Name: "/sched/threads/total:threads"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return int(s[0].Value.Uint64())
 }
 
 // Release undoes Reserve(n).

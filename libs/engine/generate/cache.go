@@ -105,11 +105,11 @@ var NameFields = []NameField{
 // PerLayer reports whether the field names a value of each layer, with one %d for the layer.
 func (f NameField) PerLayer() bool { return strings.Contains(f.Default, "%d") }
 
-// Valid reports whether v can be the field's name: not empty, with exactly one %d in a
-// per-layer name and no % in another.
+// Valid reports whether v can be the field's name: not empty, with exactly one %d and no other
+// % in a per-layer name (the layer's number replaces the %d, and only it), and no % in another.
 func (f NameField) Valid(v string) bool {
 	if f.PerLayer() {
-		return strings.Count(v, "%d") == 1
+		return strings.Count(v, "%d") == 1 && strings.Count(v, "%") == 1
 	}
 	return v != "" && !strings.Contains(v, "%")
 }

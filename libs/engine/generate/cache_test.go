@@ -7,7 +7,7 @@ import (
 )
 
 // TestNameFields: every field of Names is listed once, the defaults fill only empty fields, and
-// a name is valid when a per-layer one holds exactly one %d and another holds no %.
+// a name is valid when a per-layer one holds exactly one %d and no other %, and another holds no %.
 func TestNameFields(t *testing.T) {
 	var n Names
 	seen := map[*string]bool{}
@@ -29,7 +29,8 @@ func TestNameFields(t *testing.T) {
 	for v, want := range map[string]bool{"tokens": true, "": false, "tok%d": false, "a%s": false} {
 		require.Equal(t, want, ids.Valid(v), "%q", v)
 	}
-	for v, want := range map[string]bool{"cache.%d.k": true, "cache.k": false, "": false, "c.%d.%d": false} {
+	for v, want := range map[string]bool{"cache.%d.k": true, "cache.k": false, "": false, "c.%d.%d": false,
+		"foo.%s.%d": false, "c.%d.%v": false, "c.%5d": false, "c.%d%%": false, "%d": true} {
 		require.Equal(t, want, past.Valid(v), "%q", v)
 	}
 }

@@ -53,8 +53,12 @@ type ContextError struct {
 }
 
 func (e *ContextError) Error() string {
-	return fmt.Sprintf("generate: a prompt of %d positions and %d new tokens need %d positions, more than the context of %d",
-		e.Prompt, e.New, e.Prompt+e.New, e.Context)
+	need := "more positions than an int64 counts"
+	if n, ok := graph.CheckedAdd(e.Prompt, e.New); ok {
+		need = fmt.Sprintf("%d positions", n)
+	}
+	return fmt.Sprintf("generate: a prompt of %d positions and %d new tokens need %s, more than the context of %d",
+		e.Prompt, e.New, need, e.Context)
 }
 
 // New makes a generator over s, a session of rt, which must have been made with
@@ -115,7 +119,9 @@ func (g *Generator) Generate(ctx context.Context, prompt []int64, promptLen int6
 	if maxNew < 1 {
 		return nil, tm, &ConfigError{Problem: fmt.Sprintf("%d new tokens: want at least 1", maxNew)}
 	}
-	if promptLen > cfg.Prompt || promptLen+int64(maxNew)-1 > cfg.Context {
+	// The last new token needs no position: promptLen + maxNew - 1 at most the context, written
+	// so that no maxNew overflows (promptLen is at most cfg.Prompt, below the context).
+	if promptLen > cfg.Prompt || int64(maxNew)-1 > cfg.Context-promptLen {
 		return nil, tm, &ContextError{Prompt: promptLen, New: int64(maxNew), Context: cfg.Context}
 	}
 	out := make([]int64, cfg.Batch*int64(maxNew))

@@ -3,6 +3,7 @@ package generate
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 
 	"carve.dev/libs/engine"
@@ -31,10 +32,14 @@ func (e *ConfigError) Error() string { return "generate: " + e.Problem }
 const MinBucket = 16
 
 // Bucket is the length a shape of n positions is padded to: the smallest power of two that is at
-// least n and MinBucket, capped at limit.
+// least n and MinBucket, capped at limit. It doubles only while below both n and limit, and
+// returns limit where the next power of two would not fit in int64.
 func Bucket(n, limit int64) int64 {
 	b := int64(MinBucket)
-	for b < n {
+	for b < n && b < limit {
+		if b > math.MaxInt64/2 {
+			return limit
+		}
 		b *= 2
 	}
 	return min(b, limit)
@@ -47,8 +52,12 @@ func (c *Cache) check(cfg Config) (Config, error) {
 	switch {
 	case cfg.Batch < 1:
 		return cfg, &ConfigError{Problem: fmt.Sprintf("batch %d: want at least 1", cfg.Batch)}
+	case cfg.Batch > engine.MaxDimValue:
+		return cfg, &ConfigError{Problem: fmt.Sprintf("batch %d: want at most %d, the largest dim carve admits", cfg.Batch, engine.MaxDimValue)}
 	case cfg.Context < 2:
 		return cfg, &ConfigError{Problem: fmt.Sprintf("context %d: want at least 2 positions (a prompt and a new token)", cfg.Context)}
+	case cfg.Context > engine.MaxDimValue:
+		return cfg, &ConfigError{Problem: fmt.Sprintf("context %d: want at most %d positions, the largest dim carve admits", cfg.Context, engine.MaxDimValue)}
 	case cfg.Prompt < 1 || cfg.Prompt >= cfg.Context:
 		return cfg, &ConfigError{Problem: fmt.Sprintf("longest prompt %d: want 1 to %d, below the context %d", cfg.Prompt, cfg.Context-1, cfg.Context)}
 	}

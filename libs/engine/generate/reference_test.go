@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -122,6 +123,15 @@ func TestGenerationMatchesOnnxruntime(t *testing.T) {
 				// The prompt's bucket and the past buckets 16, 32 and 64 (7 + 32 positions).
 				st := rt.Stats()
 				require.EqualValues(t, 4, st.Programs.Misses, "programs compiled")
+
+				// A count of new tokens whose sum with the prompt overflows is beyond the context,
+				// not a generation of a negative length.
+				for _, maxNew := range []int{math.MaxInt, math.MaxInt - int(gen.PromptLen) + 2} {
+					_, _, err = g.Generate(context.Background(), prompt.Int64, gen.PromptLen, maxNew, Greedy{}, nil)
+					var ce *ContextError
+					require.ErrorAs(t, err, &ce, "%d new tokens", maxNew)
+					require.Contains(t, err.Error(), "more positions than an int64 counts")
+				}
 			})
 		}
 	}
@@ -142,7 +152,8 @@ func TestConfigDefaults(t *testing.T) {
 	cfg, err := c.check(Config{Batch: 1, Context: 64})
 	require.NoError(t, err)
 	require.EqualValues(t, 63, cfg.Prompt)
-	for _, bad := range []Config{{Batch: 0, Context: 64}, {Batch: 1, Context: 1}, {Batch: 1, Context: 64, Prompt: 64}} {
+	for _, bad := range []Config{{Batch: 0, Context: 64}, {Batch: 1, Context: 1}, {Batch: 1, Context: 64, Prompt: 64},
+		{Batch: 1, Context: math.MaxInt64}, {Batch: 1, Context: engine.MaxDimValue + 1}, {Batch: engine.MaxDimValue + 1, Context: 64}} {
 		_, err := c.check(bad)
 		var ce *ConfigError
 		require.ErrorAs(t, err, &ce, "%+v", bad)
@@ -153,6 +164,20 @@ func TestConfigDefaults(t *testing.T) {
 func TestBucket(t *testing.T) {
 	for _, tc := range [][3]int64{{1, 64, 16}, {16, 64, 16}, {17, 64, 32}, {33, 64, 64}, {65, 64, 64}, {100, 1000, 128}, {1, 8, 8}} {
 		require.Equal(t, tc[2], Bucket(tc[0], tc[1]), "Bucket(%d, %d)", tc[0], tc[1])
+	}
+	// Lengths whose next power of two does not fit in int64: the limit, not a doubling that
+	// wraps to 0 and never ends.
+	const huge = math.MaxInt64
+	for _, tc := range [][3]int64{{1 << 62, huge, 1 << 62}, {1<<62 + 1, huge, huge}, {huge, huge, huge}, {huge - 1, huge, huge},
+		{huge, 1 << 40, 1 << 40}, {1<<62 + 1, 1<<62 + 5, 1<<62 + 5}} {
+		done := make(chan int64, 1)
+		go func() { done <- Bucket(tc[0], tc[1]) }()
+		select {
+		case got := <-done:
+			require.Equal(t, tc[2], got, "Bucket(%d, %d)", tc[0], tc[1])
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Bucket(%d, %d) does not return", tc[0], tc[1])
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -30,7 +31,15 @@ func Run(args []string, stdout, stderr io.Writer) int {
 // Main runs the estimator and returns the exit code. Errors are one line on s.Stderr,
 // "estimator: MESSAGE", and for mistakes in the command line " (see estimator COMMAND --help)"
 // after it, as the runner writes its own.
-func Main(ctx context.Context, args []string, s Streams) int {
+func Main(ctx context.Context, args []string, s Streams) (code int) {
+	defer func() {
+		// A panic is a bug, not a mistake in the command line: Go's own exit code for it, 2,
+		// is ExitUsage's.
+		if p := recover(); p != nil {
+			fmt.Fprintf(s.Stderr, "estimator: internal error: %v (a bug: please report it with the stack below)\n%s", p, debug.Stack())
+			code = ExitInternal
+		}
+	}()
 	a := newApp(s)
 	if len(args) == 0 {
 		args = []string{"estimator"}
@@ -67,8 +76,9 @@ func newApp(s Streams) *cli.App {
 		Usage: "plan the memory of an ONNX model before running it",
 		Description: "The estimator plans where every activation and kernel workspace of a model lives in one arena,\n" +
 			"for a binding of its dims or over ranges of them, with the same code the runner reserves memory with.\n" +
-			"Without --model it uses a small GPT-2 built into the binary. Exit codes: 0 ok, 1 error, 2 usage, 3 does not fit,\n" +
-			"130 interrupted (Ctrl-C; a second Ctrl-C quits at once).",
+			"Without --model it uses a small GPT-2 built into the binary. Exit codes: 0 ok, 1 error (a bad file, failed work),\n" +
+			"2 usage (the command line), 3 does not fit, 70 internal error (a bug), 130 interrupted (Ctrl-C; a second\n" +
+			"Ctrl-C quits at once).",
 		Commands:        []*cli.Command{reportCommand(s), fitCommand(s), kvCommand(s), solveCommand(s), opsCommand(s)},
 		Reader:          s.Stdin,
 		Writer:          s.Stdout,

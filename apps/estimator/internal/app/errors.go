@@ -15,12 +15,13 @@ import (
 	"carve.dev/libs/planner"
 )
 
-// Exit codes of the estimator.
+// Exit codes of the estimator, the same rule as the runner's (README.md, "Exit codes").
 const (
 	ExitOK          = 0   // done; for report and fit, everything asked about fits
-	ExitError       = 1   // the work failed: unreadable or unsupported model, bad CSV, I/O
+	ExitError       = 1   // the work failed: a file named (model, CSV) missing, unreadable or unusable; an output not written
 	ExitUsage       = 2   // bad flags or arguments: dim syntax, unknown or missing dim, empty range, budget syntax
 	ExitDoesNotFit  = 3   // the model does not fit the budget (report, fit) or the capacity (solve)
+	ExitInternal    = 70  // a bug of the estimator's own (a panic), with the stack on stderr
 	ExitInterrupted = 130 // Ctrl-C (SIGINT): 128 + the signal's number, as shells report it
 )
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -147,3 +149,125 @@ func TestAtomicWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputStreams: solve -o and --svg write through a FIFO (or a character device such as
+// /dev/null) instead of renaming a regular file over it, and refuse a directory before any
+// work.
+func TestOutputStreams(t *testing.T) {
+	dir := t.TempDir()
+	read := func(name string) (string, <-chan []byte) {
+		p := filepath.Join(dir, name)
+		require.NoError(t, syscall.Mkfifo(p, 0o644))
+		got := make(chan []byte, 1)
+		go func() {
+			b, err := os.ReadFile(p) // waits for the writer, reads to its close
+			if err != nil {
+				b = []byte(err.Error())
+			}
+			got <- b
+		}()
+		return p, got
+	}
+	stillFIFO := func(p string) {
+		t.Helper()
+		fi, err := os.Lstat(p)
+		require.NoError(t, err)
+		require.Equal(t, fs.ModeNamedPipe, fi.Mode().Type(), "%s is still a FIFO", p)
+	}
+
+	rows, got := read("rows.csv")
+	_, stderr, code := run(t, "solve", "testdata/small.csv", "--algorithm", "greedy-by-size", "-o", rows)
+	require.Equal(t, ExitOK, code, stderr)
+	stillFIFO(rows)
+	require.True(t, strings.HasPrefix(string(<-got), "id,lower,upper,size,offset\n"))
+
+	svg, got := read("plan.svg")
+	_, stderr, code = run(t, "report", "--workers", "2", "--svg", svg)
+	require.Equal(t, ExitOK, code, stderr)
+	stillFIFO(svg)
+	require.True(t, strings.HasPrefix(string(<-got), "<svg "))
+
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	for _, args := range [][]string{
+		{"solve", "testdata/small.csv", "-o", sub},
+		{"report", "--svg", sub},
+		{"report", "--model", filepath.Join(dir, "none.onnx"), "--svg", sub}, // refused before the model is read
+	} {
+		stdout, stderr, code := run(t, args...)
+		require.Equal(t, ExitError, code, "%v: %s", args, stderr)
+		require.Equal(t, "estimator: cannot write "+sub+": is a directory: give a file name", oneLine(t, stderr))
+		require.Empty(t, stdout)
+	}
+	fi, err := os.Stat(sub)
+	require.NoError(t, err)
+	require.True(t, fi.IsDir())
+}
+
+// TestHostileNumbers: kv's sizes are bounded where they are read, with the bound in the
+// message: --context 9223372036854775807 spun forever (a doubling that wrapped to 0), and a
+// context one short of it was worded as "-9223372036854775808 positions". A per-layer name
+// takes one %d and no other verb.
+func TestHostileNumbers(t *testing.T) {
+	kv := fixture(t, "qwen2_kv")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"largest context", []string{"--context", "9223372036854775807"},
+			`--context "9223372036854775807": want a whole number from 1 to 1099511627776 (the largest dim carve admits), ? or ?:MAX`},
+		{"context one short", []string{"--context", "9223372036854775806"}, `--context "9223372036854775806": want a whole number from 1 to 1099511627776`},
+		{"largest search", []string{"--context", "?:9223372036854775807", "--budget", "1GiB"},
+			"--context ?:9223372036854775807: want N, ? or ?:MAX with MAX from 1 to 1099511627776 (the largest dim carve admits)"},
+		{"largest batch", []string{"--context", "64", "--batch", "9223372036854775807"}, `--batch "9223372036854775807": want a whole number from 1 to 1099511627776`},
+		{"largest prompt", []string{"--context", "64", "--prompt", "9223372036854775807"},
+			"--prompt 9223372036854775807: want 1 to 1099511627776 positions (the largest dim carve admits)"},
+		{"too many workers", []string{"--context", "64", "--workers", "100000"}, "--workers 100000: want at most 4096"},
+		{"name with another verb", []string{"--context", "64", "--past-key-name", "foo.%s.%d"},
+			`--past-key-name "foo.%s.%d": want a name with one %d for the layer and no other %, e.g. past_key_values.%d.key`},
+		{"name with a verb", []string{"--context", "64", "--mask-name", "mask%d"}, `--mask-name "mask%d": want a name (without %)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type out struct {
+				stdout, stderr string
+				code           int
+			}
+			done := make(chan out, 1)
+			go func() {
+				stdout, stderr, code := run(t, append([]string{"kv", "--model", kv}, tc.args...)...)
+				done <- out{stdout, stderr, code}
+			}()
+			var r out
+			select {
+			case r = <-done:
+			case <-time.After(time.Minute):
+				t.Fatalf("estimator kv %v has not returned after a minute", tc.args)
+			}
+			require.Equal(t, ExitUsage, r.code, r.stderr)
+			line := oneLine(t, r.stderr)
+			require.Contains(t, line, tc.want)
+			require.NotContains(t, line, "-922337203685477", "no overflowed numbers")
+			require.NotContains(t, line, "%!", "no format errors")
+			require.Empty(t, r.stdout)
+		})
+	}
+}
+
+// TestPanicIsInternal: a panic inside a command (here its output's writer) exits 70 with the
+// stack, not Go's 2, which reads as a usage error.
+func TestPanicIsInternal(t *testing.T) {
+	var stderr strings.Builder
+	code := Main(context.Background(), []string{"estimator", "report"}, Streams{Stdin: strings.NewReader(""), Stdout: panicWriter{}, Stderr: &stderr})
+	require.Equal(t, ExitInternal, code, stderr.String())
+	first, _, _ := strings.Cut(stderr.String(), "\n")
+	require.True(t, strings.HasPrefix(first, "estimator: internal error: "), stderr.String())
+	require.Contains(t, first, "the writer broke")
+	require.True(t, strings.HasSuffix(first, " (a bug: please report it with the stack below)"), first)
+	require.Contains(t, stderr.String(), "goroutine ")
+}
+
+// panicWriter panics at every write, as a bug would.
+type panicWriter struct{}
+
+func (panicWriter) Write([]byte) (int, error) { panic("the writer broke") }

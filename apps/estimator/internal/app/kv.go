@@ -140,15 +140,15 @@ func parseKVAxis(flag, s string) (kvAxis, error) {
 			return a, nil
 		}
 		m, err := strconv.ParseInt(strings.TrimPrefix(rest, ":"), 10, 64)
-		if !strings.HasPrefix(rest, ":") || err != nil || m < 1 {
-			return a, usagef("--%s %s: want N, ? or ?:MAX with MAX at least 1", flag, s)
+		if !strings.HasPrefix(rest, ":") || err != nil || m < 1 || m > engine.MaxDimValue {
+			return a, usagef("--%s %s: want N, ? or ?:MAX with MAX from 1 to %d (the largest dim carve admits)", flag, s, engine.MaxDimValue)
 		}
 		a.max = m
 		return a, nil
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 1 {
-		return kvAxis{}, usagef("--%s %q: want a whole number of at least 1, ? or ?:MAX", flag, s)
+	if err != nil || v < 1 || v > engine.MaxDimValue {
+		return kvAxis{}, usagef("--%s %q: want a whole number from 1 to %d (the largest dim carve admits), ? or ?:MAX", flag, s, engine.MaxDimValue)
 	}
 	return kvAxis{value: v}, nil
 }
@@ -257,8 +257,8 @@ func runKV(c *cli.Context, s Streams) error {
 		return usagef("a search (? in --batch or --context) needs --budget, e.g. --budget 141GiB")
 	}
 	prompt := c.Int64("prompt")
-	if c.IsSet("prompt") && prompt < 1 {
-		return usagef("--prompt %d: want at least 1 position", prompt)
+	if c.IsSet("prompt") && (prompt < 1 || prompt > engine.MaxDimValue) {
+		return usagef("--prompt %d: want 1 to %d positions (the largest dim carve admits)", prompt, engine.MaxDimValue)
 	}
 	if !ctxAxis.open && (ctxAxis.value < 2 || prompt >= ctxAxis.value) {
 		return usagef("--context %d: want at least 2 positions and more than --prompt (a prompt and a new token)", ctxAxis.value)
@@ -270,7 +270,10 @@ func runKV(c *cli.Context, s Streams) error {
 		}
 		v := c.String(nameFlag(nf))
 		if !nf.Valid(v) {
-			return usagef("--%s %q: want a name (per-layer names with one %%d for the layer, e.g. %s)", nameFlag(nf), v, nf.Default)
+			if nf.PerLayer() {
+				return usagef("--%s %q: want a name with one %%d for the layer and no other %%, e.g. %s", nameFlag(nf), v, nf.Default)
+			}
+			return usagef("--%s %q: want a name (without %%)", nameFlag(nf), v)
 		}
 		*nf.Field(&names) = v
 	}

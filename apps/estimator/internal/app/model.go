@@ -93,12 +93,18 @@ func targetFlag() cli.Flag {
 		Usage: "the machine to plan for: `TARGET` cpu, cpu:WORKERS, sim, h200, h100, a100 or sm_XY:SMS:SHARED[:MEMORY] (e.g. sm_90:132:227KiB); it needs no such machine"}
 }
 
+// maxWorkers bounds --workers, as the runner's --workers is bounded.
+const maxWorkers = 4096
+
 // target reads --target and --workers. --workers sets the CPU workers of a cpu or sim target
 // that does not name them.
 func target(c *cli.Context) (kernels.Target, error) {
 	w := c.Int("workers")
 	if w < 0 {
 		return kernels.Target{}, usagef("--workers %d: want 0 (all CPUs) or more", w)
+	}
+	if w > maxWorkers {
+		return kernels.Target{}, usagef("--workers %d: want at most %d (the CPU kernels plan a workspace for each worker; the runner admits as many)", w, maxWorkers)
 	}
 	spec := c.String("target")
 	t, err := kernels.ParseTarget(spec)

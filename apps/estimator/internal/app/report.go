@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/google/renameio/v2"
 	"github.com/urfave/cli/v2"
 
 	"carve.dev/apps/estimator/internal/planview"
@@ -129,6 +128,11 @@ func runReport(c *cli.Context, s Streams) error {
 	limit, haveBudget, err := budget(c)
 	if err != nil {
 		return err
+	}
+	if path := c.String("svg"); path != "" {
+		if err := checkOutput(path); err != nil {
+			return err
+		}
 	}
 	opts, err := options(c)
 	if err != nil {
@@ -369,20 +373,10 @@ func overLowerBound(peak, lb int64) string {
 	return fmt.Sprintf("the plan is %.2f%% above it", 100*float64(peak-lb)/float64(lb))
 }
 
-// writeSVG draws the worst binding's plan into path atomically: through a temporary file in
-// the same directory, synced and renamed over path, so a failed write leaves no partial file.
+// writeSVG draws the worst binding's plan into path (writeOutput): atomically, through a
+// temporary file in the same directory, synced and renamed over path, so a failed write leaves
+// no partial file; through path itself if it is a character device or a FIFO.
 func writeSVG(path string, m *model, env engine.Envelope, ep *engine.EnvelopePlan) error {
-	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
-	if err != nil {
-		return atPath(path, err)
-	}
-	defer f.Cleanup()
 	title := fmt.Sprintf("%s at %s, the worst binding of %s", m.name, engine.Binding(ep.Worst.Binding.Dims), env)
-	if err := svgplan.Write(f, ep.Worst, svgplan.Options{Title: title}); err != nil {
-		return atPath(path, err)
-	}
-	if err := f.CloseAtomicallyReplace(); err != nil {
-		return atPath(path, err)
-	}
-	return nil
+	return writeOutput(path, func(w io.Writer) error { return svgplan.Write(w, ep.Worst, svgplan.Options{Title: title}) })
 }

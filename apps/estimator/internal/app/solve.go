@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/urfave/cli/v2"
 
 	"carve.dev/libs/engine/bytesize"
@@ -92,6 +90,11 @@ func runSolve(c *cli.Context, s Streams) error {
 		}
 	}
 
+	if out != "" {
+		if err := checkOutput(out); err != nil {
+			return err
+		}
+	}
 	prob, err := readProblem(file, s.Stdin)
 	if err != nil {
 		return err
@@ -113,8 +116,8 @@ func runSolve(c *cli.Context, s Streams) error {
 		if _, err := s.Stdout.Write(rows.Bytes()); err != nil {
 			return err
 		}
-	} else if err := renameio.WriteFile(out, rows.Bytes(), 0o644); err != nil {
-		return atPath(out, err)
+	} else if err := writeOutput(out, func(w io.Writer) error { _, err := w.Write(rows.Bytes()); return err }); err != nil {
+		return err
 	}
 
 	sum := planner.NewSummary(prob, plan)

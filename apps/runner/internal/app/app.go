@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"carve.dev/apps/runner/internal/run"
@@ -16,12 +17,16 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Exit codes; see also ExitInterrupted.
+// Exit codes, the same rule as the estimator's (README.md, "Exit codes"); see also
+// ExitInterrupted.
 const (
-	ExitOK     = 0 // success
-	ExitError  = 1 // an error: a bad file, a failed run
-	ExitUsage  = 2 // the command line is wrong
-	ExitNoFits = 3 // the reservation does not fit the device or the limit
+	ExitOK    = 0 // success
+	ExitError = 1 // the work failed: a file named (model, input, prompt) missing, unreadable or unusable; a failed run; an output not written
+	ExitUsage = 2 // the command line is wrong: a flag's syntax or value, flags that conflict, names the model does not have
+	// ExitNoFits: the reservation does not fit the device or the limit.
+	ExitNoFits = 3
+	// ExitInternal: the runner failed on a bug of its own (a panic), with the stack on stderr.
+	ExitInternal = 70
 )
 
 // Env is what a command sees of its process.
@@ -38,7 +43,15 @@ type Env struct {
 // Main runs the runner with args (args[0] is the program name) and returns the exit code.
 // Errors are printed to env.Stderr as one line: "runner: MESSAGE", and for mistakes in the
 // command line " (see runner COMMAND --help)" after it.
-func Main(ctx context.Context, args []string, env Env) int {
+func Main(ctx context.Context, args []string, env Env) (code int) {
+	defer func() {
+		// A panic is a bug, not a mistake in the command line: Go's own exit code for it, 2,
+		// is ExitUsage's. Deferred functions on the way (closing the runner) have run.
+		if p := recover(); p != nil {
+			fmt.Fprintf(env.Stderr, "runner: internal error: %v (a bug: please report it with the stack below)\n%s", p, debug.Stack())
+			code = ExitInternal
+		}
+	}()
 	app := newApp(env)
 	err := app.RunContext(ctx, args)
 	if err == nil {
@@ -58,7 +71,7 @@ func Main(ctx context.Context, args []string, env Env) int {
 }
 
 // ExitCode classifies an error: 3 when the reservation does not fit, 2 for mistakes in the
-// command line, 130 after Ctrl-C, 1 for everything else.
+// command line, 130 after Ctrl-C, 1 for everything else (bad files the user named included).
 func ExitCode(err error) int {
 	_, code := explain(err)
 	return code
@@ -73,8 +86,9 @@ func newApp(env Env) *cli.App {
 			"runner generate [flags]  generate tokens with a decoder's KV cache and time them",
 		Description: "Loads a model, plans the --dim envelope and reserves each session's arena before any\n" +
 			"inference (Level-2 reservation); runs then allocate nothing. Without --model it uses a small\n" +
-			"GPT-2 built into the binary. Exit codes: 0 ok, 1 error, 2 usage, 3 the reservation does not fit,\n" +
-			"130 interrupted (Ctrl-C stops between runs; a second Ctrl-C quits at once).",
+			"GPT-2 built into the binary. Exit codes: 0 ok, 1 error (a bad file, a failed run), 2 usage (the\n" +
+			"command line), 3 the reservation does not fit, 70 internal error (a bug), 130 interrupted (Ctrl-C\n" +
+			"stops between runs; a second Ctrl-C quits at once).",
 		Writer:                    env.Stdout,
 		ErrWriter:                 env.Stderr,
 		DisableSliceFlagSeparator: true,
@@ -90,6 +104,30 @@ func newApp(env Env) *cli.App {
 		Commands: []*cli.Command{runCommand(env), benchCommand(env), generateCommand(env)},
 	}
 }
+
+// Upper bounds of the integer flags, checked where each flag is read, so that every count and
+// size that reaches the libraries is one they can add and multiply without overflowing, and
+// none asks for what cannot work. The messages give the bound and why.
+const (
+	// maxDim bounds the flags that become dims or positions: --batch, --context, --prompt-len,
+	// --max-new-tokens (engine.MaxDimValue, what --dim admits).
+	maxDim = engine.MaxDimValue
+	// maxRuns bounds --repeat, --warmup, --runs and --profile: each run's latency is kept.
+	maxRuns = 10_000_000
+	// maxWorkers bounds --workers: the CPU kernels plan a workspace slot per worker.
+	maxWorkers = 4096
+)
+
+// atMost refuses --name v above most, saying why.
+func atMost[T int | int64](name string, v T, most int64, why string) error {
+	if int64(v) > most {
+		return usagef("--%s %d: want at most %d (%s)", name, v, most, why)
+	}
+	return nil
+}
+
+// whyDim is why maxDim bounds a flag.
+const whyDim = "the largest dim carve admits"
 
 func onUsageError(_ *cli.Context, err error, _ bool) error {
 	return &usageError{err.Error()}
@@ -137,6 +175,10 @@ func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 	if cfg.Sessions < 1 {
 		return cfg, usagef("--concurrency %d: want at least 1 session", cfg.Sessions)
 	}
+	if err := atMost("concurrency", cfg.Sessions, run.MaxSessions, "each session holds a stream, and on the cpu and sim devices up to two OS "+
+		"threads; Go ends a process that holds more than 10000"); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -164,6 +206,9 @@ func deviceConfig(c *cli.Context, env Env) (run.Config, error) {
 	}
 	if cfg.Workers < 0 {
 		return cfg, usagef("--workers %d: want 0 (GOMAXPROCS) or more", cfg.Workers)
+	}
+	if err := atMost("workers", cfg.Workers, maxWorkers, "the CPU kernels plan a workspace for each worker"); err != nil {
+		return cfg, err
 	}
 	if f := c.String("format"); f != "table" && f != "json" {
 		return cfg, usagef("--format %q: want table or json", f)

@@ -19,7 +19,7 @@ func benchCommand(env Env) *cli.Command {
 	flags := append(modelFlags(),
 		&cli.IntFlag{Name: "warmup", Value: 3, Usage: "untimed runs `N` per session first (the first plans the pattern)"},
 		&cli.IntFlag{Name: "runs", Value: 100, Usage: "timed runs `N` in all, spread over the --concurrency sessions"},
-		&cli.DurationFlag{Name: "duration", Usage: "time runs for `D` (e.g. 10m) instead of counting --runs: a soak test"},
+		&cli.DurationFlag{Name: "duration", Usage: "time runs for `D` (e.g. 10m) instead of counting --runs: a soak test (each session times at least one run)"},
 		&cli.StringFlag{Name: "samples", Usage: "write memory samples to `FILE.csv` during the timed runs, every --sample-every: " +
 			"the allocator's segment, allocated and arena bytes, the device's mallocs and free memory, the Go heap"},
 		&cli.DurationFlag{Name: "sample-every", Value: 5 * time.Second, Usage: "`D` between --samples rows"},
@@ -56,6 +56,7 @@ type benchReport struct {
 	Reservation run.Reservation `json:"reservation"`
 	Binding     engine.Binding  `json:"binding"`
 	Warmup      int             `json:"warmup"`
+	duration    time.Duration   // --duration
 	*run.BenchResult
 	Profile *profileReport `json:"profile,omitempty"` // --profile: one run, by kernel category and op type
 }
@@ -82,6 +83,12 @@ func doBench(c *cli.Context, env Env) (err error) {
 	if bc.Runs < 1 && bc.Duration <= 0 {
 		return usagef("--runs %d: time at least one run", bc.Runs)
 	}
+	if err := atMost("warmup", bc.Warmup, maxRuns, "every run's latency is kept"); err != nil {
+		return err
+	}
+	if err := atMost("runs", bc.Runs, maxRuns, "every run's latency is kept; --duration times longer soaks in fixed-size histograms"); err != nil {
+		return err
+	}
 	if bc.SampleEvery = c.Duration("sample-every"); bc.SampleEvery <= 0 {
 		return usagef("--sample-every %s: give a positive duration, e.g. 5s", bc.SampleEvery)
 	}
@@ -95,6 +102,9 @@ func doBench(c *cli.Context, env Env) (err error) {
 	profileRuns := c.Int("profile")
 	if c.IsSet("profile") && profileRuns < 1 {
 		return usagef("--profile %d: profile at least one run", profileRuns)
+	}
+	if err := atMost("profile", profileRuns, maxRuns, "as --runs"); err != nil {
+		return err
 	}
 	if profileRuns > 0 && !strings.HasPrefix(cfg.Device, "cuda") {
 		return usagef("--profile times kernels with the device's timing events: it needs --device cuda (the %s device has none)", cfg.Device)
@@ -131,7 +141,7 @@ func doBench(c *cli.Context, env Env) (err error) {
 		return err
 	}
 	rep := benchReport{Model: r.ModelName, Device: r.Backend.Name(), Workers: workers(cfg), Policy: c.String("policy"), Graph: cfg.Graphs,
-		Outputs: c.String("outputs"), Reservation: r.Reservation, Binding: r.Binding, Warmup: bc.Warmup, BenchResult: res}
+		Outputs: c.String("outputs"), Reservation: r.Reservation, Binding: r.Binding, Warmup: bc.Warmup, duration: bc.Duration, BenchResult: res}
 	if profileRuns > 0 {
 		p, err := r.Profile(c.Context, profileRuns)
 		if err != nil {
@@ -154,6 +164,9 @@ func printBench(w io.Writer, rep *benchReport) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	l := rep.Latency
 	fmt.Fprintf(tw, "runs\t%d timed on %d session(s) after %d warmup run(s) each, %.3f s\n", rep.Runs, rep.Sessions, rep.Warmup, rep.WallSeconds)
+	if rep.DurationShort {
+		fmt.Fprintf(tw, "\t--duration %s passed before a session's first run ended: each session timed at least one\n", rep.duration)
+	}
 	fmt.Fprintf(tw, "latency ms\tmin %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f  mean %.3f\n", l.Min, l.P50, l.P90, l.P99, l.Max, l.Mean)
 	fmt.Fprintf(tw, "throughput\t%.1f runs/s\n", rep.RunsPerSec)
 	if rep.Outputs == "device" {

@@ -42,6 +42,13 @@ type generateError struct{ msg string }
 
 func (e *generateError) Error() string { return e.msg }
 
+// badFileError is a file the user named whose contents cannot be used (a prompt of floats, of
+// the wrong rank or of ids outside the vocabulary), worded by the command: ExitError, as for a
+// corrupt or missing file.
+type badFileError struct{ msg string }
+
+func (e *badFileError) Error() string { return e.msg }
+
 // inputFileError is a problem with the input read from file.
 type inputFileError struct {
 	file string
@@ -72,7 +79,8 @@ func (e *inputReadError) explain() string {
 
 // explain turns an error into the line the user reads and the exit code: ExitNoFits when the
 // reservation does not fit, ExitUsage for command-line mistakes, ExitInterrupted after Ctrl-C,
-// ExitError for the rest.
+// ExitError for the rest: a failed run, and any file the user named that is missing,
+// unreadable or unusable, whatever is wrong with it.
 func explain(err error) (string, int) {
 	var (
 		ife *inputFileError
@@ -90,6 +98,7 @@ func explain(err error) (string, int) {
 		ire *inputReadError
 		nfe *noFitError
 		gne *generateError
+		bfe *badFileError
 		nde *acuda.NoDriverError
 		nse *acuda.NoDeviceError
 		dle *engine.DeviceLostError
@@ -104,6 +113,8 @@ func explain(err error) (string, int) {
 		return nfe.msg, ExitNoFits
 	case errors.As(err, &gne):
 		return gne.msg, ExitError
+	case errors.As(err, &bfe):
+		return bfe.msg, ExitError
 	case errors.As(err, &ife):
 		msg, code := explain(ife.err)
 		return msg + " (from " + ife.file + ")", code

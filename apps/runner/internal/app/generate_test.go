@@ -113,7 +113,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"cache share named", []string{"--model", model, "--batch", "64", "--context", "4096", "--limit", "4MiB"}, 3,
 			"KV state 128.00 MiB) but only 4.00 MiB is available under --limit; the KV state is 92% of it: lower --context or --batch"},
 		{"prompt and prompt-len", []string{"--model", model, "--prompt", ids, "--prompt-len", "3"}, 2, "--prompt and --prompt-len: give one"},
-		{"prompt of floats", []string{"--model", model, "--prompt", floats}, 2, "dtype float32; want int64"},
+		{"prompt of floats", []string{"--model", model, "--prompt", floats}, 1, "dtype float32; want int64"},
 		{"batch disagrees", []string{"--model", model, "--prompt", ids, "--batch", "3"}, 2, "--batch 3, but --prompt " + ids + " has 2 rows"},
 		{"missing prompt", []string{"--model", model, "--prompt", filepath.Join(dir, "nope.npy")}, 1, "no such file"},
 		{"no new tokens", []string{"--model", model, "--max-new-tokens", "0"}, 2, "--max-new-tokens 0"},

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -121,9 +124,9 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 		}
 		v := c.String(nameFlag(nf))
 		if !nf.Valid(v) {
-			want := "a name"
+			want := "a name (without %)"
 			if nf.PerLayer() {
-				want = "a name with one %d for the layer, e.g. " + nf.Default
+				want = "a name with one %d for the layer and no other %, e.g. " + nf.Default
 			}
 			return usagef("--%s %q: want %s", nameFlag(nf), v, want)
 		}
@@ -138,8 +141,23 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 		return usagef("--context %d: want at least 2 positions (a prompt and a new token)", gc.Context)
 	case gc.TopK < 0:
 		return usagef("--top-k %d: want at least 1 (leave it out for greedy choice)", gc.TopK)
-	case gc.Temperature < 0 || c.IsSet("temperature") && gc.Temperature == 0:
-		return usagef("--temperature %g: want more than 0 (leave it out for greedy choice)", gc.Temperature)
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"max-new-tokens", int64(gc.MaxNew)}, {"batch", gc.Batch}, {"context", gc.Context}, {"prompt-len", c.Int64("prompt-len")}} {
+		if err := atMost(f.name, f.v, maxDim, whyDim); err != nil {
+			return err
+		}
+	}
+	if err := atMost("top-k", gc.TopK, maxDim, "more than the vocabulary samples among every token"); err != nil {
+		return err
+	}
+	switch t := gc.Temperature; {
+	case t < 0 || c.IsSet("temperature") && t == 0:
+		return usagef("--temperature %g: want more than 0 (leave it out for greedy choice)", t)
+	case math.IsNaN(t) || math.IsInf(t, 0):
+		return usagef("--temperature %g: want a finite number more than 0 (leave it out for greedy choice)", t)
 	}
 	promptSrc := ""
 	switch file := c.String("prompt"); {
@@ -172,7 +190,7 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 
 	g, err := run.LoadGenerator(c.Context, gc)
 	if err != nil {
-		return explainGenerate(err, gc)
+		return explainGenerate(err, gc, c.String("prompt"))
 	}
 	defer func() { err = errors.Join(err, g.Close()) }()
 	format := c.String("format")
@@ -190,7 +208,7 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 	}
 	res, err := g.Run(c.Context)
 	if err != nil {
-		return explainGenerate(err, gc)
+		return explainGenerate(err, gc, c.String("prompt"))
 	}
 	rep.GenResult, rep.Stats = res, g.Stats()
 	for b := range res.Batch {
@@ -199,7 +217,7 @@ func doGenerate(c *cli.Context, env Env) (err error) {
 	if c.Bool("profile") {
 		p, err := g.Profile(c.Context)
 		if err != nil {
-			return explainGenerate(err, gc)
+			return explainGenerate(err, gc, c.String("prompt"))
 		}
 		rep.Profile = newProfileReport(p, res.PerToken.P50)
 	}
@@ -229,7 +247,7 @@ func readPrompt(file string, batchSet bool, batch *int64) ([]int64, int64, error
 		return nil, 0, &inputReadError{name: "--prompt", file: file, err: err}
 	}
 	if len(t.Shape) != 2 || t.Shape[0] < 1 || t.Shape[1] < 1 {
-		return nil, 0, usagef("--prompt %s: shape %v; want token ids [batch, length] with both at least 1", file, t.Shape)
+		return nil, 0, &badFileError{fmt.Sprintf("--prompt %s: shape %v; want token ids [batch, length] with both at least 1", file, t.Shape)}
 	}
 	var ids []int64
 	switch t.DType {
@@ -240,7 +258,7 @@ func readPrompt(file string, batchSet bool, batch *int64) ([]int64, int64, error
 			ids = append(ids, int64(v))
 		}
 	default:
-		return nil, 0, usagef("--prompt %s: dtype %s; want int64 (or int32) token ids", file, t.DType)
+		return nil, 0, &badFileError{fmt.Sprintf("--prompt %s: dtype %s; want int64 (or int32) token ids", file, t.DType)}
 	}
 	if batchSet && *batch != t.Shape[0] {
 		return nil, 0, usagef("--batch %d, but --prompt %s has %d rows: leave --batch out, or give a file of %d rows", *batch, file, t.Shape[0], *batch)
@@ -249,10 +267,19 @@ func readPrompt(file string, batchSet bool, batch *int64) ([]int64, int64, error
 	return ids, t.Shape[1], nil
 }
 
-// checkOutFile makes sure --out names a file that can be written, before any work.
+// checkOutFile makes sure --out names a file that can be written, before any work: not a
+// directory, a block device or a socket; a character device or FIFO is written through.
 func checkOutFile(path string) error {
 	if path == "" || strings.HasSuffix(path, "/") {
 		return usagef("--out %q: want a file name, e.g. new_tokens.npy", path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("--out %s is a directory: give a file name, e.g. %s", path, filepath.Join(path, "new_tokens.npy"))
+	} else if err == nil && !fi.Mode().IsRegular() {
+		if err := checkOutTarget(path); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		return nil // written through: no file is made beside it
 	}
 	dir := "."
 	if i := strings.LastIndex(path, "/"); i > 0 {
@@ -264,19 +291,32 @@ func checkOutFile(path string) error {
 	return nil
 }
 
-// explainGenerate words generation's own errors in the runner's terms; others pass to explain.
-func explainGenerate(err error, gc run.GenerateConfig) error {
+// explainGenerate words generation's own errors in the runner's terms (prompt is --prompt's
+// file, if any); others pass to explain.
+func explainGenerate(err error, gc run.GenerateConfig, prompt string) error {
 	var (
+		pe  *run.PromptError
 		ce  *generate.ContextError
+		cfe *generate.ConfigError
 		rce *generate.RecognitionError
 		re  *engine.ReservationError
 	)
 	switch {
+	case errors.As(err, &pe):
+		return &badFileError{fmt.Sprintf("--prompt %s: token %d (row %d, position %d) is outside the model's vocabulary [0, %d)",
+			prompt, pe.Token, pe.Row, pe.Position, pe.Vocab)}
 	case errors.As(err, &ce):
 		// The last new token's keys and values are never needed; the prompt needs room for one.
+		// Prompt and New are at most maxDim each (the flags' bounds): their sum fits.
 		need := max(ce.Prompt+ce.New-1, ce.Prompt+1)
+		if need > maxDim {
+			return usagef("a prompt of %d tokens and %d new tokens need a context of %d positions, more than the %d carve admits: "+
+				"shorten the prompt or --max-new-tokens", ce.Prompt, ce.New, need, maxDim)
+		}
 		return usagef("a prompt of %d tokens and %d new tokens need a context of at least %d positions, but --context is %d: "+
 			"raise --context to %d, or shorten the prompt or --max-new-tokens", ce.Prompt, ce.New, need, ce.Context, need)
+	case errors.As(err, &cfe):
+		return &generateError{fmt.Sprintf("batch %d at context %d cannot be planned: %s (lower --batch or --context)", gc.Batch, contextOf(gc), cfe.Problem)}
 	case errors.As(err, &rce):
 		var flags []string
 		for _, nf := range generate.NameFields {

@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 	switch os.Getenv("RUNNER_SIGNAL_HELPER") {
 	case "bench":
 		// A long benchmark: the first SIGINT stops it between runs.
-		os.Exit(Process([]string{"runner", "bench", "--runs", "100000000", "--warmup", "1"},
+		os.Exit(Process([]string{"runner", "bench", "--runs", "10000000", "--warmup", "1"},
 			Env{Stdout: os.Stdout, Stderr: os.Stderr, DeviceMemory: 1 << 30}))
 	case "stuck":
 		// Work that ignores cancellation (Process's wiring, with a stuck command): only the

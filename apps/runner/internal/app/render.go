@@ -197,9 +197,27 @@ func printRun(w io.Writer, rep *runReport) {
 		if file == "" {
 			file = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\n", o.Name, o.DType, o.Shape, num(o.Min), num(o.Max), num(o.Mean), file)
+		lo, hi, mean := num(o.Min), num(o.Max), num(o.Mean)
+		if o.NaNs > 0 && o.Min == nil {
+			lo, hi, mean = "NaN", "NaN", "NaN" // every element: no number to show
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\t%s\t%s\n", o.Name, o.DType, o.Shape, lo, hi, mean, file)
 	}
 	tw.Flush()
+	for _, o := range rep.Outputs {
+		if o.NaNs == 0 {
+			continue
+		}
+		n := int64(1)
+		for _, d := range o.Shape {
+			n *= d
+		}
+		if o.NaNs == n {
+			fmt.Fprintf(w, "%s: all %d elements are NaN\n", o.Name, n)
+		} else {
+			fmt.Fprintf(w, "%s: %d of %d elements are NaN; MIN, MAX and MEAN are of the other %d\n", o.Name, o.NaNs, n, n-o.NaNs)
+		}
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	rs := rep.Runs

@@ -76,6 +76,9 @@ func doRun(c *cli.Context, env Env) (err error) {
 	if repeat < 1 {
 		return usagef("--repeat %d: run at least once", repeat)
 	}
+	if err := atMost("repeat", repeat, maxRuns, "every run's latency is kept"); err != nil {
+		return err
+	}
 	stats := c.String("stats")
 	if stats != "" && stats != "table" && stats != "json" {
 		return usagef("--stats %q: want table or json", stats)
@@ -114,6 +117,11 @@ func doRun(c *cli.Context, env Env) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, r.Close()) }()
+	if outDir != "" {
+		if err := checkOutFiles(outDir, run.Names(r.Model.Outputs)); err != nil {
+			return err
+		}
+	}
 
 	// Tables go to stdout, unless stdout carries the statistics' JSON.
 	tables := env.Stdout
@@ -205,21 +213,55 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// writeOutputs writes every output to dir as a .npy file named after it (characters that do
-// not belong in a file name replaced by '_'), each atomically.
-func writeOutputs(dir string, res *run.Result) (map[string]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
-	}
-	files := map[string]string{}
+// outputFiles names each output's file in dir: its name made safe (fileName), with a number
+// after it where two names would give one file (letter case aside).
+func outputFiles(dir string, names []string) []string {
+	files := make([]string, len(names))
 	used := map[string]bool{}
-	for i, name := range res.Names {
+	for i, name := range names {
 		base := fileName(name)
 		for n := 2; used[strings.ToLower(base)]; n++ {
 			base = fmt.Sprintf("%s_%d", fileName(name), n)
 		}
 		used[strings.ToLower(base)] = true
-		p := filepath.Join(dir, base+".npy")
+		files[i] = filepath.Join(dir, base+".npy")
+	}
+	return files
+}
+
+// checkOutFiles makes sure, before any run, that the outputs' files in dir can be written:
+// none is a directory, a block device or a socket, which would fail only after the runs.
+func checkOutFiles(dir string, names []string) error {
+	for i, p := range outputFiles(dir, names) {
+		if err := checkOutTarget(p); err != nil {
+			return fmt.Errorf("--out %s: output %q: %w", dir, names[i], err)
+		}
+	}
+	return nil
+}
+
+// checkOutTarget refuses an output file that WriteFile cannot write: a directory, a block
+// device or a socket (it writes through character devices and FIFOs, and replaces the rest).
+func checkOutTarget(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	err := npyfile.CheckWritable(path)
+	if errors.Is(err, npyfile.ErrNotRegularFile) {
+		return fmt.Errorf("%s is a block device or a socket; give a file, a character device (e.g. /dev/null) or a FIFO", path)
+	}
+	return unwrapPath(err)
+}
+
+// writeOutputs writes every output to dir as a .npy file (outputFiles), each atomically, or
+// through a character device or FIFO that is there.
+func writeOutputs(dir string, res *run.Result) (map[string]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	files := map[string]string{}
+	for i, p := range outputFiles(dir, res.Names) {
+		name := res.Names[i]
 		if err := npyfile.WriteFile(p, res.Outputs[i]); err != nil {
 			return nil, fmt.Errorf("output %q: %w", name, err)
 		}

@@ -62,8 +62,9 @@ var (
 	}()
 )
 
-// ErrNotRegularFile: ReadFile was given a directory, device, FIFO or socket. Such files are
-// refused before they are opened: /dev/zero never ends, and opening a FIFO blocks.
+// ErrNotRegularFile: ReadFile was given a directory, device, FIFO or socket, or WriteFile a
+// directory, block device or socket. ReadFile refuses such files before it opens them: /dev/zero
+// never ends, and opening a FIFO blocks.
 var ErrNotRegularFile = errors.New("not a regular file")
 
 // ReadFile reads a .npy file into a host tensor. path must name a regular file. The header is
@@ -328,9 +329,46 @@ func bf16ToF32(b []byte) []byte {
 	return out
 }
 
-// WriteFile writes t to path atomically: into a temporary file in the same directory, synced,
-// then renamed over path, so a reader never sees a half-written file.
+// Streams says whether path names a file that WriteFile writes through rather than replaces: a
+// character device (/dev/null, /dev/stdout) or a FIFO. Replacing one would put a regular file in
+// its place (as root, even /dev/null's).
+func Streams(fi fs.FileInfo) bool {
+	return fi.Mode()&(fs.ModeCharDevice|fs.ModeNamedPipe) != 0
+}
+
+// CheckWritable reports, before any work, whether WriteFile can write path. It returns nil for a
+// path that does not exist or names a regular file (the caller checks the directory), a
+// character device it can open for writing, and a FIFO (opening one for a check would end a
+// reader's stream: WriteFile's open tells); an *fs.PathError wrapping ErrNotRegularFile for a
+// directory, a block device or a socket, which WriteFile refuses; and the error of opening a
+// character device it may not write.
+func CheckWritable(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil || fi.Mode().IsRegular() || fi.Mode()&fs.ModeNamedPipe != 0:
+		return nil
+	case !Streams(fi):
+		return &fs.PathError{Op: "write", Path: path, Err: ErrNotRegularFile}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// WriteFile writes t to path. A regular file (or none) is replaced atomically: t goes into a
+// temporary file in the same directory, synced, then renamed over path, so a reader never sees a
+// half-written file. A character device or a FIFO (Streams) is written through, opened as it is
+// (a FIFO's open waits for a reader, as a shell's redirection does). A directory, block device
+// or socket is refused with an *fs.PathError wrapping ErrNotRegularFile.
 func WriteFile(path string, t kernels.Tensor) (err error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		if !Streams(fi) {
+			return &fs.PathError{Op: "write", Path: path, Err: ErrNotRegularFile}
+		}
+		return writeThrough(path, t)
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -354,4 +392,19 @@ func WriteFile(path string, t kernels.Tensor) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// writeThrough writes t into the character device or FIFO at path, opened for writing as it is.
+func writeThrough(path string, t kernels.Tensor) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	if fi, err := f.Stat(); err != nil {
+		return err
+	} else if !Streams(fi) { // replaced since WriteFile's Stat: never write into a file unannounced
+		return &fs.PathError{Op: "write", Path: path, Err: ErrNotRegularFile}
+	}
+	return Encode(f, t)
 }

@@ -3,10 +3,12 @@ package npyfile
 import (
 	"bytes"
 	"encoding/binary"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"carve.dev/libs/graph"
@@ -221,6 +223,72 @@ func TestWriteFileAtomic(t *testing.T) {
 
 	// A directory that does not exist is an error, not a panic.
 	require.Error(t, WriteFile(filepath.Join(dir, "nope", "x.npy"), in))
+}
+
+// TestWriteFileStreams: a FIFO or a character device at the path is written through, never
+// replaced by a regular file (as root, --out /dev/null replaced /dev/null); a directory is
+// refused and left as it was.
+func TestWriteFileStreams(t *testing.T) {
+	fi, err := os.Stat("/dev/null") // its mode only: nothing here opens it
+	require.NoError(t, err)
+	require.True(t, Streams(fi), "/dev/null is written through")
+
+	dir := t.TempDir()
+	in := kernels.MustTensor(graph.Int64, 2, 3)
+	copy(in.Int64s(), []int64{1, 2, 3, 4, 5, 6})
+	want := mustEncode(t, in)
+
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	require.NoError(t, CheckWritable(fifo), "a FIFO is not opened for the check (that would end a reader's stream)")
+	got := make(chan []byte, 1)
+	go func() {
+		b, err := os.ReadFile(fifo) // waits for the writer, reads to its close
+		if err != nil {
+			b = []byte(err.Error())
+		}
+		got <- b
+	}()
+	require.NoError(t, WriteFile(fifo, in))
+	require.Equal(t, want, <-got, "the reader gets the file's bytes")
+	fi, err = os.Lstat(fifo)
+	require.NoError(t, err)
+	require.Equal(t, fs.ModeNamedPipe, fi.Mode().Type(), "still a FIFO")
+
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	require.ErrorIs(t, CheckWritable(sub), ErrNotRegularFile)
+	require.ErrorIs(t, WriteFile(sub, in), ErrNotRegularFile)
+	fi, err = os.Lstat(sub)
+	require.NoError(t, err)
+	require.True(t, fi.IsDir(), "still a directory")
+
+	// A null device of our own (root only): written through, still a character device.
+	null := filepath.Join(dir, "null")
+	if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Logf("no character device of our own (%v): the FIFO stands for it", err)
+	} else if err := CheckWritable(null); err != nil {
+		t.Logf("the null device cannot be opened here (%v, a nodev mount?): the FIFO stands for it", err)
+	} else {
+		require.NoError(t, WriteFile(null, in))
+		fi, err = os.Lstat(null)
+		require.NoError(t, err)
+		require.Equal(t, fs.ModeDevice|fs.ModeCharDevice, fi.Mode().Type(), "still a character device")
+	}
+	files := 2 // fifo, sub
+	if _, err := os.Lstat(null); err == nil {
+		files++
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, files, "no temporary file beside them")
+}
+
+func mustEncode(t *testing.T, tn kernels.Tensor) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, Encode(&b, tn))
+	return b.Bytes()
 }
 
 func FuzzDecode(f *testing.F) {

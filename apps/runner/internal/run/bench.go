@@ -19,7 +19,8 @@ type BenchConfig struct {
 	Runs   int // timed runs in all, spread over the sessions
 	// Duration, if positive, times runs until it has passed instead of counting Runs (a soak
 	// test); the latencies then go into fixed-size histograms (percentiles within 1%), so the
-	// Go heap stays flat however long it runs.
+	// Go heap stays flat however long it runs. Every session times at least one run, however
+	// short the duration (BenchResult.DurationShort says when that took longer).
 	Duration time.Duration
 	// Progress, if not nil, is called with the timed runs done so far, about ten times a second
 	// from a goroutine of its own and once at the end.
@@ -45,7 +46,10 @@ type BenchResult struct {
 	// allocator's allocations during the timed runs, per run.
 	DeviceMallocsPerRun   float64 `json:"device_mallocs_per_run"`
 	AllocatorAllocsPerRun float64 `json:"allocator_allocs_per_run"`
-	Stats                 Stats   `json:"stats"`
+	// DurationShort says that BenchConfig.Duration passed before a session's first timed run
+	// finished: the sessions timed one run each where that was all the time they had.
+	DurationShort bool  `json:"duration_shorter_than_a_run,omitempty"`
+	Stats         Stats `json:"stats"`
 }
 
 // Latency are percentiles of the runs' latencies, in milliseconds.
@@ -71,19 +75,21 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		return nil, err
 	}
 
-	// Each session keeps its runs' latencies; with a count of runs, room for all of them is
-	// made up front, so that the timed runs allocate nothing for it.
-	lats := make([][]time.Duration, len(r.Sessions))
+	// With a count of runs, run i's latency goes to lat[i], room for all of them made up front
+	// (once, not per session), so that the timed runs allocate nothing for it; with a duration,
+	// each session keeps a histogram.
+	var lat []time.Duration
 	hists := make([]*latencyHist, len(r.Sessions))
-	for i := range lats {
-		if cfg.Duration <= 0 {
-			lats[i] = make([]time.Duration, 0, cfg.Runs)
-		} else {
+	if cfg.Duration <= 0 {
+		lat = make([]time.Duration, cfg.Runs)
+	} else {
+		for i := range hists {
 			hists[i] = new(latencyHist)
 		}
 	}
 	var next, done atomic.Int64
-	var start time.Time // set before the gate opens
+	var short atomic.Bool // the duration passed before a session's first run ended
+	var start time.Time   // set before the gate opens
 	errs := make([]error, len(r.Sessions))
 	stop := make(chan struct{})
 	var ticker sync.WaitGroup
@@ -126,8 +132,9 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 			park.PrepareSleep() // waiting for a run may sleep (park.Event.Await): not in the timed runs
 			ready.Done()
 			<-gate
-			for {
-				if cfg.Duration <= 0 && next.Add(1) > int64(cfg.Runs) {
+			for timed := 0; ; timed++ {
+				i := next.Add(1) - 1
+				if cfg.Duration <= 0 && i >= int64(cfg.Runs) {
 					return
 				}
 				if err := ctx.Err(); err != nil {
@@ -136,7 +143,12 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 				}
 				t0 := time.Now()
 				if cfg.Duration > 0 && t0.Sub(start) >= cfg.Duration {
-					return
+					if timed == 1 { // it passed before the session's first run ended
+						short.Store(true)
+					}
+					if timed > 0 {
+						return
+					}
 				}
 				if _, err := sess.Run(ctx, r.Inputs); err != nil {
 					errs[s] = fmt.Errorf("session %d: %w", s, err)
@@ -145,7 +157,7 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 				if h := hists[s]; h != nil {
 					h.add(time.Since(t0))
 				} else {
-					lats[s] = append(lats[s], time.Since(t0))
+					lat[i] = time.Since(t0)
 				}
 				done.Add(1)
 			}
@@ -185,15 +197,13 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		}
 	}
 
-	var lat []time.Duration
 	var hist latencyHist
-	for s, l := range lats {
-		lat = append(lat, l...)
-		if hists[s] != nil {
-			hist.merge(hists[s])
+	for _, h := range hists {
+		if h != nil {
+			hist.merge(h)
 		}
 	}
-	runs := len(lat)
+	runs := len(lat) // every run counted was timed: an error or cancellation returned above
 	latency := percentiles(lat)
 	if cfg.Duration > 0 {
 		runs, latency = int(hist.n), hist.latency()
@@ -206,6 +216,7 @@ func (r *Runner) Bench(ctx context.Context, cfg BenchConfig) (*BenchResult, erro
 		GoAllocsPerRun:        float64(ms1.Mallocs-ms0.Mallocs) / n,
 		DeviceMallocsPerRun:   float64(d.DeviceMallocs) / n,
 		AllocatorAllocsPerRun: float64(d.Allocs) / n,
+		DurationShort:         short.Load(),
 		Stats:                 r.Stats(),
 	}, nil
 }

@@ -40,9 +40,14 @@ type GenerateConfig struct {
 }
 
 // DefaultContext is the context a generation of maxNew tokens after a prompt of promptLen
-// reserves when none is given: their sum rounded up to a bucket.
+// reserves when none is given: their sum rounded up to a bucket, and at most
+// engine.MaxDimValue (a sum beyond it, or beyond int64, gives engine.MaxDimValue: too short).
 func DefaultContext(promptLen int64, maxNew int) int64 {
-	return generate.Bucket(promptLen+int64(maxNew), math.MaxInt64)
+	sum, ok := graph.CheckedAdd(promptLen, int64(maxNew))
+	if !ok || sum > engine.MaxDimValue {
+		return engine.MaxDimValue
+	}
+	return generate.Bucket(sum, engine.MaxDimValue)
 }
 
 // Generation is a model loaded for generation on one device: its KV cache recognised, its
@@ -89,13 +94,21 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 	if cfg.Batch < 1 || cfg.PromptLen < 1 || cfg.MaxNew < 1 {
 		return nil, &UsageError{fmt.Sprintf("batch %d, prompt length %d, %d new tokens: each must be at least 1", cfg.Batch, cfg.PromptLen, cfg.MaxNew)}
 	}
+	if m := engine.MaxDimValue; cfg.Batch > m || cfg.PromptLen > m || int64(cfg.MaxNew) > m || cfg.Context > m {
+		return nil, &UsageError{fmt.Sprintf("batch %d, prompt length %d, %d new tokens, context %d: each must be at most %d, the largest dim carve admits",
+			cfg.Batch, cfg.PromptLen, cfg.MaxNew, cfg.Context, m)}
+	}
+	if t := cfg.Temperature; t < 0 || math.IsNaN(t) || math.IsInf(t, 0) {
+		return nil, &UsageError{fmt.Sprintf("temperature %g: want 0 (greedy, or 1 with TopK) or a finite number more than 0", t)}
+	}
 	if cfg.Prompt != nil && int64(len(cfg.Prompt)) != cfg.Batch*cfg.PromptLen {
 		return nil, &UsageError{fmt.Sprintf("the prompt has %d ids, not %d rows of %d", len(cfg.Prompt), cfg.Batch, cfg.PromptLen)}
 	}
 	if cfg.Context == 0 {
 		cfg.Context = DefaultContext(cfg.PromptLen, cfg.MaxNew)
 	}
-	if cfg.PromptLen >= cfg.Context || cfg.PromptLen+int64(cfg.MaxNew)-1 > cfg.Context {
+	// The last new token needs no position: PromptLen + MaxNew - 1 at most the context.
+	if cfg.PromptLen >= cfg.Context || int64(cfg.MaxNew)-1 > cfg.Context-cfg.PromptLen {
 		return nil, &generate.ContextError{Prompt: cfg.PromptLen, New: int64(cfg.MaxNew), Context: cfg.Context}
 	}
 	cfg.Sessions = 1
@@ -138,8 +151,7 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 	}
 	for i, id := range g.Prompt {
 		if id < 0 || id >= g.Cache.Vocab {
-			return nil, &UsageError{fmt.Sprintf("prompt token %d (row %d, position %d) is outside the vocabulary [0, %d)",
-				id, int64(i)/cfg.PromptLen, int64(i)%cfg.PromptLen, g.Cache.Vocab)}
+			return nil, &PromptError{Token: id, Row: int64(i) / cfg.PromptLen, Position: int64(i) % cfg.PromptLen, Vocab: g.Cache.Vocab}
 		}
 	}
 	ep := rt.Reserve
@@ -162,6 +174,16 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 		return nil, err
 	}
 	return g, nil
+}
+
+// PromptError is a token of GenerateConfig.Prompt outside the model's vocabulary [0, Vocab):
+// a problem with the prompt given, not with how the runner was asked to run.
+type PromptError struct {
+	Token, Row, Position, Vocab int64
+}
+
+func (e *PromptError) Error() string {
+	return fmt.Sprintf("prompt token %d (row %d, position %d) is outside the vocabulary [0, %d)", e.Token, e.Row, e.Position, e.Vocab)
 }
 
 // GenerateOptions are the runtime options `runner generate` loads m with for the generation

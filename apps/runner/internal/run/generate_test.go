@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -152,7 +153,33 @@ func TestGenerateErrors(t *testing.T) {
 	prompt := base
 	prompt.Prompt = []int64{1, 2, 3, 4, 5, 6, 7, 1 << 20}
 	_, err = LoadGenerator(context.Background(), prompt)
+	var pe *PromptError
+	require.True(t, errors.As(err, &pe), "%v", err)
+	require.Equal(t, PromptError{Token: 1 << 20, Row: 0, Position: 7, Vocab: 256}, *pe)
+	require.Contains(t, pe.Error(), "outside the vocabulary")
 	var ue *UsageError
-	require.True(t, errors.As(err, &ue), "%v", err)
-	require.Contains(t, ue.Problem, "outside the vocabulary")
+
+	// Numbers that no flag admits: refused before loading, with no sum overflowing on the way.
+	for _, bad := range []func(*GenerateConfig){
+		func(c *GenerateConfig) { c.Temperature = math.NaN() },
+		func(c *GenerateConfig) { c.Temperature = math.Inf(1) },
+		func(c *GenerateConfig) { c.MaxNew = math.MaxInt },
+		func(c *GenerateConfig) { c.PromptLen = math.MaxInt64 },
+		func(c *GenerateConfig) { c.Context = math.MaxInt64 },
+		func(c *GenerateConfig) { c.Batch = engine.MaxDimValue + 1 },
+	} {
+		cfg := base
+		bad(&cfg)
+		_, err = LoadGenerator(context.Background(), cfg)
+		require.True(t, errors.As(err, &ue), "%+v: %v", cfg, err)
+	}
+	// A prompt and new tokens whose sum passes the largest context: the default context is that
+	// largest one, too short.
+	huge := base
+	huge.PromptLen, huge.MaxNew = engine.MaxDimValue-4, 8
+	_, err = LoadGenerator(context.Background(), huge)
+	require.True(t, errors.As(err, &ce), "%v", err)
+	require.Equal(t, generate.ContextError{Prompt: engine.MaxDimValue - 4, New: 8, Context: engine.MaxDimValue}, *ce)
+	require.Equal(t, engine.MaxDimValue, DefaultContext(math.MaxInt64, math.MaxInt))
+	require.EqualValues(t, 64, DefaultContext(40, 24))
 }

@@ -61,6 +61,13 @@ type Config struct {
 	Observe func(stage string, st alloc.Stats)
 }
 
+// MaxSessions bounds the sessions a runner holds, over all its devices. On the cpu and sim
+// devices a session's stream goroutine and a run waiting for it may each hold an OS thread
+// (park.Reserve), and the Go runtime ends a process that holds more than 10000 threads
+// (runtime/debug.SetMaxThreads) with "fatal error: thread exhaustion"; 4096 sessions leave room
+// for the kernels' workers and the runtime's own.
+const MaxSessions = 4096
+
 // UsageError reports a problem in how the runner was asked to run (flags, input names), as
 // opposed to a problem with the files or the model.
 type UsageError struct{ Problem string }
@@ -147,6 +154,10 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	specs, err := ParseDevices(cfg.Device)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Sessions > MaxSessions/len(specs) {
+		return nil, &UsageError{fmt.Sprintf("--concurrency %d on %d device(s): at most %d sessions in all (each holds a stream, and on the cpu and sim devices "+
+			"up to two OS threads; Go ends a process that holds more than 10000)", cfg.Sessions, len(specs), MaxSessions)}
 	}
 	if r.Model, r.Fusion, err = fuse(r.Model, specs[0].Kind, cfg); err != nil {
 		return nil, err
