@@ -89,6 +89,9 @@ var zooUnsupported = map[string]string{
 // within 1e-3 of onnxruntime's over the reference's range.
 func TestZooMatchesOnnxruntime(t *testing.T) {
 	for _, zm := range zoo.Models() {
+		if zm.Generation != nil {
+			continue // generate's tests run the KV-cache decoders
+		}
 		t.Run(zm.Name, func(t *testing.T) {
 			if why, ok := zooUnsupported[zm.Name]; ok {
 				t.Skip(why)
@@ -127,6 +130,9 @@ var zooQuadratic = map[string]string{
 func TestZooSeqLinear(t *testing.T) {
 	targets := map[string]Options{"cpu": {Workers: 2}, "h200": {Target: mustTarget(t, "h200")}}
 	for _, zm := range zoo.Models() {
+		if zm.Generation != nil {
+			continue
+		}
 		t.Run(zm.Name, func(t *testing.T) {
 			if why, ok := zooUnsupported[zm.Name]; ok {
 				t.Skip(why)

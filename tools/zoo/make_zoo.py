@@ -63,12 +63,13 @@ def families():
     import transformers as tf
 
     def dec(cfg_cls, model_cls, **kw):
-        def b():
+        def b(**extra):
             base = dict(vocab_size=VOCAB, hidden_size=HID, intermediate_size=FF, num_hidden_layers=LAYERS,
                         num_attention_heads=HEADS, num_key_value_heads=KV, max_position_embeddings=MAXPOS,
                         pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False,
                         use_cache=False)
             base.update(kw)
+            base.update(extra)
             base = {k: v for k, v in base.items() if v is not _DROP}
             return model_cls(cfg_cls(**base))
         return b
@@ -78,11 +79,11 @@ def families():
     llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
               "original_max_position_embeddings": 16}
 
-    def llama3_rope():
+    def llama3_rope(**extra):
         try:  # transformers 5 names it rope_parameters, with the theta inside
-            return dec(tf.LlamaConfig, tf.LlamaForCausalLM, rope_parameters=dict(llama3, rope_theta=10000.0))()
+            return dec(tf.LlamaConfig, tf.LlamaForCausalLM, rope_parameters=dict(llama3, rope_theta=10000.0))(**extra)
         except Exception:  # noqa: BLE001
-            return dec(tf.LlamaConfig, tf.LlamaForCausalLM, rope_scaling=llama3)()
+            return dec(tf.LlamaConfig, tf.LlamaForCausalLM, rope_scaling=llama3)(**extra)
     F["llama3_rope"] = ("decoder", llama3_rope)
     F["mistral_sliding"] = ("decoder", dec(tf.MistralConfig, tf.MistralForCausalLM, sliding_window=5))
     F["qwen2"] = ("decoder", dec(tf.Qwen2Config, tf.Qwen2ForCausalLM, use_sliding_window=False))

@@ -33,6 +33,8 @@ type Generation struct {
 	PromptFile string `json:"prompt"` // int64 [Batch, PromptLen]
 	TokensFile string `json:"tokens"` // int64 [Batch, Steps]: the new tokens only
 	LogitsFile string `json:"logits"` // float32 [Steps, Batch, vocab]: the logits that chose each token
+
+	model *Model // whose files these are; set by Load
 }
 
 // Prompt returns the prompt's token ids, int64 [Batch, PromptLen].
@@ -52,7 +54,7 @@ func (g *Generation) Logits() (Array, error) {
 
 // read decodes file and checks its dtype and shape (-1: any size).
 func (g *Generation) read(file string, ints bool, shape ...int64) (Array, error) {
-	a, err := ReadArray(file)
+	a, err := g.model.Array(file)
 	if err != nil {
 		return Array{}, err
 	}

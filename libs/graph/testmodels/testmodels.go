@@ -121,7 +121,13 @@ func Load(fsys fs.FS, dir string) (*Manifest, error) {
 		return nil, fmt.Errorf("testmodels: %s/manifest.json: %w", dir, err)
 	}
 	for i := range m.Models {
-		m.Models[i].fsys, m.Models[i].dir = fsys, dir
+		md := &m.Models[i]
+		md.fsys, md.dir = fsys, dir
+		if md.Generation != nil {
+			g := *md.Generation
+			g.model = &Model{fsys: fsys, dir: dir}
+			md.Generation = &g
+		}
 	}
 	sort.Slice(m.Models, func(i, j int) bool { return m.Models[i].Name < m.Models[j].Name })
 	return m, nil

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Builds the zoo's KV-cache decoders: for each decoder family below, the family's zoo model
+(make_zoo.py's config, initializer_range 0.1 so that greedy tokens are decided by clear
+margins) exported with its cache in the forms users meet, and onnxruntime CPU's greedy
+generation as the reference (batch 2, a 7-token prompt, 32 new tokens):
+
+  FAMILY.kv_ts    the transformers/optimum concat convention through the TorchScript exporter:
+                  input_ids, attention_mask, position_ids, past_key_values.{i}.key|value
+                  [batch, kv_heads, past, head_dim] -> logits, present.{i}.key|value
+  FAMILY.kv_dyn   the same convention through the dynamo exporter (where it exports and runs)
+  FAMILY.gqa      onnxruntime GenAI's form (tools/fixtures/gqa_builder.py, separate q, k and v
+                  MatMuls, as GenAI writes models for the CPU), for the Llama-shaped families
+  FAMILY.gqa_packed  the same with one packed q|k|v MatMul (GenAI's use_packed_matmul)
+
+Runs on the GPU host (its CPU is enough):
+    PYTHONUNBUFFERED=1 python3 tools/zoo/make_zoo_kv.py --out DIR
+writes DIR/zoo_kv.tgz; then here: python3 tools/zoo/import_zoo.py zoo.tgz zoo_kv.tgz
+"""
+
+import argparse
+import concurrent.futures as cf
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tarfile
+import time
+import traceback
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import make_kv_fixtures as mk  # noqa: E402
+from make_fixtures import describe, strip, versions  # noqa: E402
+from make_zoo import families  # noqa: E402
+
+FAMILIES = ["llama", "qwen2", "qwen3", "phi3", "gemma3", "mistral_sliding", "granite", "olmo2"]
+GQA = {"llama", "qwen2"}  # gqa_builder's Llama/Qwen2 layer shape
+T0 = time.time()
+
+
+def log(*a):
+    print(f"[{time.time() - T0:7.1f}s]", *a, flush=True)
+
+
+def one(fam, outdir):
+    import torch
+
+    torch.set_num_threads(1)
+    torch.manual_seed(1234)
+    _, builder = families()[fam]
+    model = builder(initializer_range=0.1, use_cache=True).eval()
+    cfg = model.config
+    mk.LAYERS = cfg.num_hidden_layers
+    mk.KV_HEADS = cfg.num_key_value_heads
+    mk.HEAD_DIM = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    mk.VOCAB = cfg.vocab_size
+    tmp = os.path.join(outdir, f".tmp-{fam}")
+    os.makedirs(tmp, exist_ok=True)
+    gen = {"batch": mk.BATCH, "prompt_len": mk.PROMPT, "steps": mk.STEPS, "layers": mk.LAYERS,
+           "kv_heads": mk.KV_HEADS, "head_dim": mk.HEAD_DIM}
+    entries, failures = [], []
+    prompt = None
+    ref = None
+    for form in ("kv_ts", "kv_dyn"):
+        name = f"{fam}.{form}"
+        try:
+            why = "the TorchScript form was asked for" if form == "kv_ts" else None
+            mp, label = mk.export_concat(model, tmp, why)
+            if form == "kv_dyn" and "TorchScript" in label:
+                raise RuntimeError("the dynamo exporter failed: " + label[:500])
+            mp = strip(mp)
+            io_dims = mk.rename_kv_dims(mp)
+            sess = mk.session(mp)
+            if prompt is None:
+                for seed in range(200):
+                    p = np.random.default_rng(seed).integers(3, mk.VOCAB, (mk.BATCH, mk.PROMPT), dtype=np.int64)
+                    toks, logits = mk.generate(sess, p, shared=False)
+                    if mk.margin(logits) >= mk.MARGIN:
+                        prompt, ref = p, (seed, toks, logits)
+                        break
+                if prompt is None:
+                    raise RuntimeError(f"no prompt seed of 200 gave every step a top-2 margin over {mk.MARGIN}")
+            toks, logits = mk.generate(sess, prompt, shared=False)
+            import onnx
+            onnx.save_model(mp, os.path.join(outdir, name + ".onnx"))
+            entry = {"name": name, "file": name + ".onnx", "kind": fam, "family": fam, "task": "decoder",
+                     "exporter": "torchscript" if "TorchScript" in label else "dynamo", "attention_mask": True,
+                     "config": f"{fam}.kv.config.json", "export": label, "vocab": mk.VOCAB,
+                     "inputs_rule": f"generation: prompt = numpy default_rng({ref[0]}).integers(3, vocab, (2, 7))",
+                     "io_dims": io_dims,
+                     "checks": {"min_top2_margin": mk.margin(logits),
+                                "tokens_equal_first_form": bool((toks == ref[1]).all())}}
+            entry.update(describe(mp))
+            entry["generation"] = dict(gen, form="concat", **mk.write_gen(outdir, name, prompt, toks, logits))
+            entries.append(entry)
+            log(f"  {name}: {entry['nodes']} nodes, {label[:80]}")
+        except Exception as e:  # noqa: BLE001
+            failures.append({"family": fam, "step": name, "error": f"{type(e).__name__}: {e}"[:1500]})
+            log(f"  {name} FAILED: {type(e).__name__}: {str(e)[:300]}")
+    if fam in GQA and prompt is not None:
+        import gqa_builder
+        for form, packed in (("gqa", False), ("gqa_packed", True)):
+            name = f"{fam}.{form}"
+            try:
+                state = dict(model.state_dict())
+                gm = gqa_builder.build(state, gqa_builder.spec_of(model), mk.MAX_SEQ, name=name, packed_qkv=packed)
+                toks, logits = mk.generate(mk.session(gm), prompt, shared=True)
+                gqa_builder.save(gm, os.path.join(outdir, name + ".onnx"))
+                entry = {"name": name, "file": name + ".onnx", "kind": fam, "family": fam, "task": "decoder",
+                         "exporter": "gqa_builder", "attention_mask": True, "config": f"{fam}.kv.config.json",
+                         "export": f"gqa_builder.py (GenAI's form{', packed q|k|v' if packed else ', separate q, k, v'})",
+                         "vocab": mk.VOCAB, "inputs_rule": entries[0]["inputs_rule"] if entries else "",
+                         "checks": {"tokens_equal_concat": bool((toks == ref[1]).all()),
+                                    "max_logits_diff_concat": float(np.abs(logits - ref[2]).max())}}
+                entry.update(describe(gm))
+                entry["generation"] = dict(gen, form="gqa", max_seq=mk.MAX_SEQ,
+                                           **mk.write_gen(outdir, name, prompt, toks, logits))
+                entries.append(entry)
+                log(f"  {name}: {entry['checks']}")
+            except Exception as e:  # noqa: BLE001
+                failures.append({"family": fam, "step": name, "error": f"{type(e).__name__}: {e}"[:1500]})
+                log(f"  {name} FAILED: {type(e).__name__}: {str(e)[:300]}")
+    cfg.to_json_file(os.path.join(outdir, f"{fam}.kv.config.json"))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return entries, failures
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default="")
+    a = ap.parse_args()
+    outdir = os.path.join(a.out, "zoo_kv")
+    os.makedirs(outdir, exist_ok=True)
+    fams = [f for f in FAMILIES if not a.only or f in a.only.split(",")]
+    manifest = {"versions": versions(), "models": [], "failures": []}
+    with cf.ProcessPoolExecutor(max_workers=len(fams), mp_context=multiprocessing.get_context("spawn")) as ex:
+        futs = {ex.submit(one, f, outdir): f for f in fams}
+        for fut in cf.as_completed(futs):
+            try:
+                e, fl = fut.result()
+            except Exception:  # noqa: BLE001
+                e, fl = [], [{"family": futs[fut], "step": "worker", "error": traceback.format_exc()[-1500:]}]
+            manifest["models"] += e
+            manifest["failures"] += fl
+    manifest["models"].sort(key=lambda m: m["name"])
+    with open(os.path.join(outdir, "manifest.json"), "w") as fh:
+        json.dump(manifest, fh, indent=1, sort_keys=True)
+    with tarfile.open(os.path.join(a.out, "zoo_kv.tgz"), "w:gz") as tar:
+        tar.add(outdir, arcname="zoo_kv")
+    log(f"done: {len(manifest['models'])} models, {len(manifest['failures'])} failures")
+    for fl in manifest["failures"]:
+        log("FAIL", fl["step"], fl["error"][:300].replace("\n", " "))
+
+
+if __name__ == "__main__":
+    main()
