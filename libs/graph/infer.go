@@ -129,6 +129,7 @@ func init() {
 		"Less", "Greater", "LessOrEqual", "GreaterOrEqual")
 	reg("", inferBinary, variadic, "Max", "Min", "Sum", "Mean")
 	reg("", inferWhere, inputs(3), "Where")
+	reg("", inferClip, inputs(1), "Clip")
 	reg("", inferCast, inputs(1), "Cast")
 	reg("", inferCast, inputs(2), "CastLike")
 	// infer_shape.go

@@ -1,7 +1,9 @@
 package graph
 
 // Shape inference of elementwise operators: unary, binary and variadic arithmetic, comparisons
-// and logic, Where, Cast. Integer host data is evaluated through them symbolically.
+// and logic, Where, Clip, Cast. Integer host data is evaluated through them symbolically.
+
+import "fmt"
 
 func inferUnary(c *ictx) error {
 	x := c.in(0)
@@ -117,6 +119,52 @@ func inferWhere(c *ictx) error {
 		res = broadcastData(out, shapes, data, func(x []Dim) Dim { return selectDim(x[0], x[1], x[2]) })
 	}
 	c.outData(0, dt, out, res)
+	return nil
+}
+
+// inferClip is Clip (opset 11 and later: carve loads opset 13 on): input, min?, max? -> output
+// of the input's type and shape. Each bound, where present, is a scalar of the input's type
+// (shape [] or one element, as onnxruntime takes it); an omitted one is unbounded. Integer host
+// data is clipped as min(max(x, lo), hi), so a lower bound above the upper gives the upper.
+func inferClip(c *ictx) error {
+	if len(c.n.Inputs) > 3 {
+		return c.errf("Clip takes at most 3 inputs, has %d", len(c.n.Inputs))
+	}
+	x := c.in(0)
+	if x.DType == Bool {
+		return c.errf("Clip of %v: the input must be numeric", x.DType)
+	}
+	for i, what := range []string{1: "min", 2: "max"} {
+		b := c.in(i)
+		if i == 0 || b == nil {
+			continue
+		}
+		if b.DType != x.DType {
+			return c.errf("Clip %s (input %d, %q) is %v, want the input's %v", what, i, b.Name, b.DType, x.DType)
+		}
+		if len(b.Shape) > 1 {
+			return c.errf("Clip %s (input %d, %q) has shape %v, want a scalar", what, i, b.Name, b.Shape)
+		}
+		if err := c.eq(b.Shape.NumElements(), Const(1), fmt.Sprintf("elements of Clip %s (input %d), a scalar", what, i)); err != nil {
+			return err
+		}
+	}
+	var data []Dim
+	if d, ok := c.data(0); ok && x.DType != Uint64 { // uint64 past int64's range does not compare as Dims
+		data = d
+		for i, clip := range []func(a, b Dim) Dim{1: MaxDim, 2: MinDim} {
+			if i == 0 || c.in(i) == nil {
+				continue
+			}
+			b, ok := c.data(i)
+			if !ok || len(b) != 1 {
+				data = nil
+				break
+			}
+			data = mapDims(data, func(a Dim) Dim { return clip(a, b[0]) })
+		}
+	}
+	c.outData(0, x.DType, x.Shape, data)
 	return nil
 }
 

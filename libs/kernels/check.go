@@ -240,3 +240,24 @@ func CheckGQA(n *Node) error {
 	}
 	return nil
 }
+
+// CheckClip checks a Clip node (opset 11 and later) for every backend: the input, then min and
+// max, either of which may be absent, each holding one element of the input's dtype (shape []
+// or [1], as onnxruntime takes them), and one output of the input's dtype and shape. Which
+// dtypes a backend computes is its own check.
+func CheckClip(n *Node) error {
+	if err := CheckArity(n, 1, 3, 1, 1); err != nil {
+		return err
+	}
+	x := n.Inputs[0]
+	for i, what := range []string{1: "min", 2: "max"} {
+		b, ok := n.Input(i)
+		if i == 0 || !ok {
+			continue
+		}
+		if c, err := NumElements(b.Shape); b.DType != x.DType || len(b.Shape) > 1 || err != nil || c != 1 {
+			return fmt.Errorf("%s (input %d) is %v, want a %v scalar", what, i, b, x.DType)
+		}
+	}
+	return CheckOutput(n, 0, x.DType, x.Shape)
+}

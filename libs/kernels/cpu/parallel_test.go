@@ -73,6 +73,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 		{"Less", node("Less", graph.Attributes{}, []kernels.Tensor{x, col}, kernels.Value{DType: graph.Bool, Shape: x.Shape}), []kernels.Tensor{x, col}},
 		{"Where", node("Where", graph.Attributes{}, []kernels.Tensor{cond, x, row}, value(x)), []kernels.Tensor{cond, x, row}},
 		{"Tanh", node("Tanh", graph.Attributes{}, []kernels.Tensor{x}, value(x)), []kernels.Tensor{x}},
+		{"Clip", node("Clip", graph.Attributes{}, []kernels.Tensor{x, f32(nil, []float32{-0.5}), root}, value(x)), []kernels.Tensor{x, f32(nil, []float32{-0.5}), root}},
 		{"Softmax", node("Softmax", graph.Attributes{}, []kernels.Tensor{x}, value(x)), []kernels.Tensor{x}},
 		{"Softmax axis 1", node("Softmax", kernels.Attrs("axis", 1), []kernels.Tensor{x}, value(x)), []kernels.Tensor{x}},
 		{"FastGelu", msNode("FastGelu", graph.Attributes{}, []kernels.Tensor{x, row}, value(x)), []kernels.Tensor{x, row}},

@@ -9,7 +9,7 @@ import (
 // ops lists every CPU kernel.
 func ops() []*op {
 	return slices.Concat(
-		binaryOps(), variadicOps(), unaryOps(), movementOps(), indexingOps(), generateOps(),
+		binaryOps(), variadicOps(), unaryOps(), clipOps(), movementOps(), indexingOps(), generateOps(),
 		reduceOps(), softmaxOps(), normOps(), matmulOps(), attentionOps(), rotaryOps(), geluOps(), nbitsOps(),
 		onnxAttentionOps(), onnxRMSNormOps(), onnxSwishOps(),
 	)

@@ -37,7 +37,6 @@ const (
 	uHardSigmoid
 	uQuickGelu
 	uSilu
-	uClip // alpha = min, beta = max
 	uTan
 	uAtan
 	uSoftsign
@@ -124,14 +123,6 @@ func unaryF(op unOp, x, a, b float64) float64 {
 		return x * unaryF(uSigmoid, a*x, 0, 0)
 	case uSilu:
 		return x * unaryF(uSigmoid, x, 0, 0)
-	case uClip:
-		if x < a {
-			return a
-		}
-		if x > b {
-			return b
-		}
-		return x
 	case uIdentity:
 		return x
 	case uHardSwish:
@@ -145,23 +136,18 @@ type unary struct {
 	op      unOp
 	dt      graph.DType
 	a, b    float64
-	clip    bool // Clip reads its bounds from inputs 1 and 2 at run time
 	workers int
 }
 
 func selectUnary(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		maxIn := 1
-		if o == uClip {
-			maxIn = 3
-		}
-		if err := kernels.CheckArity(n, 1, maxIn, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
 		switch {
 		case isFloat(x.DType):
-		case o <= uRelu && isInt(x.DType), o == uClip && isInt(x.DType):
+		case o <= uRelu && isInt(x.DType):
 		default:
 			return plan{}, fmt.Errorf("input is %v, not supported", x.DType)
 		}
@@ -187,13 +173,6 @@ func selectUnary(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 			default:
 				return plan{}, fmt.Errorf("unknown approximate %q", ap)
 			}
-		case uClip:
-			u.clip = true
-			for i := 1; i < 3; i++ {
-				if v, ok := n.Input(i); ok && (v.DType != x.DType || numel(v.Shape) != 1) {
-					return plan{}, fmt.Errorf("clip bound %d is %v, want a %v scalar", i, v, x.DType)
-				}
-			}
 		}
 		return plan{tactic: "direct", r: u}, nil
 	}
@@ -201,18 +180,6 @@ func selectUnary(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 
 func (u *unary) run(in, out []kernels.Tensor, _ wsParts) error {
 	a, b := u.a, u.b
-	if u.clip {
-		a, b = math.Inf(-1), math.Inf(1)
-		if isInt(u.dt) {
-			a, b = math.MinInt64, math.MaxInt64
-		}
-		if len(in) > 1 && in[1].Data != nil {
-			a = loadF64(in[1], 0)
-		}
-		if len(in) > 2 && in[2].Data != nil {
-			b = loadF64(in[2], 0)
-		}
-	}
 	x, z := in[0], out[0]
 	switch u.dt {
 	case graph.Float32:
@@ -241,7 +208,7 @@ func (u *unary) run(in, out []kernels.Tensor, _ wsParts) error {
 		for i, v := range xs {
 			zs[i] = store(float32(unaryF(u.op, float64(load(v)), a, b)))
 		}
-	default: // integers: Abs, Neg, Sign, Relu, Clip
+	default: // integers: Abs, Neg, Sign, Relu
 		n := numel(x.Shape)
 		for i := 0; i < n; i++ {
 			v := loadI64(x, i)
@@ -259,8 +226,6 @@ func (u *unary) run(in, out []kernels.Tensor, _ wsParts) error {
 				}
 			case uRelu:
 				v = max(v, 0)
-			case uClip:
-				v = min(max(v, int64(a)), int64(b))
 			}
 			storeI64(z, i, v)
 		}
@@ -537,7 +502,7 @@ func unaryOps() []*op {
 		mk("Sigmoid", uSigmoid), mk("Sin", uSin), mk("Cos", uCos), mk("Tan", uTan), mk("Atan", uAtan),
 		mk("Erf", uErf), mk("Floor", uFloor), mk("Ceil", uCeil), mk("Round", uRound),
 		mk("Softplus", uSoftplus), mk("Softsign", uSoftsign), mk("Gelu", uGelu), mk("LeakyRelu", uLeakyRelu),
-		mk("Elu", uElu), mk("HardSigmoid", uHardSigmoid), mk("HardSwish", uHardSwish), mk("Clip", uClip),
+		mk("Elu", uElu), mk("HardSigmoid", uHardSigmoid), mk("HardSwish", uHardSwish),
 		ms("Gelu", uGelu), ms("QuickGelu", uQuickGelu),
 		pr("Not"), pr("IsNaN"), pr("IsInf"),
 		{key: kernels.Key("", "Cast"), tactics: direct, sel: selectCast},

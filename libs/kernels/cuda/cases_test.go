@@ -79,6 +79,24 @@ func uniform(lo, hi float64) genFn {
 	}
 }
 
+// specials is g with NaN, +Inf and -Inf at every 7th, 11th and 13th element.
+func specials(g genFn) genFn {
+	return func(r *rand.Rand, n int64) []float64 {
+		out := g(r, n)
+		for i := range out {
+			switch {
+			case i%7 == 3:
+				out[i] = math.NaN()
+			case i%11 == 5:
+				out[i] = math.Inf(1)
+			case i%13 == 6:
+				out[i] = math.Inf(-1)
+			}
+		}
+		return out
+	}
+}
+
 func ints(lo, hi int) genFn {
 	return func(r *rand.Rand, n int64) []float64 {
 		out := make([]float64, n)
@@ -159,6 +177,25 @@ func elementwiseCases() []kcase {
 			gen: map[int]genFn{1: vals(-0.5), 2: vals(0.25)}})
 		add(kcase{name: "Clip-max-only/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 50), none, v(dt)}, v(dt, 6, 50)),
 			gen: map[int]genFn{2: vals(0.25)}})
+		// the other forms: min only (shape [1]), neither (omitted, empty-named), min above max (the
+		// max everywhere), NaN and infinite inputs (NaN stays, infinities clip), a NaN bound (clips
+		// nothing), weights (Initializer and Const, as a model's constant bounds come), and 16-byte
+		// vectors (6 x 300) with a tail
+		add(kcase{name: "Clip-min-only/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 50), v(dt, 1)}, v(dt, 6, 50)),
+			gen: map[int]genFn{1: vals(-0.25)}})
+		add(kcase{name: "Clip-neither/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 50)}, v(dt, 6, 50))})
+		add(kcase{name: "Clip-neither-empty/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 50), none, none}, v(dt, 6, 50))})
+		add(kcase{name: "Clip-min-above-max/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 50), v(dt), v(dt)}, v(dt, 6, 50)),
+			gen: map[int]genFn{1: vals(0.5), 2: vals(-0.5)}})
+		add(kcase{name: "Clip-specials/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 301), v(dt), v(dt)}, v(dt, 6, 301)),
+			gen: map[int]genFn{0: specials(uniform(-3, 3)), 1: vals(-1), 2: vals(1)}})
+		add(kcase{name: "Clip-nan-bound/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 300), v(dt), v(dt)}, v(dt, 6, 300)),
+			gen: map[int]genFn{0: specials(uniform(-3, 3)), 1: vals(math.NaN()), 2: vals(0.5)}})
+		lo, hi := v(dt), v(dt, 1)
+		lo.Initializer, lo.Const = true, encodeAny(dt, []float64{-0.5})
+		hi.Initializer, hi.Const = true, encodeAny(dt, []float64{0.75})
+		add(kcase{name: "Clip-weights/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 6, 300), lo, hi}, v(dt, 6, 300)),
+			gen: map[int]genFn{0: uniform(-2, 2), 1: vals(-0.5), 2: vals(0.75)}})
 		add(kcase{name: "IsNaN/" + tg, node: nd("", "IsNaN", A(), []kernels.Value{v(dt, 40)}, v(bl, 40))})
 		add(kcase{name: "BiasGelu/" + tg, node: nd(kernels.DomainMicrosoft, "BiasGelu", A(), []kernels.Value{v(dt, 2, 3, 64), v(dt, 64)}, v(dt, 2, 3, 64))})
 		add(kcase{name: "FastGelu/" + tg, node: nd(kernels.DomainMicrosoft, "FastGelu", A(), []kernels.Value{v(dt, 2, 3, 64), v(dt, 64)}, v(dt, 2, 3, 64))})
@@ -216,6 +253,14 @@ func elementwiseCases() []kcase {
 		add(kcase{name: "Equal/" + tg, node: nd("", "Equal", A(), []kernels.Value{v(dt, 3, 4), v(dt, 4)}, v(bl, 3, 4))})
 		add(kcase{name: "Less/" + tg, node: nd("", "Less", A(), []kernels.Value{v(dt, 3, 4), v(dt, 3, 1)}, v(bl, 3, 4))})
 		add(kcase{name: "Neg/" + tg, node: nd("", "Neg", A(), []kernels.Value{v(dt, 9)}, v(dt, 9)), gen: map[int]genFn{0: ints(-9, 9)}})
+		add(kcase{name: "Clip/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 3, 40), v(dt), v(dt, 1)}, v(dt, 3, 40)),
+			gen: map[int]genFn{0: ints(-20, 20), 1: vals(-5), 2: vals(7)}})
+		add(kcase{name: "Clip-max-only/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 3, 40), none, v(dt)}, v(dt, 3, 40)),
+			gen: map[int]genFn{0: ints(-20, 20), 2: vals(3)}})
+		add(kcase{name: "Clip-min-only/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 3, 40), v(dt)}, v(dt, 3, 40)),
+			gen: map[int]genFn{0: ints(-20, 20), 1: vals(-3)}})
+		add(kcase{name: "Clip-min-above-max/" + tg, node: nd("", "Clip", A(), []kernels.Value{v(dt, 3, 40), v(dt), v(dt)}, v(dt, 3, 40)),
+			gen: map[int]genFn{0: ints(-20, 20), 1: vals(4), 2: vals(-4)}})
 		// position ids from a prompt's mask: 2048 positions, scanned by one block a row
 		add(kcase{name: "CumSum-scan/" + tg, node: nd("", "CumSum", A(), []kernels.Value{v(dt, 2, 2048), constAxis(i64, 1)}, v(dt, 2, 2048)),
 			gen: map[int]genFn{0: ints(0, 2), 1: vals(1)}})

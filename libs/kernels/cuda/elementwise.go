@@ -339,26 +339,21 @@ func innerContig(l layout) (contig int, ok bool) {
 func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
 		op := kop // per node: Gelu picks its form below
-		maxIn := 1
-		if op == ewClip {
-			maxIn = 3
-		}
-		if err := kernels.CheckArity(n, 1, maxIn, 1, 1); err != nil {
+		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
 		switch {
 		case isFloat(x.DType):
-		case isInt(x.DType) && (op <= ewRelu || op == ewClip):
+		case isInt(x.DType) && op <= ewRelu:
 		default:
-			return plan{}, errDType("the input", x.DType, "float32, float16 or bfloat16 (int64 and int32 for Abs, Neg, Sign, Relu, Clip)")
+			return plan{}, errDType("the input", x.DType, "float32, float16 or bfloat16 (int64 and int32 for Abs, Neg, Sign, Relu)")
 		}
 		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
 			return plan{}, err
 		}
 		var alpha, beta float32
 		at := n.Attrs
-		b, c := absent(), absent()
 		switch op {
 		case ewLeakyRelu:
 			alpha = at.Float("alpha", 0.01)
@@ -376,23 +371,8 @@ func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 			default:
 				return plan{}, fmt.Errorf("unknown approximate %q", ap)
 			}
-		case ewClip:
-			for i := 1; i < 3; i++ {
-				v, ok := n.Input(i)
-				if !ok {
-					continue
-				}
-				if v.DType != x.DType || numel(v.Shape) != 1 {
-					return plan{}, fmt.Errorf("clip bound %d is %v, want a %v scalar", i, v, x.DType)
-				}
-				if i == 1 {
-					b = operand{inp(1), []int64{}}
-				} else {
-					c = operand{inp(2), []int64{}}
-				}
-			}
 		}
-		steps, err := ewSteps(x.DType, op, graph.Undefined, x.Shape, outp(0), operand{inp(0), x.Shape}, b, c, alpha, beta, t)
+		steps, err := ewSteps(x.DType, op, graph.Undefined, x.Shape, outp(0), operand{inp(0), x.Shape}, absent(), absent(), alpha, beta, t)
 		if err != nil {
 			return plan{}, err
 		}
@@ -594,7 +574,6 @@ func elementwiseOps() []*op {
 		mk("", "Softplus", selectUnary(ewSoftplus)), mk("", "Softsign", selectUnary(ewSoftsign)),
 		mk("", "Gelu", selectUnary(ewGelu)), mk("", "LeakyRelu", selectUnary(ewLeakyRelu)), mk("", "Elu", selectUnary(ewElu)),
 		mk("", "HardSigmoid", selectUnary(ewHardSigmoid)), mk("", "HardSwish", selectUnary(ewHardSwish)),
-		mk("", "Clip", selectUnary(ewClip)),
 		mk(ms, "Gelu", selectUnary(ewGelu)), mk(ms, "QuickGelu", selectUnary(ewQuickGelu)),
 		mk("", "Swish", selectSwiGLU(false)), mk(kernels.DomainCarve, "SwiGLU", selectSwiGLU(true)),
 		mk("", "Not", selectPredicate("Not")), mk("", "IsNaN", selectPredicate("IsNaN")), mk("", "IsInf", selectPredicate("IsInf")),

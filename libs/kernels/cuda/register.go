@@ -5,7 +5,7 @@ import "slices"
 // ops lists the CUDA kernels of csrc/*.cu (the GEMMs register themselves in gemm.go).
 func ops() []*op {
 	return slices.Concat(
-		elementwiseOps(), movementOps(), indexingOps(), generateOps(), reduceOps(), normOps(),
+		elementwiseOps(), clipOps(), movementOps(), indexingOps(), generateOps(), reduceOps(), normOps(),
 		rotaryOps(), attentionOps(), onnxAttentionOps(), nbitsOps(), gatedOps(),
 	)
 }

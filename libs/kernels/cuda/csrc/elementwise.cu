@@ -72,7 +72,10 @@ __device__ __forceinline__ float apply_f(int op, float x, float y, float z, floa
     case EW_BIAS_GELU: return gelu_erf(x + y);
     case EW_BIAS_GELU_TANH: return gelu_tanh(x + y);
     case EW_ADD3: return x + y + z;
-    case EW_CLIP: return x < y ? y : (x > z ? z : x);
+    case EW_CLIP: {  // std::min(std::max(x, lo), hi), as onnxruntime: NaN x stays, lo > hi gives hi
+      const float m = x < y ? y : x;
+      return m > z ? z : m;
+    }
   }
   return __int_as_float(0x7fc00000);
 }
@@ -222,7 +225,10 @@ __device__ __forceinline__ T apply_i(int op, T x, T y, T z) {
     case EW_MIN: return x < y ? x : y;
     case EW_POW: return (T)pow((double)x, (double)y);
     case EW_ADD3: return x + y + z;
-    case EW_CLIP: return x < y ? y : (x > z ? z : x);
+    case EW_CLIP: {  // min(max(x, lo), hi): lo > hi gives hi
+      const T m = x < y ? y : x;
+      return m > z ? z : m;
+    }
   }
   return 0;
 }

@@ -48,7 +48,7 @@ enum EwOp {
   EW_BIAS_GELU_TANH = 74,  // gelu_tanh(a + b)
   // ternary: out = f(a, b, c)
   EW_ADD3 = 96,
-  EW_CLIP = 97,  // clamp(a, b, c); an absent bound is infinite
+  EW_CLIP = 97,  // min(max(a, b), c); an absent bound is infinite (an integer type's limit)
   // bool output from here on
   EW_EQ = 128,
   EW_LT = 129,
