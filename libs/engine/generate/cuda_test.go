@@ -13,6 +13,7 @@ import (
 	"carve.dev/libs/engine"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/testmodels"
+	"carve.dev/libs/graph/testmodels/zoo"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/cuda"
 )
@@ -22,7 +23,7 @@ import (
 // logits within 1e-3, and after a warm-up generation no plan, no compile, no graph capture and
 // no device allocation.
 func TestCUDAGenerationMatchesOnnxruntime(t *testing.T) {
-	for _, fx := range testmodels.Models() {
+	for _, fx := range append(testmodels.Models(), zoo.Models()...) {
 		gen := fx.Generation
 		if gen == nil {
 			continue

@@ -181,7 +181,7 @@ type attnCore struct {
 	filter               float32 // mask_filter_value, added to masked scores
 	causalAdd            bool    // Attention/MHA unidirectional: future keys get filter added
 	causalExcl           bool    // GQA: future keys are excluded
-	window               int     // GQA local window; <= 0 means none
+	window               int     // GQA local_window_size: a row sees its last window keys (itself included); <= 0 means all
 	softcap              float32
 	hasBias              bool // attention_bias input
 	biasSB, biasSH       int  // attention_bias strides for batch and head (0 when broadcast)
@@ -246,8 +246,8 @@ func (r *attnRun) keyRange(b, i int) (lo, hi int) {
 		hi = min(hi, total)
 		if c.causalExcl {
 			hi = min(past+i+1, r.pastLen+r.curLen)
-			if c.window > 0 && hi > c.window+1 {
-				lo = hi - c.window - 1
+			if c.window > 0 && hi > c.window { // the window keys up to and including row i, as onnxruntime
+				lo = hi - c.window
 			}
 		}
 	}

@@ -152,8 +152,8 @@ func TestGroupQueryAttention(t *testing.T) {
 			ref.allowed = func(b, i, j int) bool {
 				hi := pastOf(b) + i + 1
 				ok := j < hi && j <= int(tc.seqlens[b])
-				if tc.window > 0 && hi > tc.window+1 {
-					ok = ok && j >= hi-tc.window-1
+				if tc.window > 0 && hi > tc.window {
+					ok = ok && j >= hi-tc.window
 				}
 				return ok
 			}

@@ -176,7 +176,7 @@ __device__ __forceinline__ void attn(const T* q, const T* k, const T* v, T* out,
       hi = min(T_, totb);
       if (flags & ATT_CAUSAL_EXCL) {
         hi = min(pastb + s + 1, T_);
-        if (window > 0 && hi > window + 1) lo = hi - window - 1;
+        if (window > 0 && hi > window) lo = hi - window;
       }
     }
     lo_s[r] = lo;
@@ -514,7 +514,7 @@ __device__ __forceinline__ void gqa_dec(const T* q, const T* ksrc, const T* vsrc
   int lo = 0, hi = min(Tcap, totb);
   if (flags & ATT_CAUSAL_EXCL) {
     hi = min(pastb + 1, Tcap);
-    if (window > 0 && hi > window + 1) lo = hi - window - 1;
+    if (window > 0 && hi > window) lo = hi - window;
   }
   const int n = max(hi - lo, 0);
   const int per = (n + C - 1) / C;
