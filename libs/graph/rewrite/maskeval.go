@@ -73,8 +73,8 @@ func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
 	if math.IsInf(r.fill, -1) {
 		p.value = keep4
 	} else {
-		zero, fill := p.floatConst(0, dt), p.floatConst(r.fill, dt)
-		p.value = fmt.Sprintf("%s/mask.%s", keep4, fill)
+		zero, fill := p.floatConst(0, dt, r.scalars), p.floatConst(r.fill, dt, r.scalars)
+		p.value = fmt.Sprintf("%s/mask(%s)", keep4, f32(r.fill))
 		p.add = append(p.add, graph.NodeSpec{Name: p.value, OpType: "Where", Inputs: []string{keep4, zero, fill}, Outputs: []string{p.value}})
 		parts = fmt.Sprintf("padding Where(%s != 0, 0, %s) [batch, 1, 1, keys]", am, f32(r.fill))
 	}
@@ -89,9 +89,12 @@ func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
 	return p, ""
 }
 
-// floatConst names a scalar constant x of type dt: a float32 initializer, cast to dt when dt
-// is another float type.
-func (p *maskPlan) floatConst(x float64, dt graph.DType) string {
+// floatConst names a scalar constant x of type dt: one of the mask's own (have), else a new
+// float32 initializer, cast to dt when dt is another float type.
+func (p *maskPlan) floatConst(x float64, dt graph.DType, have map[float64]*graph.Value) string {
+	if v, ok := have[x]; ok && v.DType == dt {
+		return v.Name
+	}
 	name := "rewrite.float32(" + f32(x) + ")"
 	p.inits = append(p.inits, float32Init(name, float32(x)))
 	if dt == graph.Float32 {
@@ -112,6 +115,9 @@ type recognised struct {
 	pad    *graph.Value // the attention mask input [batch, T] whose zeros mask keys; nil for none
 	fill   float64      // the masked scores' value; -inf if no probe masked any
 	probes int          // the probe evaluations it took
+	// scalars are the cone's float scalar constants by value, for the new nodes to read
+	// instead of new initializers.
+	scalars map[float64]*graph.Value
 }
 
 // The canonical masks, by their parts: pairs[c][p] for causal c and padding p (0 absent, 1
@@ -154,7 +160,7 @@ func recogniseMask(m *graph.Value, s, t graph.Dim) (recognised, string) {
 	// is known once the cone has been evaluated, so a first pass at N = 8 finds it.
 	n := 8
 	for {
-		rec := recognised{fill: math.NaN()}
+		rec := recognised{fill: math.NaN(), scalars: c.scalars}
 		bound, why := c.probeAll(&rec, batch, dims, m, s, t, n)
 		if why != "" {
 			return recognised{}, why
@@ -324,13 +330,14 @@ func compare(got, pads *etensor, S, T int64, rec *recognised, alive *candidates)
 // ---------------------------------------------------------------- the cone
 
 type cone struct {
-	inputs []*graph.Value // graph inputs whose data the cone reads
-	dims   []string       // the named dims of the shapes it reads and of those inputs
+	inputs  []*graph.Value // graph inputs whose data the cone reads
+	dims    []string       // the named dims of the shapes it reads and of those inputs
+	scalars map[float64]*graph.Value
 }
 
 // coneOf collects what m is computed from, or says why it cannot be evaluated.
 func coneOf(m *graph.Value) (*cone, string) {
-	c := &cone{}
+	c := &cone{scalars: map[float64]*graph.Value{}}
 	seen := map[*graph.Value]bool{}
 	var walk func(v *graph.Value) string
 	walk = func(v *graph.Value) string {
@@ -338,6 +345,11 @@ func coneOf(m *graph.Value) (*cone, string) {
 			return ""
 		}
 		seen[v] = true
+		if x, ok := scalar(v); ok && isFloat(v.DType) && len(v.Shape) <= 4 && v.Shape.IsConst() {
+			if _, dup := c.scalars[x]; !dup {
+				c.scalars[x] = v
+			}
+		}
 		switch v.Kind {
 		case graph.KindInitializer:
 			if _, ext := v.Init.External(); ext {

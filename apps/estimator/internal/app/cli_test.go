@@ -118,7 +118,7 @@ func TestSVGFromReport(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(b), "<svg "))
 	require.Contains(t, string(b), "bundled:gpt2 at batch=4 seq=128, the worst binding of batch=1:4 seq=1:128")
-	require.Contains(t, string(b), "peak step 69")
+	require.Contains(t, string(b), "peak step 54")
 }
 
 // FuzzReorder: reordering keeps every token, keeps the flags in order and the positional
