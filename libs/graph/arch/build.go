@@ -87,22 +87,22 @@ type builder struct {
 	err   error
 	n     int
 
-	seq       string // the sequence length, a host scalar
-	batch1    string // [batch] and [seq], host
-	seq1      string
-	hShape    map[int64]string
+	seq    string // the sequence length, a host scalar
+	batch1 string // [batch] and [seq], host
+	seq1   string
+	hShape map[int64]string
 	// explicitHeads: the heads' views name their count (see headsShape).
 	explicitHeads bool
-	mShape    string
-	lead      string // [batch, seq], host
-	cos, sin  string // the rotary caches as the prologue makes them: [1, 1, seq, rot]
-	cosC      string // [seq, rot/2], made at the first rotary
-	sinC      string
-	mask      string // the additive padding mask [batch, 1, 1, seq]
-	rows      string // the rows with no key kept, [batch, 1, seq, 1]
-	rows5     string // rows unsqueezed for grouped heads, [batch, 1, 1, seq, 1]
-	posStart  string
-	hiddenOut string
+	mShape        string
+	lead          string // [batch, seq], host
+	cos, sin      string // the rotary caches as the prologue makes them: [1, 1, seq, rot]
+	cosC          string // [seq, rot/2], made at the first rotary
+	sinC          string
+	mask          string // the additive padding mask [batch, 1, 1, seq]
+	rows          string // the rows with no key kept, [batch, 1, seq, 1]
+	rows5         string // rows unsqueezed for grouped heads, [batch, 1, 1, seq, 1]
+	posStart      string
+	hiddenOut     string
 }
 
 func (b *builder) fail(err error) {
