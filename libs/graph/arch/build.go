@@ -21,6 +21,10 @@ type Options struct {
 	// Skip are the fusions the target's kernels lack (engine.FuseOptions): the graph keeps
 	// their unfused form, as rewrite.Fuse leaves an export for that target.
 	Skip []rewrite.Kind
+	// IgnoreWindow builds a config with a sliding window as plain causal attention: the same
+	// computation while the sequence is no longer than the window (Phi-3-mini's 2047), but not
+	// the graph an export of it fuses to, which keeps its windowed mask unfused.
+	IgnoreWindow bool
 }
 
 // Input, dim and output names of the built graphs.
@@ -46,6 +50,11 @@ func (c *Config) Build(o Options) (*graph.Model, error) {
 	case graph.Float32, graph.Float16, graph.BFloat16:
 	default:
 		return nil, fmt.Errorf("arch: dtype %s: want float32, bfloat16 or float16", dt)
+	}
+	if c.SlidingWindow > 0 && !o.IgnoreWindow {
+		return nil, &ConfigError{ModelType: c.ModelType, Field: "sliding_window", Problem: fmt.Sprintf("%d: sliding-window attention is not fused by carve yet "+
+			"(its Attention has no window; an export keeps a [batch, 1, seq, seq] mask), so there is no canonical graph to build; "+
+			"ignoring the window plans plain causal attention, exact only while seq <= %d", c.SlidingWindow, c.SlidingWindow)}
 	}
 	if slices.Contains(o.Skip, rewrite.Attention) {
 		return nil, fmt.Errorf("arch: the target has no kernel for the fused Attention, which the canonical graph is made of")
@@ -484,7 +493,7 @@ func (b *builder) scale(name, x string, v float64) string {
 func (b *builder) lmHead(h string) {
 	c := b.c
 	if b.o.LastLogits {
-		h = b.node("last_position", "Slice", []string{h, b.ints("arch.[-1]", false, -1), b.ints("arch.[max]", false, math.MaxInt64), b.ints("arch.[1]", false, 1)})
+		h = b.node("last_position", "Gather", []string{h, b.ints("arch.[-1]", false, -1)}, attrInt("axis", 1))
 	}
 	name := "lm_head.weight"
 	if c.Tied {

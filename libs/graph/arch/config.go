@@ -76,6 +76,9 @@ type Config struct {
 	// partial_rotary_factor); 0 for learned positions.
 	RotaryDim int64
 	RopeType  string // rope_scaling / rope_parameters rope_type: shapes do not depend on it
+	// SlidingWindow is the attention's window (0: none). carve's Attention has no window yet,
+	// so an export keeps such a mask unfused; Build refuses it unless Options.IgnoreWindow.
+	SlidingWindow int64
 	// NoRope marks the layers without a rotary embedding (smollm3's no_rope_layers).
 	NoRope []bool
 
@@ -91,6 +94,12 @@ type Config struct {
 	AttnScale   float64 // the attention's scale
 
 	raw map[string]json.RawMessage
+}
+
+// KVBytesPerToken is what one position of one sequence takes in a KV cache of type dt: the keys
+// and values of every layer, layers x 2 x kv_heads x head_dim x dt's size.
+func (c *Config) KVBytesPerToken(dt graph.DType) int64 {
+	return int64(c.Layers) * 2 * c.KVHeads * c.HeadDim * dt.Size()
 }
 
 // family is how one model_type is read and built.
@@ -370,13 +379,12 @@ func (r *reader) heads() {
 	}
 }
 
-// slidingWindow fails for a config whose attention is windowed: carve's Attention has no
-// window yet, so the export keeps a [batch, 1, seq, seq] mask and that graph is not built here.
+// slidingWindow reads the attention's window, where the family uses it.
 func (r *reader) slidingWindow(enabled bool) {
 	if !enabled {
 		return
 	}
 	if w, ok := r.opt("sliding_window"); ok && w > 0 {
-		r.fail("sliding_window", fmt.Sprintf("%d: sliding-window attention is not fused by carve yet (its Attention has no window), so there is no canonical graph to build", w))
+		r.c.SlidingWindow = w
 	}
 }
