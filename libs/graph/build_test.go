@@ -217,3 +217,28 @@ func TestConstantData(t *testing.T) {
 	require.ErrorAs(t, err, &me)
 	require.Contains(t, err.Error(), "holds 4 bytes")
 }
+
+// TestShapeTensor builds a model whose weight is declared by its shape only: it infers and binds
+// as with data, Size counts the bytes it would take, and Bytes says it has none.
+func TestShapeTensor(t *testing.T) {
+	w, err := graph.NewShapeTensor("w", graph.BFloat16, []int64{4096, 14336})
+	require.NoError(t, err)
+	require.True(t, w.ShapeOnly())
+	require.Equal(t, int64(4096*14336*2), w.Size)
+	_, err = w.Bytes()
+	require.ErrorIs(t, err, graph.ErrNoData)
+	m, err := graph.Build(graph.Spec{
+		Inputs:       []graph.ValueSpec{{Name: "x", DType: graph.BFloat16, Shape: graph.Shape{graph.Sym("n"), graph.Const(4096)}}},
+		Initializers: []*graph.Tensor{w},
+		Nodes:        []graph.NodeSpec{{Name: "mm", OpType: "MatMul", Inputs: []string{"x", "w"}, Outputs: []string{"y"}}},
+		Outputs:      []string{"y"},
+		Opsets:       map[string]int64{"": 23},
+	})
+	require.NoError(t, err)
+	b, err := graph.Bind(m, map[string]int64{"n": 3})
+	require.NoError(t, err)
+	require.Equal(t, []int64{3, 14336}, b.Shape(m.Value("y")))
+	require.NoError(t, m.Close())
+	_, err = graph.NewShapeTensor("bad", graph.Float32, []int64{-1})
+	require.Error(t, err)
+}

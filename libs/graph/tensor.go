@@ -2,8 +2,10 @@ package graph
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Tensor is a weight (initializer) of a model. Its bytes are not read at load: embedded
@@ -15,10 +17,34 @@ type Tensor struct {
 	Shape []int64
 	Size  int64 // bytes, validated against DType and Shape at load
 
-	raw   []byte       // embedded data, aliasing the model's buffer; nil for external data
-	ext   *externalRef // external data; nil for embedded data
-	store *weightStore
+	raw       []byte       // embedded data, aliasing the model's buffer; nil for external data
+	ext       *externalRef // external data; nil for embedded data
+	store     *weightStore
+	shapeOnly bool // NewShapeTensor: no bytes at all
 }
+
+// ErrNoData is what Bytes wraps for a weight made by NewShapeTensor, which has none.
+var ErrNoData = errors.New("the weight is declared by its shape only and has no data")
+
+// NewShapeTensor returns a weight declared by its dtype and shape only: Size is the bytes the
+// weight would take, but it has none, and Bytes returns an error wrapping ErrNoData. A model
+// built with such weights validates, infers and plans as one with the weights does (no
+// kernel's choice depends on a floating-point weight's values), so a capacity planner can
+// build a model from its configuration without allocating gigabytes of weights; it cannot
+// run. Integer weights should carry their data (NewTensor): shape arithmetic reads them.
+func NewShapeTensor(name string, dt DType, shape []int64) (*Tensor, error) {
+	if err := checkDType(dt); err != nil {
+		return nil, &ModelError{Tensor: name, Problem: err.Error()}
+	}
+	size, err := ByteSize(dt, shape)
+	if err != nil {
+		return nil, &ModelError{Tensor: name, Problem: "bad shape", Err: err}
+	}
+	return &Tensor{Name: name, DType: dt, Shape: slices.Clone(shape), Size: size, shapeOnly: true}, nil
+}
+
+// ShapeOnly reports whether the weight was declared by its shape only (NewShapeTensor).
+func (t *Tensor) ShapeOnly() bool { return t.shapeOnly }
 
 // externalRef locates a tensor's bytes in an external data file.
 type externalRef struct {
@@ -47,6 +73,9 @@ func (t *Tensor) External() (ExternalData, bool) {
 // used after Model.Close. For external data it maps the file on first use; a missing or
 // unreadable file is an *ExternalDataError.
 func (t *Tensor) Bytes() ([]byte, error) {
+	if t.shapeOnly {
+		return nil, fmt.Errorf("graph: tensor %q: %w", t.Name, ErrNoData)
+	}
 	if t.ext == nil {
 		return t.raw, nil
 	}

@@ -15,7 +15,9 @@ import (
 // fusionReport is the "fusion" object of report's JSON: what was fused, and the arena of the
 // graph as exported, for comparison. README.md documents it.
 type fusionReport struct {
-	Enabled       bool           `json:"enabled"` // false with --no-fuse
+	Enabled bool `json:"enabled"` // false with --no-fuse
+	// FromConfig: the graph was built fused from --config (package arch); there is no export.
+	FromConfig    bool           `json:"from_config,omitempty"`
 	NodesExported int            `json:"nodes_exported"`
 	NodesPlanned  int            `json:"nodes_planned"`
 	Counts        map[string]int `json:"counts"` // fusions by kind
@@ -48,7 +50,7 @@ type unfused struct {
 // fusionSection describes m's fusion and plans the graph as exported over env, when it differs
 // from the planned one.
 func fusionSection(ctx context.Context, m *model, env engine.Envelope, opts engine.Options, top int) *fusionReport {
-	fr := &fusionReport{Enabled: m.fusion != nil, NodesExported: len(m.exported.Nodes), NodesPlanned: len(m.Nodes),
+	fr := &fusionReport{Enabled: m.fusion != nil || m.config != nil, FromConfig: m.config != nil, NodesExported: len(m.exported.Nodes), NodesPlanned: len(m.Nodes),
 		Counts: map[string]int{}, Fusions: []fusionItem{}, Unfused: []unfused{}}
 	if m.fusion == nil {
 		return fr
@@ -102,6 +104,10 @@ func fusionRows(tw *table, r *report) {
 	if f == nil {
 		return
 	}
+	if f.FromConfig {
+		tw.row("fusion\tbuilt fused\tfrom --config: the canonical fused graph of the architecture, %d nodes, weights by shape only\n", f.NodesPlanned)
+		return
+	}
 	if !f.Enabled {
 		tw.row("fusion\toff\t--no-fuse: the graph as exported, %d nodes\n", f.NodesExported)
 		return
@@ -135,6 +141,10 @@ func fusionRows(tw *table, r *report) {
 
 // writeFusionExplanation lists every fusion and every candidate left as exported.
 func writeFusionExplanation(w io.Writer, f *fusionReport) error {
+	if f.FromConfig {
+		_, err := fmt.Fprintf(w, "\nthe graph was built fused from --config: no export, nothing fused or left as exported\n")
+		return err
+	}
 	if !f.Enabled {
 		_, err := fmt.Fprintf(w, "\nfusion is off (--no-fuse): nothing to explain\n")
 		return err

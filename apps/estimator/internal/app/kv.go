@@ -15,6 +15,7 @@ import (
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/engine/generate"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/arch"
 	"carve.dev/libs/planner"
 )
 
@@ -235,6 +236,9 @@ func runKV(c *cli.Context, s Streams) error {
 	}
 	if !hasBudget {
 		budget = -1
+	}
+	if c.IsSet("config") {
+		return kvFromConfig(c)
 	}
 	if c.String("model") == "" {
 		return usagef("estimator kv needs --model: the .onnx file of a decoder with a KV cache (the bundled model has none)")
@@ -500,4 +504,18 @@ func kvLimitedBy(r *kvResult) string {
 		return fmt.Sprintf("limited by size: at %s %d %s", r.Search, *r.Largest+1, r.Next.Problem)
 	}
 	return fmt.Sprintf("the whole search range fits (raise the maximum with --%s ?:MAX)", r.Search)
+}
+
+// kvFromConfig answers kv --config: carve does not build a KV-cache graph from a config yet (the
+// GenAI shared-buffer form), so it says so, with what the cache would take per token.
+func kvFromConfig(c *cli.Context) error {
+	m, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	cfg, dt := m.config, m.Value(arch.Logits).DType
+	return fmt.Errorf("kv --config %s: planning generation from a config is not built yet (its graph has no KV cache; give --model, "+
+		"an export with one); its cache would take %d layers x 2 x %d kv heads x %d x %d bytes (%s) = %d bytes per token",
+		m.name, cfg.Layers, cfg.KVHeads, cfg.HeadDim, dt.Size(), dt, cfg.KVBytesPerToken(dt))
 }

@@ -3,6 +3,8 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/arch"
 	"carve.dev/libs/graph/bundled"
 	"carve.dev/libs/graph/rewrite"
 	"carve.dev/libs/kernels"
@@ -25,6 +28,10 @@ import (
 func modelFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the ONNX model `FILE` (default: the bundled tiny GPT-2)"},
+		&cli.StringFlag{Name: "config", Usage: "plan from a transformers config.json `FILE` instead of --model: the canonical fused graph of its architecture, weights by shape only (no export, no weights)"},
+		&cli.BoolFlag{Name: "ignore-window", Usage: "with --config: plan a sliding-window model as plain causal attention (exact while seq is at most the window; carve does not fuse windowed attention yet)"},
+		&cli.BoolFlag{Name: "last-logits", Usage: "with --config: compute the logits of the last position only ([batch, 1, vocab]), as a prompt step of generation does"},
+		&cli.StringFlag{Name: "dtype", Usage: "with --config: the weights' and activations' `TYPE`, fp32, bf16 or fp16 (default: the config's torch_dtype, else fp32)"},
 		&cli.StringSliceFlag{Name: "dim", Aliases: []string{"d"}, Usage: "a dim's value or range: `NAME=V`, NAME=LO:HI, NAME=? (fit: the dim to search), NAME=?:MAX; repeat for each dim"},
 		targetFlag(),
 		&cli.IntFlag{Name: "workers", Usage: "CPU worker `N` the runner will use (per-worker workspaces scale with it); 0: all CPUs"},
@@ -40,6 +47,7 @@ type model struct {
 	fusion       *rewrite.Report // nil with --no-fuse
 	name         string          // the path given, or bundled.Name
 	bundled      bool
+	config       *arch.Config // the config the graph was built from (--config); nil for an ONNX model
 }
 
 func (m *model) close() {
@@ -50,6 +58,14 @@ func (m *model) close() {
 
 // loadModel loads --model, or the bundled model without it, and fuses it unless --no-fuse.
 func loadModel(c *cli.Context) (*model, error) {
+	if c.IsSet("config") {
+		return loadConfig(c)
+	}
+	for _, f := range []string{"dtype", "last-logits", "ignore-window"} {
+		if c.IsSet(f) {
+			return nil, usagef("--%s applies to --config only: an ONNX model's graph is its own", f)
+		}
+	}
 	path := c.String("model")
 	m := &model{name: path}
 	if path == "" {
@@ -85,6 +101,55 @@ func loadModel(c *cli.Context) (*model, error) {
 		m.Model, m.fusion = f, rep
 	}
 	return m, nil
+}
+
+// loadConfig builds the graph of --config: the canonical fused graph of its architecture for
+// the target's kernels (arch), its weights by shape only.
+func loadConfig(c *cli.Context) (*model, error) {
+	path := c.String("config")
+	switch {
+	case c.IsSet("model"):
+		return nil, usagef("--model and --config: give one (an ONNX model, or a config.json to build its graph from)")
+	case c.Bool("no-fuse"):
+		return nil, usagef("--no-fuse and --config: a graph built from a config is the fused graph; there is no export to plan")
+	case path == "":
+		return nil, usagef("--config: give the path of a transformers config.json")
+	}
+	var dt graph.DType
+	if s := c.String("dtype"); c.IsSet("dtype") {
+		var ok bool
+		if dt, ok = arch.ParseDType(s); !ok {
+			return nil, usagef("--dtype %q: want fp32, bf16 or fp16", s)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--config %s: no such file (give the path of a transformers config.json)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	cfg, err := arch.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	opts, err := options(c)
+	if err != nil {
+		return nil, err
+	}
+	fo, err := engine.FuseOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	g, err := cfg.Build(arch.Options{DType: dt, Skip: fo.Skip, IgnoreWindow: c.Bool("ignore-window"), LastLogits: c.Bool("last-logits")})
+	var ce *arch.ConfigError
+	if errors.As(err, &ce) && ce.Field == "sliding_window" {
+		return nil, fmt.Errorf("--config %s: %w (--ignore-window plans it so)", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	return &model{Model: g, exported: g, name: path, config: cfg}, nil
 }
 
 // targetFlag is --target, shared by report, fit and ops (--backend is its old name).
@@ -175,10 +240,29 @@ type modelInfo struct {
 	Bundled bool     `json:"bundled"`
 	Nodes   int      `json:"nodes"`
 	Dims    []string `json:"dims"`
+	// Config is the architecture a --config graph was built for; absent for an ONNX model.
+	Config *configInfo `json:"config,omitempty"`
+}
+
+// configInfo says what graph a config.json gave.
+type configInfo struct {
+	ModelType string `json:"model_type"`
+	Layers    int    `json:"layers"`
+	Hidden    int64  `json:"hidden_size"`
+	Heads     int64  `json:"heads"`
+	KVHeads   int64  `json:"kv_heads"`
+	HeadDim   int64  `json:"head_dim"`
+	Vocab     int64  `json:"vocab"`
+	DType     string `json:"dtype"`
 }
 
 func (m *model) info() modelInfo {
-	return modelInfo{Name: m.name, Bundled: m.bundled, Nodes: len(m.Nodes), Dims: append([]string{}, m.DimNames...)}
+	mi := modelInfo{Name: m.name, Bundled: m.bundled, Nodes: len(m.Nodes), Dims: append([]string{}, m.DimNames...)}
+	if c := m.config; c != nil {
+		mi.Config = &configInfo{ModelType: c.ModelType, Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads,
+			HeadDim: c.HeadDim, Vocab: c.Vocab, DType: m.Value(arch.Logits).DType.String()}
+	}
+	return mi
 }
 
 // describe is the model's line in tables.

@@ -353,6 +353,10 @@ func describeInfo(m modelInfo) string {
 	if len(m.Dims) > 0 {
 		dims = "dims " + strings.Join(m.Dims, ", ")
 	}
+	if c := m.Config; c != nil {
+		return fmt.Sprintf("%s (%s, built from the config: %d layers, hidden %d, %d heads, %d kv heads x %d, vocab %d, %s; %d nodes, %s)",
+			m.Name, c.ModelType, c.Layers, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Vocab, c.DType, m.Nodes, dims)
+	}
 	return fmt.Sprintf("%s (%d nodes, %s)", m.Name, m.Nodes, dims)
 }
 

@@ -1,0 +1,119 @@
+package app
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph/testmodels/zoo"
+)
+
+// llama31_8B is Llama-3.1-8B's published config.json, less its token ids.
+const llama31_8B = `{"architectures": ["LlamaForCausalLM"], "attention_bias": false, "hidden_act": "silu",
+ "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 131072, "mlp_bias": false,
+ "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+ "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+ "original_max_position_embeddings": 8192, "rope_type": "llama3"}, "rope_theta": 500000.0,
+ "tie_word_embeddings": false, "torch_dtype": "bfloat16", "vocab_size": 128256}`
+
+func reportJSON(t *testing.T, args ...string) report {
+	t.Helper()
+	stdout, stderr, code := run(t, append(append([]string{"report"}, args...), "--format", "json")...)
+	require.Equal(t, ExitOK, code, stderr)
+	var r report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &r), stdout)
+	return r
+}
+
+// TestConfigReport plans Llama-3.1-8B from its config: 8,030,261,248 parameters in bf16 (and
+// the rotary frequencies and the graph's constants, a few hundred bytes), the fused graph, the
+// architecture in the JSON; --dtype fp32 doubles the weights.
+func TestConfigReport(t *testing.T) {
+	path := writeFile(t, "config.json", []byte(llama31_8B))
+	r := reportJSON(t, "--config", path, "--dim", "batch=1", "--dim", "seq=2048", "--target", "h200")
+	require.NotNil(t, r.Model.Config)
+	require.Equal(t, configInfo{ModelType: "llama", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, Vocab: 128256, DType: "bfloat16"}, *r.Model.Config)
+	require.True(t, r.Fusion.FromConfig)
+	params := int64(8_030_261_248)
+	require.GreaterOrEqual(t, r.WeightsBytes, 2*params)
+	require.Less(t, r.WeightsBytes, 2*params+4096, "the parameters and a few constants")
+	require.Greater(t, r.ArenaBytes, int64(0))
+
+	f := reportJSON(t, "--config", path, "--dim", "batch=1", "--dim", "seq=2048", "--dtype", "fp32", "--last-logits")
+	require.Equal(t, "float32", f.Model.Config.DType)
+	require.GreaterOrEqual(t, f.WeightsBytes, 4*params)
+	require.Less(t, f.WeightsBytes, 4*params+4096)
+
+	stdout, stderr, code := run(t, "report", "--config", path, "--dim", "batch=1", "--dim", "seq=16")
+	require.Equal(t, ExitOK, code, stderr)
+	require.Contains(t, stdout, "llama, built from the config: 32 layers, hidden 4096, 32 heads, 8 kv heads x 128, vocab 128256, bfloat16")
+	require.Contains(t, stdout, "built fused")
+}
+
+// TestConfigMatchesExport: report --config of a zoo model's config.json and report --model of its
+// export agree on the arena to the byte, on the CPU and the H200.
+func TestConfigMatchesExport(t *testing.T) {
+	for _, zm := range zoo.Models() {
+		if zm.Name != "llama.dyn_mask" && zm.Name != "qwen2.dyn_mask" {
+			continue
+		}
+		data, err := zoo.Config(zm)
+		require.NoError(t, err)
+		cfg := writeFile(t, zm.Family+".config.json", data)
+		onnx := zm.WriteTemp(t)
+		for _, target := range []string{"cpu:2", "h200"} {
+			dims := []string{"--dim", "batch=1:8", "--dim", "seq=1:1024", "--target", target}
+			fromConfig := reportJSON(t, append([]string{"--config", cfg}, dims...)...)
+			fromExport := reportJSON(t, append([]string{"--model", onnx}, dims...)...)
+			require.Equal(t, fromExport.ArenaBytes, fromConfig.ArenaBytes, "%s on %s", zm.Name, target)
+			require.InEpsilon(t, fromExport.WeightsBytes, fromConfig.WeightsBytes, 0.01, "%s on %s", zm.Name, target)
+		}
+	}
+}
+
+func TestConfigFit(t *testing.T) {
+	path := writeFile(t, "config.json", []byte(llama31_8B))
+	stdout, stderr, code := run(t, "fit", "--config", path, "--target", "h200", "--dim", "batch=8", "--dim", "seq=?:65536", "--budget", "141GiB", "--last-logits")
+	require.Equal(t, ExitOK, code, stderr)
+	require.Contains(t, stdout, "seq=65536")
+	_, stderr, code = run(t, "fit", "--config", path, "--target", "h200", "--dim", "batch=8", "--dim", "seq=?:65536", "--budget", "10GiB")
+	require.Equal(t, ExitDoesNotFit, code, stderr)
+}
+
+// TestConfigErrors: every mistake is one line naming what to fix.
+func TestConfigErrors(t *testing.T) {
+	good := writeFile(t, "config.json", []byte(llama31_8B))
+	missing := writeFile(t, "missing.json", []byte(strings.Replace(llama31_8B, `"intermediate_size": 14336,`, "", 1)))
+	unknown := writeFile(t, "mamba.json", []byte(`{"model_type": "mamba"}`))
+	window := writeFile(t, "phi3.json", []byte(`{"model_type": "phi3", "hidden_size": 64, "num_hidden_layers": 2,
+	  "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "sliding_window": 2047}`))
+	dims := []string{"--dim", "batch=1", "--dim", "seq=8"}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"report", "--config", unknown}, ExitError, `unknown model_type; supported: gemma, granite, llama, mistral, olmo2, phi3, qwen2, qwen3, smollm3, stablelm`},
+		{[]string{"report", "--config", missing}, ExitError, `field "intermediate_size": missing`},
+		{[]string{"report", "--config", good + ".nope"}, ExitError, "no such file"},
+		{[]string{"report", "--config", good, "--model", "m.onnx"}, ExitUsage, "--model and --config: give one"},
+		{[]string{"report", "--config", good, "--no-fuse"}, ExitUsage, "--no-fuse and --config"},
+		{[]string{"report", "--config", good, "--dtype", "int3"}, ExitUsage, `--dtype "int3": want fp32, bf16 or fp16`},
+		{[]string{"report", "--dtype", "fp16"}, ExitUsage, "--dtype applies to --config only"},
+		{[]string{"report", "--config", window}, ExitError, `field "sliding_window": 2047`},
+		{[]string{"kv", "--config", good, "--context", "4096"}, ExitError, "32 layers x 2 x 8 kv heads x 128 x 2 bytes (bfloat16) = 131072 bytes per token"},
+	} {
+		args := tc.args
+		if args[0] != "kv" {
+			args = append(args, dims...)
+		}
+		_, stderr, code := run(t, args...)
+		require.Equal(t, tc.code, code, "%v: %s", tc.args, stderr)
+		require.Contains(t, oneLine(t, stderr), tc.want, tc.args)
+	}
+	// The window ignored, the model plans.
+	_, stderr, code := run(t, append([]string{"report", "--config", window, "--ignore-window"}, dims...)...)
+	require.Equal(t, ExitOK, code, stderr)
+}

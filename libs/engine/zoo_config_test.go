@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/arch"
+	"carve.dev/libs/graph/testmodels/zoo"
+)
+
+// TestZooConfigPlansAsExport builds every zoo decoder from its config.json alone (package arch,
+// weights by shape only) and plans it beside its dynamo export, fused, at (8, 1024) on the CPU
+// target and on the H200: the weights and the arena agree within 1%. A family arch does not
+// build is skipped with its reason.
+func TestZooConfigPlansAsExport(t *testing.T) {
+	targets := []struct {
+		name string
+		opts Options
+	}{{"cpu", Options{Workers: 2}}, {"h200", Options{Target: mustTarget(t, "h200")}}}
+	env := Envelope{"batch": {Lo: 8, Hi: 8}, "seq": {Lo: 1024, Hi: 1024}}
+	for _, zm := range zoo.Models() {
+		if !strings.HasSuffix(zm.Name, ".dyn_mask") || zm.Outputs[0] != "logits" {
+			continue
+		}
+		t.Run(zm.Family, func(t *testing.T) {
+			data, err := zoo.Config(zm)
+			require.NoError(t, err)
+			cfg, err := arch.Parse(data)
+			var ce *arch.ConfigError
+			if errors.As(err, &ce) {
+				t.Skipf("not built from its config: %v", err)
+			}
+			require.NoError(t, err)
+			t.Parallel()
+			for _, tg := range targets {
+				exported, _ := loadZoo(t, zm, tg.opts)
+				fo, err := FuseOptions(tg.opts)
+				require.NoError(t, err)
+				built, err := cfg.Build(arch.Options{Skip: fo.Skip})
+				if errors.As(err, &ce) {
+					t.Skipf("not built from its config: %v", err)
+				}
+				require.NoError(t, err)
+				want, err := PlanEnvelope(context.Background(), exported, env, tg.opts)
+				require.NoError(t, err)
+				got, err := PlanEnvelope(context.Background(), built, env, tg.opts)
+				require.NoError(t, err)
+				t.Logf("%s: weights %d vs %d (%+.2f%%), device weights %d vs %d (%+.2f%%), arena %d vs %d (%+.3f%%)", tg.name,
+					got.WeightBytes, want.WeightBytes, pct(got.WeightBytes, want.WeightBytes),
+					got.DeviceWeightBytes, want.DeviceWeightBytes, pct(got.DeviceWeightBytes, want.DeviceWeightBytes),
+					got.ArenaBytes, want.ArenaBytes, pct(got.ArenaBytes, want.ArenaBytes))
+				if os.Getenv("CARVE_ARCH_DUMP") != "" {
+					dumpOps(t, "/tmp/arch."+zm.Family+"."+tg.name, exported, built)
+					dumpBuffers(t, "/tmp/arch."+zm.Family+"."+tg.name+".b0", want.Worst)
+					dumpBuffers(t, "/tmp/arch."+zm.Family+"."+tg.name+".b1", got.Worst)
+				}
+				// The parameters agree to the byte, each counted once per node that reads it: an
+				// export of random weights stores the norm weights (all ones) once and every norm
+				// reads that one, where the checkpoint, and the config's graph, has one per norm.
+				require.Equal(t, paramBytes(exported), paramBytes(built), "%s: parameter bytes per reader", tg.name)
+				require.InDelta(t, 0, pct(got.WeightBytes, want.WeightBytes), 1, "%s: weights", tg.name)
+				// On the device each weight starts aligned, so those extra norm weights weigh more
+				// at this tiny size (at most 1% of a model of hidden size 32).
+				require.InDelta(t, 0, pct(got.DeviceWeightBytes, want.DeviceWeightBytes), 2, "%s: device weights", tg.name)
+				require.Equal(t, want.ArenaBytes, got.ArenaBytes, "%s: arena", tg.name)
+			}
+		})
+	}
+}
+
+// paramBytes is the bytes of the floating-point weights, each counted once per node reading it.
+func paramBytes(m *graph.Model) int64 {
+	var n int64
+	for _, v := range m.Initializers {
+		if v.DType == graph.Float32 || v.DType == graph.Float16 || v.DType == graph.BFloat16 {
+			n += v.Init.Size * int64(len(v.Consumers))
+		}
+	}
+	return n
+}
+
+func pct(got, want int64) float64 {
+	if want == 0 {
+		return 0
+	}
+	return 100 * float64(got-want) / float64(want)
+}
+
+// dumpOps writes the op sequences of both graphs (kernels only: no host values, no views) for
+// a diff.
+func dumpOps(t *testing.T, prefix string, ms ...*graph.Model) {
+	for i, m := range ms {
+		var sb strings.Builder
+		for _, n := range m.Nodes {
+			if stepKind(n) != RunKernel {
+				continue
+			}
+			var ins []string
+			for _, v := range n.Inputs {
+				if v != nil {
+					ins = append(ins, v.DType.String()+v.Shape.String())
+				}
+			}
+			fmt.Fprintf(&sb, "%s.%s(%s) -> %s%s\n", n.Domain, n.OpType, strings.Join(ins, ", "), n.Outputs[0].DType, n.Outputs[0].Shape)
+		}
+		require.NoError(t, os.WriteFile(fmt.Sprintf("%s.%d.txt", prefix, i), []byte(sb.String()), 0o644))
+	}
+}
+
+func dumpBuffers(t *testing.T, path string, p *Planned) {
+	var sb strings.Builder
+	for i, bf := range p.Lifetimes.Problem.Buffers {
+		o := p.Lifetimes.Owners[i]
+		what := "ws"
+		if len(o.Values) > 0 {
+			what = o.Values[0].DType.String() + o.Values[0].Shape.String()
+			if o.Values[0].Producer != nil {
+				what = o.Values[0].Producer.OpType + " " + what
+			} else {
+				what = "input " + what
+			}
+		} else if o.Node != nil {
+			what = "ws " + o.Node.OpType
+		}
+		fmt.Fprintf(&sb, "%d %d-%d %s\n", bf.Size, bf.Start, bf.End, what)
+	}
+	require.NoError(t, os.WriteFile(path, []byte(sb.String()), 0o644))
+}

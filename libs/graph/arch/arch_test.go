@@ -1,0 +1,126 @@
+package arch_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/arch"
+	"carve.dev/libs/graph/rewrite"
+)
+
+func parseFile(t *testing.T, name string) *arch.Config {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	c, err := arch.Parse(data)
+	require.NoError(t, err)
+	return c
+}
+
+// params counts the elements of the model's weights of type dt: its parameters.
+func params(m *graph.Model, dt graph.DType) int64 {
+	var n int64
+	for _, v := range m.Initializers {
+		if v.DType == dt {
+			if !v.Init.ShapeOnly() {
+				panic(v.Name + " has data")
+			}
+			n += v.Init.Size / dt.Size()
+		}
+	}
+	return n
+}
+
+// TestPublishedSizes builds real models from their published config.json and checks their
+// parameters against the published counts, to the parameter, and the KV cache's bytes per
+// token against layers x 2 x kv_heads x head_dim x 2 (bf16).
+func TestPublishedSizes(t *testing.T) {
+	for _, tc := range []struct {
+		file          string
+		params        int64 // published
+		layers        int
+		kvHeads, head int64
+	}{
+		{"Llama-3.1-8B.config.json", 8_030_261_248, 32, 8, 128},
+		{"Llama-3.1-70B.config.json", 70_553_706_496, 80, 8, 128},
+		{"Qwen2.5-7B.config.json", 7_615_616_512, 28, 4, 128},
+		{"Phi-3-mini-4k-instruct.config.json", 3_821_079_552, 32, 32, 96},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			c := parseFile(t, tc.file)
+			m, err := c.Build(arch.Options{IgnoreWindow: true})
+			require.NoError(t, err)
+			require.Equal(t, graph.BFloat16, m.Value(arch.Logits).DType, "torch_dtype")
+			require.Equal(t, tc.params, params(m, graph.BFloat16))
+			require.Equal(t, tc.layers, c.Layers)
+			require.Equal(t, int64(tc.layers)*2*tc.kvHeads*tc.head*2, c.KVBytesPerToken(graph.BFloat16))
+			require.NoError(t, m.Close())
+		})
+	}
+}
+
+// TestWindowRefused: Phi-3-mini's sliding window is not fused by carve, so its canonical graph is
+// not built unless the window is ignored.
+func TestWindowRefused(t *testing.T) {
+	c := parseFile(t, "Phi-3-mini-4k-instruct.config.json")
+	_, err := c.Build(arch.Options{})
+	var ce *arch.ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "sliding_window", ce.Field)
+	require.Contains(t, err.Error(), "2047")
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		json, field, want string
+	}{
+		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: gemma, granite, llama`},
+		{`{"hidden_size": 8}`, "model_type", "missing"},
+		{`{"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128}`, "hidden_size", "missing"},
+		{`{"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 64, "vocab_size": 128}`, "num_key_value_heads", "does not divide"},
+		{`{"model_type": "llama", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128, "hidden_act": "relu"}`, "hidden_act", "silu"},
+		{`{"model_type": "llama", "hidden_size": "big"}`, "hidden_size", "whole number"},
+		{`[1]`, "", "not a JSON object"},
+	} {
+		_, err := arch.Parse([]byte(tc.json))
+		var ce *arch.ConfigError
+		require.True(t, errors.As(err, &ce), "%s: %v", tc.json, err)
+		require.Equal(t, tc.field, ce.Field, tc.json)
+		require.Contains(t, err.Error(), tc.want, tc.json)
+	}
+}
+
+// TestOptions: --dtype, the last position's logits, and the target's fusions change the graph as
+// asked.
+func TestOptions(t *testing.T) {
+	c := parseFile(t, "Llama-3.1-8B.config.json")
+	m, err := c.Build(arch.Options{DType: graph.Float16, LastLogits: true, Skip: []rewrite.Kind{rewrite.GatedMatMul}})
+	require.NoError(t, err)
+	lg := m.Value(arch.Logits)
+	require.Equal(t, graph.Float16, lg.DType)
+	require.Equal(t, "[batch, 1, 128256]", lg.Shape.String())
+	ops := map[string]int{}
+	for _, n := range m.Nodes {
+		ops[n.OpType]++
+	}
+	require.Equal(t, 32, ops["SwiGLU"])
+	require.Zero(t, ops["GatedMatMul"])
+	require.Equal(t, 32, ops["Attention"])
+	require.Equal(t, 65, ops["RMSNormalization"])
+	b, err := graph.Bind(m, map[string]int64{arch.BatchDim: 2, arch.SeqDim: 5})
+	require.NoError(t, err)
+	require.Equal(t, []int64{2, 1, 128256}, b.Shape(lg))
+
+	g, err := c.Build(arch.Options{})
+	require.NoError(t, err)
+	for _, n := range g.Nodes {
+		require.NotEqual(t, "SwiGLU", n.OpType, "GatedMatMul where the target has it")
+	}
+	_, err = c.Build(arch.Options{DType: graph.Int8})
+	require.Error(t, err)
+}

@@ -1,0 +1,515 @@
+package arch
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
+)
+
+// Options say how the graph is built.
+type Options struct {
+	// DType is the weights' and activations' type; 0 means the config's torch_dtype, and
+	// float32 when it names none.
+	DType graph.DType
+	// LastLogits computes the logits of the last position only ([batch, 1, vocab]), as a
+	// generation's prompt step needs; otherwise every position's ([batch, seq, vocab]).
+	LastLogits bool
+	// Skip are the fusions the target's kernels lack (engine.FuseOptions): the graph keeps
+	// their unfused form, as rewrite.Fuse leaves an export for that target.
+	Skip []rewrite.Kind
+	// IgnoreWindow builds a config with a sliding window as plain causal attention: the same
+	// computation while the sequence is no longer than the window (Phi-3-mini's 2047), but not
+	// the graph an export of it fuses to, which keeps its windowed mask unfused.
+	IgnoreWindow bool
+}
+
+// Input, dim and output names of the built graphs.
+const (
+	InputIDs      = "input_ids"
+	AttentionMask = "attention_mask"
+	Logits        = "logits"
+	BatchDim      = "batch"
+	SeqDim        = "seq"
+)
+
+// Build returns the canonical fused graph of the config's architecture, its weights declared
+// by shape only: it plans, it does not run.
+func (c *Config) Build(o Options) (*graph.Model, error) {
+	dt := o.DType
+	if dt == 0 {
+		dt = c.DType
+	}
+	if dt == 0 {
+		dt = graph.Float32
+	}
+	switch dt {
+	case graph.Float32, graph.Float16, graph.BFloat16:
+	default:
+		return nil, fmt.Errorf("arch: dtype %s: want float32, bfloat16 or float16", dt)
+	}
+	if c.SlidingWindow > 0 && !o.IgnoreWindow {
+		return nil, &ConfigError{ModelType: c.ModelType, Field: "sliding_window", Problem: fmt.Sprintf("%d: sliding-window attention is not fused by carve yet "+
+			"(its Attention has no window; an export keeps a [batch, 1, seq, seq] mask), so there is no canonical graph to build; "+
+			"ignoring the window plans plain causal attention, exact only while seq <= %d", c.SlidingWindow, c.SlidingWindow)}
+	}
+	if slices.Contains(o.Skip, rewrite.Attention) {
+		return nil, fmt.Errorf("arch: the target has no kernel for the fused Attention, which the canonical graph is made of")
+	}
+	b := &builder{c: c, o: o, dt: dt, inits: map[string]bool{}, skip: map[rewrite.Kind]bool{}, hShape: map[int64]string{}}
+	for _, k := range o.Skip {
+		b.skip[k] = true
+	}
+	b.spec.Opsets = map[string]int64{"": 23, "com.microsoft": 1, graph.DomainCarve: 1}
+	b.spec.IRVersion = 10
+	b.spec.Producer = "carve arch " + c.ModelType
+	ids := graph.Shape{graph.Sym(BatchDim), graph.Sym(SeqDim)}
+	b.spec.Inputs = []graph.ValueSpec{
+		{Name: InputIDs, DType: graph.Int64, Shape: ids},
+		{Name: AttentionMask, DType: graph.Int64, Shape: slices.Clone(ids)},
+	}
+	if err := families[c.ModelType].build(b); err != nil {
+		return nil, err
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	m, err := graph.Build(b.spec)
+	if err != nil {
+		return nil, fmt.Errorf("arch: the %s graph is invalid (a bug in package arch): %w", c.ModelType, err)
+	}
+	return m, nil
+}
+
+// builder accumulates a Spec in execution order: Build keeps a valid order as given, and the
+// planner's lifetimes follow it, so the order here is the rewrite's.
+type builder struct {
+	c     *Config
+	o     Options
+	dt    graph.DType
+	spec  graph.Spec
+	inits map[string]bool
+	skip  map[rewrite.Kind]bool
+	err   error
+	n     int
+
+	seq    string // the sequence length, a host scalar
+	batch1 string // [batch] and [seq], host
+	seq1   string
+	hShape map[int64]string
+	// explicitHeads: the heads' views name their count (see headsShape).
+	explicitHeads bool
+	mShape        string
+	lead          string // [batch, seq], host
+	cos, sin      string // the rotary caches as the prologue makes them: [1, 1, seq, rot]
+	cosC          string // [seq, rot/2], made at the first rotary
+	sinC          string
+	mask          string // the additive padding mask [batch, 1, 1, seq]
+	rows          string // the rows with no key kept, [batch, 1, seq, 1]
+	rows5         string // rows unsqueezed for grouped heads, [batch, 1, 1, seq, 1]
+	posStart      string
+	hiddenOut     string
+}
+
+func (b *builder) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// node appends a node whose one output is named name, and returns name.
+func (b *builder) node(name, op string, ins []string, attrs ...graph.Attribute) string {
+	return b.nodeIn("", name, op, ins, attrs...)
+}
+
+func (b *builder) nodeIn(domain, name, op string, ins []string, attrs ...graph.Attribute) string {
+	b.spec.Nodes = append(b.spec.Nodes, graph.NodeSpec{Name: name, OpType: op, Domain: domain, Inputs: ins,
+		Outputs: []string{name}, Attrs: graph.NewAttributes(attrs...)})
+	return name
+}
+
+func (b *builder) addInit(t *graph.Tensor, err error) string {
+	if err != nil {
+		b.fail(err)
+		return ""
+	}
+	if !b.inits[t.Name] {
+		b.inits[t.Name] = true
+		b.spec.Initializers = append(b.spec.Initializers, t)
+	}
+	return t.Name
+}
+
+// weight declares a weight of the model's dtype by its shape only.
+func (b *builder) weight(name string, shape ...int64) string {
+	return b.addInit(graph.NewShapeTensor(name, b.dt, shape))
+}
+
+// floatWeight declares a float32 weight by its shape only (the rotary frequencies).
+func (b *builder) floatWeight(name string, shape ...int64) string {
+	return b.addInit(graph.NewShapeTensor(name, graph.Float32, shape))
+}
+
+// ints names an int64 constant: a vector, or a scalar when scalar is set.
+func (b *builder) ints(name string, scalar bool, vals ...int64) string {
+	if b.inits[name] {
+		return name
+	}
+	data := make([]byte, 0, 8*len(vals))
+	for _, v := range vals {
+		data = binary.LittleEndian.AppendUint64(data, uint64(v))
+	}
+	shape := []int64{int64(len(vals))}
+	if scalar {
+		shape = nil
+	}
+	return b.addInit(graph.NewTensor(name, graph.Int64, shape, data))
+}
+
+// vec is an int64 vector constant named by its values.
+func (b *builder) vec(vals ...int64) string {
+	return b.ints(fmt.Sprintf("arch.%v", vals), false, vals...)
+}
+
+// f32 names a float32 scalar constant.
+func (b *builder) f32(name string, v float32) string {
+	if b.inits[name] {
+		return name
+	}
+	return b.addInit(graph.NewTensor(name, graph.Float32, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v))))
+}
+
+// scalar names a scalar constant of the model's dtype.
+func (b *builder) scalar(name string, v float64) string {
+	if b.inits[name] {
+		return name
+	}
+	var data []byte
+	switch b.dt {
+	case graph.Float32:
+		data = binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(v)))
+	case graph.BFloat16:
+		bits := math.Float32bits(float32(v))
+		bits += 0x7fff + (bits>>16)&1 // round to nearest even
+		data = binary.LittleEndian.AppendUint16(nil, uint16(bits>>16))
+	default:
+		data = binary.LittleEndian.AppendUint16(nil, float16(float32(v)))
+	}
+	return b.addInit(graph.NewTensor(name, b.dt, nil, data))
+}
+
+// float16 converts to IEEE half precision, rounding to nearest even (constants only).
+func float16(f float32) uint16 {
+	bits := math.Float32bits(f)
+	sign := uint16(bits>>16) & 0x8000
+	exp := int32(bits>>23&0xff) - 127 + 15
+	mant := bits & 0x7fffff
+	switch {
+	case bits&0x7fffffff == 0:
+		return sign
+	case exp >= 31:
+		return sign | 0x7c00
+	case exp <= 0:
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint32(14 - exp)
+		h := uint16(mant >> shift)
+		if rem := mant & (1<<shift - 1); rem > 1<<(shift-1) || rem == 1<<(shift-1) && h&1 == 1 {
+			h++
+		}
+		return sign | h
+	}
+	h := sign | uint16(exp)<<10 | uint16(mant>>13)
+	if rem := mant & 0x1fff; rem > 0x1000 || rem == 0x1000 && h&1 == 1 {
+		h++
+	}
+	return h
+}
+
+func attrInt(name string, v int64) graph.Attribute {
+	return graph.Attribute{Name: name, Kind: graph.AttrInt, Int: v}
+}
+
+func attrInts(name string, v ...int64) graph.Attribute {
+	return graph.Attribute{Name: name, Kind: graph.AttrInts, Ints: v}
+}
+
+func attrFloat(name string, v float64) graph.Attribute {
+	return graph.Attribute{Name: name, Kind: graph.AttrFloat, Float: float32(v)}
+}
+
+func attrString(name, v string) graph.Attribute {
+	return graph.Attribute{Name: name, Kind: graph.AttrString, String: v}
+}
+
+// hostShape makes the host values the graph's shapes are computed from: the sequence length (a
+// scalar) and [batch, seq].
+func (b *builder) hostShape() {
+	if b.seq != "" {
+		return
+	}
+	b.batch1 = b.node("arch.batch1", "Shape", []string{AttentionMask}, attrInt("start", 0), attrInt("end", 1))
+	b.seq1 = b.node("arch.seq1", "Shape", []string{AttentionMask}, attrInt("start", 1), attrInt("end", 2))
+	b.seq = b.node("arch.seq", "Squeeze", []string{b.seq1})
+}
+
+// headsShape is [batch, seq, -1, head_dim], computed on the host as the export computes it
+// (on a discrete device such a value has arena bytes, so its form matters).
+// With explicitHeads the heads are counted ([batch, seq, n, head_dim]), one shape per count, as
+// families that view by num_heads export it.
+func (b *builder) headsShape(n int64) string {
+	key := int64(-1)
+	if b.explicitHeads {
+		key = n
+	}
+	if b.hShape[key] == "" {
+		b.hShape[key] = b.node(fmt.Sprintf("arch.heads_shape%d", key), "Concat", []string{b.batch1, b.seq1, b.vec(key), b.ints(fmt.Sprintf("arch.[%d]", b.c.HeadDim), false, b.c.HeadDim)}, attrInt("axis", 0))
+	}
+	return b.hShape[key]
+}
+
+// mergeShape is [batch, seq, -1], on the host.
+func (b *builder) mergeShape() string {
+	if b.mShape == "" {
+		b.mShape = b.node("arch.merge_shape", "Concat", []string{b.batch1, b.seq1, b.vec(-1)}, attrInt("axis", 0))
+	}
+	return b.mShape
+}
+
+// embed is the token embedding, [batch, seq, hidden].
+func (b *builder) embed(name string) string {
+	b.hostShape()
+	w := b.weight(name, b.c.Vocab, b.c.Hidden)
+	return b.node("embedding", "Gather", []string{w, InputIDs}, attrInt("axis", 0))
+}
+
+// rotaryPrologue computes the rotary caches once, as the export does (positions times the
+// inverse frequencies, concatenated with themselves, Cos and Sin): [1, 1, seq, rot].
+func (b *builder) rotaryPrologue() {
+	rot := b.c.RotaryDim
+	if rot == 0 || b.cos != "" {
+		return
+	}
+	b.hostShape()
+	r := b.node("rotary.arange", "Range", []string{b.ints("arch.0", true, 0), b.seq, b.ints("arch.1", true, 1)})
+	pos := b.node("rotary.positions", "Unsqueeze", []string{r, b.vec(0, 1)})
+	posF := b.node("rotary.positions.float", "Cast", []string{pos}, attrInt("to", int64(graph.Float32)))
+	inv := b.floatWeight("rotary.inv_freq", 1, rot/2, 1)
+	fr := b.node("rotary.freqs", "MatMul", []string{inv, posF})
+	frT := b.node("rotary.freqs.t", "Transpose", []string{fr}, attrInts("perm", 0, 2, 1))
+	emb := b.node("rotary.emb", "Concat", []string{frT, frT}, attrInt("axis", -1))
+	cos := b.node("rotary.cos", "Cos", []string{emb})
+	sin := b.node("rotary.sin", "Sin", []string{emb})
+	if b.dt != graph.Float32 {
+		cos = b.node("rotary.cos.cast", "Cast", []string{cos}, attrInt("to", int64(b.dt)))
+		sin = b.node("rotary.sin.cast", "Cast", []string{sin}, attrInt("to", int64(b.dt)))
+	}
+	b.cos = b.node("rotary.cos4", "Unsqueeze", []string{cos, b.vec(1)})
+	b.sin = b.node("rotary.sin4", "Unsqueeze", []string{sin, b.vec(1)})
+}
+
+// rotaryCaches makes the rewrite's [seq, rot/2] caches, at the first rotary embedding.
+func (b *builder) rotaryCaches() {
+	if b.cosC != "" {
+		return
+	}
+	half := b.c.RotaryDim / 2
+	st, en, ax := b.ints("rewrite.rotary.0", false, 0), b.ints(fmt.Sprintf("rewrite.rotary.%d", half), false, half), b.ints("rewrite.rotary.-1", false, -1)
+	shape := b.ints(fmt.Sprintf("rewrite.rotary.cache%d", half), false, -1, half)
+	b.cosC = b.node("rotary.cos_cache", "Reshape", []string{b.node("rotary.cos_half", "Slice", []string{b.cos, st, en, ax}), shape})
+	b.sinC = b.node("rotary.sin_cache", "Reshape", []string{b.node("rotary.sin_half", "Slice", []string{b.sin, st, en, ax}), shape})
+	b.posStart = b.ints("rewrite.rotary.position0", false, 0)
+}
+
+// rotary turns x [batch, heads, seq, head_dim] by com.microsoft.RotaryEmbedding; with a partial
+// rotary, the first RotaryDim dims only (Slice, rotate, Concat), as the rewrite fuses it.
+// Caches made first lets a family put the caches where its export has them.
+func (b *builder) rotary(name, x string) string {
+	rot, d := b.c.RotaryDim, b.c.HeadDim
+	if rot == d {
+		b.rotaryCaches()
+		return b.nodeIn("com.microsoft", name, "RotaryEmbedding", []string{x, b.posStart, b.cosC, b.sinC}, attrInt("interleaved", 0))
+	}
+	panic("partial rotary goes through rotaryPartial")
+}
+
+// rotarySlices splits x into its rotated and passed parts (partial rotary).
+func (b *builder) rotarySlices(name, x string) (rot, pass string) {
+	r, d := b.c.RotaryDim, b.c.HeadDim
+	axis := b.ints("arch.[3]", false, 3)
+	step := b.ints("arch.[1]", false, 1)
+	rot = b.node(name+".rot", "Slice", []string{x, b.ints("arch.[0]", false, 0), b.ints(fmt.Sprintf("arch.[%d]", r), false, r), axis, step})
+	pass = b.node(name+".pass", "Slice", []string{x, b.ints(fmt.Sprintf("arch.[%d]", r), false, r), b.ints(fmt.Sprintf("arch.[%d]", d), false, d), axis, step})
+	return rot, pass
+}
+
+// rotaryPartial rotates the sliced part and concatenates the passed part back.
+func (b *builder) rotaryPartial(name, rot, pass string) string {
+	b.rotaryCaches()
+	y := b.nodeIn("com.microsoft", name+"/RotaryEmbedding", "RotaryEmbedding", []string{rot, b.posStart, b.cosC, b.sinC}, attrInt("interleaved", 0))
+	return b.node(name, "Concat", []string{y, pass}, attrInt("axis", -1))
+}
+
+// maskChain makes the padding mask from attention_mask, as the rewrite plans it for a causal
+// padding mask with a finite fill: the additive mask [batch, 1, 1, seq] and the rows whose keys
+// are all masked [batch, 1, seq, 1]. rows5 also makes their grouped form now.
+func (b *builder) maskChain(rows5 bool) {
+	if b.mask == "" {
+		keep := b.node("attention_mask/carve.keep", "Cast", []string{AttentionMask}, attrInt("to", int64(graph.Bool)))
+		keys := b.node("attention_mask/carve.keep/keys", "Unsqueeze", []string{keep, b.ints("rewrite.[1,2]", false, 1, 2)})
+		fill := float32(-math.MaxFloat32)
+		switch b.dt {
+		case graph.Float16:
+			fill = -65504
+		case graph.BFloat16:
+			fill = -3.3895314e38
+		}
+		zero, neg := b.f32("rewrite.float32(0)", 0), b.f32(fmt.Sprintf("rewrite.float32(%g)", fill), fill)
+		if b.dt != graph.Float32 {
+			zero = b.node(zero+"."+b.dt.String(), "Cast", []string{zero}, attrInt("to", int64(b.dt)))
+			neg = b.node(neg+"."+b.dt.String(), "Cast", []string{neg}, attrInt("to", int64(b.dt)))
+		}
+		b.mask = b.node(keys+"/mask", "Where", []string{keys, zero, neg})
+		i := b.node(keys+"/int", "Cast", []string{keys}, attrInt("to", int64(graph.Int64)))
+		kept := b.node(keys+"/kept", "CumSum", []string{i, b.ints("rewrite.-1", true, -1)})
+		empty := b.node(keys+"/empty", "Equal", []string{kept, b.ints("rewrite.0", true, 0)})
+		b.rows = b.node(keys+"/empty_rows", "Transpose", []string{empty}, attrInts("perm", 0, 1, 3, 2))
+	}
+	if rows5 {
+		b.groupedRows()
+	}
+}
+
+func (b *builder) groupedRows() {
+	if b.rows5 == "" && b.c.Heads != b.c.KVHeads {
+		b.rows5 = b.node(b.rows+"/grouped", "Unsqueeze", []string{b.rows, b.ints("rewrite.[1]", false, 1)})
+	}
+}
+
+// attention is the fused attention of q [batch, heads, seq, d] over k and v [batch, kv_heads,
+// seq, d] with the padding mask and the fix of rows with no key kept: [batch, heads, seq, d].
+func (b *builder) attention(name, q, k, v string) string {
+	c := b.c
+	b.maskChain(false)
+	grouped := c.Heads != c.KVHeads
+	mean := b.node(name+"/mean_v", "ReduceMean", []string{v, b.ints("rewrite.[2]", false, 2)}, attrInt("keepdims", 1))
+	var mean5 string
+	if grouped {
+		mean5 = b.node(mean+"/grouped", "Unsqueeze", []string{mean, b.ints("rewrite.[2]", false, 2)})
+		b.groupedRows()
+	}
+	raw := b.node(name+"/attention", "Attention", []string{q, k, v, b.mask},
+		attrFloat("scale", c.AttnScale), attrInt("is_causal", 1))
+	if !grouped {
+		return b.node(name, "Where", []string{b.rows, mean, raw})
+	}
+	r := c.Heads / c.KVHeads
+	y5 := b.node(raw+"/grouped", "Reshape", []string{raw, b.vec(0, c.KVHeads, r, -1, c.HeadDim)})
+	w5 := b.node(name+"/empty_rows_fixed", "Where", []string{b.rows5, mean5, y5})
+	return b.node(name, "Reshape", []string{w5, b.vec(0, c.Heads, -1, c.HeadDim)})
+}
+
+// linear is x [batch, seq, in] times w [in, out], plus a bias: MatMul, or with a bias the
+// rewrite's Gemm over views (Flatten, Gemm, Reshape back).
+func (b *builder) linear(name, x string, in, out int64, bias bool) string {
+	w := b.weight(name+".weight", in, out)
+	if !bias {
+		return b.node(name, "MatMul", []string{x, w})
+	}
+	bw := b.weight(name+".bias", out)
+	if b.skip[rewrite.MatMulBias] {
+		mm := b.node(name+"/MatMul", "MatMul", []string{x, w})
+		return b.node(name, "Add", []string{mm, bw})
+	}
+	a2 := b.node(name+"/Gemm/A2", "Flatten", []string{x}, attrInt("axis", 2))
+	y2 := b.node(name+"/Gemm/Y2", "Gemm", []string{a2, w, bw})
+	if b.lead == "" {
+		b.lead = b.node("arch.shape", "Shape", []string{AttentionMask})
+	}
+	shape := b.node(name+"/Gemm/shapeY", "Concat", []string{b.lead, b.vec(out)}, attrInt("axis", 0))
+	return b.node(name, "Reshape", []string{y2, shape})
+}
+
+// heads4 views x [batch, seq, n*d] as [batch, seq, n, d].
+func (b *builder) heads4(name, x string, n int64) string {
+	return b.node(name, "Reshape", []string{x, b.headsShape(n)})
+}
+
+// bhsd transposes [batch, seq, n, d] to [batch, n, seq, d].
+func (b *builder) bhsd(name, x string) string {
+	return b.node(name, "Transpose", []string{x}, attrInts("perm", 0, 2, 1, 3))
+}
+
+// merge turns attention's output [batch, heads, seq, d] back into [batch, seq, heads*d].
+func (b *builder) merge(name, y string) string {
+	t := b.node(name+".t", "Transpose", []string{y}, attrInts("perm", 0, 2, 1, 3))
+	return b.node(name, "Reshape", []string{t, b.mergeShape()})
+}
+
+// rmsNorm is RMSNormalization over the last axis with a weight of width n.
+func (b *builder) rmsNorm(name, x string, n int64) string {
+	w := b.weight(name+".weight", n)
+	return b.node(name, "RMSNormalization", []string{x, w}, attrInt("axis", -1), attrFloat("epsilon", b.c.Eps), attrInt("stash_type", 1))
+}
+
+// layerNorm is LayerNormalization over the last axis, with a bias unless noBias.
+func (b *builder) layerNorm(name, x string, n int64, bias bool) string {
+	ins := []string{x, b.weight(name+".weight", n)}
+	if bias {
+		ins = append(ins, b.weight(name+".bias", n))
+	}
+	return b.node(name, "LayerNormalization", ins, attrInt("axis", -1), attrFloat("epsilon", b.c.Eps), attrInt("stash_type", 1))
+}
+
+// swiglu is the gated MLP's silu(gate) * up: GatedMatMul where the target has it, else two
+// products and SwiGLU.
+func (b *builder) swiglu(name, x string, bias bool) string {
+	c := b.c
+	if !b.skip[rewrite.GatedMatMul] && !bias {
+		wg := b.weight(name+".gate_proj.weight", c.Hidden, c.Intermediate)
+		wu := b.weight(name+".up_proj.weight", c.Hidden, c.Intermediate)
+		return b.nodeIn(graph.DomainCarve, name+".act", "GatedMatMul", []string{x, wg, wu}, attrFloat("alpha", 1))
+	}
+	g := b.linear(name+".gate_proj", x, c.Hidden, c.Intermediate, bias)
+	u := b.linear(name+".up_proj", x, c.Hidden, c.Intermediate, bias)
+	return b.nodeIn(graph.DomainCarve, name+".act", "SwiGLU", []string{g, u}, attrFloat("alpha", 1))
+}
+
+// scale multiplies x by a scalar unless it is 1.
+func (b *builder) scale(name, x string, v float64) string {
+	if v == 1 {
+		return x
+	}
+	return b.node(name, "Mul", []string{x, b.scalar(name+".scale", v)})
+}
+
+// lmHead is the final norm's output times the LM head [hidden, vocab] (a tied head is the
+// export's transposed copy of the embedding), at the last position only with LastLogits.
+func (b *builder) lmHead(h string) {
+	c := b.c
+	if b.o.LastLogits {
+		h = b.node("last_position", "Gather", []string{h, b.ints("arch.[-1]", false, -1)}, attrInt("axis", 1))
+	}
+	name := "lm_head.weight"
+	if c.Tied {
+		name = "lm_head.weight (tied: the exporter's transposed copy of the embedding)"
+	}
+	w := b.weight(name, c.Hidden, c.Vocab)
+	if c.LogitsScale == 1 {
+		b.node(Logits, "MatMul", []string{h, w})
+	} else {
+		y := b.node("lm_head", "MatMul", []string{h, w})
+		b.node(Logits, "Mul", []string{y, b.scalar("logits.scale", c.LogitsScale)})
+	}
+	b.spec.Outputs = []string{Logits}
+}
+
+// nodeSpec is a node of several outputs.
+func nodeSpec(name, op string, ins, outs []string, attrs ...graph.Attribute) graph.NodeSpec {
+	return graph.NodeSpec{Name: name, OpType: op, Inputs: ins, Outputs: outs, Attrs: graph.NewAttributes(attrs...)}
+}
