@@ -79,9 +79,7 @@ func rangeErr(got, want []float32) float64 {
 // zooUnsupported are the zoo models carve cannot load yet, and why. Every other zoo model must
 // load, fuse, run and match onnxruntime.
 var zooUnsupported = map[string]string{
-	"deberta_v2.dyn":      "Clip is not implemented",
-	"deberta_v2.dyn_mask": "Clip is not implemented",
-	"deberta_v2.ts_mask":  "If (control flow) and Clip are not implemented",
+	"deberta_v2.ts_mask": "If (control flow) is not implemented",
 }
 
 // TestZooMatchesOnnxruntime runs every zoo model, fused as the runner fuses it, at both of its
@@ -121,6 +119,7 @@ var zooQuadratic = map[string]string{
 	"gemma2":          "sliding-window layers (the fused Attention has no window yet)",
 	"gemma3":          "sliding-window layers (the fused Attention has no window yet)",
 	"modernbert":      "local (windowed) attention layers (the fused Attention has no window yet)",
+	"deberta_v2":      "disentangled attention: content-to-position and position-to-content scores [batch, heads, seq, seq] are added to the scores; not fused",
 	"t5_encoder":      "T5's relative position bias is a [1, heads, seq, seq] input of the attention, computed per layer from buckets",
 }
 
