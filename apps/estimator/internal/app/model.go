@@ -175,15 +175,6 @@ func (m *model) info() modelInfo {
 	return modelInfo{Name: m.name, Bundled: m.bundled, Nodes: len(m.Nodes), Dims: append([]string{}, m.DimNames...)}
 }
 
-// describe is the model's line in tables.
-func (m *model) describe() string {
-	dims := "no dims"
-	if len(m.DimNames) > 0 {
-		dims = "dims " + strings.Join(m.DimNames, ", ")
-	}
-	return fmt.Sprintf("%s (%d nodes, %s)", m.name, len(m.Nodes), dims)
-}
-
 // rangeInfo is one dim of an envelope in JSON.
 type rangeInfo struct {
 	Lo int64 `json:"lo"`
