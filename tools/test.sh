@@ -27,7 +27,24 @@ step() { # step NAME CMD...: one pass/fail case for a command that is not a test
 echo "== bazel test //..." >&2
 bazel test //... 2>&1 | tee "$logs/bazel.log" >&2
 
-step "bazel build --config=cuda //..." bash -c 'tools/cuda/headers.sh >/dev/null && bazel build --config=cuda //... 2>&1 | tail -5 >&2; exit ${PIPESTATUS[0]}'
+# The CUDA build's whole log goes to $logs/cuda.log. A failure prints it from the first ERROR on:
+# without --keep_going that is the failing action (with --verbose_failures, its command line and
+# then its own output, e.g. nvcc's errors) and Bazel's summary; a failure with no ERROR line (the
+# Bazel server gone, say) prints the log's end. Success prints Bazel's last lines (time, actions).
+cuda_build() {
+  tools/cuda/headers.sh >/dev/null || return 1
+  bazel build --config=cuda --verbose_failures //... > "$logs/cuda.log" 2>&1
+  local rc=$?
+  if [ $rc -eq 0 ]; then
+    tail -3 "$logs/cuda.log" >&2
+  elif grep -q '^ERROR:' "$logs/cuda.log"; then
+    sed -n '/^ERROR:/,$p' "$logs/cuda.log" >&2
+  else
+    tail -40 "$logs/cuda.log" >&2
+  fi
+  return $rc
+}
+step "bazel build --config=cuda //..." cuda_build
 
 # gotest NAME ARGS...: go test -json into $logs/NAME.json; a run that fails without reporting a
 # failed test (a pattern or build error) counts as one failure of its own.
