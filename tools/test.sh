@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs every carve test and ends with CI's summary line, "N passed, N failed":
 #   1. bazel test //...                       (the build of record: every package's tests)
-#   2. bazel build --config=cuda //...        (GPU code compiles; CUDA headers from tools/cuda/headers.sh)
+#   2. bazel build --config=cuda //...        (GPU code compiles; CUDA headers from tools/cuda/headers.sh;
+#                                             a failure prints the failing action's own output)
 #   3. go test -race on the concurrent code   (Bazel would build a second, race-enabled standard library)
 #   4. go test carve.dev/tools/...            (stale vendoring/BUILD checks read the whole tree)
 #   5. go vet carve.dev/...
