@@ -31,13 +31,13 @@ bazel test //... 2>&1 | tee "$logs/bazel.log" >&2
 # The CUDA build's whole log goes to $logs/cuda.log. A failure prints it from the first ERROR on:
 # without --keep_going that is the failing action (with --verbose_failures, its command line and
 # then its own output, e.g. nvcc's errors) and Bazel's summary; a failure with no ERROR line (the
-# Bazel server gone, say) prints the log's end. Success prints Bazel's last lines (time, actions).
+# Bazel server gone, say) prints the log's end. Success prints Bazel's time and action counts.
 cuda_build() {
   tools/cuda/headers.sh >/dev/null || return 1
   bazel build --config=cuda --verbose_failures //... > "$logs/cuda.log" 2>&1
   local rc=$?
   if [ $rc -eq 0 ]; then
-    tail -3 "$logs/cuda.log" >&2
+    grep -E '^INFO: (Elapsed time|[0-9]+ process|Build completed)' "$logs/cuda.log" | awk '!seen[$0]++' >&2
   elif grep -q '^ERROR:' "$logs/cuda.log"; then
     sed -n '/^ERROR:/,$p' "$logs/cuda.log" >&2
   else
