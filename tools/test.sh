@@ -1,11 +1,13 @@
 #!/bin/bash
 # Runs every carve test and ends with CI's summary line, "N passed, N failed":
 #   1. bazel test //...                       (the build of record: every package's tests)
-#   2. bazel build --config=cuda //...        (GPU code compiles; CUDA headers from tools/cuda/headers.sh)
+#   2. bazel build --config=cuda //...        (GPU code compiles; CUDA headers from tools/cuda/headers.sh;
+#                                             a failure prints the failing action's own output)
 #   3. go test -race on the concurrent code   (Bazel would build a second, race-enabled standard library)
 #   4. go test carve.dev/tools/...            (stale vendoring/BUILD checks read the whole tree)
 #   5. go vet carve.dev/...
-#   6. every fuzz target for FUZZTIME each    (default 5s; about a minute and a half in all on 2 cores)
+#   6. staticcheck carve.dev/...              (pinned; default build and -tags cuda; staticcheck.conf)
+#   7. every fuzz target for FUZZTIME each    (default 5s; about a minute and a half in all on 2 cores)
 # The fault-injection sweeps (libs/engine TestFaultInjectionSweep on the CPU device and
 # TestFaultInjectionSweepSim on the simulated discrete one, every N in full; under -race every 7th
 # after the first 64) run in steps 1 and 3.
@@ -26,7 +28,24 @@ step() { # step NAME CMD...: one pass/fail case for a command that is not a test
 echo "== bazel test //..." >&2
 bazel test //... 2>&1 | tee "$logs/bazel.log" >&2
 
-step "bazel build --config=cuda //..." bash -c 'tools/cuda/headers.sh >/dev/null && bazel build --config=cuda //... 2>&1 | tail -5 >&2; exit ${PIPESTATUS[0]}'
+# The CUDA build's whole log goes to $logs/cuda.log. A failure prints it from the first ERROR on:
+# without --keep_going that is the failing action (with --verbose_failures, its command line and
+# then its own output, e.g. nvcc's errors) and Bazel's summary; a failure with no ERROR line (the
+# Bazel server gone, say) prints the log's end. Success prints Bazel's time and action counts.
+cuda_build() {
+  tools/cuda/headers.sh >/dev/null || return 1
+  bazel build --config=cuda --verbose_failures //... > "$logs/cuda.log" 2>&1
+  local rc=$?
+  if [ $rc -eq 0 ]; then
+    grep -E '^INFO: (Elapsed time|[0-9]+ process|Build completed)' "$logs/cuda.log" | awk '!seen[$0]++' >&2
+  elif grep -q '^ERROR:' "$logs/cuda.log"; then
+    sed -n '/^ERROR:/,$p' "$logs/cuda.log" >&2
+  else
+    tail -40 "$logs/cuda.log" >&2
+  fi
+  return $rc
+}
+step "bazel build --config=cuda //..." cuda_build
 
 # gotest NAME ARGS...: go test -json into $logs/NAME.json; a run that fails without reporting a
 # failed test (a pattern or build error) counts as one failure of its own.
@@ -47,6 +66,21 @@ gotest race -race carve.dev/libs/alloc/... carve.dev/libs/planner/... carve.dev/
 gotest tools carve.dev/tools/...
 
 step "go vet carve.dev/..." go vet carve.dev/...
+
+# staticcheck 2026.2.2, pinned, over every module of go.work (go.mod ignores third_party), with the
+# default build and -tags cuda merged (-matrix), so that U1000 reports only code neither build
+# uses; the cuda files' cgo needs the CUDA headers (tools/cuda/headers.sh). The checks it leaves
+# out, and why, are in staticcheck.conf. go run builds it from the module cache once the first run
+# has downloaded it; GOPROXY tries that cache first because go run PKG@VERSION looks up the
+# module's latest version (for deprecation notices) even when VERSION is cached, which fails offline.
+STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+staticcheck_all() ( # a subshell: headers.sh's CGO variables stay out of the other steps
+  vars=$(tools/cuda/headers.sh) || exit 1
+  eval "$vars"
+  printf 'default:\ncuda: -tags=cuda\n' |
+    GOPROXY="file://$(go env GOMODCACHE)/cache/download|$(go env GOPROXY)" go run "$STATICCHECK" -matrix carve.dev/...
+)
+step "staticcheck carve.dev/... (default and -tags cuda)" staticcheck_all
 
 # fuzz DIR TARGET: one fuzz target from its seeds and testdata/fuzz corpus for FUZZTIME. A
 # failure prints the input that failed; go test has written it to DIR/testdata/fuzz/TARGET/,

@@ -254,14 +254,6 @@ func (s *Session) stage(prog *program, resolve func(*graph.Value) (source, error
 	return nil
 }
 
-// isInputView reports whether v is a view whose bytes are a graph input's.
-func isInputView(v *graph.Value) bool {
-	for v.Producer != nil && v.Producer.IsView() && v.Producer.Input(0) != nil {
-		v = v.Producer.Input(0)
-	}
-	return v.Kind == graph.KindInput
-}
-
 // bindWorkspace applies the W/C/R policy to one kernel: R is the size of the Recipe the kernel
 // asks for now, C the bytes its pattern's plan holds for it, W its bound over the envelope.
 // R <= C: the planned region is carved once. R > C: the strict policy fails here, before the

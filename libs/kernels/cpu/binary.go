@@ -160,7 +160,6 @@ func (b *binary) runRange(in, out []kernels.Tensor, lo, hi int) {
 	case graph.BFloat16:
 		binLoop(b, lo, hi, kernels.ViewAs[uint16](x), kernels.ViewAs[uint16](y), kernels.ViewAs[uint16](z), arith16(bf16, tobf16))
 	}
-	return
 }
 
 // binLoop walks runs [lo, hi) of the plan and applies f to each: z[i] = x[i*sx] op y[i*sy].

@@ -115,7 +115,6 @@ func (f *family) grid(fn func(point map[string]int64)) {
 var (
 	f32s = graph.Float32
 	i32s = graph.Int32
-	none = sym{}
 )
 
 func s(dt graph.DType, dims ...any) sym { return sym{dt: dt, dims: dims} }

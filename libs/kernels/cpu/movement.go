@@ -127,8 +127,6 @@ type strided struct {
 	base  int          // input element offset of the first output element
 	es    int
 	total int
-	// tile: input index wraps (Tile); mod[d] is the input dim, 0 when no wrap
-	mod [maxRank]int
 	// workers may share a large transpose of the last two dims (0 or 1: the caller alone)
 	workers int
 }

@@ -249,7 +249,7 @@ func rotaryRun[E elt](r *rotary, in, out []kernels.Tensor, ids []int64, lo, hi i
 	for bs := lo; bs < hi; bs++ {
 		b, s := bs/r.s, bs%r.s
 		p := r.position(ids, b, s)
-		cos, sin := cbuf[:0], sbuf[:0]
+		var cos, sin []float32
 		switch {
 		case cos32 != nil: // float32 caches are used in place
 			cos, sin = cos32[p*half:(p+1)*half], sin32[p*half:(p+1)*half]

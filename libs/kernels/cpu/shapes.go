@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"carve.dev/libs/graph"
-	"carve.dev/libs/kernels"
 )
 
 // maxRank is the largest rank the strided loops handle after coalescing dims. Shapes of real
@@ -29,16 +28,6 @@ func stridesOf(shape []int64) []int {
 		s *= int(shape[i])
 	}
 	return st
-}
-
-// sameDType checks that inputs idx all have dtype dt.
-func sameDType(n *kernels.Node, dt graph.DType, idx ...int) error {
-	for _, i := range idx {
-		if v, ok := n.Input(i); ok && v.DType != dt {
-			return fmt.Errorf("input %d is %v, want %v", i, v.DType, dt)
-		}
-	}
-	return nil
 }
 
 func isFloat(dt graph.DType) bool {

@@ -33,13 +33,12 @@ func TestCasesBound(t *testing.T) {
 	}
 }
 
-// family is a node template over dims: make builds the node at concrete dims, ranges the node
-// range over the dims' ranges.
+// family is a node template over dims: make builds the node at concrete dims (rangeFrom gives
+// its node range over the dims' ranges).
 type family struct {
-	name   string
-	dims   []kernels.DimRange
-	make   func(d []int64) kernels.Node
-	ranges func(d []kernels.DimRange) kernels.NodeRange
+	name string
+	dims []kernels.DimRange
+	make func(d []int64) kernels.Node
 }
 
 // rangeFrom turns a node template into its range by evaluating it at both ends of every dim

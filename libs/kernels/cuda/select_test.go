@@ -25,7 +25,6 @@ type launchRec struct {
 	grid, block Dim3
 	shared      uint32
 	args        []Arg
-	ptrs        []alloc.Ptr
 }
 
 // fakeRun runs inst's program with a recording launcher over tensors at fake device addresses

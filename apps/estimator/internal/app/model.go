@@ -265,15 +265,6 @@ func (m *model) info() modelInfo {
 	return mi
 }
 
-// describe is the model's line in tables.
-func (m *model) describe() string {
-	dims := "no dims"
-	if len(m.DimNames) > 0 {
-		dims = "dims " + strings.Join(m.DimNames, ", ")
-	}
-	return fmt.Sprintf("%s (%d nodes, %s)", m.name, len(m.Nodes), dims)
-}
-
 // rangeInfo is one dim of an envelope in JSON.
 type rangeInfo struct {
 	Lo int64 `json:"lo"`
