@@ -94,7 +94,6 @@ type builder struct {
 	inits map[string]bool
 	skip  map[rewrite.Kind]bool
 	err   error
-	n     int
 
 	seq    string // the sequence length, a host scalar
 	batch1 string // [batch] and [seq], host
@@ -111,7 +110,6 @@ type builder struct {
 	rows          string // the rows with no key kept, [batch, 1, seq, 1]
 	rows5         string // rows unsqueezed for grouped heads, [batch, 1, 1, seq, 1]
 	posStart      string
-	hiddenOut     string
 }
 
 func (b *builder) fail(err error) {
