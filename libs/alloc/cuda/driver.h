@@ -75,7 +75,7 @@
 	X(cuLaunchKernelEx)
 
 #define CARVE_CU_FIELD(f) __typeof__(&f) f;
-typedef struct {
+typedef struct carve_cu_table {
 	CARVE_CU_FUNCS(CARVE_CU_FIELD)
 } carve_cu_table;
 #undef CARVE_CU_FIELD
