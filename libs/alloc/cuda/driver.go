@@ -49,9 +49,11 @@ import (
 
 // The driver is loaded at run time rather than linked (-lcuda) so that one cuda build serves
 // hosts with and without an NVIDIA driver: a linked libcuda.so.1 stops the program before main
-// where it is missing, and gorgonia.org/cu, which this package used before, also calls cuInit
-// from its package init and exits the process when that fails. The shim is written by hand
-// because cu can be kept off neither path; it is the table in driver.h, filled here once.
+// where it is missing. gorgonia.org/cu, which this package used before, links -lcuda and calls
+// cuInit from its package init (exiting the process when that fails), and its 277 call sites
+// call the driver's symbols directly, so keeping it off both paths would mean rewriting most of
+// it; the README's GPU section gives the evidence. The shim is the table in driver.h, the one
+// list of driver entry points carve calls, filled here once for every package.
 
 // driverLibrary is the CUDA driver's shared library, as the NVIDIA driver installs it.
 const driverLibrary = "libcuda.so.1"
@@ -82,4 +84,15 @@ func loadDriverFrom(lib string) error {
 	default:
 		return &NoDriverError{Library: lib, Symbol: C.GoString(&msg[0]), CUDAVersion: int(C.CUDA_VERSION)}
 	}
+}
+
+// DriverTable loads the CUDA driver (once per process, as Open does) and returns the address
+// of the filled carve_cu_table of driver.h, or the *NoDriverError. It is for carve's other cgo
+// packages (libs/kernels/cuda), which include driver.h with CARVE_CU bound to this pointer so
+// that the process has one driver binding; the table is never changed after it is filled.
+func DriverTable() (unsafe.Pointer, error) {
+	if err := loadDriver(); err != nil {
+		return nil, err
+	}
+	return unsafe.Pointer(&C.carve_cu), nil
 }

@@ -10,7 +10,8 @@
 //     fails with a *NotBuiltError.
 //   - With the cuda tag it adds the Backend over libs/alloc/cuda's Device, the fatbin loading,
 //     the launch helper and the cuBLAS bindings; the CUDA driver and cuBLASLt are loaded at run
-//     time with dlopen (cudriver_cuda.go, cublas_cuda.go), so a cuda build starts without them.
+//     time with dlopen (the driver through libs/alloc/cuda's one table, bound in
+//     cudriver_cuda.go; cuBLASLt in cublas_cuda.go), so a cuda build starts without them.
 //
 // Invariants:
 //  1. Select, Bound and Recipe are pure functions of the node and the kernels.Target; nothing

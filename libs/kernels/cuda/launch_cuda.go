@@ -17,7 +17,7 @@ static CUresult carve_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 		unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s, int n, carve_args a) {
 	void *params[32];
 	for (int i = 0; i < n; i++) params[i] = &a.v[i];
-	return carve_kcu.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
+	return CARVE_CU.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
 }
 
 // carve_launch_dependent is carve_launch with programmatic stream serialization: the kernel
@@ -40,7 +40,7 @@ static CUresult carve_launch_dependent(CUfunction f, unsigned gx, unsigned gy, u
 	cfg.hStream = s;
 	cfg.attrs = &attr;
 	cfg.numAttrs = 1;
-	return carve_kcu.cuLaunchKernelEx(&cfg, f, params, NULL);
+	return CARVE_CU.cuLaunchKernelEx(&cfg, f, params, NULL);
 }
 */
 import "C"

@@ -15,8 +15,8 @@ static carve_param_info_fn carve_param_info(void) {
 #if CUDA_VERSION >= 12000
 	CUdriverProcAddressQueryResult status;
 	int version = 0;
-	if (carve_kcu.cuDriverGetVersion(&version) != CUDA_SUCCESS) return NULL;
-	if (carve_kcu.cuGetProcAddress("cuFuncGetParamInfo", &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||
+	if (CARVE_CU.cuDriverGetVersion(&version) != CUDA_SUCCESS) return NULL;
+	if (CARVE_CU.cuGetProcAddress("cuFuncGetParamInfo", &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||
 	    status != CU_GET_PROC_ADDRESS_SUCCESS) {
 		return NULL;
 	}
