@@ -124,3 +124,51 @@ func TestOptions(t *testing.T) {
 	_, err = c.Build(arch.Options{DType: graph.Int8})
 	require.Error(t, err)
 }
+
+// TestBuildKV: the GenAI decode graph of Llama-3.1-8B has GenAI's inputs and outputs, past and
+// present of the context's length read and written by GroupQueryAttention (the form package
+// generate recognises; the estimator's tests plan it beside the zoo's exports), and a sliding
+// window becomes GroupQueryAttention's local_window_size.
+func TestBuildKV(t *testing.T) {
+	c := parseFile(t, "Llama-3.1-8B.config.json")
+	m, err := c.BuildKV(arch.KVOptions{})
+	require.NoError(t, err)
+	require.Len(t, m.Inputs, 2+2*32)
+	require.Len(t, m.Outputs, 1+2*32)
+	require.Equal(t, "[batch, total_seq]", m.Value(arch.AttentionMask).Shape.String())
+	past := m.Value("past_key_values.31.key")
+	require.Equal(t, "[batch, 8, max_seq, 128]", past.Shape.String())
+	require.Equal(t, graph.BFloat16, past.DType)
+	require.Equal(t, "GroupQueryAttention", past.Consumers[0].OpType)
+	require.Equal(t, "[batch, seq, 128256]", m.Value(arch.Logits).Shape.String())
+	require.Equal(t, int64(8_030_261_248), params(m, graph.BFloat16)-2*131072*64, "the parameters and the rotary caches")
+	ops := map[string]int{}
+	for _, n := range m.Nodes {
+		ops[n.OpType]++
+	}
+	require.Equal(t, 32, ops["GroupQueryAttention"])
+	require.Equal(t, 32, ops["GatedMatMul"])
+	require.Equal(t, 64, ops["SkipSimplifiedLayerNormalization"])
+
+	sep, err := c.BuildKV(arch.KVOptions{SeparateQKV: true, RotaryPositions: 4096, DType: graph.Float16, Skip: []rewrite.Kind{rewrite.GatedMatMul}})
+	require.NoError(t, err)
+	require.Equal(t, "[4096, 64]", sep.Value("cos_cache").Shape.String())
+	require.Equal(t, graph.Float16, sep.Value("present.31.value").DType)
+
+	phi := parseFile(t, "Phi-3-mini-4k-instruct.config.json")
+	_, err = phi.BuildKV(arch.KVOptions{})
+	var ce *arch.ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Contains(t, err.Error(), "supported: llama, mistral, qwen2")
+
+	w, err := arch.Parse([]byte(`{"model_type": "mistral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+	  "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100, "sliding_window": 5, "max_position_embeddings": 64}`))
+	require.NoError(t, err)
+	wm, err := w.BuildKV(arch.KVOptions{})
+	require.NoError(t, err)
+	for _, n := range wm.Nodes {
+		if n.OpType == "GroupQueryAttention" {
+			require.Equal(t, int64(5), n.Attrs.Int("local_window_size", -1))
+		}
+	}
+}

@@ -39,17 +39,9 @@ const (
 // Build returns the canonical fused graph of the config's architecture, its weights declared
 // by shape only: it plans, it does not run.
 func (c *Config) Build(o Options) (*graph.Model, error) {
-	dt := o.DType
-	if dt == 0 {
-		dt = c.DType
-	}
-	if dt == 0 {
-		dt = graph.Float32
-	}
-	switch dt {
-	case graph.Float32, graph.Float16, graph.BFloat16:
-	default:
-		return nil, fmt.Errorf("arch: dtype %s: want float32, bfloat16 or float16", dt)
+	dt, err := c.dtype(o.DType)
+	if err != nil {
+		return nil, err
 	}
 	if c.SlidingWindow > 0 && !o.IgnoreWindow {
 		return nil, &ConfigError{ModelType: c.ModelType, Field: "sliding_window", Problem: fmt.Sprintf("%d: sliding-window attention is not fused by carve yet "+
@@ -82,6 +74,21 @@ func (c *Config) Build(o Options) (*graph.Model, error) {
 		return nil, fmt.Errorf("arch: the %s graph is invalid (a bug in package arch): %w", c.ModelType, err)
 	}
 	return m, nil
+}
+
+// dtype resolves the graph's type: dt, else the config's torch_dtype, else float32.
+func (c *Config) dtype(dt graph.DType) (graph.DType, error) {
+	if dt == 0 {
+		dt = c.DType
+	}
+	if dt == 0 {
+		dt = graph.Float32
+	}
+	switch dt {
+	case graph.Float32, graph.Float16, graph.BFloat16:
+		return dt, nil
+	}
+	return 0, fmt.Errorf("arch: dtype %s: want float32, bfloat16 or float16", dt)
 }
 
 // builder accumulates a Spec in execution order: Build keeps a valid order as given, and the

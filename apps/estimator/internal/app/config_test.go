@@ -89,6 +89,8 @@ func TestConfigErrors(t *testing.T) {
 	unknown := writeFile(t, "mamba.json", []byte(`{"model_type": "mamba"}`))
 	window := writeFile(t, "phi3.json", []byte(`{"model_type": "phi3", "hidden_size": 64, "num_hidden_layers": 2,
 	  "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "sliding_window": 2047}`))
+	unknownKV := writeFile(t, "gemma.json", []byte(strings.Replace(llama31_8B, `"model_type": "llama"`, `"model_type": "gemma", "hidden_activation": "gelu_pytorch_tanh"`, 1)))
+	noPositions := writeFile(t, "nopos.json", []byte(strings.Replace(llama31_8B, `"max_position_embeddings": 131072,`, "", 1)))
 	dims := []string{"--dim", "batch=1", "--dim", "seq=8"}
 	for _, tc := range []struct {
 		args []string
@@ -103,7 +105,12 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"report", "--config", good, "--dtype", "int3"}, ExitUsage, `--dtype "int3": want fp32, bf16 or fp16`},
 		{[]string{"report", "--dtype", "fp16"}, ExitUsage, "--dtype applies to --config only"},
 		{[]string{"report", "--config", window}, ExitError, `field "sliding_window": 2047`},
-		{[]string{"kv", "--config", good, "--context", "4096"}, ExitError, "32 layers x 2 x 8 kv heads x 128 x 2 bytes (bfloat16) = 131072 bytes per token"},
+		{[]string{"kv", "--config", unknownKV, "--context", "4096"}, ExitError, `the KV-cache graph (onnxruntime GenAI's form) is not built for this family yet; supported: llama, mistral, qwen2`},
+		{[]string{"kv", "--config", good, "--context", "4096", "--last-logits"}, ExitUsage, "--last-logits does not apply to kv --config"},
+		{[]string{"kv", "--config", good, "--context", "4096", "--qkv", "fused"}, ExitUsage, `--qkv "fused": want packed or separate`},
+		{[]string{"kv", "--config", good, "--context", "4096", "--positions", "1"}, ExitUsage, "--positions 1: want 2 to"},
+		{[]string{"kv", "--model", "m.onnx", "--context", "4096", "--positions", "64"}, ExitUsage, "--positions applies to --config only"},
+		{[]string{"kv", "--config", noPositions, "--context", "4096"}, ExitError, `field "max_position_embeddings": missing`},
 	} {
 		args := tc.args
 		if args[0] != "kv" {

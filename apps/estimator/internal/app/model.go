@@ -106,6 +106,31 @@ func loadModel(c *cli.Context) (*model, error) {
 // loadConfig builds the graph of --config: the canonical fused graph of its architecture for
 // the target's kernels (arch), its weights by shape only.
 func loadConfig(c *cli.Context) (*model, error) {
+	src, err := readConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	g, err := src.cfg.Build(arch.Options{DType: src.dtype, Skip: src.skip, IgnoreWindow: c.Bool("ignore-window"), LastLogits: c.Bool("last-logits")})
+	var ce *arch.ConfigError
+	if errors.As(err, &ce) && ce.Field == "sliding_window" {
+		return nil, fmt.Errorf("--config %s: %w (--ignore-window plans it so)", src.path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--config %s: %w", src.path, err)
+	}
+	return &model{Model: g, exported: g, name: src.path, config: src.cfg}, nil
+}
+
+// configSource is a parsed --config and how to build it.
+type configSource struct {
+	path  string
+	cfg   *arch.Config
+	dtype graph.DType    // --dtype; 0: the config's
+	skip  []rewrite.Kind // the fusions the target lacks
+}
+
+// readConfig reads and parses --config, with --dtype and the target's fusions.
+func readConfig(c *cli.Context) (*configSource, error) {
 	path := c.String("config")
 	switch {
 	case c.IsSet("model"):
@@ -141,15 +166,7 @@ func loadConfig(c *cli.Context) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := cfg.Build(arch.Options{DType: dt, Skip: fo.Skip, IgnoreWindow: c.Bool("ignore-window"), LastLogits: c.Bool("last-logits")})
-	var ce *arch.ConfigError
-	if errors.As(err, &ce) && ce.Field == "sliding_window" {
-		return nil, fmt.Errorf("--config %s: %w (--ignore-window plans it so)", path, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("--config %s: %w", path, err)
-	}
-	return &model{Model: g, exported: g, name: path, config: cfg}, nil
+	return &configSource{path: path, cfg: cfg, dtype: dt, skip: fo.Skip}, nil
 }
 
 // targetFlag is --target, shared by report, fit and ops (--backend is its old name).
