@@ -79,7 +79,10 @@ type kvResult struct {
 	SearchLo    int64  `json:"search_lo,omitempty"`
 	SearchHi    int64  `json:"search_hi,omitempty"`
 	BudgetBytes *int64 `json:"budget_bytes"`
-	Fits        *bool  `json:"fits"` // nil without a budget
+	// BudgetFrom is "target" when the budget is the target's memory (fit --config without
+	// --budget); absent when given.
+	BudgetFrom string `json:"budget_from,omitempty"`
+	Fits       *bool  `json:"fits"` // nil without a budget
 	// Largest is the longest context or the most sequences that fit; nil when even the smallest
 	// does not, or when nothing was searched.
 	Largest *int64 `json:"largest"`
@@ -299,6 +302,24 @@ func runKV(c *cli.Context, s Streams) error {
 		}
 		*nf.Field(&names) = v
 	}
+	return kvPlan(c, s, kvAsk{form: form, budget: budget, hasBudget: hasBudget, batch: batch, context: ctxAxis, prompt: prompt, names: names})
+}
+
+// kvAsk is what kv (or fit --config) asks: the batch and the context, one of them open with a
+// budget, the longest prompt and the cache's names.
+type kvAsk struct {
+	form           string
+	budget         int64 // -1: none
+	hasBudget      bool
+	budgetFrom     string // "target" when the budget is the target's memory
+	batch, context kvAxis
+	prompt         int64
+	names          generate.Names
+}
+
+// kvPlan loads the model (or builds it from --config) and answers ask.
+func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
+	form, budget, hasBudget, batch, ctxAxis, prompt, names := ask.form, ask.budget, ask.hasBudget, ask.batch, ask.context, ask.prompt, ask.names
 	opts, err := options(c)
 	if err != nil {
 		return err
@@ -340,7 +361,7 @@ func runKV(c *cli.Context, s Streams) error {
 	}
 	r := &kvResult{Model: m.info(), Backend: opts.Target.Backend, Workers: opts.Target.Workers,
 		Cache:         kvCache{Form: cache.Form.String(), Layers: len(cache.Layers), KVHeads: cache.KVHeads, HeadDim: cache.HeadDim, DType: cache.DType.String()},
-		BytesPerToken: cache.BytesPerToken(), Graph: built}
+		BytesPerToken: cache.BytesPerToken(), Graph: built, BudgetFrom: ask.budgetFrom}
 	if hasBudget {
 		r.BudgetBytes = &budget
 	}
@@ -459,7 +480,11 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 	tw.row("cache\t%s form, %d layers x %d KV heads x %d, %s\n", ci.Form, ci.Layers, ci.KVHeads, ci.HeadDim, ci.DType)
 	tw.row("KV per token\t%s per sequence (every layer's keys and values)\n", size(r.BytesPerToken))
 	if r.BudgetBytes != nil {
-		tw.row("budget\t%s\n", size(*r.BudgetBytes))
+		from := ""
+		if r.BudgetFrom == "target" {
+			from = "\tthe target's memory (--budget sets another)"
+		}
+		tw.row("budget\t%s%s\n", size(*r.BudgetBytes), from)
 	}
 	switch {
 	case r.Search == "":
@@ -556,7 +581,7 @@ func kvConfigFlags() []cli.Flag {
 func loadConfigKV(c *cli.Context) (*model, *kvGraph, error) {
 	for _, f := range []string{"last-logits", "ignore-window"} {
 		if c.IsSet(f) {
-			return nil, nil, usagef("--%s does not apply to kv --config: GenAI's decode graph computes every position's logits, and its GroupQueryAttention has the window", f)
+			return nil, nil, usagef("--%s does not apply to kv and fit with --config (report's): GenAI's decode graph computes every position's logits, and its GroupQueryAttention has the window", f)
 		}
 	}
 	qkv := c.String("qkv")
