@@ -64,6 +64,18 @@ func TestPublishedSizes(t *testing.T) {
 	}
 }
 
+// TestPublishedGPT2: GPT-2's config builds to its published 124,439,808 parameters (counted in
+// bf16: the float32 mask constants have data), less the tied LM head's copy of the embedding,
+// which the export holds as a weight of its own.
+func TestPublishedGPT2(t *testing.T) {
+	c := parseFile(t, "gpt2.config.json")
+	m, err := c.Build(arch.Options{DType: graph.BFloat16})
+	require.NoError(t, err)
+	require.True(t, c.Tied)
+	require.Equal(t, int64(124_439_808), params(m, graph.BFloat16)-50257*768)
+	require.Equal(t, int64(12*2*12*64*4), c.KVBytesPerToken(graph.Float32))
+}
+
 // TestWindowRefused: Phi-3-mini's sliding window is not fused by carve, so its canonical graph is
 // not built unless the window is ignored.
 func TestWindowRefused(t *testing.T) {
@@ -79,7 +91,7 @@ func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct {
 		json, field, want string
 	}{
-		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: gemma, granite, llama`},
+		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: falcon, gemma, gpt2, gpt_bigcode, gpt_neox, granite, llama`},
 		{`{"hidden_size": 8}`, "model_type", "missing"},
 		{`{"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128}`, "hidden_size", "missing"},
 		{`{"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 64, "vocab_size": 128}`, "num_key_value_heads", "does not divide"},

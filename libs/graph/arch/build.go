@@ -119,6 +119,7 @@ type builder struct {
 	rows5         string // rows unsqueezed for grouped heads, [batch, 1, 1, seq, 1]
 	posStart      string
 	hiddenOut     string
+	concats       map[string]string // host Concats of shape parts, by their inputs (concat)
 }
 
 func (b *builder) fail(err error) {
@@ -401,6 +402,11 @@ func (b *builder) groupedRows() {
 // attention is the fused attention of q [batch, heads, seq, d] over k and v [batch, kv_heads,
 // seq, d] with the padding mask and the fix of rows with no key kept: [batch, heads, seq, d].
 func (b *builder) attention(name, q, k, v string) string {
+	return b.attentionScaled(name, q, k, v, b.c.AttnScale)
+}
+
+// attentionScaled is attention with the given scale (opt scales q before).
+func (b *builder) attentionScaled(name, q, k, v string, scale float64) string {
 	c := b.c
 	b.maskChain(false)
 	grouped := c.Heads != c.KVHeads
@@ -411,7 +417,7 @@ func (b *builder) attention(name, q, k, v string) string {
 		b.groupedRows()
 	}
 	raw := b.node(name+"/attention", "Attention", []string{q, k, v, b.mask},
-		attrFloat("scale", c.AttnScale), attrInt("is_causal", 1))
+		attrFloat("scale", scale), attrInt("is_causal", 1))
 	if !grouped {
 		return b.node(name, "Where", []string{b.rows, mean, raw})
 	}
