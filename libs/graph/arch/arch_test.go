@@ -184,3 +184,53 @@ func TestBuildKV(t *testing.T) {
 		}
 	}
 }
+
+// TestSplit: Llama-3.1-70B over 2 ranks holds half its heads, columns and vocabulary per rank, 4 of
+// its 8 KV heads; over 16 ranks one KV head replicated on 2; a split that does not divide is an
+// error naming the field.
+func TestSplit(t *testing.T) {
+	c := parseFile(t, "Llama-3.1-70B.config.json")
+	r, tp, err := c.Split(2)
+	require.NoError(t, err)
+	require.Equal(t, arch.TP{Ranks: 2, Heads: 32, KVHeads: 4, Intermediate: 14336, Vocab: 64128, KVReplicas: 1, AllReduces: 161}, *tp)
+	require.Equal(t, c.KVBytesPerToken(graph.BFloat16)/2, r.KVBytesPerToken(graph.BFloat16))
+	m, err := r.Build(arch.Options{})
+	require.NoError(t, err)
+	whole, err := c.Build(arch.Options{})
+	require.NoError(t, err)
+	norms := int64(c.Layers*2+1) * c.Hidden
+	require.Equal(t, (params(whole, graph.BFloat16)-norms)/2+norms, params(m, graph.BFloat16), "everything split but the norms")
+	_, tp, err = c.Split(16)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), tp.KVHeads)
+	require.Equal(t, int64(2), tp.KVReplicas)
+	q := parseFile(t, "Qwen2.5-7B.config.json") // 28 heads, 4 KV heads, intermediate 18944
+	kv, err := arch.Parse([]byte(`{"model_type": "llama", "hidden_size": 96, "num_hidden_layers": 2, "num_attention_heads": 12,
+	  "num_key_value_heads": 4, "intermediate_size": 192, "vocab_size": 120}`))
+	require.NoError(t, err)
+	o, err := arch.Parse([]byte(`{"model_type": "olmo2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+	  "intermediate_size": 128, "vocab_size": 122}`))
+	require.NoError(t, err)
+	v, err := arch.Parse([]byte(`{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+	  "intermediate_size": 128, "vocab_size": 122}`))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		c           *arch.Config
+		ranks       int
+		field, want string
+	}{
+		{c, 3, "num_attention_heads", "64 heads do not split over 3 ranks"},
+		{q, 7, "intermediate_size", "18944 columns do not split over 7 ranks"},
+		{q, 8, "num_attention_heads", "28 heads do not split over 8 ranks"},
+		{kv, 3, "num_key_value_heads", "4 KV heads do not split over 3 ranks"},
+		{kv, 6, "num_key_value_heads", "4 KV heads cannot be replicated over 6 ranks"},
+		{v, 4, "vocab_size", "122 rows do not split over 4 ranks"},
+		{o, 2, "model_type", "built for the Llama lineage"},
+	} {
+		_, _, err := tc.c.Split(tc.ranks)
+		var ce *arch.ConfigError
+		require.ErrorAs(t, err, &ce, "%d", tc.ranks)
+		require.Equal(t, tc.field, ce.Field, "%d", tc.ranks)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
