@@ -134,7 +134,10 @@ type kvProbe struct {
 	DeviceWeightBytes  int64 `json:"device_weight_bytes"` // their device copy (0 on a host-visible target: mapped from the file)
 	ArenaBytes         int64 `json:"arena_bytes"`         // the session's arena as reserved
 	StateBytes         int64 `json:"kv_state_bytes"`      // the cache's state buffers as reserved (the concat form keeps past and present)
-	// TotalBytes is device weights + arena + KV state: what the runner reserves and checks.
+	// CommBytes is the tensor-parallel communicator's buffers (--tp), a declared constant.
+	CommBytes int64 `json:"comm_bytes,omitempty"`
+	// TotalBytes is device weights + arena + KV state (+ the communicator's buffers under --tp):
+	// what the runner reserves and checks.
 	TotalBytes  int64  `json:"total_bytes"`
 	MarginBytes *int64 `json:"margin_bytes"` // budget - total; nil without a budget
 	Fits        bool   `json:"fits"`
@@ -179,6 +182,7 @@ type kvPlanner struct {
 	opts   engine.Options
 	prompt int64 // 0: the context less one
 	budget int64 // -1: none
+	comm   int64 // the communicator's buffers (--tp)
 	// maxContext is the longest context the model admits (the rotary caches' rows of a graph
 	// built from a config); 0: no limit known.
 	maxContext int64
@@ -237,7 +241,8 @@ func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 		p.limit, p.Problem = "overflow", "weights, arena and state overflow int64"
 		return p, nil
 	}
-	p.TotalBytes = total + p.StateBytes
+	p.TotalBytes = total + p.StateBytes + k.comm
+	p.CommBytes = k.comm
 	p.limit, p.Fits = "budget", true
 	if k.budget >= 0 {
 		margin := k.budget - p.TotalBytes
@@ -359,6 +364,7 @@ func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
 	if built != nil {
 		k.maxContext = built.RotaryPositions
 	}
+	k.comm = m.commReserve()
 	r := &kvResult{Model: m.info(), Backend: opts.Target.Backend, Workers: opts.Target.Workers,
 		Cache:         kvCache{Form: cache.Form.String(), Layers: len(cache.Layers), KVHeads: cache.KVHeads, HeadDim: cache.HeadDim, DType: cache.DType.String()},
 		BytesPerToken: cache.BytesPerToken(), Graph: built, BudgetFrom: ask.budgetFrom}
@@ -478,7 +484,14 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 		tw.row("graph\tonnxruntime GenAI's decode graph, built from the config: GroupQueryAttention, %s q|k|v, rotary caches of %d positions\n", g.QKV, g.RotaryPositions)
 	}
 	tw.row("cache\t%s form, %d layers x %d KV heads x %d, %s\n", ci.Form, ci.Layers, ci.KVHeads, ci.HeadDim, ci.DType)
-	tw.row("KV per token\t%s per sequence (every layer's keys and values)\n", size(r.BytesPerToken))
+	perRank := ""
+	if c := r.Model.Config; c != nil && c.TP != nil {
+		perRank = fmt.Sprintf(" on each rank (%d of the %d KV heads, %s)", c.TP.KVHeads, c.KVHeads, replicas(c.TP.KVReplicas))
+	}
+	tw.row("KV per token\t%s per sequence (every layer's keys and values)%s\n", size(r.BytesPerToken), perRank)
+	if c := r.Model.Config; c != nil && c.TP != nil {
+		commRow(tw, c.TP)
+	}
 	if r.BudgetBytes != nil {
 		from := ""
 		if r.BudgetFrom == "target" {
@@ -515,8 +528,12 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 				verdict = fmt.Sprintf(": does not fit, %s over", bytesize.Format(-*p.MarginBytes))
 			}
 		}
-		tw.row("%s\ttotal %s = %s + arena %s + KV state %s%s\n", head, size(p.TotalBytes), weights,
-			bytesize.Format(p.ArenaBytes), bytesize.Format(p.StateBytes), verdict)
+		comm := ""
+		if p.CommBytes > 0 {
+			comm = " + all-reduce " + bytesize.Format(p.CommBytes)
+		}
+		tw.row("%s\ttotal %s = %s + arena %s + KV state %s%s%s\n", head, size(p.TotalBytes), weights,
+			bytesize.Format(p.ArenaBytes), bytesize.Format(p.StateBytes), comm, verdict)
 		tw.row("\tKV %s per sequence, prompts up to %d, envelope %s\n", bytesize.Format(p.KVBytesPerSequence), p.Prompt, p.Envelope)
 	}
 	if r.Search != "" {
@@ -596,12 +613,12 @@ func loadConfigKV(c *cli.Context) (*model, *kvGraph, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := src.cfg.BuildKV(arch.KVOptions{DType: src.dtype, Skip: src.skip, SeparateQKV: qkv == "separate", RotaryPositions: positions})
+	g, err := src.rank.BuildKV(arch.KVOptions{DType: src.dtype, Skip: src.skip, SeparateQKV: qkv == "separate", RotaryPositions: positions})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--config %s: %w", src.path, err)
 	}
 	if positions == 0 {
 		positions = src.cfg.Positions
 	}
-	return &model{Model: g, exported: g, name: src.path, config: src.cfg}, &kvGraph{Form: "genai", QKV: qkv, RotaryPositions: positions}, nil
+	return &model{Model: g, exported: g, name: src.path, config: src.cfg, tp: src.tp}, &kvGraph{Form: "genai", QKV: qkv, RotaryPositions: positions}, nil
 }
