@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+	"strconv"
 	"strings"
 
 	"carve.dev/libs/alloc"
@@ -254,10 +255,11 @@ type tacticSwitch struct {
 // tacticSwitches walks dim over r (the other dims as in at) and returns where the tactic
 // signature changes: probes at powers of two, then bisection between probes that differ.
 func tacticSwitches(m *graph.Model, at Binding, dim string, r Range, opts Options) ([]tacticSwitch, error) {
+	static := staticKeys(m)
 	sig := func(v int64) (string, error) {
 		b := cloneBinding(at)
 		b[dim] = v
-		return tacticSignature(m, b, opts)
+		return tacticSignature(m, b, opts, static)
 	}
 	probes := []int64{r.Lo}
 	for p := int64(1); p < r.Hi; p <<= 1 {
@@ -298,25 +300,93 @@ func tacticSwitches(m *graph.Model, at Binding, dim string, r Range, opts Option
 	return out, nil
 }
 
-// tacticSignature binds m and selects every kernel, returning the tactics in node order.
-func tacticSignature(m *graph.Model, dims Binding, opts Options) (string, error) {
+// tacticSignature binds m and selects every kernel, returning the tactics in node order. A
+// selection depends on the node's op, attributes, inputs and outputs, not on its name, so the
+// nodes a decoder repeats in every layer are selected once per binding: static holds each
+// node's op, attributes and weights (staticKeys), to which the binding adds the shapes.
+func tacticSignature(m *graph.Model, dims Binding, opts Options, static []string) (string, error) {
 	b, err := graph.Bind(m, dims)
 	if err != nil {
 		return "", &PlanError{Binding: dims, Err: err}
 	}
 	var sb strings.Builder
+	seen := map[string]string{}
 	for _, n := range m.Nodes {
 		if stepKind(n) != RunKernel {
 			continue
 		}
-		inst, err := opts.Registry.Select(KernelNode(b, n), opts.Target)
-		if err != nil {
-			return "", &PlanError{Node: n, Binding: dims, Err: err}
+		kn := KernelNode(b, n)
+		key := selectionKey(static[n.Index], kn)
+		tactic, ok := seen[key]
+		if !ok || key == "" {
+			inst, err := opts.Registry.Select(kn, opts.Target)
+			if err != nil {
+				return "", &PlanError{Node: n, Binding: dims, Err: err}
+			}
+			tactic = inst.Tactic()
+			seen[key] = tactic
 		}
-		sb.WriteString(inst.Tactic())
+		sb.WriteString(tactic)
 		sb.WriteByte(';')
 	}
 	return sb.String(), nil
+}
+
+// staticKeys is, for each node of m, what a kernel's selection reads of it that no binding
+// changes: its op, opset and attributes, and the weights it reads (small ones by content, as
+// kernels.Value.Const shows them; two layers' weights of one shape differ in name only). "" for
+// a node whose weight's bytes cannot be read: such a node is never shared.
+func staticKeys(m *graph.Model) []string {
+	keys := make([]string, len(m.Nodes))
+	for i, n := range m.Nodes {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "%s|%s|%d|%v|", n.Domain, n.OpType, m.Opsets[n.Domain], n.Attrs)
+		for _, v := range n.Inputs {
+			if v == nil || v.Kind != graph.KindInitializer {
+				sb.WriteString("-;")
+				continue
+			}
+			if v.Init.ShapeOnly() || v.Init.Size > kernels.MaxConstBytes {
+				// A kernel sees no bytes of it (kernels.Value.Const), only its type and shape.
+				fmt.Fprintf(&sb, "w%d%v;", v.DType, v.Shape)
+				continue
+			}
+			data, err := v.Init.Bytes()
+			if err != nil {
+				sb.Reset()
+				break
+			}
+			fmt.Fprintf(&sb, "c%d%v%x;", v.DType, v.Shape, data)
+		}
+		keys[i] = sb.String()
+	}
+	return keys
+}
+
+// selectionKey is what a kernel's selection reads of n, whose static key is static: with its
+// inputs' and outputs' types and shapes at the binding, and the host values it reads; "" when
+// the node is not to be shared.
+func selectionKey(static string, n *kernels.Node) string {
+	if static == "" {
+		return ""
+	}
+	buf := []byte(static)
+	for _, vs := range [][]kernels.Value{n.Inputs, n.Outputs} {
+		buf = append(buf, '|')
+		for _, v := range vs {
+			buf = strconv.AppendInt(buf, int64(v.DType), 10)
+			for _, d := range v.Shape {
+				buf = append(buf, ',')
+				buf = strconv.AppendInt(buf, d, 10)
+			}
+			if v.Const != nil && !v.Initializer {
+				buf = append(buf, '=')
+				buf = append(buf, v.Const...)
+			}
+			buf = append(buf, ';')
+		}
+	}
+	return string(buf)
 }
 
 // nodeBounds asks every kernel for W over the ranges of its inputs and outputs seen across

@@ -64,6 +64,18 @@ func TestPublishedSizes(t *testing.T) {
 	}
 }
 
+// TestPublishedGPT2: GPT-2's config builds to its published 124,439,808 parameters (counted in
+// bf16: the float32 mask constants have data), less the tied LM head's copy of the embedding,
+// which the export holds as a weight of its own.
+func TestPublishedGPT2(t *testing.T) {
+	c := parseFile(t, "gpt2.config.json")
+	m, err := c.Build(arch.Options{DType: graph.BFloat16})
+	require.NoError(t, err)
+	require.True(t, c.Tied)
+	require.Equal(t, int64(124_439_808), params(m, graph.BFloat16)-50257*768)
+	require.Equal(t, int64(12*2*12*64*4), c.KVBytesPerToken(graph.Float32))
+}
+
 // TestWindowRefused: Phi-3-mini's sliding window is not fused by carve, so its canonical graph is
 // not built unless the window is ignored.
 func TestWindowRefused(t *testing.T) {
@@ -79,7 +91,7 @@ func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct {
 		json, field, want string
 	}{
-		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: gemma, granite, llama`},
+		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: falcon, gemma, gpt2, gpt_bigcode, gpt_neox, granite, llama`},
 		{`{"hidden_size": 8}`, "model_type", "missing"},
 		{`{"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128}`, "hidden_size", "missing"},
 		{`{"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 64, "vocab_size": 128}`, "num_key_value_heads", "does not divide"},
@@ -123,4 +135,102 @@ func TestOptions(t *testing.T) {
 	}
 	_, err = c.Build(arch.Options{DType: graph.Int8})
 	require.Error(t, err)
+}
+
+// TestBuildKV: the GenAI decode graph of Llama-3.1-8B has GenAI's inputs and outputs, past and
+// present of the context's length read and written by GroupQueryAttention (the form package
+// generate recognises; the estimator's tests plan it beside the zoo's exports), and a sliding
+// window becomes GroupQueryAttention's local_window_size.
+func TestBuildKV(t *testing.T) {
+	c := parseFile(t, "Llama-3.1-8B.config.json")
+	m, err := c.BuildKV(arch.KVOptions{})
+	require.NoError(t, err)
+	require.Len(t, m.Inputs, 2+2*32)
+	require.Len(t, m.Outputs, 1+2*32)
+	require.Equal(t, "[batch, total_seq]", m.Value(arch.AttentionMask).Shape.String())
+	past := m.Value("past_key_values.31.key")
+	require.Equal(t, "[batch, 8, max_seq, 128]", past.Shape.String())
+	require.Equal(t, graph.BFloat16, past.DType)
+	require.Equal(t, "GroupQueryAttention", past.Consumers[0].OpType)
+	require.Equal(t, "[batch, seq, 128256]", m.Value(arch.Logits).Shape.String())
+	require.Equal(t, int64(8_030_261_248), params(m, graph.BFloat16)-2*131072*64, "the parameters and the rotary caches")
+	ops := map[string]int{}
+	for _, n := range m.Nodes {
+		ops[n.OpType]++
+	}
+	require.Equal(t, 32, ops["GroupQueryAttention"])
+	require.Equal(t, 32, ops["GatedMatMul"])
+	require.Equal(t, 64, ops["SkipSimplifiedLayerNormalization"])
+
+	sep, err := c.BuildKV(arch.KVOptions{SeparateQKV: true, RotaryPositions: 4096, DType: graph.Float16, Skip: []rewrite.Kind{rewrite.GatedMatMul}})
+	require.NoError(t, err)
+	require.Equal(t, "[4096, 64]", sep.Value("cos_cache").Shape.String())
+	require.Equal(t, graph.Float16, sep.Value("present.31.value").DType)
+
+	phi := parseFile(t, "Phi-3-mini-4k-instruct.config.json")
+	_, err = phi.BuildKV(arch.KVOptions{})
+	var ce *arch.ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Contains(t, err.Error(), "supported: llama, mistral, qwen2")
+
+	w, err := arch.Parse([]byte(`{"model_type": "mistral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+	  "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100, "sliding_window": 5, "max_position_embeddings": 64}`))
+	require.NoError(t, err)
+	wm, err := w.BuildKV(arch.KVOptions{})
+	require.NoError(t, err)
+	for _, n := range wm.Nodes {
+		if n.OpType == "GroupQueryAttention" {
+			require.Equal(t, int64(5), n.Attrs.Int("local_window_size", -1))
+		}
+	}
+}
+
+// TestSplit: Llama-3.1-70B over 2 ranks holds half its heads, columns and vocabulary per rank, 4 of
+// its 8 KV heads; over 16 ranks one KV head replicated on 2; a split that does not divide is an
+// error naming the field.
+func TestSplit(t *testing.T) {
+	c := parseFile(t, "Llama-3.1-70B.config.json")
+	r, tp, err := c.Split(2)
+	require.NoError(t, err)
+	require.Equal(t, arch.TP{Ranks: 2, Heads: 32, KVHeads: 4, Intermediate: 14336, Vocab: 64128, KVReplicas: 1, AllReduces: 161}, *tp)
+	require.Equal(t, c.KVBytesPerToken(graph.BFloat16)/2, r.KVBytesPerToken(graph.BFloat16))
+	m, err := r.Build(arch.Options{})
+	require.NoError(t, err)
+	whole, err := c.Build(arch.Options{})
+	require.NoError(t, err)
+	norms := int64(c.Layers*2+1) * c.Hidden
+	require.Equal(t, (params(whole, graph.BFloat16)-norms)/2+norms, params(m, graph.BFloat16), "everything split but the norms")
+	_, tp, err = c.Split(16)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), tp.KVHeads)
+	require.Equal(t, int64(2), tp.KVReplicas)
+	q := parseFile(t, "Qwen2.5-7B.config.json") // 28 heads, 4 KV heads, intermediate 18944
+	kv, err := arch.Parse([]byte(`{"model_type": "llama", "hidden_size": 96, "num_hidden_layers": 2, "num_attention_heads": 12,
+	  "num_key_value_heads": 4, "intermediate_size": 192, "vocab_size": 120}`))
+	require.NoError(t, err)
+	o, err := arch.Parse([]byte(`{"model_type": "olmo2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+	  "intermediate_size": 128, "vocab_size": 122}`))
+	require.NoError(t, err)
+	v, err := arch.Parse([]byte(`{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+	  "intermediate_size": 128, "vocab_size": 122}`))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		c           *arch.Config
+		ranks       int
+		field, want string
+	}{
+		{c, 3, "num_attention_heads", "64 heads do not split over 3 ranks"},
+		{q, 7, "intermediate_size", "18944 columns do not split over 7 ranks"},
+		{q, 8, "num_attention_heads", "28 heads do not split over 8 ranks"},
+		{kv, 3, "num_key_value_heads", "4 KV heads do not split over 3 ranks"},
+		{kv, 6, "num_key_value_heads", "4 KV heads cannot be replicated over 6 ranks"},
+		{v, 4, "vocab_size", "122 rows do not split over 4 ranks"},
+		{o, 2, "model_type", "built for the Llama lineage"},
+	} {
+		_, _, err := tc.c.Split(tc.ranks)
+		var ce *arch.ConfigError
+		require.ErrorAs(t, err, &ce, "%d", tc.ranks)
+		require.Equal(t, tc.field, ce.Field, "%d", tc.ranks)
+		require.ErrorContains(t, err, tc.want)
+	}
 }

@@ -39,17 +39,9 @@ const (
 // Build returns the canonical fused graph of the config's architecture, its weights declared
 // by shape only: it plans, it does not run.
 func (c *Config) Build(o Options) (*graph.Model, error) {
-	dt := o.DType
-	if dt == 0 {
-		dt = c.DType
-	}
-	if dt == 0 {
-		dt = graph.Float32
-	}
-	switch dt {
-	case graph.Float32, graph.Float16, graph.BFloat16:
-	default:
-		return nil, fmt.Errorf("arch: dtype %s: want float32, bfloat16 or float16", dt)
+	dt, err := c.dtype(o.DType)
+	if err != nil {
+		return nil, err
 	}
 	if c.SlidingWindow > 0 && !o.IgnoreWindow {
 		return nil, &ConfigError{ModelType: c.ModelType, Field: "sliding_window", Problem: fmt.Sprintf("%d: sliding-window attention is not fused by carve yet "+
@@ -84,6 +76,21 @@ func (c *Config) Build(o Options) (*graph.Model, error) {
 	return m, nil
 }
 
+// dtype resolves the graph's type: dt, else the config's torch_dtype, else float32.
+func (c *Config) dtype(dt graph.DType) (graph.DType, error) {
+	if dt == 0 {
+		dt = c.DType
+	}
+	if dt == 0 {
+		dt = graph.Float32
+	}
+	switch dt {
+	case graph.Float32, graph.Float16, graph.BFloat16:
+		return dt, nil
+	}
+	return 0, fmt.Errorf("arch: dtype %s: want float32, bfloat16 or float16", dt)
+}
+
 // builder accumulates a Spec in execution order: Build keeps a valid order as given, and the
 // planner's lifetimes follow it, so the order here is the rewrite's.
 type builder struct {
@@ -110,6 +117,7 @@ type builder struct {
 	rows          string // the rows with no key kept, [batch, 1, seq, 1]
 	rows5         string // rows unsqueezed for grouped heads, [batch, 1, 1, seq, 1]
 	posStart      string
+	concats       map[string]string // host Concats of shape parts, by their inputs (concat)
 }
 
 func (b *builder) fail(err error) {
@@ -392,6 +400,11 @@ func (b *builder) groupedRows() {
 // attention is the fused attention of q [batch, heads, seq, d] over k and v [batch, kv_heads,
 // seq, d] with the padding mask and the fix of rows with no key kept: [batch, heads, seq, d].
 func (b *builder) attention(name, q, k, v string) string {
+	return b.attentionScaled(name, q, k, v, b.c.AttnScale)
+}
+
+// attentionScaled is attention with the given scale (opt scales q before).
+func (b *builder) attentionScaled(name, q, k, v string, scale float64) string {
 	c := b.c
 	b.maskChain(false)
 	grouped := c.Heads != c.KVHeads
@@ -402,7 +415,7 @@ func (b *builder) attention(name, q, k, v string) string {
 		b.groupedRows()
 	}
 	raw := b.node(name+"/attention", "Attention", []string{q, k, v, b.mask},
-		attrFloat("scale", c.AttnScale), attrInt("is_causal", 1))
+		attrFloat("scale", scale), attrInt("is_causal", 1))
 	if !grouped {
 		return b.node(name, "Where", []string{b.rows, mean, raw})
 	}

@@ -69,9 +69,12 @@ type Config struct {
 	Intermediate int64
 	Vocab        int64
 	MaxPositions int64 // learned position embeddings (gpt2, opt); 0 when rotary
-	Eps          float64
-	Tied         bool        // tie_word_embeddings
-	DType        graph.DType // torch_dtype (or dtype); 0 when the config names none
+	// Positions is max_position_embeddings, the longest context the model was made for (0 when
+	// the config does not say): GenAI's context_length, the rows of its rotary caches.
+	Positions int64
+	Eps       float64
+	Tied      bool        // tie_word_embeddings
+	DType     graph.DType // torch_dtype (or dtype); 0 when the config names none
 	// RotaryDim is how many dims of each head the rotary embedding turns (head_dim x
 	// partial_rotary_factor); 0 for learned positions.
 	RotaryDim int64
@@ -374,6 +377,7 @@ func (r *reader) heads() {
 	}
 	c.Intermediate = r.need("intermediate_size")
 	c.Vocab = r.need("vocab_size")
+	c.Positions, _ = r.opt("max_position_embeddings")
 	if c.HeadDim > 0 {
 		c.AttnScale = 1 / math.Sqrt(float64(c.HeadDim))
 	}

@@ -73,13 +73,42 @@ func TestConfigMatchesExport(t *testing.T) {
 	}
 }
 
+// TestConfigFit: fit --config plans generation as kv --config does: --dim seq is the context,
+// batch=? by default (the most sequences), the budget the target's memory unless given.
 func TestConfigFit(t *testing.T) {
 	path := writeFile(t, "config.json", []byte(llama31_8B))
-	stdout, stderr, code := run(t, "fit", "--config", path, "--target", "h200", "--dim", "batch=8", "--dim", "seq=?:65536", "--budget", "141GiB", "--last-logits")
+	stdout, stderr, code := run(t, "fit", "--config", path, "--target", "h200", "--dim", "seq=32768", "--prompt", "2048", "--format", "json")
 	require.Equal(t, ExitOK, code, stderr)
-	require.Contains(t, stdout, "seq=65536")
-	_, stderr, code = run(t, "fit", "--config", path, "--target", "h200", "--dim", "batch=8", "--dim", "seq=?:65536", "--budget", "10GiB")
+	var f kvResult
+	require.NoError(t, json.Unmarshal([]byte(stdout), &f), stdout)
+	require.Equal(t, "batch", f.Search)
+	require.Equal(t, "target", f.BudgetFrom)
+	require.Equal(t, int64(150109880320), *f.BudgetBytes, "the H200's memory")
+	k, code, stderr := kvJSON(t, "--config", path, "--target", "h200", "--batch", "?", "--context", "32768", "--prompt", "2048", "--budget", "150109880320")
+	require.Equal(t, ExitOK, code, stderr)
+	f.BudgetFrom = ""
+	require.Equal(t, k, f, "fit --config is kv --config")
+	require.Greater(t, *f.Largest, int64(8))
+
+	stdout, stderr, code = run(t, "fit", "--config", path, "--target", "h200", "--dim", "batch=8", "--dim", "seq=?:65536", "--budget", "141GiB", "--prompt", "1024")
+	require.Equal(t, ExitOK, code, stderr)
+	require.Contains(t, stdout, "longest context")
+	_, stderr, code = run(t, "fit", "--config", path, "--target", "h200", "--dim", "seq=4096", "--budget", "10GiB")
 	require.Equal(t, ExitDoesNotFit, code, stderr)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dim", "batch=4"}, "fit --config needs --dim seq=N"},
+		{[]string{"--dim", "seq=1:4096"}, "takes a value or ? for each dim"},
+		{[]string{"--dim", "seq=4096", "--dim", "batch=2"}, "nothing to search"},
+		{[]string{"--dim", "seq=4096", "--dim", "total_seq=2"}, "--dim total_seq: fit --config plans generation"},
+		{[]string{"--dim", "seq=4096", "--target", "cpu"}, "needs --budget: the target cpu has no memory size"},
+	} {
+		_, stderr, code := run(t, append([]string{"fit", "--config", path, "--target", "h200"}, tc.args...)...)
+		require.Equal(t, ExitUsage, code, "%v: %s", tc.args, stderr)
+		require.Contains(t, oneLine(t, stderr), tc.want, tc.args)
+	}
 }
 
 // TestConfigErrors: every mistake is one line naming what to fix.
@@ -89,13 +118,15 @@ func TestConfigErrors(t *testing.T) {
 	unknown := writeFile(t, "mamba.json", []byte(`{"model_type": "mamba"}`))
 	window := writeFile(t, "phi3.json", []byte(`{"model_type": "phi3", "hidden_size": 64, "num_hidden_layers": 2,
 	  "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "sliding_window": 2047}`))
+	unknownKV := writeFile(t, "gemma.json", []byte(strings.Replace(llama31_8B, `"model_type": "llama"`, `"model_type": "gemma", "hidden_activation": "gelu_pytorch_tanh"`, 1)))
+	noPositions := writeFile(t, "nopos.json", []byte(strings.Replace(llama31_8B, `"max_position_embeddings": 131072,`, "", 1)))
 	dims := []string{"--dim", "batch=1", "--dim", "seq=8"}
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"report", "--config", unknown}, ExitError, `unknown model_type; supported: gemma, granite, llama, mistral, olmo2, phi3, qwen2, qwen3, smollm3, stablelm`},
+		{[]string{"report", "--config", unknown}, ExitError, `unknown model_type; supported: falcon, gemma, gpt2, gpt_bigcode, gpt_neox, granite, llama, mistral, olmo2, opt, phi3, qwen2, qwen3, smollm3, stablelm`},
 		{[]string{"report", "--config", missing}, ExitError, `field "intermediate_size": missing`},
 		{[]string{"report", "--config", good + ".nope"}, ExitError, "no such file"},
 		{[]string{"report", "--config", good, "--model", "m.onnx"}, ExitUsage, "--model and --config: give one"},
@@ -103,7 +134,12 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"report", "--config", good, "--dtype", "int3"}, ExitUsage, `--dtype "int3": want fp32, bf16 or fp16`},
 		{[]string{"report", "--dtype", "fp16"}, ExitUsage, "--dtype applies to --config only"},
 		{[]string{"report", "--config", window}, ExitError, `field "sliding_window": 2047`},
-		{[]string{"kv", "--config", good, "--context", "4096"}, ExitError, "32 layers x 2 x 8 kv heads x 128 x 2 bytes (bfloat16) = 131072 bytes per token"},
+		{[]string{"kv", "--config", unknownKV, "--context", "4096"}, ExitError, `the KV-cache graph (onnxruntime GenAI's form) is not built for this family yet; supported: llama, mistral, qwen2`},
+		{[]string{"kv", "--config", good, "--context", "4096", "--last-logits"}, ExitUsage, "--last-logits does not apply to kv and fit with --config"},
+		{[]string{"kv", "--config", good, "--context", "4096", "--qkv", "fused"}, ExitUsage, `--qkv "fused": want packed or separate`},
+		{[]string{"kv", "--config", good, "--context", "4096", "--positions", "1"}, ExitUsage, "--positions 1: want 2 to"},
+		{[]string{"kv", "--model", "m.onnx", "--context", "4096", "--positions", "64"}, ExitUsage, "--positions applies to --config only"},
+		{[]string{"kv", "--config", noPositions, "--context", "4096"}, ExitError, `field "max_position_embeddings": missing`},
 	} {
 		args := tc.args
 		if args[0] != "kv" {

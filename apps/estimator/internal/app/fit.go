@@ -12,6 +12,7 @@ import (
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/arch"
 	"carve.dev/libs/planner"
 )
 
@@ -23,10 +24,15 @@ func fitCommand(s Streams) *cli.Command {
 			"   [--target cpu|h200|sm_XY:SMS:SHARED] [--workers N] [--format table|json]",
 		Description: "Marks one dim open with NAME=? (or NAME=?:MAX to search no further than MAX) and finds the\n" +
 			"largest V such that the runner's reservation for the dim ranging over 1..V, the other dims as\n" +
-			"given, plus the weights, fits the budget: doubling, then bisection. Exits 3 if even 1 does not fit.",
-		Flags: append(modelFlags(),
-			&cli.StringFlag{Name: "budget", Usage: "device memory `SIZE` to fit in, e.g. 80GiB, 80GB, 1.5TiB or bytes (required)"},
-		),
+			"given, plus the weights, fits the budget: doubling, then bisection. Exits 3 if even 1 does not fit.\n" +
+			"With --config it plans generation as kv does, from the decode graph onnxruntime GenAI writes for the\n" +
+			"config: --dim seq=N is the context (positions per sequence), batch the sequences; it finds the most\n" +
+			"sequences at the context (batch=?, the default) or the longest context at the batch (seq=?), within\n" +
+			"--budget or the target's memory.",
+		Flags: append(append(modelFlags(),
+			&cli.StringFlag{Name: "budget", Usage: "device memory `SIZE` to fit in, e.g. 80GiB, 80GB, 1.5TiB or bytes (required, but with --config on a target of known memory)"},
+			&cli.Int64Flag{Name: "prompt", Usage: "with --config: the longest prompt `N` the runtime admits", DefaultText: "the context less one"},
+		), kvConfigFlags()...),
 		Action: func(c *cli.Context) error { return runFit(c, s) },
 	}
 }
@@ -73,6 +79,14 @@ func runFit(c *cli.Context, s Streams) error {
 	form, err := format(c)
 	if err != nil {
 		return err
+	}
+	if c.IsSet("config") {
+		return runFitConfig(c, s, form)
+	}
+	for _, f := range []string{"prompt", "qkv", "positions"} {
+		if c.IsSet(f) {
+			return usagef("--%s applies to --config only", f)
+		}
 	}
 	limit, ok, err := budget(c)
 	if err != nil {
@@ -305,4 +319,71 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// runFitConfig answers fit --config: generation planned as kv plans it (kvPlan), the dims read as
+// kv's axes: batch the sequences, seq the context.
+func runFitConfig(c *cli.Context, s Streams, form string) error {
+	env, err := engine.ParseEnvelope(c.StringSlice("dim"))
+	if err != nil {
+		return err
+	}
+	for _, name := range env.Names() {
+		if name != arch.BatchDim && name != arch.SeqDim {
+			return usagef("--dim %s: fit --config plans generation, whose dims are batch (the sequences) and seq (the context: positions per sequence, prompt and new tokens)", name)
+		}
+	}
+	axis := func(name string) (kvAxis, bool, error) {
+		r, ok := env[name]
+		switch {
+		case !ok:
+			return kvAxis{}, false, nil
+		case r.Open:
+			return kvAxis{open: true, max: r.Hi}, true, nil
+		case r.Lo == r.Hi:
+			return kvAxis{value: r.Lo}, true, nil
+		}
+		return kvAxis{}, false, usagef("--dim %s=%s: fit --config takes a value or ? for each dim (report plans ranges)", name, r)
+	}
+	batch, hasBatch, err := axis(arch.BatchDim)
+	if err != nil {
+		return err
+	}
+	ctxAxis, hasCtx, err := axis(arch.SeqDim)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !hasCtx:
+		return usagef("fit --config needs --dim seq=N (the context: the most sequences that fit) or seq=? (the longest context at the batch)")
+	case !hasBatch && ctxAxis.open:
+		batch = kvAxis{value: 1}
+	case !hasBatch:
+		batch = kvAxis{open: true}
+	case batch.open && ctxAxis.open:
+		return usagef("--dim batch=? and --dim seq=?: search one at a time (give the other a value)")
+	case !batch.open && !ctxAxis.open:
+		return usagef("fit --config: nothing to search; mark batch=? or seq=? (kv --config plans one point)")
+	}
+	ask := kvAsk{form: form, batch: batch, context: ctxAxis, prompt: c.Int64("prompt")}
+	if ask.budget, ask.hasBudget, err = budget(c); err != nil {
+		return err
+	}
+	if !ask.hasBudget {
+		t, err := target(c)
+		if err != nil {
+			return err
+		}
+		if t.Memory == 0 {
+			return usagef("fit --config needs --budget: the target %s has no memory size (h200, h100, a100 and sm_XY:SMS:SHARED:MEMORY have)", c.String("target"))
+		}
+		ask.budget, ask.hasBudget, ask.budgetFrom = t.Memory, true, "target"
+	}
+	if c.IsSet("prompt") && (ask.prompt < 1 || ask.prompt > engine.MaxDimValue) {
+		return usagef("--prompt %d: want 1 to %d positions (the largest dim carve admits)", ask.prompt, engine.MaxDimValue)
+	}
+	if !ctxAxis.open && (ctxAxis.value < 2 || ask.prompt >= ctxAxis.value) {
+		return usagef("--dim seq=%d: want a context of at least 2 positions and more than --prompt (a prompt and a new token)", ctxAxis.value)
+	}
+	return kvPlan(c, s, ask)
 }

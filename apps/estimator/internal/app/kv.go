@@ -42,6 +42,7 @@ func kvCommand(s Streams) *cli.Command {
 		&cli.StringFlag{Name: "context", Usage: "positions per sequence, prompt and new tokens: `N`, or ? (longest that fits) or ?:MAX (required)"},
 		&cli.Int64Flag{Name: "prompt", Usage: "the longest prompt `N` the runtime admits", DefaultText: "the context less one"},
 	)
+	flags = append(flags, kvConfigFlags()...)
 	for _, nf := range generate.NameFields {
 		flags = append(flags, &cli.StringFlag{Name: nameFlag(nf), Usage: fmt.Sprintf("the model's `NAME` for %s", nf.Default)})
 	}
@@ -49,13 +50,16 @@ func kvCommand(s Streams) *cli.Command {
 		Name:  "kv",
 		Usage: "KV-cache capacity: bytes per token, and the longest context or the most sequences that fit a budget",
 		UsageText: "estimator kv --model M.onnx --target h200 --context 4096 [--batch 8]\n" +
+			"   estimator kv --config config.json --target h200 --budget 141GiB --batch ? --context 32768\n" +
 			"   estimator kv --model M.onnx --target h200 --budget 141GiB --batch 8 --context ?\n" +
 			"   estimator kv --model M.onnx --target h200 --budget 141GiB --batch ? --context 4096",
 		Description: "Recognises the model's KV cache as `runner generate` does and plans what it reserves for --batch\n" +
 			"sequences of --context positions: the weights on the device, one arena planned for the prompt and\n" +
 			"decode shapes (the cache held outside it), and the cache's state buffers: the same bytes the runner\n" +
 			"reserves. With --context ? it finds the longest context that fits --budget at the batch; with --batch ?\n" +
-			"the most sequences at the context (doubling, then bisection). Exits 3 if even the smallest does not fit.",
+			"the most sequences at the context (doubling, then bisection). Exits 3 if even the smallest does not fit.\n" +
+			"With --config it builds, without weights, the decode graph onnxruntime GenAI writes for that config\n" +
+			"(GroupQueryAttention, past and present one buffer of the context) and plans it as that export.",
 		Flags:  flags,
 		Action: func(c *cli.Context) error { return runKV(c, s) },
 	}
@@ -63,17 +67,22 @@ func kvCommand(s Streams) *cli.Command {
 
 // kvResult is the JSON form of kv; README.md documents it.
 type kvResult struct {
-	Model         modelInfo `json:"model"`
-	Backend       string    `json:"backend"`
-	Workers       int       `json:"workers"`
-	Cache         kvCache   `json:"cache"`
-	BytesPerToken int64     `json:"kv_bytes_per_token"` // one position of one sequence, every layer's keys and values
+	Model   modelInfo `json:"model"`
+	Backend string    `json:"backend"`
+	Workers int       `json:"workers"`
+	Cache   kvCache   `json:"cache"`
+	// Graph says how a --config graph was built; absent for an ONNX model.
+	Graph         *kvGraph `json:"graph,omitempty"`
+	BytesPerToken int64    `json:"kv_bytes_per_token"` // one position of one sequence, every layer's keys and values
 	// Search is what was searched: "context", "batch", or "" for a plan at the given point.
 	Search      string `json:"search"`
 	SearchLo    int64  `json:"search_lo,omitempty"`
 	SearchHi    int64  `json:"search_hi,omitempty"`
 	BudgetBytes *int64 `json:"budget_bytes"`
-	Fits        *bool  `json:"fits"` // nil without a budget
+	// BudgetFrom is "target" when the budget is the target's memory (fit --config without
+	// --budget); absent when given.
+	BudgetFrom string `json:"budget_from,omitempty"`
+	Fits       *bool  `json:"fits"` // nil without a budget
 	// Largest is the longest context or the most sequences that fit; nil when even the smallest
 	// does not, or when nothing was searched.
 	Largest *int64 `json:"largest"`
@@ -86,6 +95,14 @@ type kvResult struct {
 	// envelope beside the capacity C that the largest prompt's pattern and the longest decode
 	// step's pattern plan for it: what separate W, C and R save over one worst-case W.
 	Workspaces []kvWorkspace `json:"workspaces,omitempty"`
+}
+
+// kvGraph is how kv --config built its graph: GenAI's form, q, k and v packed or separate, and
+// the rows of its rotary caches (the longest context it admits).
+type kvGraph struct {
+	Form            string `json:"form"` // "genai"
+	QKV             string `json:"qkv"`  // "packed" or "separate"
+	RotaryPositions int64  `json:"rotary_positions"`
 }
 
 type kvCache struct {
@@ -117,7 +134,10 @@ type kvProbe struct {
 	DeviceWeightBytes  int64 `json:"device_weight_bytes"` // their device copy (0 on a host-visible target: mapped from the file)
 	ArenaBytes         int64 `json:"arena_bytes"`         // the session's arena as reserved
 	StateBytes         int64 `json:"kv_state_bytes"`      // the cache's state buffers as reserved (the concat form keeps past and present)
-	// TotalBytes is device weights + arena + KV state: what the runner reserves and checks.
+	// CommBytes is the tensor-parallel communicator's buffers (--tp), a declared constant.
+	CommBytes int64 `json:"comm_bytes,omitempty"`
+	// TotalBytes is device weights + arena + KV state (+ the communicator's buffers under --tp):
+	// what the runner reserves and checks.
 	TotalBytes  int64  `json:"total_bytes"`
 	MarginBytes *int64 `json:"margin_bytes"` // budget - total; nil without a budget
 	Fits        bool   `json:"fits"`
@@ -162,6 +182,10 @@ type kvPlanner struct {
 	opts   engine.Options
 	prompt int64 // 0: the context less one
 	budget int64 // -1: none
+	comm   int64 // the communicator's buffers (--tp)
+	// maxContext is the longest context the model admits (the rotary caches' rows of a graph
+	// built from a config); 0: no limit known.
+	maxContext int64
 }
 
 // plan returns what the runner reserves for batch sequences of context positions: the cache's
@@ -174,6 +198,10 @@ func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 	}
 	p := &kvProbe{Batch: batch, Context: ctxLen, Prompt: prompt}
 	p.KVBytesPerSequence, _ = graph.CheckedMul(k.cache.BytesPerToken(), ctxLen)
+	if k.maxContext > 0 && ctxLen > k.maxContext {
+		p.limit, p.Problem = "model", fmt.Sprintf("context %d is beyond the %d positions of the rotary caches (the config's max_position_embeddings, or --positions)", ctxLen, k.maxContext)
+		return p, nil
+	}
 	gc := generate.Config{Batch: batch, Context: ctxLen, Prompt: prompt}
 	ro, err := k.cache.RuntimeOptions(k.m, gc, engine.RuntimeOptions{Options: k.opts})
 	var ce *generate.ConfigError
@@ -213,7 +241,8 @@ func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 		p.limit, p.Problem = "overflow", "weights, arena and state overflow int64"
 		return p, nil
 	}
-	p.TotalBytes = total + p.StateBytes
+	p.TotalBytes = total + p.StateBytes + k.comm
+	p.CommBytes = k.comm
 	p.limit, p.Fits = "budget", true
 	if k.budget >= 0 {
 		margin := k.budget - p.TotalBytes
@@ -237,10 +266,7 @@ func runKV(c *cli.Context, s Streams) error {
 	if !hasBudget {
 		budget = -1
 	}
-	if c.IsSet("config") {
-		return kvFromConfig(c)
-	}
-	if c.String("model") == "" {
+	if c.String("model") == "" && !c.IsSet("config") {
 		return usagef("estimator kv needs --model: the .onnx file of a decoder with a KV cache (the bundled model has none)")
 	}
 	if !c.IsSet("context") {
@@ -281,11 +307,42 @@ func runKV(c *cli.Context, s Streams) error {
 		}
 		*nf.Field(&names) = v
 	}
+	return kvPlan(c, s, kvAsk{form: form, budget: budget, hasBudget: hasBudget, batch: batch, context: ctxAxis, prompt: prompt, names: names})
+}
+
+// kvAsk is what kv (or fit --config) asks: the batch and the context, one of them open with a
+// budget, the longest prompt and the cache's names.
+type kvAsk struct {
+	form           string
+	budget         int64 // -1: none
+	hasBudget      bool
+	budgetFrom     string // "target" when the budget is the target's memory
+	batch, context kvAxis
+	prompt         int64
+	names          generate.Names
+}
+
+// kvPlan loads the model (or builds it from --config) and answers ask.
+func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
+	form, budget, hasBudget, batch, ctxAxis, prompt, names := ask.form, ask.budget, ask.hasBudget, ask.batch, ask.context, ask.prompt, ask.names
 	opts, err := options(c)
 	if err != nil {
 		return err
 	}
-	m, err := loadModel(c)
+	if !c.IsSet("config") {
+		for _, f := range []string{"qkv", "positions"} {
+			if c.IsSet(f) {
+				return usagef("--%s applies to --config only: an ONNX model's graph is its own", f)
+			}
+		}
+	}
+	var m *model
+	var built *kvGraph
+	if c.IsSet("config") {
+		m, built, err = loadConfigKV(c)
+	} else {
+		m, err = loadModel(c)
+	}
 	if err != nil {
 		return err
 	}
@@ -304,9 +361,13 @@ func runKV(c *cli.Context, s Streams) error {
 		return err
 	}
 	k := &kvPlanner{ctx: c.Context, m: tied, cache: cache, opts: opts, prompt: prompt, budget: budget}
+	if built != nil {
+		k.maxContext = built.RotaryPositions
+	}
+	k.comm = m.commReserve()
 	r := &kvResult{Model: m.info(), Backend: opts.Target.Backend, Workers: opts.Target.Workers,
 		Cache:         kvCache{Form: cache.Form.String(), Layers: len(cache.Layers), KVHeads: cache.KVHeads, HeadDim: cache.HeadDim, DType: cache.DType.String()},
-		BytesPerToken: cache.BytesPerToken()}
+		BytesPerToken: cache.BytesPerToken(), Graph: built, BudgetFrom: ask.budgetFrom}
 	if hasBudget {
 		r.BudgetBytes = &budget
 	}
@@ -419,10 +480,24 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 	tw.row("model\t%s\n", describeInfo(r.Model))
 	tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
 	ci := r.Cache
+	if g := r.Graph; g != nil {
+		tw.row("graph\tonnxruntime GenAI's decode graph, built from the config: GroupQueryAttention, %s q|k|v, rotary caches of %d positions\n", g.QKV, g.RotaryPositions)
+	}
 	tw.row("cache\t%s form, %d layers x %d KV heads x %d, %s\n", ci.Form, ci.Layers, ci.KVHeads, ci.HeadDim, ci.DType)
-	tw.row("KV per token\t%s per sequence (every layer's keys and values)\n", size(r.BytesPerToken))
+	perRank := ""
+	if c := r.Model.Config; c != nil && c.TP != nil {
+		perRank = fmt.Sprintf(" on each rank (%d of the %d KV heads, %s)", c.TP.KVHeads, c.KVHeads, replicas(c.TP.KVReplicas))
+	}
+	tw.row("KV per token\t%s per sequence (every layer's keys and values)%s\n", size(r.BytesPerToken), perRank)
+	if c := r.Model.Config; c != nil && c.TP != nil {
+		commRow(tw, c.TP)
+	}
 	if r.BudgetBytes != nil {
-		tw.row("budget\t%s\n", size(*r.BudgetBytes))
+		from := ""
+		if r.BudgetFrom == "target" {
+			from = "\tthe target's memory (--budget sets another)"
+		}
+		tw.row("budget\t%s%s\n", size(*r.BudgetBytes), from)
 	}
 	switch {
 	case r.Search == "":
@@ -453,8 +528,12 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 				verdict = fmt.Sprintf(": does not fit, %s over", bytesize.Format(-*p.MarginBytes))
 			}
 		}
-		tw.row("%s\ttotal %s = %s + arena %s + KV state %s%s\n", head, size(p.TotalBytes), weights,
-			bytesize.Format(p.ArenaBytes), bytesize.Format(p.StateBytes), verdict)
+		comm := ""
+		if p.CommBytes > 0 {
+			comm = " + all-reduce " + bytesize.Format(p.CommBytes)
+		}
+		tw.row("%s\ttotal %s = %s + arena %s + KV state %s%s%s\n", head, size(p.TotalBytes), weights,
+			bytesize.Format(p.ArenaBytes), bytesize.Format(p.StateBytes), comm, verdict)
 		tw.row("\tKV %s per sequence, prompts up to %d, envelope %s\n", bytesize.Format(p.KVBytesPerSequence), p.Prompt, p.Envelope)
 	}
 	if r.Search != "" {
@@ -506,16 +585,40 @@ func kvLimitedBy(r *kvResult) string {
 	return fmt.Sprintf("the whole search range fits (raise the maximum with --%s ?:MAX)", r.Search)
 }
 
-// kvFromConfig answers kv --config: carve does not build a KV-cache graph from a config yet (the
-// GenAI shared-buffer form), so it says so, with what the cache would take per token.
-func kvFromConfig(c *cli.Context) error {
-	m, err := loadConfig(c)
-	if err != nil {
-		return err
+// kvConfigFlags are kv's flags for a graph built from --config.
+func kvConfigFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "qkv", Value: "packed", Usage: "with --config: the q, k and v products as GenAI's builder writes them, `FORM` packed (one q|k|v product, for its CUDA and CPU providers) or separate (three, for DirectML)"},
+		&cli.Int64Flag{Name: "positions", Usage: "with --config: the rotary caches' `ROWS`, GenAI's context_length and the longest context the graph admits", DefaultText: "the config's max_position_embeddings"},
 	}
-	defer m.close()
-	cfg, dt := m.config, m.Value(arch.Logits).DType
-	return fmt.Errorf("kv --config %s: planning generation from a config is not built yet (its graph has no KV cache; give --model, "+
-		"an export with one); its cache would take %d layers x 2 x %d kv heads x %d x %d bytes (%s) = %d bytes per token",
-		m.name, cfg.Layers, cfg.KVHeads, cfg.HeadDim, dt.Size(), dt, cfg.KVBytesPerToken(dt))
+}
+
+// loadConfigKV builds the decode graph of --config in onnxruntime GenAI's form (arch.BuildKV) for
+// the target's kernels.
+func loadConfigKV(c *cli.Context) (*model, *kvGraph, error) {
+	for _, f := range []string{"last-logits", "ignore-window"} {
+		if c.IsSet(f) {
+			return nil, nil, usagef("--%s does not apply to kv and fit with --config (report's): GenAI's decode graph computes every position's logits, and its GroupQueryAttention has the window", f)
+		}
+	}
+	qkv := c.String("qkv")
+	if qkv != "packed" && qkv != "separate" {
+		return nil, nil, usagef("--qkv %q: want packed or separate", qkv)
+	}
+	positions := c.Int64("positions")
+	if c.IsSet("positions") && (positions < 2 || positions > engine.MaxDimValue) {
+		return nil, nil, usagef("--positions %d: want 2 to %d rows", positions, engine.MaxDimValue)
+	}
+	src, err := readConfig(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := src.rank.BuildKV(arch.KVOptions{DType: src.dtype, Skip: src.skip, SeparateQKV: qkv == "separate", RotaryPositions: positions})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--config %s: %w", src.path, err)
+	}
+	if positions == 0 {
+		positions = src.cfg.Positions
+	}
+	return &model{Model: g, exported: g, name: src.path, config: src.cfg, tp: src.tp}, &kvGraph{Form: "genai", QKV: qkv, RotaryPositions: positions}, nil
 }

@@ -31,6 +31,7 @@ func modelFlags() []cli.Flag {
 		&cli.StringFlag{Name: "config", Usage: "plan from a transformers config.json `FILE` instead of --model: the canonical fused graph of its architecture, weights by shape only (no export, no weights)"},
 		&cli.BoolFlag{Name: "ignore-window", Usage: "with --config: plan a sliding-window model as plain causal attention (exact while seq is at most the window; carve does not fuse windowed attention yet)"},
 		&cli.BoolFlag{Name: "last-logits", Usage: "with --config: compute the logits of the last position only ([batch, 1, vocab]), as a prompt step of generation does"},
+		&cli.IntFlag{Name: "tp", Value: 1, Usage: "with --config: plan one rank of a Megatron tensor-parallel split over `N` ranks (heads, MLP columns and vocabulary per rank, KV heads max(1, kv/N)), with the communicator's all-reduce buffers"},
 		&cli.StringFlag{Name: "dtype", Usage: "with --config: the weights' and activations' `TYPE`, fp32, bf16 or fp16 (default: the config's torch_dtype, else fp32)"},
 		&cli.StringSliceFlag{Name: "dim", Aliases: []string{"d"}, Usage: "a dim's value or range: `NAME=V`, NAME=LO:HI, NAME=? (fit: the dim to search), NAME=?:MAX; repeat for each dim"},
 		targetFlag(),
@@ -48,6 +49,22 @@ type model struct {
 	name         string          // the path given, or bundled.Name
 	bundled      bool
 	config       *arch.Config // the config the graph was built from (--config); nil for an ONNX model
+	tp           *arch.TP     // the tensor-parallel split the graph is one rank of (--tp above 1); nil for none
+}
+
+// commBytes is what the tensor-parallel group's communicator takes on each rank for its
+// all-reduce buffers: a declared constant, not planned (NCCL allocates them outside carve's
+// arena). NCCL keeps, per channel and per peer, a buffer of NCCL_BUFFSIZE (4 MiB) for its Simple
+// protocol and buffers for LL (256 KiB) and LL128 (about 4.6 MiB): about 9 MiB, for a ring's two
+// peers, over up to 32 channels on NVLink: 32 x 2 x 9 MiB.
+const commBytes = 32 * 2 * 9 << 20
+
+// commReserve is the communicator bytes a rank reserves: commBytes under --tp, else 0.
+func (m *model) commReserve() int64 {
+	if m.tp == nil {
+		return 0
+	}
+	return commBytes
 }
 
 func (m *model) close() {
@@ -61,7 +78,7 @@ func loadModel(c *cli.Context) (*model, error) {
 	if c.IsSet("config") {
 		return loadConfig(c)
 	}
-	for _, f := range []string{"dtype", "last-logits", "ignore-window"} {
+	for _, f := range []string{"dtype", "last-logits", "ignore-window", "tp"} {
 		if c.IsSet(f) {
 			return nil, usagef("--%s applies to --config only: an ONNX model's graph is its own", f)
 		}
@@ -106,6 +123,33 @@ func loadModel(c *cli.Context) (*model, error) {
 // loadConfig builds the graph of --config: the canonical fused graph of its architecture for
 // the target's kernels (arch), its weights by shape only.
 func loadConfig(c *cli.Context) (*model, error) {
+	src, err := readConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	g, err := src.rank.Build(arch.Options{DType: src.dtype, Skip: src.skip, IgnoreWindow: c.Bool("ignore-window"), LastLogits: c.Bool("last-logits")})
+	var ce *arch.ConfigError
+	if errors.As(err, &ce) && ce.Field == "sliding_window" {
+		return nil, fmt.Errorf("--config %s: %w (--ignore-window plans it so)", src.path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--config %s: %w", src.path, err)
+	}
+	return &model{Model: g, exported: g, name: src.path, config: src.cfg, tp: src.tp}, nil
+}
+
+// configSource is a parsed --config and how to build it.
+type configSource struct {
+	path  string
+	cfg   *arch.Config
+	rank  *arch.Config   // the config of one rank under --tp; cfg without it
+	tp    *arch.TP       // nil without --tp
+	dtype graph.DType    // --dtype; 0: the config's
+	skip  []rewrite.Kind // the fusions the target lacks
+}
+
+// readConfig reads and parses --config, with --dtype and the target's fusions.
+func readConfig(c *cli.Context) (*configSource, error) {
 	path := c.String("config")
 	switch {
 	case c.IsSet("model"):
@@ -141,15 +185,16 @@ func loadConfig(c *cli.Context) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := cfg.Build(arch.Options{DType: dt, Skip: fo.Skip, IgnoreWindow: c.Bool("ignore-window"), LastLogits: c.Bool("last-logits")})
-	var ce *arch.ConfigError
-	if errors.As(err, &ce) && ce.Field == "sliding_window" {
-		return nil, fmt.Errorf("--config %s: %w (--ignore-window plans it so)", path, err)
+	src := &configSource{path: path, cfg: cfg, rank: cfg, dtype: dt, skip: fo.Skip}
+	if n := c.Int("tp"); n != 1 {
+		if n < 1 {
+			return nil, usagef("--tp %d: want 1 or more ranks", n)
+		}
+		if src.rank, src.tp, err = cfg.Split(n); err != nil {
+			return nil, fmt.Errorf("--config %s: --tp %d: %w", path, n, err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("--config %s: %w", path, err)
-	}
-	return &model{Model: g, exported: g, name: path, config: cfg}, nil
+	return src, nil
 }
 
 // targetFlag is --target, shared by report, fit and ops (--backend is its old name).
@@ -254,6 +299,20 @@ type configInfo struct {
 	HeadDim   int64  `json:"head_dim"`
 	Vocab     int64  `json:"vocab"`
 	DType     string `json:"dtype"`
+	// TP is the tensor-parallel split the graph is one rank of (--tp); absent without it.
+	TP *tpInfo `json:"tp,omitempty"`
+}
+
+// tpInfo is one rank of a tensor-parallel split, in JSON.
+type tpInfo struct {
+	Ranks        int   `json:"ranks"`
+	Heads        int64 `json:"heads_per_rank"`
+	KVHeads      int64 `json:"kv_heads_per_rank"`
+	KVReplicas   int64 `json:"kv_replicas"` // ranks holding each KV head
+	Intermediate int64 `json:"intermediate_per_rank"`
+	Vocab        int64 `json:"vocab_per_rank"`
+	AllReduces   int   `json:"all_reduces"` // per forward pass, in place
+	CommBytes    int64 `json:"comm_bytes"`  // the communicator's buffers per rank, a declared constant
 }
 
 func (m *model) info() modelInfo {
@@ -261,6 +320,10 @@ func (m *model) info() modelInfo {
 	if c := m.config; c != nil {
 		mi.Config = &configInfo{ModelType: c.ModelType, Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads,
 			HeadDim: c.HeadDim, Vocab: c.Vocab, DType: m.Value(arch.Logits).DType.String()}
+		if t := m.tp; t != nil {
+			mi.Config.TP = &tpInfo{Ranks: t.Ranks, Heads: t.Heads, KVHeads: t.KVHeads, KVReplicas: t.KVReplicas, Intermediate: t.Intermediate,
+				Vocab: t.Vocab, AllReduces: t.AllReduces, CommBytes: commBytes}
+		}
 	}
 	return mi
 }

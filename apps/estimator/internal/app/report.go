@@ -52,6 +52,7 @@ type report struct {
 	ArenaLowerBoundBytes int64                `json:"arena_lower_bound_bytes"`
 	WorkspaceBoundBytes  int64                `json:"workspace_bound_bytes"`
 	TotalBytes           int64                `json:"total_bytes"`
+	CommBytes            int64                `json:"comm_bytes,omitempty"` // --tp: the communicator's buffers, in the total
 	Budget               *budgetVerdict       `json:"budget"`
 	WorstBinding         map[string]int64     `json:"worst_binding"`
 	DrivingDim           string               `json:"driving_dim"`
@@ -152,6 +153,8 @@ func runReport(c *cli.Context, s Streams) error {
 		return err
 	}
 	r := buildReport(m, env, defaulted, opts, ep, top)
+	r.CommBytes = m.commReserve()
+	r.TotalBytes += r.CommBytes
 	r.Fusion = fusionSection(c.Context, m, env, opts, top)
 	if haveBudget {
 		r.Budget = &budgetVerdict{BudgetBytes: limit, Fits: r.TotalBytes <= limit, MarginBytes: limit - r.TotalBytes}
@@ -271,7 +274,12 @@ func writeReportTable(w io.Writer, r *report) error {
 	}
 	tw.row("arena\t%s\tactivations + workspaces at %s: what the runner reserves\n", size(r.ArenaBytes), engine.Binding(r.WorstBinding))
 	tw.row("  lower bound\t%s\t%s\n", size(r.ArenaLowerBoundBytes), overLowerBound(r.ArenaBytes, r.ArenaLowerBoundBytes))
-	tw.row("total\t%s\tweights + arena\n", size(r.TotalBytes))
+	if t := r.Model.Config; t != nil && t.TP != nil {
+		commRow(tw, t.TP)
+		tw.row("total\t%s\tweights + arena + all-reduce buffers, per rank\n", size(r.TotalBytes))
+	} else {
+		tw.row("total\t%s\tweights + arena\n", size(r.TotalBytes))
+	}
 	if b := r.Budget; b != nil {
 		verdict := fmt.Sprintf("FITS, %s to spare", bytesize.Format(b.MarginBytes))
 		if !b.Fits {
@@ -354,10 +362,29 @@ func describeInfo(m modelInfo) string {
 		dims = "dims " + strings.Join(m.Dims, ", ")
 	}
 	if c := m.Config; c != nil {
-		return fmt.Sprintf("%s (%s, built from the config: %d layers, hidden %d, %d heads, %d kv heads x %d, vocab %d, %s; %d nodes, %s)",
-			m.Name, c.ModelType, c.Layers, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Vocab, c.DType, m.Nodes, dims)
+		tp := ""
+		if t := c.TP; t != nil {
+			tp = fmt.Sprintf("; one rank of %d (tensor parallel): %d heads, %d kv heads (%s), intermediate %d, vocab %d",
+				t.Ranks, t.Heads, t.KVHeads, replicas(t.KVReplicas), t.Intermediate, t.Vocab)
+		}
+		return fmt.Sprintf("%s (%s, built from the config: %d layers, hidden %d, %d heads, %d kv heads x %d, vocab %d, %s%s; %d nodes, %s)",
+			m.Name, c.ModelType, c.Layers, c.Hidden, c.Heads, c.KVHeads, c.HeadDim, c.Vocab, c.DType, tp, m.Nodes, dims)
 	}
 	return fmt.Sprintf("%s (%d nodes, %s)", m.Name, m.Nodes, dims)
+}
+
+// replicas says how many ranks hold each KV head.
+func replicas(n int64) string {
+	if n == 1 {
+		return "each on one rank"
+	}
+	return fmt.Sprintf("each replicated on %d ranks", n)
+}
+
+// commRow is the table's line for the communicator's buffers under --tp.
+func commRow(tw *table, t *tpInfo) {
+	tw.row("  all-reduce\t%s\tthe tensor-parallel communicator's buffers per rank, a declared constant (NCCL's, not planned); %d all-reduces a forward, in place\n",
+		size(t.CommBytes), t.AllReduces)
 }
 
 func shown(n, of int) string {

@@ -1,0 +1,212 @@
+package arch
+
+import (
+	"fmt"
+	"slices"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
+)
+
+// Names and dims of the KV-cache graph (BuildKV), as onnxruntime GenAI's builder writes them.
+const (
+	PastKey      = "past_key_values.%d.key"
+	PastValue    = "past_key_values.%d.value"
+	PresentKey   = "present.%d.key"
+	PresentValue = "present.%d.value"
+	TotalSeqDim  = "total_seq" // the attention mask's length: the positions so far
+	MaxSeqDim    = "max_seq"   // the cache buffer's length: the context
+)
+
+// KVOptions say how BuildKV builds the decode graph.
+type KVOptions struct {
+	// DType is the weights', activations' and cache's type; 0 means the config's torch_dtype,
+	// and float32 when it names none.
+	DType graph.DType
+	// Skip are the fusions the target's kernels lack (engine.FuseOptions), as in Options.
+	Skip []rewrite.Kind
+	// SeparateQKV makes q, k and v three products, as GenAI's builder writes models for
+	// DirectML; otherwise one packed q|k|v product whose output GroupQueryAttention splits, as
+	// it writes them for its CUDA and CPU providers (the default).
+	SeparateQKV bool
+	// RotaryPositions is the rows of the rotary caches (cos_cache, sin_cache [rows, rot/2]), the
+	// builder's context_length; 0 means the config's max_position_embeddings.
+	RotaryPositions int64
+}
+
+// kvFamilies are the families BuildKV builds: the Llama lineage without per-head norms, fused
+// projections or multipliers, as GenAI's builder writes them.
+var kvFamilies = []string{"llama", "mistral", "qwen2"}
+
+// KVFamilies returns the model_types BuildKV builds.
+func KVFamilies() []string { return slices.Clone(kvFamilies) }
+
+// BuildKV returns the decode graph with a KV cache in onnxruntime GenAI's form, fused as
+// package rewrite leaves such an export, its weights declared by shape only:
+//
+//	inputs   input_ids [batch, seq], attention_mask [batch, total_seq] (int64),
+//	         past_key_values.{i}.key|value [batch, kv_heads, max_seq, head_dim]
+//	outputs  logits [batch, seq, vocab], present.{i}.key|value (the same buffer as the past)
+//
+// seqlens_k (the mask's sum less one, int32 [batch, 1]) and total_sequence_length (the mask's
+// length, an int32 scalar) are computed from the mask; each layer is
+// SkipSimplifiedLayerNormalization (SimplifiedLayerNormalization first), the q, k, v products
+// (packed unless SeparateQKV), com.microsoft.GroupQueryAttention with the rotary inside
+// (do_rotary, cos_cache and sin_cache of RotaryPositions rows, local_window_size from a
+// sliding window), o_proj, SkipSimplifiedLayerNormalization and the gated MLP; a last
+// SkipSimplifiedLayerNormalization and the LM head. This is tools/fixtures/gqa_builder.py's
+// graph, which the zoo's *.gqa models are, and package generate recognises it as the
+// shared-buffer form.
+func (c *Config) BuildKV(o KVOptions) (*graph.Model, error) {
+	dt, err := c.dtype(o.DType)
+	if err != nil {
+		return nil, err
+	}
+	_, ok := llamaStyles[c.Family]
+	if !ok || !slices.Contains(kvFamilies, c.Family) {
+		return nil, &ConfigError{ModelType: c.ModelType, Field: "model_type", Problem: "the KV-cache graph (onnxruntime GenAI's form) is not built for this family yet",
+			Supported: KVFamilies()}
+	}
+	switch {
+	case c.RotaryDim != c.HeadDim:
+		return nil, &ConfigError{ModelType: c.ModelType, Field: "partial_rotary_factor", Problem: fmt.Sprintf("rotates %d of head_dim %d dims: the KV-cache graph is built for a full rotary only", c.RotaryDim, c.HeadDim)}
+	case c.EmbedScale != 1 || c.ResidScale != 1 || c.LogitsScale != 1:
+		return nil, &ConfigError{ModelType: c.ModelType, Problem: "the KV-cache graph is built without embedding, residual or logits multipliers"}
+	}
+	rows := o.RotaryPositions
+	if rows == 0 {
+		rows = c.Positions
+	}
+	if rows < 1 {
+		return nil, &ConfigError{ModelType: c.ModelType, Field: "max_position_embeddings", Problem: "missing: the KV-cache graph's rotary caches have that many rows (GenAI's context_length); give it, or the rows"}
+	}
+	if rows > 1<<31 {
+		return nil, &ConfigError{ModelType: c.ModelType, Field: "max_position_embeddings", Problem: fmt.Sprintf("%d is too large", rows)}
+	}
+	if slices.Contains(o.Skip, rewrite.SwiGLU) {
+		return nil, fmt.Errorf("arch: the target has no kernel for the fused SwiGLU, which the KV-cache graph's MLP is made of")
+	}
+	b := &builder{c: c, dt: dt, inits: map[string]bool{}, skip: map[rewrite.Kind]bool{}, hShape: map[int64]string{}}
+	for _, k := range o.Skip {
+		b.skip[k] = true
+	}
+	b.spec.Opsets = map[string]int64{"": 21, "com.microsoft": 1, graph.DomainCarve: 1}
+	b.spec.IRVersion = 10
+	b.spec.Producer = "carve arch " + c.ModelType + " (onnxruntime GenAI's KV-cache form)"
+	kvShape := graph.Shape{graph.Sym(BatchDim), graph.Const(c.KVHeads), graph.Sym(MaxSeqDim), graph.Const(c.HeadDim)}
+	b.spec.Inputs = []graph.ValueSpec{
+		{Name: InputIDs, DType: graph.Int64, Shape: graph.Shape{graph.Sym(BatchDim), graph.Sym(SeqDim)}},
+		{Name: AttentionMask, DType: graph.Int64, Shape: graph.Shape{graph.Sym(BatchDim), graph.Sym(TotalSeqDim)}},
+	}
+	for i := 0; i < c.Layers; i++ {
+		for _, name := range []string{PastKey, PastValue} {
+			b.spec.Inputs = append(b.spec.Inputs, graph.ValueSpec{Name: fmt.Sprintf(name, i), DType: dt, Shape: slices.Clone(kvShape)})
+		}
+	}
+	b.buildGenAI(rows, o.SeparateQKV)
+	if b.err != nil {
+		return nil, b.err
+	}
+	m, err := graph.Build(b.spec)
+	if err != nil {
+		return nil, fmt.Errorf("arch: the %s KV-cache graph is invalid (a bug in package arch): %w", c.ModelType, err)
+	}
+	return m, nil
+}
+
+// buildGenAI appends the nodes of the GenAI form in the order the rewrite leaves an export of it.
+func (b *builder) buildGenAI(rows int64, separate bool) {
+	c := b.c
+	one := b.ints("one_i64", false, 1)
+	oneScalar := b.ints("one_scalar_i64", true, 1)
+	sum := b.node("mask_sum", "ReduceSum", []string{AttentionMask, one}, attrInt("keepdims", 1))
+	lens := b.node("mask_sum_minus_1", "Sub", []string{sum, oneScalar})
+	seqlens := b.node("seqlens_k", "Cast", []string{lens}, attrInt("to", int64(graph.Int32)))
+	shape := b.node("mask_shape", "Shape", []string{AttentionMask})
+	total := b.node("total_seq_i64", "Gather", []string{shape, oneScalar}, attrInt("axis", 0))
+	totalLen := b.node("total_sequence_length", "Cast", []string{total}, attrInt("to", int64(graph.Int32)))
+	cos := b.weight("cos_cache", rows, c.RotaryDim/2)
+	sin := b.weight("sin_cache", rows, c.RotaryDim/2)
+	b.weight("model.embed_tokens.weight", c.Vocab, c.Hidden)
+	x := b.node("embeds", "Gather", []string{"model.embed_tokens.weight", InputIDs}, attrInt("axis", 0))
+
+	skipNorm := func(name, y, residual, w, resOut string) (string, string) {
+		b.spec.Nodes = append(b.spec.Nodes, graph.NodeSpec{Name: name, OpType: "SkipSimplifiedLayerNormalization", Domain: "com.microsoft",
+			Inputs: []string{y, residual, w}, Outputs: []string{name, "", "", resOut}, Attrs: graph.NewAttributes(attrFloat("epsilon", c.Eps))})
+		return name, resOut
+	}
+	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	residual, pending := x, ""
+	for i := 0; i < c.Layers; i++ {
+		p := fmt.Sprintf("model.layers.%d", i)
+		a := p + ".self_attn"
+		ln := b.weight(p+".input_layernorm.weight", c.Hidden)
+		var h string
+		if pending == "" {
+			h = b.node(p+".input_layernorm", "SimplifiedLayerNormalization", []string{residual, ln}, attrInt("axis", -1), attrFloat("epsilon", c.Eps))
+		} else {
+			h, residual = skipNorm(p+".input_layernorm", pending, residual, ln, p+".residual_in")
+		}
+		var q, k, v string
+		if separate {
+			q = b.genaiLinear(p+".q", h, a+".q_proj", c.Hidden, qd, c.AttnBias)
+			k = b.genaiLinear(p+".k", h, a+".k_proj", c.Hidden, kvd, c.AttnBias)
+			v = b.genaiLinear(p+".v", h, a+".v_proj", c.Hidden, kvd, c.AttnBias)
+		} else {
+			q = b.genaiLinear(p+".qkv", h, a+".qkv_proj", c.Hidden, qd+2*kvd, c.AttnBias)
+		}
+		attrs := []graph.Attribute{attrInt("do_rotary", 1), attrInt("kv_num_heads", c.KVHeads), attrInt("num_heads", c.Heads),
+			attrInt("rotary_interleaved", 0), attrFloat("scale", c.AttnScale)}
+		if c.SlidingWindow > 0 {
+			attrs = append(attrs, attrInt("local_window_size", c.SlidingWindow))
+		}
+		att := p + ".attn"
+		b.spec.Nodes = append(b.spec.Nodes, graph.NodeSpec{Name: att, OpType: "GroupQueryAttention", Domain: "com.microsoft",
+			Inputs:  []string{q, k, v, fmt.Sprintf(PastKey, i), fmt.Sprintf(PastValue, i), seqlens, totalLen, cos, sin},
+			Outputs: []string{att, fmt.Sprintf(PresentKey, i), fmt.Sprintf(PresentValue, i)}, Attrs: graph.NewAttributes(attrs...)})
+		o := b.genaiLinear(p+".o", att, a+".o_proj", qd, c.Hidden, c.OutBias)
+		pln := b.weight(p+".post_attention_layernorm.weight", c.Hidden)
+		h, residual = skipNorm(p+".post_attention_layernorm", o, residual, pln, p+".residual_mid")
+		m := p + ".mlp"
+		var act string
+		if !b.skip[rewrite.GatedMatMul] && !c.MLPBias {
+			wg := b.weight(m+".gate_proj.weight.T", c.Hidden, c.Intermediate)
+			wu := b.weight(m+".up_proj.weight.T", c.Hidden, c.Intermediate)
+			act = b.nodeIn(graph.DomainCarve, p+".gate_up", "GatedMatMul", []string{h, wg, wu}, attrFloat("alpha", 1))
+		} else {
+			g := b.genaiLinear(p+".gate", h, m+".gate_proj", c.Hidden, c.Intermediate, c.MLPBias)
+			u := b.genaiLinear(p+".up", h, m+".up_proj", c.Hidden, c.Intermediate, c.MLPBias)
+			act = b.nodeIn(graph.DomainCarve, p+".gate_up", "SwiGLU", []string{g, u}, attrFloat("alpha", 1))
+		}
+		pending = b.genaiLinear(p+".mlp", act, m+".down_proj", c.Intermediate, c.Hidden, c.MLPBias)
+	}
+	fn := b.weight("model.norm.weight", c.Hidden)
+	h, _ := skipNorm("model.norm", pending, residual, fn, "model.residual_out")
+	b.node(Logits, "MatMul", []string{h, b.weight("lm_head.weight.T", c.Hidden, c.Vocab)})
+	b.spec.Outputs = []string{Logits}
+	for i := 0; i < c.Layers; i++ {
+		b.spec.Outputs = append(b.spec.Outputs, fmt.Sprintf(PresentKey, i), fmt.Sprintf(PresentValue, i))
+	}
+}
+
+// genaiLinear is x [batch, seq, in] times the weight [in, out] (GenAI's transposed copy), plus a
+// bias: MatMul, or with a bias the rewrite's Gemm over views of the export's MatMul and Add
+// (Flatten, Gemm, the shape [batch, seq, out] from x's, Reshape back), or MatMul and Add where
+// the target lacks that fusion.
+func (b *builder) genaiLinear(name, x, weight string, in, out int64, bias bool) string {
+	w := b.weight(weight+".weight.T", in, out)
+	if !bias {
+		return b.node(name, "MatMul", []string{x, w})
+	}
+	bw := b.weight(weight+".bias", out)
+	if b.skip[rewrite.MatMulBias] {
+		mm := b.node(name+"_mm", "MatMul", []string{x, w})
+		return b.node(name, "Add", []string{mm, bw})
+	}
+	a2 := b.node(name+"/Gemm/A2", "Flatten", []string{x}, attrInt("axis", 2))
+	y2 := b.node(name+"/Gemm/Y2", "Gemm", []string{a2, w, bw})
+	sa := b.node(name+"/Gemm/shapeA", "Shape", []string{x})
+	lead := b.node(name+"/Gemm/lead", "Slice", []string{sa, b.ints("rewrite.[0]", false, 0), b.ints("rewrite.[-1]", false, -1)})
+	sy := b.node(name+"/Gemm/shapeY", "Concat", []string{lead, b.ints(fmt.Sprintf("rewrite.[%d]", out), false, out)}, attrInt("axis", 0))
+	return b.node(name, "Reshape", []string{y2, sy})
+}
