@@ -38,6 +38,8 @@ type Env struct {
 	DeviceMemory int64
 	// Observe sees the allocator's statistics when the runner closes (run.Config.Observe).
 	Observe func(stage string, st alloc.Stats)
+	// ServeReady, if set, is called with `runner serve`'s address once it is ready. For tests.
+	ServeReady func(addr string)
 }
 
 // Main runs the runner with args (args[0] is the program name) and returns the exit code.
@@ -61,7 +63,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
 	if code == ExitUsage {
 		help := "runner --help"
-		if len(args) > 1 && (args[1] == "run" || args[1] == "bench" || args[1] == "generate") {
+		if len(args) > 1 && (args[1] == "run" || args[1] == "bench" || args[1] == "generate" || args[1] == "serve") {
 			help = "runner " + args[1] + " --help"
 		}
 		msg += " (see " + help + ")"
@@ -83,7 +85,8 @@ func newApp(env Env) *cli.App {
 		Usage: "run ONNX models on carve's planned arenas",
 		UsageText: "runner run [flags]       run a model once or more and write its outputs\n" +
 			"runner bench [flags]     measure latency, throughput and allocations\n" +
-			"runner generate [flags]  generate tokens with a decoder's KV cache and time them",
+			"runner generate [flags]  generate tokens with a decoder's KV cache and time them\n" +
+			"runner serve [flags]     serve a model over HTTP (v2 inference protocol, OpenAI completions)",
 		Description: "Loads a model, plans the --dim envelope and reserves each session's arena before any\n" +
 			"inference (Level-2 reservation); runs then allocate nothing. Without --model it uses a small\n" +
 			"GPT-2 built into the binary. Exit codes: 0 ok, 1 error (a bad file, a failed run), 2 usage (the\n" +
@@ -96,12 +99,12 @@ func newApp(env Env) *cli.App {
 		OnUsageError:              onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("unknown command %q: the commands are run, bench and generate", c.Args().First())
+				return usagef("unknown command %q: the commands are run, bench, generate and serve", c.Args().First())
 			}
 			cli.ShowAppHelp(c)
 			return usagef("no command given")
 		},
-		Commands: []*cli.Command{runCommand(env), benchCommand(env), generateCommand(env)},
+		Commands: []*cli.Command{runCommand(env), benchCommand(env), generateCommand(env), serveCommand(env)},
 	}
 }
 
@@ -210,8 +213,18 @@ func deviceConfig(c *cli.Context, env Env) (run.Config, error) {
 	if err := atMost("workers", cfg.Workers, maxWorkers, "the CPU kernels plan a workspace for each worker"); err != nil {
 		return cfg, err
 	}
-	if f := c.String("format"); f != "table" && f != "json" {
+	if f := c.String("format"); hasFlag(c, "format") && f != "table" && f != "json" {
 		return cfg, usagef("--format %q: want table or json", f)
 	}
 	return cfg, nil
+}
+
+// hasFlag says whether c's command defines the flag name (serve has no --format).
+func hasFlag(c *cli.Context, name string) bool {
+	for _, f := range c.Command.Flags {
+		if f.Names()[0] == name {
+			return true
+		}
+	}
+	return false
 }

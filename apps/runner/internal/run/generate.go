@@ -18,8 +18,9 @@ import (
 
 // GenerateConfig says what `runner generate` loads and generates. Of Config it uses ModelPath,
 // Device (one device), DeviceMemory, Policy, Limit, Workers, NoFuse, Graphs, Seed, Registry and
-// Observe; the envelope and the state come from the cache (generate.Cache.RuntimeOptions), and
-// there is one session.
+// Observe; the envelope and the state come from the cache (generate.Cache.RuntimeOptions).
+// Config.Sessions is the sessions reserved (0: one), each with its own arena, KV state and
+// generator: `runner serve`'s sequence slots.
 type GenerateConfig struct {
 	Config
 	// Names override the cache's input and output names (generate.Names).
@@ -59,8 +60,11 @@ type Generation struct {
 	Fusion    *rewrite.Report // nil with Config.NoFuse
 	Cache     *generate.Cache
 	Replica   *Replica
-	Session   *engine.Session
-	Gen       *generate.Generator
+	Session   *engine.Session     // Sessions[0]
+	Gen       *generate.Generator // Gens[0]
+	// Sessions and Gens are the Config.Sessions sessions and their generators, by slot.
+	Sessions []*engine.Session
+	Gens     []*generate.Generator
 	// Generate is the configuration reserved for: batch, context and longest prompt.
 	Generate generate.Config
 	Prompt   []int64 // Batch rows of PromptLen ids
@@ -73,16 +77,17 @@ type GenMemory struct {
 	Envelope          string `json:"envelope"`
 	WeightBytes       int64  `json:"weight_bytes"`        // the model's weights, mapped from its file
 	DeviceWeightBytes int64  `json:"device_weight_bytes"` // their device copy on a discrete device; 0 on the CPU
-	ArenaBytes        int64  `json:"arena_bytes"`         // the session's arena as reserved (alloc.ReservedSize)
-	StateBytes        int64  `json:"kv_state_bytes"`      // the session's KV cache buffers as reserved
+	ArenaBytes        int64  `json:"arena_bytes"`         // each session's arena as reserved (alloc.ReservedSize)
+	StateBytes        int64  `json:"kv_state_bytes"`      // each session's KV cache buffers as reserved
 	// KVBytesPerToken is what one position of one sequence takes in the cache (every layer's
 	// keys and values).
 	KVBytesPerToken int64 `json:"kv_bytes_per_token"`
-	// ReservedBytes is DeviceWeightBytes + ArenaBytes + StateBytes: what the reservation check
-	// counts, and what `estimator kv` reports.
+	// ReservedBytes is DeviceWeightBytes + Sessions x (ArenaBytes + StateBytes): what the
+	// reservation check counts, and (for one session) what `estimator kv` reports.
 	ReservedBytes  int64 `json:"reserved_bytes"`
 	AvailableBytes int64 `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
 	LimitBytes     int64 `json:"limit_bytes"`
+	Sessions       int   `json:"sessions,omitempty"` // more than one only for `runner serve`
 }
 
 // LoadGenerator loads the model, recognises its KV cache, plans the envelope of cfg's batch and
@@ -111,7 +116,12 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 	if cfg.PromptLen >= cfg.Context || int64(cfg.MaxNew)-1 > cfg.Context-cfg.PromptLen {
 		return nil, &generate.ContextError{Prompt: cfg.PromptLen, New: int64(cfg.MaxNew), Context: cfg.Context}
 	}
-	cfg.Sessions = 1
+	if cfg.Sessions < 1 {
+		cfg.Sessions = 1
+	}
+	if cfg.Sessions > MaxSessions {
+		return nil, &UsageError{fmt.Sprintf("%d sessions: at most %d (each holds a stream, and on the cpu and sim devices up to two OS threads)", cfg.Sessions, MaxSessions)}
+	}
 	specs, err := ParseDevices(cfg.Device)
 	if err != nil {
 		return nil, err
@@ -162,17 +172,24 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 	arena := alloc.ReservedSize(max(ep.ArenaBytes, 1))
 	g.Memory = GenMemory{Envelope: ep.Envelope.String(), WeightBytes: ep.WeightBytes, DeviceWeightBytes: ep.DeviceWeightBytes,
 		ArenaBytes: arena, StateBytes: rt.StateBytes(), KVBytesPerToken: g.Cache.BytesPerToken(),
-		ReservedBytes:  ep.DeviceWeightBytes + arena + rt.StateBytes(),
+		ReservedBytes:  ep.DeviceWeightBytes + int64(cfg.Sessions)*(arena+rt.StateBytes()), // checked for overflow by NewRuntime
 		AvailableBytes: avail, LimitBytes: cfg.Limit}
-	s, err := rt.NewSession()
-	if err != nil {
-		return nil, fmt.Errorf("%s: reserving the session's arena and KV cache: %w", g.Replica.Backend.Name(), err)
+	if cfg.Sessions > 1 {
+		g.Memory.Sessions = cfg.Sessions
 	}
-	g.Replica.Sessions = append(g.Replica.Sessions, s)
-	g.Session = s
-	if g.Gen, err = generate.New(rt, s, g.Cache, g.Generate); err != nil {
-		return nil, err
+	for range cfg.Sessions {
+		s, err := rt.NewSession()
+		if err != nil {
+			return nil, fmt.Errorf("%s: reserving the session's arena and KV cache: %w", g.Replica.Backend.Name(), err)
+		}
+		g.Replica.Sessions = append(g.Replica.Sessions, s)
+		gen, err := generate.New(rt, s, g.Cache, g.Generate)
+		if err != nil {
+			return nil, err
+		}
+		g.Sessions, g.Gens = append(g.Sessions, s), append(g.Gens, gen)
 	}
+	g.Session, g.Gen = g.Sessions[0], g.Gens[0]
 	return g, nil
 }
 
@@ -187,10 +204,11 @@ func (e *PromptError) Error() string {
 }
 
 // GenerateOptions are the runtime options `runner generate` loads m with for the generation
-// gc: the cache's envelope and state buffers, with the values they hold external to the arena.
-// The estimator plans with the same options, so that both agree to the byte.
+// gc: the cache's envelope and state buffers, with the values they hold external to the arena,
+// for cfg.Sessions sessions (0: one). The estimator plans with the same options, so that both
+// agree to the byte.
 func GenerateOptions(m *graph.Model, c *generate.Cache, gc generate.Config, cfg Config) (engine.RuntimeOptions, error) {
-	cfg.Sessions = 1
+	cfg.Sessions = max(cfg.Sessions, 1)
 	return c.RuntimeOptions(m, gc, runtimeOptions(nil, cfg))
 }
 
@@ -209,7 +227,7 @@ func (g *Generation) Close() error {
 	var errs []error
 	if g.Replica != nil {
 		errs = append(errs, g.Replica.close(g.Config.Observe))
-		g.Replica, g.Session, g.Gen = nil, nil, nil
+		g.Replica, g.Session, g.Gen, g.Sessions, g.Gens = nil, nil, nil, nil, nil
 	}
 	if g.Model != nil {
 		errs = append(errs, g.Model.Close())
