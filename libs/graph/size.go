@@ -84,3 +84,31 @@ func elemBytes(dt DType, n int64, shape []int64) (int64, error) {
 	}
 	return b, nil
 }
+
+// BroadcastShapes is the multidirectional (numpy) broadcast of concrete shapes: aligned from
+// the right, a dim of 1 yields to the other.
+func BroadcastShapes(shapes ...[]int64) ([]int64, error) {
+	r := 0
+	for _, s := range shapes {
+		r = max(r, len(s))
+	}
+	out := make([]int64, r)
+	for i := range out {
+		out[i] = 1
+	}
+	for _, s := range shapes {
+		off := r - len(s)
+		for i, d := range s {
+			o := &out[off+i]
+			switch {
+			case d == *o:
+			case *o == 1:
+				*o = d
+			case d == 1:
+			default:
+				return nil, fmt.Errorf("shapes %v do not broadcast", shapes)
+			}
+		}
+	}
+	return out, nil
+}

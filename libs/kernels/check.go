@@ -21,32 +21,8 @@ func NormAxis(axis int64, rank int) (int, error) {
 	return int(axis), nil
 }
 
-// BroadcastShapes is the multidirectional (numpy) broadcast of shapes.
-func BroadcastShapes(shapes ...[]int64) ([]int64, error) {
-	r := 0
-	for _, s := range shapes {
-		r = max(r, len(s))
-	}
-	out := make([]int64, r)
-	for i := range out {
-		out[i] = 1
-	}
-	for _, s := range shapes {
-		off := r - len(s)
-		for i, d := range s {
-			o := &out[off+i]
-			switch {
-			case d == *o:
-			case *o == 1:
-				*o = d
-			case d == 1:
-			default:
-				return nil, fmt.Errorf("shapes %v do not broadcast", shapes)
-			}
-		}
-	}
-	return out, nil
-}
+// BroadcastShapes is the multidirectional (numpy) broadcast of shapes (graph.BroadcastShapes).
+func BroadcastShapes(shapes ...[]int64) ([]int64, error) { return graph.BroadcastShapes(shapes...) }
 
 // CheckOutput verifies that output i of n exists with the wanted dtype and shape.
 func CheckOutput(n *Node, i int, dt graph.DType, shape []int64) error {

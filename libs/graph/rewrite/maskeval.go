@@ -608,7 +608,7 @@ func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		to, err := broadcastTo(x.shape, shape)
+		to, err := graph.BroadcastShapes(x.shape, shape)
 		if err != nil {
 			return nil, err
 		}
@@ -722,7 +722,7 @@ func (ev *evaluator) binary(op string, out graph.DType, x, y *etensor) (*etensor
 			}
 		}
 	}
-	shape, err := broadcastTo(x.shape, y.shape)
+	shape, err := graph.BroadcastShapes(x.shape, y.shape)
 	if err != nil {
 		return nil, err
 	}
@@ -774,11 +774,11 @@ func (ev *evaluator) binary(op string, out graph.DType, x, y *etensor) (*etensor
 }
 
 func where(out graph.DType, c, a, b *etensor) (*etensor, error) {
-	s1, err := broadcastTo(c.shape, a.shape)
+	s1, err := graph.BroadcastShapes(c.shape, a.shape)
 	if err != nil {
 		return nil, err
 	}
-	shape, err := broadcastTo(s1, b.shape)
+	shape, err := graph.BroadcastShapes(s1, b.shape)
 	if err != nil {
 		return nil, err
 	}
@@ -1012,29 +1012,6 @@ func filled(dt graph.DType, shape []int64, v float64) (*etensor, error) {
 		t.data[i] = v
 	}
 	return t.round(), nil
-}
-
-func broadcastTo(a, b []int64) ([]int64, error) {
-	r := max(len(a), len(b))
-	out := make([]int64, r)
-	for i := 0; i < r; i++ {
-		x, y := int64(1), int64(1)
-		if k := i - (r - len(a)); k >= 0 {
-			x = a[k]
-		}
-		if k := i - (r - len(b)); k >= 0 {
-			y = b[k]
-		}
-		switch {
-		case x == y || y == 1:
-			out[i] = x
-		case x == 1:
-			out[i] = y
-		default:
-			return nil, fmt.Errorf("shapes %v and %v do not broadcast", a, b)
-		}
-	}
-	return out, nil
 }
 
 func strides(shape []int64) []int64 {

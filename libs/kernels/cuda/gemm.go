@@ -274,30 +274,6 @@ func gemmCheckOut(n *kernels.Node, want []int64) error {
 	return nil
 }
 
-// gemmBroadcast is numpy's broadcast of shapes.
-func gemmBroadcast(a, b []int64) ([]int64, error) {
-	r := max(len(a), len(b))
-	out := make([]int64, r)
-	for i := range out {
-		x, y := int64(1), int64(1)
-		if j := i - (r - len(a)); j >= 0 {
-			x = a[j]
-		}
-		if j := i - (r - len(b)); j >= 0 {
-			y = b[j]
-		}
-		switch {
-		case x == y || y == 1:
-			out[i] = x
-		case x == 1:
-			out[i] = y
-		default:
-			return nil, fmt.Errorf("batch shapes %v and %v do not broadcast", a, b)
-		}
-	}
-	return out, nil
-}
-
 func gemmNumel(s []int64) int64 {
 	n := int64(1)
 	for _, d := range s {
@@ -328,7 +304,7 @@ func selectMatMul(n *kernels.Node, _ kernels.Target) (*gemmInstance, error) {
 		return nil, fmt.Errorf("inner dims differ: %v x %v", as, bs)
 	}
 	aBatch, bBatch := a2[:len(a2)-2], b2[:len(b2)-2]
-	batch, err := gemmBroadcast(aBatch, bBatch)
+	batch, err := kernels.BroadcastShapes(aBatch, bBatch)
 	if err != nil {
 		return nil, err
 	}

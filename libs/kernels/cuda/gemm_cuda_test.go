@@ -38,7 +38,7 @@ func refMatMul(as, bs []int64, a, b []float64) (out []int64, y, mag []float64) {
 		b2 = []int64{bs[0], 1}
 	}
 	m, k, n := a2[len(a2)-2], a2[len(a2)-1], b2[len(b2)-1]
-	batch, err := gemmBroadcast(a2[:len(a2)-2], b2[:len(b2)-2])
+	batch, err := kernels.BroadcastShapes(a2[:len(a2)-2], b2[:len(b2)-2])
 	if err != nil {
 		panic(err)
 	}
