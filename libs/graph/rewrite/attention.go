@@ -77,24 +77,46 @@ func matchAttention(sm *graph.Node) (*match, string) {
 	}
 	scores, next := x, sm
 	var maskV *graph.Value
+	var softcap float64
+	// capped peels the soft cap c*tanh(v/c) off v, read by reader: the capped scores, the cap
+	// (0 for none) and the node the scores are read by.
+	capped := func(v *graph.Value, reader *graph.Node) (*graph.Value, float64, []*graph.Node) {
+		if inner, c, nodes := softcapped(v, reader); nodes != nil {
+			return inner, c, nodes
+		}
+		return v, 0, nil
+	}
 	if add := from(x, "Add"); add != nil {
+		var capNodes []*graph.Node
 		for i, in := range add.Inputs {
-			if s, _, _ := scaleChain(in, add, true); from(s, "MatMul") != nil && len(s.Shape) == 4 {
-				scores, maskV = in, add.Inputs[1-i]
+			cand, c, nodes := capped(in, add)
+			reader := add
+			if len(nodes) > 0 {
+				reader = nodes[len(nodes)-1]
+			}
+			if s, _, _ := scaleChain(cand, reader, true); from(s, "MatMul") != nil && len(s.Shape) == 4 {
+				scores, maskV, softcap, capNodes = cand, add.Inputs[1-i], c, nodes
 				break
 			}
 		}
 		if maskV == nil {
-			return nil, fmt.Sprintf("neither operand of %s is a (scaled) MatMul of Q and K", add.Name)
+			return nil, fmt.Sprintf("neither operand of %s is a (scaled) MatMul of Q and K, soft-capped or not", add.Name)
 		}
 		if maskV == scores {
 			return nil, fmt.Sprintf("%s adds the scores to themselves", add.Name)
 		}
 		mt.interior = append(mt.interior, add)
 		next = add
-		if why := exclusive(scores, add, "the scores"); why != "" {
+		if len(capNodes) > 0 {
+			mt.interior = append(mt.interior, capNodes...)
+			next = capNodes[len(capNodes)-1]
+		}
+		if why := exclusive(scores, next, "the scores"); why != "" {
 			return nil, why
 		}
+	} else if inner, c, nodes := capped(x, sm); nodes != nil {
+		scores, softcap, next = inner, c, nodes[len(nodes)-1]
+		mt.interior = append(mt.interior, nodes...)
 	}
 	qk, scale, scaleNodes := scaleChain(scores, next, true)
 	mt.interior = append(mt.interior, scaleNodes...)
@@ -180,6 +202,10 @@ func matchAttention(sm *graph.Node) (*match, string) {
 		details = append(details, "NaN guard")
 	}
 	attrs := []graph.Attribute{{Name: "scale", Kind: graph.AttrFloat, Float: float32(scale)}}
+	if softcap > 0 {
+		attrs = append(attrs, graph.Attribute{Name: "softcap", Kind: graph.AttrFloat, Float: float32(softcap)})
+		details = append(details, "softcap "+f32(softcap))
+	}
 	if causal {
 		attrs = append(attrs, graph.Attribute{Name: "is_causal", Kind: graph.AttrInt, Int: 1})
 	}
@@ -191,6 +217,43 @@ func matchAttention(sm *graph.Node) (*match, string) {
 	mt.opsets = map[string]int64{"": 23}
 	mt.detail = strings.Join(details, ", ")
 	return mt, ""
+}
+
+// softcapped recognises v = Mul(Tanh(Div(x, c)), c) (or Tanh(Mul(x, 1/c))), read by reader
+// only, with c a positive scalar constant: the soft cap of the scores x. It returns x, c and
+// the nodes from v's producer inwards, or nil nodes.
+func softcapped(v *graph.Value, reader *graph.Node) (*graph.Value, float64, []*graph.Node) {
+	m := from(v, "Mul")
+	if m == nil || !only(v, reader) {
+		return nil, 0, nil
+	}
+	t, outer := m.Inputs[0], m.Inputs[1]
+	if from(t, "Tanh") == nil {
+		t, outer = outer, t
+	}
+	c, ok := scalar(outer)
+	tn := from(t, "Tanh")
+	if !ok || c <= 0 || tn == nil || !only(t, m) {
+		return nil, 0, nil
+	}
+	u := tn.Inputs[0]
+	in := u.Producer
+	var x *graph.Value
+	var c2 float64
+	switch {
+	case is(in, "Div"):
+		if s, ok := scalar(in.Inputs[1]); ok && s != 0 {
+			x, c2 = in.Inputs[0], s
+		}
+	case is(in, "Mul"):
+		if s, ok := scalar(in.Inputs[1]); ok && s != 0 {
+			x, c2 = in.Inputs[0], 1/s
+		}
+	}
+	if x == nil || !only(u, tn) || math.Abs(c2-c) > 1e-6*c || x.DType != v.DType || !sameShape(x, v) {
+		return nil, 0, nil
+	}
+	return x, c, []*graph.Node{m, tn, in}
 }
 
 // emptyRows adds the nodes that set out to raw [B, Hq, S, Dv], except that the query rows

@@ -54,6 +54,8 @@ func TestAttentionForms(t *testing.T) {
 		{"min causal padding, more keys than queries", func(a *rewritetest.Attention) { a.Mask, a.Causal, a.T = rewritetest.MinMask, true, 7 }, "Where", false, 2, false},
 		{"min padding (always-true parts dropped)", func(a *rewritetest.Attention) { a.Mask = rewritetest.MinMask }, "Where", false, 2, false},
 		{"mha", func(a *rewritetest.Attention) { a.Hq, a.Hkv = 2, 2 }, "", false, 2, false},
+		{"soft-capped scores (Gemma2's eager attention)", func(a *rewritetest.Attention) { a.Softcap = 50 }, "", false, 2, false},
+		{"soft-capped, causal padding", func(a *rewritetest.Attention) { a.Softcap, a.Mask, a.Causal = 30, rewritetest.MinMask, true }, "Where", true, 2, false},
 		{"mqa", func(a *rewritetest.Attention) { a.Hkv = 1 }, "", false, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,7 +66,10 @@ func TestAttentionForms(t *testing.T) {
 			require.NoError(t, err)
 			f, rep, err := rewrite.Fuse(m, rewrite.Options{})
 			require.NoError(t, err)
-			require.Empty(t, rep.Unfused)
+			for _, u := range rep.Unfused {
+				// a soft cap's Tanh is a GELU candidate too, and no GELU
+				require.True(t, a.Softcap > 0 && u.Kind == rewrite.Gelu, "left as exported: %+v", u)
+			}
 			require.Equal(t, 1, rep.Count(rewrite.Attention), "%+v", rep)
 			n := attentionNode(t, f)
 			if tc.causal && a.Mask == rewritetest.MinMask {
@@ -80,6 +85,7 @@ func TestAttentionForms(t *testing.T) {
 			require.Equal(t, tc.kvHeads, mustConst(t, n.Inputs[1].Shape[1]))
 			require.Equal(t, tc.kvHeads, mustConst(t, n.Inputs[2].Shape[1]))
 			require.InEpsilon(t, a.Scale, n.Attrs.Float("scale", 0), 1e-6)
+			require.Equal(t, a.Softcap, n.Attrs.Float("softcap", 0))
 			require.Equal(t, tc.causal, n.Attrs.Int("is_causal", 0) == 1)
 			switch mask := n.Input(3); {
 			case tc.mask == "":

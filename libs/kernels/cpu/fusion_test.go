@@ -190,6 +190,12 @@ func TestFusedAttentionRandom(t *testing.T) {
 	for range 200 {
 		checkFusedAttention(t, r, rewritetest.Random(r))
 	}
+	// soft-capped scores (Gemma2's eager attention) fuse to Attention's softcap
+	for range 40 {
+		a := rewritetest.Random(r)
+		a.Softcap = float32(1 + r.IntN(50))
+		checkFusedAttention(t, r, a)
+	}
 }
 
 // FuzzFuse checks fused == exported on attention subgraphs chosen by the fuzzer.

@@ -45,6 +45,9 @@ type Attention struct {
 	Causal                  bool // the mask has a causal part (InfMask and MinMask)
 	Guard                   bool // Where(IsNaN(p), 0, p) after the softmax
 	Scale                   float32
+	// Softcap, when positive, caps the scaled scores at Softcap*tanh(x/Softcap) before the mask,
+	// as Gemma2's eager attention writes it.
+	Softcap float32
 	// EmptyRows lets the attention_mask mask out every key of some rows (needs Guard or
 	// MinMask: without the guard the exported graph yields NaN there).
 	EmptyRows bool
@@ -193,6 +196,9 @@ func (a Attention) Spec() graph.Spec {
 		s = b.op("MatMul", nil, b.op("Mul", nil, q, r), b.op("Mul", nil, kt, r))
 	case NoScale:
 		s = b.op("MatMul", nil, q, kt)
+	}
+	if a.Softcap > 0 {
+		s = b.op("Mul", nil, b.op("Tanh", nil, b.op("Div", nil, s, b.scalar(a.Softcap))), b.scalar(a.Softcap))
 	}
 	switch a.Mask {
 	case FloatMask:
