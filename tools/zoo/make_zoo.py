@@ -93,6 +93,15 @@ def families():
     F["gemma2"] = ("decoder", dec(tf.Gemma2Config, tf.Gemma2ForCausalLM, head_dim=HD, sliding_window=5,
                                   query_pre_attn_scalar=HD, attn_logit_softcapping=50.0,
                                   final_logit_softcapping=30.0))
+    def gemma2_eager(**extra):
+        # transformers' eager attention, the one that soft-caps the scores (sdpa cannot)
+        m = dec(tf.Gemma2Config, tf.Gemma2ForCausalLM, head_dim=HD, sliding_window=5, query_pre_attn_scalar=HD,
+                attn_logit_softcapping=50.0, final_logit_softcapping=30.0)(**extra)
+        m.config._attn_implementation = "eager"
+        for layer in m.model.layers:
+            layer.self_attn.config._attn_implementation = "eager"
+        return m
+    F["gemma2_eager"] = ("decoder", gemma2_eager)
     F["gemma3"] = ("decoder", dec(tf.Gemma3TextConfig, tf.Gemma3ForCausalLM, head_dim=HD, sliding_window=5,
                                   query_pre_attn_scalar=HD, sliding_window_pattern=2))
     F["olmo2"] = ("decoder", dec(tf.Olmo2Config, tf.Olmo2ForCausalLM))
