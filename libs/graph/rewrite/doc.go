@@ -5,7 +5,8 @@ kernels implement, so that a model plans and runs as if it had been exported fus
 PyTorch's ONNX exporter writes scaled dot-product attention as MatMul, scale, mask Add, Softmax
 and MatMul: the seq x seq scores and probabilities become tensors of the arena, and at long
 sequences they are its peak. Fuse replaces them, in a new Model, by ONNX's Attention (opset 23),
-whose kernels never materialise them; and, where a kernel exists, RMSNorm and LayerNorm written
+whose kernels never materialise them (a soft cap c*tanh(x/c) on the scores, as Gemma2 writes
+it, becomes the Attention's softcap); and, where a kernel exists, RMSNorm and LayerNorm written
 as primitive ops by RMSNormalization and LayerNormalization, x*sigmoid(x) by Swish (opset 24),
 the gated MLP's swish(gate) * up by carve's SwiGLU (graph.DomainCarve), and that SwiGLU of
 the two products over one input, gate = A·Wg and up = A·Wu with 2-D weights, by carve's
