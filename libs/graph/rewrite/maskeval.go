@@ -25,9 +25,12 @@ import (
 // [batch, 1, 1, T] padding mask: no [batch, 1, S, T] tensor is left.
 //
 // Why probing decides it (soundness). The cone is evaluated only if every op in it is one of
-// evalOps, and the evaluator refuses index arithmetic other than adding, subtracting,
-// comparing, taking the minimum or maximum of index values and constants (a product or
-// quotient of an index by anything but 1 or -1 is refused; Range's step must be 1 or -1).
+// evalOps, and the evaluator refuses position arithmetic other than adding, subtracting,
+// comparing, taking the minimum or maximum of positions, lengths and constants: a product or
+// quotient of a position by anything but 1 or -1 is refused, a length scaled by a constant
+// records the constant in C, a batch row index may be scaled by a length (flat gathers of the
+// attention mask do), an integer Range steps by 1 or -1, and a cumulative sum of a graph
+// input's data is refused, so that a key's mask reads its own padding bit only.
 // The mask's value at (b, i, j) is then a Boolean combination of padding bits and atoms
 // "u·(i, j, S, T) + c >= 0" with every coefficient in {-1, 0, 1} and |c| <= C, the largest
 // constant that meets an index (recorded while evaluating). Two such combinations that
