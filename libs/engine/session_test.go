@@ -17,9 +17,15 @@ import (
 // fixtureInputs decodes a fixture binding's inputs as host tensors.
 func fixtureInputs(t testing.TB, m *graph.Model, b testmodels.Binding) map[string]kernels.Tensor {
 	t.Helper()
+	return bindingInputs(t, m, b, testmodels.ReadArray)
+}
+
+// bindingInputs decodes a binding's inputs, each file read by read, as host tensors.
+func bindingInputs(t testing.TB, m *graph.Model, b testmodels.Binding, read func(string) (testmodels.Array, error)) map[string]kernels.Tensor {
+	t.Helper()
 	in := map[string]kernels.Tensor{}
 	for name, file := range b.Inputs {
-		a, err := testmodels.ReadArray(file)
+		a, err := read(file)
 		require.NoError(t, err)
 		v := m.Value(name)
 		require.NotNil(t, v, name)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"carve.dev/libs/graph/testmodels/zoo"
+	"carve.dev/libs/graph/testmodels"
 	"carve.dev/libs/kernels"
 )
 
@@ -18,31 +18,23 @@ import (
 // of the reference's range), and checks that the estimate for --target h200 is what the
 // runtime reserves.
 func TestCUDAZoo(t *testing.T) {
-	for _, zm := range zoo.Models() {
-		if zm.Generation != nil {
-			continue // generate's tests run the KV-cache decoders
-		}
-		t.Run(zm.Name, func(t *testing.T) {
-			if why, ok := zooUnsupported[zm.Name]; ok {
-				t.Skip(why)
-			}
-			be, al := newCUDA(t)
-			opts := Options{Target: be.Target()}
-			m, _ := loadZoo(t, zm, opts)
-			env := envelopeOf(zm)
-			h200 := kernels.KnownGPUs["h200"]
-			ep, err := PlanEnvelope(context.Background(), m, env, Options{Target: h200})
+	forZooPrefill(t, func(t *testing.T, zm testmodels.Model) {
+		be, al := newCUDA(t)
+		opts := Options{Target: be.Target()}
+		m, _ := loadZoo(t, zm, opts)
+		env := envelopeOf(zm)
+		h200 := kernels.KnownGPUs["h200"]
+		ep, err := PlanEnvelope(context.Background(), m, env, Options{Target: h200})
+		require.NoError(t, err)
+		for _, graphs := range []bool{false, true} {
+			rt, err := NewRuntime(context.Background(), m, be, al, RuntimeOptions{Envelope: env, Graphs: graphs})
 			require.NoError(t, err)
-			for _, graphs := range []bool{false, true} {
-				rt, err := NewRuntime(context.Background(), m, be, al, RuntimeOptions{Envelope: env, Graphs: graphs})
-				require.NoError(t, err)
-				require.Equal(t, ep.ArenaBytes, rt.Reserve.ArenaBytes, "estimate (--target h200) == reservation")
-				s, err := rt.NewSession()
-				require.NoError(t, err)
-				runZoo(t, zm, m, s, fmt.Sprintf("cuda, graphs %v", graphs))
-				require.NoError(t, s.Close())
-				require.NoError(t, rt.Close())
-			}
-		})
-	}
+			require.Equal(t, ep.ArenaBytes, rt.Reserve.ArenaBytes, "estimate (--target h200) == reservation")
+			s, err := rt.NewSession()
+			require.NoError(t, err)
+			runZoo(t, zm, m, s, fmt.Sprintf("cuda, graphs %v", graphs))
+			require.NoError(t, s.Close())
+			require.NoError(t, rt.Close())
+		}
+	})
 }

@@ -30,15 +30,23 @@ func loadZoo(t testing.TB, zm testmodels.Model, opts Options) (*graph.Model, *re
 // zooInputs decodes a zoo binding's inputs as host tensors.
 func zooInputs(t testing.TB, zm testmodels.Model, m *graph.Model, b testmodels.Binding) map[string]kernels.Tensor {
 	t.Helper()
-	in := map[string]kernels.Tensor{}
-	for name, file := range b.Inputs {
-		a, err := zm.Array(file)
-		require.NoError(t, err)
-		v := m.Value(name)
-		require.NotNil(t, v, name)
-		in[name] = arrayTensor(t, v.DType, a)
+	return bindingInputs(t, m, b, zm.Array)
+}
+
+// forZooPrefill runs fn as a subtest for every zoo model without a KV cache (generate's tests
+// run those), skipping the models zooUnsupported names.
+func forZooPrefill(t *testing.T, fn func(t *testing.T, zm testmodels.Model)) {
+	for _, zm := range zoo.Models() {
+		if zm.Generation != nil {
+			continue
+		}
+		t.Run(zm.Name, func(t *testing.T) {
+			if why, ok := zooUnsupported[zm.Name]; ok {
+				t.Skip(why)
+			}
+			fn(t, zm)
+		})
 	}
-	return in
 }
 
 // runZoo runs session s at every binding of zm and requires outputs within 1e-3 of the
@@ -86,29 +94,21 @@ var zooUnsupported = map[string]string{
 // bindings (the second right-padded) on the CPU and on the simulated discrete device: outputs
 // within 1e-3 of onnxruntime's over the reference's range.
 func TestZooMatchesOnnxruntime(t *testing.T) {
-	for _, zm := range zoo.Models() {
-		if zm.Generation != nil {
-			continue // generate's tests run the KV-cache decoders
+	forZooPrefill(t, func(t *testing.T, zm testmodels.Model) {
+		t.Parallel()
+		m, _ := loadZoo(t, zm, Options{})
+		for _, dev := range []string{"cpu", "sim"} {
+			var s *Session
+			if dev == "cpu" {
+				be, al := newCPU(t, 1<<30)
+				_, s = newSession(t, m, be, al, RuntimeOptions{Envelope: envelopeOf(zm)})
+			} else {
+				be, al := newSim(t, 1<<30)
+				_, s = newSession(t, m, be, al, RuntimeOptions{Envelope: envelopeOf(zm)})
+			}
+			runZoo(t, zm, m, s, dev)
 		}
-		t.Run(zm.Name, func(t *testing.T) {
-			if why, ok := zooUnsupported[zm.Name]; ok {
-				t.Skip(why)
-			}
-			t.Parallel()
-			m, _ := loadZoo(t, zm, Options{})
-			for _, dev := range []string{"cpu", "sim"} {
-				var s *Session
-				if dev == "cpu" {
-					be, al := newCPU(t, 1<<30)
-					_, s = newSession(t, m, be, al, RuntimeOptions{Envelope: envelopeOf(zm)})
-				} else {
-					be, al := newSim(t, 1<<30)
-					_, s = newSession(t, m, be, al, RuntimeOptions{Envelope: envelopeOf(zm)})
-				}
-				runZoo(t, zm, m, s, dev)
-			}
-		})
-	}
+	})
 }
 
 // zooQuadratic are the zoo families (or single models) whose planned arena may still grow
@@ -129,48 +129,40 @@ var zooQuadratic = map[string]string{
 // buffer is left, so the arena grows at most 2.3x when seq doubles.
 func TestZooSeqLinear(t *testing.T) {
 	targets := map[string]Options{"cpu": {Workers: 2}, "h200": {Target: mustTarget(t, "h200")}}
-	for _, zm := range zoo.Models() {
-		if zm.Generation != nil {
-			continue
+	forZooPrefill(t, func(t *testing.T, zm testmodels.Model) {
+		t.Parallel()
+		for name, opts := range targets {
+			m, rep := loadZoo(t, zm, opts)
+			a1, err := Plan(context.Background(), m, Binding{"batch": 8, "seq": 1024}, opts)
+			require.NoError(t, err)
+			a2, err := Plan(context.Background(), m, Binding{"batch": 8, "seq": 2048}, opts)
+			require.NoError(t, err)
+			ratio := float64(a2.Plan.Peak) / float64(a1.Plan.Peak)
+			t.Logf("%s: arena %d MiB at (8, 2048), %.2fx (8, 1024)", name, a2.Plan.Peak>>20, ratio)
+			why, ok := zooQuadratic[zm.Name]
+			if !ok {
+				why, ok = zooQuadratic[zm.Family]
+			}
+			if ok {
+				t.Logf("exempt: %s", why)
+				continue
+			}
+			if ratio > 2.3 {
+				var masks []string
+				for _, f := range rep.Fused {
+					if f.Kind == rewrite.Attention {
+						masks = append(masks, f.Detail)
+					}
+				}
+				for _, u := range rep.Unfused {
+					if u.Kind == rewrite.Attention {
+						masks = append(masks, "not fused at "+u.Node+": "+u.Reason)
+					}
+				}
+				t.Fatalf("%s: arena(8, 2048) / arena(8, 1024) = %.2f > 2.3; attention: %v", name, ratio, masks)
+			}
 		}
-		t.Run(zm.Name, func(t *testing.T) {
-			if why, ok := zooUnsupported[zm.Name]; ok {
-				t.Skip(why)
-			}
-			t.Parallel()
-			for name, opts := range targets {
-				m, rep := loadZoo(t, zm, opts)
-				a1, err := Plan(context.Background(), m, Binding{"batch": 8, "seq": 1024}, opts)
-				require.NoError(t, err)
-				a2, err := Plan(context.Background(), m, Binding{"batch": 8, "seq": 2048}, opts)
-				require.NoError(t, err)
-				ratio := float64(a2.Plan.Peak) / float64(a1.Plan.Peak)
-				t.Logf("%s: arena %d MiB at (8, 2048), %.2fx (8, 1024)", name, a2.Plan.Peak>>20, ratio)
-				why, ok := zooQuadratic[zm.Name]
-				if !ok {
-					why, ok = zooQuadratic[zm.Family]
-				}
-				if ok {
-					t.Logf("exempt: %s", why)
-					continue
-				}
-				if ratio > 2.3 {
-					var masks []string
-					for _, f := range rep.Fused {
-						if f.Kind == rewrite.Attention {
-							masks = append(masks, f.Detail)
-						}
-					}
-					for _, u := range rep.Unfused {
-						if u.Kind == rewrite.Attention {
-							masks = append(masks, "not fused at "+u.Node+": "+u.Reason)
-						}
-					}
-					t.Fatalf("%s: arena(8, 2048) / arena(8, 1024) = %.2f > 2.3; attention: %v", name, ratio, masks)
-				}
-			}
-		})
-	}
+	})
 }
 
 func mustTarget(t testing.TB, spec string) kernels.Target {
