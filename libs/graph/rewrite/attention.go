@@ -65,6 +65,13 @@ func matchAttention(sm *graph.Node) (*match, string) {
 		return nil, fmt.Sprintf("the probabilities %s are read by %s, not by one MatMul", probs.Name, readers(probs))
 	}
 	mm2 := probs.Consumers[0]
+	for is(mm2, "Cast") && mm2.Outputs[0].DType == probs.DType && !mm2.Outputs[0].Output && len(mm2.Outputs[0].Consumers) == 1 {
+		// a Cast to the probabilities' own type (eager softmax(..., dtype=float32).to(dtype)
+		// of a float32 model) is the identity
+		mt.interior = append(mt.interior, mm2)
+		probs = mm2.Outputs[0]
+		mm2 = probs.Consumers[0]
+	}
 	if !is(mm2, "MatMul") || mm2.Inputs[0] != probs || mm2.Inputs[1] == probs {
 		return nil, fmt.Sprintf("the probabilities %s are read by %s (%s), not as the first operand of a MatMul", probs.Name, mm2.Name, opLabel(mm2))
 	}
@@ -177,7 +184,7 @@ func matchAttention(sm *graph.Node) (*match, string) {
 
 	inputs := []string{q.Name, kIn.Name, vIn.Name}
 	out := mm2.Outputs[0].Name
-	causal := false
+	causal, window := false, (*graph.AttentionBand)(nil)
 	if maskV != nil {
 		mp, why := planMask(maskV, dt, x.Shape[2], x.Shape[3], mm2.Name)
 		if why != "" {
@@ -186,13 +193,17 @@ func matchAttention(sm *graph.Node) (*match, string) {
 		if mp.value != "" {
 			inputs = append(inputs, mp.value)
 		}
-		causal = mp.causal
+		causal, window = mp.causal, mp.window
 		mt.add = append(mt.add, mp.add...)
 		mt.inits = append(mt.inits, mp.inits...)
 		details = append(details, mp.detail)
 		if mp.emptyRows != "" {
 			raw := out + "/attention"
-			if why := mt.emptyRows(mp.emptyRows, raw, out, vIn, q.Shape[1]); why != "" {
+			band := graph.AttentionBand{Left: -1, Right: 0}
+			if window != nil {
+				band = *window
+			}
+			if why := mt.emptyRows(mp.emptyRows, band, raw, out, vIn, q.Shape[1]); why != "" {
 				return nil, why
 			}
 			out = raw
@@ -208,6 +219,12 @@ func matchAttention(sm *graph.Node) (*match, string) {
 	}
 	if causal {
 		attrs = append(attrs, graph.Attribute{Name: "is_causal", Kind: graph.AttrInt, Int: 1})
+	}
+	if window != nil && window.Left >= 0 {
+		attrs = append(attrs, graph.Attribute{Name: graph.AttrWindowLeft, Kind: graph.AttrInt, Int: window.Left})
+	}
+	if window != nil && window.Right > 0 {
+		attrs = append(attrs, graph.Attribute{Name: graph.AttrWindowRight, Kind: graph.AttrInt, Int: window.Right})
 	}
 	mt.fused = mm2.Name + "/Attention"
 	mt.add = append(mt.add, graph.NodeSpec{
@@ -264,7 +281,7 @@ func softcapped(v *graph.Value, reader *graph.Node) (*graph.Value, float64, []*g
 //	out   = Where(empty, ReduceMean(V, [2]), raw)                               (grouped heads: over [B, Hkv, R, S, Dv])
 //
 // The first line is shared by every fusion of the same padding.
-func (mt *match) emptyRows(pad, raw, out string, v *graph.Value, hq graph.Dim) string {
+func (mt *match) emptyRows(pad string, band graph.AttentionBand, raw, out string, v *graph.Value, hq graph.Dim) string {
 	hkv, dv := v.Shape[1], v.Shape[3]
 	nq, ok1 := hq.Value()
 	nkv, ok2 := hkv.Value()
@@ -279,8 +296,13 @@ func (mt *match) emptyRows(pad, raw, out string, v *graph.Value, hq graph.Dim) s
 	}
 	i64 := func(v int64) graph.Attribute { return graph.Attribute{Name: "to", Kind: graph.AttrInt, Int: v} }
 	kept := node(pad+"/kept", "CumSum", nil, node(pad+"/int", "Cast", []graph.Attribute{i64(int64(graph.Int64))}, pad), mt.ints("rewrite.-1", nil, -1))
-	empty := node(pad+"/empty", "Equal", nil, kept, mt.ints("rewrite.0", nil, 0))
-	rows := node(pad+"/empty_rows", "Transpose", []graph.Attribute{{Name: "perm", Kind: graph.AttrInts, Ints: []int64{0, 1, 3, 2}}}, empty)
+	name := pad + "/empty"
+	if band.Left >= 0 || band.Right != 0 {
+		name = fmt.Sprintf("%s/empty_in_band(%d,%d)", pad, band.Left, band.Right)
+		kept = mt.keptInBand(kept, band)
+	}
+	empty := node(name, "Equal", nil, kept, mt.ints("rewrite.0", nil, 0))
+	rows := node(name+"/rows", "Transpose", []graph.Attribute{{Name: "perm", Kind: graph.AttrInts, Ints: []int64{0, 1, 3, 2}}}, empty)
 	mean := node(out+"/mean_v", "ReduceMean", []graph.Attribute{{Name: "keepdims", Kind: graph.AttrInt, Int: 1}}, v.Name, mt.ints("rewrite.[2]", []int64{1}, 2))
 	if !grouped {
 		mt.add = append(mt.add, graph.NodeSpec{Name: out + "/EmptyRows", OpType: "Where", Inputs: []string{rows, mean, raw}, Outputs: []string{out}})
@@ -293,6 +315,45 @@ func (mt *match) emptyRows(pad, raw, out string, v *graph.Value, hq graph.Dim) s
 	w5 := node(out+"/empty_rows_fixed", "Where", nil, rows5, m5, y5)
 	mt.add = append(mt.add, graph.NodeSpec{Name: out + "/EmptyRows", OpType: "Reshape", Inputs: []string{w5, mt.ints(fmt.Sprintf("rewrite.[0,%d,-1,%d]", nq, ndv), []int64{4}, 0, nq, -1, ndv)}, Outputs: []string{out}})
 	return ""
+}
+
+// keptInBand turns the running count of kept keys c [B, 1, 1, T] (c[j] counts keys 0..j) into
+// the count each query row i of a prompt (S == T) keeps within the band [i-Left, i+Right]:
+//
+//	hi = c[min(i+Right, T-1)]:  Slice(Concat(c, Expand(c[-1:], [1, 1, 1, Right])), Right:)   (Right 0: c; unbounded: c[-1:])
+//	lo = c[i-Left-1], 0 before: Slice(Concat(0 * c[:Left+1], c), :-(Left+1))                 (unbounded: none)
+//
+// and returns the name of hi - lo.
+func (mt *match) keptInBand(c string, b graph.AttentionBand) string {
+	node := func(name, op string, attrs []graph.Attribute, ins ...string) string {
+		if !slices.ContainsFunc(mt.add, func(n graph.NodeSpec) bool { return n.Name == name }) {
+			mt.add = append(mt.add, graph.NodeSpec{Name: name, OpType: op, Inputs: ins, Outputs: []string{name}, Attrs: graph.NewAttributes(attrs...)})
+		}
+		return name
+	}
+	axis := []graph.Attribute{{Name: "axis", Kind: graph.AttrInt, Int: -1}}
+	end, last := mt.ints("rewrite.[int64 max]", []int64{1}, math.MaxInt64), mt.ints("rewrite.[-1]", []int64{1}, -1)
+	slice := func(x string, from, to int64) string {
+		f, t := mt.ints(fmt.Sprintf("rewrite.[%d]", from), []int64{1}, from), end
+		if to != math.MaxInt64 {
+			t = mt.ints(fmt.Sprintf("rewrite.[%d]", to), []int64{1}, to)
+		}
+		return node(fmt.Sprintf("%s[%d:%d]", x, from, to), "Slice", nil, x, f, t, last)
+	}
+	hi := c
+	switch {
+	case b.Right < 0:
+		hi = slice(c, -1, math.MaxInt64)
+	case b.Right > 0:
+		tail := node(fmt.Sprintf("%s/last_x%d", c, b.Right), "Expand", nil, slice(c, -1, math.MaxInt64), mt.ints(fmt.Sprintf("rewrite.[1,1,1,%d]", b.Right), []int64{4}, 1, 1, 1, b.Right))
+		hi = slice(node(c+"/extended", "Concat", axis, c, tail), b.Right, math.MaxInt64)
+	}
+	if b.Left < 0 {
+		return hi
+	}
+	zeros := node(fmt.Sprintf("%s/zeros_%d", c, b.Left+1), "Mul", nil, slice(c, 0, b.Left+1), mt.ints("rewrite.0", nil, 0))
+	lo := slice(node(zeros+"/shifted", "Concat", axis, zeros, c), 0, -(b.Left + 1))
+	return node(fmt.Sprintf("%s/in_band(%d,%d)", c, b.Left, b.Right), "Sub", nil, hi, lo)
 }
 
 // ints names an int64 constant of the given shape (nil: a scalar), adding it once.

@@ -30,6 +30,9 @@ import (
 type maskPlan struct {
 	value  string // the attn_mask input, "" for none
 	causal bool
+	// window is the keys' band when a sliding window bounds it besides causality (Right 0
+	// when causal); nil for none.
+	window *graph.AttentionBand
 	add    []graph.NodeSpec
 	inits  []*graph.Tensor
 	detail string

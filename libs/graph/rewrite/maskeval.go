@@ -38,8 +38,9 @@ import (
 // integer point of the admitted region (S >= 1, T >= S, i < S, j < T) contains one with
 // S, T <= 2C + 2, because the cells' vertices solve unit-coefficient systems with constants
 // bounded by C. Every binding with S, T up to N = max(8, 2C + 4) is probed, at every (i, j);
-// each batch row pair carries a padding pattern and its complement, so every (i, j) meets
-// both padding bits, under three patterns (scattered, right- and left-padded). A mask that
+// each batch row pair carries a padding pattern and its complement (a static batch of one
+// takes them in turn; a static batch of more alternates them), so every (i, j) meets both padding bits, under three patterns
+// (scattered, right- and left-padded). A mask that
 // matches a canonical one at every probe equals it at every binding. A cone whose constants
 // make N larger than maxProbe (a sliding window of 4096) is not probed and stays as exported,
 // with the reason; so does any cone with an op the evaluator does not know, or that reads
@@ -51,14 +52,20 @@ import (
 // attention mask input, so every fusion reading it shares them.
 func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
 	how := fmt.Sprintf("recognised by evaluation at %d probes", r.probes)
-	if r.pad == nil {
-		if r.causal {
-			return maskPlan{causal: true, detail: "causal (" + how + ")"}, ""
-		}
-		return maskPlan{detail: "mask always true (" + how + ")"}, ""
+	causal, band := r.band.Right == 0, bandDetail(r.band)
+	var window *graph.AttentionBand
+	if r.band.Left >= 0 || r.band.Right > 0 {
+		b := r.band
+		window = &b
 	}
-	if r.causal && !math.IsInf(r.fill, -1) && !s.Equal(t) {
-		return maskPlan{}, fmt.Sprintf("a causal padding mask with the finite fill %s over %s queries and %s keys (rows with no key kept are fixed only for prompts)", f32(r.fill), s, t)
+	if r.pad == nil {
+		if band == "" {
+			return maskPlan{detail: "mask always true (" + how + ")"}, ""
+		}
+		return maskPlan{causal: causal, window: window, detail: band + " (" + how + ")"}, ""
+	}
+	if band != "" && !math.IsInf(r.fill, -1) && !s.Equal(t) {
+		return maskPlan{}, fmt.Sprintf("the mask is %s with padding, its fill %s finite, over %s queries and %s keys: rows with no key kept are fixed only for prompts", band, f32(r.fill), s, t)
 	}
 	var p maskPlan
 	am := r.pad.Name
@@ -71,7 +78,7 @@ func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
 	keep4 := keep + "/keys"
 	p.inits = append(p.inits, int64Init("rewrite.[1,2]", []int64{2}, 1, 2))
 	p.add = append(p.add, graph.NodeSpec{Name: keep4, OpType: "Unsqueeze", Inputs: []string{keep, "rewrite.[1,2]"}, Outputs: []string{keep4}})
-	p.causal = r.causal
+	p.causal, p.window = causal, window
 	parts := fmt.Sprintf("padding %s != 0 as a bool mask [batch, 1, 1, keys]", am)
 	if math.IsInf(r.fill, -1) {
 		p.value = keep4
@@ -81,8 +88,8 @@ func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
 		p.add = append(p.add, graph.NodeSpec{Name: p.value, OpType: "Where", Inputs: []string{keep4, zero, fill}, Outputs: []string{p.value}})
 		parts = fmt.Sprintf("padding Where(%s != 0, 0, %s) [batch, 1, 1, keys]", am, f32(r.fill))
 	}
-	if r.causal {
-		parts = "causal, " + parts
+	if band != "" {
+		parts = band + ", " + parts
 		if !math.IsInf(r.fill, -1) {
 			p.emptyRows = keep4
 			parts += ", rows with no key kept set to the mean of V"
@@ -90,6 +97,25 @@ func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
 	}
 	p.detail = parts + " (" + how + ")"
 	return p, ""
+}
+
+// bandDetail says what a band keeps, for --explain-fusion; "" for every key.
+func bandDetail(b graph.AttentionBand) string {
+	switch {
+	case b.Left < 0 && b.Right < 0:
+		return ""
+	case b.Left < 0 && b.Right == 0:
+		return "causal"
+	case b.Right == 0:
+		return fmt.Sprintf("causal sliding window of %d keys", b.Left+1)
+	}
+	side := func(n int64, where string) string {
+		if n < 0 {
+			return "every key " + where
+		}
+		return fmt.Sprintf("%d keys %s", n, where)
+	}
+	return fmt.Sprintf("a band of %s and %s the query", side(b.Left, "before"), side(b.Right, "after"))
 }
 
 // floatConst names a scalar constant x of type dt: one of the mask's own (have), else a new
@@ -114,7 +140,9 @@ const maxProbe = 40
 
 // recognised is what recogniseMask found.
 type recognised struct {
-	causal bool
+	// band is the positional part: causal is Right 0, a sliding window bounds Left as well
+	// (and a bidirectional one both sides without causality); {-1, -1} for none.
+	band   graph.AttentionBand
 	pad    *graph.Value // the attention mask input [batch, T] whose zeros mask keys; nil for none
 	fill   float64      // the masked scores' value; -inf if no probe masked any
 	probes int          // the probe evaluations it took
@@ -123,9 +151,59 @@ type recognised struct {
 	scalars map[float64]*graph.Value
 }
 
-// The canonical masks, by their parts: pairs[c][p] for causal c and padding p (0 absent, 1
-// present) stays true while every probe agrees with it.
-type candidates [2][2]bool
+// The canonical masks, by their parts: a band of keys about the diagonal (d = j - (i + T - S)
+// kept for -Left <= d <= Right, either side unbounded, the diagonal always kept) and padding
+// present or not. candidates[p] is what the probes allow of the band with padding p (0 absent,
+// 1 present): the bounds within which Left and Right agree with every probe so far.
+type candidates [2]bandFit
+
+// bandFit is the range of bands that agree with the probes: Left in [lMin, lMax] and Right in
+// [rMin, rMax], a bound of unbounded the largest int64; dead once a probe rules out every band.
+type bandFit struct {
+	dead                   bool
+	lMin, lMax, rMin, rMax int64
+}
+
+func newCandidates() candidates {
+	all := bandFit{lMax: math.MaxInt64, rMax: math.MaxInt64}
+	return candidates{all, all}
+}
+
+// keep narrows the fit by a kept (true) or masked (false) key at offset d from the diagonal.
+func (f *bandFit) keep(d int64, kept bool) {
+	switch {
+	case kept && d < 0:
+		f.lMin = max(f.lMin, -d)
+	case kept && d > 0:
+		f.rMin = max(f.rMin, d)
+	case !kept && d < 0:
+		f.lMax = min(f.lMax, -d-1)
+	case !kept && d > 0:
+		f.rMax = min(f.rMax, d-1)
+	case !kept: // the diagonal masked: no band
+		f.dead = true
+	}
+	if f.lMin > f.lMax || f.rMin > f.rMax {
+		f.dead = true
+	}
+}
+
+// band is the one band the fit allows, or false. A side the probes never bounded is unbounded;
+// a bounded side must be pinned to one value (the probes reach past it, see N).
+func (f bandFit) band() (graph.AttentionBand, bool) {
+	if f.dead {
+		return graph.AttentionBand{}, false
+	}
+	side := func(lo, hi int64) (int64, bool) {
+		if hi == math.MaxInt64 {
+			return -1, true
+		}
+		return hi, lo == hi
+	}
+	l, ok1 := side(f.lMin, f.lMax)
+	r, ok2 := side(f.rMin, f.rMax)
+	return graph.AttentionBand{Left: l, Right: r}, ok1 && ok2
+}
 
 // recogniseMask evaluates the cone of the mask m added to scores [.., s, t] and returns the
 // canonical mask it equals, or why it cannot tell.
@@ -185,9 +263,9 @@ func recogniseMask(m *graph.Value, s, t graph.Dim) (recognised, string) {
 // probeAll probes every binding with the batch dims at 2 and the other dims in 1..n, and
 // returns the largest constant that met an index, or why the mask is no canonical one.
 func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s, t graph.Dim, n int) (int, string) {
-	alive := candidates{{true, true}, {true, true}}
+	alive := newCandidates()
 	if len(c.inputs) == 0 {
-		alive[0][1], alive[1][1] = false, false
+		alive[1].dead = true
 	}
 	vals := make([]int64, len(dims))
 	for i := range vals {
@@ -205,9 +283,15 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 		S, err1 := s.Eval(env)
 		T, err2 := t.Eval(env)
 		if err1 == nil && err2 == nil && S >= 1 && T >= S {
-			patterns := 1
+			patterns, rows := 1, int64(2)
 			if len(c.inputs) == 1 {
 				patterns = 3
+				if shape, err := c.inputs[0].Shape.Eval(env); err == nil && len(shape) == 2 && shape[0] >= 1 {
+					rows = shape[0] // a static batch
+				}
+				if rows == 1 {
+					patterns = 6 // each pattern, then its complement
+				}
 			}
 			for pat := 0; pat < patterns; pat++ {
 				ev := &evaluator{env: env, batch: batch, memo: map[*graph.Value]*etensor{}}
@@ -215,10 +299,10 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 				if len(c.inputs) == 1 {
 					in := c.inputs[0]
 					shape, err := in.Shape.Eval(env)
-					if err != nil || len(shape) != 2 || shape[0] != 2 || shape[1] != T {
+					if err != nil || len(shape) != 2 || shape[0] != rows || shape[1] != T {
 						return 0, fmt.Sprintf("the attention mask %s %s does not span the %d keys at %v", in.Name, in.Shape, T, env)
 					}
-					pads = padProbe(in.DType, T, pat)
+					pads = padProbe(in.DType, rows, T, pat)
 					ev.inputs = map[*graph.Value]*etensor{in: pads}
 				}
 				got, err := ev.eval(m)
@@ -226,7 +310,7 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 					return 0, fmt.Sprintf("the mask cannot be evaluated at %v: %v", env, err)
 				}
 				bound = max(bound, ev.bound)
-				if why := compare(got, pads, S, T, rec, &alive); why != "" {
+				if why := compare(got, pads, rows, S, T, rec, &alive); why != "" {
 					return 0, fmt.Sprintf("%s at %v", why, env)
 				}
 				rec.probes++
@@ -247,49 +331,52 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 	if rec.probes == 0 {
 		return 0, "no probe binding has queries and at least as many keys"
 	}
-	// the simplest canonical mask that agreed with every probe
-	for _, cp := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
-		if alive[cp[0]][cp[1]] {
-			rec.causal = cp[0] == 1
-			if cp[1] == 1 {
+	// the simpler canonical mask that agreed with every probe: without padding, else with it
+	for p, fit := range alive {
+		if b, ok := fit.band(); ok {
+			rec.band = b
+			if p == 1 {
 				rec.pad = c.inputs[0]
 			}
-			return bound, ""
+			// the band's own bounds are constants of the canonical mask: the probes must
+			// reach past them as past the cone's
+			return max(bound, int(b.Left), int(b.Right)), ""
 		}
 	}
-	return 0, "the mask is neither causal, nor padding, nor both, nor always true"
+	return 0, "the mask is no band of keys about the diagonal (causal, a sliding window, or all), with or without padding"
 }
 
-// padProbe is the attention mask of a probe: two rows, a pattern and its complement.
-func padProbe(dt graph.DType, keys int64, pat int) *etensor {
-	t := &etensor{dt: dt, shape: []int64{2, keys}, data: make([]float64, 2*keys), from: origin{true, true, true}}
-	for j := int64(0); j < keys; j++ {
-		var on bool
-		switch pat {
-		case 0: // scattered
-			on = (j*7+3)%5 < 3
-		case 1: // right padding
-			on = j < (keys+1)/2
-		default: // left padding
-			on = j >= keys/2
-		}
-		if on {
-			t.data[j] = 1
-		} else {
-			t.data[keys+j] = 1
+// padProbe is the attention mask of a probe: rows rows (two, or a static batch), pattern pat%3
+// in even rows and its complement in odd ones; patterns 3 to 5 swap them.
+func padProbe(dt graph.DType, rows, keys int64, pat int) *etensor {
+	t := &etensor{dt: dt, shape: []int64{rows, keys}, data: make([]float64, rows*keys), from: origin{true, true, true}}
+	for r := int64(0); r < rows; r++ {
+		for j := int64(0); j < keys; j++ {
+			var on bool
+			switch pat % 3 {
+			case 0: // scattered
+				on = (j*7+3)%5 < 3
+			case 1: // right padding
+				on = j < (keys+1)/2
+			default: // left padding
+				on = j >= keys/2
+			}
+			if on != (r%2 == 1) != (pat >= 3) {
+				t.data[r*keys+j] = 1
+			}
 		}
 	}
 	return t
 }
 
-// compare checks the evaluated mask got, broadcast to [2, 1, S, T], against the canonical
+// compare checks the evaluated mask got, broadcast to [B, 1, S, T], against the canonical
 // masks and rules out those it disagrees with. Every masked score must take one fill of at
 // most -1e4.
-func compare(got, pads *etensor, S, T int64, rec *recognised, alive *candidates) string {
+func compare(got, pads *etensor, B, S, T int64, rec *recognised, alive *candidates) string {
 	if len(got.shape) != 4 {
 		return fmt.Sprintf("the mask evaluates to shape %v", got.shape)
 	}
-	want := []int64{2, 1, S, T}
+	want := []int64{B, 1, S, T}
 	for a, d := range got.shape {
 		if d != want[a] && d != 1 {
 			return fmt.Sprintf("the mask evaluates to shape %v, which does not broadcast to [batch, 1, %d, %d] (a mask that differs across heads is a bias)", got.shape, S, T)
@@ -302,7 +389,7 @@ func compare(got, pads *etensor, S, T int64, rec *recognised, alive *candidates)
 		}
 	}
 	off := T - S
-	for b := int64(0); b < 2; b++ {
+	for b := int64(0); b < B; b++ {
 		for i := int64(0); i < S; i++ {
 			for j := int64(0); j < T; j++ {
 				x := got.data[b*st[0]+i*st[2]+j*st[3]]
@@ -315,14 +402,13 @@ func compare(got, pads *etensor, S, T int64, rec *recognised, alive *candidates)
 						return fmt.Sprintf("the mask holds %g and %g: a masked score takes one fill of at most -1e4, a kept one 0", rec.fill, x)
 					}
 				}
-				isC := j <= i+off
-				isP := pads == nil || pads.data[b*T+j] != 0
-				for c := 0; c < 2; c++ {
-					for p := 0; p < 2; p++ {
-						if ((c == 0 || isC) && (p == 0 || isP)) != kept {
-							alive[c][p] = false
-						}
-					}
+				d := j - (i + off)
+				alive[0].keep(d, kept)
+				switch padded := pads != nil && pads.data[b*T+j] == 0; {
+				case padded && kept:
+					alive[1].dead = true
+				case !padded:
+					alive[1].keep(d, kept)
 				}
 			}
 		}

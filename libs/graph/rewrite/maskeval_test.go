@@ -68,6 +68,8 @@ func TestRecogniseMask(t *testing.T) {
 		offset int64
 		nodes  []graph.NodeSpec
 		causal bool
+		window int64 // keys a row sees before its own (window_left), 0 for no bound
+		right  int64 // keys after its own (window_right) without causality, 0 for no bound
 		padded bool
 		why    string // a part of the reason when it is not recognised
 	}{
@@ -82,10 +84,17 @@ func TestRecogniseMask(t *testing.T) {
 		}, causal: true},
 		{name: "padding only", pad: true, nodes: append(padding, where("am4")...), padded: true},
 		{name: "causal and padding", pad: true, nodes: append(append(padding, node("LessOrEqual", "c", nil, "j", "i_off"), node("And", "keep", nil, "c", "am4")), where("keep")...), causal: true, padded: true},
-		{name: "anti-causal", nodes: append([]graph.NodeSpec{node("GreaterOrEqual", "keep", nil, "j", "i_off")}, where("keep")...), why: "neither causal"},
+		{name: "keys from the query on", nodes: append([]graph.NodeSpec{node("GreaterOrEqual", "keep", nil, "j", "i_off")}, where("keep")...), window: 1},
+		{name: "the diagonal masked", nodes: append([]graph.NodeSpec{node("Equal", "e", nil, "j", "i_off"), node("Not", "keep", nil, "e")}, where("keep")...), why: "no band"},
 		{name: "sliding window of 3", offset: -3, nodes: append([]graph.NodeSpec{
 			node("LessOrEqual", "c", nil, "j", "i"), node("Greater", "w", nil, "j", "i_off"), node("And", "keep", nil, "c", "w"),
-		}, where("keep")...), why: "neither causal"},
+		}, where("keep")...), causal: true, window: 3},
+		{name: "sliding window of 5 and padding", pad: true, offset: -5, nodes: append(append(padding,
+			node("LessOrEqual", "c", nil, "j", "i"), node("Greater", "w", nil, "j", "i_off"), node("And", "cw", nil, "c", "w"), node("And", "keep", nil, "cw", "am4"),
+		), where("keep")...), causal: true, window: 5, padded: true},
+		{name: "a band both ways |i - j| <= 2", nodes: append([]graph.NodeSpec{
+			node("Sub", "d", nil, "i", "j"), node("Abs", "ad", nil, "d"), node("LessOrEqual", "keep", nil, "ad", "two"),
+		}, where("keep")...), window: 3, right: 3},
 		{name: "a window of 100 is beyond the probes", offset: -100, nodes: append([]graph.NodeSpec{
 			node("LessOrEqual", "c", nil, "j", "i"), node("Greater", "w", nil, "j", "i_off"), node("And", "keep", nil, "c", "w"),
 		}, where("keep")...), why: "constant 100"},
@@ -104,7 +113,11 @@ func TestRecogniseMask(t *testing.T) {
 				return
 			}
 			require.Empty(t, why)
-			require.Equal(t, tc.causal, rec.causal)
+			want := graph.AttentionBand{Left: tc.window - 1, Right: tc.right - 1}
+			if tc.causal {
+				want.Right = 0
+			}
+			require.Equal(t, want, rec.band)
 			require.Equal(t, tc.padded, rec.pad != nil)
 			require.Positive(t, rec.probes)
 		})

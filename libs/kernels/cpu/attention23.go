@@ -20,7 +20,9 @@ import (
 //
 //   - attn_mask broadcasts to [B, Hq, S, T]: a bool mask keeps the keys where it is true, a
 //     float mask (Q's type) is added to the scores; keys past its last dim are masked out.
-//   - is_causal masks key j for query i when j > P + i, as the ONNX reference does.
+//   - is_causal masks key j for query i when j > P + i, as the ONNX reference does; carve's
+//     window_left and window_right bound the keys on each side (graph.AttentionBand), and
+//     the keys outside the band are never read.
 //   - softcap, when positive, maps a score x to softcap*tanh(x/softcap) before the mask.
 //   - A query row whose every key is masked out gets a zero output, as PyTorch's
 //     scaled_dot_product_attention gives (the exporter writes it as Softmax, IsNaN and Where);
@@ -40,7 +42,7 @@ type onnxAttention struct {
 	t, d, dv              int
 	threeD                bool // Q, K, V and Y are [B, S, H*D]
 	scale, softcap        float32
-	causal                bool
+	band                  graph.AttentionBand
 	mask                  graph.DType // graph.Undefined: no mask
 	maskT                 int         // the mask's last dim
 	maskSB, maskSH, maskS int         // the mask's strides for batch, head and query row (0: broadcast)
@@ -188,7 +190,9 @@ func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 			return plan{}, err
 		}
 	}
-	a.causal = at.Int("is_causal", 0) != 0
+	if a.band, err = graph.ReadAttentionBand(at); err != nil {
+		return plan{}, err
+	}
 	a.scale = float32(1 / math.Sqrt(float64(a.d)))
 	if at.Has("scale") {
 		a.scale = at.Float("scale", 0)
@@ -263,6 +267,18 @@ func (a *onnxAttention) setMask(m kernels.Value) error {
 	}
 	a.mask, a.maskT = m.DType, int(m.Shape[r-1])
 	return nil
+}
+
+// keyRange is the keys [first, end) query row i sees by its band (the mask may see fewer).
+func (a *onnxAttention) keyRange(i int) (first, end int) {
+	end = a.t
+	if a.band.Right >= 0 {
+		end = min(end, a.p+i+int(a.band.Right)+1)
+	}
+	if a.band.Left >= 0 {
+		first = min(max(0, a.p+i-int(a.band.Left)), end)
+	}
+	return first, end
 }
 
 // attn23Run is one execution: the tensors and the workspace, for the pool of loop bodies.
@@ -377,10 +393,7 @@ func flashRows[E elt](r *attn23Run, slot, lo, hi int) {
 		for i := rb * flashRowBlock; i < min((rb+1)*flashRowBlock, a.s); i++ {
 			qo := qv.at(b, h, i)
 			qrow := toF32(q[qo:qo+a.d], qbuf, bf)
-			keys := a.t
-			if a.causal {
-				keys = min(keys, a.p+i+1)
-			}
+			first, keys := a.keyRange(i)
 			mo := 0
 			if a.mask != graph.Undefined {
 				keys = min(keys, a.maskT)
@@ -388,7 +401,7 @@ func flashRows[E elt](r *attn23Run, slot, lo, hi int) {
 			}
 			clear(acc)
 			m, l := negInf, 0.0
-			for j0 := 0; j0 < keys; j0 += a.blk {
+			for j0 := first; j0 < keys; j0 += a.blk {
 				j1 := min(j0+a.blk, keys)
 				bmax := negInf
 				for j := j0; j < j1; j++ {

@@ -72,31 +72,30 @@ func blockedRows(r *attn23Run, slot, lo, hi int) {
 	group := a.hq / a.hkv
 	ninf := float32(math.Inf(-1))
 	var mx, sum [blockRows]float32
-	var keysOf [blockRows]int
+	var firstOf, keysOf [blockRows]int
 	for task := lo; task < hi; task++ {
 		bh, rb := task/blocks, task%blocks
 		b, h := bh/a.hq, bh%a.hq
 		kh := h / group
 		i0 := rb * blockRows
 		rows := min(blockRows, a.s-i0)
-		span := 0 // keys any row of the block sees
+		start, span := a.t, 0 // keys [start, span) are those any row of the block sees
 		for i := 0; i < rows; i++ {
-			keys := a.t
-			if a.causal {
-				keys = min(keys, a.p+i0+i+1)
-			}
+			first, keys := a.keyRange(i0 + i)
 			if a.mask != 0 {
 				keys = min(keys, a.maskT)
 			}
-			keysOf[i], mx[i], sum[i] = keys, ninf, 0
-			span = max(span, keys)
+			firstOf[i], keysOf[i], mx[i], sum[i] = first, keys, ninf, 0
+			if first < keys {
+				start, span = min(start, first), max(span, keys)
+			}
 		}
 		out := yv.data[yv.at(b, h, i0):]
 		for i := 0; i < rows; i++ {
 			clear(out[i*yv.st : i*yv.st+a.dv])
 		}
 		qm := gemm.Mat{Data: qv.data[qv.at(b, h, i0):], Ld: qv.st}
-		for j0 := 0; j0 < span; j0 += nk {
+		for j0 := start; j0 < span; j0 += nk {
 			j1 := min(j0+nk, span)
 			w := j1 - j0
 			// scores of the block's rows against keys [j0, j1), past and new keys apart
@@ -115,19 +114,20 @@ func blockedRows(r *attn23Run, slot, lo, hi int) {
 			}
 			for i := 0; i < rows; i++ {
 				row := sc[i*w : (i+1)*w]
-				keys := keysOf[i]
-				if keys <= j0 {
+				from, keys := max(firstOf[i]-j0, 0), keysOf[i]
+				if keys <= j0 || from >= min(keys, j1)-j0 {
 					clear(row)
 					continue
 				}
-				vis := row[:min(keys, j1)-j0]
+				clear(row[:from])
+				vis := row[from : min(keys, j1)-j0]
 				if a.softcap > 0 {
 					vec.VS(vec.Mul, vis, vis, 1/a.softcap)
 					vec.Tanh(vis, vis)
 					vec.VS(vec.Mul, vis, vis, a.softcap)
 				}
 				if a.mask != 0 {
-					mo := b*a.maskSB + h*a.maskSH + (i0+i)*a.maskS + j0
+					mo := b*a.maskSB + h*a.maskSH + (i0+i)*a.maskS + j0 + from
 					if maskF != nil {
 						vec.VV(vec.Add, vis, vis, maskF[mo:mo+len(vis)])
 					} else {
@@ -149,7 +149,7 @@ func blockedRows(r *attn23Run, slot, lo, hi int) {
 					mx[i] = bmax
 				}
 				sum[i] += vec.ExpShift(vis, vis, mx[i])
-				clear(row[len(vis):])
+				clear(row[from+len(vis):])
 			}
 			// out += P V over the same keys
 			for _, seg := range [2]struct {

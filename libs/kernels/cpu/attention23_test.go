@@ -15,6 +15,7 @@ import (
 type attn23Case struct {
 	b, hq, hkv, s, l, p, d, dv int
 	causal                     bool
+	left, right                int // window_left, window_right; 0 leaves the attribute out, else it is the value + 1 (so -1 stays unbounded)
 	scale, softcap             float32
 	mask                       string // "", "bool", "float"
 	maskShape                  []int64
@@ -47,7 +48,11 @@ func attn23Ref(c attn23Case, q, k, v []float64, mask func(b, h, i, j int) (keep 
 						x = float64(c.softcap) * math.Tanh(x/float64(c.softcap))
 					}
 					keep, add := mask(b, h, i, j)
-					if !keep || (c.causal && j > c.p+i) {
+					band := graph.AttentionBand{Left: int64(c.left - 1), Right: int64(c.right - 1)}
+					if c.causal {
+						band.Right = 0
+					}
+					if !keep || !band.Sees(int64(c.p), int64(i), int64(j)) {
 						x = math.Inf(-1)
 					}
 					sc[j] = x + add
@@ -193,6 +198,12 @@ func runAttn23(t *testing.T, r *rand.Rand, c attn23Case, dt graph.DType, tol flo
 	if c.softcap != 0 {
 		attrs = append(attrs, "softcap", c.softcap)
 	}
+	if c.left != 0 {
+		attrs = append(attrs, graph.AttrWindowLeft, c.left-1)
+	}
+	if c.right != 0 {
+		attrs = append(attrs, graph.AttrWindowRight, c.right-1)
+	}
 	yShape := []int64{int64(c.b), int64(c.hq), int64(c.s), int64(c.dv)}
 	if c.threeD {
 		attrs = append(attrs, "q_num_heads", c.hq, "kv_num_heads", c.hkv)
@@ -261,6 +272,16 @@ func TestONNXAttention(t *testing.T) {
 		{"long keys", attn23Case{b: 1, hq: 2, hkv: 1, s: 20, l: 300, d: 16, dv: 16, mask: "float", maskShape: []int64{1, 1, 20, 300}}},
 		{"long causal", attn23Case{b: 1, hq: 1, hkv: 1, s: 260, l: 260, d: 8, dv: 8, causal: true}},
 		{"long past", attn23Case{b: 2, hq: 2, hkv: 1, s: 70, l: 70, p: 300, d: 8, dv: 4, causal: true, present: true, mask: "bool", maskShape: []int64{2, 1, 1, 370}}},
+		// windows: causal sliding (Mistral's), a band both ways (ModernBERT's local attention),
+		// with padding, past keys and blocks of rows and keys the window cuts
+		{"sliding window", attn23Case{b: 2, hq: 4, hkv: 2, s: 9, l: 9, d: 8, dv: 8, causal: true, left: 4}},
+		{"sliding window padding", attn23Case{b: 2, hq: 2, hkv: 1, s: 9, l: 9, d: 4, dv: 4, causal: true, left: 3, mask: "bool", maskShape: []int64{2, 1, 1, 9}}},
+		{"band both ways float mask", attn23Case{b: 2, hq: 2, hkv: 2, s: 11, l: 11, d: 4, dv: 4, left: 3, right: 3, mask: "float", maskShape: []int64{2, 1, 1, 11}}},
+		{"right bound only", attn23Case{b: 1, hq: 2, hkv: 2, s: 6, l: 6, d: 4, dv: 4, right: 2}},
+		{"window zero", attn23Case{b: 1, hq: 1, hkv: 1, s: 5, l: 5, d: 4, dv: 4, causal: true, left: 1}},
+		{"long sliding window past", attn23Case{b: 1, hq: 2, hkv: 1, s: 150, l: 150, p: 200, d: 8, dv: 8, causal: true, left: 101, present: true}},
+		{"long band", attn23Case{b: 1, hq: 1, hkv: 1, s: 600, l: 600, d: 8, dv: 8, left: 130, right: 70}},
+		{"softcap window", attn23Case{b: 1, hq: 2, hkv: 2, s: 8, l: 8, d: 4, dv: 4, causal: true, left: 3, softcap: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inst := runAttn23(t, r, tc.c, graph.Float32, 1e-5)
@@ -270,6 +291,8 @@ func TestONNXAttention(t *testing.T) {
 	for _, dt := range []graph.DType{graph.Float16, graph.BFloat16} {
 		t.Run(dt.String(), func(t *testing.T) {
 			runAttn23(t, r, attn23Case{b: 2, hq: 4, hkv: 2, s: 7, l: 7, d: 8, dv: 8, causal: true, mask: "float", maskShape: []int64{2, 1, 7, 7}}, dt, 2e-2)
+			runAttn23(t, r, attn23Case{b: 1, hq: 2, hkv: 1, s: 9, l: 9, p: 3, d: 8, dv: 8, causal: true, left: 4, mask: "bool", maskShape: []int64{1, 1, 1, 12}}, dt, 2e-2)
+			runAttn23(t, r, attn23Case{b: 1, hq: 2, hkv: 2, s: 9, l: 9, d: 8, dv: 8, left: 2, right: 3}, dt, 2e-2)
 		})
 	}
 }
@@ -358,5 +381,23 @@ func TestONNXAttentionErrors(t *testing.T) {
 			require.ErrorAs(t, err, &ne)
 			require.Contains(t, err.Error(), tc.wants)
 		})
+	}
+}
+
+// TestONNXAttentionBandAttributes: the band's attributes are checked once, for every backend.
+func TestONNXAttentionBandAttributes(t *testing.T) {
+	r := rng(t, 5)
+	q := randF32(r, 1, 1, 3, 4)
+	in := []kernels.Tensor{q, q, q}
+	for _, tc := range []struct {
+		attrs graph.Attributes
+		want  string
+	}{
+		{kernels.Attrs(graph.AttrWindowLeft, -2), "window_left -2: want a number of keys >= 0, or -1 for no bound"},
+		{kernels.Attrs("is_causal", 1, graph.AttrWindowRight, 2), "is_causal already sees no key after the query's own"},
+		{kernels.Attrs("is_causal", 2), "is_causal 2: want 0 or 1"},
+	} {
+		_, err := registry.Select(node("Attention", tc.attrs, in, value(q)), dev)
+		require.ErrorContains(t, err, tc.want)
 	}
 }

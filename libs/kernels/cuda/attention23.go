@@ -13,8 +13,8 @@ import (
 // views of Q, K, V and Y, after copy kernels that write present_key / present_value (past
 // followed by the new keys or values) when the node has them or has a past. The semantics are
 // the CPU kernel's (libs/kernels/cpu/attention23.go): grouped heads, bool or float attn_mask
-// broadcast to [B, Hq, S, T], is_causal with the past offset, scale, softcap, zeros for rows with
-// every key masked.
+// broadcast to [B, Hq, S, T], is_causal with the past offset, carve's window (graph.AttentionBand:
+// the keys before it are not read), scale, softcap, zeros for rows with every key masked.
 //
 // Tactics, a pure function of dtype, head sizes and layout:
 //   - "flash-mma": float16 and bfloat16 with D == Dv in {64, 128} and every row and head stride a
@@ -198,9 +198,16 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 		mask = inp(3)
 	}
-	flags := 0
-	if at.Int("is_causal", 0) != 0 {
-		flags |= a23Causal
+	band, err := graph.ReadAttentionBand(at)
+	if err != nil {
+		return plan{}, err
+	}
+	flags, win := 0, band
+	if band.Right == 0 && band.Left < 0 {
+		flags, win.Right = a23Causal, -1 // plain causal: the kernels' fast path
+	}
+	if !fits32(win.Left+1, win.Right+1) { // -1 (no bound) packs and reads back as -1
+		return plan{}, fmt.Errorf("window %+v is too large for the CUDA kernels", band)
 	}
 	scale := float32(1 / math.Sqrt(float64(g.d)))
 	if at.Has("scale") {
@@ -288,7 +295,7 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		ps = append(ps, st.params()...)
 	}
 	ps = append(ps, pack32(g.b, g.hq), pack32(g.hkv, g.s), pack32(g.t, g.p), pack32(g.d, g.dv),
-		pack32(mkind, maskT), i64p(ms.b), pack32(ms.h, ms.r), i32p(flags), f32p(scale), f32p(softcap))
+		pack32(mkind, maskT), i64p(ms.b), pack32(ms.h, ms.r), i32p(flags), f32p(scale), f32p(softcap), pack32(win.Left, win.Right))
 	dpl, err := dplFor(g.dv)
 	if err != nil {
 		return plan{}, err
@@ -299,7 +306,7 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if tactic != "flash-mma" {
 		return plan{tactic: tactic, parts: parts, prog: append(prog, rows)}, nil
 	}
-	variant := a23MMAVariant(mkind, softcap, scale)
+	variant := a23MMAVariant(mkind, softcap, scale, !win.Unbounded())
 	mma := step{kernel: fmt.Sprintf("carve_a23_mma%s_%s_%d", variant, name, g.d),
 		grid:  Dim3{X: uint32((g.s + a23MMARows - 1) / a23MMARows), Y: uint32(g.b * g.hq), Z: 1},
 		block: Dim3{X: a23MMAThreads, Y: 1, Z: 1}, shared: a23MMAShared(g.d), params: ps,
@@ -310,10 +317,10 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 // a23MMAVariant names the tensor-core kernel (csrc A23_PLAIN, A23_FMASK, A23_BMASK, A23_GEN):
 // the plain one reads no mask and takes the row maximum of the raw dots, which is that of the
 // scaled scores only for a positive scale; the masked ones take any scale; softcap, and a
-// scale that is not positive without a mask, take the general one.
-func a23MMAVariant(mkind int64, softcap, scale float32) string {
+// scale that is not positive without a mask, and a window, take the general one.
+func a23MMAVariant(mkind int64, softcap, scale float32, window bool) string {
 	switch {
-	case softcap > 0:
+	case softcap > 0 || window:
 		return "gen"
 	case mkind == a23MaskFloat:
 		return "fmask"

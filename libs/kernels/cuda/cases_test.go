@@ -605,6 +605,17 @@ func onnxAttentionCases() []kcase {
 			bhsd(1, 2, 40, 64))
 		att("3d-d128", A("q_num_heads", 2, "kv_num_heads", 2), []kernels.Value{v(dt, 1, 100, 256), v(dt, 1, 90, 256), v(dt, 1, 90, 256)}, nil,
 			v(dt, 1, 100, 256))
+		// windows (graph.AttentionBand): a causal sliding window shorter than a key tile and one
+		// spanning tiles, after a past, with padding; a band both ways as ModernBERT's
+		W := graph.AttrWindowLeft
+		att("sliding-window-d64", A("is_causal", 1, W, 4), []kernels.Value{bhsd(2, 4, 70, 64), bhsd(2, 2, 70, 64), bhsd(2, 2, 70, 64)}, nil,
+			bhsd(2, 4, 70, 64))
+		att("sliding-window-past-padding-d128", A("is_causal", 1, W, 100), []kernels.Value{bhsd(2, 2, 150, 128), bhsd(2, 1, 150, 128), bhsd(2, 1, 150, 128), v(bl, 2, 1, 1, 187), bhsd(2, 1, 37, 128), bhsd(2, 1, 37, 128)},
+			map[int]genFn{3: padding(187, 5, 3, 1, 0)}, bhsd(2, 2, 150, 128))
+		att("band-float-padding-d64", A(W, 30, graph.AttrWindowRight, 30), []kernels.Value{bhsd(2, 2, 130, 64), bhsd(2, 2, 130, 64), bhsd(2, 2, 130, 64), v(dt, 2, 1, 1, 130)},
+			map[int]genFn{3: padding(130, 5, 3, 0, fill)}, bhsd(2, 2, 130, 64))
+		att("band-d32", A(W, 2, graph.AttrWindowRight, 1), []kernels.Value{bhsd(1, 2, 40, 32), bhsd(1, 2, 40, 32), bhsd(1, 2, 40, 32)}, nil,
+			bhsd(1, 2, 40, 32))
 	}
 	return cs
 }

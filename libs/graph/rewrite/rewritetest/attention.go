@@ -43,8 +43,12 @@ type Attention struct {
 	B, Hq, Hkv, S, T, D, Dv int
 	KForm, ScaleForm, Mask  int
 	Causal                  bool // the mask has a causal part (InfMask and MinMask)
-	Guard                   bool // Where(IsNaN(p), 0, p) after the softmax
-	Scale                   float32
+	// Window, when positive, masks the keys Window or more positions from the query (InfMask
+	// and MinMask): causally a sliding window of Window keys (Mistral's), else a band of
+	// Window-1 keys on each side (ModernBERT's local attention).
+	Window int
+	Guard  bool // Where(IsNaN(p), 0, p) after the softmax
+	Scale  float32
 	// Softcap, when positive, caps the scaled scores at Softcap*tanh(x/Softcap) before the mask,
 	// as Gemma2's eager attention writes it.
 	Softcap float32
@@ -64,6 +68,9 @@ func Random(r *rand.Rand) Attention {
 		a.T = 1 + r.IntN(12)
 	}
 	a.Causal = a.Mask >= InfMask && r.IntN(2) == 0
+	if a.Mask >= InfMask && r.IntN(3) == 0 {
+		a.Window = 1 + r.IntN(6)
+	}
 	a.EmptyRows = (a.Guard || a.Mask == MinMask) && r.IntN(2) == 0
 	return a.Normalize()
 }
@@ -84,8 +91,9 @@ func (a Attention) Normalize() Attention {
 		a.Hq = a.Hkv
 	}
 	if a.Mask < InfMask {
-		a.Causal = false
+		a.Causal, a.Window = false, 0
 	}
+	a.Window = max(a.Window, 0)
 	if !(a.Guard || a.Mask == MinMask) {
 		a.EmptyRows = false
 	}
@@ -102,8 +110,8 @@ func (a Attention) Normalize() Attention {
 }
 
 func (a Attention) String() string {
-	return fmt.Sprintf("B%d Hq%d Hkv%d S%d T%d D%d Dv%d k%d scale%d(%g) mask%d causal=%v guard=%v empty=%v",
-		a.B, a.Hq, a.Hkv, a.S, a.T, a.D, a.Dv, a.KForm, a.ScaleForm, a.Scale, a.Mask, a.Causal, a.Guard, a.EmptyRows)
+	return fmt.Sprintf("B%d Hq%d Hkv%d S%d T%d D%d Dv%d k%d scale%d(%g) mask%d causal=%v window=%d guard=%v empty=%v",
+		a.B, a.Hq, a.Hkv, a.S, a.T, a.D, a.Dv, a.KForm, a.ScaleForm, a.Scale, a.Mask, a.Causal, a.Window, a.Guard, a.EmptyRows)
 }
 
 // builder accumulates a Spec.
@@ -226,19 +234,26 @@ func (a Attention) repeat(b *builder, x string, d int) string {
 	return b.op("Reshape", nil, e, b.ints(int64(a.B), int64(a.Hq), int64(a.T), int64(d)))
 }
 
-// mask builds Where(keep, 0, fill) with keep = padding [B, 1, 1, T] [& causal [1, 1, S, T]].
+// mask builds Where(keep, 0, fill) with keep = padding [B, 1, 1, T] [& causal [1, 1, S, T]]
+// [& window |i - j| < Window].
 func (a Attention) mask(b *builder) string {
 	am := b.input("attention_mask", graph.Int64, a.B, a.T)
 	pad := b.op("Cast", []graph.Attribute{{Name: "to", Kind: graph.AttrInt, Int: int64(graph.Bool)}}, am)
 	pad = b.op("Unsqueeze", nil, pad, b.ints(1, 2)) // [B, 1, 1, T]
 	keep := pad
-	if a.Causal {
+	if a.Causal || a.Window > 0 {
 		zero, one := b.scalarInt(0), b.scalarInt(1)
 		kIdx := b.op("Unsqueeze", nil, b.op("Range", nil, zero, b.scalarInt(int64(a.T)), one), b.ints(0, 1, 2)) // [1, 1, 1, T]
 		qIdx := b.op("Unsqueeze", nil, b.op("Range", nil, zero, b.scalarInt(int64(a.S)), one), b.ints(0, 1, 3)) // [1, 1, S, 1]
-		causal := b.op("LessOrEqual", nil, kIdx, qIdx)
-		yes := b.init(graph.Bool, nil, []byte{1})
-		keep = b.op("And", nil, b.op("And", nil, yes, causal), pad)
+		if a.Causal {
+			causal := b.op("LessOrEqual", nil, kIdx, qIdx)
+			yes := b.init(graph.Bool, nil, []byte{1})
+			keep = b.op("And", nil, b.op("And", nil, yes, causal), keep)
+		}
+		if a.Window > 0 {
+			near := b.op("Less", nil, b.op("Abs", nil, b.op("Sub", nil, qIdx, kIdx)), b.scalarInt(int64(a.Window)))
+			keep = b.op("And", nil, near, keep)
+		}
 	}
 	fill := float32(math.Inf(-1))
 	if a.Mask == MinMask {
@@ -250,8 +265,9 @@ func (a Attention) mask(b *builder) string {
 // Model builds the exported form.
 func (a Attention) Model() (*graph.Model, error) { return graph.Build(a.Spec()) }
 
-// AttentionMask returns data for the attention_mask input: random ones and zeros, key 0 kept
-// in every batch unless EmptyRows (then a batch may keep no key at all).
+// AttentionMask returns data for the attention_mask input: random ones and zeros, key 0 (with
+// a Window every Window-th key, one in any Window in a row) kept in every batch unless
+// EmptyRows (then a batch may keep no key at all).
 func (a Attention) AttentionMask(r *rand.Rand) []int64 {
 	m := make([]int64, a.B*a.T)
 	for i := range m {
@@ -262,7 +278,13 @@ func (a Attention) AttentionMask(r *rand.Rand) []int64 {
 	for bi := 0; bi < a.B; bi++ {
 		switch {
 		case !a.EmptyRows:
-			m[bi*a.T] = 1
+			step := a.T
+			if a.Window > 0 {
+				step = a.Window
+			}
+			for j := 0; j < a.T; j += step {
+				m[bi*a.T+j] = 1
+			}
 		case bi == 0:
 			for j := 0; j < a.T; j++ {
 				m[j] = 0

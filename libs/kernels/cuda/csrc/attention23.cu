@@ -1,7 +1,9 @@
 // ONNX Attention (ai.onnx, opset 23): softmax(scale * Q K^T [+ mask]) V over strided Q, K, V and
 // Y (4-D [B, H, S, D] or 3-D [B, S, H*D] are both strided views), grouped query heads, a bool or
 // float mask broadcast to [B, Hq, S, T], is_causal (key j masked for query i when j > P + i, P
-// the past length) and softcap; a row whose every key is masked gets zeros, as the CPU kernel
+// the past length), carve's window_left / window_right (key j masked for query i when
+// j < P + i - wl or j > P + i + wr, each when >= 0; the keys before the window are not read)
+// and softcap; a row whose every key is masked gets zeros, as the CPU kernel
 // (libs/kernels/cpu/attention23.go) gives. Both kernels walk the keys once with an online softmax,
 // so nothing of size S x T is ever stored.
 //
@@ -36,9 +38,10 @@ namespace {
 // a23_score applies scale, softcap, causality, the key range and the mask to a raw dot product
 // of query row i (of S) and key j (of T). mo is the mask's offset for the row.
 template <typename T>
-__device__ __forceinline__ float a23_score(float dot, int i, int j, int S, int T_, int P, int flags, float scale,
-                                           float softcap, const void* mask, int mkind, int maskT, i64 mo) {
+__device__ __forceinline__ float a23_score(float dot, int i, int j, int S, int T_, int P, int flags, int wl, int wr,
+                                           float scale, float softcap, const void* mask, int mkind, int maskT, i64 mo) {
   if (i >= S || j >= T_ || ((flags & A23_CAUSAL) && j > P + i)) return -INFINITY;
+  if ((wl >= 0 && j < P + i - wl) || (wr >= 0 && j > P + i + wr)) return -INFINITY;
   float x = dot * scale;
   if (softcap > 0.f) x = softcap * tanhf(x / softcap);
   if (mkind != A23_MASK_NONE) {
@@ -54,12 +57,19 @@ __device__ __forceinline__ float a23_score(float dot, int i, int j, int S, int T
 
 // a23_geo unpacks the common parameters.
 struct A23 {
-  int B, Hq, Hkv, S, T, P, D, Dv, mkind, maskT, mh, ms;
+  int B, Hq, Hkv, S, T, P, D, Dv, mkind, maskT, mh, ms, wl, wr;
   i64 msb;
-  __device__ __forceinline__ A23(i64 bh, i64 hs, i64 tp, i64 dims, i64 minfo, i64 msb_, i64 mhs) {
+  __device__ __forceinline__ A23(i64 bh, i64 hs, i64 tp, i64 dims, i64 minfo, i64 msb_, i64 mhs, i64 win) {
     B = lo32(bh), Hq = hi32(bh), Hkv = lo32(hs), S = hi32(hs), T = lo32(tp), P = hi32(tp);
     D = lo32(dims), Dv = hi32(dims), mkind = lo32(minfo), maskT = hi32(minfo);
-    msb = msb_, mh = lo32(mhs), ms = hi32(mhs);
+    msb = msb_, mh = lo32(mhs), ms = hi32(mhs), wl = lo32(win), wr = hi32(win);
+  }
+  // first is the first key query row i sees by the window (0 without one).
+  __device__ __forceinline__ int first(int i) const { return wl >= 0 ? max(0, P + i - wl) : 0; }
+  // end bounds the keys row i sees by causality and window_right.
+  __device__ __forceinline__ int end(int i, int flags) const {
+    int e = (flags & A23_CAUSAL) ? min(T, P + i + 1) : T;
+    return wr >= 0 ? min(e, P + i + wr + 1) : e;
   }
 };
 
@@ -80,18 +90,18 @@ __device__ __forceinline__ void a23_rows(const T* q, const T* k, const T* v, T* 
   const T* vb = v + b * vsb + (i64)kh * lo32(vhs);
   const int kss = hi32(khs), vss = hi32(vhs);
   const i64 mo = b * g.msb + (i64)h * g.mh + (i64)i * g.ms;
-  const int kend = (flags & A23_CAUSAL) ? min(g.T, g.P + i + 1) : g.T;
+  const int kend = g.end(i, flags);
   float m = -INFINITY, l = 0.f, acc[DPL];
 #pragma unroll
   for (int e = 0; e < DPL; e++) acc[e] = 0.f;
-  for (int j0 = 0; j0 < kend; j0 += 32) {
+  for (int j0 = g.first(i); j0 < kend; j0 += 32) {
     const int j = j0 + lane;
     float x = -INFINITY;
     if (j < kend) {
       const T* kr = kb + (i64)j * kss;
       float dot = 0.f;
       for (int d = 0; d < g.D; d++) dot = fmaf(qs[d], tof(kr[d]), dot);
-      x = a23_score<T>(dot, i, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, mo);
+      x = a23_score<T>(dot, i, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap, mask, g.mkind, g.maskT, mo);
     }
     const float mn = fmaxf(m, warp_max(x));
     if (mn == -INFINITY) continue;  // every key so far is masked out (warp-uniform)
@@ -232,9 +242,10 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
   const int kss = hi32(khs), vss = hi32(vhs);
   const i64 moa = b * g.msb + (i64)h * g.mh + (i64)ra * g.ms, mob = moa + 8 * (i64)g.ms;
 
-  int kend = g.T;
-  if (flags & A23_CAUSAL) kend = min(kend, g.P + min(g.S - 1, tile * MMA_BR + MMA_BR - 1) + 1);
-  const int ntiles = (kend + MMA_BC - 1) / MMA_BC;
+  // The key tiles [it0, ntiles) hold every key a row of the block sees (a window starts later;
+  // only A23_GEN takes one, applying it by index in a23_score).
+  const int kend = g.end(min(g.S - 1, tile * MMA_BR + MMA_BR - 1), flags);
+  const int ntiles = (kend + MMA_BC - 1) / MMA_BC, it0 = MODE == A23_GEN ? g.first(tile * MMA_BR) / MMA_BC : 0;
   // Short of A23_GEN, keys past T or past the causal diagonal get -inf by index: row ra takes
   // keys below enda, and every row of this warp those below plainEnd, whose tiles skip the
   // comparisons.
@@ -291,20 +302,20 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
   const bool mloader = rowb && threadIdx.x < MMA_BC;
   const i64 mo0 = b * g.msb + (i64)h * g.mh;
   float mnext = 0.f;
-  if (ntiles > 0) {
-    load(0, 0);
+  if (it0 < ntiles) {
+    load(it0, it0 & 1);
     a23_commit();
-    if (mloader) Ms[threadIdx.x] = a23_maskterm<T, MODE>(mask, mo0, threadIdx.x, g.maskT, true);
+    if (mloader) Ms[(it0 & 1) * MMA_BC + threadIdx.x] = a23_maskterm<T, MODE>(mask, mo0, it0 * MMA_BC + threadIdx.x, g.maskT, true);
   }
   // ldmatrix addresses: K (not transposed) as B of S = Q K^T, keys n*8 + 0..15 by lanes 0-7 and
   // 16-23, their dims +8 by lanes 8-15 and 24-31; V transposed as B of O = P V.
   const int koff = ((lane & 7) + ((lane >> 4) << 3)) * DP + ((lane >> 3) & 1) * 8;
   const int voff = (lane & 15) * DP + (lane >> 4) * 8;
-  for (int it = 0; it < ntiles; it++) {
+  for (int it = it0; it < ntiles; it++) {
     // Tile it has landed for every thread, and every warp is done with tile it - 1, whose
     // buffer the prefetch of tile it + 1 then takes: one barrier per tile.
     a23_wait<0>();
-    if (mloader && it > 0) Ms[(it & 1) * MMA_BC + threadIdx.x] = mnext;
+    if (mloader && it > it0) Ms[(it & 1) * MMA_BC + threadIdx.x] = mnext;
     __syncthreads();
     if (it + 1 < ntiles) {
       load(it + 1, (it + 1) & 1);
@@ -361,9 +372,10 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
 #pragma unroll
         for (int e = 0; e < 2; e++) {
           const int j = j0 + n * 8 + gc + e;
-          s[n][e] = a23_score<T>(s[n][e], ra, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, moa);
-          s[n][2 + e] =
-              a23_score<T>(s[n][2 + e], rb, j, g.S, g.T, g.P, flags, scale, softcap, mask, g.mkind, g.maskT, mob);
+          s[n][e] = a23_score<T>(s[n][e], ra, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap, mask, g.mkind,
+                                 g.maskT, moa);
+          s[n][2 + e] = a23_score<T>(s[n][2 + e], rb, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap, mask,
+                                     g.mkind, g.maskT, mob);
         }
       }
     } else {
@@ -472,12 +484,12 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
 // Parameters of both kernels: q, k, v, out, mask; per operand a batch stride and head|row
 // strides (elements; 3-D and 4-D layouts are both strided views); bh = B|Hq, hs = Hkv|S,
 // tp = T|P (keys, past length), dims = D|Dv, minfo = mask kind|mask T, msb and mhs = the mask's
-// batch stride and head|row strides (0 where broadcast).
+// batch stride and head|row strides (0 where broadcast), win = window_left|window_right (-1: none).
 #define A23_PARAMS(T)                                                                                       \
   const T *q, const T *k, const T *v, T *out, const void *mask, i64 qsb, i64 qhs, i64 ksb, i64 khs, i64 vsb, \
       i64 vhs, i64 osb, i64 ohs, i64 bh, i64 hs, i64 tp, i64 dims, i64 minfo, i64 msb, i64 mhs, int flags,   \
-      float scale, float softcap
-#define A23_ARGS q, k, v, out, mask, qsb, qhs, ksb, khs, vsb, vhs, osb, ohs, A23(bh, hs, tp, dims, minfo, msb, mhs), \
+      float scale, float softcap, i64 win
+#define A23_ARGS q, k, v, out, mask, qsb, qhs, ksb, khs, vsb, vhs, osb, ohs, A23(bh, hs, tp, dims, minfo, msb, mhs, win), \
                  flags, scale, softcap
 
 #define A23_ROWS(name, T, DPL)                                                            \
