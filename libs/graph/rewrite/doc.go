@@ -42,8 +42,11 @@ newer opset than it imports imports that opset in the result.
 
 The mask an attention candidate adds to its scores is recognised by what it computes, not by
 the ops that spell it: maskeval.go evaluates its subgraph on probe bindings and compares it
-with the canonical causal and padding masks (its comment says why the probes decide it). A
-mask it cannot decide is matched by the forms in mask.go, and failing those read whole.
+with the canonical masks: a band of keys about the diagonal (causal, a sliding window, a
+local band both ways, or all) with or without padding (its comment says why the probes decide
+it; a window too long to probe is taken as a parameter). The fused Attention reads the band
+as is_causal and carve's window_left / window_right. A mask it cannot decide is matched by
+the forms in mask.go, and failing those read whole.
 
 # Candidates
 

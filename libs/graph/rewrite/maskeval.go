@@ -18,11 +18,14 @@ import (
 // cone: every node between the graph's inputs, weights and Shape nodes and the mask) on small
 // probe bindings, and compares the result with the canonical masks
 //
-//	keep(b, i, j) = [causal] j <= i + (T - S)  and  [padding] attention_mask[b, j] != 0
+//	keep(b, i, j) = [band] -L <= j - (i + T - S) <= R  and  [padding] attention_mask[b, j] != 0
 //
-// over queries i < S and keys j < T, each part optional; a masked score takes one fill value
-// (-inf, or a finite minimum), a kept one 0. The fused Attention then reads is_causal and a
-// [batch, 1, 1, T] padding mask: no [batch, 1, S, T] tensor is left.
+// over queries i < S and keys j < T, each part optional and each side of the band (L keys
+// before the diagonal, R after) bounded or not: causal is R = 0, a sliding window of W keys
+// L = W - 1 as well, ModernBERT's local attention L = R. A masked score takes one fill value
+// (-inf, or a finite minimum), a kept one 0. The fused Attention then reads is_causal, the
+// window (graph.AttentionBand) and a [batch, 1, 1, T] padding mask: no [batch, 1, S, T]
+// tensor is left.
 //
 // Why probing decides it (soundness). The cone is evaluated only if every op in it is one of
 // evalOps, and the evaluator refuses position arithmetic other than adding, subtracting,
@@ -41,10 +44,12 @@ import (
 // each batch row pair carries a padding pattern and its complement (a static batch of one
 // takes them in turn; a static batch of more alternates them), so every (i, j) meets both padding bits, under three patterns
 // (scattered, right- and left-padded). A mask that
-// matches a canonical one at every probe equals it at every binding. A cone whose constants
-// make N larger than maxProbe (a sliding window of 4096) is not probed and stays as exported,
-// with the reason; so does any cone with an op the evaluator does not know, or that reads
-// the data of a graph input other than one [batch, T] attention mask.
+// matches a canonical one at every probe equals it at every binding (the band's own L and R
+// count among the constants). A cone whose constants make N larger than maxProbe (a sliding
+// window of 4096) is probed with its large constants taken as a parameter (probeWindow says
+// how and why that is sound); one that cannot be, any cone with an op the evaluator does not
+// know, and one that reads the data of a graph input other than one [batch, T] attention
+// mask stay as exported, with the reason.
 
 // plan turns a recognised mask into how the fused op reads it, over scores of type dt. A
 // padding mask is read as bool [batch, 1, 1, keys] (True keeps) when its fill is -inf, else
@@ -237,32 +242,113 @@ func recogniseMask(m *graph.Value, s, t graph.Dim) (recognised, string) {
 	if len(dims) > 2 {
 		return recognised{}, fmt.Sprintf("the mask depends on %d dims besides the batch (%v); probing covers at most two", len(dims), dims)
 	}
-	// The probes run to N = max(8, 2C + 4) for the largest constant C that met an index; C
-	// is known once the cone has been evaluated, so a first pass at N = 8 finds it.
+	rec, st, why := c.probe(batch, dims, m, s, t, nil)
+	if why == "" || !st.beyond || len(st.large) == 0 {
+		return rec, why
+	}
+	return c.probeWindow(batch, dims, m, s, t, st)
+}
+
+// probe runs the probes to N = max(8, 2C + 4) for the largest constant C that met an index
+// (par, when not nil, standing for the large ones); C is known once the cone has been
+// evaluated, so a first pass at N = 8 finds it.
+func (c *cone) probe(batch, dims []string, m *graph.Value, s, t graph.Dim, par *window) (recognised, probeStats, string) {
 	n := 8
 	for {
 		rec := recognised{fill: math.NaN(), scalars: c.scalars}
-		bound, why := c.probeAll(&rec, batch, dims, m, s, t, n)
+		st, why := c.probeAll(&rec, batch, dims, m, s, t, n, par)
 		if why != "" {
-			return recognised{}, why
+			return recognised{}, st, why
 		}
-		need := max(8, 2*bound+4)
+		need := max(8, 2*st.bound+4)
 		if need > maxProbe {
-			return recognised{}, fmt.Sprintf("the mask compares positions with the constant %d; deciding it takes probes of up to %d positions, beyond the %d run", bound, need, maxProbe)
+			st.beyond = true
+			return recognised{}, st, fmt.Sprintf("the mask compares positions with the constant %d; deciding it takes probes of up to %d positions, beyond the %d run", st.bound, need, maxProbe)
 		}
 		if need <= n {
 			if math.IsNaN(rec.fill) {
 				rec.fill = math.Inf(-1)
 			}
-			return rec, ""
+			return rec, st, ""
 		}
 		n = need
 	}
 }
 
+// probeStats are the constants the probes met: the largest, the largest small one and the
+// large ones.
+type probeStats struct {
+	bound, small int
+	large        map[int64]bool
+	beyond       bool // the probes were not run to the bound's N
+}
+
+// probeWindow decides a cone whose large constants (a sliding window of 4096 and its
+// neighbours) are too large to probe, by taking them as a parameter P, every large constant
+// P - k for a small k: the cone is then a function of (b, i, j, S, T, P) whose atoms have
+// the coefficient 1 or -1 on P (the evaluator refuses anything else: a window constant
+// scaled, added to another, sizing a tensor or indexing one, or made a float), so the
+// argument of probing holds in one more variable. Every P from the least that keeps every
+// large constant's magnitude positive, over 2C + 3 values (C the largest small constant),
+// is probed as above, and each must give the same padding and fill and a band whose bounded
+// sides are P plus one fixed offset each; the band at the real P follows.
+func (c *cone) probeWindow(batch, dims []string, m *graph.Value, s, t graph.Dim, first probeStats) (recognised, string) {
+	refused := fmt.Sprintf("the mask compares positions with the constant %d, beyond the probes", first.bound)
+	var p, least int64 = 0, math.MaxInt64
+	for a := range first.large {
+		p, least = max(p, a), min(least, a)
+	}
+	if p == 0 || p-least > maxSmall {
+		return recognised{}, refused + " (and it is not one window constant and its neighbours)"
+	}
+	w0 := 1 + p - least
+	var out recognised
+	var lefts, rights []int64
+	for w := w0; w < w0+int64(2*first.small+3); w++ {
+		rec, st, why := c.probe(batch, dims, m, s, t, &window{p: p, w: w, large: first.large})
+		if why != "" {
+			return recognised{}, fmt.Sprintf("%s; taken as a parameter at %d: %s", refused, w, why)
+		}
+		if st.small > first.small {
+			return recognised{}, fmt.Sprintf("%s; taken as a parameter at %d, it meets the constant %d", refused, w, st.small)
+		}
+		if w > w0 && (rec.pad != out.pad || rec.fill != out.fill) {
+			return recognised{}, fmt.Sprintf("%s; taken as a parameter, its padding or fill changes with it", refused)
+		}
+		if w == w0 {
+			out = rec
+		} else {
+			out.probes += rec.probes
+		}
+		lefts, rights = append(lefts, rec.band.Left), append(rights, rec.band.Right)
+	}
+	// each side is unbounded, fixed, or P plus a fixed offset at every probe
+	side := func(vals []int64) (int64, bool) {
+		fixed, follows := true, true
+		for k, v := range vals {
+			fixed = fixed && v == vals[0]
+			follows = follows && vals[0] >= 0 && v-int64(k) == vals[0]
+		}
+		switch {
+		case fixed:
+			return vals[0], true
+		case follows:
+			return p + vals[0] - w0, true
+		}
+		return 0, false
+	}
+	l, ok1 := side(lefts)
+	r, ok2 := side(rights)
+	if !ok1 || !ok2 {
+		return recognised{}, fmt.Sprintf("%s; taken as a parameter, its band does not follow it (left %v, right %v from %d on)", refused, lefts, rights, w0)
+	}
+	out.band = graph.AttentionBand{Left: l, Right: r}
+	return out, ""
+}
+
 // probeAll probes every binding with the batch dims at 2 and the other dims in 1..n, and
 // returns the largest constant that met an index, or why the mask is no canonical one.
-func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s, t graph.Dim, n int) (int, string) {
+func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s, t graph.Dim, n int, par *window) (probeStats, string) {
 	alive := newCandidates()
 	if len(c.inputs) == 0 {
 		alive[1].dead = true
@@ -271,7 +357,7 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 	for i := range vals {
 		vals[i] = 1
 	}
-	bound := 0
+	var st probeStats
 	for {
 		env := map[string]int64{}
 		for _, d := range batch {
@@ -294,24 +380,30 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 				}
 			}
 			for pat := 0; pat < patterns; pat++ {
-				ev := &evaluator{env: env, batch: batch, memo: map[*graph.Value]*etensor{}}
+				ev := &evaluator{env: env, batch: batch, memo: map[*graph.Value]*etensor{}, par: par}
 				var pads *etensor
 				if len(c.inputs) == 1 {
 					in := c.inputs[0]
 					shape, err := in.Shape.Eval(env)
 					if err != nil || len(shape) != 2 || shape[0] != rows || shape[1] != T {
-						return 0, fmt.Sprintf("the attention mask %s %s does not span the %d keys at %v", in.Name, in.Shape, T, env)
+						return st, fmt.Sprintf("the attention mask %s %s does not span the %d keys at %v", in.Name, in.Shape, T, env)
 					}
 					pads = padProbe(in.DType, rows, T, pat)
 					ev.inputs = map[*graph.Value]*etensor{in: pads}
 				}
 				got, err := ev.eval(m)
 				if err != nil {
-					return 0, fmt.Sprintf("the mask cannot be evaluated at %v: %v", env, err)
+					return st, fmt.Sprintf("the mask cannot be evaluated at %v: %v", env, err)
 				}
-				bound = max(bound, ev.bound)
+				st.bound, st.small = max(st.bound, ev.bound), max(st.small, ev.small)
+				for a := range ev.large {
+					if st.large == nil {
+						st.large = map[int64]bool{}
+					}
+					st.large[a] = true
+				}
 				if why := compare(got, pads, rows, S, T, rec, &alive); why != "" {
-					return 0, fmt.Sprintf("%s at %v", why, env)
+					return st, fmt.Sprintf("%s at %v", why, env)
 				}
 				rec.probes++
 			}
@@ -329,7 +421,7 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 		}
 	}
 	if rec.probes == 0 {
-		return 0, "no probe binding has queries and at least as many keys"
+		return st, "no probe binding has queries and at least as many keys"
 	}
 	// the simpler canonical mask that agreed with every probe: without padding, else with it
 	for p, fit := range alive {
@@ -340,16 +432,17 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 			}
 			// the band's own bounds are constants of the canonical mask: the probes must
 			// reach past them as past the cone's
-			return max(bound, int(b.Left), int(b.Right)), ""
+			st.bound = max(st.bound, int(b.Left), int(b.Right))
+			return st, ""
 		}
 	}
-	return 0, "the mask is no band of keys about the diagonal (causal, a sliding window, or all), with or without padding"
+	return st, "the mask is no band of keys about the diagonal (causal, a sliding window, or all), with or without padding"
 }
 
 // padProbe is the attention mask of a probe: rows rows (two, or a static batch), pattern pat%3
 // in even rows and its complement in odd ones; patterns 3 to 5 swap them.
 func padProbe(dt graph.DType, rows, keys int64, pat int) *etensor {
-	t := &etensor{dt: dt, shape: []int64{rows, keys}, data: make([]float64, rows*keys), from: origin{true, true, true}}
+	t := &etensor{dt: dt, shape: []int64{rows, keys}, data: make([]float64, rows*keys), from: origin{dynamic: true, index: true, data: true}}
 	for r := int64(0); r < rows; r++ {
 		for j := int64(0); j < keys; j++ {
 			var on bool
@@ -502,10 +595,12 @@ type etensor struct {
 // origin says what a tensor depends on: the binding at all (a length, an index, a padding
 // bit), positions (a Range of indices, or a graph input's data, one value per position), and
 // a graph input's data.
-type origin struct{ dynamic, index, data bool }
+//
+// param marks a value computed from a window constant taken as a parameter (see window).
+type origin struct{ dynamic, index, data, param bool }
 
 func (o origin) or(p origin) origin {
-	return origin{o.dynamic || p.dynamic, o.index || p.index, o.data || p.data}
+	return origin{o.dynamic || p.dynamic, o.index || p.index, o.data || p.data, o.param || p.param}
 }
 
 type evaluator struct {
@@ -514,6 +609,20 @@ type evaluator struct {
 	inputs map[*graph.Value]*etensor
 	memo   map[*graph.Value]*etensor
 	bound  int // the largest constant that met a dynamic integer
+	small  int // the largest below maxSmall
+	large  map[int64]bool
+	par    *window // the window constants taken as a parameter; nil for none
+}
+
+// maxSmall bounds the constants probed as they are: (maxProbe - 4) / 2.
+const maxSmall = (maxProbe - 4) / 2
+
+// window takes the large integer constants of a cone (P and those a little below it, as a
+// sliding window's W and W - 1) as W = P + delta with the parameter P set to w: a constant
+// c of |c| = P - k evaluates as sign(c) (w - k).
+type window struct {
+	p, w  int64
+	large map[int64]bool // the magnitudes taken
 }
 
 var errNonlinear = errors.New("index arithmetic other than sums and comparisons")
@@ -537,7 +646,7 @@ func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
 		if !ok {
 			return nil, fmt.Errorf("constant %s cannot be read", v.Name)
 		}
-		return fromHost(h)
+		return ev.constant(h)
 	case graph.KindInput:
 		t, ok := ev.inputs[v]
 		if !ok {
@@ -582,13 +691,16 @@ func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
 	case "Identity":
 		return x, nil
 	case "Cast", "CastLike":
+		if x.from.param && !isInt(out) && out != graph.Bool {
+			return nil, fmt.Errorf("Cast %s to %s: %w", n.Name, out, errParam)
+		}
 		return x.cast(out), nil
 	case "Constant":
 		h, ok := constData(v)
 		if !ok {
 			return nil, fmt.Errorf("constant %s cannot be read", v.Name)
 		}
-		return fromHost(h)
+		return ev.constant(h)
 	case "Neg", "Abs", "Not":
 		r := x.like(out)
 		for i, a := range x.data {
@@ -642,12 +754,15 @@ func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
 		if len(x.data) != 1 || len(st.data) != 1 || len(dl.data) != 1 {
 			return nil, fmt.Errorf("Range %s takes scalars", n.Name)
 		}
+		if x.from.param || st.from.param || dl.from.param {
+			return nil, fmt.Errorf("Range %s: %w", n.Name, errParam)
+		}
 		start, limit, delta := x.data[0], st.data[0], dl.data[0]
 		if isInt(out) && delta != 1 && delta != -1 {
 			return nil, fmt.Errorf("Range %s steps by %g: %w", n.Name, delta, errNonlinear)
 		}
 		if !x.from.dynamic {
-			ev.bound = max(ev.bound, int(math.Abs(start)))
+			ev.record(start, false)
 		}
 		cnt := int64(math.Max(0, math.Ceil((limit-start)/delta)))
 		if cnt > 1<<16 {
@@ -719,6 +834,9 @@ func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
 		if err != nil {
 			return nil, err
 		}
+		if idx.from.param {
+			return nil, fmt.Errorf("Gather %s by index: %w", n.Name, errParam)
+		}
 		return gather(x, idx, n.Attrs.Int("axis", 0))
 	case "CumSum":
 		if x.from.data {
@@ -761,7 +879,7 @@ func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
 			}
 			k = kt.data[0]
 			if !kt.from.dynamic {
-				ev.bound = max(ev.bound, int(math.Abs(k)))
+				ev.record(k, kt.from.param)
 			}
 		}
 		return trilu(x, int64(k), n.Attrs.Int("upper", 1) != 0)
@@ -772,16 +890,75 @@ func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
 }
 
 // record notes a constant that meets a length or an index.
-func (ev *evaluator) record(v float64) {
-	if a := math.Abs(v); a < 1<<30 {
+//
+// A window constant taken as the parameter (param) counts in the bound only.
+func (ev *evaluator) record(v float64, param bool) {
+	a := math.Abs(v)
+	if a < 1<<30 {
 		ev.bound = max(ev.bound, int(a))
 	} else {
 		ev.bound = 1 << 30
 	}
+	if param {
+		return
+	}
+	if a <= maxSmall {
+		ev.small = max(ev.small, int(a))
+	} else if a < 1<<40 {
+		if ev.large == nil {
+			ev.large = map[int64]bool{}
+		}
+		ev.large[int64(a)] = true
+	}
 }
+
+// constant evaluates a constant of the cone, its large integers taken as the parameter when
+// there is one.
+func (ev *evaluator) constant(h *graph.HostTensor) (*etensor, error) {
+	t, err := fromHost(h)
+	if err != nil || ev.par == nil || !isInt(t.dt) {
+		return t, err
+	}
+	for i, x := range t.data {
+		if a := math.Abs(x); a == math.Trunc(a) && ev.par.large[int64(a)] {
+			t.data[i] = math.Copysign(float64(ev.par.w-(ev.par.p-int64(a))), x)
+			t.from.param = true
+		}
+	}
+	return t, nil
+}
+
+// errParam refuses a window constant where the argument for probing the parameter does not hold.
+var errParam = errors.New("the window constant is used other than added to or compared with positions")
 
 // binary applies a broadcasting binary op, recording the constants that meet indices.
 func (ev *evaluator) binary(op string, out graph.DType, x, y *etensor) (*etensor, error) {
+	if x.from.param && isInt(x.dt) || y.from.param && isInt(y.dt) {
+		// the parameter's coefficient stays 1 or -1: it is added to positions, lengths and
+		// constants, compared, or taken the minimum or maximum of, and scaled by 1 or -1 only
+		switch op {
+		case "Add", "Sub":
+			if x.from.param && y.from.param {
+				return nil, fmt.Errorf("%s of two window constants: %w", op, errParam)
+			}
+		case "Mul", "Div":
+			c := y
+			if y.from.param {
+				c = x
+			}
+			if c.from.param || c.from.dynamic {
+				return nil, fmt.Errorf("%s of a window constant by a position or length: %w", op, errParam)
+			}
+			for _, v := range c.data {
+				if v != 1 && v != -1 {
+					return nil, fmt.Errorf("%s of a window constant by %g: %w", op, v, errParam)
+				}
+			}
+		case "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Min", "Max":
+		default:
+			return nil, fmt.Errorf("%s of a window constant: %w", op, errParam)
+		}
+	}
 	if isInt(x.dt) && isInt(y.dt) && (x.from.dynamic || y.from.dynamic) {
 		switch op {
 		case "Mul", "Div":
@@ -799,13 +976,13 @@ func (ev *evaluator) binary(op string, out graph.DType, x, y *etensor) (*etensor
 				if (x.from.index || y.from.index) && v != 1 && v != -1 {
 					return nil, fmt.Errorf("%s of an index by %g: %w", op, v, errNonlinear)
 				}
-				ev.record(v) // a length scaled: its atoms' coefficients grow with it
+				ev.record(v, c.from.param) // a length scaled: its atoms' coefficients grow with it
 			}
 		case "Add", "Sub", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Min", "Max":
 			for _, c := range []*etensor{x, y} {
 				if !c.from.dynamic {
 					for _, v := range c.data {
-						ev.record(v)
+						ev.record(v, c.from.param)
 					}
 				}
 			}
@@ -858,6 +1035,9 @@ func (ev *evaluator) binary(op string, out graph.DType, x, y *etensor) (*etensor
 			z = math.Max(p, q)
 		}
 		r.data[i] = z
+	}
+	if out == graph.Bool {
+		r.from.param = false // a comparison's truth carries no multiple of the parameter
 	}
 	return r.round(), nil
 }
@@ -1077,6 +1257,9 @@ func (t *etensor) round() *etensor {
 func (t *etensor) ints() ([]int64, error) {
 	if !isInt(t.dt) {
 		return nil, fmt.Errorf("a %s tensor where integers are needed", t.dt)
+	}
+	if t.from.param {
+		return nil, fmt.Errorf("a shape or an axis: %w", errParam)
 	}
 	out := make([]int64, len(t.data))
 	for i, x := range t.data {

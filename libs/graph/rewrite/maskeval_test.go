@@ -95,15 +95,43 @@ func TestRecogniseMask(t *testing.T) {
 		{name: "a band both ways |i - j| <= 2", nodes: append([]graph.NodeSpec{
 			node("Sub", "d", nil, "i", "j"), node("Abs", "ad", nil, "d"), node("LessOrEqual", "keep", nil, "ad", "two"),
 		}, where("keep")...), window: 3, right: 3},
-		{name: "a window of 100 is beyond the probes", offset: -100, nodes: append([]graph.NodeSpec{
+		// windows too large to probe, taken as a parameter
+		{name: "a window of 4096", offset: -4096, nodes: append([]graph.NodeSpec{
 			node("LessOrEqual", "c", nil, "j", "i"), node("Greater", "w", nil, "j", "i_off"), node("And", "keep", nil, "c", "w"),
-		}, where("keep")...), why: "constant 100"},
+		}, where("keep")...), causal: true, window: 4096},
+		{name: "a window of 4096 and padding, j > i - 4096 as i - j < 4096", pad: true, offset: -4096, nodes: append(append(padding,
+			node("LessOrEqual", "c", nil, "j", "i"), node("Sub", "d", nil, "i", "j"), node("Less", "w", nil, "d", "k4096"),
+			node("And", "cw", nil, "c", "w"), node("And", "keep", nil, "cw", "am4"),
+		), where("keep")...), causal: true, window: 4096, padded: true},
+		{name: "a window of 4096 by Trilu", nodes: []graph.NodeSpec{
+			node("Concat", "sq", []graph.Attribute{{Name: "axis", Kind: graph.AttrInt, Int: 0}}, "seqlen1", "seqlen1"),
+			node("Unsqueeze", "seqlen1", nil, "seqlen", "ax0"),
+			node("ConstantOfShape", "ones", []graph.Attribute{{Name: "value", Kind: graph.AttrTensor, Tensor: &graph.HostTensor{DType: graph.Bool, Shape: []int64{1}, Data: []byte{1}}}}, "sq"),
+			node("Trilu", "low", []graph.Attribute{{Name: "upper", Kind: graph.AttrInt, Int: 0}}, "ones", "zero"),
+			node("Trilu", "band", []graph.Attribute{{Name: "upper", Kind: graph.AttrInt, Int: 1}}, "low", "kneg4095"),
+			node("Unsqueeze", "keep", nil, "band", "ax01"),
+			node("Where", "mask", nil, "keep", "f0", "fmin"),
+		}, causal: true, window: 4096},
+		{name: "a window constant made a float", nodes: append([]graph.NodeSpec{
+			node("Cast", "wf", []graph.Attribute{{Name: "to", Kind: graph.AttrInt, Int: int64(graph.Float32)}}, "k4096"),
+			node("Cast", "wi", []graph.Attribute{{Name: "to", Kind: graph.AttrInt, Int: int64(graph.Int64)}}, "wf"),
+			node("Sub", "lo", nil, "i", "wi"),
+			node("LessOrEqual", "c", nil, "j", "i"), node("Greater", "w", nil, "j", "lo"), node("And", "keep", nil, "c", "w"),
+		}, where("keep")...), why: "window constant is used other than"},
+		{name: "a window constant folded", nodes: append([]graph.NodeSpec{
+			node("Mul", "w2", nil, "k4096", "two"), node("Sub", "lo", nil, "i", "w2"),
+			node("LessOrEqual", "c", nil, "j", "i"), node("Greater", "w", nil, "j", "lo"), node("And", "keep", nil, "c", "w"),
+		}, where("keep")...), why: "constant 8192"},
+		{name: "two unrelated large constants", offset: -100, nodes: append([]graph.NodeSpec{
+			node("Sub", "lo", nil, "i", "k4096"), node("Greater", "w1", nil, "j", "lo"), node("Greater", "w2", nil, "j", "i_off"),
+			node("LessOrEqual", "c", nil, "j", "i"), node("And", "cw", nil, "c", "w1"), node("And", "keep", nil, "cw", "w2"),
+		}, where("keep")...), why: "not one window constant"},
 		{name: "positions scaled", nodes: append([]graph.NodeSpec{node("Mul", "j2", nil, "j", "two"), node("LessOrEqual", "keep", nil, "j2", "i_off")}, where("keep")...), why: "index arithmetic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes, inits := grids(tc.offset)
 			inits = append(inits, int64Init("axp", []int64{2}, 1, 2), int64Init("ax0", []int64{1}, 0),
-				int64Init("ax01", []int64{2}, 0, 1), int64Init("two", nil, 2))
+				int64Init("ax01", []int64{2}, 0, 1), int64Init("two", nil, 2), int64Init("k4096", nil, 4096), int64Init("kneg4095", nil, -4095))
 			m := maskModel(t, tc.pad, append(nodes, tc.nodes...), inits...)
 			seq := graph.Sym("seq")
 			rec, why := recogniseMask(m, seq, seq)
