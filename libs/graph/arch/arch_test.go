@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -76,15 +77,40 @@ func TestPublishedGPT2(t *testing.T) {
 	require.Equal(t, int64(12*2*12*64*4), c.KVBytesPerToken(graph.Float32))
 }
 
-// TestWindowRefused: Phi-3-mini's sliding window is not fused by carve, so its canonical graph is
-// not built unless the window is ignored.
-func TestWindowRefused(t *testing.T) {
+// TestWindow: a sliding window is the fused Attention's window_left on the layers that have it
+// (Phi-3-mini's every layer; layer_types picks them), and none when the window is ignored.
+func TestWindow(t *testing.T) {
+	windows := func(m *graph.Model) []int64 {
+		var w []int64
+		for _, n := range m.Nodes {
+			if n.OpType == "Attention" {
+				w = append(w, n.Attrs.Int(graph.AttrWindowLeft, -1))
+			}
+		}
+		return w
+	}
 	c := parseFile(t, "Phi-3-mini-4k-instruct.config.json")
-	_, err := c.Build(arch.Options{})
-	var ce *arch.ConfigError
-	require.ErrorAs(t, err, &ce)
-	require.Equal(t, "sliding_window", ce.Field)
-	require.Contains(t, err.Error(), "2047")
+	m, err := c.Build(arch.Options{})
+	require.NoError(t, err)
+	w := windows(m)
+	require.Len(t, w, 32)
+	for _, x := range w {
+		require.Equal(t, int64(2046), x)
+	}
+	m, err = c.Build(arch.Options{IgnoreWindow: true})
+	require.NoError(t, err)
+	require.Equal(t, []int64{-1}, slices.Compact(windows(m)))
+
+	c, err = arch.Parse([]byte(`{"model_type": "mistral", "hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4,
+		"num_key_value_heads": 2, "intermediate_size": 64, "vocab_size": 128, "sliding_window": 16,
+		"layer_types": ["sliding_attention", "full_attention", "sliding_attention"]}`))
+	require.NoError(t, err)
+	m, err = c.Build(arch.Options{})
+	require.NoError(t, err)
+	require.Equal(t, []int64{15, -1, 15}, windows(m))
+	_, err = arch.Parse([]byte(`{"model_type": "mistral", "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4,
+		"intermediate_size": 64, "vocab_size": 128, "sliding_window": 16, "layer_types": ["chunked_attention"]}`))
+	require.ErrorContains(t, err, `"chunked_attention": want full_attention or sliding_attention`)
 }
 
 func TestParseErrors(t *testing.T) {

@@ -23,7 +23,7 @@ type Options struct {
 	Skip []rewrite.Kind
 	// IgnoreWindow builds a config with a sliding window as plain causal attention: the same
 	// computation while the sequence is no longer than the window (Phi-3-mini's 2047), but not
-	// the graph an export of it fuses to, which keeps its windowed mask unfused.
+	// the graph an export of it fuses to.
 	IgnoreWindow bool
 }
 
@@ -43,15 +43,11 @@ func (c *Config) Build(o Options) (*graph.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.SlidingWindow > 0 && !o.IgnoreWindow {
-		return nil, &ConfigError{ModelType: c.ModelType, Field: "sliding_window", Problem: fmt.Sprintf("%d: sliding-window attention is not fused by carve yet "+
-			"(its Attention has no window; an export keeps a [batch, 1, seq, seq] mask), so there is no canonical graph to build; "+
-			"ignoring the window plans plain causal attention, exact only while seq <= %d", c.SlidingWindow, c.SlidingWindow)}
-	}
 	if slices.Contains(o.Skip, rewrite.Attention) {
 		return nil, fmt.Errorf("arch: the target has no kernel for the fused Attention, which the canonical graph is made of")
 	}
-	b := &builder{c: c, o: o, dt: dt, inits: map[string]bool{}, skip: map[rewrite.Kind]bool{}, hShape: map[int64]string{}}
+	b := &builder{c: c, o: o, dt: dt, inits: map[string]bool{}, skip: map[rewrite.Kind]bool{}, hShape: map[int64]string{},
+		band: graph.AttentionBand{Left: -1, Right: 0}, bandRows: map[graph.AttentionBand][2]string{}}
 	for _, k := range o.Skip {
 		b.skip[k] = true
 	}
@@ -114,10 +110,13 @@ type builder struct {
 	cosC          string // [seq, rot/2], made at the first rotary
 	sinC          string
 	mask          string // the additive padding mask [batch, 1, 1, seq]
-	rows          string // the rows with no key kept, [batch, 1, seq, 1]
-	rows5         string // rows unsqueezed for grouped heads, [batch, 1, 1, seq, 1]
-	posStart      string
-	concats       map[string]string // host Concats of shape parts, by their inputs (concat)
+	// band is the current layer's keys (Config.band); bandRows the rows with none kept, by band.
+	band     graph.AttentionBand
+	bandRows map[graph.AttentionBand][2]string
+	rows     string // the rows with no key kept, [batch, 1, seq, 1]
+	rows5    string // rows unsqueezed for grouped heads, [batch, 1, 1, seq, 1]
+	posStart string
+	concats  map[string]string // host Concats of shape parts, by their inputs (concat)
 }
 
 func (b *builder) fail(err error) {
@@ -391,6 +390,28 @@ func (b *builder) maskChain(rows5 bool) {
 	}
 }
 
+// rowsInBand is the query rows of a prompt with no key kept within the band (and those rows
+// for grouped heads), as the fusion of a windowed mask finds them (rewrite.KeptInBand).
+func (b *builder) rowsInBand(band graph.AttentionBand) (rows, rows5 string) {
+	if r, ok := b.bandRows[band]; ok {
+		return r[0], r[1]
+	}
+	keys := "attention_mask/carve.keep/keys"
+	nodes, inits, count := rewrite.KeptInBand(keys+"/kept", band)
+	b.spec.Nodes = append(b.spec.Nodes, nodes...)
+	for _, t := range inits {
+		b.addInit(t, nil)
+	}
+	name := fmt.Sprintf("%s/empty_in_band(%d,%d)", keys, band.Left, band.Right)
+	empty := b.node(name, "Equal", []string{count, b.ints("rewrite.0", true, 0)})
+	rows = b.node(name+"_rows", "Transpose", []string{empty}, attrInts("perm", 0, 1, 3, 2))
+	if b.c.Heads != b.c.KVHeads {
+		rows5 = b.node(rows+"/grouped", "Unsqueeze", []string{rows, b.ints("rewrite.[1]", false, 1)})
+	}
+	b.bandRows[band] = [2]string{rows, rows5}
+	return rows, rows5
+}
+
 func (b *builder) groupedRows() {
 	if b.rows5 == "" && b.c.Heads != b.c.KVHeads {
 		b.rows5 = b.node(b.rows+"/grouped", "Unsqueeze", []string{b.rows, b.ints("rewrite.[1]", false, 1)})
@@ -414,14 +435,19 @@ func (b *builder) attentionScaled(name, q, k, v string, scale float64) string {
 		mean5 = b.node(mean+"/grouped", "Unsqueeze", []string{mean, b.ints("rewrite.[2]", false, 2)})
 		b.groupedRows()
 	}
-	raw := b.node(name+"/attention", "Attention", []string{q, k, v, b.mask},
-		attrFloat("scale", scale), attrInt("is_causal", 1))
+	attrs := []graph.Attribute{attrFloat("scale", scale), attrInt("is_causal", 1)}
+	rows, rows5 := b.rows, b.rows5
+	if band := b.band; band.Left >= 0 && !b.o.IgnoreWindow {
+		attrs = append(attrs, attrInt(graph.AttrWindowLeft, band.Left))
+		rows, rows5 = b.rowsInBand(band)
+	}
+	raw := b.node(name+"/attention", "Attention", []string{q, k, v, b.mask}, attrs...)
 	if !grouped {
-		return b.node(name, "Where", []string{b.rows, mean, raw})
+		return b.node(name, "Where", []string{rows, mean, raw})
 	}
 	r := c.Heads / c.KVHeads
 	y5 := b.node(raw+"/grouped", "Reshape", []string{raw, b.vec(0, c.KVHeads, r, -1, c.HeadDim)})
-	w5 := b.node(name+"/empty_rows_fixed", "Where", []string{b.rows5, mean5, y5})
+	w5 := b.node(name+"/empty_rows_fixed", "Where", []string{rows5, mean5, y5})
 	return b.node(name, "Reshape", []string{w5, b.vec(0, c.Heads, -1, c.HeadDim)})
 }
 

@@ -79,9 +79,12 @@ type Config struct {
 	// partial_rotary_factor); 0 for learned positions.
 	RotaryDim int64
 	RopeType  string // rope_scaling / rope_parameters rope_type: shapes do not depend on it
-	// SlidingWindow is the attention's window (0: none). carve's Attention has no window yet,
-	// so an export keeps such a mask unfused; Build refuses it unless Options.IgnoreWindow.
+	// SlidingWindow is the attention's window in keys, the query's own included (0: none): the
+	// fused Attention's window_left is SlidingWindow - 1, as an export's windowed mask fuses.
 	SlidingWindow int64
+	// FullLayers are the layers that attend to every earlier key despite SlidingWindow
+	// (layer_types' "full_attention"); nil when every layer is windowed.
+	FullLayers []bool
 	// NoRope marks the layers without a rotary embedding (smollm3's no_rope_layers).
 	NoRope []bool
 
@@ -391,4 +394,29 @@ func (r *reader) slidingWindow(enabled bool) {
 	if w, ok := r.opt("sliding_window"); ok && w > 0 {
 		r.c.SlidingWindow = w
 	}
+	raw, _ := r.lookup("layer_types")
+	if raw == nil || r.c.SlidingWindow == 0 {
+		return
+	}
+	var types []string
+	if err := json.Unmarshal(raw, &types); err != nil {
+		r.fail("layer_types", fmt.Sprintf("%s: want a list of strings", raw))
+		return
+	}
+	for _, t := range types {
+		if t != "full_attention" && t != "sliding_attention" {
+			r.fail("layer_types", fmt.Sprintf("%q: want full_attention or sliding_attention", t))
+			return
+		}
+		r.c.FullLayers = append(r.c.FullLayers, t == "full_attention")
+	}
+}
+
+// band is the keys layer i's queries see: causal, within the sliding window where it has one.
+func (c *Config) band(i int) graph.AttentionBand {
+	b := graph.AttentionBand{Left: -1, Right: 0}
+	if c.SlidingWindow > 0 && !(i < len(c.FullLayers) && c.FullLayers[i]) {
+		b.Left = c.SlidingWindow - 1
+	}
+	return b
 }

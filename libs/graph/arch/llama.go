@@ -200,6 +200,7 @@ func buildLlama(b *builder) error {
 				k = b.rotary(a+".k_rot", k)
 			}
 		}
+		b.band = c.band(i)
 		y := b.attention(a+".attn", q, k, v)
 		o := b.linear(a+".o_proj", b.merge(a+".merged", y), qd, c.Hidden, c.OutBias)
 		if st.postNorm {

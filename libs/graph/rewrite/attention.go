@@ -302,7 +302,7 @@ func (mt *match) emptyRows(pad string, band graph.AttentionBand, raw, out string
 		kept = mt.keptInBand(kept, band)
 	}
 	empty := node(name, "Equal", nil, kept, mt.ints("rewrite.0", nil, 0))
-	rows := node(name+"/rows", "Transpose", []graph.Attribute{{Name: "perm", Kind: graph.AttrInts, Ints: []int64{0, 1, 3, 2}}}, empty)
+	rows := node(name+"_rows", "Transpose", []graph.Attribute{{Name: "perm", Kind: graph.AttrInts, Ints: []int64{0, 1, 3, 2}}}, empty)
 	mean := node(out+"/mean_v", "ReduceMean", []graph.Attribute{{Name: "keepdims", Kind: graph.AttrInt, Int: 1}}, v.Name, mt.ints("rewrite.[2]", []int64{1}, 2))
 	if !grouped {
 		mt.add = append(mt.add, graph.NodeSpec{Name: out + "/EmptyRows", OpType: "Where", Inputs: []string{rows, mean, raw}, Outputs: []string{out}})
@@ -317,26 +317,53 @@ func (mt *match) emptyRows(pad string, band graph.AttentionBand, raw, out string
 	return ""
 }
 
-// keptInBand turns the running count of kept keys c [B, 1, 1, T] (c[j] counts keys 0..j) into
-// the count each query row i of a prompt (S == T) keeps within the band [i-Left, i+Right]:
+// keptInBand adds KeptInBand's nodes and constants to the match, once each.
+func (mt *match) keptInBand(c string, b graph.AttentionBand) string {
+	nodes, inits, out := KeptInBand(c, b)
+	for _, n := range nodes {
+		if !slices.ContainsFunc(mt.add, func(m graph.NodeSpec) bool { return m.Name == n.Name }) {
+			mt.add = append(mt.add, n)
+		}
+	}
+	for _, t := range inits {
+		if !slices.ContainsFunc(mt.inits, func(u *graph.Tensor) bool { return u.Name == t.Name }) {
+			mt.inits = append(mt.inits, t)
+		}
+	}
+	return out
+}
+
+// KeptInBand returns the nodes (and their int64 constants) that turn the running count of kept
+// keys c [B, 1, 1, T] (c[j] counts keys 0..j) into the count each query row i of a prompt
+// (S == T) keeps within the band [i-Left, i+Right], and the name of that count:
 //
 //	hi = c[min(i+Right, T-1)]:  Slice(Concat(c, Expand(c[-1:], [1, 1, 1, Right])), Right:)   (Right 0: c; unbounded: c[-1:])
-//	lo = c[i-Left-1], 0 before: Slice(Concat(0 * c[:Left+1], c), :-(Left+1))                 (unbounded: none)
+//	lo = c[i-Left-1], 0 before: Slice(Concat(0 * c[:Left+1], c), :T)                         (unbounded: none)
 //
-// and returns the name of hi - lo.
-func (mt *match) keptInBand(c string, b graph.AttentionBand) string {
+// hi - lo is the count. The fusion of a windowed mask with a finite fill reads it to find the
+// rows with no key kept, and package arch builds the same graph from a config.
+func KeptInBand(c string, b graph.AttentionBand) (nodes []graph.NodeSpec, inits []*graph.Tensor, out string) {
+	seen := map[string]bool{}
 	node := func(name, op string, attrs []graph.Attribute, ins ...string) string {
-		if !slices.ContainsFunc(mt.add, func(n graph.NodeSpec) bool { return n.Name == name }) {
-			mt.add = append(mt.add, graph.NodeSpec{Name: name, OpType: op, Inputs: ins, Outputs: []string{name}, Attrs: graph.NewAttributes(attrs...)})
+		if !seen[name] {
+			seen[name] = true
+			nodes = append(nodes, graph.NodeSpec{Name: name, OpType: op, Inputs: ins, Outputs: []string{name}, Attrs: graph.NewAttributes(attrs...)})
+		}
+		return name
+	}
+	ints := func(name string, shape []int64, vals ...int64) string {
+		if !seen[name] {
+			seen[name] = true
+			inits = append(inits, int64Init(name, shape, vals...))
 		}
 		return name
 	}
 	axis := []graph.Attribute{{Name: "axis", Kind: graph.AttrInt, Int: -1}}
-	end, last := mt.ints("rewrite.[int64 max]", []int64{1}, math.MaxInt64), mt.ints("rewrite.[-1]", []int64{1}, -1)
+	end, last := ints("rewrite.[int64 max]", []int64{1}, math.MaxInt64), ints("rewrite.[-1]", []int64{1}, -1)
 	slice := func(x string, from, to int64) string {
-		f, t := mt.ints(fmt.Sprintf("rewrite.[%d]", from), []int64{1}, from), end
+		f, t := ints(fmt.Sprintf("rewrite.[%d]", from), []int64{1}, from), end
 		if to != math.MaxInt64 {
-			t = mt.ints(fmt.Sprintf("rewrite.[%d]", to), []int64{1}, to)
+			t = ints(fmt.Sprintf("rewrite.[%d]", to), []int64{1}, to)
 		}
 		return node(fmt.Sprintf("%s[%d:%d]", x, from, to), "Slice", nil, x, f, t, last)
 	}
@@ -345,15 +372,17 @@ func (mt *match) keptInBand(c string, b graph.AttentionBand) string {
 	case b.Right < 0:
 		hi = slice(c, -1, math.MaxInt64)
 	case b.Right > 0:
-		tail := node(fmt.Sprintf("%s/last_x%d", c, b.Right), "Expand", nil, slice(c, -1, math.MaxInt64), mt.ints(fmt.Sprintf("rewrite.[1,1,1,%d]", b.Right), []int64{4}, 1, 1, 1, b.Right))
+		tail := node(fmt.Sprintf("%s/last_x%d", c, b.Right), "Expand", nil, slice(c, -1, math.MaxInt64), ints(fmt.Sprintf("rewrite.[1,1,1,%d]", b.Right), []int64{4}, 1, 1, 1, b.Right))
 		hi = slice(node(c+"/extended", "Concat", axis, c, tail), b.Right, math.MaxInt64)
 	}
 	if b.Left < 0 {
-		return hi
+		return nodes, inits, hi
 	}
-	zeros := node(fmt.Sprintf("%s/zeros_%d", c, b.Left+1), "Mul", nil, slice(c, 0, b.Left+1), mt.ints("rewrite.0", nil, 0))
-	lo := slice(node(zeros+"/shifted", "Concat", axis, zeros, c), 0, -(b.Left + 1))
-	return node(fmt.Sprintf("%s/in_band(%d,%d)", c, b.Left, b.Right), "Sub", nil, hi, lo)
+	zeros := node(fmt.Sprintf("%s/zeros_%d", c, b.Left+1), "Mul", nil, slice(c, 0, b.Left+1), ints("rewrite.0", nil, 0))
+	keys := slice(node(c+"/shape", "Shape", nil, c), -1, math.MaxInt64) // [T]
+	shifted := node(zeros+"/shifted", "Concat", axis, zeros, c)
+	lo := node(shifted+"[0:T]", "Slice", nil, shifted, ints("rewrite.[0]", []int64{1}, 0), keys, last)
+	return nodes, inits, node(fmt.Sprintf("%s/in_band(%d,%d)", c, b.Left, b.Right), "Sub", nil, hi, lo)
 }
 
 // ints names an int64 constant of the given shape (nil: a scalar), adding it once.

@@ -63,14 +63,16 @@ func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
 		b := r.band
 		window = &b
 	}
+	if band != "" && r.unequal {
+		// the canonical band is aligned to the last key (T - S keys before the first query),
+		// the fused Attention's, without a past, to the first: they agree only when S == T
+		return maskPlan{}, fmt.Sprintf("the mask is %s over %s queries and %s keys, aligned to the last key; the fused Attention, which has no past keys, aligns it to the first", band, s, t)
+	}
 	if r.pad == nil {
 		if band == "" {
 			return maskPlan{detail: "mask always true (" + how + ")"}, ""
 		}
 		return maskPlan{causal: causal, window: window, detail: band + " (" + how + ")"}, ""
-	}
-	if band != "" && !math.IsInf(r.fill, -1) && !s.Equal(t) {
-		return maskPlan{}, fmt.Sprintf("the mask is %s with padding, its fill %s finite, over %s queries and %s keys: rows with no key kept are fixed only for prompts", band, f32(r.fill), s, t)
 	}
 	var p maskPlan
 	am := r.pad.Name
@@ -151,6 +153,9 @@ type recognised struct {
 	pad    *graph.Value // the attention mask input [batch, T] whose zeros mask keys; nil for none
 	fill   float64      // the masked scores' value; -inf if no probe masked any
 	probes int          // the probe evaluations it took
+	// unequal: some probe binding had more keys than queries (S and T are otherwise the same
+	// length, whatever their expressions).
+	unequal bool
 	// scalars are the cone's float scalar constants by value, for the new nodes to read
 	// instead of new initializers.
 	scalars map[float64]*graph.Value
@@ -369,6 +374,7 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 		S, err1 := s.Eval(env)
 		T, err2 := t.Eval(env)
 		if err1 == nil && err2 == nil && S >= 1 && T >= S {
+			rec.unequal = rec.unequal || S != T
 			patterns, rows := 1, int64(2)
 			if len(c.inputs) == 1 {
 				patterns = 3

@@ -206,6 +206,13 @@ func TestFusedAttentionRandom(t *testing.T) {
 	for range 200 {
 		checkFusedAttention(t, r, rewritetest.Random(r))
 	}
+	// windowed prompts whose rows may keep no key (finite fill), the window longer than the
+	// prompt or not: the rows with none kept in their band take the mean of V
+	for range 60 {
+		a := rewritetest.Random(r)
+		a.Mask, a.EmptyRows, a.Window, a.T = rewritetest.MinMask, true, 1+r.IntN(8), a.S
+		checkFusedAttention(t, r, a.Normalize())
+	}
 	// soft-capped scores (Gemma2's eager attention) fuse to Attention's softcap
 	for range 40 {
 		a := rewritetest.Random(r)
