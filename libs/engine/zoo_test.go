@@ -120,7 +120,7 @@ var zooQuadratic = map[string]string{
 }
 
 // TestZooSeqLinear plans every zoo model at (8, 1024) and (8, 2048), on the CPU target and on
-// the H200: with its masks recognised (causal, padding, none), no [batch, 1, seq, seq]
+// the H200: with its masks recognised (causal, sliding windows, padding, none), no [batch, 1, seq, seq]
 // buffer is left, so the arena grows at most 2.3x when seq doubles.
 func TestZooSeqLinear(t *testing.T) {
 	targets := map[string]Options{"cpu": {Workers: 2}, "h200": {Target: mustTarget(t, "h200")}}

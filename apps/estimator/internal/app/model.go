@@ -29,7 +29,7 @@ func modelFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the ONNX model `FILE` (default: the bundled tiny GPT-2)"},
 		&cli.StringFlag{Name: "config", Usage: "plan from a transformers config.json `FILE` instead of --model: the canonical fused graph of its architecture, weights by shape only (no export, no weights)"},
-		&cli.BoolFlag{Name: "ignore-window", Usage: "with --config: plan a sliding-window model as plain causal attention (exact while seq is at most the window; carve does not fuse windowed attention yet)"},
+		&cli.BoolFlag{Name: "ignore-window", Usage: "with --config: plan a sliding-window model as plain causal attention, the window left out (the same computation while seq is at most the window)"},
 		&cli.BoolFlag{Name: "last-logits", Usage: "with --config: compute the logits of the last position only ([batch, 1, vocab]), as a prompt step of generation does"},
 		&cli.IntFlag{Name: "tp", Value: 1, Usage: "with --config: plan one rank of a Megatron tensor-parallel split over `N` ranks (heads, MLP columns and vocabulary per rank, KV heads max(1, kv/N)), with the communicator's all-reduce buffers"},
 		&cli.StringFlag{Name: "dtype", Usage: "with --config: the weights' and activations' `TYPE`, fp32, bf16 or fp16 (default: the config's torch_dtype, else fp32)"},
@@ -128,10 +128,6 @@ func loadConfig(c *cli.Context) (*model, error) {
 		return nil, err
 	}
 	g, err := src.rank.Build(arch.Options{DType: src.dtype, Skip: src.skip, IgnoreWindow: c.Bool("ignore-window"), LastLogits: c.Bool("last-logits")})
-	var ce *arch.ConfigError
-	if errors.As(err, &ce) && ce.Field == "sliding_window" {
-		return nil, fmt.Errorf("--config %s: %w (--ignore-window plans it so)", src.path, err)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("--config %s: %w", src.path, err)
 	}
