@@ -116,6 +116,7 @@ func TestZooMatchesOnnxruntime(t *testing.T) {
 var zooQuadratic = map[string]string{
 	"falcon.ts_mask": "the TorchScript export scales K^T by Sqrt of a float computed from a Shape, which the attention match does not evaluate: attention is not fused",
 	"deberta_v2":     "disentangled attention: content-to-position and position-to-content scores [batch, heads, seq, seq] are added to the scores; not fused",
+	"bloom":          "ALiBi: the scores are baddbmm(alibi, Q, K^T) over [batch*heads, seq, keys] and the probabilities are reshaped before the bmm; not fused",
 	"t5_encoder":     "T5's relative position bias is a [1, heads, seq, seq] input of the attention, computed per layer from buckets",
 }
 

@@ -138,6 +138,29 @@ def families():
                                                     use_cache=False))
     F["falcon"] = ("decoder", falcon)
 
+    def bloom():  # ALiBi position biases, fused query_key_value, a LayerNorm after the embeddings
+        return tf.BloomForCausalLM(tf.BloomConfig(vocab_size=VOCAB, hidden_size=HID, n_layer=LAYERS, n_head=HEADS,
+                                                  use_cache=False, tie_word_embeddings=False))
+    F["bloom"] = ("decoder", bloom)
+
+    def gptj():  # rotary on interleaved pairs of the first rotary_dim values, attention and MLP in parallel
+        return tf.GPTJForCausalLM(tf.GPTJConfig(vocab_size=VOCAB, n_embd=HID, n_layer=LAYERS, n_head=HEADS,
+                                                n_inner=FF, rotary_dim=HD // 2, n_positions=MAXPOS,
+                                                use_cache=False, tie_word_embeddings=False))
+    F["gptj"] = ("decoder", gptj)
+
+    def phi():  # Phi-2: a parallel block, partial rotary, biases everywhere
+        return tf.PhiForCausalLM(tf.PhiConfig(vocab_size=VOCAB, hidden_size=HID, intermediate_size=FF,
+                                              num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                                              num_key_value_heads=KV, partial_rotary_factor=0.5,
+                                              max_position_embeddings=MAXPOS, use_cache=False,
+                                              tie_word_embeddings=False))
+    F["phi"] = ("decoder", phi)
+    F["starcoder2"] = ("decoder", dec(tf.Starcoder2Config, tf.Starcoder2ForCausalLM, sliding_window=6,
+                                      use_bias=True)) if hasattr(tf, "Starcoder2Config") else None
+    F["cohere"] = ("decoder", dec(tf.CohereConfig, tf.CohereForCausalLM, logit_scale=0.25,
+                                  use_qk_norm=False)) if hasattr(tf, "CohereConfig") else None
+
     def opt():
         return tf.OPTForCausalLM(tf.OPTConfig(vocab_size=VOCAB, hidden_size=HID, num_hidden_layers=LAYERS,
                                               num_attention_heads=HEADS, ffn_dim=FF, max_position_embeddings=MAXPOS,
@@ -336,6 +359,12 @@ def one_family(fam, outdir):
                      "inputs_rule": "stored .npy inputs; the second binding is right-padded", "vocab": VOCAB}
             entry.update(describe(mp))
             references(name, mp, names, task, outdir, entry)
+            errors = [r["error"] for r in entry["bindings"] if "error" in r]
+            if len(errors) == len(entry["bindings"]):  # an export onnxruntime cannot run is no zoo model
+                for fn in os.listdir(outdir):
+                    if fn.startswith(name + "."):
+                        os.remove(os.path.join(outdir, fn))
+                raise RuntimeError("onnxruntime cannot run the export: " + errors[0])
             # torch's own output at the padded binding, as a check of the reference
             b, s, valid = BINDINGS[-1]
             f = feeds(names, b, s, valid)
