@@ -114,10 +114,9 @@ func TestZooMatchesOnnxruntime(t *testing.T) {
 // zooQuadratic are the zoo families (or single models) whose planned arena may still grow
 // with seq², and why.
 var zooQuadratic = map[string]string{
-	"falcon.ts_mask": "the TorchScript export scales K^T by Sqrt of a float computed from a Shape, which the attention match does not evaluate: attention is not fused",
-	"deberta_v2":     "disentangled attention: content-to-position and position-to-content scores [batch, heads, seq, seq] are added to the scores; not fused",
-	"bloom":          "ALiBi: the scores are baddbmm(alibi, Q, K^T) over [batch*heads, seq, keys] and the probabilities are reshaped before the bmm; not fused",
-	"t5_encoder":     "T5's relative position bias is a [1, heads, seq, seq] input of the attention, computed per layer from buckets",
+	"deberta_v2": "disentangled attention: content-to-position and position-to-content scores [batch, heads, seq, seq] are added to the scores; not fused",
+	"bloom":      "ALiBi: the scores are baddbmm(alibi, Q, K^T) over [batch*heads, seq, keys] and the probabilities are reshaped before the bmm; not fused",
+	"t5_encoder": "T5's relative position bias is a [1, heads, seq, seq] input of the attention, computed per layer from buckets",
 }
 
 // TestZooSeqLinear plans every zoo model at (8, 1024) and (8, 2048), on the CPU target and on

@@ -1,6 +1,9 @@
 package graph_test
 
 import (
+	"encoding/binary"
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -122,4 +125,54 @@ func TestSupportedOps(t *testing.T) {
 		}
 		require.Equal(t, m.Ops, hist, m.Name)
 	}
+}
+
+// TestHostData: a shape computation's data is known at load as dims over the named dims, an
+// element that reads a static dim a constant; values computed on the device, inputs and
+// values of another model have none.
+func TestHostData(t *testing.T) {
+	ints := func(name string, vals ...int64) *graph.Tensor {
+		b := make([]byte, 0, 8*len(vals))
+		for _, v := range vals {
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+		tn, err := graph.NewTensor(name, graph.Int64, []int64{int64(len(vals))}, b)
+		require.NoError(t, err)
+		return tn
+	}
+	spec := graph.Spec{
+		Inputs:       []graph.ValueSpec{{Name: "x", DType: graph.Float32, Shape: graph.Shape{graph.Sym("batch"), graph.Sym("seq"), graph.Const(64)}}},
+		Initializers: []*graph.Tensor{ints("last", -1), ints("end", math.MaxInt64)},
+		Nodes: []graph.NodeSpec{
+			{OpType: "Shape", Inputs: []string{"x"}, Outputs: []string{"shape"}},
+			{OpType: "Slice", Inputs: []string{"shape", "last", "end"}, Outputs: []string{"head"}},
+			{OpType: "Neg", Inputs: []string{"x"}, Outputs: []string{"y"}},
+		},
+		Outputs: []string{"y"},
+		Opsets:  map[string]int64{"": 18},
+	}
+	m, err := graph.Build(spec)
+	require.NoError(t, err)
+	d, ok := m.HostData(m.Value("shape"))
+	require.True(t, ok)
+	require.Equal(t, "[batch seq 64]", fmt.Sprint(d))
+	d, ok = m.HostData(m.Value("head"))
+	require.True(t, ok)
+	require.Len(t, d, 1)
+	v, ok := d[0].Value()
+	require.True(t, ok, "the last dim is static: %s", d[0])
+	require.Equal(t, int64(64), v)
+	d, ok = m.HostData(m.Value("last"))
+	require.True(t, ok, "a small integer initializer")
+	require.Equal(t, "[-1]", fmt.Sprint(d))
+	for _, name := range []string{"x", "y"} {
+		_, ok := m.HostData(m.Value(name))
+		require.False(t, ok, name)
+	}
+	other, err := graph.Build(spec)
+	require.NoError(t, err)
+	_, ok = m.HostData(other.Value("shape"))
+	require.False(t, ok, "a value of another model")
+	_, ok = m.HostData(nil)
+	require.False(t, ok)
 }

@@ -48,6 +48,18 @@ func (m *Model) Constant(v *Value) (*HostTensor, bool) {
 	return m.consts[v.ID], true
 }
 
+// HostData returns the data of a host integer value (a shape computation such as
+// Shape -> Gather -> Concat, or a small integer constant) as dims over the model's named
+// dims, in row-major order, and whether v has such data. It is what Bind evaluates: an
+// element that is a constant Dim is the same at every binding, whatever the dims it was
+// computed from (Shape(x)[-1] of x [batch, seq, 64] is 64). The slice must not be modified.
+func (m *Model) HostData(v *Value) ([]Dim, bool) {
+	if v == nil || v.ID >= len(m.hostData) || m.Values[v.ID] != v || m.hostData[v.ID] == nil {
+		return nil, false
+	}
+	return m.hostData[v.ID], true
+}
+
 // Close releases the memory mappings behind the model's weights. Tensor bytes obtained
 // before Close must not be used after it.
 func (m *Model) Close() error {

@@ -22,11 +22,13 @@ import (
 // may repeat grouped heads as Reshape(Expand(Unsqueeze(X, 2), [B, Hkv, R, T, D]), [B, Hkv*R, T, D]),
 // and the fused op reads X with kv_num_heads Hkv instead. The mask is analysed by planMask.
 //
-// The fused node is Attention (ai.onnx, opset 23) over Q, K, V [, attn_mask] with scale the
-// product of the scalars and is_causal when the mask holds a causal part.
+// The scalars are constants or computed on the host from static dims (hostScalar: TorchScript
+// computes 1/sqrt(head_dim) from Q's Shape). The fused node is Attention (ai.onnx, opset 23)
+// over Q, K, V [, attn_mask] with scale the product of the scalars and is_causal when the
+// mask holds a causal part.
 
-// matchAttention matches the pattern whose Softmax is sm.
-func matchAttention(sm *graph.Node) (*match, string) {
+// matchAttention matches the pattern whose Softmax is sm, in model m.
+func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 	x := sm.Inputs[0]
 	if len(x.Shape) != 4 {
 		return nil, fmt.Sprintf("the softmax input %s has rank %d; attention fuses [batch, heads, queries, keys] scores", x.Name, len(x.Shape))
@@ -95,19 +97,28 @@ func matchAttention(sm *graph.Node) (*match, string) {
 	}
 	if add := from(x, "Add"); add != nil {
 		var capNodes []*graph.Node
+		var scaleWhy string
 		for i, in := range add.Inputs {
 			cand, c, nodes := capped(in, add)
 			reader := add
 			if len(nodes) > 0 {
 				reader = nodes[len(nodes)-1]
 			}
-			if s, _, _ := scaleChain(cand, reader, true); from(s, "MatMul") != nil && len(s.Shape) == 4 {
+			s, _, _, why := scaleChain(m, cand, reader, true)
+			if from(s, "MatMul") != nil && len(s.Shape) == 4 {
 				scores, maskV, softcap, capNodes = cand, add.Inputs[1-i], c, nodes
 				break
 			}
+			if scaleWhy == "" {
+				scaleWhy = why
+			}
 		}
 		if maskV == nil {
-			return nil, fmt.Sprintf("neither operand of %s is a (scaled) MatMul of Q and K, soft-capped or not", add.Name)
+			why := fmt.Sprintf("neither operand of %s is a (scaled) MatMul of Q and K, soft-capped or not", add.Name)
+			if scaleWhy != "" {
+				why += "; " + scaleWhy
+			}
+			return nil, why
 		}
 		if maskV == scores {
 			return nil, fmt.Sprintf("%s adds the scores to themselves", add.Name)
@@ -125,28 +136,38 @@ func matchAttention(sm *graph.Node) (*match, string) {
 		scores, softcap, next = inner, c, nodes[len(nodes)-1]
 		mt.interior = append(mt.interior, nodes...)
 	}
-	qk, scale, scaleNodes := scaleChain(scores, next, true)
+	qk, scale, scaleNodes, scaleWhy := scaleChain(m, scores, next, true)
 	mt.interior = append(mt.interior, scaleNodes...)
 	if len(scaleNodes) > 0 {
 		next = scaleNodes[len(scaleNodes)-1]
 	}
 	mm1 := from(qk, "MatMul")
 	if mm1 == nil {
-		return nil, fmt.Sprintf("the scores %s are not a MatMul of Q and K (they come from %s)", qk.Name, producerLabel(qk))
+		why := fmt.Sprintf("the scores %s are not a MatMul of Q and K (they come from %s)", qk.Name, producerLabel(qk))
+		if scaleWhy != "" {
+			why += "; " + scaleWhy
+		}
+		return nil, why
 	}
 	if why := exclusive(qk, next, "the scores"); why != "" {
 		return nil, why
 	}
 	mt.interior = append(mt.interior, mm1)
 
-	q, qScale, _ := scaleChain(mm1.Inputs[0], mm1, false)
-	kt, kScale, _ := scaleChain(mm1.Inputs[1], mm1, false)
+	// A scale of Q that is not known at load stays in Q, which the fused node then reads;
+	// K's must be peeled off to reach K under K^T.
+	q, qScale, _, _ := scaleChain(m, mm1.Inputs[0], mm1, false)
+	kt, kScale, _, ktWhy := scaleChain(m, mm1.Inputs[1], mm1, false)
 	scale *= qScale * kScale
 	k, kNode, why := untranspose(kt, mm2.Name)
 	if why != "" {
+		if ktWhy != "" {
+			// the chain stopped at K^T's scale, not at its transpose
+			why = "the scale of K^T is not a constant: " + ktWhy
+		}
 		return nil, why
 	}
-	k, kScale2, _ := scaleChain(k, nil, false)
+	k, kScale2, _, _ := scaleChain(m, k, nil, false)
 	scale *= kScale2
 	if kNode != nil {
 		mt.add = append(mt.add, *kNode)

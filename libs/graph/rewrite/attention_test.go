@@ -1,6 +1,7 @@
 package rewrite_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -43,6 +44,7 @@ func TestAttentionForms(t *testing.T) {
 		{"pytorch sdpa: scaled Q and K, reshaped K^T", func(a *rewritetest.Attention) {
 			a.ScaleForm, a.KForm = rewritetest.ScaleQK, rewritetest.KReshaped
 		}, "", false, 2, false},
+		{"torchscript: scale computed from Q's shape", func(a *rewritetest.Attention) { a.ScaleForm = rewritetest.ScaleFromShape }, "", false, 2, false},
 		{"bshd K (gpt2, bert)", func(a *rewritetest.Attention) { a.KForm, a.Hq = rewritetest.KFromBSHD, 2 }, "", false, 2, false},
 		{"unscaled", func(a *rewritetest.Attention) { a.ScaleForm, a.Scale = rewritetest.NoScale, 1 }, "", false, 2, false},
 		{"float mask input", func(a *rewritetest.Attention) { a.Mask = rewritetest.FloatMask }, "input", false, 2, false},
@@ -167,7 +169,7 @@ func TestAttentionLeftAlone(t *testing.T) {
 			i := find(s, "Mul")
 			s.Inputs = append(s.Inputs, graph.ValueSpec{Name: "s", DType: graph.Float32, Shape: graph.Shape{}})
 			s.Nodes[i].Inputs[1] = "s"
-		}, "is a (scaled) MatMul of Q and K"},
+		}, "is a (scaled) MatMul of Q and K, soft-capped or not; n3_Mul scales v2_MatMul by s, which is not known at load: it reads the data of the input s"},
 		{"K^T is no transpose", func(s *graph.Spec) {
 			s.Nodes[find(s, "Transpose")].Attrs = graph.NewAttributes(graph.Attribute{Name: "perm", Kind: graph.AttrInts, Ints: []int64{1, 0, 3, 2}})
 		}, "perm [1 0 3 2]"},
@@ -187,6 +189,46 @@ func TestAttentionLeftAlone(t *testing.T) {
 			require.Contains(t, rep.Unfused[0].Reason, tc.wants)
 		})
 	}
+}
+
+// TestAttentionScaleFromShape: a scale computed on the host from a Shape (TorchScript's
+// 1/sqrt(head_dim), applied as its square root to Q and to K^T) fuses when the dim it reads
+// is static, its nodes removed with the pattern; when that dim is symbolic the scale is not
+// known at load and the attention stays as exported, the reason naming the dim.
+func TestAttentionScaleFromShape(t *testing.T) {
+	a := rewritetest.Attention{B: 2, Hq: 2, Hkv: 2, S: 5, T: 5, D: 8, Dv: 6, ScaleForm: rewritetest.ScaleFromShape,
+		Mask: rewritetest.InfMask, Causal: true, Guard: true}.Normalize()
+	m, err := a.Model()
+	require.NoError(t, err)
+	f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+	require.NoError(t, err)
+	require.Empty(t, rep.Unfused)
+	require.Equal(t, 1, rep.Count(rewrite.Attention))
+	n := attentionNode(t, f)
+	require.InEpsilon(t, 1/math.Sqrt(8), n.Attrs.Float("scale", 0), 1e-6)
+	require.Equal(t, "q", n.Inputs[0].Name, "Q's scale is in the fused node's, not left on Q")
+	for _, n := range f.Nodes {
+		require.NotContains(t, []string{"Shape", "Sqrt", "Mul", "Div"}, n.OpType, "the scale's nodes go with the pattern")
+	}
+
+	// the head size symbolic: Shape(Q)[-1:] is [head] at load
+	s := a.Spec()
+	for i, in := range s.Inputs {
+		if in.Name == "q" || in.Name == "k" {
+			s.Inputs[i].Shape[3] = graph.Sym("head")
+		}
+	}
+	m, err = graph.Build(s)
+	require.NoError(t, err)
+	f, rep, err = rewrite.Fuse(m, rewrite.Options{})
+	require.NoError(t, err)
+	require.Same(t, m, f, "nothing fused")
+	require.Len(t, rep.Unfused, 1)
+	u := rep.Unfused[0]
+	require.Equal(t, rewrite.Attention, u.Kind)
+	require.Contains(t, u.Reason, "the scale of K^T is not a constant")
+	require.Contains(t, u.Reason, "which is not known at load")
+	require.Contains(t, u.Reason, "= [head] depends on the dim head")
 }
 
 // TestMaskSpanningKeys: a mask broadcast over the keys (last dim 1) is no ONNX attn_mask.

@@ -48,6 +48,15 @@ it; a window too long to probe is taken as a parameter). The fused Attention rea
 as is_causal and carve's window_left / window_right. A mask it cannot decide is matched by
 the forms in mask.go, and failing those read whole.
 
+# Scales
+
+The scalars that scale the scores, Q or K^T must be known at load: constants, or values the
+export computes on the host from constants and dims that are constants, as TorchScript computes
+1/sqrt(head_dim) from Q's Shape. hostscalar.go evaluates them with the mask evaluator, reading
+shape computations as graph infers them before binding (graph.Model.HostData); a scale that
+depends on a symbolic dim, or on anything computed at run time, stays as exported, with the
+reason.
+
 # Candidates
 
 Every Softmax over the last axis is an attention candidate, every ReduceMean over the last

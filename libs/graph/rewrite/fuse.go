@@ -116,24 +116,30 @@ type match struct {
 }
 
 // pass is one kind of fusion: which nodes are candidates and how one is matched. A match
-// returns the pattern, or nil and why not.
+// reads the candidate and the model it is in (for what graph knows of its values before
+// binding, see hostScalar) and returns the pattern, or nil and why not.
 type pass struct {
 	kind      Kind
 	candidate func(n *graph.Node) bool
-	match     func(n *graph.Node) (*match, string)
+	match     func(m *graph.Model, n *graph.Node) (*match, string)
 }
 
 var passes = []pass{
-	{LayerNorm, layerNormCandidate, matchLayerNorm},
-	{RMSNorm, rmsNormCandidate, matchRMSNorm},
-	{SiLU, func(n *graph.Node) bool { return is(n, "Sigmoid") }, matchSiLU},
-	{SwiGLU, swigluCandidate, matchSwiGLU},
-	{GatedMatMul, gatedMatMulCandidate, matchGatedMatMul},
+	{LayerNorm, layerNormCandidate, nodeOnly(matchLayerNorm)},
+	{RMSNorm, rmsNormCandidate, nodeOnly(matchRMSNorm)},
+	{SiLU, func(n *graph.Node) bool { return is(n, "Sigmoid") }, nodeOnly(matchSiLU)},
+	{SwiGLU, swigluCandidate, nodeOnly(matchSwiGLU)},
+	{GatedMatMul, gatedMatMulCandidate, nodeOnly(matchGatedMatMul)},
 	{Gelu, geluCandidate, matchGelu},
-	{Rotary, rotaryCandidate, matchRotary},
+	{Rotary, rotaryCandidate, nodeOnly(matchRotary)},
 	{Attention, func(n *graph.Node) bool { return is(n, "Softmax") }, matchAttention},
-	{TransposedWeight, transposedWeightCandidate, matchTransposedWeight},
-	{MatMulBias, matmulBiasCandidate, matchMatMulBias},
+	{TransposedWeight, transposedWeightCandidate, nodeOnly(matchTransposedWeight)},
+	{MatMulBias, matmulBiasCandidate, nodeOnly(matchMatMulBias)},
+}
+
+// nodeOnly adapts a match that reads nothing of the model beyond the candidate's graph.
+func nodeOnly(f func(n *graph.Node) (*match, string)) func(*graph.Model, *graph.Node) (*match, string) {
+	return func(_ *graph.Model, n *graph.Node) (*match, string) { return f(n) }
 }
 
 // Fuse returns a new model with the patterns of the selected kinds fused, and the report.
@@ -152,7 +158,7 @@ func Fuse(m *graph.Model, opts Options) (*graph.Model, *Report, error) {
 			if !p.candidate(n) {
 				continue
 			}
-			mt, why := p.match(n)
+			mt, why := p.match(cur, n)
 			if mt == nil {
 				rep.Unfused = append(rep.Unfused, Unfused{Kind: p.kind, Node: n.Name, Op: opLabel(n), Reason: why})
 				continue

@@ -27,14 +27,14 @@ const geluRel = 1e-5
 
 func near(got, want float64) bool { return math.Abs(got-want) <= geluRel*math.Abs(want) }
 
-// matchGelu matches the GELU whose Tanh or Erf is act.
-func matchGelu(act *graph.Node) (*match, string) {
+// matchGelu matches the GELU whose Tanh or Erf is act, in model m.
+func matchGelu(m *graph.Model, act *graph.Node) (*match, string) {
 	arg := act.Inputs[0]
 	if !isFloat(arg.DType) {
 		return nil, fmt.Sprintf("%s is %s", arg.Name, arg.DType)
 	}
 	// Inside: the scaled argument, and x under it.
-	inner, scale, chain := scaleChain(arg, act, true)
+	inner, scale, chain, _ := scaleChain(m, arg, act, true)
 	interior := append([]*graph.Node{act}, chain...)
 	var x *graph.Value
 	approx := "none"
@@ -50,7 +50,7 @@ func matchGelu(act *graph.Node) (*match, string) {
 		}
 		var nodes []*graph.Node
 		var why string
-		if x, nodes, why = cubicOf(inner, lastOr(chain, act)); x == nil {
+		if x, nodes, why = cubicOf(m, inner, lastOr(chain, act)); x == nil {
 			return nil, why
 		}
 		interior = append(interior, nodes...)
@@ -88,15 +88,15 @@ func matchGelu(act *graph.Node) (*match, string) {
 }
 
 // cubicOf returns x when v = x + 0.044715 * x^3 (Add in either order; x^3 as Pow(x, 3) or
-// x*x*x, scaled by Mul or Div by constants), read by next alone, with the nodes that compute it.
-func cubicOf(v *graph.Value, next *graph.Node) (*graph.Value, []*graph.Node, string) {
+// x*x*x, scaled by Mul or Div by scalars), read by next alone, with the nodes that compute it.
+func cubicOf(m *graph.Model, v *graph.Value, next *graph.Node) (*graph.Value, []*graph.Node, string) {
 	add := from(v, "Add")
 	if add == nil || !only(v, next) {
 		return nil, nil, fmt.Sprintf("the tanh's argument %s is not x + 0.044715 x^3 read by it alone", v.Name)
 	}
 	for i := range 2 {
 		x, t := add.Inputs[i], add.Inputs[1-i]
-		cube, k, chain := scaleChain(t, add, true)
+		cube, k, chain, _ := scaleChain(m, t, add, true)
 		if !near(k, 0.044715) || !only(cube, lastOr(chain, add)) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"carve.dev/libs/graph"
 )
@@ -587,6 +588,7 @@ var evalOps = map[string]bool{
 	"Not": true, "And": true, "Or": true, "Xor": true, "Equal": true, "Less": true,
 	"LessOrEqual": true, "Greater": true, "GreaterOrEqual": true, "Min": true, "Max": true,
 	"Trilu": true, "Transpose": true, "Flatten": true, "GatherND": true, "CumSum": true,
+	"Sqrt": true, "Reciprocal": true, "Pow": true,
 }
 
 // etensor is a dense tensor of the evaluator: every dtype held as float64 (the integers of
@@ -610,6 +612,10 @@ func (o origin) or(p origin) origin {
 }
 
 type evaluator struct {
+	// host, when set, evaluates a cone known at load (hostScalar) instead of a probe: the
+	// values graph computes on the host are read as their data before binding
+	// (graph.Model.HostData), which must be constants; env is then empty.
+	host   *graph.Model
 	env    map[string]int64
 	batch  []string // the dims probes hold at 2
 	inputs map[*graph.Value]*etensor
@@ -646,6 +652,11 @@ func (ev *evaluator) eval(v *graph.Value) (*etensor, error) {
 }
 
 func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
+	if ev.host != nil {
+		if d, ok := ev.host.HostData(v); ok {
+			return knownInts(v, d)
+		}
+	}
 	switch v.Kind {
 	case graph.KindInitializer, graph.KindConstant:
 		h, ok := constData(v)
@@ -720,10 +731,28 @@ func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
 			}
 		}
 		return r.round(), nil
-	case "Add", "Sub", "Mul", "Div", "And", "Or", "Xor", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual":
+	case "Sqrt", "Reciprocal":
+		if err := constantOnly(n, x); err != nil {
+			return nil, err
+		}
+		r := x.like(out)
+		for i, a := range x.data {
+			if n.OpType == "Sqrt" {
+				r.data[i] = math.Sqrt(a)
+			} else {
+				r.data[i] = 1 / a
+			}
+		}
+		return r.round(), nil
+	case "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual":
 		y, err := in(1)
 		if err != nil {
 			return nil, err
+		}
+		if n.OpType == "Pow" {
+			if err := constantOnly(n, x, y); err != nil {
+				return nil, err
+			}
 		}
 		return ev.binary(n.OpType, out, x, y)
 	case "Min", "Max":
@@ -895,6 +924,50 @@ func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
 	return nil, fmt.Errorf("%s (%s) is not evaluated", n.Name, opLabel(n))
 }
 
+// constantOnly refuses an op that is neither a sum nor a comparison (a square root, a
+// reciprocal, a power) of anything that depends on the binding or on a window constant:
+// the soundness of probing rests on positions entering only sums and comparisons.
+func constantOnly(n *graph.Node, xs ...*etensor) error {
+	for _, x := range xs {
+		switch {
+		case x.from.param:
+			return fmt.Errorf("%s %s: %w", n.OpType, n.Name, errParam)
+		case x.from.dynamic:
+			return fmt.Errorf("%s %s of a length or a position: %w", n.OpType, n.Name, errNonlinear)
+		}
+	}
+	return nil
+}
+
+// knownInts is the host integer value v whose data before binding is d, which must not
+// depend on a named dim.
+func knownInts(v *graph.Value, d []graph.Dim) (*etensor, error) {
+	t := &etensor{dt: v.DType, shape: make([]int64, len(v.Shape)), data: make([]float64, len(d))}
+	for i, x := range v.Shape {
+		n, ok := x.Value()
+		if !ok {
+			return nil, fmt.Errorf("%s has the shape %s", v.Name, v.Shape)
+		}
+		t.shape[i] = n
+	}
+	var syms []string
+	for _, x := range d {
+		syms = x.Syms(syms)
+	}
+	switch len(syms) {
+	case 0:
+	case 1:
+		return nil, fmt.Errorf("%s = %v depends on the dim %s", v.Name, d, syms[0])
+	default:
+		return nil, fmt.Errorf("%s = %v depends on the dims %s", v.Name, d, strings.Join(syms, ", "))
+	}
+	for i, x := range d {
+		n, _ := x.Value()
+		t.data[i] = float64(n)
+	}
+	return t, nil
+}
+
 // record notes a constant that meets a length or an index.
 //
 // A window constant taken as the parameter (param) counts in the bound only.
@@ -1039,6 +1112,8 @@ func (ev *evaluator) binary(op string, out graph.DType, x, y *etensor) (*etensor
 			z = math.Min(p, q)
 		case "Max":
 			z = math.Max(p, q)
+		case "Pow":
+			z = math.Pow(p, q)
 		}
 		r.data[i] = z
 	}

@@ -193,35 +193,49 @@ func differ(a, b graph.Dim) bool {
 	return ok1 && ok2 && x != y
 }
 
-// scaleChain peels Mul and Div by scalar constants off v, returning the value under them and
-// the product of their factors (divisors inverted). next is the node that reads v; with
-// strict, every peeled value must be read by the chain alone (their nodes are returned).
-func scaleChain(v *graph.Value, next *graph.Node, strict bool) (inner *graph.Value, factor float64, nodes []*graph.Node) {
+// scaleChain peels Mul and Div by scalars off v, returning the value under them and the
+// product of their factors (divisors inverted). A scalar is a one-element float constant,
+// or one that model m computes on the host from constants and static dims (hostScalar).
+// next is the node that reads v; with strict, every peeled value must be read by the chain
+// alone (their nodes are returned). Where the chain stops at a Mul or Div by a one-element
+// float that is not known at load, why says so, for the reason of a match that fails there.
+func scaleChain(m *graph.Model, v *graph.Value, next *graph.Node, strict bool) (inner *graph.Value, factor float64, nodes []*graph.Node, why string) {
 	factor = 1
 	for v != nil && v.Producer != nil && (!strict || only(v, next)) {
 		n := v.Producer
 		var c float64
 		var x *graph.Value
+		why = ""
 		switch {
 		case is(n, "Mul"):
-			if s, ok := scalar(n.Inputs[1]); ok {
-				c, x = s, n.Inputs[0]
-			} else if s, ok := scalar(n.Inputs[0]); ok {
-				c, x = s, n.Inputs[1]
+			for i := range 2 {
+				s, w := hostScalar(m, n.Inputs[1-i])
+				if w == "" {
+					c, x = s, n.Inputs[i]
+					break
+				}
+				if why == "" && oneFloat(n.Inputs[1-i]) {
+					why = fmt.Sprintf("%s scales %s by %s, which is not known at load: %s", n.Name, n.Inputs[i].Name, n.Inputs[1-i].Name, w)
+				}
 			}
 		case is(n, "Div"):
-			if s, ok := scalar(n.Inputs[1]); ok && s != 0 {
+			s, w := hostScalar(m, n.Inputs[1])
+			switch {
+			case w == "" && s != 0:
 				c, x = 1/s, n.Inputs[0]
+			case w != "" && oneFloat(n.Inputs[1]):
+				why = fmt.Sprintf("%s divides %s by %s, which is not known at load: %s", n.Name, n.Inputs[0].Name, n.Inputs[1].Name, w)
 			}
 		}
 		if x == nil || x.DType != v.DType || !sameShape(x, v) {
 			break
 		}
+		why = ""
 		factor *= c
 		nodes = append(nodes, n)
 		v, next = x, n
 	}
-	return v, factor, nodes
+	return v, factor, nodes, why
 }
 
 // sameShape reports whether a and b have the same shape: every dim equal, constants or symbols.

@@ -26,6 +26,9 @@ const (
 	DivScores          // Div(scores, 1/s)
 	ScaleQK            // Mul(Q, sqrt(s)) and Mul(K^T, sqrt(s)) (PyTorch's SDPA)
 	NoScale            // s is 1
+	// ScaleFromShape is ScaleQK with s = 1/sqrt(D) computed on the host from Q's Shape, as
+	// TorchScript's export writes it: Sqrt(Cast(Div(1, Sqrt(Cast(Slice(Shape(Q), -1:)))))).
+	ScaleFromShape
 	scaleForms
 )
 
@@ -103,8 +106,11 @@ func (a Attention) Normalize() Attention {
 	if a.Scale < 0 {
 		a.Scale = -a.Scale
 	}
-	if a.ScaleForm == NoScale {
+	switch a.ScaleForm {
+	case NoScale:
 		a.Scale = 1
+	case ScaleFromShape:
+		a.Scale = float32(1 / math.Sqrt(float64(a.D)))
 	}
 	return a
 }
@@ -204,6 +210,11 @@ func (a Attention) Spec() graph.Spec {
 		s = b.op("MatMul", nil, b.op("Mul", nil, q, r), b.op("Mul", nil, kt, r))
 	case NoScale:
 		s = b.op("MatMul", nil, q, kt)
+	case ScaleFromShape:
+		f32 := []graph.Attribute{{Name: "to", Kind: graph.AttrInt, Int: int64(graph.Float32)}}
+		d := b.op("Cast", f32, b.op("Slice", nil, b.op("Shape", nil, q), b.ints(-1), b.ints(math.MaxInt64)))
+		inv := b.op("Cast", f32, b.op("Div", nil, b.scalar(1), b.op("Sqrt", nil, d)))
+		s = b.op("MatMul", nil, b.op("Mul", nil, q, b.op("Sqrt", nil, inv)), b.op("Mul", nil, kt, b.op("Sqrt", nil, inv)))
 	}
 	if a.Softcap > 0 {
 		s = b.op("Mul", nil, b.op("Tanh", nil, b.op("Div", nil, s, b.scalar(a.Softcap))), b.scalar(a.Softcap))
