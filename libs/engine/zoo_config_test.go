@@ -81,9 +81,10 @@ func TestZooConfigPlansAsExport(t *testing.T) {
 				t.Logf("%s: weights %d vs %d as a checkpoint's export (%+.2f%%)", tg.name, got.WeightBytes, asCheckpoint, pct(got.WeightBytes, asCheckpoint))
 				require.InDelta(t, 0, pct(got.WeightBytes, asCheckpoint), 1, "%s: weights", tg.name)
 				// On the device each weight starts aligned, so those extra norm weights and biases
-				// weigh more at this tiny size (at most 2.5% of a model of hidden size 32: gpt_neox,
-				// whose export shares one zero bias among eight readers).
-				require.InDelta(t, 0, pct(got.DeviceWeightBytes, want.DeviceWeightBytes), 2.5, "%s: device weights", tg.name)
+				// weigh more at this tiny size (at most 3% of a model of hidden size 32: gpt_neox,
+				// whose export shares one zero bias among eight readers, and gemma3, whose six norms
+				// a layer, q_norm and k_norm among them, read one weight of ones in the export).
+				require.InDelta(t, 0, pct(got.DeviceWeightBytes, want.DeviceWeightBytes), 3, "%s: device weights", tg.name)
 				require.Equal(t, want.ArenaBytes, got.ArenaBytes, "%s: arena", tg.name)
 			}
 		})

@@ -106,13 +106,15 @@ type builder struct {
 	explicitHeads bool
 	mShape        string
 	lead          string // [batch, seq], host
-	cos, sin      string // the rotary caches as the prologue makes them: [1, 1, seq, rot]
-	cosC          string // [seq, rot/2], made at the first rotary
-	sinC          string
-	mask          string // the additive padding mask [batch, 1, 1, seq]
+	// rope is the rotary tables: [0] the model's, [1] the sliding layers' own (Config.LocalRope);
+	// local picks the current layer's.
+	rope  [2]rotaryTables
+	local bool
+	mask  string // the additive padding mask [batch, 1, 1, seq]
 	// band is the current layer's keys (Config.band); bandRows the rows with none kept, by band.
 	band     graph.AttentionBand
 	bandRows map[graph.AttentionBand][2]string
+	kept     string // the running count of keys kept (the mask chain's CumSum)
 	rows     string // the rows with no key kept, [batch, 1, seq, 1]
 	rows5    string // rows unsqueezed for grouped heads, [batch, 1, 1, seq, 1]
 	posStart string
@@ -293,41 +295,80 @@ func (b *builder) embed(name string) string {
 	return b.node("embedding", "Gather", []string{w, InputIDs}, attrInt("axis", 0))
 }
 
+// rotaryTables are one rotary base's tables: cos and sin as the prologue makes them, [1, 1, seq,
+// rot], and the rewrite's caches of their first halves, [seq, rot/2], made at the first rotary.
+type rotaryTables struct {
+	cos, sin   string
+	cosC, sinC string
+}
+
 // rotaryPrologue computes the rotary caches once, as the export does (positions times the
-// inverse frequencies, concatenated with themselves, Cos and Sin): [1, 1, seq, rot].
+// inverse frequencies, concatenated with themselves, Cos and Sin): [1, 1, seq, rot]; a second
+// set for the sliding layers where their base differs (Config.LocalRope).
 func (b *builder) rotaryPrologue() {
 	rot := b.c.RotaryDim
-	if rot == 0 || b.cos != "" {
+	if rot == 0 || b.rope[0].cos != "" {
 		return
 	}
 	b.hostShape()
 	r := b.node("rotary.arange", "Range", []string{b.ints("arch.0", true, 0), b.seq, b.ints("arch.1", true, 1)})
 	pos := b.node("rotary.positions", "Unsqueeze", []string{r, b.vec(0, 1)})
 	posF := b.node("rotary.positions.float", "Cast", []string{pos}, attrInt("to", int64(graph.Float32)))
-	inv := b.floatWeight("rotary.inv_freq", 1, rot/2, 1)
-	fr := b.node("rotary.freqs", "MatMul", []string{inv, posF})
-	frT := b.node("rotary.freqs.t", "Transpose", []string{fr}, attrInts("perm", 0, 2, 1))
-	emb := b.node("rotary.emb", "Concat", []string{frT, frT}, attrInt("axis", -1))
-	cos := b.node("rotary.cos", "Cos", []string{emb})
-	sin := b.node("rotary.sin", "Sin", []string{emb})
-	if b.dt != graph.Float32 {
-		cos = b.node("rotary.cos.cast", "Cast", []string{cos}, attrInt("to", int64(b.dt)))
-		sin = b.node("rotary.sin.cast", "Cast", []string{sin}, attrInt("to", int64(b.dt)))
+	sets := 1
+	if b.c.LocalRope {
+		sets = 2
 	}
-	b.cos = b.node("rotary.cos4", "Unsqueeze", []string{cos, b.vec(1)})
-	b.sin = b.node("rotary.sin4", "Unsqueeze", []string{sin, b.vec(1)})
+	for i := range sets {
+		p := []string{"rotary", "rotary_local"}[i]
+		inv := b.floatWeight(p+".inv_freq", 1, rot/2, 1)
+		fr := b.node(p+".freqs", "MatMul", []string{inv, posF})
+		frT := b.node(p+".freqs.t", "Transpose", []string{fr}, attrInts("perm", 0, 2, 1))
+		emb := b.node(p+".emb", "Concat", []string{frT, frT}, attrInt("axis", -1))
+		cos := b.node(p+".cos", "Cos", []string{emb})
+		sin := b.node(p+".sin", "Sin", []string{emb})
+		if b.dt != graph.Float32 {
+			cos = b.node(p+".cos.cast", "Cast", []string{cos}, attrInt("to", int64(b.dt)))
+			sin = b.node(p+".sin.cast", "Cast", []string{sin}, attrInt("to", int64(b.dt)))
+		}
+		b.rope[i].cos = b.node(p+".cos4", "Unsqueeze", []string{cos, b.vec(1)})
+		b.rope[i].sin = b.node(p+".sin4", "Unsqueeze", []string{sin, b.vec(1)})
+	}
 }
 
-// rotaryCaches makes the rewrite's [seq, rot/2] caches, at the first rotary embedding.
-func (b *builder) rotaryCaches() {
-	if b.cosC != "" {
+// tables is the current layer's rotary tables.
+func (b *builder) tables() *rotaryTables {
+	if b.local && b.c.LocalRope {
+		return &b.rope[1]
+	}
+	return &b.rope[0]
+}
+
+// rotaryCaches makes the rewrite's [seq, rot/2] caches of the current layer's tables, at their
+// first rotary embedding.
+func (b *builder) rotaryCaches() { b.cachesOf(b.tables()) }
+
+// otherCaches makes the caches of the tables the current layer does not use, where the rewrite
+// leaves them: after the first layer's rotary embeddings.
+func (b *builder) otherCaches() {
+	if b.c.LocalRope {
+		b.cachesOf(&b.rope[0])
+		b.cachesOf(&b.rope[1])
+	}
+}
+
+func (b *builder) cachesOf(t *rotaryTables) {
+	if t.cosC != "" {
 		return
+	}
+	p := "rotary"
+	if t == &b.rope[1] {
+		p = "rotary_local"
 	}
 	half := b.c.RotaryDim / 2
 	st, en, ax := b.ints("rewrite.rotary.0", false, 0), b.ints(fmt.Sprintf("rewrite.rotary.%d", half), false, half), b.ints("rewrite.rotary.-1", false, -1)
 	shape := b.ints(fmt.Sprintf("rewrite.rotary.cache%d", half), false, -1, half)
-	b.cosC = b.node("rotary.cos_cache", "Reshape", []string{b.node("rotary.cos_half", "Slice", []string{b.cos, st, en, ax}), shape})
-	b.sinC = b.node("rotary.sin_cache", "Reshape", []string{b.node("rotary.sin_half", "Slice", []string{b.sin, st, en, ax}), shape})
+	t.cosC = b.node(p+".cos_cache", "Reshape", []string{b.node(p+".cos_half", "Slice", []string{t.cos, st, en, ax}), shape})
+	t.sinC = b.node(p+".sin_cache", "Reshape", []string{b.node(p+".sin_half", "Slice", []string{t.sin, st, en, ax}), shape})
 	b.posStart = b.ints("rewrite.rotary.position0", false, 0)
 }
 
@@ -338,7 +379,8 @@ func (b *builder) rotary(name, x string) string {
 	rot, d := b.c.RotaryDim, b.c.HeadDim
 	if rot == d {
 		b.rotaryCaches()
-		return b.nodeIn("com.microsoft", name, "RotaryEmbedding", []string{x, b.posStart, b.cosC, b.sinC}, attrInt("interleaved", 0))
+		t := b.tables()
+		return b.nodeIn("com.microsoft", name, "RotaryEmbedding", []string{x, b.posStart, t.cosC, t.sinC}, attrInt("interleaved", 0))
 	}
 	panic("partial rotary goes through rotaryPartial")
 }
@@ -356,7 +398,8 @@ func (b *builder) rotarySlices(name, x string) (rot, pass string) {
 // rotaryPartial rotates the sliced part and concatenates the passed part back.
 func (b *builder) rotaryPartial(name, rot, pass string) string {
 	b.rotaryCaches()
-	y := b.nodeIn("com.microsoft", name+"/RotaryEmbedding", "RotaryEmbedding", []string{rot, b.posStart, b.cosC, b.sinC}, attrInt("interleaved", 0))
+	t := b.tables()
+	y := b.nodeIn("com.microsoft", name+"/RotaryEmbedding", "RotaryEmbedding", []string{rot, b.posStart, t.cosC, t.sinC}, attrInt("interleaved", 0))
 	return b.node(name, "Concat", []string{y, pass}, attrInt("axis", -1))
 }
 
@@ -381,12 +424,26 @@ func (b *builder) maskChain(rows5 bool) {
 		}
 		b.mask = b.node(keys+"/mask", "Where", []string{keys, zero, neg})
 		i := b.node(keys+"/int", "Cast", []string{keys}, attrInt("to", int64(graph.Int64)))
-		kept := b.node(keys+"/kept", "CumSum", []string{i, b.ints("rewrite.-1", true, -1)})
-		empty := b.node(keys+"/empty", "Equal", []string{kept, b.ints("rewrite.0", true, 0)})
-		b.rows = b.node(keys+"/empty_rows", "Transpose", []string{empty}, attrInts("perm", 0, 1, 3, 2))
+		b.kept = b.node(keys+"/kept", "CumSum", []string{i, b.ints("rewrite.-1", true, -1)})
+		if !b.windowed() { // a windowed layer's rows come from its band (rowsInBand)
+			b.causalRows()
+		}
 	}
 	if rows5 {
 		b.groupedRows()
+	}
+}
+
+// windowed reports whether the current layer attends within a sliding window.
+func (b *builder) windowed() bool { return b.band.Left >= 0 && !b.o.IgnoreWindow }
+
+// causalRows makes the query rows of a prompt with no key kept (causal attention), where the
+// fusion finds them: at the mask chain, or at the first causal layer after windowed ones.
+func (b *builder) causalRows() {
+	if b.rows == "" {
+		keys := "attention_mask/carve.keep/keys"
+		empty := b.node(keys+"/empty", "Equal", []string{b.kept, b.ints("rewrite.0", true, 0)})
+		b.rows = b.node(keys+"/empty_rows", "Transpose", []string{empty}, attrInts("perm", 0, 1, 3, 2))
 	}
 }
 
@@ -413,6 +470,7 @@ func (b *builder) rowsInBand(band graph.AttentionBand) (rows, rows5 string) {
 }
 
 func (b *builder) groupedRows() {
+	b.causalRows()
 	if b.rows5 == "" && b.c.Heads != b.c.KVHeads {
 		b.rows5 = b.node(b.rows+"/grouped", "Unsqueeze", []string{b.rows, b.ints("rewrite.[1]", false, 1)})
 	}
@@ -429,17 +487,26 @@ func (b *builder) attentionScaled(name, q, k, v string, scale float64) string {
 	c := b.c
 	b.maskChain(false)
 	grouped := c.Heads != c.KVHeads
+	// The rows with no key kept first, then the mean of V, as the fusion leaves them.
+	attrs := []graph.Attribute{attrFloat("scale", scale), attrInt("is_causal", 1)}
+	if c.Softcap > 0 {
+		attrs = append(attrs, attrFloat("softcap", c.Softcap))
+	}
+	var rows, rows5 string
+	if band := b.band; b.windowed() {
+		attrs = append(attrs, attrInt(graph.AttrWindowLeft, band.Left))
+		rows, rows5 = b.rowsInBand(band)
+	} else {
+		if grouped {
+			b.groupedRows()
+		}
+		b.causalRows()
+		rows, rows5 = b.rows, b.rows5
+	}
 	mean := b.node(name+"/mean_v", "ReduceMean", []string{v, b.ints("rewrite.[2]", false, 2)}, attrInt("keepdims", 1))
 	var mean5 string
 	if grouped {
 		mean5 = b.node(mean+"/grouped", "Unsqueeze", []string{mean, b.ints("rewrite.[2]", false, 2)})
-		b.groupedRows()
-	}
-	attrs := []graph.Attribute{attrFloat("scale", scale), attrInt("is_causal", 1)}
-	rows, rows5 := b.rows, b.rows5
-	if band := b.band; band.Left >= 0 && !b.o.IgnoreWindow {
-		attrs = append(attrs, attrInt(graph.AttrWindowLeft, band.Left))
-		rows, rows5 = b.rowsInBand(band)
 	}
 	raw := b.node(name+"/attention", "Attention", []string{q, k, v, b.mask}, attrs...)
 	if !grouped {
@@ -537,9 +604,15 @@ func (b *builder) lmHead(h string) {
 		name = "lm_head.weight (tied: the exporter's transposed copy of the embedding)"
 	}
 	w := b.weight(name, c.Hidden, c.Vocab)
-	if c.LogitsScale == 1 {
+	switch {
+	case c.FinalSoftcap > 0: // logits = cap * tanh(logits / cap), as the export computes it
+		y := b.node("lm_head", "MatMul", []string{h, w})
+		cap := b.scalar("logits.softcap", c.FinalSoftcap)
+		t := b.node("logits.tanh", "Tanh", []string{b.node("logits.scaled", "Div", []string{y, cap})})
+		b.node(Logits, "Mul", []string{t, cap})
+	case c.LogitsScale == 1:
 		b.node(Logits, "MatMul", []string{h, w})
-	} else {
+	default:
 		y := b.node("lm_head", "MatMul", []string{h, w})
 		b.node(Logits, "Mul", []string{y, b.scalar("logits.scale", c.LogitsScale)})
 	}

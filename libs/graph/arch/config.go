@@ -98,6 +98,14 @@ type Config struct {
 	ResidScale  float64 // granite: residual_multiplier
 	LogitsScale float64 // granite: 1 / logits_scaling
 	AttnScale   float64 // the attention's scale
+	// Softcap is the attention scores' soft cap (gemma2: attn_logit_softcapping; 0 none):
+	// scores = Softcap * tanh(scores / Softcap), ONNX Attention's softcap.
+	Softcap float64
+	// LocalRope: the sliding layers have rotary tables of their own base (gemma3's
+	// rope_local_base_freq), computed beside the model's.
+	LocalRope bool
+	// FinalSoftcap caps the logits the same way (gemma2: final_logit_softcapping; 0 none).
+	FinalSoftcap float64
 
 	raw map[string]json.RawMessage
 }

@@ -10,35 +10,41 @@ import (
 
 // style is how a rotary decoder of the Llama lineage differs from Llama.
 type style struct {
-	norm       string // "rms" or "layer" (stablelm)
-	projFirst  bool   // the q, k and v projections all come before their views (stablelm)
-	qkNorm     string // "": none; "head": RMSNorm over each head (qwen3); "full": over each projection (olmo2)
-	postNorm   bool   // olmo2: norms after attention and the MLP, before the residual add, and none before
-	fusedQKV   bool   // phi3's qkv_proj
-	fusedGated bool   // phi3's gate_up_proj
-	geglu      bool   // gemma: gelu_tanh(gate) * up
-	qkvBias    bool   // biases on q, k and v only (qwen2)
-	embedScale bool   // gemma: the embedding times sqrt(hidden)
+	norm      string // "rms" or "layer" (stablelm)
+	projFirst bool   // the q, k and v projections all come before their views (stablelm)
+	// qkNorm: "": none; "head": RMSNorm over each head (qwen3); "head_t": the same after the
+	// heads' transpose (gemma3); "full": over each projection (olmo2).
+	qkNorm     string
+	postNorm   bool // olmo2: norms after attention and the MLP, before the residual add, and none before
+	fusedQKV   bool // phi3's qkv_proj
+	fusedGated bool // phi3's gate_up_proj
+	geglu      bool // gemma: gelu_tanh(gate) * up
+	qkvBias    bool // biases on q, k and v only (qwen2)
+	embedScale bool // gemma: the embedding times sqrt(hidden)
+	sandwich   bool // gemma2, gemma3: norms before and after attention and the MLP, both before the residual add
 	// explicitHeads: the views name the head count instead of -1 (stablelm).
 	explicitHeads bool
 }
 
 var llamaStyles = map[string]style{
-	"llama":    {norm: "rms"},
-	"mistral":  {norm: "rms"},
-	"qwen2":    {norm: "rms", qkvBias: true},
-	"qwen3":    {norm: "rms", qkNorm: "head"},
-	"phi3":     {norm: "rms", fusedQKV: true, fusedGated: true},
-	"granite":  {norm: "rms"},
-	"smollm3":  {norm: "rms"},
-	"olmo2":    {norm: "rms", qkNorm: "full", postNorm: true},
-	"gemma":    {norm: "rms", geglu: true, embedScale: true},
-	"stablelm": {norm: "layer", projFirst: true, explicitHeads: true},
+	"llama":   {norm: "rms"},
+	"mistral": {norm: "rms"},
+	"qwen2":   {norm: "rms", qkvBias: true},
+	"qwen3":   {norm: "rms", qkNorm: "head"},
+	"phi3":    {norm: "rms", fusedQKV: true, fusedGated: true},
+	"granite": {norm: "rms"},
+	"smollm3": {norm: "rms"},
+	"olmo2":   {norm: "rms", qkNorm: "full", postNorm: true},
+	"gemma":   {norm: "rms", geglu: true, embedScale: true},
+	"gemma2":  {norm: "rms", geglu: true, embedScale: true, sandwich: true},
+	// gemma3_text: Gemma3ForCausalLM's config (the text model of Gemma3).
+	"gemma3_text": {norm: "rms", geglu: true, embedScale: true, sandwich: true, qkNorm: "head_t"},
+	"stablelm":    {norm: "layer", projFirst: true, explicitHeads: true},
 }
 
 func init() {
-	for name := range llamaStyles {
-		f := &family{name: name, read: readLlama, build: buildLlama, tied: name == "gemma"}
+	for name, st := range llamaStyles {
+		f := &family{name: name, read: readLlama, build: buildLlama, tied: st.embedScale}
 		if name == "granite" || name == "smollm3" || name == "olmo2" || name == "qwen3" || name == "stablelm" {
 			f.tied = false
 		}
@@ -97,6 +103,13 @@ func readLlama(c *Config, r *reader) {
 		c.AttnScale = r.float(c.AttnScale, "attention_multiplier")
 	case "gemma":
 		c.EmbedScale = math.Sqrt(float64(c.Hidden))
+	case "gemma2", "gemma3_text":
+		c.EmbedScale = math.Sqrt(float64(c.Hidden))
+		c.AttnScale = 1 / math.Sqrt(r.float(float64(c.HeadDim), "query_pre_attn_scalar"))
+		c.Softcap = r.float(0, "attn_logit_softcapping")
+		c.FinalSoftcap = r.float(0, "final_logit_softcapping")
+		c.LocalRope = c.Family == "gemma3_text" // rope_local_base_freq: the sliding layers' tables
+		r.slidingWindow(true)
 	}
 	r.rope(c.HeadDim, "partial_rotary_factor")
 	if c.Family == "smollm3" {
@@ -160,6 +173,12 @@ func buildLlama(b *builder) error {
 			v = b.bhsd(a+".v4", b.heads4(a+".v3", b.linear(a+".v_proj", x, c.Hidden, kvd, c.AttnBias), c.KVHeads))
 			q = b.bhsd(a+".q4", b.rmsNorm(a+".q_norm", q, c.HeadDim))
 			k = b.bhsd(a+".k4", b.rmsNorm(a+".k_norm", k, c.HeadDim))
+		case st.qkNorm == "head_t":
+			q = b.bhsd(a+".q4", b.heads4(a+".q3", b.linear(a+".q_proj", x, c.Hidden, qd, c.AttnBias), c.Heads))
+			k = b.bhsd(a+".k4", b.heads4(a+".k3", b.linear(a+".k_proj", x, c.Hidden, kvd, c.AttnBias), c.KVHeads))
+			v = b.bhsd(a+".v4", b.heads4(a+".v3", b.linear(a+".v_proj", x, c.Hidden, kvd, c.AttnBias), c.KVHeads))
+			q = b.rmsNorm(a+".q_norm", q, c.HeadDim)
+			k = b.rmsNorm(a+".k_norm", k, c.HeadDim)
 		case st.qkNorm == "full":
 			q = b.linear(a+".q_proj", x, c.Hidden, qd, c.AttnBias)
 			k = b.linear(a+".k_proj", x, c.Hidden, kvd, c.AttnBias)
@@ -189,6 +208,8 @@ func buildLlama(b *builder) error {
 			k = b.bhsd(a+".k4", b.heads4(a+".k3", b.linear(a+".k_proj", x, c.Hidden, kvd, c.AttnBias), c.KVHeads))
 			v = b.bhsd(a+".v4", b.heads4(a+".v3", b.linear(a+".v_proj", x, c.Hidden, kvd, c.AttnBias), c.KVHeads))
 		}
+		b.band = c.band(i)
+		b.local = b.band.Left >= 0
 		if rope {
 			if c.RotaryDim < c.HeadDim {
 				qr, qp := b.rotarySlices(a+".q_rot", q)
@@ -199,17 +220,20 @@ func buildLlama(b *builder) error {
 				q = b.rotary(a+".q_rot", q)
 				k = b.rotary(a+".k_rot", k)
 			}
+			b.otherCaches()
 		}
-		b.band = c.band(i)
 		y := b.attention(a+".attn", q, k, v)
 		o := b.linear(a+".o_proj", b.merge(a+".merged", y), qd, c.Hidden, c.OutBias)
-		if st.postNorm {
+		if st.postNorm || st.sandwich {
 			o = norm(p+".post_attention_layernorm", o)
 		}
 		h = b.node(p+".attn_residual", "Add", []string{h, b.scale(p+".attn_scaled", o, c.ResidScale)})
 		m := p + ".mlp"
 		x = h
-		if !st.postNorm {
+		switch {
+		case st.sandwich:
+			x = norm(p+".pre_feedforward_layernorm", h)
+		case !st.postNorm:
 			x = norm(p+".post_attention_layernorm", h)
 		}
 		var act string
@@ -227,7 +251,7 @@ func buildLlama(b *builder) error {
 			act = b.swiglu(m, x, c.MLPBias)
 		}
 		d := b.linear(m+".down_proj", act, c.Intermediate, c.Hidden, c.MLPBias)
-		if st.postNorm {
+		if st.postNorm || st.sandwich {
 			d = norm(p+".post_feedforward_layernorm", d)
 		}
 		h = b.node(p+".mlp_residual", "Add", []string{h, b.scale(p+".mlp_scaled", d, c.ResidScale)})
