@@ -4,7 +4,7 @@
 //
 // The pieces, in the order a model meets them:
 //   - Plan (plan.go) plans one concrete binding: every node's kernel and tactic, its workspace R,
-//     and one arena holding activations and workspaces (Planned).
+//     the order the nodes run in, and one arena holding activations and workspaces (Planned).
 //   - PlanEnvelope (envelope.go) plans a range of bindings, the Envelope: its corners and the
 //     bindings beside every tactic switch, each node's workspace bound W over the range, and the
 //     worst arena (EnvelopePlan). This is the Level-1 estimate and the Level-2 reservation.

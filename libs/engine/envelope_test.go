@@ -27,9 +27,9 @@ func TestPlanEnvelopeQwen2_1p5B(t *testing.T) {
 	}
 	want := []cand{
 		{1, 1, 1_401_332_992},
-		{1, 32768, 80_279_066_624},
+		{1, 32768, 80_195_180_544},
 		{64, 1, 1_459_345_408},
-		{64, 32768, 5_136_797_751_296},
+		{64, 32768, 5_131_429_042_176},
 	}
 	got := make([]cand, len(ep.Candidates))
 	for i, c := range ep.Candidates {

@@ -158,7 +158,7 @@ type Planned struct {
 	Binding   *graph.Binding
 	Lifetimes *graph.Lifetimes
 	Plan      planner.Plan
-	Steps     []Step // Steps[i] is Model.Nodes[i]
+	Steps     []Step // Steps[i] is Model.Nodes[i]; they run in the order of Lifetimes.Steps
 	Options   Options
 }
 
@@ -249,7 +249,8 @@ func stepKind(n *graph.Node) StepKind {
 }
 
 // Plan plans m at one concrete binding: binds the dims, selects every node's kernel and tactic
-// (R), derives lifetimes and places activations and workspaces in one arena. The plan passes
+// (R), derives lifetimes in the order the nodes will run (graph.LifetimesSunk: the model's, or
+// one with a lower peak) and places activations and workspaces in one arena. The plan passes
 // planner.Verify before it is returned.
 func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Planned, error) {
 	opts, err := opts.normalized()
@@ -282,7 +283,7 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 	if err != nil {
 		return nil, &PlanError{Binding: dims, Err: err}
 	}
-	lt, err := b.LifetimesFor(residency(opts.Target), func(n *graph.Node) (int64, error) { return p.Steps[n.Index].Workspace, nil }, external...)
+	lt, err := b.LifetimesSunk(residency(opts.Target), func(n *graph.Node) (int64, error) { return p.Steps[n.Index].Workspace, nil }, external...)
 	if err != nil {
 		return nil, &PlanError{Binding: dims, Err: err}
 	}

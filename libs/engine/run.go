@@ -152,14 +152,15 @@ func (s *Session) compile(p *Planned) (*program, error) {
 		}
 		return t, -1, nil
 	}
-	for _, st := range p.Steps {
-		if st.Kind == RunKernel {
+	for _, n := range p.Lifetimes.Steps {
+		if st := p.Steps[n.Index]; st.Kind == RunKernel {
 			prog.steps = append(prog.steps, progStep{node: st.Node, inst: st.Instance,
 				in: make([]kernels.Tensor, len(st.Node.Inputs)), out: make([]kernels.Tensor, len(st.Node.Outputs))})
 		}
 	}
 	k := 0
-	for _, st := range p.Steps {
+	for _, n := range p.Lifetimes.Steps {
+		st := p.Steps[n.Index]
 		if st.Kind != RunKernel {
 			continue
 		}

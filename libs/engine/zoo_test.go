@@ -160,6 +160,43 @@ func TestZooSeqLinear(t *testing.T) {
 	})
 }
 
+// torchPeakDeBERTa is PyTorch eager's peak memory beyond the weights for the zoo's DeBERTa-v2
+// config at (8, 2048) on an H200, in bytes: tools/zoo/torch_peaks_h200.json, deberta_v2's
+// peak_extra_bytes, measured by tools/zoo/torch_peak.py.
+const torchPeakDeBERTa = 3_064_102_912
+
+// TestZooDeBERTaUnderPyTorch plans DeBERTa-v2's dynamo exports at (8, 2048) for the H200, where
+// its attention stays unfused: the relative-position indices are gathered unexpanded
+// (rewrite.ExpandedGather) and the content scores are computed just before the position terms
+// are added to them (graph.LifetimesSunk), so no step holds more than three of the
+// [batch*heads, seq, seq] tensors and the arena is below PyTorch's peak.
+func TestZooDeBERTaUnderPyTorch(t *testing.T) {
+	opts := Options{Target: mustTarget(t, "h200")}
+	const scores = 8 * 4 * 2048 * 2048 * 4 // [batch*heads, seq, seq] float32
+	for _, zm := range zoo.Models() {
+		if zm.Family != "deberta_v2" || zm.Exporter != "dynamo" {
+			continue
+		}
+		t.Run(zm.Name, func(t *testing.T) {
+			m, rep := loadZoo(t, zm, opts)
+			require.Equal(t, 4, rep.Count(rewrite.ExpandedGather), "c2p and p2c of both layers")
+			p, err := Plan(context.Background(), m, Binding{"batch": 8, "seq": 2048}, opts)
+			require.NoError(t, err)
+			t.Logf("arena %d bytes, PyTorch %d", p.Plan.Peak, int64(torchPeakDeBERTa))
+			require.Less(t, p.Plan.Peak, int64(torchPeakDeBERTa))
+			for step := range p.Lifetimes.Steps {
+				live := 0
+				for _, b := range p.Lifetimes.Problem.Buffers {
+					if b.Start <= step && step < b.End && b.Size >= scores {
+						live++
+					}
+				}
+				require.LessOrEqual(t, live, 3, "seq x seq tensors live at step %d (%s)", step, p.Lifetimes.Steps[step])
+			}
+		})
+	}
+}
+
 func mustTarget(t testing.TB, spec string) kernels.Target {
 	t.Helper()
 	tg, err := kernels.ParseTarget(spec)

@@ -177,9 +177,11 @@ func init() {
 	reg(ms, inferGQA, inputs(1), "GroupQueryAttention")
 
 	// carve's own fused ops (graph/rewrite), in DomainCarve. SwiGLU takes two inputs of one
-	// shape (its kernels check that); the output has their shape. GatedMatMul: infer_matmul.go.
+	// shape (its kernels check that); the output has their shape. GatedMatMul: infer_matmul.go;
+	// GatherElements: infer_indexing.go.
 	reg(DomainCarve, inferBinary, exactly(2), "SwiGLU")
 	reg(DomainCarve, inferGatedMatMul, exactly(3), "GatedMatMul")
+	reg(DomainCarve, inferExpandedGatherElements, exactly(3), "GatherElements")
 }
 
 // DomainCarve is the operator domain of the fused ops carve's rewrites produce where neither
@@ -190,6 +192,10 @@ func init() {
 //     and SwiGLU in one op: A [..., K] of rank 2 or more, Wg and Wu 2-D [K, N], all of one float
 //     type (float32, float16, bfloat16); output A.shape[:-1] + [N] of A's type; attribute alpha
 //     as SwiGLU's.
+//   - GatherElements(data, indices, shape) = ONNX's GatherElements(data, Expand(indices, shape))
+//     (attribute axis as ONNX's): the indices broadcast to shape as Expand broadcasts, without
+//     being expanded in memory; output of the data's type and the broadcast shape, which has
+//     the data's rank.
 const DomainCarve = "dev.carve"
 
 // SupportedOps lists the supported operators: "OpType" for ai.onnx, "domain.OpType" otherwise.

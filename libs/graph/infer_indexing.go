@@ -1,6 +1,7 @@
 package graph
 
-// Shape inference of the indexing operators: Slice, Gather, GatherElements, GatherND.
+// Shape inference of the indexing operators: Slice, Gather, GatherElements (and carve's, whose
+// indices broadcast), GatherND.
 
 import "slices"
 
@@ -145,6 +146,23 @@ func inferGatherElements(c *ictx) error {
 		return c.errf("indices have rank %d, data rank %d", len(idx.Shape), len(x.Shape))
 	}
 	c.out(0, x.DType, idx.Shape)
+	return nil
+}
+
+// inferExpandedGatherElements is carve's GatherElements(data, indices, shape), ONNX's
+// GatherElements(data, Expand(indices, shape)): the output has the broadcast shape, which must
+// have the data's rank.
+func inferExpandedGatherElements(c *ictx) error {
+	x, idx := c.in(0), c.in(1)
+	target, err := c.needData(2, "the indices' shape")
+	if err != nil {
+		return err
+	}
+	out := broadcast(idx.Shape, Shape(target))
+	if len(out) != len(x.Shape) {
+		return c.errf("indices %s broadcast to %s have rank %d, data rank %d", idx.Shape, Shape(target), len(out), len(x.Shape))
+	}
+	c.out(0, x.DType, out)
 	return nil
 }
 

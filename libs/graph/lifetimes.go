@@ -14,13 +14,19 @@ type WorkspaceFunc func(n *Node) (int64, error)
 // when, in the model's execution order. It is immutable and safe for concurrent reads.
 type Lifetimes struct {
 	Problem planner.Problem
-	// Steps is the execution order: step i runs Steps[i].
+	// Steps is the execution order, a topological order of the model's nodes: step i runs
+	// Steps[i]. It is the model's order (Model.Nodes) unless the lifetimes were derived in
+	// another (LifetimesIn, LifetimesSunk).
 	Steps []*Node
 	// Owners is parallel to Problem.Buffers and says what each buffer holds.
 	Owners []BufferOwner
 
 	bufOf []int // by Value.ID: index into Problem.Buffers, or -1 when v takes no arena bytes
+	step  []int // by Node.Index: the step that runs the node
 }
+
+// Step returns the step that runs n: its position in Steps.
+func (l *Lifetimes) Step(n *Node) int { return l.step[n.Index] }
 
 // BufferOwner is what one planner buffer holds: a value and the views that share its bytes,
 // or a node's workspace.
@@ -60,8 +66,15 @@ func (b *Binding) Lifetimes(workspace WorkspaceFunc) (*Lifetimes, error) {
 	return b.LifetimesFor(HostResident, workspace)
 }
 
-// LifetimesFor derives the planner problem of the binding, in the model's execution order
-// (step i runs Model.Nodes[i]):
+// LifetimesFor derives the planner problem of the binding in the model's execution order (step
+// i runs Model.Nodes[i]); see LifetimesIn.
+func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc, external ...*Value) (*Lifetimes, error) {
+	return b.LifetimesIn(b.Model.Nodes, r, workspace, external...)
+}
+
+// LifetimesIn derives the planner problem of the binding in the execution order given (step i
+// runs order[i]; order holds every node of the model once, each after the producers of its
+// inputs):
 //   - each activation gets a buffer from the step that defines it to one past its last use;
 //   - views (Reshape, Squeeze, Unsqueeze, Flatten, Identity) share their input's buffer,
 //     which then lives until the views' last use too;
@@ -76,10 +89,14 @@ func (b *Binding) Lifetimes(workspace WorkspaceFunc) (*Lifetimes, error) {
 //
 // workspace may be nil (no workspaces). An external value must be a graph input or a graph
 // output that a kernel computes (not a view).
-func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc, external ...*Value) (*Lifetimes, error) {
+func (b *Binding) LifetimesIn(order []*Node, r Residency, workspace WorkspaceFunc, external ...*Value) (*Lifetimes, error) {
 	m := b.Model
 	steps := len(m.Nodes)
-	l := &Lifetimes{Steps: m.Nodes, bufOf: make([]int, len(m.Values))}
+	step, err := orderSteps(m, order)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lifetimes{Steps: order, bufOf: make([]int, len(m.Values)), step: step}
 	l.Problem.Buffers = make([]planner.Buffer, 0, len(m.Values)+len(m.Nodes)/4)
 	l.Owners = make([]BufferOwner, 0, cap(l.Problem.Buffers))
 	for i := range l.bufOf {
@@ -120,7 +137,7 @@ func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc, external ..
 	}
 	// root[v] is the value whose buffer v uses: itself, or for a view its input's root.
 	// Nodes are in topological order, so a view's input is resolved before the view.
-	for _, n := range m.Nodes {
+	for _, n := range order {
 		for _, o := range n.Outputs {
 			if o == nil || o.Kind != KindActivation || o.Host || held[o] {
 				continue
@@ -135,7 +152,7 @@ func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc, external ..
 			}
 			l.bufOf[o.ID] = len(l.Problem.Buffers)
 			l.Problem.Buffers = append(l.Problem.Buffers, planner.Buffer{
-				ID: o.Name, Size: b.Size(o), Start: n.Index, End: n.Index + 1,
+				ID: o.Name, Size: b.Size(o), Start: step[n.Index], End: step[n.Index] + 1,
 				Kind: planner.Activation, Node: n.Name,
 			})
 			l.Owners = append(l.Owners, BufferOwner{Values: []*Value{o}, Node: n})
@@ -149,7 +166,7 @@ func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc, external ..
 				buf.End, buf.Kind = steps, planner.Output
 			}
 			for _, c := range v.Consumers {
-				buf.End = max(buf.End, c.Index+1)
+				buf.End = max(buf.End, step[c.Index]+1)
 			}
 		}
 	}
@@ -158,7 +175,7 @@ func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc, external ..
 		for _, buf := range l.Problem.Buffers {
 			ids[buf.ID] = true
 		}
-		for _, n := range m.Nodes {
+		for _, n := range order {
 			size, err := workspace(n)
 			if err != nil {
 				return nil, fmt.Errorf("graph: workspace of %s: %w", n, err)
@@ -175,12 +192,36 @@ func (b *Binding) LifetimesFor(r Residency, workspace WorkspaceFunc, external ..
 			}
 			ids[id] = true
 			l.Problem.Buffers = append(l.Problem.Buffers, planner.Buffer{
-				ID: id, Size: size, Start: n.Index, End: n.Index + 1, Kind: planner.Workspace, Node: n.Name,
+				ID: id, Size: size, Start: step[n.Index], End: step[n.Index] + 1, Kind: planner.Workspace, Node: n.Name,
 			})
 			l.Owners = append(l.Owners, BufferOwner{Node: n})
 		}
 	}
 	return l, nil
+}
+
+// orderSteps checks that order is an execution order of m's nodes and returns the step of each
+// node, by Node.Index.
+func orderSteps(m *Model, order []*Node) ([]int, error) {
+	if len(order) != len(m.Nodes) {
+		return nil, fmt.Errorf("graph: an order of %d nodes for a model of %d", len(order), len(m.Nodes))
+	}
+	step := make([]int, len(m.Nodes))
+	for i := range step {
+		step[i] = -1
+	}
+	for i, n := range order {
+		if n == nil || n.Index >= len(m.Nodes) || m.Nodes[n.Index] != n || step[n.Index] >= 0 {
+			return nil, fmt.Errorf("graph: step %d of the order is not a node of the model, or a repeated one", i)
+		}
+		step[n.Index] = i
+		for _, v := range n.Inputs {
+			if v != nil && v.Producer != nil && (step[v.Producer.Index] < 0 || step[v.Producer.Index] >= i) {
+				return nil, fmt.Errorf("graph: %s runs at step %d, before %s, which produces its input %q", n, i, v.Producer, v.Name)
+			}
+		}
+	}
+	return step, nil
 }
 
 // ReadByKernel reports whether a kernel reads v's bytes at run time: v is a graph output, or some

@@ -18,6 +18,15 @@ func checkLifetimes(t *testing.T, b *graph.Binding, l *graph.Lifetimes) {
 	m := b.Model
 	steps := len(m.Nodes)
 	require.NoError(t, l.Problem.Validate())
+	require.Len(t, l.Steps, steps)
+	for i, n := range l.Steps {
+		require.Equal(t, i, l.Step(n), "step %d runs %s", i, n)
+		for _, v := range n.Inputs {
+			if v != nil && v.Producer != nil {
+				require.Less(t, l.Step(v.Producer), i, "%s runs after the producer of its input %s", n, v.Name)
+			}
+		}
+	}
 	require.Len(t, l.Owners, len(l.Problem.Buffers))
 	ids := map[string]bool{}
 	for i, buf := range l.Problem.Buffers {
@@ -25,7 +34,7 @@ func checkLifetimes(t *testing.T, b *graph.Binding, l *graph.Lifetimes) {
 		ids[buf.ID] = true
 		o := l.Owners[i]
 		require.NotNil(t, o.Node)
-		require.Equal(t, o.Node.Index, buf.Start, "buffer %s starts at its defining step", buf.ID)
+		require.Equal(t, l.Step(o.Node), buf.Start, "buffer %s starts at its defining step", buf.ID)
 		if buf.Kind == planner.Workspace {
 			require.Nil(t, o.Values)
 			require.Equal(t, buf.Start+1, buf.End)
@@ -41,7 +50,7 @@ func checkLifetimes(t *testing.T, b *graph.Binding, l *graph.Lifetimes) {
 			require.Equal(t, i, j)
 			require.Equal(t, b.Size(root), b.Size(v), "a view has its root's size")
 			for _, c := range v.Consumers {
-				end = max(end, c.Index+1)
+				end = max(end, l.Step(c)+1)
 			}
 			out = out || v.Output
 		}

@@ -11,9 +11,10 @@ as primitive ops by RMSNormalization and LayerNormalization, x*sigmoid(x) by Swi
 the gated MLP's swish(gate) * up by carve's SwiGLU (graph.DomainCarve), and that SwiGLU of
 the two products over one input, gate = A·Wg and up = A·Wu with 2-D weights, by carve's
 GatedMatMul(A, Wg, Wu), GELU written out (its tanh or erf form) by Gelu (opset 20), the
-rotate-half rotary embedding by com.microsoft.RotaryEmbedding, and a product with a transposed
-weight or with a bias (a linear layer's MatMul and Add) by Gemm. A model that gets an op of a
-newer opset than it imports imports that opset in the result.
+rotate-half rotary embedding by com.microsoft.RotaryEmbedding, a product with a transposed
+weight or with a bias (a linear layer's MatMul and Add) by Gemm, and a GatherElements of
+expanded indices by carve's GatherElements, which reads them unexpanded. A model that gets an
+op of a newer opset than it imports imports that opset in the result.
 
 	fused, report, err := rewrite.Fuse(m, rewrite.Options{})
 
@@ -64,8 +65,8 @@ axis of x*x or of x-mean(x) a norm candidate, every Sigmoid a SiLU candidate, ev
 Swish (or of an x*sigmoid(x)) a SwiGLU candidate, every dev.carve.SwiGLU (those the SwiGLU
 pass made included) a gated-matmul candidate, every Tanh and Erf a GELU candidate, every Neg
 that feeds a Concat on the last axis a rotary candidate, every MatMul of a transposed weight a
-transposed-weight candidate and every Add of a MatMul's product and a weight a matmul-bias
-candidate. Fuse reports each as fused or, with the reason, not.
+transposed-weight candidate, every Add of a MatMul's product and a weight a matmul-bias
+candidate and every GatherElements of an Expand's output an expanded-gather candidate. Fuse reports each as fused or, with the reason, not.
 
 # Concurrency
 

@@ -24,13 +24,15 @@ const (
 	TransposedWeight Kind = "transposed-weight"
 	// Add(MatMul(A, W), b), W a 2-D weight and b its bias -> Gemm(A, W, b) over views of A
 	MatMulBias Kind = "matmul-bias"
+	// GatherElements(x, Expand(i, shape)) -> dev.carve.GatherElements(x, i, shape)
+	ExpandedGather Kind = "expanded-gather"
 )
 
 // Kinds lists every kind, in the order Fuse applies them (norms first: their outputs feed
 // the projections of attention; GatedMatMul right after SwiGLU: it matches the SwiGLU nodes
 // that pass made; attention after rotary: it reads the rotary outputs).
 func Kinds() []Kind {
-	return []Kind{LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, TransposedWeight, MatMulBias}
+	return []Kind{LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, TransposedWeight, MatMulBias, ExpandedGather}
 }
 
 // Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
@@ -55,6 +57,8 @@ func (k Kind) Op() (domain, op string) {
 		return "", "Attention"
 	case TransposedWeight, MatMulBias:
 		return "", "Gemm"
+	case ExpandedGather:
+		return graph.DomainCarve, "GatherElements"
 	}
 	return "", ""
 }
@@ -135,6 +139,7 @@ var passes = []pass{
 	{Attention, func(n *graph.Node) bool { return is(n, "Softmax") }, matchAttention},
 	{TransposedWeight, transposedWeightCandidate, nodeOnly(matchTransposedWeight)},
 	{MatMulBias, matmulBiasCandidate, nodeOnly(matchMatMulBias)},
+	{ExpandedGather, expandedGatherCandidate, nodeOnly(matchExpandedGather)},
 }
 
 // nodeOnly adapts a match that reads nothing of the model beyond the candidate's graph.

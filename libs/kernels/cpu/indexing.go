@@ -329,22 +329,52 @@ func (g *gather) run(in, out []kernels.Tensor, _ wsParts) error {
 	return nil
 }
 
-// gatherElements is GatherElements: out has the indices' shape and takes, at each position,
-// the data element whose axis coordinate is the index.
+// gatherElements is GatherElements, and carve's GatherElements(data, indices, shape) whose
+// indices broadcast to the output's shape: at each output position the output takes the data
+// element whose axis coordinate is the index read at that position (the indices' coordinate 0
+// where they broadcast).
 type gatherElements struct {
 	axis       int
-	data, idx  []int64
+	data, out  []int64 // shapes
+	nidx       int     // elements of the indices tensor
 	es         int
 	dataStride []int
-	workers    int
+	// idxStride are the indices' element strides per output dim: 0 where they broadcast, the
+	// dense strides of the output's shape for ONNX's GatherElements
+	idxStride []int
+	workers   int
 }
 
 func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
 	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
+	return newGatherElements(n, d, n.Inputs[1].Shape)
+}
+
+// selectExpandedGatherElements is carve's GatherElements(data, indices, shape): ONNX's
+// GatherElements(data, Expand(indices, shape)), the indices read where they broadcast instead
+// of expanded.
+func selectExpandedGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
+		return plan{}, err
+	}
+	idx, shp := n.Inputs[1], n.Inputs[2]
+	if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
+		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
+	}
+	out := n.Outputs[0].Shape
+	if want, err := kernels.BroadcastShapes(idx.Shape, out); err != nil || !slices.Equal(want, out) {
+		return plan{}, fmt.Errorf("output %v is not the broadcast of indices %v with the shape input", out, idx.Shape)
+	}
+	return newGatherElements(n, d, out)
+}
+
+// newGatherElements plans a GatherElements whose output has shape out, the indices n.Inputs[1]
+// broadcast to it.
+func newGatherElements(n *kernels.Node, d kernels.Target, out []int64) (plan, error) {
 	data, idx := n.Inputs[0], n.Inputs[1]
-	if !isIndex(idx.DType) || len(idx.Shape) != len(data.Shape) || len(data.Shape) == 0 {
+	if !isIndex(idx.DType) || len(out) != len(data.Shape) || len(data.Shape) == 0 {
 		return plan{}, fmt.Errorf("indices %v for data %v", idx, data)
 	}
 	if len(data.Shape) > 16 {
@@ -355,37 +385,50 @@ func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	for i := range data.Shape {
-		if i != axis && idx.Shape[i] > data.Shape[i] {
-			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", idx.Shape, data.Shape, i)
+		if i != axis && out[i] > data.Shape[i] {
+			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", out, data.Shape, i)
 		}
 	}
-	if err := kernels.CheckOutput(n, 0, data.DType, idx.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
 		return plan{}, err
 	}
-	return plan{tactic: "direct", r: &gatherElements{workers: d.Workers, axis: axis, data: data.Shape, idx: idx.Shape, es: int(data.DType.Size()), dataStride: stridesOf(data.Shape)}}, nil
+	g := &gatherElements{workers: d.Workers, axis: axis, data: data.Shape, out: out, nidx: numel(idx.Shape),
+		es: int(data.DType.Size()), dataStride: stridesOf(data.Shape), idxStride: make([]int, len(out))}
+	st, lead := stridesOf(idx.Shape), len(out)-len(idx.Shape)
+	for i := lead; i < len(out); i++ {
+		if idx.Shape[i-lead] != 1 || out[i] == 1 {
+			g.idxStride[i] = st[i-lead]
+		}
+	}
+	return plan{tactic: "direct", r: g}, nil
 }
 
 func (g *gatherElements) run(in, out []kernels.Tensor, _ wsParts) error {
-	total := numel(g.idx)
+	total := numel(g.out)
 	dim := int(g.data[g.axis])
 	idx := in[1]
-	if g.dense() && (g.es == 4 || g.es == 8 && idx.DType == graph.Int64) {
-		// indices and data agree off the axis: (outer, axis, inner) loops, over the outer
-		// index in parallel, each part checking its indices
-		outer, ai, inner := numel(g.idx[:g.axis]), int(g.idx[g.axis]), numel(g.idx[g.axis+1:])
+	if g.rowsContiguous() && (g.es == 4 || g.es == 8 && idx.DType == graph.Int64) {
+		// the output agrees with the data off the axis and each outer index reads one dense
+		// block of indices: (outer, axis, inner) loops, over the outer index in parallel, each
+		// part checking its indices
+		outer, ai, inner := numel(g.out[:g.axis]), int(g.out[g.axis]), numel(g.out[g.axis+1:])
 		if !forItems(gatherElemsRows, g, in, out, [4]int{ai, dim, inner}, outer, ai*inner, g.workers) {
-			return gatherElemsRange(idx, total, dim)
+			return gatherElemsRange(idx, g.nidx, dim)
 		}
 		return nil
 	}
-	if err := gatherElemsRange(idx, total, dim); err != nil {
+	if err := gatherElemsRange(idx, g.nidx, dim); err != nil {
 		return err
 	}
 	var pos [16]int
-	r := len(g.idx)
+	r := len(g.out)
 	x, z, es := in[0].Data, out[0].Data, g.es
 	for i := 0; i < total; i++ {
-		j, _ := index(in[1], i, dim)
+		io := 0
+		for d := 0; d < r; d++ {
+			io += pos[d] * g.idxStride[d]
+		}
+		j, _ := index(in[1], io, dim)
 		off := 0
 		for d := 0; d < r; d++ {
 			c := pos[d]
@@ -397,7 +440,7 @@ func (g *gatherElements) run(in, out []kernels.Tensor, _ wsParts) error {
 		copy(z[i*es:(i+1)*es], x[off*es:])
 		for d := r - 1; d >= 0; d-- {
 			pos[d]++
-			if pos[d] < int(g.idx[d]) {
+			if pos[d] < int(g.out[d]) {
 				break
 			}
 			pos[d] = 0
@@ -406,14 +449,33 @@ func (g *gatherElements) run(in, out []kernels.Tensor, _ wsParts) error {
 	return nil
 }
 
-// dense reports whether the indices have the data's shape off the axis.
-func (g *gatherElements) dense() bool {
-	for d := range g.idx {
-		if d != g.axis && g.idx[d] != g.data[d] {
+// rowsContiguous reports whether the output has the data's shape off the axis and the indices
+// are dense from the axis on, so that each outer index reads one block of out[axis:] indices.
+func (g *gatherElements) rowsContiguous() bool {
+	s := 1
+	for d := len(g.out) - 1; d >= 0; d-- {
+		if d != g.axis && g.out[d] != g.data[d] {
 			return false
+		}
+		if d >= g.axis {
+			if g.idxStride[d] != s && g.out[d] != 1 {
+				return false
+			}
+			s *= int(g.out[d])
 		}
 	}
 	return true
+}
+
+// idxRow is the offset in the indices of the block that outer index o reads (rowsContiguous).
+func (g *gatherElements) idxRow(o int) int {
+	off := 0
+	for d := g.axis - 1; d >= 0 && o > 0; d-- {
+		n := int(g.out[d])
+		off += (o % n) * g.idxStride[d]
+		o /= n
+	}
+	return off
 }
 
 // gatherElemsRange returns an error naming the first of the total indices out of range for
@@ -435,33 +497,34 @@ func gatherElemsRange(idx kernels.Tensor, total, dim int) error {
 	return nil
 }
 
-// gatherElemsRows gathers outer indices [lo, hi) of a dense GatherElements (n holds the
-// indices' axis length, the data's and the inner size), failing the body on an index out of
-// range.
+// gatherElemsRows gathers outer indices [lo, hi) of a GatherElements whose rows are contiguous
+// (n holds the output's axis length, the data's and the inner size), failing the body on an
+// index out of range.
 func gatherElemsRows(b *itemsBody, lo, hi int) {
 	g, idx := b.k.(*gatherElements), b.in[1]
 	ai, dim, inner := b.n[0], b.n[1], b.n[2]
 	ok := false
 	switch {
 	case g.es == 4 && idx.DType == graph.Int64:
-		ok = gatherElemsDense(kernels.ViewAs[uint32](b.in[0].Data), kernels.ViewAs[uint32](b.out[0].Data), idx.Int64s(), lo, hi, ai, dim, inner)
+		ok = gatherElemsDense(g, kernels.ViewAs[uint32](b.in[0].Data), kernels.ViewAs[uint32](b.out[0].Data), idx.Int64s(), lo, hi, ai, dim, inner)
 	case g.es == 4:
-		ok = gatherElemsDense(kernels.ViewAs[uint32](b.in[0].Data), kernels.ViewAs[uint32](b.out[0].Data), idx.Int32s(), lo, hi, ai, dim, inner)
+		ok = gatherElemsDense(g, kernels.ViewAs[uint32](b.in[0].Data), kernels.ViewAs[uint32](b.out[0].Data), idx.Int32s(), lo, hi, ai, dim, inner)
 	default:
-		ok = gatherElemsDense(kernels.ViewAs[uint64](b.in[0].Data), kernels.ViewAs[uint64](b.out[0].Data), idx.Int64s(), lo, hi, ai, dim, inner)
+		ok = gatherElemsDense(g, kernels.ViewAs[uint64](b.in[0].Data), kernels.ViewAs[uint64](b.out[0].Data), idx.Int64s(), lo, hi, ai, dim, inner)
 	}
 	if !ok {
 		b.failed.Store(true)
 	}
 }
 
-// gatherElemsDense is GatherElements with indices of the data's shape off the axis:
-// z[o, a, i] = x[o, idx[o, a, i], i], the indices checked.
-func gatherElemsDense[E any, I int32 | int64](x, z []E, idx []I, lo, hi, ai, dim, inner int) bool {
+// gatherElemsDense is GatherElements with rows contiguous: z[o, a, i] = x[o, idx[row(o), a, i], i],
+// the indices checked.
+func gatherElemsDense[E any, I int32 | int64](g *gatherElements, x, z []E, idx []I, lo, hi, ai, dim, inner int) bool {
 	for o := lo; o < hi; o++ {
 		xo := x[o*dim*inner : (o+1)*dim*inner]
+		io := g.idxRow(o)
 		if inner == 1 { // gathering along the last axis: one row of indices into one data row
-			zr, ir := z[o*ai:(o+1)*ai], idx[o*ai:(o+1)*ai]
+			zr, ir := z[o*ai:(o+1)*ai], idx[io:io+ai]
 			for i, j := range ir {
 				jj := int(j)
 				if jj < 0 {
@@ -475,8 +538,7 @@ func gatherElemsDense[E any, I int32 | int64](x, z []E, idx []I, lo, hi, ai, dim
 			continue
 		}
 		for a := 0; a < ai; a++ {
-			base := (o*ai + a) * inner
-			zr, ir := z[base:base+inner], idx[base:base+inner]
+			zr, ir := z[(o*ai+a)*inner:(o*ai+a+1)*inner], idx[io+a*inner:io+(a+1)*inner]
 			for i, j := range ir {
 				jj := int(j)
 				if jj < 0 {
@@ -659,5 +721,6 @@ func indexingOps() []*op {
 		mk("Concat", selectConcat), mk("Split", selectSplit), mk("Slice", selectSlice),
 		mk("Gather", selectGather), mk("GatherElements", selectGatherElements),
 		mk("GatherND", selectGatherND), mk("ScatterND", selectScatterND),
+		{key: kernels.Key(kernels.DomainCarve, "GatherElements"), tactics: direct, sel: selectExpandedGatherElements},
 	}
 }

@@ -301,3 +301,74 @@ func TestTileScalarAndZero(t *testing.T) {
 	got = out1(t, node("Tile", graph.Attributes{}, []kernels.Tensor{z, reps2}, kernels.Value{DType: graph.Float32, Shape: []int64{0, 4}}), z, reps2)
 	require.Empty(t, got.Data)
 }
+
+// carve's GatherElements(data, indices, shape) equals ONNX's GatherElements of the indices
+// expanded to shape: indices broadcast over leading, middle and inner dims, of lower rank,
+// int32, along the last axis and an inner one, 4-byte and 2-byte elements.
+func TestExpandedGatherElements(t *testing.T) {
+	r := rng(t, 23)
+	for _, tc := range []struct {
+		name           string
+		data, idx, out []int64
+		axis           int64
+		i32, f16       bool
+	}{
+		{name: "leading, last axis", data: []int64{6, 5, 3}, idx: []int64{1, 5, 5}, out: []int64{6, 5, 5}, axis: -1},
+		{name: "lower rank", data: []int64{6, 5, 3}, idx: []int64{5, 4}, out: []int64{6, 5, 4}, axis: 2},
+		{name: "middle", data: []int64{3, 4, 2}, idx: []int64{3, 1, 2}, out: []int64{3, 4, 2}, axis: 2},
+		{name: "inner, axis 1", data: []int64{3, 4, 5}, idx: []int64{1, 6, 1}, out: []int64{3, 6, 5}, axis: 1},
+		{name: "leading, axis 1, int32", data: []int64{2, 4, 3}, idx: []int64{1, 4, 3}, out: []int64{2, 4, 3}, axis: 1, i32: true},
+		{name: "leading, float16", data: []int64{4, 3, 5}, idx: []int64{1, 3, 2}, out: []int64{4, 3, 2}, axis: 2, f16: true},
+		{name: "none", data: []int64{2, 3}, idx: []int64{2, 3}, out: []int64{2, 3}, axis: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := randF32(r, tc.data...)
+			if tc.f16 {
+				data = out1(t, node("Cast", kernels.Attrs("to", int64(graph.Float16)), []kernels.Tensor{data}, kernels.Value{DType: graph.Float16, Shape: tc.data}), data)
+			}
+			dim := tc.data[(int(tc.axis)+len(tc.data))%len(tc.data)]
+			vals := make([]int64, mustNumel(tc.idx))
+			for i := range vals {
+				vals[i] = int64(r.IntN(int(2*dim))) - dim // negative ones too
+			}
+			idx := i64(tc.idx, vals)
+			shape := i64([]int64{int64(len(tc.out))}, tc.out)
+			expanded := out1(t, node("Expand", graph.Attributes{}, []kernels.Tensor{idx, shape}, kernels.Value{DType: graph.Int64, Shape: tc.out}), idx, shape)
+			if tc.i32 {
+				idx = out1(t, node("Cast", kernels.Attrs("to", int64(graph.Int32)), []kernels.Tensor{idx}, kernels.Value{DType: graph.Int32, Shape: tc.idx}), idx)
+			}
+			attrs := kernels.Attrs("axis", tc.axis)
+			outV := kernels.Value{DType: data.DType, Shape: tc.out}
+			want := out1(t, node("GatherElements", attrs, []kernels.Tensor{data, expanded}, outV), data, expanded)
+			n := node("GatherElements", attrs, []kernels.Tensor{data, idx, shape}, outV)
+			n.Domain = kernels.DomainCarve
+			require.Equal(t, want.Data, out1(t, n, data, idx, shape).Data)
+		})
+	}
+	t.Run("bad index", func(t *testing.T) {
+		data, shape := randF32(r, 4, 3, 3), i64([]int64{3}, []int64{4, 3, 3})
+		for _, i := range []int{0, 8} { // found by the parallel rows and by the general loop
+			vals := make([]int64, 9)
+			vals[i] = 3
+			idx := i64([]int64{1, 3, 3}, vals)
+			axis := int64(2)
+			if i == 8 {
+				idx, axis = i64([]int64{1, 1, 9}, vals), 1
+				data, shape = randF32(r, 4, 3, 9), i64([]int64{3}, []int64{4, 3, 9})
+			}
+			n := node("GatherElements", kernels.Attrs("axis", axis), []kernels.Tensor{data, idx, shape}, kernels.Value{DType: graph.Float32, Shape: kernels.ViewAs[int64](shape.Data)})
+			n.Domain = kernels.DomainCarve
+			inst, err := registry.Select(n, dev)
+			require.NoError(t, err)
+			o := []kernels.Tensor{kernels.MustTensor(graph.Float32, n.Outputs[0].Shape...)}
+			require.ErrorContains(t, inst.Run([]kernels.Tensor{data, idx, shape}, o, nil, 0), "out of range")
+		}
+	})
+	t.Run("rejects", func(t *testing.T) {
+		data, idx, shape := randF32(r, 4, 3), i64([]int64{2, 3}, make([]int64, 6)), i64([]int64{2}, []int64{4, 3})
+		n := node("GatherElements", kernels.Attrs("axis", 1), []kernels.Tensor{data, idx, shape}, kernels.Value{DType: graph.Float32, Shape: []int64{4, 3}})
+		n.Domain = kernels.DomainCarve
+		_, err := registry.Select(n, dev)
+		require.ErrorContains(t, err, "is not the broadcast of indices")
+	})
+}

@@ -218,6 +218,10 @@ func elementwiseCases() []kcase {
 		add(kcase{name: "Gather/" + tg, node: nd("", "Gather", A(), []kernels.Value{v(dt, 50, 64), v(i64, 2, 5)}, v(dt, 2, 5, 64)), gen: map[int]genFn{1: ints(-50, 50)}})
 		add(kcase{name: "Gather-axis1/" + tg, node: nd("", "Gather", A("axis", 1), []kernels.Value{v(dt, 3, 7, 3), v(i32, 4)}, v(dt, 3, 4, 3)), gen: map[int]genFn{1: ints(-7, 7)}})
 		add(kcase{name: "GatherElements/" + tg, node: nd("", "GatherElements", A("axis", 1), []kernels.Value{v(dt, 3, 5, 2), v(i64, 3, 4, 2)}, v(dt, 3, 4, 2)), gen: map[int]genFn{1: ints(-5, 5)}})
+		add(kcase{name: "GatherElements-expanded/" + tg, node: nd(kernels.DomainCarve, "GatherElements", A("axis", -1), []kernels.Value{v(dt, 6, 5, 3), v(i64, 1, 5, 5), v(i64, 3)}, v(dt, 6, 5, 5)),
+			gen: map[int]genFn{1: ints(-3, 3), 2: vals(6, 5, 5)}})
+		add(kcase{name: "GatherElements-expanded-inner/" + tg, node: nd(kernels.DomainCarve, "GatherElements", A("axis", 1), []kernels.Value{v(dt, 3, 4, 5), v(i32, 6, 1), v(i64, 3)}, v(dt, 3, 6, 5)),
+			gen: map[int]genFn{1: ints(-4, 4), 2: vals(3, 6, 5)}})
 		add(kcase{name: "GatherND/" + tg, node: nd("", "GatherND", A(), []kernels.Value{v(dt, 4, 5, 6), v(i64, 3, 2)}, v(dt, 3, 6)), gen: map[int]genFn{1: vals(0, 1, 3, 4, 2, 2)}})
 		add(kcase{name: "GatherND-batch/" + tg, node: nd("", "GatherND", A("batch_dims", 1), []kernels.Value{v(dt, 2, 5, 6), v(i64, 2, 3, 1)}, v(dt, 2, 3, 6)), gen: map[int]genFn{1: ints(0, 5)}})
 		add(kcase{name: "ScatterND/" + tg, node: nd("", "ScatterND", A(), []kernels.Value{v(dt, 5, 6), v(i64, 2, 1), v(dt, 2, 6)}, v(dt, 5, 6)), gen: map[int]genFn{1: vals(3, 0)}})

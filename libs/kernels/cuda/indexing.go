@@ -82,8 +82,32 @@ func selectGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
 		return plan{}, err
 	}
+	return planGatherElements(n, t, n.Inputs[1].Shape)
+}
+
+// selectExpandedGatherElements is carve's GatherElements(data, indices, shape): ONNX's
+// GatherElements(data, Expand(indices, shape)), the indices read where they broadcast (index
+// stride 0) instead of expanded.
+func selectExpandedGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
+	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
+		return plan{}, err
+	}
+	idx, shp := n.Inputs[1], n.Inputs[2]
+	if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
+		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
+	}
+	out := n.Outputs[0].Shape
+	if want, err := kernels.BroadcastShapes(idx.Shape, out); err != nil || !slices.Equal(want, out) {
+		return plan{}, fmt.Errorf("output %v is not the broadcast of indices %v with the shape input", out, idx.Shape)
+	}
+	return planGatherElements(n, t, out)
+}
+
+// planGatherElements launches carve_gather_elements_<E> for an output of shape out, the indices
+// n.Inputs[1] broadcast to it.
+func planGatherElements(n *kernels.Node, t kernels.Target, out []int64) (plan, error) {
 	data, idx := n.Inputs[0], n.Inputs[1]
-	if !isIndex(idx.DType) || len(idx.Shape) != len(data.Shape) || len(data.Shape) == 0 {
+	if !isIndex(idx.DType) || len(out) != len(data.Shape) || len(data.Shape) == 0 {
 		return plan{}, fmt.Errorf("indices %v for data %v", idx, data)
 	}
 	r := len(data.Shape)
@@ -95,31 +119,38 @@ func selectGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	for i := range data.Shape {
-		if i != axis && idx.Shape[i] > data.Shape[i] {
-			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", idx.Shape, data.Shape, i)
+		if i != axis && out[i] > data.Shape[i] {
+			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", out, data.Shape, i)
 		}
 	}
-	if err := kernels.CheckOutput(n, 0, data.DType, idx.Shape); err != nil {
+	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
 		return plan{}, err
 	}
 	es, err := elemSize(data.DType)
 	if err != nil {
 		return plan{}, err
 	}
-	total := numel(idx.Shape)
+	total := numel(out)
 	if total == 0 {
 		return plan{tactic: "direct"}, nil
 	}
-	var id, st [maxRank]int64
-	copy(id[:], idx.Shape)
+	var od, st, ist [maxRank]int64
+	copy(od[:], out)
 	copy(st[:], stridesOf(data.Shape))
-	if !fits32(id[:]...) {
-		return plan{}, fmt.Errorf("indices shape %v is too large for the CUDA kernel", idx.Shape)
+	is, lead := stridesOf(idx.Shape), r-len(idx.Shape)
+	for i := lead; i < r; i++ {
+		if idx.Shape[i-lead] != 1 || out[i] == 1 {
+			ist[i] = is[i-lead] // 0 where the indices broadcast
+		}
+	}
+	if !fits32(od[:]...) {
+		return plan{}, fmt.Errorf("output shape %v is too large for the CUDA kernel", out)
 	}
 	s := step{kernel: fmt.Sprintf("carve_gather_elements_%d", es), grid: grid1(total, 1, t), block: block1, params: []param{
 		outp(0), inp(0), inp(1), i64p(total), i32p(r), i32p(axis), i32p(boolInt(idx.DType == graph.Int64)),
-		pack32(id[0], id[1]), pack32(id[2], id[3]), pack32(id[4], id[5]),
+		pack32(od[0], od[1]), pack32(od[2], od[3]), pack32(od[4], od[5]),
 		i64p(st[0]), i64p(st[1]), i64p(st[2]), i64p(st[3]), i64p(st[4]), i64p(st[5]), i64p(data.Shape[axis]),
+		i64p(ist[0]), i64p(ist[1]), i64p(ist[2]), i64p(ist[3]), i64p(ist[4]), i64p(ist[5]),
 	}}
 	return plan{tactic: "direct", prog: program{s}}, nil
 }
@@ -234,5 +265,6 @@ func indexingOps() []*op {
 	return []*op{
 		mk("Gather", selectGather), mk("GatherElements", selectGatherElements),
 		mk("GatherND", selectGatherND), mk("ScatterND", selectScatterND),
+		{key: kernels.Key(kernels.DomainCarve, "GatherElements"), tactics: direct, sel: selectExpandedGatherElements},
 	}
 }

@@ -220,7 +220,7 @@ func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.
 			break
 		}
 		r.Workspaces = append(r.Workspaces, workspace{
-			Node: planview.NodeLabel(b.Node), Step: b.Node.Index, Op: opName(b.Node), Tactic: b.Bound.Tactic, BoundBytes: b.Bound.Bytes,
+			Node: planview.NodeLabel(b.Node), Step: ep.Worst.Lifetimes.Step(b.Node), Op: opName(b.Node), Tactic: b.Bound.Tactic, BoundBytes: b.Bound.Bytes,
 			WorstBytes: ep.Worst.Steps[b.Node.Index].Workspace,
 		})
 	}

@@ -20,6 +20,7 @@ type Buffer struct {
 	Size, Offset int64
 	Start, End   int         // live over steps [Start, End)
 	Node         *graph.Node // the node defining the value, or owning the workspace
+	NodeStep     int         // the step running Node; -1 without one
 	Values       []string    // the value and the views sharing its bytes; nil for a workspace
 }
 
@@ -38,7 +39,10 @@ func Buffers(p *engine.Planned) []Buffer {
 		}
 		out[i] = Buffer{
 			Index: i, ID: b.ID, Kind: b.Kind, Size: b.Size, Offset: p.Plan.Offsets[i],
-			Start: b.Start, End: b.End, Node: own.Node, Values: vals,
+			Start: b.Start, End: b.End, Node: own.Node, NodeStep: -1, Values: vals,
+		}
+		if own.Node != nil {
+			out[i].NodeStep = p.Lifetimes.Step(own.Node)
 		}
 	}
 	return out
@@ -80,7 +84,7 @@ func PeakStep(p *engine.Planned) Peak {
 	if pk.Step < 0 {
 		return pk
 	}
-	pk.Node = p.Steps[pk.Step].Node
+	pk.Node = p.Lifetimes.Steps[pk.Step]
 	for _, b := range Buffers(p) {
 		if b.Start <= pk.Step && pk.Step < b.End && b.Size > 0 {
 			pk.Buffers = append(pk.Buffers, b)
@@ -91,7 +95,8 @@ func PeakStep(p *engine.Planned) Peak {
 	return pk
 }
 
-// NodeLabel names a node for people: its name, or "#STEP" for an unnamed node.
+// NodeLabel names a node for people: its name, or "#INDEX" (its place in the model) for an
+// unnamed node.
 func NodeLabel(n *graph.Node) string {
 	if n == nil {
 		return ""

@@ -231,7 +231,7 @@ func hover(b planview.Buffer) string {
 		sb.WriteByte('\n')
 	}
 	if b.Node != nil {
-		fmt.Fprintf(&sb, "node %s (%s), step %d\n", planview.NodeLabel(b.Node), opName(b.Node.OpType, b.Node.Domain), b.Node.Index)
+		fmt.Fprintf(&sb, "node %s (%s), step %d\n", planview.NodeLabel(b.Node), opName(b.Node.OpType, b.Node.Domain), b.NodeStep)
 	}
 	fmt.Fprintf(&sb, "size %s (%d bytes)\noffset %d, end %d\nlive at steps [%d, %d)",
 		bytesize.Format(b.Size), b.Size, b.Offset, b.Offset+b.Size, b.Start, b.End)

@@ -107,11 +107,11 @@ func TestTicks(t *testing.T) {
 }
 
 func TestHover(t *testing.T) {
-	node := &graph.Node{Index: 3, Name: "ln", OpType: "LayerNormalization"}
+	node := &graph.Node{Index: 1, Name: "ln", OpType: "LayerNormalization"} // at step 3 of the plan's order
 	require.Equal(t, "workspace of ln\nnode ln (LayerNormalization), step 3\nsize 1.00 KiB (1024 bytes)\noffset 256, end 1280\nlive at steps [3, 4)",
-		hover(planview.Buffer{Kind: planner.Workspace, Node: node, Size: 1024, Offset: 256, Start: 3, End: 4}))
+		hover(planview.Buffer{Kind: planner.Workspace, Node: node, NodeStep: 3, Size: 1024, Offset: 256, Start: 3, End: 4}))
 	require.Equal(t, "activation y (views: y2, y3)\nnode ln (LayerNormalization), step 3\nsize 8 B (8 bytes)\noffset 0, end 8\nlive at steps [3, 9)",
-		hover(planview.Buffer{Kind: planner.Activation, Node: node, Size: 8, Start: 3, End: 9, Values: []string{"y", "y2", "y3"}}))
+		hover(planview.Buffer{Kind: planner.Activation, Node: node, NodeStep: 3, Size: 8, Start: 3, End: 9, Values: []string{"y", "y2", "y3"}}))
 	node.Domain = "com.microsoft"
 	require.Contains(t, hover(planview.Buffer{Kind: planner.Output, Node: node, Values: []string{"logits"}}), "output logits\nnode ln (com.microsoft.LayerNormalization)")
 }

@@ -30,28 +30,32 @@ GATHER(carve_gather_4, unsigned)
 GATHER(carve_gather_8, u64)
 GATHER(carve_gather_16, uint4)
 
-// carve_gather_elements_<E>: out has the indices' shape (idims, rank <= 6, packed); at each
-// position it takes the data element whose axis coordinate is the index.
+// carve_gather_elements_<E>: at each position of the output (odims, rank <= 6, packed) it takes
+// the data element whose axis coordinate is the index read at that position: the indices'
+// element strides per output dim are is0..is5 (0 where they broadcast: carve's GatherElements).
 #define GATHER_EL(name, E)                                                                               \
   extern "C" __global__ void name(E* out, const E* data, const void* idx, i64 n, int rank, int axis,    \
-                                  int idx64, i64 i01, i64 i23, i64 i45, i64 s0, i64 s1, i64 s2, i64 s3, \
-                                  i64 s4, i64 s5, i64 axisDim) {                                        \
-    unsigned idims[6] = {(unsigned)lo32(i01), (unsigned)hi32(i01), (unsigned)lo32(i23),                 \
-                         (unsigned)hi32(i23), (unsigned)lo32(i45), (unsigned)hi32(i45)};                \
+                                  int idx64, i64 o01, i64 o23, i64 o45, i64 s0, i64 s1, i64 s2, i64 s3, \
+                                  i64 s4, i64 s5, i64 axisDim, i64 is0, i64 is1, i64 is2, i64 is3,      \
+                                  i64 is4, i64 is5) {                                                   \
+    unsigned odims[6] = {(unsigned)lo32(o01), (unsigned)hi32(o01), (unsigned)lo32(o23),                 \
+                         (unsigned)hi32(o23), (unsigned)lo32(o45), (unsigned)hi32(o45)};                \
     i64 st[6] = {s0, s1, s2, s3, s4, s5};                                                               \
+    i64 ist[6] = {is0, is1, is2, is3, is4, is5};                                                        \
     GRID_STRIDE(t, n) {                                                                                 \
-      i64 j = load_index(idx, t, idx64, axisDim);                                                       \
+      i64 off = 0, ioff = 0, u = t;                                                                     \
+      for (int d = rank - 1; d >= 0; d--) {                                                             \
+        i64 c = u % odims[d];                                                                           \
+        u /= odims[d];                                                                                  \
+        ioff += c * ist[d];                                                                             \
+        if (d != axis) off += c * st[d];                                                                \
+      }                                                                                                 \
+      i64 j = load_index(idx, ioff, idx64, axisDim);                                                    \
       if (j < 0 || j >= axisDim) {                                                                      \
         memset(&out[t], 0, sizeof(E));                                                                  \
         continue;                                                                                       \
       }                                                                                                 \
-      i64 off = 0, u = t;                                                                               \
-      for (int d = rank - 1; d >= 0; d--) {                                                             \
-        i64 c = u % idims[d];                                                                           \
-        u /= idims[d];                                                                                  \
-        off += (d == axis ? j : c) * st[d];                                                             \
-      }                                                                                                 \
-      out[t] = data[off];                                                                               \
+      out[t] = data[off + j * st[axis]];                                                                \
     }                                                                                                   \
   }
 GATHER_EL(carve_gather_elements_1, unsigned char)

@@ -1,0 +1,144 @@
+package graph
+
+import (
+	"slices"
+
+	"carve.dev/libs/planner"
+)
+
+// Sinking. A node holds the arena bytes it defines from the step it runs at on. Run just before
+// the first node that reads them, it holds them over none of the steps between, while the
+// inputs that nothing else reads that late live on to it: where what it defines outweighs those
+// inputs, every step between gets lighter. An exporter writes nodes in the order of the source
+// program, which may compute a product early and read it much later (DeBERTa's attention
+// scores, before the relative-position terms added to them). The moves are a heuristic; their
+// order is taken only where it lowers the peak of live bytes, so it never plans worse.
+//
+// The order is sound: a node only moves later, never past a reader of its outputs, so every
+// node still runs after its inputs exist, and kernels are functions of their inputs. The one
+// exception is an external input whose owner places an external output at its bytes (a KV
+// cache's past and present, written in place): its readers must run before the writer, as
+// they do in the model's order. A node reading an external value, or a view of one, does not
+// move, and every other move keeps the order of the nodes it passes, so those readers stay
+// before it.
+
+// LifetimesSunk is LifetimesFor in the order sinking gives the model's (one pass from the last
+// node to the first: each node moved to just before its first reader where what it defines
+// outweighs what it would hold longer, or where that is free, as for views), when that order's
+// peak of live bytes (planner.LowerBound) is lower; otherwise LifetimesFor's.
+func (b *Binding) LifetimesSunk(r Residency, workspace WorkspaceFunc, external ...*Value) (*Lifetimes, error) {
+	l, err := b.LifetimesFor(r, workspace, external...)
+	if err != nil {
+		return nil, err
+	}
+	order := l.sunk(external)
+	if order == nil {
+		return l, nil
+	}
+	s, err := b.LifetimesIn(order, r, workspace, external...)
+	if err != nil {
+		return nil, err
+	}
+	if planner.LowerBound(s.Problem) < planner.LowerBound(l.Problem) {
+		return s, nil
+	}
+	return l, nil
+}
+
+// sunk returns l's order with its nodes sunk, or nil when none moves.
+func (l *Lifetimes) sunk(external []*Value) []*Node {
+	steps := len(l.Steps)
+	order := slices.Clone(l.Steps)
+	pos := slices.Clone(l.step) // by Node.Index
+	bufs := l.Problem.Buffers
+
+	// users[i] are the nodes reading buffer i, whose last one ends it unless it is fixed (lives
+	// to the end of the run: a graph output, a resident host value); defines is by Node.Index.
+	users := make([][]*Node, len(bufs))
+	fixed := make([]bool, len(bufs))
+	defines := make([]int64, len(pos))
+	for i, o := range l.Owners {
+		if bufs[i].Kind == planner.Workspace {
+			continue
+		}
+		for _, v := range o.Values {
+			users[i] = append(users[i], v.Consumers...)
+		}
+		host := o.Values[0].Host
+		fixed[i] = bufs[i].Kind == planner.Output || host
+		if o.Node != nil && !host && o.Values[0].Producer == o.Node {
+			defines[o.Node.Index] += bufs[i].Size // from its step on: moved later, it holds them less
+		}
+	}
+	pinned := make(map[*Value]bool, len(external))
+	for _, v := range external {
+		pinned[v] = true
+	}
+	for _, n := range l.Steps {
+		if n.IsView() && pinned[n.Input(0)] {
+			for _, o := range n.Outputs {
+				pinned[o] = true
+			}
+		}
+	}
+	// extends is what n's inputs hold that would live longer with n moved to just before q:
+	// the buffers no node but n reads at q or later.
+	extends := func(n *Node, q int) int64 {
+		var sum int64
+		var seen []int
+		for _, v := range n.Inputs {
+			if v == nil {
+				continue
+			}
+			i, ok := l.Buffer(v)
+			if !ok || fixed[i] || slices.Contains(seen, i) {
+				continue
+			}
+			seen = append(seen, i)
+			last := -1
+			for _, u := range users[i] {
+				if u != n {
+					last = max(last, pos[u.Index])
+				}
+			}
+			if last < q {
+				sum += bufs[i].Size
+			}
+		}
+		return sum
+	}
+	moved := false
+	for k := steps - 1; k >= 0; k-- {
+		n := l.Steps[k]
+		if slices.ContainsFunc(n.Inputs, func(v *Value) bool { return v != nil && pinned[v] }) {
+			continue
+		}
+		p, q := pos[n.Index], steps
+		for _, o := range n.Outputs {
+			if o != nil {
+				for _, c := range o.Consumers {
+					q = min(q, pos[c.Index])
+				}
+			}
+		}
+		if q == steps || q == p+1 {
+			continue // read by no node, or by the next
+		}
+		// Move where the activations it defines outweigh what it would hold longer, or where it
+		// moves for free (and may unblock its producers).
+		d, e := defines[n.Index], extends(n, q)
+		if d <= e && (d > 0 || e > 0) {
+			continue
+		}
+		copy(order[p:q-1], order[p+1:q])
+		order[q-1] = n
+		for j := p; j < q; j++ {
+			pos[order[j].Index] = j
+		}
+		moved = true
+	}
+	if !moved {
+		return nil
+	}
+	return order
+}
