@@ -21,8 +21,10 @@ KEEP = (".onnx", ".npy", ".json")
 def merge(merged, manifest):
     """Merges manifest into merged, its models and failures replacing those of the same name."""
     names = {m["name"] for m in manifest["models"]} | {f["step"] for f in manifest["failures"]}
+    built = {m["family"] for m in manifest["models"]}  # a family built now has no build failure left
     merged["models"] = [m for m in merged["models"] if m["name"] not in names] + manifest["models"]
-    merged["failures"] = [f for f in merged["failures"] if f["step"] not in names] + manifest["failures"]
+    merged["failures"] = [f for f in merged["failures"] if f["step"] not in names
+                          and not (f["step"] in ("build", "worker") and f["family"] in built)] + manifest["failures"]
 
 
 def main():
