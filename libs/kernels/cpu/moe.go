@@ -47,12 +47,12 @@ type moe struct {
 	m       kernels.MoE
 	bf      bool // bfloat16, when m.DType is 16-bit
 	layout  gemm.Layout
-	parts   moeLayout
+	parts   moePartIndex
 	workers int
 }
 
-// moeLayout is where the recipe's parts are: index -1 for an absent one.
-type moeLayout struct{ routing, x, h, h3, acc, gemm int }
+// moePartIndex is each part's index in the recipe, -1 for an absent one.
+type moePartIndex struct{ routing, x, h, h3, acc, gemm int }
 
 // moeGemmLayout is B's layout in the products: 16-bit weights come from a Source, float32 ones
 // are read in place, transposed ([out, in]) or row-major (legacy [in, out]).
@@ -68,8 +68,8 @@ func moeGemmLayout(m kernels.MoE) gemm.Layout {
 
 // moeRecipe is the grouped tactic's workspace for m with the products' B in each of layouts (the
 // largest of their needs; Bound passes both float32 layouts when the range does not fix one).
-func moeRecipe(m kernels.MoE, workers int, layouts ...gemm.Layout) ([]alloc.Part, moeLayout, error) {
-	at := moeLayout{-1, -1, -1, -1, -1, -1}
+func moeRecipe(m kernels.MoE, workers int, layouts ...gemm.Layout) ([]alloc.Part, moePartIndex, error) {
+	at := moePartIndex{-1, -1, -1, -1, -1, -1}
 	if m.Rows == 0 {
 		return nil, at, nil
 	}

@@ -97,10 +97,10 @@ func selectMoE(n *kernels.Node, t kernels.Target) (plan, error) {
 		return plan{}, errDType("the input", m.DType, "float32, float16 or bfloat16")
 	}
 	if m.Experts > moeMaxExperts {
-		return plan{}, fmt.Errorf("%d experts: the CUDA kernel routes at most %d", m.Experts, moeMaxExperts)
+		return plan{}, fmt.Errorf("%d experts: the CUDA kernel routes at most %d (the CPU backend takes any number)", m.Experts, moeMaxExperts)
 	}
 	if m.K > moeMaxK {
-		return plan{}, fmt.Errorf("k %d: the CUDA kernel routes a row to at most %d experts", m.K, moeMaxK)
+		return plan{}, fmt.Errorf("k %d: the CUDA kernel routes a row to at most %d experts (the CPU backend takes any k)", m.K, moeMaxK)
 	}
 	r := m.Routes()
 	if !fits32(m.Rows, m.Hidden, m.FC1Out, r) || (max(m.Inter, m.Hidden)+moeTileCols-1)/moeTileCols > 65535 {
