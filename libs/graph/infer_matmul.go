@@ -123,3 +123,22 @@ func inferGatedMatMul(c *ictx) error {
 	c.out(0, a.DType, out)
 	return nil
 }
+
+// inferMoE: com.microsoft.MoE(input, router_probs, fc1_experts_weights, fc1_experts_bias?,
+// fc2_experts_weights, fc2_experts_bias?, fc3_experts_weights?, fc3_experts_bias?), onnxruntime's
+// mixture of experts: the output has the input's type and shape ([num_rows, hidden] or [batch,
+// seq, hidden]). The weights' shapes and the attributes are the kernels' check (kernels.CheckMoE).
+func inferMoE(c *ictx) error {
+	x := c.in(0)
+	if c.in(4) == nil {
+		return c.errMissing(4)
+	}
+	if r := len(x.Shape); r != 2 && r != 3 {
+		return c.errf("MoE needs input [num_rows, hidden] or [batch, seq, hidden], has %v", x.Shape)
+	}
+	if p := c.in(1); len(p.Shape) != 2 {
+		return c.errf("MoE needs router_probs [num_rows, num_experts], has %v", p.Shape)
+	}
+	c.out(0, x.DType, x.Shape)
+	return nil
+}

@@ -90,3 +90,51 @@ func TestInferGatedMatMulBindChecks(t *testing.T) {
 		})
 	}
 }
+
+// moeSpec is one com.microsoft.MoE node over graph inputs (an empty name is an absent optional
+// input), producing y.
+func moeSpec(inputs []graph.ValueSpec, names ...string) graph.Spec {
+	s := graph.Spec{Opsets: map[string]int64{"": 18, "com.microsoft": 1}, Inputs: inputs, Outputs: []string{"y"}}
+	s.Nodes = []graph.NodeSpec{{Name: "moe", OpType: "MoE", Domain: "com.microsoft", Inputs: names, Outputs: []string{"y"},
+		Attrs: graph.NewAttributes(graph.Attribute{Name: "k", Kind: graph.AttrInt, Int: 2},
+			graph.Attribute{Name: "activation_type", Kind: graph.AttrString, String: "swiglu"})}}
+	return s
+}
+
+func TestInferMoE(t *testing.T) {
+	f, h := graph.Float32, graph.Float16
+	w := func(dt graph.DType) []graph.ValueSpec {
+		return []graph.ValueSpec{vs("r", dt, "t", 4), vs("w1", dt, 4, 16, 8), vs("w2", dt, 4, 8, 8)}
+	}
+	for _, tc := range []struct {
+		name   string
+		inputs []graph.ValueSpec
+		names  []string
+		want   string
+	}{
+		{"2-D, no biases", append([]graph.ValueSpec{vs("x", f, "t", 8)}, w(f)...), []string{"x", "r", "w1", "", "w2"}, "y float32[t, 8]"},
+		{"3-D float16", append([]graph.ValueSpec{vs("x", h, "b", "s", 8)}, w(h)...), []string{"x", "r", "w1", "", "w2"}, "y float16[b, s, 8]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := graph.Build(moeSpec(tc.inputs, tc.names...))
+			require.NoError(t, err)
+			require.Equal(t, tc.want, m.Value("y").String())
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		names []string
+		x     graph.ValueSpec
+		wants string
+	}{
+		{"no fc2", []string{"x", "r", "w1"}, vs("x", f, "t", 8), "input 4 is missing"},
+		{"1-D input", []string{"x", "r", "w1", "", "w2"}, vs("x", f, 8), "MoE needs input [num_rows, hidden] or [batch, seq, hidden], has [8]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := graph.Build(moeSpec(append([]graph.ValueSpec{tc.x}, w(f)...), tc.names...))
+			var me *graph.ModelError
+			require.ErrorAs(t, err, &me)
+			require.Contains(t, me.Problem, tc.wants)
+		})
+	}
+}

@@ -664,7 +664,7 @@ func nbitsCases() []kcase {
 
 func allCases() []kcase {
 	var cs []kcase
-	for _, f := range []func() []kcase{elementwiseCases, rowCases, rotaryCases, attentionCases, onnxAttentionCases, nbitsCases} {
+	for _, f := range []func() []kcase{elementwiseCases, rowCases, rotaryCases, attentionCases, onnxAttentionCases, nbitsCases, moeCases} {
 		cs = append(cs, f()...)
 	}
 	return cs

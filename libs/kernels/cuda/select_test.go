@@ -231,6 +231,13 @@ func TestCodesMatchSources(t *testing.T) {
 	for name, v := range map[string]int{"ROT_INTERLEAVED": rotInterleaved, "ROT_BSNH": rotBSNH, "ROT_POS_SCALAR": rotPosScalar, "ROT_POS": rotPos} {
 		require.Equal(t, v, rot[name], name)
 	}
+	moe := read("moe.cu")
+	for name, v := range map[string]int{"MOE_LEGACY": moeLegacyFlag, "MOE_ACT_SHIFT": moeActShift, "MOE_MAX_K": moeMaxK,
+		"MOE_MAX_EXPERTS": moeMaxExperts, "MOE_SORT_THREADS": moeSortThreads, "MOE_RELU": int(kernels.MoERelu),
+		"MOE_GELU": int(kernels.MoEGelu), "MOE_SILU": int(kernels.MoESilu), "MOE_IDENTITY": int(kernels.MoEIdentity),
+		"MOE_SWIGLU": int(kernels.MoESwiGLU), "BN": moeTileCols, "NT": moeThreads} {
+		require.Equal(t, v, moe[name], name)
+	}
 	norm := read("norm.cu")
 	for name, v := range map[string]int{"NORM_SIMPLE": normSimple, "NORM_STATS_F32": normStatF32, "NORM_CACHED": normCached, "NORM_THREADS": normThreads} {
 		require.Equal(t, v, norm[name], name)

@@ -62,7 +62,8 @@ func (r *Runner) Profile(ctx context.Context, runs int) (*engine.Profile, error)
 func KernelCategory(op string) string {
 	switch op {
 	case "MatMul", "Gemm", "com.microsoft.FusedMatMul", "com.microsoft.MatMulNBits", "com.microsoft.GemmFastGelu",
-		"com.microsoft.MatMulIntegerToFloat", "MatMulInteger", "com.microsoft.QuickGelu", "dev.carve.GatedMatMul":
+		"com.microsoft.MatMulIntegerToFloat", "MatMulInteger", "com.microsoft.QuickGelu", "dev.carve.GatedMatMul",
+		"com.microsoft.MoE":
 		return "GEMM"
 	case "com.microsoft.GroupQueryAttention", "com.microsoft.MultiHeadAttention", "com.microsoft.Attention", "Attention",
 		"com.microsoft.RotaryEmbedding", "RotaryEmbedding", "Softmax":
