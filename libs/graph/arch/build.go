@@ -619,6 +619,22 @@ func (b *builder) lmHead(h string) {
 	b.spec.Outputs = []string{Logits}
 }
 
+// moeBlock is a mixture-of-experts MLP over x [batch, seq, hidden] as onnxruntime GenAI writes
+// it for the CPU (and tools/fixtures/gqa_builder.py after it): x's rows, the router's logits
+// (MatMul), one com.microsoft.MoE of SwiGLU experts (gate and up interleaved in fc1 [E, 2I,
+// hidden], fc2 [E, hidden, I]) and the rows viewed as x again.
+func (b *builder) moeBlock(name string, x string) string {
+	c := b.c
+	rows := b.node(name+"_rows", "Reshape", []string{x, b.ints(name+".rows_shape", false, -1, c.Hidden)})
+	logits := b.node(name+"_router", "MatMul", []string{rows, b.weight(name+".router.weight.T", c.Hidden, c.Experts)})
+	fc1 := b.weight(name+".fc1", c.Experts, 2*c.Intermediate, c.Hidden)
+	fc2 := b.weight(name+".fc2", c.Experts, c.Hidden, c.Intermediate)
+	y := b.nodeIn("com.microsoft", name+"_moe", "MoE", []string{rows, logits, fc1, "", fc2},
+		attrInt("k", c.ExpertsPerToken), attrString("activation_type", "swiglu"), attrInt("swiglu_fusion", 1),
+		attrInt("normalize_routing_weights", 1), attrFloat("activation_alpha", 1), attrFloat("activation_beta", 0))
+	return b.node(name, "Reshape", []string{y, b.node(name+"_shape", "Shape", []string{x})})
+}
+
 // nodeSpec is a node of several outputs.
 func nodeSpec(name, op string, ins, outs []string, attrs ...graph.Attribute) graph.NodeSpec {
 	return graph.NodeSpec{Name: name, OpType: op, Inputs: ins, Outputs: outs, Attrs: graph.NewAttributes(attrs...)}

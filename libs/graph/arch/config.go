@@ -101,6 +101,10 @@ type Config struct {
 	// Softcap is the attention scores' soft cap (gemma2: attn_logit_softcapping; 0 none):
 	// scores = Softcap * tanh(scores / Softcap), ONNX Attention's softcap.
 	Softcap float64
+	// Experts and ExpertsPerToken: a mixture-of-experts MLP (mixtral: num_local_experts,
+	// num_experts_per_tok; 0 for a dense MLP), each expert a SwiGLU MLP of Intermediate units,
+	// its top-k weights renormalised.
+	Experts, ExpertsPerToken int64
 	// LocalRope: the sliding layers have rotary tables of their own base (gemma3's
 	// rope_local_base_freq), computed beside the model's.
 	LocalRope bool

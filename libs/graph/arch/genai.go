@@ -36,7 +36,7 @@ type KVOptions struct {
 
 // kvFamilies are the families BuildKV builds: the Llama lineage without per-head norms, fused
 // projections or multipliers, as GenAI's builder writes them.
-var kvFamilies = []string{"llama", "mistral", "qwen2"}
+var kvFamilies = []string{"llama", "mistral", "mixtral", "qwen2"}
 
 // KVFamilies returns the model_types BuildKV builds.
 func KVFamilies() []string { return slices.Clone(kvFamilies) }
@@ -168,6 +168,10 @@ func (b *builder) buildGenAI(rows int64, separate bool) {
 		pln := b.weight(p+".post_attention_layernorm.weight", c.Hidden)
 		h, residual = skipNorm(p+".post_attention_layernorm", o, residual, pln, p+".residual_mid")
 		m := p + ".mlp"
+		if c.Experts > 0 {
+			pending = b.moeBlock(m, h)
+			continue
+		}
 		var act string
 		if !b.skip[rewrite.GatedMatMul] && !c.MLPBias {
 			wg := b.weight(m+".gate_proj.weight.T", c.Hidden, c.Intermediate)

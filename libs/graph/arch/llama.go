@@ -22,6 +22,7 @@ type style struct {
 	qkvBias    bool // biases on q, k and v only (qwen2)
 	embedScale bool // gemma: the embedding times sqrt(hidden)
 	sandwich   bool // gemma2, gemma3: norms before and after attention and the MLP, both before the residual add
+	moe        bool // mixtral: the MLP is a mixture of experts (Config.Experts), com.microsoft.MoE
 	// explicitHeads: the views name the head count instead of -1 (stablelm).
 	explicitHeads bool
 }
@@ -29,6 +30,7 @@ type style struct {
 var llamaStyles = map[string]style{
 	"llama":   {norm: "rms"},
 	"mistral": {norm: "rms"},
+	"mixtral": {norm: "rms", moe: true},
 	"qwen2":   {norm: "rms", qkvBias: true},
 	"qwen3":   {norm: "rms", qkNorm: "head"},
 	"phi3":    {norm: "rms", fusedQKV: true, fusedGated: true},
@@ -86,6 +88,13 @@ func readLlama(c *Config, r *reader) {
 		r.slidingWindow(r.boolean("use_sliding_window", false))
 	case "mistral", "phi3":
 		r.slidingWindow(true)
+	case "mixtral":
+		r.slidingWindow(true)
+		c.Experts = r.need("num_local_experts")
+		c.ExpertsPerToken = r.need("num_experts_per_tok")
+		if c.ExpertsPerToken < 1 || c.ExpertsPerToken > c.Experts {
+			r.fail("num_experts_per_tok", fmt.Sprintf("%d: want 1 to num_local_experts (%d)", c.ExpertsPerToken, c.Experts))
+		}
 	case "stablelm":
 		c.AttnBias, c.OutBias = r.boolean("use_qkv_bias", false), false
 		if r.boolean("qk_layernorm", false) {
@@ -235,6 +244,10 @@ func buildLlama(b *builder) error {
 			x = norm(p+".pre_feedforward_layernorm", h)
 		case !st.postNorm:
 			x = norm(p+".post_attention_layernorm", h)
+		}
+		if st.moe {
+			h = b.node(p+".mlp_residual", "Add", []string{h, b.moeBlock(m, x)})
+			continue
 		}
 		var act string
 		switch {

@@ -126,14 +126,14 @@ func TestConfigErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"report", "--config", unknown}, ExitError, `unknown model_type; supported: falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, granite, llama, mistral, olmo2, opt, phi3, qwen2, qwen3, smollm3, stablelm`},
+		{[]string{"report", "--config", unknown}, ExitError, `unknown model_type; supported: falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, granite, llama, mistral, mixtral, olmo2, opt, phi3, qwen2, qwen3, smollm3, stablelm`},
 		{[]string{"report", "--config", missing}, ExitError, `field "intermediate_size": missing`},
 		{[]string{"report", "--config", good + ".nope"}, ExitError, "no such file"},
 		{[]string{"report", "--config", good, "--model", "m.onnx"}, ExitUsage, "--model and --config: give one"},
 		{[]string{"report", "--config", good, "--no-fuse"}, ExitUsage, "--no-fuse and --config"},
 		{[]string{"report", "--config", good, "--dtype", "int3"}, ExitUsage, `--dtype "int3": want fp32, bf16 or fp16`},
 		{[]string{"report", "--dtype", "fp16"}, ExitUsage, "--dtype applies to --config only"},
-		{[]string{"kv", "--config", unknownKV, "--context", "4096"}, ExitError, `the KV-cache graph (onnxruntime GenAI's form) is not built for this family yet; supported: llama, mistral, qwen2`},
+		{[]string{"kv", "--config", unknownKV, "--context", "4096"}, ExitError, `the KV-cache graph (onnxruntime GenAI's form) is not built for this family yet; supported: llama, mistral, mixtral, qwen2`},
 		{[]string{"kv", "--config", good, "--context", "4096", "--last-logits"}, ExitUsage, "--last-logits does not apply to kv and fit with --config"},
 		{[]string{"kv", "--config", good, "--context", "4096", "--qkv", "fused"}, ExitUsage, `--qkv "fused": want packed or separate`},
 		{[]string{"kv", "--config", good, "--context", "4096", "--positions", "1"}, ExitUsage, "--positions 1: want 2 to"},
