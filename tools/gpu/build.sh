@@ -36,7 +36,7 @@ cp tools/gpu/all.sh tools/gpu/qwen_bench.py tools/gpu/demo.sh tools/fixtures/mak
   tools/gpu/decode_bench.py tools/fixtures/gqa_builder.py "$dir/"
 du -ch "$dir"/* | sort -h >&2
 total=$(du -sm "$dir" | cut -f1)
-checkout=$(( $(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1) / 1048576 ))
+checkout=$(( $(git ls-files -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1) / 1048576 ))
 if [ $((total + checkout)) -ge 62 ]; then
   echo "build.sh: $dir is $total MiB and the checkout $checkout MiB; the device tool carries at most 64 MiB in all" >&2
   exit 1
