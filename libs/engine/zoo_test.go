@@ -128,7 +128,6 @@ func TestZooMatchesOnnxruntime(t *testing.T) {
 // with seq², and why.
 var zooQuadratic = map[string]string{
 	"deberta_v2": "disentangled attention: content-to-position and position-to-content scores [batch, heads, seq, seq] are added to the scores; not fused",
-	"bloom":      "ALiBi: the scores are baddbmm(alibi, Q, K^T) over [batch*heads, seq, keys] and the probabilities are reshaped before the bmm; not fused",
 	"t5_encoder": "T5's relative position bias is a [1, heads, seq, seq] input of the attention, computed per layer from buckets",
 }
 

@@ -752,18 +752,30 @@ func sliceLenDim(dim, start, end, step Dim) Dim {
 }
 
 func eqDim(a, b Dim) Dim {
-	if a.Equal(b) {
+	switch {
+	case a.Equal(b):
 		return Const(1)
+	case negConst(a) && b.nonNeg(), negConst(b) && a.nonNeg():
+		return Const(0) // TorchScript's expand(-1) tests a dim for -1
 	}
 	return fnDim(fnEq, a, b)
 }
 
 func ltDim(a, b Dim) Dim {
-	if a.Equal(b) {
+	switch {
+	case a.Equal(b):
+		return Const(0)
+	case negConst(a) && b.nonNeg():
+		return Const(1)
+	case negConst(b) && a.nonNeg():
 		return Const(0)
 	}
 	return fnDim(fnLt, a, b)
 }
+
+// negConst reports whether d is a negative constant, which a dim known to be non-negative
+// never equals nor undercuts.
+func negConst(d Dim) bool { return d.e == nil && d.c < 0 }
 
 func selectDim(c, x, y Dim) Dim {
 	if v, ok := c.Value(); ok {

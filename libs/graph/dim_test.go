@@ -33,6 +33,9 @@ func TestDimCanonicalForm(t *testing.T) {
 		{sliceLenDim(s, Const(1), Const(math.MaxInt64), Const(1)), "slicelen(seq, 1, 9223372036854775807, 1)"},
 		{Sym("a b"), `"a b"`},
 		{sliceLenDim(Const(64), Const(0), s, Const(1)), "min(seq, 64)"},
+		// TorchScript's expand(batch, -1, ...): where(shape == -1, 1, shape), broadcast with the dim
+		{broadcastDim(s, selectDim(eqDim(s, Const(-1)), Const(1), s)), "seq"},
+		{eqDim(s.Sub(Const(2)), Const(-1)), "eq(seq - 2, -1)"},
 	}
 	for _, tc := range tests {
 		require.Equal(t, tc.want, tc.got.String())
@@ -62,6 +65,9 @@ func TestDimEval(t *testing.T) {
 		{eqDim(s, b), 0, ""},
 		{ltDim(b, s), 1, ""},
 		{selectDim(ltDim(b, s), Const(5), Const(6)), 5, ""},
+		{eqDim(s.Mul(b), Const(-1)), 0, ""},
+		{ltDim(Const(-1), s), 1, ""},
+		{ltDim(s.Sub(Const(20)), Const(-1)), 1, ""}, // not known non-negative: evaluated
 		{Sym("nope"), 0, `dim "nope" has no value`},
 		{s.Mul(Const(math.MaxInt64 / 4)), 0, "overflows int64"},
 		{sliceLenDim(s, Const(-3), Const(math.MaxInt64), Const(1)), 3, ""},

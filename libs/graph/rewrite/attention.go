@@ -13,27 +13,35 @@ import (
 // Scaled dot-product attention, as exporters write it:
 //
 //	scores = MatMul(Q', K') [* or / scalars]    Q' = Q [* scalars], K' = K^T [* scalars]
-//	probs  = Softmax(scores [+ mask], axis=-1)
+//	scores = c * tanh(scores / c)              optional: a soft cap
+//	scores = scores + term [+ term ...]        masks and biases
+//	probs  = Softmax(scores, axis=-1)
 //	probs  = Where(IsNaN(probs), 0, probs)     optional: PyTorch's guard for masked-out rows
 //	out    = MatMul(probs, V')
 //
+// over [batch, heads, queries, keys] scores or, between heads Reshapes anywhere on the way
+// (heads.go), their batch·heads form [batch*heads, queries, keys] with 3-D Q', K' and V'.
+// Identity Casts of the probabilities are taken too.
+//
 // K^T is Transpose(K, [0,1,3,2]), Transpose(K_bshd, [0,2,3,1]) (a new Transpose gives K in
-// [B, H, T, D]) or Reshape(Transpose(Reshape(K, [B*H, T, D]), [0,2,1]), [B, H, D, T]); K and V
+// [B, H, T, D]) or Reshape(Transpose(Reshape(K, [B*H, T, D]), [0,2,1]), [B, H, D, T]); in the
+// batch·heads form, Transpose(K, [0,2,1]) of a 3-D K or a heads Reshape of a 4-D K^T. K and V
 // may repeat grouped heads as Reshape(Expand(Unsqueeze(X, 2), [B, Hkv, R, T, D]), [B, Hkv*R, T, D]),
-// and the fused op reads X with kv_num_heads Hkv instead. The mask is analysed by planMask.
+// and the fused op reads X with kv_num_heads Hkv instead. The terms are planned by planTerms.
 //
 // The scalars are constants or computed on the host from static dims (hostScalar: TorchScript
 // computes 1/sqrt(head_dim) from Q's Shape). The fused node is Attention (ai.onnx, opset 23)
-// over Q, K, V [, attn_mask] with scale the product of the scalars and is_causal when the
-// mask holds a causal part.
+// over Q, K, V [, attn_mask] in [batch, heads, ., .] with scale the product of the scalars and
+// is_causal when the mask holds a causal part; a 3-D output is merged back from it.
 
 // matchAttention matches the pattern whose Softmax is sm, in model m.
 func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 	x := sm.Inputs[0]
-	if len(x.Shape) != 4 {
-		return nil, fmt.Sprintf("the softmax input %s has rank %d; attention fuses [batch, heads, queries, keys] scores", x.Name, len(x.Shape))
+	rank := len(x.Shape)
+	if rank != 4 && rank != 3 {
+		return nil, fmt.Sprintf("the softmax input %s has rank %d; attention fuses [batch, heads, queries, keys] scores or their [batch·heads, queries, keys] form", x.Name, rank)
 	}
-	if a := sm.Attrs.Int("axis", -1); a != -1 && a != 3 {
+	if a := sm.Attrs.Int("axis", -1); a != -1 && a != int64(rank-1) {
 		return nil, fmt.Sprintf("the softmax is over axis %d, not over the keys (the last axis)", a)
 	}
 	dt := x.DType
@@ -42,124 +50,106 @@ func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 	}
 	mt := &match{kind: Attention, interior: []*graph.Node{sm}}
 	var details []string
+	var fr frame
 
-	// after the softmax: the optional NaN guard, then the MatMul with V
-	probs := sm.Outputs[0]
-	if probs.Output {
-		return nil, fmt.Sprintf("the probabilities %s are a graph output", probs.Name)
-	}
-	guarded := false
-	if len(probs.Consumers) == 2 {
-		isnan, where := probs.Consumers[0], probs.Consumers[1]
-		if is(where, "IsNaN") {
-			isnan, where = where, isnan
+	// after the softmax: the optional NaN guard, identity Casts and heads Reshapes, then the
+	// MatMul with V
+	probs, guarded := sm.Outputs[0], false
+	for {
+		if probs.Output {
+			return nil, fmt.Sprintf("the probabilities %s are a graph output", probs.Name)
 		}
-		if !is(isnan, "IsNaN") || !is(where, "Where") || !only(isnan.Outputs[0], where) || where.Inputs[0] != isnan.Outputs[0] || where.Inputs[2] != probs {
-			return nil, fmt.Sprintf("the probabilities %s are read by %s; the only second reader fused is PyTorch's Where(IsNaN(p), 0, p) guard", probs.Name, readers(probs))
+		if len(probs.Consumers) == 2 && !guarded {
+			isnan, where := probs.Consumers[0], probs.Consumers[1]
+			if is(where, "IsNaN") {
+				isnan, where = where, isnan
+			}
+			if !is(isnan, "IsNaN") || !is(where, "Where") || !only(isnan.Outputs[0], where) || where.Inputs[0] != isnan.Outputs[0] || where.Inputs[2] != probs {
+				return nil, fmt.Sprintf("the probabilities %s are read by %s; the only second reader fused is PyTorch's Where(IsNaN(p), 0, p) guard", probs.Name, readers(probs))
+			}
+			if z, ok := scalar(where.Inputs[1]); !ok || z != 0 {
+				return nil, fmt.Sprintf("the guard %s replaces NaN by %s, not by the constant 0", where.Name, where.Inputs[1].Name)
+			}
+			mt.interior = append(mt.interior, isnan, where)
+			probs, guarded = where.Outputs[0], true
+			continue
 		}
-		if z, ok := scalar(where.Inputs[1]); !ok || z != 0 {
-			return nil, fmt.Sprintf("the guard %s replaces NaN by %s, not by the constant 0", where.Name, where.Inputs[1].Name)
+		if len(probs.Consumers) != 1 {
+			return nil, fmt.Sprintf("the probabilities %s are read by %s, not by one MatMul", probs.Name, readers(probs))
 		}
-		mt.interior = append(mt.interior, isnan, where)
-		probs, guarded = where.Outputs[0], true
-	}
-	if len(probs.Consumers) != 1 || probs.Output {
-		return nil, fmt.Sprintf("the probabilities %s are read by %s, not by one MatMul", probs.Name, readers(probs))
+		c := probs.Consumers[0]
+		if is(c, "Cast") && c.Outputs[0].DType == probs.DType {
+			// a Cast to the probabilities' own type (eager softmax(..., dtype=float32).to(dtype)
+			// of a float32 model) is the identity
+			mt.interior = append(mt.interior, c)
+			probs = c.Outputs[0]
+			continue
+		}
+		if is(c, "Reshape") && c.Inputs[0] == probs {
+			b, h, _, ok := headsReshape(c)
+			if !ok {
+				return nil, notHeads(c, "the probabilities")
+			}
+			if why := fr.fit(b, h, c); why != "" {
+				return nil, why
+			}
+			mt.interior = append(mt.interior, c)
+			probs = c.Outputs[0]
+			continue
+		}
+		break
 	}
 	mm2 := probs.Consumers[0]
-	for is(mm2, "Cast") && mm2.Outputs[0].DType == probs.DType && !mm2.Outputs[0].Output && len(mm2.Outputs[0].Consumers) == 1 {
-		// a Cast to the probabilities' own type (eager softmax(..., dtype=float32).to(dtype)
-		// of a float32 model) is the identity
-		mt.interior = append(mt.interior, mm2)
-		probs = mm2.Outputs[0]
-		mm2 = probs.Consumers[0]
-	}
 	if !is(mm2, "MatMul") || mm2.Inputs[0] != probs || mm2.Inputs[1] == probs {
 		return nil, fmt.Sprintf("the probabilities %s are read by %s (%s), not as the first operand of a MatMul", probs.Name, mm2.Name, opLabel(mm2))
 	}
 	mt.root = mm2
 	mt.interior = append(mt.interior, mm2)
 
-	// before the softmax: the mask, the scale, the MatMul of Q and K^T
-	if why := exclusive(x, sm, "the softmax input"); why != "" {
+	// before the softmax: the terms, the soft cap, the scale, the MatMul of Q and K^T
+	w := &scoreWalk{m: m, fr: fr, scale: 1}
+	if why := w.walk(x, sm, true); why != "" {
 		return nil, why
 	}
-	scores, next := x, sm
-	var maskV *graph.Value
-	var softcap float64
-	// capped peels the soft cap c*tanh(v/c) off v, read by reader: the capped scores, the cap
-	// (0 for none) and the node the scores are read by.
-	capped := func(v *graph.Value, reader *graph.Node) (*graph.Value, float64, []*graph.Node) {
-		if inner, c, nodes := softcapped(v, reader); nodes != nil {
-			return inner, c, nodes
-		}
-		return v, 0, nil
+	fr = w.fr
+	mt.interior = append(mt.interior, w.nodes...)
+	mm1, scale, softcap := w.mm, w.scale, w.softcap
+	qk := mm1.Outputs[0]
+	if r := len(qk.Shape); r != 4 && r != 3 {
+		return nil, fmt.Sprintf("the scores %s have rank %d", qk.Name, r)
 	}
-	if add := from(x, "Add"); add != nil {
-		var capNodes []*graph.Node
-		var scaleWhy string
-		for i, in := range add.Inputs {
-			cand, c, nodes := capped(in, add)
-			reader := add
-			if len(nodes) > 0 {
-				reader = nodes[len(nodes)-1]
-			}
-			s, _, _, why := scaleChain(m, cand, reader, true)
-			if from(s, "MatMul") != nil && len(s.Shape) == 4 {
-				scores, maskV, softcap, capNodes = cand, add.Inputs[1-i], c, nodes
-				break
-			}
-			if scaleWhy == "" {
-				scaleWhy = why
-			}
-		}
-		if maskV == nil {
-			why := fmt.Sprintf("neither operand of %s is a (scaled) MatMul of Q and K, soft-capped or not", add.Name)
-			if scaleWhy != "" {
-				why += "; " + scaleWhy
-			}
-			return nil, why
-		}
-		if maskV == scores {
-			return nil, fmt.Sprintf("%s adds the scores to themselves", add.Name)
-		}
-		mt.interior = append(mt.interior, add)
-		next = add
-		if len(capNodes) > 0 {
-			mt.interior = append(mt.interior, capNodes...)
-			next = capNodes[len(capNodes)-1]
-		}
-		if why := exclusive(scores, next, "the scores"); why != "" {
-			return nil, why
-		}
-	} else if inner, c, nodes := capped(x, sm); nodes != nil {
-		scores, softcap, next = inner, c, nodes[len(nodes)-1]
-		mt.interior = append(mt.interior, nodes...)
-	}
-	qk, scale, scaleNodes, scaleWhy := scaleChain(m, scores, next, true)
-	mt.interior = append(mt.interior, scaleNodes...)
-	if len(scaleNodes) > 0 {
-		next = scaleNodes[len(scaleNodes)-1]
-	}
-	mm1 := from(qk, "MatMul")
-	if mm1 == nil {
-		why := fmt.Sprintf("the scores %s are not a MatMul of Q and K (they come from %s)", qk.Name, producerLabel(qk))
-		if scaleWhy != "" {
-			why += "; " + scaleWhy
-		}
-		return nil, why
-	}
-	if why := exclusive(qk, next, "the scores"); why != "" {
-		return nil, why
-	}
-	mt.interior = append(mt.interior, mm1)
+	threeD := len(qk.Shape) == 3
+	s, t := qk.Shape[len(qk.Shape)-2], qk.Shape[len(qk.Shape)-1]
 
 	// A scale of Q that is not known at load stays in Q, which the fused node then reads;
 	// K's must be peeled off to reach K under K^T.
 	q, qScale, _, _ := scaleChain(m, mm1.Inputs[0], mm1, false)
 	kt, kScale, _, ktWhy := scaleChain(m, mm1.Inputs[1], mm1, false)
 	scale *= qScale * kScale
-	k, kNode, why := untranspose(kt, mm2.Name)
+	var k *graph.Value
+	var why string
+	if threeD {
+		if r := from(q, "Reshape"); r != nil && !fr.known {
+			if b, h, merge, ok := headsReshape(r); ok && merge {
+				fr.fit(b, h, r)
+			}
+		}
+		if !fr.known {
+			return nil, fmt.Sprintf("the scores %s are [batch·heads, queries, keys] %s and no Reshape of them, of the probabilities or of Q splits batch·heads into [batch, heads]", qk.Name, qk.Shape)
+		}
+		if q, _, why = mt.split(q, fr); why != "" {
+			return nil, "Q " + why
+		}
+		var f float64
+		k, f, why = mt.untranspose3(m, kt, fr, mm2.Name)
+		scale *= f
+	} else {
+		var kNode *graph.NodeSpec
+		k, kNode, why = untranspose(kt, mm2.Name)
+		if kNode != nil {
+			mt.add = append(mt.add, *kNode)
+		}
+	}
 	if why != "" {
 		if ktWhy != "" {
 			// the chain stopped at K^T's scale, not at its transpose
@@ -167,12 +157,18 @@ func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 		}
 		return nil, why
 	}
+	q, qScale2, _, _ := scaleChain(m, q, nil, false)
 	k, kScale2, _, _ := scaleChain(m, k, nil, false)
-	scale *= kScale2
-	if kNode != nil {
-		mt.add = append(mt.add, *kNode)
-	}
+	scale *= qScale2 * kScale2
 	v := mm2.Inputs[1]
+	if len(v.Shape) != len(probs.Shape) {
+		return nil, fmt.Sprintf("the probabilities %s and V %s differ in rank (the MatMul broadcasts them)", probs, v)
+	}
+	if len(v.Shape) == 3 {
+		if v, _, why = mt.split(v, fr); why != "" {
+			return nil, "V " + why
+		}
+	}
 	for _, t := range []*graph.Value{q, k, v} {
 		if len(t.Shape) != 4 || t.DType != dt {
 			return nil, fmt.Sprintf("%s is %s; Q, K and V must be 4-D %s like the scores", t.Name, t, dt)
@@ -202,12 +198,31 @@ func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 		return nil, fmt.Sprintf("the scale %g is not a usable float32", scale)
 	}
 	details = append(details, "scale "+f32(scale))
+	if fr.known {
+		details = append(details, fmt.Sprintf("batch·heads form split as [%s, %s] by %s", fr.b, fr.h, fr.at))
+	}
 
+	// the output: 4-D, or 3-D and split by a heads Reshape that then is the pattern's last
+	// node, or 3-D and merged back from the fused node's
+	y := mm2.Outputs[0]
+	out, merged := y.Name, ""
+	if len(y.Shape) == 3 {
+		if c := soleReader(y); is(c, "Reshape") {
+			if b, h, merge, ok := headsReshape(c); ok && !merge && b.Equal(fr.b) && h.Equal(fr.h) {
+				mt.root = c
+				mt.interior = append(mt.interior, c)
+				out = c.Outputs[0].Name
+			}
+		}
+		if mt.root == mm2 {
+			merged, out = out, out+"/heads"
+		}
+	}
 	inputs := []string{q.Name, kIn.Name, vIn.Name}
-	out := mm2.Outputs[0].Name
+	final := out // the fused result in [batch, heads, queries, head]
 	causal, window := false, (*graph.AttentionBand)(nil)
-	if maskV != nil {
-		mp, why := planMask(maskV, dt, x.Shape[2], x.Shape[3], mm2.Name)
+	if len(w.terms) > 0 {
+		mp, why := mt.planTerms(w.terms, fr, dt, s, t, mm2.Name)
 		if why != "" {
 			return nil, why
 		}
@@ -252,9 +267,168 @@ func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 		Name: mt.fused, OpType: "Attention", Inputs: inputs,
 		Outputs: []string{out}, Attrs: graph.NewAttributes(attrs...),
 	})
+	if merged != "" {
+		mt.merge(final, merged)
+		details = append(details, "output merged to [batch·heads, queries, head]")
+	}
 	mt.opsets = map[string]int64{"": 23}
 	mt.detail = strings.Join(details, ", ")
 	return mt, ""
+}
+
+// soleReader returns the one node that reads v, nil if v has more or none or is a graph output.
+func soleReader(v *graph.Value) *graph.Node {
+	if v.Output || len(v.Consumers) != 1 {
+		return nil
+	}
+	return v.Consumers[0]
+}
+
+// scoreWalk walks the scores from the softmax down to the MatMul of Q and K^T, collecting the
+// nodes on the way (read by the pattern alone), the terms added, the soft cap and the scale.
+type scoreWalk struct {
+	m       *graph.Model
+	fr      frame
+	nodes   []*graph.Node
+	terms   []term
+	scale   float64
+	softcap float64
+	mm      *graph.Node // the MatMul, once reached
+	// depth counts the nodes walked, so that of an Add's two operands the reason of the one
+	// walked further is given; scaleWhy says where a Mul or Div by a scalar not known at load
+	// stopped the walk.
+	depth    int
+	scaleWhy string
+}
+
+// term is a value added to the scores: a mask or a bias.
+type term struct {
+	v      *graph.Value
+	threeD bool // added to the batch·heads form
+}
+
+func (w *scoreWalk) step(nodes ...*graph.Node) {
+	w.nodes = append(w.nodes, nodes...)
+	w.depth += len(nodes)
+}
+
+// walk walks from v, read by reader, down to the MatMul; terms says whether Adds and a soft
+// cap may still come (below a scale or a cap only scales and heads Reshapes may).
+func (w *scoreWalk) walk(v *graph.Value, reader *graph.Node, terms bool) string {
+	for {
+		what := "the scores"
+		if w.depth == 0 {
+			what = "the softmax input"
+		}
+		if why := exclusive(v, reader, what); why != "" {
+			return why
+		}
+		if r := from(v, "Reshape"); r != nil {
+			b, h, _, ok := headsReshape(r)
+			if !ok {
+				return notHeads(r, "the scores")
+			}
+			if why := w.fr.fit(b, h, r); why != "" {
+				return why
+			}
+			w.step(r)
+			v, reader = r.Inputs[0], r
+			continue
+		}
+		if terms {
+			if add := from(v, "Add"); add != nil {
+				return w.add(add)
+			}
+			if inner, c, nodes := softcapped(v, reader); nodes != nil {
+				w.softcap = c
+				w.step(nodes...)
+				v, reader, terms = inner, nodes[len(nodes)-1], false
+				continue
+			}
+		}
+		inner, f, nodes, why := scaleChain(w.m, v, reader, true)
+		if len(nodes) > 0 {
+			w.scale *= f
+			w.step(nodes...)
+			v, reader, terms = inner, nodes[len(nodes)-1], false
+			continue
+		}
+		if mm := from(v, "MatMul"); mm != nil {
+			w.step(mm)
+			w.mm = mm
+			return ""
+		}
+		w.scaleWhy = why
+		why = fmt.Sprintf("the scores %s are not a MatMul of Q and K (they come from %s)", v.Name, producerLabel(v))
+		if w.scaleWhy != "" {
+			why += "; " + w.scaleWhy
+		}
+		return why
+	}
+}
+
+// add walks on through Add node add: the operand that leads to the MatMul is the scores, the
+// other a term.
+func (w *scoreWalk) add(add *graph.Node) string {
+	out := add.Outputs[0]
+	var best *scoreWalk
+	bestWhy := ""
+	for i, in := range add.Inputs {
+		other := add.Inputs[1-i]
+		c := *w
+		c.nodes, c.terms = slices.Clone(w.nodes), slices.Clone(w.terms)
+		c.step(add)
+		c.terms = append(c.terms, term{v: other, threeD: len(out.Shape) == 3})
+		why := c.walk(in, add, true)
+		if why == "" {
+			if other == in {
+				return fmt.Sprintf("%s adds the scores to themselves", add.Name)
+			}
+			*w = c
+			return ""
+		}
+		if best == nil || c.depth > best.depth {
+			best, bestWhy = &c, why
+		}
+	}
+	if best.depth > w.depth+1 {
+		return bestWhy // the walk went past the operand: its reason is the precise one
+	}
+	why := fmt.Sprintf("neither operand of %s is a (scaled) MatMul of Q and K, soft-capped or not", add.Name)
+	if best.scaleWhy != "" {
+		why += "; " + best.scaleWhy
+	}
+	return why
+}
+
+// untranspose3 finds K [B, H, T, D] under K^T [B*H, D, T] of the batch·heads form: a heads
+// split of K [B*H, T, D] under Transpose(K, [0, 2, 1]) (and its scalars), or K under a heads
+// merge of a 4-D K^T. It returns K, the product of the scalars peeled, or why not.
+func (mt *match) untranspose3(m *graph.Model, kt *graph.Value, fr frame, at string) (*graph.Value, float64, string) {
+	if len(kt.Shape) != 3 {
+		return nil, 0, fmt.Sprintf("K^T %s has rank %d, want 3 like the scores", kt.Name, len(kt.Shape))
+	}
+	if t := from(kt, "Transpose"); t != nil {
+		if perm := t.Attrs.Ints("perm"); !slices.Equal(perm, []int64{0, 2, 1}) {
+			return nil, 0, fmt.Sprintf("K^T %s is a Transpose with perm %v; the fused form of a [batch·heads, keys, head] K is [0 2 1]", kt.Name, perm)
+		}
+		k, f, _, _ := scaleChain(m, t.Inputs[0], nil, false)
+		k4, _, why := mt.split(k, fr)
+		if why != "" {
+			return nil, 0, "K " + why
+		}
+		return k4, f, ""
+	}
+	if r := from(kt, "Reshape"); r != nil {
+		if b, h, merge, ok := headsReshape(r); ok && merge && b.Equal(fr.b) && h.Equal(fr.h) {
+			k, kNode, why := untranspose(r.Inputs[0], at)
+			if kNode != nil {
+				mt.add = append(mt.add, *kNode)
+			}
+			return k, 1, why
+		}
+	}
+	return nil, 0, fmt.Sprintf("K^T %s (from %s) is not a transpose of K", kt.Name, producerLabel(kt))
 }
 
 // softcapped recognises v = Mul(Tanh(Div(x, c)), c) (or Tanh(Mul(x, 1/c))), read by reader

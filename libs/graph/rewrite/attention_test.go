@@ -1,6 +1,8 @@
 package rewrite_test
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -128,8 +130,9 @@ func TestAttentionRandom(t *testing.T) {
 		require.Equal(t, 1, rep.Count(rewrite.Attention), "%s: %+v", a, rep.Unfused)
 		require.Equal(t, len(f.Nodes), rep.NodesAfter)
 		n := attentionNode(t, f)
-		// a causal part over one query or one key is all true; it stays in the bool mask
-		compact := a.Mask == rewritetest.InfMask || a.Mask == rewritetest.MinMask && a.S == a.T
+		// a causal part over one query or one key is all true; it stays in the bool mask; a
+		// mask expanded over the heads is read whole
+		compact := (a.Mask == rewritetest.InfMask || a.Mask == rewritetest.MinMask && a.S == a.T) && a.Heads != rewritetest.HeadsAll
 		// (a window of one key is the diagonal: causal too)
 		require.Equal(t, (a.Causal || a.Window == 1) && compact && a.S > 1 && a.T > 1, n.Attrs.Int("is_causal", 0) == 1, "%s", a)
 	}
@@ -246,4 +249,172 @@ func TestMaskSpanningKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rep.Unfused, 1)
 	require.Contains(t, rep.Unfused[0].Reason, "does not span the 3 keys")
+}
+
+// TestAttentionBatchHeads: the scores and probabilities in the batch·heads form
+// [batch*heads, queries, keys], between Reshapes that split or merge the heads on either side
+// of the mask and of the softmax, fuse to one Attention over the 4-D Q, K and V the Reshapes
+// were made from; a 3-D output is merged back from the fused node's.
+func TestAttentionBatchHeads(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		heads int
+		edit  func(a *rewritetest.Attention)
+	}{
+		{"bloom: split before the mask, merged after the softmax", rewritetest.HeadsBloom, func(a *rewritetest.Attention) {}},
+		{"bloom, bshd K^T merged", rewritetest.HeadsBloom, func(a *rewritetest.Attention) { a.KForm, a.Hq = rewritetest.KFromBSHD, 2 }},
+		{"bloom, scaled Q and K^T", rewritetest.HeadsBloom, func(a *rewritetest.Attention) { a.ScaleForm = rewritetest.ScaleQK }},
+		{"probabilities merged, output left 3-D", rewritetest.HeadsProbs, func(a *rewritetest.Attention) {}},
+		{"all 3-D, the mask expanded over the heads", rewritetest.HeadsAll, func(a *rewritetest.Attention) { a.Guard = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := rewritetest.Attention{B: 2, Hq: 4, Hkv: 2, S: 5, T: 5, D: 8, Dv: 6, Scale: 0.3, Heads: tc.heads, Mask: rewritetest.MinMask, Causal: true}
+			tc.edit(&a)
+			a = a.Normalize()
+			m, err := a.Model()
+			require.NoError(t, err)
+			f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			require.Empty(t, rep.Unfused)
+			require.Equal(t, 1, rep.Count(rewrite.Attention), "%+v", rep)
+			require.Contains(t, rep.Fused[0].Detail, fmt.Sprintf("batch·heads form split as [2, %d]", a.Hq))
+			n := attentionNode(t, f)
+			require.Equal(t, "q", n.Inputs[0].Name, "Q under its Reshape to 3-D")
+			require.Equal(t, fmt.Sprintf("[2, %d, 5, 8]", a.Hq), n.Inputs[0].Shape.String())
+			require.Equal(t, int64(a.Hkv), mustConst(t, n.Inputs[1].Shape[1]), "grouped heads under the 3-D K")
+			require.Equal(t, fmt.Sprintf("[2, %d, 5, 6]", a.Hq), n.Outputs[0].Shape.String())
+			require.InEpsilon(t, a.Scale, n.Attrs.Float("scale", 0), 1e-6)
+			y := f.Value(rewritetest.Output)
+			if tc.heads == rewritetest.HeadsProbs {
+				require.Equal(t, "[8, 5, 6]", y.Shape.String(), "the 3-D output is merged back")
+				require.Equal(t, "Reshape", y.Producer.OpType)
+			} else {
+				require.Equal(t, n.Outputs[0].Shape.String(), y.Shape.String())
+			}
+			if tc.heads == rewritetest.HeadsAll {
+				require.Equal(t, "[2, 4, 5, 5]", n.Input(3).Shape.String(), "a mask expanded over the heads is read whole")
+			} else {
+				require.True(t, n.Attrs.Int("is_causal", 0) == 1)
+				require.Equal(t, "[2, 1, 1, 5]", n.Input(3).Shape.String(), "the padding only")
+			}
+			for _, n := range f.Nodes {
+				require.NotContains(t, []string{"Softmax", "MatMul"}, n.OpType, "nothing of the pattern is left")
+			}
+		})
+	}
+}
+
+// TestAttentionKeyBias: a per-key bias for each head (Bloom's ALiBi, [batch*heads, 1, keys] or
+// [batch, heads, 1, keys]), which evaluation does not recognise as a mask, is added whole to
+// the fused node's float attn_mask, with the recognised causal part as is_causal and the
+// padding added to it: no [queries, keys] tensor is left.
+func TestAttentionKeyBias(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		heads      int
+		mask       int
+		causal     bool
+		wantMask   string // the attn_mask input's shape
+		wantCausal bool
+		bias       string // the bias's name as the attn_mask reads it
+	}{
+		{"4-D bias alone", rewritetest.Heads4D, rewritetest.NoMask, false, "[2, 4, 1, 5]", false, "bias"},
+		{"3-D bias alone, split", rewritetest.HeadsBloom, rewritetest.NoMask, false, "[2, 4, 1, 5]", false, "bias/split_heads"},
+		{"bloom: 3-D bias, causal padding with the float minimum", rewritetest.HeadsBloom, rewritetest.MinMask, true, "[2, 4, 1, 5]", true, "bias/split_heads"},
+		{"4-D bias, causal padding with -inf", rewritetest.Heads4D, rewritetest.InfMask, true, "[2, 4, 1, 5]", true, "bias"},
+		{"4-D bias, float mask input", rewritetest.Heads4D, rewritetest.FloatMask, false, "[2, 4, 5, 5]", false, "bias"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := rewritetest.Attention{B: 2, Hq: 4, Hkv: 4, S: 5, T: 5, D: 8, Dv: 6, Scale: 0.3, Heads: tc.heads, Mask: tc.mask, Causal: tc.causal, KeyBias: true}.Normalize()
+			m, err := a.Model()
+			require.NoError(t, err)
+			f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			require.Empty(t, rep.Unfused)
+			require.Equal(t, 1, rep.Count(rewrite.Attention), "%+v", rep)
+			if tc.mask == rewritetest.NoMask {
+				require.Contains(t, rep.Fused[0].Detail, "float mask bias [", "the one term, read whole")
+			} else {
+				require.Contains(t, rep.Fused[0].Detail, "bias bias [")
+				require.NotContains(t, rep.Fused[0].Detail, "not recognised")
+			}
+			n := attentionNode(t, f)
+			require.Equal(t, tc.wantCausal, n.Attrs.Int("is_causal", 0) == 1)
+			mask := n.Input(3)
+			require.NotNil(t, mask)
+			require.Equal(t, graph.Float32, mask.DType)
+			require.Equal(t, tc.wantMask, mask.Shape.String())
+			if tc.mask == rewritetest.NoMask {
+				require.Equal(t, tc.bias, mask.Name)
+				return
+			}
+			add := mask.Producer
+			require.Equal(t, "Add", add.OpType, "the mask plus the bias")
+			require.Equal(t, tc.bias, add.Inputs[1].Name)
+			if tc.mask == rewritetest.InfMask {
+				require.Equal(t, "Where", add.Inputs[0].Producer.OpType, "the bool padding as a float mask of -inf")
+				require.Equal(t, graph.Bool, add.Inputs[0].Producer.Inputs[0].DType)
+			}
+		})
+	}
+}
+
+// TestAttentionReshapesLeftAlone: a Reshape of the scores or probabilities that does more than
+// split or merge batch·heads, or heads Reshapes that disagree on the split, leave the
+// attention as exported, with the reason.
+func TestAttentionReshapesLeftAlone(t *testing.T) {
+	// the Reshape whose output the Softmax reads
+	scoresSplit := func(s *graph.Spec) *graph.NodeSpec {
+		i := slices.IndexFunc(s.Nodes, func(n graph.NodeSpec) bool { return n.OpType == "Softmax" })
+		j := slices.IndexFunc(s.Nodes, func(n graph.NodeSpec) bool { return n.Outputs[0] == s.Nodes[i].Inputs[0] })
+		require.Equal(t, "Reshape", s.Nodes[j].OpType)
+		return &s.Nodes[j]
+	}
+	shape := func(s *graph.Spec, dims ...int64) string {
+		b := make([]byte, 0, 8*len(dims))
+		for _, d := range dims {
+			b = binary.LittleEndian.AppendUint64(b, uint64(d))
+		}
+		name := fmt.Sprintf("shape%d", len(s.Initializers))
+		t0, err := graph.NewTensor(name, graph.Int64, []int64{int64(len(dims))}, b)
+		require.NoError(t, err)
+		s.Initializers = append(s.Initializers, t0)
+		return name
+	}
+	for _, tc := range []struct {
+		name  string
+		a     rewritetest.Attention
+		edit  func(s *graph.Spec)
+		wants string
+	}{
+		{"the scores' keys and queries swapped",
+			rewritetest.Attention{B: 2, Hq: 2, Hkv: 2, S: 4, T: 6, D: 4, Dv: 4, Scale: 0.5, Heads: rewritetest.HeadsBloom},
+			func(s *graph.Spec) { scoresSplit(s).Inputs[1] = shape(s, 2, 2, 6, 4) },
+			"are reshaped by n"},
+		{"the heads split as [heads, batch] after a split as [batch, heads]",
+			rewritetest.Attention{B: 2, Hq: 3, Hkv: 3, S: 4, T: 4, D: 4, Dv: 4, Scale: 0.5, Heads: rewritetest.HeadsBloom},
+			func(s *graph.Spec) {
+				r := scoresSplit(s)
+				x := r.Outputs[0]
+				r.Outputs[0] = x + "_bhst"
+				s.Nodes = append(s.Nodes,
+					graph.NodeSpec{Name: "merge_again", OpType: "Reshape", Inputs: []string{x + "_bhst", shape(s, 6, 4, 4)}, Outputs: []string{x + "_3d"}},
+					graph.NodeSpec{Name: "split_hb", OpType: "Reshape", Inputs: []string{x + "_3d", shape(s, 3, 2, 4, 4)}, Outputs: []string{x}})
+			},
+			"merge_again takes batch·heads as [2, 3] and n8_Reshape as [3, 2]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.a.Normalize().Spec()
+			tc.edit(&s)
+			m, err := graph.Build(s)
+			require.NoError(t, err)
+			f, rep, err := rewrite.Fuse(m, rewrite.Options{})
+			require.NoError(t, err)
+			require.Same(t, m, f, "nothing fused")
+			require.Len(t, rep.Unfused, 1)
+			require.Equal(t, rewrite.Attention, rep.Unfused[0].Kind)
+			require.Contains(t, rep.Unfused[0].Reason, tc.wants)
+			t.Log(rep.Unfused[0].Reason)
+		})
+	}
 }

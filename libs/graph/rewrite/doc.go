@@ -49,6 +49,29 @@ it; a window too long to probe is taken as a parameter). The fused Attention rea
 as is_causal and carve's window_left / window_right. A mask it cannot decide is matched by
 the forms in mask.go, and failing those read whole.
 
+Besides a mask, the scores may get biases: values added to them that evaluation does not
+recognise as a mask, such as Bloom's ALiBi, a per-key bias for each head [batch, heads, 1,
+keys]. Each is added whole to the fused Attention's float attn_mask, beside the one mask
+recognised (its causal part as is_causal, its padding added to the biases), so a per-key bias
+leaves no queries x keys tensor either. The sum is what the exported graph adds, up to float
+rounding; where the mask's fill is finite, a masked score is the fill plus the bias, which is
+the fill when the scores and biases are small beside it (the float minimum), as item 4
+assumes of the scores. A bool mask joins the sum as -inf. Two masks with a band or padding
+each stay as exported.
+
+# The batch·heads form
+
+Exporters of attention written with batched products (Bloom's baddbmm and bmm) hold the
+scores and probabilities as [batch*heads, queries, keys] and Reshape them to and from
+[batch, heads, queries, keys] about the masks and the softmax. A Reshape moves no element; one
+whose shapes keep the last two dims and split the first into [B, H] (or merge them) maps entry
+(n, i, j) to (n / H, n % H, i, j), so both forms hold the same scores (heads.go proves it from
+the shapes). Every such Reshape of a pattern must split by the same [B, H]; the fused
+Attention reads the 4-D Q, K and V (those the exporter merged, or Reshapes of the 3-D ones by
+the same H) and 3-D terms split the same way, and a 3-D output is merged back from its output.
+A Reshape of the scores or probabilities that does anything else (moves keys or queries,
+splits by another H) leaves the attention as exported, with the reason.
+
 # Scales
 
 The scalars that scale the scores, Q or K^T must be known at load: constants, or values the

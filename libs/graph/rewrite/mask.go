@@ -33,6 +33,7 @@ type maskPlan struct {
 	// window is the keys' band when a sliding window bounds it besides causality (Right 0
 	// when causal); nil for none.
 	window *graph.AttentionBand
+	isBool bool // the attn_mask input is a bool mask (true keeps)
 	add    []graph.NodeSpec
 	inits  []*graph.Tensor
 	detail string
@@ -99,7 +100,7 @@ func matchMask(m *graph.Value, s, t graph.Dim, at string) (maskPlan, string) {
 		}
 		if len(rest) > 0 {
 			v, add := and(rest, at)
-			p.value, p.add = v.name, add
+			p.value, p.isBool, p.add = v.name, true, add
 			parts = append(parts, fmt.Sprintf("bool mask %s %s", v.name, v.shape))
 			if _, why := (maskPlan{}).check(&graph.Value{Name: v.name, Shape: v.shape}, t); why != "" {
 				return maskPlan{}, why
@@ -288,4 +289,106 @@ func isCausal(v *graph.Value, s, t graph.Dim) bool {
 	// positions in v's axes (inputs broadcast from the right)
 	ka, qa := r-k.rank+k.axis, r-q.rank+q.axis
 	return ka == r-1 && qa == r-2 && k.n.Equal(t) && q.n.Equal(s)
+}
+
+// planTerms plans the terms added to the scores as the fused op's attn_mask, is_causal and
+// window: one term as planMask plans it; several as the sum of their plans, of which one at
+// most may have a band, padding or rows to fix (the others are read whole: biases, as ALiBi's
+// per-key one, or masks not recognised). A term of the batch·heads form is read in
+// [batch, heads, ., .]: as it is when it is broadcast over batch·heads (its first dim 1, or
+// fewer than 3 dims), else split (frame fr). s and t are the scores' queries and keys; at
+// names the fusion for the names of new nodes.
+//
+// The sum is sound where the terms' plans are: the exported graph adds the terms one by one,
+// the fused op their sum, which differs from it by float rounding only, except where a term
+// masks with a finite fill f: there the exported graph has score + bias + f and the fused op
+// f + bias, both f when score and bias are small beside |f| (the float minimum), and the rows
+// with no key kept are set to the mean of V either way (see planMask). A bool mask joins the
+// sum as Where(keep, 0, -inf), which -inf + bias keeps masked.
+func (mt *match) planTerms(terms []term, fr frame, dt graph.DType, s, t graph.Dim, at string) (maskPlan, string) {
+	plans := make([]maskPlan, len(terms))
+	whole := make([]bool, len(terms))
+	for i, tm := range terms {
+		v, made := tm.v, false
+		if tm.threeD && len(v.Shape) == 3 && !v.Shape[0].Equal(graph.Const(1)) {
+			var why string
+			if v, made, why = mt.split(v, fr); why != "" {
+				return maskPlan{}, fmt.Sprintf("%s is added to the [batch·heads, queries, keys] scores but neither broadcast over batch·heads nor of batch·heads: %s", tm.v.Name, why)
+			}
+		}
+		if !made {
+			p, why := planMask(v, dt, s, t, at)
+			if why != "" {
+				return maskPlan{}, why
+			}
+			plans[i] = p
+			whole[i] = p.value == v.Name && !p.isBool && !p.causal && p.window == nil && p.emptyRows == "" && len(p.add) == 0
+			if whole[i] && len(terms) > 1 {
+				plans[i].detail = fmt.Sprintf("bias %s %s", v.Name, v.Shape)
+			}
+			continue
+		}
+		if v.DType != dt {
+			return maskPlan{}, fmt.Sprintf("the term %s is %s, the scores %s", tm.v.Name, v.DType, dt)
+		}
+		what := "float mask"
+		if len(terms) > 1 {
+			what = "bias"
+		}
+		p, why := maskPlan{value: v.Name, detail: fmt.Sprintf("%s %s %s split to %s", what, tm.v.Name, tm.v.Shape, v.Shape)}.check(v, t)
+		if why != "" {
+			return maskPlan{}, why
+		}
+		plans[i], whole[i] = p, true
+	}
+	if len(plans) == 1 {
+		return plans[0], ""
+	}
+	var main *maskPlan
+	var sum, biases []string
+	mainAt := ""
+	for i := range plans {
+		p := &plans[i]
+		switch {
+		case whole[i]:
+			sum = append(sum, p.value)
+			biases = append(biases, p.detail)
+		case p.value == "" && !p.causal && p.window == nil:
+			// always true: nothing to add
+		case main != nil:
+			return maskPlan{}, fmt.Sprintf("the scores get two masks, %s and %s; the fused Attention reads one besides biases", mainAt, terms[i].v.Name)
+		default:
+			main, mainAt = p, terms[i].v.Name
+		}
+	}
+	var res maskPlan
+	var parts []string
+	if main != nil {
+		res = *main
+		parts = append(parts, main.detail)
+		if main.value != "" {
+			v := main.value
+			if main.isBool && len(sum) > 0 {
+				zero, inf := res.floatConst(0, dt, nil), res.floatConst(math.Inf(-1), dt, nil)
+				f := v + "/as_float"
+				res.add = append(res.add, graph.NodeSpec{Name: f, OpType: "Where", Inputs: []string{v, zero, inf}, Outputs: []string{f}})
+				v, res.isBool = f, false
+			}
+			sum = append([]string{v}, sum...)
+		}
+	}
+	res.value = ""
+	if len(sum) > 0 {
+		res.value = sum[0]
+	}
+	for _, x := range sum[1:] {
+		next := res.value + "+" + x
+		res.add = append(res.add, graph.NodeSpec{Name: next, OpType: "Add", Inputs: []string{res.value, x}, Outputs: []string{next}})
+		res.value = next
+	}
+	res.detail = strings.Join(append(parts, biases...), ", ")
+	if res.detail == "" {
+		res.detail = "mask always true"
+	}
+	return res, ""
 }

@@ -89,7 +89,7 @@ func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
 	p.causal, p.window = causal, window
 	parts := fmt.Sprintf("padding %s != 0 as a bool mask [batch, 1, 1, keys]", am)
 	if math.IsInf(r.fill, -1) {
-		p.value = keep4
+		p.value, p.isBool = keep4, true
 	} else {
 		zero, fill := p.floatConst(0, dt, r.scalars), p.floatConst(r.fill, dt, r.scalars)
 		p.value = fmt.Sprintf("%s/mask(%s)", keep4, f32(r.fill))

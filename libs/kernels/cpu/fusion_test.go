@@ -175,8 +175,9 @@ func checkFusedAttention(t *testing.T, r *rand.Rand, a rewritetest.Attention) {
 	f, rep, err := rewrite.Fuse(m, rewrite.Options{Skip: notOnCPU(t)})
 	require.NoError(t, err, "%s", a)
 	require.Equal(t, 1, rep.Count(rewrite.Attention), "%s: %+v", a, rep.Unfused)
-	if a.Mask >= rewritetest.InfMask && a.S == a.T {
+	if a.Mask >= rewritetest.InfMask && a.S == a.T && a.Heads != rewritetest.HeadsAll {
 		// a prompt's padding, causal and window masks are all canonical: none is left a tensor
+		// (but one expanded over the heads is read whole)
 		for _, f := range rep.Fused {
 			require.NotContains(t, f.Detail, "float mask", "%s", a)
 			require.NotContains(t, f.Detail, "not recognised", "%s", a)

@@ -69,6 +69,23 @@ func padding(t, left, right int, keep, pad float64) genFn {
 	}
 }
 
+// headBias is a per-key bias for each of h heads, [2, h, 1, t] uniform in [-3, 0), as the
+// attention fusion passes Bloom's ALiBi, with padding(t, left, right) as fill added.
+func headBias(h, t, left, right int, fill float64) genFn {
+	return func(r *rand.Rand, _ int64) []float64 {
+		pad := padding(t, left, right, 0, fill)(r, 0)
+		out := make([]float64, 2*h*t)
+		for i := range out {
+			b, j := i/(h*t), i%t
+			out[i] = -3 * r.Float64()
+			if pad[b*t+j] != 0 {
+				out[i] = fill
+			}
+		}
+		return out
+	}
+}
+
 func uniform(lo, hi float64) genFn {
 	return func(r *rand.Rand, n int64) []float64 {
 		out := make([]float64, n)
@@ -602,6 +619,9 @@ func onnxAttentionCases() []kcase {
 		fill := map[graph.DType]float64{graph.Float32: -3.4e38, graph.Float16: -65504, graph.BFloat16: -3.38e38}[dt]
 		att("causal-float-padding-d128", A("is_causal", 1), []kernels.Value{bhsd(2, 4, 70, 128), bhsd(2, 2, 70, 128), bhsd(2, 2, 70, 128), v(dt, 2, 1, 1, 70)},
 			map[int]genFn{3: padding(70, 5, 3, 0, fill)}, bhsd(2, 4, 70, 128))
+		// a per-key bias for each head [B, Hq, 1, T] (Bloom's ALiBi) with the padding added to it
+		att("causal-head-bias-padding-d64", A("is_causal", 1), []kernels.Value{bhsd(2, 4, 70, 64), bhsd(2, 2, 70, 64), bhsd(2, 2, 70, 64), v(dt, 2, 4, 1, 70)},
+			map[int]genFn{3: headBias(4, 70, 5, 3, fill)}, bhsd(2, 4, 70, 64))
 		att("causal-bool-padding-d128", A("is_causal", 1), []kernels.Value{bhsd(2, 4, 70, 128), bhsd(2, 2, 70, 128), bhsd(2, 2, 70, 128), v(bl, 2, 1, 1, 70)},
 			map[int]genFn{3: padding(70, 5, 3, 1, 0)}, bhsd(2, 4, 70, 128))
 		// a scale that is not positive takes the general tensor-core kernel

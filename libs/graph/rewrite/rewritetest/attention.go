@@ -41,7 +41,24 @@ const (
 	maskForms
 )
 
-// Attention is one attention subgraph: softmax(Q K^T * scale + mask) V.
+// The batch·heads forms (Attention.Heads): where the scores and probabilities are
+// [B*Hq, S, T] rather than [B, Hq, S, T], between Reshapes that split or merge the heads.
+const (
+	Heads4D = iota // [B, Hq, S, T] throughout
+	// HeadsBloom is Bloom's baddbmm and bmm: Q, K^T and V merged to 3-D, the scores (scaled,
+	// capped, with the KeyBias) split to 4-D for the mask and the softmax, the probabilities
+	// merged back for a 3-D product with V, whose output is split to 4-D.
+	HeadsBloom
+	// HeadsProbs keeps the scores 4-D; the probabilities are merged to 3-D for a product
+	// with a 3-D V, and the output y is left [B*Hq, S, Dv].
+	HeadsProbs
+	// HeadsAll is 3-D from the scores to the product, the output split to 4-D; a mask is
+	// expanded over the heads and merged to [B*Hq, S, T] to be added.
+	HeadsAll
+	headsForms
+)
+
+// Attention is one attention subgraph: softmax(Q K^T * scale + bias + mask) V.
 type Attention struct {
 	B, Hq, Hkv, S, T, D, Dv int
 	KForm, ScaleForm, Mask  int
@@ -58,6 +75,10 @@ type Attention struct {
 	// EmptyRows lets the attention_mask mask out every key of some rows (needs Guard or
 	// MinMask: without the guard the exported graph yields NaN there).
 	EmptyRows bool
+	Heads     int // the batch·heads form
+	// KeyBias adds a float input bias [B*Hq, 1, T] (3-D scores) or [B, Hq, 1, T] to the
+	// scores before the mask: a per-key bias for each head, as Bloom's ALiBi is.
+	KeyBias bool
 }
 
 // Random returns a random case, small enough to run quickly.
@@ -75,6 +96,10 @@ func Random(r *rand.Rand) Attention {
 		a.Window = 1 + r.IntN(6)
 	}
 	a.EmptyRows = (a.Guard || a.Mask == MinMask) && r.IntN(2) == 0
+	if r.IntN(2) == 0 {
+		a.Heads = 1 + r.IntN(headsForms-1)
+	}
+	a.KeyBias = r.IntN(3) == 0
 	return a.Normalize()
 }
 
@@ -90,6 +115,7 @@ func (a Attention) Normalize() Attention {
 	a.B, a.Hkv, a.S, a.T, a.D, a.Dv = pos(a.B, 4), pos(a.Hkv, 4), pos(a.S, 16), pos(a.T, 16), pos(a.D, 16), pos(a.Dv, 16)
 	a.Hq = a.Hkv * pos(a.Hq/max(a.Hkv, 1), 4)
 	a.KForm, a.ScaleForm, a.Mask = ((a.KForm%kForms)+kForms)%kForms, ((a.ScaleForm%scaleForms)+scaleForms)%scaleForms, ((a.Mask%maskForms)+maskForms)%maskForms
+	a.Heads = ((a.Heads % headsForms) + headsForms) % headsForms
 	if a.KForm == KFromBSHD {
 		a.Hq = a.Hkv
 	}
@@ -116,8 +142,8 @@ func (a Attention) Normalize() Attention {
 }
 
 func (a Attention) String() string {
-	return fmt.Sprintf("B%d Hq%d Hkv%d S%d T%d D%d Dv%d k%d scale%d(%g) mask%d causal=%v window=%d guard=%v empty=%v",
-		a.B, a.Hq, a.Hkv, a.S, a.T, a.D, a.Dv, a.KForm, a.ScaleForm, a.Scale, a.Mask, a.Causal, a.Window, a.Guard, a.EmptyRows)
+	return fmt.Sprintf("B%d Hq%d Hkv%d S%d T%d D%d Dv%d k%d scale%d(%g) mask%d causal=%v window=%d guard=%v empty=%v softcap=%g heads%d bias=%v",
+		a.B, a.Hq, a.Hkv, a.S, a.T, a.D, a.Dv, a.KForm, a.ScaleForm, a.Scale, a.Mask, a.Causal, a.Window, a.Guard, a.EmptyRows, a.Softcap, a.Heads, a.KeyBias)
 }
 
 // builder accumulates a Spec.
@@ -176,10 +202,17 @@ func (b *builder) input(name string, dt graph.DType, dims ...int) string {
 const Output = "y"
 
 // Spec builds the exported form: inputs q [B, Hq, S, D], k (by KForm), v [B, Hkv, T, Dv],
-// and mask [B, 1, S, T] (FloatMask) or attention_mask int64 [B, T] (InfMask, MinMask); output
-// y [B, Hq, S, Dv].
+// mask [B, 1, S, T] (FloatMask) or attention_mask int64 [B, T] (InfMask, MinMask), and bias
+// (KeyBias); output y [B, Hq, S, Dv] ([B*Hq, S, Dv] with HeadsProbs).
 func (a Attention) Spec() graph.Spec {
 	b := &builder{s: graph.Spec{Opsets: map[string]int64{"": 18}}}
+	bh := int64(a.B * a.Hq)
+	merge := func(x string, rows, cols int) string {
+		return b.op("Reshape", nil, x, b.ints(-1, int64(rows), int64(cols)))
+	}
+	split := func(x string, rows, cols int) string {
+		return b.op("Reshape", nil, x, b.ints(int64(a.B), int64(a.Hq), int64(rows), int64(cols)))
+	}
 	q := b.input("q", graph.Float32, a.B, a.Hq, a.S, a.D)
 	var k string
 	if a.KForm == KFromBSHD {
@@ -188,16 +221,25 @@ func (a Attention) Spec() graph.Spec {
 		k = a.repeat(b, b.input("k", graph.Float32, a.B, a.Hkv, a.T, a.D), a.D)
 	}
 	v := a.repeat(b, b.input("v", graph.Float32, a.B, a.Hkv, a.T, a.Dv), a.Dv)
+	scores3 := a.Heads == HeadsBloom || a.Heads == HeadsAll
 	var kt string
-	switch a.KForm {
-	case KTranspose:
+	switch {
+	case scores3 && a.KForm == KTranspose: // Bloom's: K merged, then transposed
+		kt = b.op("Transpose", []graph.Attribute{ints("perm", 0, 2, 1)}, merge(k, a.T, a.D))
+	case a.KForm == KTranspose:
 		kt = b.op("Transpose", []graph.Attribute{ints("perm", 0, 1, 3, 2)}, k)
-	case KFromBSHD:
+	case a.KForm == KFromBSHD:
 		kt = b.op("Transpose", []graph.Attribute{ints("perm", 0, 2, 3, 1)}, k)
-	case KReshaped:
+	case a.KForm == KReshaped:
 		r := b.op("Reshape", nil, k, b.ints(-1, int64(a.T), int64(a.D)))
 		t := b.op("Transpose", []graph.Attribute{ints("perm", 0, 2, 1)}, r)
 		kt = b.op("Reshape", nil, t, b.ints(int64(a.B), int64(a.Hq), int64(a.D), int64(a.T)))
+	}
+	if scores3 {
+		q = merge(q, a.S, a.D)
+		if a.KForm != KTranspose {
+			kt = b.op("Reshape", nil, kt, b.ints(bh, int64(a.D), int64(a.T)))
+		}
 	}
 	var s string
 	switch a.ScaleForm {
@@ -219,17 +261,47 @@ func (a Attention) Spec() graph.Spec {
 	if a.Softcap > 0 {
 		s = b.op("Mul", nil, b.op("Tanh", nil, b.op("Div", nil, s, b.scalar(a.Softcap))), b.scalar(a.Softcap))
 	}
+	if a.KeyBias {
+		if scores3 {
+			s = b.op("Add", nil, s, b.input("bias", graph.Float32, a.B*a.Hq, 1, a.T))
+		} else {
+			s = b.op("Add", nil, s, b.input("bias", graph.Float32, a.B, a.Hq, 1, a.T))
+		}
+	}
+	if a.Heads == HeadsBloom {
+		s = split(s, a.S, a.T)
+	}
+	var mask string
 	switch a.Mask {
 	case FloatMask:
-		s = b.op("Add", nil, s, b.input("mask", graph.Float32, a.B, 1, a.S, a.T))
+		mask = b.input("mask", graph.Float32, a.B, 1, a.S, a.T)
 	case InfMask, MinMask:
-		s = b.op("Add", nil, s, a.mask(b))
+		mask = a.mask(b)
+	}
+	if mask != "" && a.Heads == HeadsAll {
+		mask = merge(b.op("Expand", nil, mask, b.ints(int64(a.B), int64(a.Hq), int64(a.S), int64(a.T))), a.S, a.T)
+	}
+	if mask != "" {
+		s = b.op("Add", nil, s, mask)
 	}
 	p := b.op("Softmax", []graph.Attribute{{Name: "axis", Kind: graph.AttrInt, Int: -1}}, s)
 	if a.Guard {
 		p = b.op("Where", nil, b.op("IsNaN", nil, p), b.scalar(0), p)
 	}
-	b.s.Nodes = append(b.s.Nodes, graph.NodeSpec{Name: "attention_out", OpType: "MatMul", Inputs: []string{p, v}, Outputs: []string{Output}})
+	if a.Heads == HeadsBloom || a.Heads == HeadsProbs {
+		p = merge(p, a.S, a.T)
+	}
+	if a.Heads != Heads4D {
+		v = merge(v, a.T, a.Dv)
+	}
+	y := Output
+	if a.Heads == HeadsBloom || a.Heads == HeadsAll {
+		y = "y3"
+	}
+	b.s.Nodes = append(b.s.Nodes, graph.NodeSpec{Name: "attention_out", OpType: "MatMul", Inputs: []string{p, v}, Outputs: []string{y}})
+	if y != Output {
+		b.s.Nodes = append(b.s.Nodes, graph.NodeSpec{Name: "attention_out_heads", OpType: "Reshape", Inputs: []string{y, b.ints(int64(a.B), int64(a.Hq), int64(a.S), int64(a.Dv))}, Outputs: []string{Output}})
+	}
 	b.s.Outputs = []string{Output}
 	return b.s
 }
