@@ -487,3 +487,34 @@ func MoEBound(r *NodeRange) (m MoE, exact bool, err error) {
 	_, m.FC3Bias = r.Input(7)
 	return m, exact, nil
 }
+
+// CheckGatherElements checks ONNX's GatherElements(data, indices) and carve's
+// GatherElements(data, indices, shape) (the indices broadcast to shape, read where they
+// broadcast instead of expanded) for every backend, and returns the output's shape: the
+// indices' for ONNX's, their broadcast with the shape input for carve's.
+func CheckGatherElements(n *Node) ([]int64, error) {
+	expanded := n.Domain == DomainCarve
+	ins := 2
+	if expanded {
+		ins = 3
+	}
+	if err := CheckArity(n, ins, ins, 1, 1); err != nil {
+		return nil, err
+	}
+	data, idx := n.Inputs[0], n.Inputs[1]
+	out := idx.Shape
+	if expanded {
+		shp := n.Inputs[2]
+		if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
+			return nil, fmt.Errorf("shape input is %v, want 1-D int64", shp)
+		}
+		out = n.Outputs[0].Shape
+		if want, err := BroadcastShapes(idx.Shape, out); err != nil || !slices.Equal(want, out) {
+			return nil, fmt.Errorf("output %v is not the broadcast of indices %v with the shape input", out, idx.Shape)
+		}
+	}
+	if (idx.DType != graph.Int32 && idx.DType != graph.Int64) || len(out) != len(data.Shape) || len(data.Shape) == 0 {
+		return nil, fmt.Errorf("indices %v for data %v", idx, data)
+	}
+	return out, nil
+}

@@ -22,19 +22,17 @@ reason; nothing is retried silently.
 """
 
 import argparse
-import concurrent.futures as cf
-import json
 import os
 import re
 import shutil
 import sys
-import tarfile
 import time
-import traceback
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+import zoo_run  # noqa: E402
 from make_fixtures import describe, inline_functions, rename_dims, strip, versions  # noqa: E402
 
 T0 = time.time()
@@ -361,9 +359,7 @@ def one_family(fam, outdir):
             references(name, mp, names, task, outdir, entry)
             errors = [r["error"] for r in entry["bindings"] if "error" in r]
             if len(errors) == len(entry["bindings"]):  # an export onnxruntime cannot run is no zoo model
-                for fn in os.listdir(outdir):
-                    if fn.startswith(name + "."):
-                        os.remove(os.path.join(outdir, fn))
+                zoo_run.drop(outdir, name)
                 raise RuntimeError("onnxruntime cannot run the export: " + errors[0])
             # torch's own output at the padded binding, as a check of the reference
             b, s, valid = BINDINGS[-1]
@@ -390,34 +386,10 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--jobs", type=int, default=min(14, os.cpu_count() or 1))
     a = ap.parse_args()
-    outdir = os.path.join(a.out, "zoo")
-    os.makedirs(outdir, exist_ok=True)
     fams = sorted(families())
     if a.only:
         fams = [f for f in fams if f in a.only.split(",")]
-    manifest = {"versions": versions(), "models": [], "failures": []}
-    import multiprocessing
-    with cf.ProcessPoolExecutor(max_workers=a.jobs, mp_context=multiprocessing.get_context("spawn")) as ex:
-        futs = {ex.submit(one_family, f, outdir): f for f in fams}
-        for fut in cf.as_completed(futs):
-            f = futs[fut]
-            try:
-                e, fl = fut.result()
-            except Exception as err:  # noqa: BLE001
-                e, fl = [], [{"family": f, "step": "worker", "error": traceback.format_exc()[-1500:]}]
-            manifest["models"] += e
-            manifest["failures"] += fl
-            log(f"{f}: {len(e)} models, {len(fl)} failures")
-    manifest["models"].sort(key=lambda m: m["name"])
-    manifest["failures"].sort(key=lambda m: (m["family"], m["step"]))
-    with open(os.path.join(outdir, "manifest.json"), "w") as fh:
-        json.dump(manifest, fh, indent=1, sort_keys=True)
-    with tarfile.open(os.path.join(a.out, "zoo.tgz"), "w:gz") as tar:
-        tar.add(outdir, arcname="zoo")
-    total = sum(os.path.getsize(os.path.join(outdir, x)) for x in os.listdir(outdir))
-    log(f"done: {len(manifest['models'])} models, {len(manifest['failures'])} failures, {total / 1e6:.1f} MB")
-    for fl in manifest["failures"]:
-        log("FAIL", fl["step"], fl["error"][:400].replace("\n", " "))
+    zoo_run.run(one_family, fams, a.out, "zoo", versions(), a.jobs)
 
 
 if __name__ == "__main__":

@@ -18,15 +18,10 @@ writes DIR/zoo_kv.tgz; then here: python3 tools/zoo/import_zoo.py zoo.tgz zoo_kv
 """
 
 import argparse
-import concurrent.futures as cf
-import json
-import multiprocessing
 import os
 import shutil
 import sys
-import tarfile
 import time
-import traceback
 
 import numpy as np
 
@@ -34,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
 import make_kv_fixtures as mk  # noqa: E402
+import zoo_run  # noqa: E402
 from make_fixtures import describe, strip, versions  # noqa: E402
 from make_zoo import families  # noqa: E402
 
@@ -173,27 +169,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", default="")
     a = ap.parse_args()
-    outdir = os.path.join(a.out, "zoo_kv")
-    os.makedirs(outdir, exist_ok=True)
     fams = [f for f in FAMILIES if not a.only or f in a.only.split(",")]
-    manifest = {"versions": versions(), "models": [], "failures": []}
-    with cf.ProcessPoolExecutor(max_workers=len(fams), mp_context=multiprocessing.get_context("spawn")) as ex:
-        futs = {ex.submit(one, f, outdir): f for f in fams}
-        for fut in cf.as_completed(futs):
-            try:
-                e, fl = fut.result()
-            except Exception:  # noqa: BLE001
-                e, fl = [], [{"family": futs[fut], "step": "worker", "error": traceback.format_exc()[-1500:]}]
-            manifest["models"] += e
-            manifest["failures"] += fl
-    manifest["models"].sort(key=lambda m: m["name"])
-    with open(os.path.join(outdir, "manifest.json"), "w") as fh:
-        json.dump(manifest, fh, indent=1, sort_keys=True)
-    with tarfile.open(os.path.join(a.out, "zoo_kv.tgz"), "w:gz") as tar:
-        tar.add(outdir, arcname="zoo_kv")
-    log(f"done: {len(manifest['models'])} models, {len(manifest['failures'])} failures")
-    for fl in manifest["failures"]:
-        log("FAIL", fl["step"], fl["error"][:300].replace("\n", " "))
+    zoo_run.run(one, fams, a.out, "zoo_kv", versions(), len(fams))
 
 
 if __name__ == "__main__":

@@ -17,29 +17,22 @@ audio front end: Conv1d, BatchNorm1d, ReLU, MaxPool1d).
 """
 
 import argparse
-import concurrent.futures as cf
 import json
-import multiprocessing
 import os
 import shutil
 import sys
-import tarfile
 import time
-import traceback
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "fixtures"))
+import zoo_run  # noqa: E402
 from make_fixtures import describe, inline_functions, strip, versions  # noqa: E402
-
-T0 = time.time()
+from zoo_run import log  # noqa: E402
 BATCHES = (1, 2)  # the references' batch sizes
 EXAMPLE_BATCH = 2
-
-
-def log(*a):
-    print(f"[{time.time() - T0:7.1f}s]", *a, flush=True)
 
 
 def families():
@@ -266,9 +259,7 @@ def one(fam, outdir):
             entries.append(entry)
             log(f"  {name}: {entry['nodes']} nodes, torch vs ort {worst:.2e}, in {time.time() - t:.1f}s")
         except Exception as e:  # noqa: BLE001
-            for fn in os.listdir(outdir):
-                if fn.startswith(name + "."):
-                    os.remove(os.path.join(outdir, fn))
+            zoo_run.drop(outdir, name)
             failures.append({"family": fam, "step": name, "error": f"{type(e).__name__}: {e}"[:1500]})
             log(f"  {name} FAILED: {type(e).__name__}: {str(e)[:300]}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -281,27 +272,8 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--jobs", type=int, default=min(10, os.cpu_count() or 1))
     a = ap.parse_args()
-    outdir = os.path.join(a.out, "zoo_vision")
-    os.makedirs(outdir, exist_ok=True)
     fams = [f for f in families() if not a.only or f in a.only.split(",")]
-    manifest = {"versions": versions(), "models": [], "failures": []}
-    with cf.ProcessPoolExecutor(max_workers=min(a.jobs, len(fams)), mp_context=multiprocessing.get_context("spawn")) as ex:
-        futs = {ex.submit(one, f, outdir): f for f in fams}
-        for fut in cf.as_completed(futs):
-            try:
-                e, fl = fut.result()
-            except Exception:  # noqa: BLE001
-                e, fl = [], [{"family": futs[fut], "step": "worker", "error": traceback.format_exc()[-1500:]}]
-            manifest["models"] += e
-            manifest["failures"] += fl
-    manifest["models"].sort(key=lambda m: m["name"])
-    with open(os.path.join(outdir, "manifest.json"), "w") as fh:
-        json.dump(manifest, fh, indent=1, sort_keys=True)
-    with tarfile.open(os.path.join(a.out, "zoo_vision.tgz"), "w:gz") as tar:
-        tar.add(outdir, arcname="zoo_vision")
-    log(f"done: {len(manifest['models'])} models, {len(manifest['failures'])} failures")
-    for fl in manifest["failures"]:
-        log("FAIL", fl["step"], fl["error"][:300].replace("\n", " "))
+    zoo_run.run(one, fams, a.out, "zoo_vision", versions(), a.jobs)
 
 
 if __name__ == "__main__":

@@ -345,27 +345,13 @@ type gatherElements struct {
 	workers   int
 }
 
+// selectGatherElements is ONNX's GatherElements and carve's GatherElements(data, indices,
+// shape) (ONNX's of the indices expanded to shape, the indices read where they broadcast
+// instead): kernels.CheckGatherElements gives the output's shape, the indices broadcast to it.
 func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	out, err := kernels.CheckGatherElements(n)
+	if err != nil {
 		return plan{}, err
-	}
-	return newGatherElements(n, d, n.Inputs[1].Shape)
-}
-
-// selectExpandedGatherElements is carve's GatherElements(data, indices, shape): ONNX's
-// GatherElements(data, Expand(indices, shape)), the indices read where they broadcast instead
-// of expanded.
-func selectExpandedGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
-		return plan{}, err
-	}
-	idx, shp := n.Inputs[1], n.Inputs[2]
-	if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
-		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
-	}
-	out := n.Outputs[0].Shape
-	if want, err := kernels.BroadcastShapes(idx.Shape, out); err != nil || !slices.Equal(want, out) {
-		return plan{}, fmt.Errorf("output %v is not the broadcast of indices %v with the shape input", out, idx.Shape)
 	}
 	return newGatherElements(n, d, out)
 }
@@ -374,9 +360,6 @@ func selectExpandedGatherElements(n *kernels.Node, d kernels.Target) (plan, erro
 // broadcast to it.
 func newGatherElements(n *kernels.Node, d kernels.Target, out []int64) (plan, error) {
 	data, idx := n.Inputs[0], n.Inputs[1]
-	if !isIndex(idx.DType) || len(out) != len(data.Shape) || len(data.Shape) == 0 {
-		return plan{}, fmt.Errorf("indices %v for data %v", idx, data)
-	}
 	if len(data.Shape) > 16 {
 		return plan{}, fmt.Errorf("rank %d is more than 16", len(data.Shape))
 	}
@@ -721,6 +704,6 @@ func indexingOps() []*op {
 		mk("Concat", selectConcat), mk("Split", selectSplit), mk("Slice", selectSlice),
 		mk("Gather", selectGather), mk("GatherElements", selectGatherElements),
 		mk("GatherND", selectGatherND), mk("ScatterND", selectScatterND),
-		{key: kernels.Key(kernels.DomainCarve, "GatherElements"), tactics: direct, sel: selectExpandedGatherElements},
+		{key: kernels.Key(kernels.DomainCarve, "GatherElements"), tactics: direct, sel: selectGatherElements},
 	}
 }

@@ -76,29 +76,13 @@ func selectGather(n *kernels.Node, t kernels.Target) (plan, error) {
 	return plan{tactic: "direct", prog: program{st}}, nil
 }
 
-// selectGatherElements: out has the indices' shape and takes, at each position, the data
-// element whose axis coordinate is the index.
+// selectGatherElements is ONNX's GatherElements and carve's GatherElements(data, indices,
+// shape) (ONNX's of the indices expanded to shape, the indices read where they broadcast
+// instead): kernels.CheckGatherElements gives the output's shape, the indices broadcast to it.
 func selectGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	out, err := kernels.CheckGatherElements(n)
+	if err != nil {
 		return plan{}, err
-	}
-	return planGatherElements(n, t, n.Inputs[1].Shape)
-}
-
-// selectExpandedGatherElements is carve's GatherElements(data, indices, shape): ONNX's
-// GatherElements(data, Expand(indices, shape)), the indices read where they broadcast (index
-// stride 0) instead of expanded.
-func selectExpandedGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
-		return plan{}, err
-	}
-	idx, shp := n.Inputs[1], n.Inputs[2]
-	if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
-		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
-	}
-	out := n.Outputs[0].Shape
-	if want, err := kernels.BroadcastShapes(idx.Shape, out); err != nil || !slices.Equal(want, out) {
-		return plan{}, fmt.Errorf("output %v is not the broadcast of indices %v with the shape input", out, idx.Shape)
 	}
 	return planGatherElements(n, t, out)
 }
@@ -107,9 +91,6 @@ func selectExpandedGatherElements(n *kernels.Node, t kernels.Target) (plan, erro
 // n.Inputs[1] broadcast to it.
 func planGatherElements(n *kernels.Node, t kernels.Target, out []int64) (plan, error) {
 	data, idx := n.Inputs[0], n.Inputs[1]
-	if !isIndex(idx.DType) || len(out) != len(data.Shape) || len(data.Shape) == 0 {
-		return plan{}, fmt.Errorf("indices %v for data %v", idx, data)
-	}
 	r := len(data.Shape)
 	if r > maxRank {
 		return plan{}, fmt.Errorf("rank %d; the CUDA kernel takes rank <= %d", r, maxRank)
@@ -265,6 +246,6 @@ func indexingOps() []*op {
 	return []*op{
 		mk("Gather", selectGather), mk("GatherElements", selectGatherElements),
 		mk("GatherND", selectGatherND), mk("ScatterND", selectScatterND),
-		{key: kernels.Key(kernels.DomainCarve, "GatherElements"), tactics: direct, sel: selectExpandedGatherElements},
+		{key: kernels.Key(kernels.DomainCarve, "GatherElements"), tactics: direct, sel: selectGatherElements},
 	}
 }
