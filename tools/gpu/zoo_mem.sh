@@ -4,9 +4,10 @@
 # PyTorch eager's peak memory beyond the weights for the same config and shape
 # (tools/zoo/torch_peak.py), both counting the logits of every position. The models are the
 # zoo's dynamo exports with an attention_mask input (FAMILY.dyn_mask.onnx).
-#   tools/gpu/zoo_mem.sh RUNNER ZOO_DIR   (RUNNER: a cuda build of the runner)
+#   tools/gpu/zoo_mem.sh RUNNER ZOO_DIR [FAMILY,...]   (RUNNER: a cuda build of the runner;
+#   the families, by default all)
 set -uo pipefail
-runner=$1 zoo=$2
+runner=$1 zoo=$2 only=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 for d in /usr/local/nvidia/lib64 /usr/local/cuda/lib64; do
   [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -14,10 +15,11 @@ done
 lt=$(find / -name 'libcublasLt.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
 [ -n "$lt" ] && export LD_LIBRARY_PATH="$(dirname "$lt"):$LD_LIBRARY_PATH"
 peaks=$(mktemp)
-python3 "$here/../zoo/torch_peak.py" --batch 8 --seq 2048 > "$peaks" 2>/dev/null
+python3 "$here/../zoo/torch_peak.py" --batch 8 --seq 2048 ${only:+--only "$only"} > "$peaks" 2>/dev/null
 printf '%-16s %12s %12s %14s %7s\n' family "carve MiB" "tight MiB" "PyTorch MiB" "tight/PT"
 for f in "$zoo"/*.dyn_mask.onnx; do
   fam=$(basename "$f" .dyn_mask.onnx)
+  [ -n "$only" ] && [[ ",$only," != *",$fam,"* ]] && continue
   out=$("$runner" run --model "$f" --device cuda --tight --dim batch=8 --dim seq=2048 --repeat 1 --format json 2>&1)
   FAM=$fam OUT=$out PEAKS=$peaks python3 - <<'PY'
 import json, os

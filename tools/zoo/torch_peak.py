@@ -4,7 +4,7 @@ GPU: the figure carve's arena is compared with (tools/zoo's seq-linearity criter
 other). Same configs as make_zoo.py, fp32, transformers' default attention (sdpa where the
 family has it), attention_mask of ones, logits of every position (the forward's default).
 
-Usage (GPU host): python3 tools/zoo/torch_peak.py [--batch 8 --seq 2048] > peaks.json
+Usage (GPU host): python3 tools/zoo/torch_peak.py [--batch 8 --seq 2048] [--only fam1,fam2] > peaks.json
 """
 import argparse
 import json
@@ -21,9 +21,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq", type=int, default=2048)
+    ap.add_argument("--only", default="", help="comma-separated families (default: all)")
     a = ap.parse_args()
     out = {}
     for fam, (task, build) in sorted(families().items()):
+        if a.only and fam not in a.only.split(","):
+            continue
         try:
             torch.manual_seed(1234)
             m = build().eval().cuda()
