@@ -237,3 +237,209 @@ func CheckClip(n *Node) error {
 	}
 	return CheckOutput(n, 0, x.DType, x.Shape)
 }
+
+// ConvGeom is the geometry of a Conv, ConvTranspose or pool node at concrete shapes: batch N,
+// input channels C, output channels M, Group, and per spatial dim the input and output sizes,
+// the kernel, strides, dilations and the pads at each end (SAME padding resolved).
+type ConvGeom struct {
+	N, C, M, Group     int64
+	In, Out, Kernel    []int64
+	Strides, Dilations []int64
+	PadBegin, PadEnd   []int64
+	Bias               bool
+}
+
+// window parses n's window attributes over x's spatial dims and resolves the output dims with
+// graph.Window, the arithmetic shape inference uses.
+func (g *ConvGeom) window(n *Node, x Value, kernel []int64, transpose bool) error {
+	if len(x.Shape) < 3 {
+		return fmt.Errorf("input %v has rank %d, want 3 or more [N, C, D1, ...]", x.Shape, len(x.Shape))
+	}
+	w, err := graph.ParseWindow(n.Attrs, len(x.Shape)-2, kernel, transpose)
+	if err != nil {
+		return err
+	}
+	g.N, g.C, g.In = x.Shape[0], x.Shape[1], x.Shape[2:]
+	g.Kernel, g.Strides, g.Dilations = w.Kernel, w.Strides, w.Dilations
+	g.Out, g.PadBegin, g.PadEnd, err = w.OutConst(g.In)
+	return err
+}
+
+// checkConvFloat checks that x's dtype is a float type, that w and the bias have it, and the
+// bias's shape [m].
+func (g *ConvGeom) checkOperands(n *Node, w Value, biasLen int64) error {
+	x := n.Inputs[0]
+	if x.DType != graph.Float32 && x.DType != graph.Float16 && x.DType != graph.BFloat16 && x.DType != graph.Float64 {
+		return fmt.Errorf("input is %v, want a float type", x.DType)
+	}
+	if w.DType != x.DType {
+		return fmt.Errorf("weight is %v, input %v: want one type", w.DType, x.DType)
+	}
+	if b, ok := n.Input(2); ok {
+		if b.DType != x.DType || len(b.Shape) != 1 || b.Shape[0] != biasLen {
+			return fmt.Errorf("bias is %v, want %v[%d] (one per output channel)", b, x.DType, biasLen)
+		}
+		g.Bias = true
+	}
+	return nil
+}
+
+// CheckConv checks a Conv node (X [N, C, D...], W [M, C/group, K...], optional B [M]) for every
+// backend: arity, one float dtype, the weight's rank and channels, group dividing C and M, the
+// window attributes, and the output [N, M, out...] of graph.Window's arithmetic.
+func CheckConv(n *Node) (ConvGeom, error) {
+	var g ConvGeom
+	if err := CheckArity(n, 2, 3, 1, 1); err != nil {
+		return g, err
+	}
+	x, w := n.Inputs[0], n.Inputs[1]
+	if len(w.Shape) != len(x.Shape) || len(x.Shape) < 3 {
+		return g, fmt.Errorf("weight %v and input %v: want one rank, 3 or more (W [M, C/group, K...])", w.Shape, x.Shape)
+	}
+	g.Group = n.Attrs.Int("group", 1)
+	g.M = w.Shape[0]
+	switch {
+	case g.Group < 1:
+		return g, fmt.Errorf("group %d, want 1 or more", g.Group)
+	case x.Shape[1]%g.Group != 0 || g.M%g.Group != 0:
+		return g, fmt.Errorf("group %d does not divide the input channels %d and the output channels %d", g.Group, x.Shape[1], g.M)
+	case w.Shape[1]*g.Group != x.Shape[1]:
+		return g, fmt.Errorf("weight %v has %d channels per group, want %d (input channels %d / group %d)", w.Shape, w.Shape[1], x.Shape[1]/g.Group, x.Shape[1], g.Group)
+	}
+	if err := g.checkOperands(n, w, g.M); err != nil {
+		return g, err
+	}
+	if err := g.window(n, x, w.Shape[2:], false); err != nil {
+		return g, err
+	}
+	return g, CheckOutput(n, 0, x.DType, append([]int64{g.N, g.M}, g.Out...))
+}
+
+// CheckConvTranspose checks a ConvTranspose node (X [N, C, D...], W [C, M/group, K...],
+// optional B [M]) for every backend, as CheckConv does; the output size is graph.Window's
+// (output_padding, output_shape and SAME resolved), pads are those that size implies.
+func CheckConvTranspose(n *Node) (ConvGeom, error) {
+	var g ConvGeom
+	if err := CheckArity(n, 2, 3, 1, 1); err != nil {
+		return g, err
+	}
+	x, w := n.Inputs[0], n.Inputs[1]
+	if len(w.Shape) != len(x.Shape) || len(x.Shape) < 3 {
+		return g, fmt.Errorf("weight %v and input %v: want one rank, 3 or more (W [C, M/group, K...])", w.Shape, x.Shape)
+	}
+	g.Group = n.Attrs.Int("group", 1)
+	switch {
+	case g.Group < 1:
+		return g, fmt.Errorf("group %d, want 1 or more", g.Group)
+	case x.Shape[1]%g.Group != 0:
+		return g, fmt.Errorf("group %d does not divide the input channels %d", g.Group, x.Shape[1])
+	case w.Shape[0] != x.Shape[1]:
+		return g, fmt.Errorf("weight %v has %d input channels, want the input's %d", w.Shape, w.Shape[0], x.Shape[1])
+	}
+	g.M = w.Shape[1] * g.Group
+	if err := g.checkOperands(n, w, g.M); err != nil {
+		return g, err
+	}
+	if err := g.window(n, x, w.Shape[2:], true); err != nil {
+		return g, err
+	}
+	return g, CheckOutput(n, 0, x.DType, append([]int64{g.N, g.M}, g.Out...))
+}
+
+// CheckPool checks a MaxPool or AveragePool node for every backend: one input of a float type,
+// the window attributes (kernel_shape required), and output 0 [N, C, out...]. MaxPool's optional
+// Indices output (int64 of the output's shape) is checked when present; indices reports it.
+func CheckPool(n *Node) (g ConvGeom, indices bool, err error) {
+	maxOut := 1
+	if n.Op == "MaxPool" {
+		maxOut = 2
+	}
+	if err := CheckArity(n, 1, 1, 1, maxOut); err != nil {
+		return g, false, err
+	}
+	x := n.Inputs[0]
+	if !isFloatType(x.DType) {
+		return g, false, fmt.Errorf("input is %v, want a float type", x.DType)
+	}
+	if err := g.window(n, x, nil, false); err != nil {
+		return g, false, err
+	}
+	g.M = g.C
+	out := append([]int64{g.N, g.C}, g.Out...)
+	if err := CheckOutput(n, 0, x.DType, out); err != nil {
+		return g, false, err
+	}
+	if _, ok := n.Output(1); ok {
+		if err := CheckOutput(n, 1, graph.Int64, out); err != nil {
+			return g, false, err
+		}
+		indices = true
+	}
+	return g, indices, nil
+}
+
+func isFloatType(dt graph.DType) bool {
+	return dt == graph.Float32 || dt == graph.Float16 || dt == graph.BFloat16 || dt == graph.Float64
+}
+
+// CheckGlobalPool checks GlobalAveragePool and GlobalMaxPool: a float input of rank 3 or more,
+// output [N, C, 1, ...].
+func CheckGlobalPool(n *Node) error {
+	if err := CheckArity(n, 1, 1, 1, 1); err != nil {
+		return err
+	}
+	x := n.Inputs[0]
+	if len(x.Shape) < 3 || !isFloatType(x.DType) {
+		return fmt.Errorf("input is %v, want a float tensor of rank 3 or more [N, C, D1, ...]", x)
+	}
+	out := slices.Clone(x.Shape)
+	for i := 2; i < len(out); i++ {
+		out[i] = 1
+	}
+	return CheckOutput(n, 0, x.DType, out)
+}
+
+// CheckChannelNorm checks BatchNormalization (inference form: X, scale, B, mean, var; training
+// outputs and training_mode refused), InstanceNormalization (X, scale, B) and
+// GroupNormalization (X, scale, bias; num_groups dividing C; scale and bias per channel from
+// opset 21, per group before) for every backend: a float X of rank 2 or more [N, C, ...], the
+// parameters 1-D of X's dtype (BatchNormalization's may be float32 for 16-bit X), the output of
+// X's shape. It returns the parameters' length per input.
+func CheckChannelNorm(n *Node) (groups int64, err error) {
+	nin := 3
+	if n.Op == "BatchNormalization" {
+		nin = 5
+		if n.Attrs.Int("training_mode", 0) != 0 {
+			return 0, fmt.Errorf("training_mode 1 is not supported: export the model in eval mode")
+		}
+	}
+	if err := CheckArity(n, nin, nin, 1, 1); err != nil {
+		if n.Op == "BatchNormalization" {
+			return 0, fmt.Errorf("%w (the training outputs running_mean and running_var are not supported)", err)
+		}
+		return 0, err
+	}
+	x := n.Inputs[0]
+	if len(x.Shape) < 2 || !isFloatType(x.DType) {
+		return 0, fmt.Errorf("input is %v, want a float tensor of rank 2 or more [N, C, ...]", x)
+	}
+	c := x.Shape[1]
+	groups, plen := c, c
+	if n.Op == "GroupNormalization" {
+		groups = n.Attrs.Int("num_groups", 0)
+		if groups < 1 || c%groups != 0 {
+			return 0, fmt.Errorf("num_groups %d does not divide the channels %d", groups, c)
+		}
+		if n.Opset != 0 && n.Opset < 21 {
+			plen = groups // opset 18: scale and bias per group
+		}
+	}
+	for i := 1; i < nin; i++ {
+		p := n.Inputs[i]
+		okType := p.DType == x.DType || n.Op == "BatchNormalization" && p.DType == graph.Float32
+		if !okType || len(p.Shape) != 1 || p.Shape[0] != plen {
+			return 0, fmt.Errorf("input %d is %v, want %v[%d]", i, p, x.DType, plen)
+		}
+	}
+	return groups, CheckOutput(n, 0, x.DType, x.Shape)
+}
