@@ -443,3 +443,101 @@ func CheckChannelNorm(n *Node) (groups int64, err error) {
 	}
 	return groups, CheckOutput(n, 0, x.DType, x.Shape)
 }
+
+// PadNode is what CheckPad resolves of a Pad node.
+type PadNode struct {
+	Mode     string  // constant, reflect, edge or wrap
+	AttrPads []int64 // the pads attribute before opset 11, nil from opset 11 (the pads input)
+}
+
+// CheckPad checks a Pad node for every backend: arity (x, pads, constant_value, axes from opset
+// 11; x alone before), the mode, pads and axes of int64 (axes int32 or int64), a constant_value
+// of x's dtype holding one element, and an output of x's dtype and rank. Where the pads (and
+// axes) are known at Select (Value.Const, or the attribute), the output's shape is checked
+// against them too; else the kernel checks it at run time.
+func CheckPad(n *Node) (PadNode, error) {
+	var p PadNode
+	p.Mode = n.Attrs.String("mode", "constant")
+	switch p.Mode {
+	case "constant", "reflect", "edge", "wrap":
+	default:
+		return p, fmt.Errorf("mode %q is not one of constant, reflect, edge, wrap", p.Mode)
+	}
+	old := n.Opset != 0 && n.Opset < 11
+	maxIn := 4
+	if old {
+		maxIn = 1
+	}
+	if err := CheckArity(n, 1, maxIn, 1, 1); err != nil {
+		return p, err
+	}
+	x := n.Inputs[0]
+	if err := CheckOutput(n, 0, x.DType, n.Outputs[0].Shape); err != nil {
+		return p, err
+	}
+	if len(n.Outputs[0].Shape) != len(x.Shape) {
+		return p, fmt.Errorf("output has rank %d, input %d", len(n.Outputs[0].Shape), len(x.Shape))
+	}
+	var pads, axes []int64
+	known := true
+	if old {
+		p.AttrPads = n.Attrs.Ints("pads")
+		pads = p.AttrPads
+	} else {
+		pv, ok := n.Input(1)
+		if !ok || pv.DType != graph.Int64 || len(pv.Shape) != 1 {
+			return p, fmt.Errorf("pads (input 1) is %v, want a 1-D int64 tensor", pv)
+		}
+		if cv, ok := n.Input(2); ok {
+			if c, err := NumElements(cv.Shape); cv.DType != x.DType || err != nil || c != 1 {
+				return p, fmt.Errorf("constant_value (input 2) is %v, want one %v element", cv, x.DType)
+			}
+		}
+		if av, ok := n.Input(3); ok {
+			if (av.DType != graph.Int64 && av.DType != graph.Int32) || len(av.Shape) != 1 || 2*av.Shape[0] != pv.Shape[0] {
+				return p, fmt.Errorf("axes (input 3) is %v, want a 1-D int tensor of half the pads' %d values", av, pv.Shape[0])
+			}
+			if av.Const == nil {
+				known = false
+			} else if axes, known = intsOf(av); !known {
+				return p, fmt.Errorf("axes (input 3) is %v, want int32 or int64", av)
+			}
+		} else if pv.Shape[0] != 2*int64(len(x.Shape)) {
+			return p, fmt.Errorf("pads has %d values, want %d (begin and end of each of %d dims)", pv.Shape[0], 2*len(x.Shape), len(x.Shape))
+		}
+		if pv.Const == nil {
+			known = false
+		} else {
+			pads, _ = intsOf(pv)
+		}
+	}
+	if !known {
+		return p, nil
+	}
+	full, err := graph.PadAmounts(pads, axes, len(x.Shape))
+	if err != nil {
+		return p, err
+	}
+	r := len(x.Shape)
+	for i, d := range x.Shape {
+		if want := d + full[i] + full[r+i]; want != n.Outputs[0].Shape[i] || want < 0 {
+			return p, fmt.Errorf("output %v is not the input %v padded by %v", n.Outputs[0].Shape, x.Shape, full)
+		}
+	}
+	return p, nil
+}
+
+// intsOf decodes a known int32 or int64 value.
+func intsOf(v Value) ([]int64, bool) {
+	switch v.DType {
+	case graph.Int64:
+		return append([]int64(nil), ViewAs[int64](v.Const)...), true
+	case graph.Int32:
+		var out []int64
+		for _, x := range ViewAs[int32](v.Const) {
+			out = append(out, int64(x))
+		}
+		return out, true
+	}
+	return nil, false
+}
