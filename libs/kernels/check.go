@@ -541,3 +541,124 @@ func intsOf(v Value) ([]int64, bool) {
 	}
 	return nil, false
 }
+
+// ResizeNode is what CheckResize resolves of a Resize or Upsample node.
+type ResizeNode struct {
+	Mode        string // nearest or linear
+	Coord       string // coordinate_transformation_mode
+	Nearest     string // nearest_mode
+	ScalesInput int    // the scales input's index, -1 when the node has none (the scales attribute)
+	AttrScales  []float32
+	Axes        []int // the dims scales and sizes cover, in order
+}
+
+// CheckResize checks Resize (opset 10 to 21) and Upsample (opset 7 to 9) for every backend:
+// arity, modes nearest and linear (cubic refused), coordinate_transformation_mode half_pixel,
+// half_pixel_symmetric, pytorch_half_pixel, align_corners or asymmetric (tf_crop_and_resize
+// refused), nearest_mode, antialias 0, keep_aspect_ratio_policy stretch, the axes attribute, and
+// an output of the input's dtype and rank. Upsample is asymmetric with floor rounding.
+func CheckResize(n *Node) (ResizeNode, error) {
+	var r ResizeNode
+	x := n.Inputs[0]
+	rank := len(x.Shape)
+	r.Mode = n.Attrs.String("mode", "nearest")
+	r.Coord = n.Attrs.String("coordinate_transformation_mode", "half_pixel")
+	r.Nearest = n.Attrs.String("nearest_mode", "round_prefer_floor")
+	switch {
+	case n.Op == "Upsample":
+		if err := CheckArity(n, 1, 2, 1, 1); err != nil {
+			return r, err
+		}
+		r.Coord, r.Nearest, r.ScalesInput = "asymmetric", "floor", 1
+		if _, ok := n.Input(1); !ok {
+			r.ScalesInput, r.AttrScales = -1, n.Attrs.Floats("scales")
+			if len(r.AttrScales) != rank {
+				return r, fmt.Errorf("scales attribute %v has %d values, want %d", r.AttrScales, len(r.AttrScales), rank)
+			}
+		}
+	case n.Opset == 10:
+		if err := CheckArity(n, 2, 2, 1, 1); err != nil {
+			return r, err
+		}
+		r.Coord, r.ScalesInput = "asymmetric", 1
+		r.Nearest = "floor"
+	default:
+		if err := CheckArity(n, 1, 4, 1, 1); err != nil {
+			return r, err
+		}
+		r.ScalesInput = 2
+	}
+	if r.Mode == "bilinear" || r.Mode == "trilinear" {
+		r.Mode = "linear" // Upsample's older names
+	}
+	if r.Mode != "nearest" && r.Mode != "linear" {
+		return r, fmt.Errorf("mode %q is not supported (nearest, linear)", r.Mode)
+	}
+	switch r.Coord {
+	case "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric":
+	default:
+		return r, fmt.Errorf("coordinate_transformation_mode %q is not supported (half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric)", r.Coord)
+	}
+	switch r.Nearest {
+	case "round_prefer_floor", "round_prefer_ceil", "floor", "ceil":
+	default:
+		return r, fmt.Errorf("nearest_mode %q is not one of round_prefer_floor, round_prefer_ceil, floor, ceil", r.Nearest)
+	}
+	if n.Attrs.Int("antialias", 0) != 0 {
+		return r, fmt.Errorf("antialias 1 is not supported")
+	}
+	if p := n.Attrs.String("keep_aspect_ratio_policy", "stretch"); p != "stretch" {
+		return r, fmt.Errorf("keep_aspect_ratio_policy %q is not supported (only stretch)", p)
+	}
+	if x.DType != graph.Float32 && x.DType != graph.Float16 && x.DType != graph.BFloat16 {
+		return r, fmt.Errorf("input is %v, want a float type", x.DType)
+	}
+	out := n.Outputs[0]
+	if err := CheckOutput(n, 0, x.DType, out.Shape); err != nil {
+		return r, err
+	}
+	if len(out.Shape) != rank {
+		return r, fmt.Errorf("output has rank %d, input %d", len(out.Shape), rank)
+	}
+	if ax := n.Attrs.Ints("axes"); ax != nil {
+		for _, a := range ax {
+			i, err := NormAxis(a, rank)
+			if err != nil {
+				return r, fmt.Errorf("axes: %w", err)
+			}
+			r.Axes = append(r.Axes, i)
+		}
+	} else {
+		for i := range rank {
+			r.Axes = append(r.Axes, i)
+		}
+	}
+	if r.ScalesInput >= 0 {
+		if s, ok := n.Input(r.ScalesInput); ok {
+			c, _ := NumElements(s.Shape)
+			if s.DType != graph.Float32 || len(s.Shape) != 1 || c != 0 && c != int64(len(r.Axes)) {
+				return r, fmt.Errorf("scales (input %d) is %v, want float32[%d]", r.ScalesInput, s, len(r.Axes))
+			}
+			if c == 0 {
+				r.ScalesInput = -1
+			} else if s.Const != nil {
+				for i, v := range ViewAs[float32](s.Const) {
+					a := r.Axes[i]
+					if !(v > 0) || graph.ResizeOut(x.Shape[a], float64(v)) != out.Shape[a] {
+						return r, fmt.Errorf("scale %v of dim %d gives %d, output has %d", v, a, graph.ResizeOut(x.Shape[a], float64(v)), out.Shape[a])
+					}
+				}
+			}
+		} else {
+			r.ScalesInput = -1
+		}
+	}
+	if r.Mode == "linear" {
+		for i := range rank - 2 {
+			if x.Shape[i] != out.Shape[i] {
+				return r, fmt.Errorf("linear mode resizes dim %d (%d to %d): only the last two dims may change", i, x.Shape[i], out.Shape[i])
+			}
+		}
+	}
+	return r, nil
+}
