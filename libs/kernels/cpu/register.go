@@ -11,7 +11,7 @@ func ops() []*op {
 	return slices.Concat(
 		binaryOps(), variadicOps(), unaryOps(), clipOps(), movementOps(), indexingOps(), generateOps(),
 		reduceOps(), softmaxOps(), normOps(), matmulOps(), attentionOps(), rotaryOps(), geluOps(), nbitsOps(),
-		onnxAttentionOps(), onnxRMSNormOps(), onnxSwishOps(), convOps(), poolOps(), channelNormOps(), padOps(), resizeOps(),
+		onnxAttentionOps(), onnxRMSNormOps(), onnxSwishOps(), convOps(), poolOps(), channelNormOps(), padOps(), resizeOps(), convTransposeOps(),
 	)
 }
 
