@@ -10,7 +10,7 @@ import (
 // (checkArity, the one check of required inputs) and runs the operator's inference function,
 // registered in ops below. The functions live with their family, as in libs/kernels/cpu:
 // infer_elementwise.go, infer_shape.go, infer_indexing.go, infer_generate.go, infer_matmul.go,
-// infer_norm.go, infer_attention.go and infer_reduce.go; infer_context.go holds what they share
+// infer_norm.go, infer_attention.go, infer_reduce.go and infer_conv.go; infer_context.go holds what they share
 // (ictx: inputs, host data, outputs, conditions checked at Bind; broadcasting).
 
 // maxHostElems bounds the size of a value evaluated on the host: shape computations are a
@@ -161,6 +161,14 @@ func init() {
 	// infer_reduce.go
 	reg("", inferReduce, inputs(1), "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare")
 	reg("", inferArgReduce, inputs(1), "ArgMax", "ArgMin")
+	// infer_conv.go
+	reg("", inferConv, inputs(2), "Conv")
+	reg("", inferConvTranspose, inputs(2), "ConvTranspose")
+	reg("", inferPool, inputs(1), "MaxPool", "AveragePool")
+	reg("", inferGlobalPool, inputs(1), "GlobalAveragePool", "GlobalMaxPool")
+	reg("", inferChannelNorm, inputs(1), "BatchNormalization", "InstanceNormalization", "GroupNormalization")
+	reg("", inferPad, inputs(1), "Pad")
+	reg("", inferResize, inputs(1), "Resize", "Upsample")
 	// Fusion targets (graph/rewrite): ONNX's Attention, RMSNormalization, Swish and RotaryEmbedding.
 	reg("", inferONNXAttention, inputs(3), "Attention")
 	reg("", inferLayerNorm, inputs(1), "RMSNormalization")

@@ -518,3 +518,428 @@ func CheckGatherElements(n *Node) ([]int64, error) {
 	}
 	return out, nil
 }
+
+// ConvGeom is the geometry of a Conv, ConvTranspose or pool node at concrete shapes: batch N,
+// input channels C, output channels M, Group, and per spatial dim the input and output sizes,
+// the kernel, strides, dilations and the pads at each end (SAME padding resolved).
+type ConvGeom struct {
+	N, C, M, Group     int64
+	In, Out, Kernel    []int64
+	Strides, Dilations []int64
+	PadBegin, PadEnd   []int64
+	Bias               bool
+}
+
+// window parses n's window attributes over x's spatial dims and resolves the output dims with
+// graph.Window, the arithmetic shape inference uses.
+func (g *ConvGeom) window(n *Node, x Value, kernel []int64, transpose bool) error {
+	if len(x.Shape) < 3 {
+		return fmt.Errorf("input %v has rank %d, want 3 or more [N, C, D1, ...]", x.Shape, len(x.Shape))
+	}
+	w, err := graph.ParseWindow(n.Attrs, len(x.Shape)-2, kernel, transpose)
+	if err != nil {
+		return err
+	}
+	g.N, g.C, g.In = x.Shape[0], x.Shape[1], x.Shape[2:]
+	g.Kernel, g.Strides, g.Dilations = w.Kernel, w.Strides, w.Dilations
+	g.Out, g.PadBegin, g.PadEnd, err = w.OutConst(g.In)
+	return err
+}
+
+// checkConvFloat checks that x's dtype is a float type, that w and the bias have it, and the
+// bias's shape [m].
+func (g *ConvGeom) checkOperands(n *Node, w Value, biasLen int64) error {
+	x := n.Inputs[0]
+	if x.DType != graph.Float32 && x.DType != graph.Float16 && x.DType != graph.BFloat16 && x.DType != graph.Float64 {
+		return fmt.Errorf("input is %v, want a float type", x.DType)
+	}
+	if w.DType != x.DType {
+		return fmt.Errorf("weight is %v, input %v: want one type", w.DType, x.DType)
+	}
+	if b, ok := n.Input(2); ok {
+		if b.DType != x.DType || len(b.Shape) != 1 || b.Shape[0] != biasLen {
+			return fmt.Errorf("bias is %v, want %v[%d] (one per output channel)", b, x.DType, biasLen)
+		}
+		g.Bias = true
+	}
+	return nil
+}
+
+// CheckConv checks a Conv node (X [N, C, D...], W [M, C/group, K...], optional B [M]) for every
+// backend: arity, one float dtype, the weight's rank and channels, group dividing C and M, the
+// window attributes, and the output [N, M, out...] of graph.Window's arithmetic.
+func CheckConv(n *Node) (ConvGeom, error) {
+	var g ConvGeom
+	if err := CheckArity(n, 2, 3, 1, 1); err != nil {
+		return g, err
+	}
+	x, w := n.Inputs[0], n.Inputs[1]
+	if len(w.Shape) != len(x.Shape) || len(x.Shape) < 3 {
+		return g, fmt.Errorf("weight %v and input %v: want one rank, 3 or more (W [M, C/group, K...])", w.Shape, x.Shape)
+	}
+	g.Group = n.Attrs.Int("group", 1)
+	g.M = w.Shape[0]
+	switch {
+	case g.Group < 1:
+		return g, fmt.Errorf("group %d, want 1 or more", g.Group)
+	case x.Shape[1]%g.Group != 0 || g.M%g.Group != 0:
+		return g, fmt.Errorf("group %d does not divide the input channels %d and the output channels %d", g.Group, x.Shape[1], g.M)
+	case w.Shape[1]*g.Group != x.Shape[1]:
+		return g, fmt.Errorf("weight %v has %d channels per group, want %d (input channels %d / group %d)", w.Shape, w.Shape[1], x.Shape[1]/g.Group, x.Shape[1], g.Group)
+	}
+	if err := g.checkOperands(n, w, g.M); err != nil {
+		return g, err
+	}
+	if err := g.window(n, x, w.Shape[2:], false); err != nil {
+		return g, err
+	}
+	return g, CheckOutput(n, 0, x.DType, append([]int64{g.N, g.M}, g.Out...))
+}
+
+// CheckConvTranspose checks a ConvTranspose node (X [N, C, D...], W [C, M/group, K...],
+// optional B [M]) for every backend, as CheckConv does; the output size is graph.Window's
+// (output_padding, output_shape and SAME resolved), pads are those that size implies.
+func CheckConvTranspose(n *Node) (ConvGeom, error) {
+	var g ConvGeom
+	if err := CheckArity(n, 2, 3, 1, 1); err != nil {
+		return g, err
+	}
+	x, w := n.Inputs[0], n.Inputs[1]
+	if len(w.Shape) != len(x.Shape) || len(x.Shape) < 3 {
+		return g, fmt.Errorf("weight %v and input %v: want one rank, 3 or more (W [C, M/group, K...])", w.Shape, x.Shape)
+	}
+	g.Group = n.Attrs.Int("group", 1)
+	switch {
+	case g.Group < 1:
+		return g, fmt.Errorf("group %d, want 1 or more", g.Group)
+	case x.Shape[1]%g.Group != 0:
+		return g, fmt.Errorf("group %d does not divide the input channels %d", g.Group, x.Shape[1])
+	case w.Shape[0] != x.Shape[1]:
+		return g, fmt.Errorf("weight %v has %d input channels, want the input's %d", w.Shape, w.Shape[0], x.Shape[1])
+	}
+	g.M = w.Shape[1] * g.Group
+	if err := g.checkOperands(n, w, g.M); err != nil {
+		return g, err
+	}
+	if err := g.window(n, x, w.Shape[2:], true); err != nil {
+		return g, err
+	}
+	return g, CheckOutput(n, 0, x.DType, append([]int64{g.N, g.M}, g.Out...))
+}
+
+// CheckPool checks a MaxPool or AveragePool node for every backend: one input of a float type,
+// the window attributes (kernel_shape required), and output 0 [N, C, out...]. MaxPool's optional
+// Indices output (int64 of the output's shape) is checked when present; indices reports it.
+func CheckPool(n *Node) (g ConvGeom, indices bool, err error) {
+	maxOut := 1
+	if n.Op == "MaxPool" {
+		maxOut = 2
+	}
+	if err := CheckArity(n, 1, 1, 1, maxOut); err != nil {
+		return g, false, err
+	}
+	x := n.Inputs[0]
+	if !isFloatType(x.DType) {
+		return g, false, fmt.Errorf("input is %v, want a float type", x.DType)
+	}
+	if err := g.window(n, x, nil, false); err != nil {
+		return g, false, err
+	}
+	g.M = g.C
+	out := append([]int64{g.N, g.C}, g.Out...)
+	if err := CheckOutput(n, 0, x.DType, out); err != nil {
+		return g, false, err
+	}
+	if _, ok := n.Output(1); ok {
+		if err := CheckOutput(n, 1, graph.Int64, out); err != nil {
+			return g, false, err
+		}
+		indices = true
+	}
+	return g, indices, nil
+}
+
+func isFloatType(dt graph.DType) bool {
+	return dt == graph.Float32 || dt == graph.Float16 || dt == graph.BFloat16 || dt == graph.Float64
+}
+
+// CheckGlobalPool checks GlobalAveragePool and GlobalMaxPool: a float input of rank 3 or more,
+// output [N, C, 1, ...].
+func CheckGlobalPool(n *Node) error {
+	if err := CheckArity(n, 1, 1, 1, 1); err != nil {
+		return err
+	}
+	x := n.Inputs[0]
+	if len(x.Shape) < 3 || !isFloatType(x.DType) {
+		return fmt.Errorf("input is %v, want a float tensor of rank 3 or more [N, C, D1, ...]", x)
+	}
+	out := slices.Clone(x.Shape)
+	for i := 2; i < len(out); i++ {
+		out[i] = 1
+	}
+	return CheckOutput(n, 0, x.DType, out)
+}
+
+// CheckChannelNorm checks BatchNormalization (inference form: X, scale, B, mean, var; training
+// outputs and training_mode refused), InstanceNormalization (X, scale, B) and
+// GroupNormalization (X, scale, bias; num_groups dividing C; scale and bias per channel from
+// opset 21, per group before) for every backend: a float X of rank 2 or more [N, C, ...], the
+// parameters 1-D of X's dtype (BatchNormalization's may be float32 for 16-bit X), the output of
+// X's shape. It returns the parameters' length per input.
+func CheckChannelNorm(n *Node) (groups int64, err error) {
+	nin := 3
+	if n.Op == "BatchNormalization" {
+		nin = 5
+		if n.Attrs.Int("training_mode", 0) != 0 {
+			return 0, fmt.Errorf("training_mode 1 is not supported: export the model in eval mode")
+		}
+	}
+	if err := CheckArity(n, nin, nin, 1, 1); err != nil {
+		if n.Op == "BatchNormalization" {
+			return 0, fmt.Errorf("%w (the training outputs running_mean and running_var are not supported)", err)
+		}
+		return 0, err
+	}
+	x := n.Inputs[0]
+	if len(x.Shape) < 2 || !isFloatType(x.DType) {
+		return 0, fmt.Errorf("input is %v, want a float tensor of rank 2 or more [N, C, ...]", x)
+	}
+	c := x.Shape[1]
+	groups, plen := c, c
+	if n.Op == "GroupNormalization" {
+		groups = n.Attrs.Int("num_groups", 0)
+		if groups < 1 || c%groups != 0 {
+			return 0, fmt.Errorf("num_groups %d does not divide the channels %d", groups, c)
+		}
+		if n.Opset != 0 && n.Opset < 21 {
+			plen = groups // opset 18: scale and bias per group
+		}
+	}
+	for i := 1; i < nin; i++ {
+		p := n.Inputs[i]
+		okType := p.DType == x.DType || n.Op == "BatchNormalization" && p.DType == graph.Float32
+		if !okType || len(p.Shape) != 1 || p.Shape[0] != plen {
+			return 0, fmt.Errorf("input %d is %v, want %v[%d]", i, p, x.DType, plen)
+		}
+	}
+	return groups, CheckOutput(n, 0, x.DType, x.Shape)
+}
+
+// PadNode is what CheckPad resolves of a Pad node.
+type PadNode struct {
+	Mode     string  // constant, reflect, edge or wrap
+	AttrPads []int64 // the pads attribute before opset 11, nil from opset 11 (the pads input)
+}
+
+// CheckPad checks a Pad node for every backend: arity (x, pads, constant_value, axes from opset
+// 11; x alone before), the mode, pads and axes of int64 (axes int32 or int64), a constant_value
+// of x's dtype holding one element, and an output of x's dtype and rank. Where the pads (and
+// axes) are known at Select (Value.Const, or the attribute), the output's shape is checked
+// against them too; else the kernel checks it at run time.
+func CheckPad(n *Node) (PadNode, error) {
+	var p PadNode
+	p.Mode = n.Attrs.String("mode", "constant")
+	switch p.Mode {
+	case "constant", "reflect", "edge", "wrap":
+	default:
+		return p, fmt.Errorf("mode %q is not one of constant, reflect, edge, wrap", p.Mode)
+	}
+	old := n.Opset != 0 && n.Opset < 11
+	maxIn := 4
+	if old {
+		maxIn = 1
+	}
+	if err := CheckArity(n, 1, maxIn, 1, 1); err != nil {
+		return p, err
+	}
+	x := n.Inputs[0]
+	if err := CheckOutput(n, 0, x.DType, n.Outputs[0].Shape); err != nil {
+		return p, err
+	}
+	if len(n.Outputs[0].Shape) != len(x.Shape) {
+		return p, fmt.Errorf("output has rank %d, input %d", len(n.Outputs[0].Shape), len(x.Shape))
+	}
+	var pads, axes []int64
+	known := true
+	if old {
+		p.AttrPads = n.Attrs.Ints("pads")
+		pads = p.AttrPads
+	} else {
+		pv, ok := n.Input(1)
+		if !ok || pv.DType != graph.Int64 || len(pv.Shape) != 1 {
+			return p, fmt.Errorf("pads (input 1) is %v, want a 1-D int64 tensor", pv)
+		}
+		if cv, ok := n.Input(2); ok {
+			if c, err := NumElements(cv.Shape); cv.DType != x.DType || err != nil || c != 1 {
+				return p, fmt.Errorf("constant_value (input 2) is %v, want one %v element", cv, x.DType)
+			}
+		}
+		if av, ok := n.Input(3); ok {
+			if (av.DType != graph.Int64 && av.DType != graph.Int32) || len(av.Shape) != 1 || 2*av.Shape[0] != pv.Shape[0] {
+				return p, fmt.Errorf("axes (input 3) is %v, want a 1-D int tensor of half the pads' %d values", av, pv.Shape[0])
+			}
+			if av.Const == nil {
+				known = false
+			} else if axes, known = intsOf(av); !known {
+				return p, fmt.Errorf("axes (input 3) is %v, want int32 or int64", av)
+			}
+		} else if pv.Shape[0] != 2*int64(len(x.Shape)) {
+			return p, fmt.Errorf("pads has %d values, want %d (begin and end of each of %d dims)", pv.Shape[0], 2*len(x.Shape), len(x.Shape))
+		}
+		if pv.Const == nil {
+			known = false
+		} else {
+			pads, _ = intsOf(pv)
+		}
+	}
+	if !known {
+		return p, nil
+	}
+	full, err := graph.PadAmounts(pads, axes, len(x.Shape))
+	if err != nil {
+		return p, err
+	}
+	r := len(x.Shape)
+	for i, d := range x.Shape {
+		if want := d + full[i] + full[r+i]; want != n.Outputs[0].Shape[i] || want < 0 {
+			return p, fmt.Errorf("output %v is not the input %v padded by %v", n.Outputs[0].Shape, x.Shape, full)
+		}
+	}
+	return p, nil
+}
+
+// intsOf decodes a known int32 or int64 value.
+func intsOf(v Value) ([]int64, bool) {
+	switch v.DType {
+	case graph.Int64:
+		return append([]int64(nil), ViewAs[int64](v.Const)...), true
+	case graph.Int32:
+		var out []int64
+		for _, x := range ViewAs[int32](v.Const) {
+			out = append(out, int64(x))
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// ResizeNode is what CheckResize resolves of a Resize or Upsample node.
+type ResizeNode struct {
+	Mode        string // nearest or linear
+	Coord       string // coordinate_transformation_mode
+	Nearest     string // nearest_mode
+	ScalesInput int    // the scales input's index, -1 when the node has none (the scales attribute)
+	AttrScales  []float32
+	Axes        []int // the dims scales and sizes cover, in order
+}
+
+// CheckResize checks Resize (opset 10 to 21) and Upsample (opset 7 to 9) for every backend:
+// arity, modes nearest and linear (cubic refused), coordinate_transformation_mode half_pixel,
+// half_pixel_symmetric, pytorch_half_pixel, align_corners or asymmetric (tf_crop_and_resize
+// refused), nearest_mode, antialias 0, keep_aspect_ratio_policy stretch, the axes attribute, and
+// an output of the input's dtype and rank. Upsample is asymmetric with floor rounding.
+func CheckResize(n *Node) (ResizeNode, error) {
+	var r ResizeNode
+	x := n.Inputs[0]
+	rank := len(x.Shape)
+	r.Mode = n.Attrs.String("mode", "nearest")
+	r.Coord = n.Attrs.String("coordinate_transformation_mode", "half_pixel")
+	r.Nearest = n.Attrs.String("nearest_mode", "round_prefer_floor")
+	switch {
+	case n.Op == "Upsample":
+		if err := CheckArity(n, 1, 2, 1, 1); err != nil {
+			return r, err
+		}
+		r.Coord, r.Nearest, r.ScalesInput = "asymmetric", "floor", 1
+		if _, ok := n.Input(1); !ok {
+			r.ScalesInput, r.AttrScales = -1, n.Attrs.Floats("scales")
+			if len(r.AttrScales) != rank {
+				return r, fmt.Errorf("scales attribute %v has %d values, want %d", r.AttrScales, len(r.AttrScales), rank)
+			}
+		}
+	case n.Opset == 10:
+		if err := CheckArity(n, 2, 2, 1, 1); err != nil {
+			return r, err
+		}
+		r.Coord, r.ScalesInput = "asymmetric", 1
+		r.Nearest = "floor"
+	default:
+		if err := CheckArity(n, 1, 4, 1, 1); err != nil {
+			return r, err
+		}
+		r.ScalesInput = 2
+	}
+	if r.Mode == "bilinear" || r.Mode == "trilinear" {
+		r.Mode = "linear" // Upsample's older names
+	}
+	if r.Mode != "nearest" && r.Mode != "linear" {
+		return r, fmt.Errorf("mode %q is not supported (nearest, linear)", r.Mode)
+	}
+	switch r.Coord {
+	case "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric":
+	default:
+		return r, fmt.Errorf("coordinate_transformation_mode %q is not supported (half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric)", r.Coord)
+	}
+	switch r.Nearest {
+	case "round_prefer_floor", "round_prefer_ceil", "floor", "ceil":
+	default:
+		return r, fmt.Errorf("nearest_mode %q is not one of round_prefer_floor, round_prefer_ceil, floor, ceil", r.Nearest)
+	}
+	if n.Attrs.Int("antialias", 0) != 0 {
+		return r, fmt.Errorf("antialias 1 is not supported")
+	}
+	if p := n.Attrs.String("keep_aspect_ratio_policy", "stretch"); p != "stretch" {
+		return r, fmt.Errorf("keep_aspect_ratio_policy %q is not supported (only stretch)", p)
+	}
+	if x.DType != graph.Float32 && x.DType != graph.Float16 && x.DType != graph.BFloat16 {
+		return r, fmt.Errorf("input is %v, want a float type", x.DType)
+	}
+	out := n.Outputs[0]
+	if err := CheckOutput(n, 0, x.DType, out.Shape); err != nil {
+		return r, err
+	}
+	if len(out.Shape) != rank {
+		return r, fmt.Errorf("output has rank %d, input %d", len(out.Shape), rank)
+	}
+	if ax := n.Attrs.Ints("axes"); ax != nil {
+		for _, a := range ax {
+			i, err := NormAxis(a, rank)
+			if err != nil {
+				return r, fmt.Errorf("axes: %w", err)
+			}
+			r.Axes = append(r.Axes, i)
+		}
+	} else {
+		for i := range rank {
+			r.Axes = append(r.Axes, i)
+		}
+	}
+	if r.ScalesInput >= 0 {
+		if s, ok := n.Input(r.ScalesInput); ok {
+			c, _ := NumElements(s.Shape)
+			if s.DType != graph.Float32 || len(s.Shape) != 1 || c != 0 && c != int64(len(r.Axes)) {
+				return r, fmt.Errorf("scales (input %d) is %v, want float32[%d]", r.ScalesInput, s, len(r.Axes))
+			}
+			if c == 0 {
+				r.ScalesInput = -1
+			} else if s.Const != nil {
+				for i, v := range ViewAs[float32](s.Const) {
+					a := r.Axes[i]
+					if !(v > 0) || graph.ResizeOut(x.Shape[a], float64(v)) != out.Shape[a] {
+						return r, fmt.Errorf("scale %v of dim %d gives %d, output has %d", v, a, graph.ResizeOut(x.Shape[a], float64(v)), out.Shape[a])
+					}
+				}
+			}
+		} else {
+			r.ScalesInput = -1
+		}
+	}
+	if r.Mode == "linear" {
+		for i := range rank - 2 {
+			if x.Shape[i] != out.Shape[i] {
+				return r, fmt.Errorf("linear mode resizes dim %d (%d to %d): only the last two dims may change", i, x.Shape[i], out.Shape[i])
+			}
+		}
+	}
+	return r, nil
+}

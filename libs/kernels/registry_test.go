@@ -22,15 +22,15 @@ func cpuRegistry(t *testing.T) *kernels.Registry {
 
 func TestUnknownOpListsWhatIsSupported(t *testing.T) {
 	r := cpuRegistry(t)
-	n := &kernels.Node{Name: "conv1", Op: "Conv", Inputs: []kernels.Value{{DType: graph.Float32, Shape: []int64{1}}}}
+	n := &kernels.Node{Name: "lstm1", Op: "LSTM", Inputs: []kernels.Value{{DType: graph.Float32, Shape: []int64{1}}}}
 	_, err := r.Select(n, kernels.CPU(1))
 	var u *kernels.UnsupportedOpError
 	require.ErrorAs(t, err, &u)
-	require.Equal(t, "conv1", u.Node)
-	require.Equal(t, kernels.OpKey{Op: "Conv"}, u.Op)
+	require.Equal(t, "lstm1", u.Node)
+	require.Equal(t, kernels.OpKey{Op: "LSTM"}, u.Op)
 	require.Contains(t, u.Supported, kernels.OpKey{Domain: kernels.DomainMicrosoft, Op: "GroupQueryAttention"})
 	msg := err.Error()
-	require.Contains(t, msg, `"conv1"`)
+	require.Contains(t, msg, `"lstm1"`)
 	require.Contains(t, msg, "MatMul")
 	require.Contains(t, msg, "com.microsoft.MatMulNBits")
 

@@ -173,6 +173,21 @@ func families() []family {
 				s(graph.Float16, 4, 24, 16), s(graph.Float16, 4, 16), s(graph.Float16, 4, 16, 24), s(graph.Float16, 4, 24)},
 			outputs: []sym{s(graph.Float16, 1, "S", 16)},
 			dims:    map[string][]int64{"S": {1, 5, 100}}},
+		{name: "conv-3x3", op: "Conv", attrs: kernels.Attrs("pads", []int64{1, 1, 1, 1}),
+			inputs: []sym{s(f32s, "B", 16, "H", "W"), s(f32s, 24, 16, 3, 3), s(f32s, 24)}, outputs: []sym{s(f32s, "B", 24, "H", "W")},
+			dims: map[string][]int64{"B": {1, 2, 5}, "H": {1, 7, 33}, "W": {3, 40}}},
+		{name: "conv-stride-grouped", op: "Conv", attrs: kernels.Attrs("group", 2, "strides", []int64{2, 2}, "auto_pad", "SAME_UPPER"),
+			inputs: []sym{s(f32s, "B", 8, "H", "W"), s(f32s, 6, 4, 5, 5)}, outputs: []sym{s(f32s, "B", 6, "OH", "OW")},
+			dims: map[string][]int64{"B": {1, 3}, "OH": {1, 5, 32}, "OW": {3, 16}}, derived: map[string][]string{"H": {"OH", "OH"}, "W": {"OW", "OW"}}},
+		{name: "conv-1d", op: "Conv", attrs: kernels.Attrs("strides", []int64{5}),
+			inputs: []sym{s(f32s, "B", 1, "T"), s(f32s, 32, 1, 5)}, outputs: []sym{s(f32s, "B", 32, "OT")},
+			dims: map[string][]int64{"B": {1, 4}, "OT": {1, 800}}, derived: map[string][]string{"T": {"OT", "OT", "OT", "OT", "OT"}}},
+		{name: "conv-1x1", op: "Conv",
+			inputs: []sym{s(f32s, "B", 16, "H", "W"), s(f32s, 8, 16, 1, 1)}, outputs: []sym{s(f32s, "B", 8, "H", "W")},
+			dims: map[string][]int64{"B": {1, 2}, "H": {1, 30}, "W": {1, 50}}},
+		{name: "convtranspose", op: "ConvTranspose", attrs: kernels.Attrs("strides", []int64{2, 2}),
+			inputs: []sym{s(f32s, "B", 8, "H", "W"), s(f32s, 8, 4, 2, 2)}, outputs: []sym{s(f32s, "B", 4, "OH", "OW")},
+			dims: map[string][]int64{"B": {1, 2}, "H": {1, 9, 70}, "W": {2, 40}}, derived: map[string][]string{"OH": {"H", "H"}, "OW": {"W", "W"}}},
 		{name: "matmulnbits", op: "MatMulNBits", domain: ms, attrs: kernels.Attrs("K", 96, "N", 40, "bits", 4, "block_size", 32),
 			inputs:  []sym{s(f32s, "B", "M", 96), s(graph.Uint8, 40, 3, 16), s(f32s, 40, 3)},
 			outputs: []sym{s(f32s, "B", "M", 40)},
@@ -225,7 +240,7 @@ func TestBoundFamiliesReachEveryTactic(t *testing.T) {
 			seen[f.op][inst.Tactic()] = true
 		})
 	}
-	for op, want := range map[string][]string{"MatMul": {"gemm", "f16-convert"}, "Attention": {"full", "split-kv"}, "MultiHeadAttention": {"full", "split-kv"}, "GroupQueryAttention": {"full", "split-kv"}} {
+	for op, want := range map[string][]string{"MatMul": {"gemm", "f16-convert"}, "Attention": {"full", "split-kv"}, "MultiHeadAttention": {"full", "split-kv"}, "GroupQueryAttention": {"full", "split-kv"}, "Conv": {"im2col", "gemm-1x1"}} {
 		for _, tac := range want {
 			require.True(t, seen[op][tac], fmt.Sprintf("%s never selects %s in the grid", op, tac))
 		}

@@ -11,7 +11,8 @@ func ops() []*op {
 	return slices.Concat(
 		binaryOps(), variadicOps(), unaryOps(), clipOps(), movementOps(), indexingOps(), generateOps(),
 		reduceOps(), softmaxOps(), normOps(), matmulOps(), attentionOps(), rotaryOps(), geluOps(), nbitsOps(),
-		onnxAttentionOps(), onnxRMSNormOps(), onnxSwishOps(), moeOps(),
+		onnxAttentionOps(), onnxRMSNormOps(), onnxSwishOps(), moeOps(), convOps(), poolOps(), channelNormOps(), padOps(),
+		resizeOps(), convTransposeOps(),
 	)
 }
 

@@ -1,0 +1,460 @@
+package cpu
+
+import (
+	"fmt"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/gemm"
+	"carve.dev/libs/kernels/internal/par"
+)
+
+// Conv (1-D, 2-D and 3-D; group, strides, dilations, pads, auto_pad, optional bias) on float32,
+// with the checks of kernels.CheckConv. Tactics:
+//
+//   - "im2col": per batch image and group, Y_g (M/group x P) = W_g (M/group x K) * col (K x P),
+//     K = C/group * kernel volume, P the output's spatial volume. col is never built whole: it is
+//     written a tile of at most convTileCols(K) columns at a time into workspace, and each tile's
+//     product goes straight into Y (ldc P) on package gemm. When the tiles of all images and
+//     groups number at least the workers, they run side by side, each participant with its own
+//     col tile and single-participant gemm workspace ("col" and "gemm" parts: slots times one
+//     tile's); else one after another, each product parallel over the workers.
+//   - "gemm-1x1": a 1x1 kernel with unit strides and no padding reads X_g (C/group x P) as
+//     the product's B in place; the workspace is gemm's alone.
+//   - "depthwise": group == C (any channel multiplier): a direct loop per output plane, in
+//     parallel over planes, no workspace.
+//
+// The bias is the fused epilogue: each tile of Y is set to its rows' bias before the product
+// accumulates into it. Invariants: the recipe is a pure function of the shapes, attributes and
+// the worker count, and grows with every dim, so Bound at a range's largest dims covers it;
+// Run writes only Y and the workspace.
+type conv struct {
+	tactic    string
+	geo       geom3
+	n, groups int
+	cg, mg    int // input and output channels per group
+	k, p      int // the product's inner dim and the output's spatial volume
+	inVol     int // the input's spatial volume
+	pt, tiles int // columns per col tile, tiles per image and group
+	side      bool
+	slots     int
+	colFloats int // one slot's col tile
+	gemmPer   int // one slot's gemm workspace
+	full      gemm.Plan
+	last      gemm.Plan // the last, narrower tile's
+	bias      bool
+	mult      int // depthwise: output channels per input channel
+	workers   int
+}
+
+// geom3 is a window normalized to 3 spatial dims (leading ones of size 1 for 1-D and 2-D).
+type geom3 struct {
+	in, out, k, s, d, p [3]int // p: the begin pads
+}
+
+func newGeom3(g kernels.ConvGeom) geom3 {
+	var r geom3
+	off := 3 - len(g.In)
+	for i := range 3 {
+		r.in[i], r.out[i], r.k[i], r.s[i], r.d[i] = 1, 1, 1, 1, 1
+		if j := i - off; j >= 0 {
+			r.in[i], r.out[i], r.k[i] = int(g.In[j]), int(g.Out[j]), int(g.Kernel[j])
+			r.s[i], r.d[i], r.p[i] = int(g.Strides[j]), int(g.Dilations[j]), int(g.PadBegin[j])
+		}
+	}
+	return r
+}
+
+func (g *geom3) kvol() int { return g.k[0] * g.k[1] * g.k[2] }
+
+// convTileFloats is the size a col tile aims at; convMinCols is the fewest columns a tile has
+// (a product narrower than a few micro-kernel panels wastes the micro-kernel).
+const (
+	convTileFloats = 1 << 17
+	convMinCols    = 64
+)
+
+// convTileCols is the columns of a col tile of k rows: about convTileFloats floats, a multiple
+// of 32 columns and at least convMinCols. It does not grow with k.
+func convTileCols(k int64) int64 {
+	c := convTileFloats / max(k, 1) / 32 * 32
+	return max(c, convMinCols)
+}
+
+// convShape is what a Conv's workspace depends on.
+type convShape struct {
+	tactic          string
+	n, groups, mg   int64
+	k, p            int64 // inner dim (C/group * kernel volume) and output spatial volume
+	kLo             int64 // the smallest k over a range (k itself for a concrete node)
+	side, sideKnown bool
+}
+
+// convParts is the recipe of a Conv: for "im2col" a "col" part and a "gemm" part, each the
+// slots' sum; for "gemm-1x1" the gemm part; none for "depthwise". It also reports the tiling.
+func convParts(s convShape, workers int) (parts []alloc.Part, pt, tiles, slots int64, side bool) {
+	switch s.tactic {
+	case "depthwise":
+		return nil, 0, 0, 0, false
+	case "gemm-1x1":
+		return gemmPart(gemm.Workspace(s.mg, s.p, s.k, gemm.RowMajor, workers)), 0, 0, 1, false
+	}
+	if s.p == 0 || s.mg == 0 {
+		return nil, 0, 0, 0, false
+	}
+	pt = min(s.p, convTileCols(s.kLo))
+	tiles = (s.p + pt - 1) / pt
+	items := s.n * s.groups * tiles
+	w := int64(max(workers, 1))
+	side = w > 1 && items >= w
+	if s.sideKnown {
+		side = s.side
+	}
+	col := s.k * pt
+	if side {
+		slots = min(w, max(items, 1))
+		g := gemm.Workspace(s.mg, pt, s.k, gemm.RowMajor, 1)
+		return []alloc.Part{{Name: "col", Size: slots * col * 4}, {Name: "gemm", Size: max(slots*g*4, 4)}}, pt, tiles, slots, true
+	}
+	g := gemm.Workspace(s.mg, pt, s.k, gemm.RowMajor, workers)
+	return []alloc.Part{{Name: "col", Size: col * 4}, {Name: "gemm", Size: max(g*4, 4)}}, pt, tiles, 1, false
+}
+
+// convTactic picks the tactic from the geometry: depthwise for group == C, gemm-1x1 for a
+// pointwise kernel, im2col for the rest.
+func convTactic(c, groups int64, kernel, strides, padBegin, padEnd []int64) string {
+	if groups == c && groups > 1 {
+		return "depthwise"
+	}
+	for i := range kernel {
+		if kernel[i] != 1 || strides[i] != 1 || padBegin[i] != 0 || padEnd[i] != 0 {
+			return "im2col"
+		}
+	}
+	return "gemm-1x1"
+}
+
+func selectConv(n *kernels.Node, d kernels.Target) (plan, error) {
+	g, err := kernels.CheckConv(n)
+	if err != nil {
+		return plan{}, err
+	}
+	if dt := n.Inputs[0].DType; dt != graph.Float32 {
+		return plan{}, fmt.Errorf("input is %v: the CPU Conv computes float32 only; cast the model to float32", dt)
+	}
+	cv := &conv{geo: newGeom3(g), n: int(g.N), groups: int(g.Group), bias: g.Bias, workers: d.Workers}
+	cv.cg, cv.mg = int(g.C/g.Group), int(g.M/g.Group)
+	cv.k = cv.cg * cv.geo.kvol()
+	cv.p = cv.geo.out[0] * cv.geo.out[1] * cv.geo.out[2]
+	cv.inVol = cv.geo.in[0] * cv.geo.in[1] * cv.geo.in[2]
+	cv.tactic = convTactic(g.C, g.Group, g.Kernel, g.Strides, g.PadBegin, g.PadEnd)
+	cv.mult = int(g.M / g.C)
+	parts, pt, tiles, slots, side := convParts(convShape{tactic: cv.tactic, n: g.N, groups: g.Group, mg: int64(cv.mg), k: int64(cv.k), kLo: int64(cv.k), p: int64(cv.p)}, d.Workers)
+	cv.pt, cv.tiles, cv.slots, cv.side = int(pt), int(tiles), int(slots), side
+	switch cv.tactic {
+	case "gemm-1x1":
+		cv.full = gemm.NewPlan(cv.mg, cv.p, cv.cg, gemm.RowMajor, d.Workers)
+	case "im2col":
+		w := d.Workers
+		if side {
+			w = 1
+		}
+		if cv.pt > 0 {
+			cv.full = gemm.NewPlan(cv.mg, cv.pt, cv.k, gemm.RowMajor, w)
+			cv.last = gemm.NewPlan(cv.mg, cv.p-(cv.tiles-1)*cv.pt, cv.k, gemm.RowMajor, w)
+			cv.colFloats = cv.k * cv.pt
+			cv.gemmPer = int(gemm.Workspace(int64(cv.mg), int64(cv.pt), int64(cv.k), gemm.RowMajor, 1))
+		}
+	}
+	return plan{tactic: cv.tactic, parts: parts, r: cv}, nil
+}
+
+// boundConv is W: the recipe at the range's largest dims (the tile width at the smallest inner
+// dim, where it is widest); over a range whose dims vary, the larger of the side-by-side and
+// one-after-another recipes.
+func boundConv(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
+	x, okX := r.Input(0)
+	w, okW := r.Input(1)
+	y, okY := r.Output(0)
+	if !okX || !okW || !okY || len(x.Dims) < 3 || len(w.Dims) != len(x.Dims) || len(y.Dims) != len(x.Dims) {
+		return kernels.Bound{}, fmt.Errorf("Conv needs X, W and Y of one rank, 3 or more, and the output's range")
+	}
+	if x.DType != graph.Float32 {
+		return kernels.Bound{}, nil // refused at Select
+	}
+	groups := r.Attrs.Int("group", 1)
+	fixed := true
+	for _, v := range [][]kernels.DimRange{x.Dims, w.Dims, y.Dims} {
+		for _, dr := range v {
+			fixed = fixed && dr.Lo == dr.Hi
+		}
+	}
+	kvolHi, kvolLo, p := int64(1), int64(1), int64(1)
+	kernel := make([]int64, len(w.Dims)-2)
+	for i, dr := range w.Dims[2:] {
+		kvolHi, kvolLo, kernel[i] = kvolHi*dr.Hi, kvolLo*dr.Lo, dr.Hi
+	}
+	for _, dr := range y.Dims[2:] {
+		var err error
+		if p, err = kernels.Product(p, dr.Hi); err != nil {
+			return kernels.Bound{}, err
+		}
+	}
+	s := convShape{n: x.Dims[0].Hi, groups: groups, mg: w.Dims[0].Hi / max(groups, 1), k: w.Dims[1].Hi * kvolHi, kLo: w.Dims[1].Lo * kvolLo, p: p}
+	s.tactic = "im2col"
+	if fixed {
+		n, err := concreteConv(r)
+		if err != nil {
+			return kernels.Bound{}, err
+		}
+		g, err := kernels.CheckConv(n)
+		if err != nil {
+			return kernels.Bound{}, err
+		}
+		s.tactic = convTactic(g.C, g.Group, g.Kernel, g.Strides, g.PadBegin, g.PadEnd)
+		parts, _, _, _, _ := convParts(s, d.Workers)
+		return recipeBound(s.tactic, parts)
+	}
+	// every tactic a node of the range may select: im2col's covers gemm-1x1's (its gemm part is
+	// at least the pointwise product's, k being C/group there) and depthwise's (none)
+	var best kernels.Bound
+	for _, side := range []bool{false, true} {
+		s.side, s.sideKnown = side, true
+		parts, _, _, _, _ := convParts(s, d.Workers)
+		b, err := recipeBound(s.tactic, parts)
+		if err != nil {
+			return kernels.Bound{}, err
+		}
+		best = best.Max(b)
+	}
+	one := s
+	one.tactic, one.k = "gemm-1x1", w.Dims[1].Hi
+	parts, _, _, _, _ := convParts(one, d.Workers)
+	b, err := recipeBound("gemm-1x1", parts)
+	if err != nil {
+		return kernels.Bound{}, err
+	}
+	return best.Max(b), nil
+}
+
+// concreteConv is the node of a degenerate range.
+func concreteConv(r *kernels.NodeRange) (*kernels.Node, error) {
+	n := &kernels.Node{Name: r.Name, Op: r.Op, Domain: r.Domain, Opset: r.Opset, Attrs: r.Attrs}
+	conv := func(v kernels.ValueRange) kernels.Value {
+		out := kernels.Value{DType: v.DType}
+		for _, d := range v.Dims {
+			out.Shape = append(out.Shape, d.Hi)
+		}
+		return out
+	}
+	for _, v := range r.Inputs {
+		n.Inputs = append(n.Inputs, conv(v))
+	}
+	for _, v := range r.Outputs {
+		n.Outputs = append(n.Outputs, conv(v))
+	}
+	return n, nil
+}
+
+func (cv *conv) run(in, out []kernels.Tensor, ws wsParts) error {
+	x, w, y := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
+	var b []float32
+	if cv.bias {
+		b = in[2].Float32s()
+	}
+	switch cv.tactic {
+	case "depthwise":
+		runRanges(cv, in, out, cv.n*cv.groups*cv.mult, cv.p*cv.geo.kvol(), weightPlain, cv.workers)
+	case "gemm-1x1":
+		var gws []float32
+		if cv.full.WorkspaceFloats() > 0 {
+			gws = kernels.ViewAs[float32](ws.bytes(0))
+		}
+		for i := 0; i < cv.n*cv.groups; i++ {
+			img, grp := i/cv.groups, i%cv.groups
+			xs := x[(img*cv.groups+grp)*cv.cg*cv.inVol:]
+			ys := y[(img*cv.groups+grp)*cv.mg*cv.p:]
+			cv.product(cv.full, w[grp*cv.mg*cv.k:], xs, b, grp, ys, 0, cv.p, gws)
+		}
+	case "im2col":
+		if cv.pt == 0 || cv.n == 0 {
+			return nil
+		}
+		col, gws := kernels.ViewAs[float32](ws.bytes(0)), kernels.ViewAs[float32](ws.bytes(1))
+		items := cv.n * cv.groups * cv.tiles
+		if !cv.side {
+			for i := range items {
+				cv.item(i, x, w, b, y, col, gws)
+			}
+			return nil
+		}
+		body := convBodies.Get()
+		*body = convBody{cv: cv, x: x, w: w, b: b, y: y, col: col, gws: gws}
+		par.For(items, 1, cv.slots, body)
+		*body = convBody{}
+		convBodies.Put(body)
+	}
+	return nil
+}
+
+// product is Y_g[:, p0:p0+plan.N] (+)= W_g * B, B row-major with plan.N columns, the rows of
+// Y_g set to their bias first when there is one.
+func (cv *conv) product(pl gemm.Plan, wg, bmat, bias []float32, grp int, yg []float32, p0, ldb int, gws []float32) {
+	cols := pl.N
+	if bias != nil {
+		for m := range cv.mg {
+			v := bias[grp*cv.mg+m]
+			row := yg[m*cv.p+p0 : m*cv.p+p0+cols]
+			for j := range row {
+				row[j] = v
+			}
+		}
+	}
+	pl.Run(gemm.Mat{Data: wg, Ld: max(pl.K, 1)}, gemm.Mat{Data: bmat, Ld: max(ldb, 1)}, nil, yg[p0:], cv.p, 1, bias != nil, gws)
+}
+
+// item computes tile i of (image, group, tile) with its own col tile and gemm workspace.
+func (cv *conv) item(i int, x, w, b, y, col, gws []float32) {
+	t := i % cv.tiles
+	grp := (i / cv.tiles) % cv.groups
+	img := i / cv.tiles / cv.groups
+	p0 := t * cv.pt
+	pl := cv.full
+	if t == cv.tiles-1 {
+		pl = cv.last
+	}
+	xs := x[(img*cv.groups+grp)*cv.cg*cv.inVol:]
+	cv.im2col(xs, col, p0, pl.N)
+	cv.product(pl, w[grp*cv.mg*cv.k:], col, b, grp, y[(img*cv.groups+grp)*cv.mg*cv.p:], p0, pl.N, gws)
+}
+
+// im2col writes columns [p0, p0+cols) of the image-group's col matrix into col (row-major,
+// cols wide): row (c, kd, kh, kw), column (od, oh, ow) holds x[c, od*s-p+kd*d, ...] or 0 in the
+// padding.
+func (cv *conv) im2col(x, col []float32, p0, cols int) {
+	g := &cv.geo
+	kv := g.kvol()
+	for r := range cv.k {
+		c, kr := r/kv, r%kv
+		kz, ky, kx := kr/(g.k[1]*g.k[2]), kr/g.k[2]%g.k[1], kr%g.k[2]
+		dst := col[r*cols : (r+1)*cols]
+		xc := x[c*cv.inVol : (c+1)*cv.inVol]
+		ow := p0 % g.out[2]
+		oh := p0 / g.out[2] % g.out[1]
+		od := p0 / g.out[2] / g.out[1]
+		for j := 0; j < cols; {
+			run := min(cols-j, g.out[2]-ow)
+			iz := od*g.s[0] - g.p[0] + kz*g.d[0]
+			iy := oh*g.s[1] - g.p[1] + ky*g.d[1]
+			seg := dst[j : j+run]
+			if iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1] {
+				clear(seg)
+			} else {
+				row := xc[(iz*g.in[1]+iy)*g.in[2] : (iz*g.in[1]+iy+1)*g.in[2]]
+				ix := ow*g.s[2] - g.p[2] + kx*g.d[2]
+				if g.s[2] == 1 && ix >= 0 && ix+run <= len(row) {
+					copy(seg, row[ix:ix+run])
+				} else {
+					for t := range seg {
+						if uint(ix) < uint(len(row)) {
+							seg[t] = row[ix]
+						} else {
+							seg[t] = 0
+						}
+						ix += g.s[2]
+					}
+				}
+			}
+			j += run
+			ow += run
+			if ow == g.out[2] {
+				ow = 0
+				if oh++; oh == g.out[1] {
+					oh = 0
+					od++
+				}
+			}
+		}
+	}
+}
+
+// convBody runs im2col tiles side by side, each participant with its slot's col tile and
+// gemm workspace.
+type convBody struct {
+	cv                   *conv
+	x, w, b, y, col, gws []float32
+}
+
+var convBodies par.Pool[convBody]
+
+func (c *convBody) Do(slot, lo, hi int) {
+	cv := c.cv
+	col := c.col[slot*cv.colFloats : (slot+1)*cv.colFloats]
+	gws := c.gws[slot*cv.gemmPer : (slot+1)*cv.gemmPer]
+	for i := lo; i < hi; i++ {
+		cv.item(i, c.x, c.w, c.b, c.y, col, gws)
+	}
+}
+
+// runRange computes depthwise output planes [lo, hi) of (image, output channel).
+func (cv *conv) runRange(in, out []kernels.Tensor, lo, hi int) {
+	x, w, y := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
+	var b []float32
+	if cv.bias {
+		b = in[2].Float32s()
+	}
+	g := &cv.geo
+	kv := g.kvol()
+	m := cv.groups * cv.mult
+	for pl := lo; pl < hi; pl++ {
+		img, oc := pl/m, pl%m
+		xc := x[(img*cv.groups+oc/cv.mult)*cv.inVol:][:cv.inVol]
+		wk := w[oc*kv : (oc+1)*kv]
+		yp := y[pl*cv.p : (pl+1)*cv.p]
+		var bias float32
+		if b != nil {
+			bias = b[oc]
+		}
+		i := 0
+		for od := range g.out[0] {
+			for oh := range g.out[1] {
+				for ow := range g.out[2] {
+					s := bias
+					for kz := range g.k[0] {
+						iz := od*g.s[0] - g.p[0] + kz*g.d[0]
+						if uint(iz) >= uint(g.in[0]) {
+							continue
+						}
+						for ky := range g.k[1] {
+							iy := oh*g.s[1] - g.p[1] + ky*g.d[1]
+							if uint(iy) >= uint(g.in[1]) {
+								continue
+							}
+							row := xc[(iz*g.in[1]+iy)*g.in[2]:][:g.in[2]]
+							wr := wk[(kz*g.k[1]+ky)*g.k[2]:][:g.k[2]]
+							ix := ow*g.s[2] - g.p[2]
+							for kx, wv := range wr {
+								if j := ix + kx*g.d[2]; uint(j) < uint(len(row)) {
+									s += wv * row[j]
+								}
+							}
+						}
+					}
+					yp[i] = s
+					i++
+				}
+			}
+		}
+	}
+}
+
+func convOps() []*op {
+	return []*op{
+		{key: kernels.Key("", "Conv"), sel: selectConv, bound: boundConv, tactics: []kernels.TacticInfo{
+			{Name: "im2col", Summary: "col tiles of the unfolded input in workspace, each multiplied by the weights on the packed gemm, bias fused; tiles side by side or each product parallel", Workspace: true},
+			{Name: "gemm-1x1", Summary: "pointwise kernel: the input read in place as the gemm's B, bias fused", Workspace: true},
+			{Name: "depthwise", Summary: "group == channels: a direct loop per output plane, parallel over planes, no workspace"},
+		}},
+	}
+}

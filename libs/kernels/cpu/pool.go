@@ -1,0 +1,167 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+)
+
+// MaxPool and AveragePool (1-D to 3-D; kernel_shape, strides, dilations, pads, auto_pad,
+// ceil_mode; AveragePool's count_include_pad) and GlobalAveragePool and GlobalMaxPool, on
+// float32, with the checks of kernels.CheckPool and kernels.CheckGlobalPool. One tactic,
+// "direct": each output plane (image, channel) on one participant, in parallel over planes, no
+// workspace. A window's taps outside the input are skipped; AveragePool divides by the taps
+// inside the input, or with count_include_pad by those inside the padded input (the explicit or
+// SAME pads, not the extra end a ceil_mode window reaches), as onnxruntime does. MaxPool's
+// Indices output is refused.
+type pool struct {
+	max      bool
+	inclPad  bool
+	global   bool
+	geo      geom3
+	end      [3]int // the end pads
+	planes   int
+	inVol, p int
+	workers  int
+}
+
+func poolOps() []*op {
+	return []*op{
+		{key: kernels.Key("", "MaxPool"), tactics: direct, sel: selectPool},
+		{key: kernels.Key("", "AveragePool"), tactics: direct, sel: selectPool},
+		{key: kernels.Key("", "GlobalAveragePool"), tactics: direct, sel: selectGlobalPool},
+		{key: kernels.Key("", "GlobalMaxPool"), tactics: direct, sel: selectGlobalPool},
+	}
+}
+
+func selectPool(n *kernels.Node, d kernels.Target) (plan, error) {
+	g, indices, err := kernels.CheckPool(n)
+	if err != nil {
+		return plan{}, err
+	}
+	if indices {
+		return plan{}, fmt.Errorf("MaxPool's Indices output is not supported: drop it from the node (torch: return_indices=False)")
+	}
+	if dt := n.Inputs[0].DType; dt != graph.Float32 {
+		return plan{}, fmt.Errorf("input is %v: the CPU %s computes float32 only", dt, n.Op)
+	}
+	if len(g.In) > 3 {
+		return plan{}, fmt.Errorf("%d spatial dims: at most 3 are supported", len(g.In))
+	}
+	pl := &pool{max: n.Op == "MaxPool", inclPad: n.Attrs.Int("count_include_pad", 0) != 0, geo: newGeom3(g), workers: d.Workers}
+	off := 3 - len(g.In)
+	for i, e := range g.PadEnd {
+		pl.end[off+i] = int(e)
+	}
+	pl.planes = int(g.N * g.C)
+	pl.inVol = pl.geo.in[0] * pl.geo.in[1] * pl.geo.in[2]
+	pl.p = pl.geo.out[0] * pl.geo.out[1] * pl.geo.out[2]
+	return plan{tactic: "direct", r: pl}, nil
+}
+
+func selectGlobalPool(n *kernels.Node, d kernels.Target) (plan, error) {
+	if err := kernels.CheckGlobalPool(n); err != nil {
+		return plan{}, err
+	}
+	x := n.Inputs[0]
+	if x.DType != graph.Float32 {
+		return plan{}, fmt.Errorf("input is %v: the CPU %s computes float32 only", x.DType, n.Op)
+	}
+	pl := &pool{max: n.Op == "GlobalMaxPool", global: true, planes: int(x.Shape[0] * x.Shape[1]), inVol: numel(x.Shape[2:]), p: 1, workers: d.Workers}
+	return plan{tactic: "direct", r: pl}, nil
+}
+
+func (pl *pool) run(in, out []kernels.Tensor, _ wsParts) error {
+	per := pl.inVol
+	if !pl.global {
+		per = pl.p * pl.geo.kvol()
+	}
+	runRanges(pl, in, out, pl.planes, per, weightPlain, pl.workers)
+	return nil
+}
+
+// runRange pools planes [lo, hi).
+func (pl *pool) runRange(in, out []kernels.Tensor, lo, hi int) {
+	x, y := in[0].Float32s(), out[0].Float32s()
+	if pl.global {
+		for c := lo; c < hi; c++ {
+			xs := x[c*pl.inVol : (c+1)*pl.inVol]
+			if pl.max {
+				m := float32(math.Inf(-1))
+				for _, v := range xs {
+					if v > m || v != v {
+						m = v
+					}
+				}
+				y[c] = m
+				continue
+			}
+			var s float64
+			for _, v := range xs {
+				s += float64(v)
+			}
+			y[c] = float32(s / float64(max(len(xs), 1)))
+		}
+		return
+	}
+	g := &pl.geo
+	for c := lo; c < hi; c++ {
+		xc := x[c*pl.inVol : (c+1)*pl.inVol]
+		yp := y[c*pl.p : (c+1)*pl.p]
+		i := 0
+		for od := range g.out[0] {
+			for oh := range g.out[1] {
+				for ow := range g.out[2] {
+					yp[i] = pl.window(xc, [3]int{od, oh, ow})
+					i++
+				}
+			}
+		}
+	}
+}
+
+// window is one output element: the max or average of the window at output position o.
+func (pl *pool) window(xc []float32, o [3]int) float32 {
+	g := &pl.geo
+	m := float32(math.Inf(-1))
+	var s float32
+	valid, padded := 0, 0
+	for kz := range g.k[0] {
+		iz := o[0]*g.s[0] - g.p[0] + kz*g.d[0]
+		inZ := iz >= 0 && iz < g.in[0]
+		padZ := iz >= -g.p[0] && iz < g.in[0]+pl.end[0]
+		for ky := range g.k[1] {
+			iy := o[1]*g.s[1] - g.p[1] + ky*g.d[1]
+			inY := inZ && iy >= 0 && iy < g.in[1]
+			padY := padZ && iy >= -g.p[1] && iy < g.in[1]+pl.end[1]
+			for kx := range g.k[2] {
+				ix := o[2]*g.s[2] - g.p[2] + kx*g.d[2]
+				if padY && ix >= -g.p[2] && ix < g.in[2]+pl.end[2] {
+					padded++
+				}
+				if !inY || ix < 0 || ix >= g.in[2] {
+					continue
+				}
+				v := xc[(iz*g.in[1]+iy)*g.in[2]+ix]
+				valid++
+				if v > m || v != v {
+					m = v
+				}
+				s += v
+			}
+		}
+	}
+	if pl.max {
+		return m
+	}
+	div := valid
+	if pl.inclPad {
+		div = padded
+	}
+	if div == 0 {
+		return 0
+	}
+	return s / float32(div)
+}
