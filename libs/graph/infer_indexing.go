@@ -66,16 +66,75 @@ func inferSlice(c *ictx) error {
 		out[a] = sliceLenDim(x.Shape[a], starts[i], ends[i], steps[i])
 	}
 	var data []Dim
-	if d, ok := c.data(0); ok && r == 1 && k == 1 && x.Shape.IsConst() {
-		st, ok1 := starts[0].Value()
-		en, ok2 := ends[0].Value()
-		sp, ok3 := steps[0].Value()
-		if ok1 && ok2 && ok3 {
-			data = slice1D(d, st, en, sp)
-		}
+	if d, ok := c.data(0); ok && x.Shape.IsConst() {
+		data = sliceData(d, x.Shape, axes, starts, ends, steps)
 	}
 	c.outData(0, x.DType, out, data)
 	return nil
+}
+
+// sliceData slices host data of the constant shape in along axes (starts, ends and steps
+// constant); nil where a bound is symbolic. Each axis keeps the indices slice1D keeps of
+// 0..n-1, and the result is read in row-major order of the kept indices, so any rank slices as
+// the kernel does (torch reverses pad pairs with a step -1 over a [k, 2] tensor).
+func sliceData(d []Dim, in Shape, axes []int, starts, ends, steps []Dim) []Dim {
+	r := len(in)
+	dims := make([]int64, r)
+	keep := make([][]int64, r)
+	for i, x := range in {
+		dims[i], _ = x.Value()
+		keep[i] = make([]int64, dims[i])
+		for j := range keep[i] {
+			keep[i][j] = int64(j)
+		}
+	}
+	for i, a := range axes {
+		st, ok1 := starts[i].Value()
+		en, ok2 := ends[i].Value()
+		sp, ok3 := steps[i].Value()
+		if !ok1 || !ok2 || !ok3 {
+			return nil
+		}
+		kept := slice1D(constDims(keep[a]), st, en, sp)
+		if kept == nil && dims[a] > 0 {
+			return nil
+		}
+		keep[a] = keep[a][:0:0]
+		for _, v := range kept {
+			j, _ := v.Value()
+			keep[a] = append(keep[a], j)
+		}
+	}
+	n := 1
+	for _, k := range keep {
+		n *= len(k)
+	}
+	if n == 0 {
+		return []Dim{}
+	}
+	stride := make([]int64, r)
+	if r > 0 {
+		stride[r-1] = 1
+	}
+	for i := r - 2; i >= 0; i-- {
+		stride[i] = stride[i+1] * dims[i+1]
+	}
+	out := make([]Dim, 0, n)
+	idx := make([]int, r) // an odometer over keep
+	for range n {
+		var at int64
+		for i, j := range idx {
+			at += keep[i][j] * stride[i]
+		}
+		out = append(out, d[at])
+		for i := r - 1; i >= 0; i-- {
+			if idx[i]++; idx[i] < len(keep[i]) {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return out
 }
 
 // slice1D slices host data like ONNX Slice on one axis.

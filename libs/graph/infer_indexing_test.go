@@ -56,3 +56,42 @@ func TestInferExpandedGatherElementsErrors(t *testing.T) {
 	require.ErrorAs(t, err, &me)
 	require.Contains(t, me.Problem, "is not computable on the host")
 }
+
+// TestHostDataOfRank2Shapes: Slice and Transpose carry host data at any rank, as torch's pad
+// order conversion needs (TorchScript's F.pad: the pads as a [k, 2] tensor, its rows reversed
+// by a step -1 Slice, transposed and flattened), so the Pad it feeds has a shape at load.
+func TestHostDataOfRank2Shapes(t *testing.T) {
+	i64 := func(name string, shape []int64, vals ...int64) *graph.Tensor {
+		b := make([]byte, 0, 8*len(vals))
+		for _, v := range vals {
+			for k := 0; k < 8; k++ {
+				b = append(b, byte(uint64(v)>>(8*k)))
+			}
+		}
+		tt, err := graph.NewTensor(name, graph.Int64, shape, b)
+		require.NoError(t, err)
+		return tt
+	}
+	node := func(op string, ins []string, out string, attrs ...graph.Attribute) graph.NodeSpec {
+		return graph.NodeSpec{Name: out, OpType: op, Inputs: ins, Outputs: []string{out}, Attrs: graph.NewAttributes(attrs...)}
+	}
+	spec := graph.Spec{
+		Opsets: map[string]int64{"": 18},
+		Inputs: []graph.ValueSpec{vs("x", graph.Float32, "h", "w")},
+		Initializers: []*graph.Tensor{
+			i64("pairs", []int64{4}, 1, 2, 3, 4), i64("k2", []int64{2}, -1, 2), i64("flat", []int64{1}, -1),
+			i64("st", []int64{1}, -1), i64("en", []int64{1}, -(1 << 62)), i64("ax", []int64{1}, 0), i64("sp", []int64{1}, -1),
+		},
+		Nodes: []graph.NodeSpec{
+			node("Reshape", []string{"pairs", "k2"}, "p2"),                                                                     // [[1, 2], [3, 4]]
+			node("Slice", []string{"p2", "st", "en", "ax", "sp"}, "rev"),                                                       // [[3, 4], [1, 2]]
+			node("Transpose", []string{"rev"}, "tr", graph.Attribute{Name: "perm", Kind: graph.AttrInts, Ints: []int64{1, 0}}), // [[3, 1], [4, 2]]
+			node("Reshape", []string{"tr", "flat"}, "pads"),                                                                    // [3, 1, 4, 2]
+			node("Pad", []string{"x", "pads"}, "y"),
+		},
+		Outputs: []string{"y"},
+	}
+	m, err := graph.Build(spec)
+	require.NoError(t, err)
+	require.Equal(t, "y float32[h + 7, w + 3]", m.Value("y").String())
+}

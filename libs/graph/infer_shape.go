@@ -187,11 +187,50 @@ func inferTranspose(c *ictx) error {
 		out[i] = x.Shape[p]
 	}
 	var data []Dim
-	if d, ok := c.data(0); ok && r <= 1 {
-		data = d
+	if d, ok := c.data(0); ok {
+		data = transposeData(d, x.Shape, perm)
 	}
 	c.outData(0, x.DType, out, data)
 	return nil
+}
+
+// transposeData permutes host data of shape in (row-major) by perm; nil where in has a
+// symbolic dim (the data's layout is then unknown). Exporters transpose shape arithmetic too:
+// torch's pad order is reversed and transposed as a [k, 2] tensor.
+func transposeData(d []Dim, in Shape, perm []int64) []Dim {
+	r := len(in)
+	dims := make([]int64, r)
+	for i, x := range in {
+		v, ok := x.Value()
+		if !ok {
+			return nil
+		}
+		dims[i] = v
+	}
+	if r <= 1 {
+		return d
+	}
+	stride := make([]int64, r) // the input's strides
+	stride[r-1] = 1
+	for i := r - 2; i >= 0; i-- {
+		stride[i] = stride[i+1] * dims[i+1]
+	}
+	out := make([]Dim, 0, len(d))
+	idx := make([]int64, r) // the output's index, odometer order
+	for range d {
+		var at int64
+		for i, p := range perm {
+			at += idx[i] * stride[p]
+		}
+		out = append(out, d[at])
+		for i := r - 1; i >= 0; i-- {
+			if idx[i]++; idx[i] < dims[perm[i]] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return out
 }
 
 func inferConcat(c *ictx) error {
