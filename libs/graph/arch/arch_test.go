@@ -205,7 +205,7 @@ func TestBuildKV(t *testing.T) {
 	_, err = phi.BuildKV(arch.KVOptions{})
 	var ce *arch.ConfigError
 	require.ErrorAs(t, err, &ce)
-	require.Contains(t, err.Error(), "supported: llama, mistral, mixtral, qwen2")
+	require.Contains(t, err.Error(), "supported: gemma3_text, llama, mistral, mixtral, qwen2")
 
 	w, err := arch.Parse([]byte(`{"model_type": "mistral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
 	  "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100, "sliding_window": 5, "max_position_embeddings": 64}`))

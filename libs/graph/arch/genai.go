@@ -36,7 +36,7 @@ type KVOptions struct {
 
 // kvFamilies are the families BuildKV builds: the Llama lineage without per-head norms, fused
 // projections or multipliers, as GenAI's builder writes them.
-var kvFamilies = []string{"llama", "mistral", "mixtral", "qwen2"}
+var kvFamilies = []string{"gemma3_text", "llama", "mistral", "mixtral", "qwen2"}
 
 // KVFamilies returns the model_types BuildKV builds.
 func KVFamilies() []string { return slices.Clone(kvFamilies) }
@@ -70,7 +70,7 @@ func (c *Config) BuildKV(o KVOptions) (*graph.Model, error) {
 	switch {
 	case c.RotaryDim != c.HeadDim:
 		return nil, &ConfigError{ModelType: c.ModelType, Field: "partial_rotary_factor", Problem: fmt.Sprintf("rotates %d of head_dim %d dims: the KV-cache graph is built for a full rotary only", c.RotaryDim, c.HeadDim)}
-	case c.EmbedScale != 1 || c.ResidScale != 1 || c.LogitsScale != 1:
+	case (c.EmbedScale != 1 && !llamaStyles[c.Family].embedScale) || c.ResidScale != 1 || c.LogitsScale != 1:
 		return nil, &ConfigError{ModelType: c.ModelType, Problem: "the KV-cache graph is built without embedding, residual or logits multipliers"}
 	}
 	rows := o.RotaryPositions
@@ -127,13 +127,32 @@ func (b *builder) buildGenAI(rows int64, separate bool) {
 	totalLen := b.node("total_sequence_length", "Cast", []string{total}, attrInt("to", int64(graph.Int32)))
 	cos := b.weight("cos_cache", rows, c.RotaryDim/2)
 	sin := b.weight("sin_cache", rows, c.RotaryDim/2)
+	cosLocal, sinLocal := cos, sin
+	if c.LocalRope { // the sliding layers' tables of their own base (gemma3)
+		cosLocal = b.weight("cos_cache_local", rows, c.RotaryDim/2)
+		sinLocal = b.weight("sin_cache_local", rows, c.RotaryDim/2)
+	}
+	st := llamaStyles[c.Family]
 	b.weight("model.embed_tokens.weight", c.Vocab, c.Hidden)
 	x := b.node("embeds", "Gather", []string{"model.embed_tokens.weight", InputIDs}, attrInt("axis", 0))
+	if st.embedScale {
+		x = b.node("embeds_scaled", "Mul", []string{x, b.scalar("embed_scale", c.EmbedScale)})
+	}
 
 	skipNorm := func(name, y, residual, w, resOut string) (string, string) {
 		b.spec.Nodes = append(b.spec.Nodes, graph.NodeSpec{Name: name, OpType: "SkipSimplifiedLayerNormalization", Domain: "com.microsoft",
 			Inputs: []string{y, residual, w}, Outputs: []string{name, "", "", resOut}, Attrs: graph.NewAttributes(attrFloat("epsilon", c.Eps))})
 		return name, resOut
+	}
+	norm := func(name, y, w string) string {
+		return b.node(name, "SimplifiedLayerNormalization", []string{y, w}, attrInt("axis", -1), attrFloat("epsilon", c.Eps))
+	}
+	// headNorm is gemma3's q_norm or k_norm as GenAI writes it: the projection viewed as heads,
+	// normalised over head_dim, viewed back.
+	headNorm := func(name, y, w string, heads int64) string {
+		split := b.node(name+"_heads", "Reshape", []string{y, b.ints(name+".split_shape", false, 0, 0, heads, c.HeadDim)})
+		n := norm(name+"_normed", split, w)
+		return b.node(name, "Reshape", []string{n, b.ints(name+".merge_shape", false, 0, 0, heads*c.HeadDim)})
 	}
 	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	residual, pending := x, ""
@@ -143,50 +162,82 @@ func (b *builder) buildGenAI(rows int64, separate bool) {
 		ln := b.weight(p+".input_layernorm.weight", c.Hidden)
 		var h string
 		if pending == "" {
-			h = b.node(p+".input_layernorm", "SimplifiedLayerNormalization", []string{residual, ln}, attrInt("axis", -1), attrFloat("epsilon", c.Eps))
+			h = norm(p+".input_layernorm", residual, ln)
 		} else {
 			h, residual = skipNorm(p+".input_layernorm", pending, residual, ln, p+".residual_in")
 		}
+		perHead := st.qkNorm == "head" || st.qkNorm == "head_t" // GenAI normalises each head's view
 		var q, k, v string
-		if separate {
+		if separate || perHead {
 			q = b.genaiLinear(p+".q", h, a+".q_proj", c.Hidden, qd, c.AttnBias)
 			k = b.genaiLinear(p+".k", h, a+".k_proj", c.Hidden, kvd, c.AttnBias)
 			v = b.genaiLinear(p+".v", h, a+".v_proj", c.Hidden, kvd, c.AttnBias)
+			if perHead {
+				q = headNorm(p+".q_normed", q, b.weight(a+".q_norm.weight", c.HeadDim), c.Heads)
+				k = headNorm(p+".k_normed", k, b.weight(a+".k_norm.weight", c.HeadDim), c.KVHeads)
+			}
 		} else {
 			q = b.genaiLinear(p+".qkv", h, a+".qkv_proj", c.Hidden, qd+2*kvd, c.AttnBias)
 		}
 		attrs := []graph.Attribute{attrInt("do_rotary", 1), attrInt("kv_num_heads", c.KVHeads), attrInt("num_heads", c.Heads),
 			attrInt("rotary_interleaved", 0), attrFloat("scale", c.AttnScale)}
-		if c.SlidingWindow > 0 {
+		layerCos, layerSin := cos, sin
+		if c.band(i).Left >= 0 {
 			attrs = append(attrs, attrInt("local_window_size", c.SlidingWindow))
+			layerCos, layerSin = cosLocal, sinLocal
+		}
+		if c.Softcap > 0 {
+			attrs = append(attrs, attrFloat("softcap", c.Softcap))
 		}
 		att := p + ".attn"
 		b.spec.Nodes = append(b.spec.Nodes, graph.NodeSpec{Name: att, OpType: "GroupQueryAttention", Domain: "com.microsoft",
-			Inputs:  []string{q, k, v, fmt.Sprintf(PastKey, i), fmt.Sprintf(PastValue, i), seqlens, totalLen, cos, sin},
+			Inputs:  []string{q, k, v, fmt.Sprintf(PastKey, i), fmt.Sprintf(PastValue, i), seqlens, totalLen, layerCos, layerSin},
 			Outputs: []string{att, fmt.Sprintf(PresentKey, i), fmt.Sprintf(PresentValue, i)}, Attrs: graph.NewAttributes(attrs...)})
 		o := b.genaiLinear(p+".o", att, a+".o_proj", qd, c.Hidden, c.OutBias)
-		pln := b.weight(p+".post_attention_layernorm.weight", c.Hidden)
-		h, residual = skipNorm(p+".post_attention_layernorm", o, residual, pln, p+".residual_mid")
+		if st.sandwich {
+			o = norm(p+".post_attention_layernorm", o, b.weight(p+".post_attention_layernorm.weight", c.Hidden))
+			h, residual = skipNorm(p+".pre_feedforward_layernorm", o, residual, b.weight(p+".pre_feedforward_layernorm.weight", c.Hidden), p+".residual_mid")
+		} else {
+			pln := b.weight(p+".post_attention_layernorm.weight", c.Hidden)
+			h, residual = skipNorm(p+".post_attention_layernorm", o, residual, pln, p+".residual_mid")
+		}
 		m := p + ".mlp"
 		if c.Experts > 0 {
 			pending = b.moeBlock(m, h)
 			continue
 		}
 		var act string
-		if !b.skip[rewrite.GatedMatMul] && !c.MLPBias {
+		switch {
+		case st.geglu: // gelu_tanh(gate) * up, which the rewrite leaves as exported
+			g := b.genaiLinear(p+".gate", h, m+".gate_proj", c.Hidden, c.Intermediate, c.MLPBias)
+			u := b.genaiLinear(p+".up", h, m+".up_proj", c.Hidden, c.Intermediate, c.MLPBias)
+			gl := b.node(p+".gate_gelu", "Gelu", []string{g}, attrString("approximate", "tanh"))
+			act = b.node(p+".gate_up", "Mul", []string{gl, u})
+		case !b.skip[rewrite.GatedMatMul] && !c.MLPBias:
 			wg := b.weight(m+".gate_proj.weight.T", c.Hidden, c.Intermediate)
 			wu := b.weight(m+".up_proj.weight.T", c.Hidden, c.Intermediate)
 			act = b.nodeIn(graph.DomainCarve, p+".gate_up", "GatedMatMul", []string{h, wg, wu}, attrFloat("alpha", 1))
-		} else {
+		default:
 			g := b.genaiLinear(p+".gate", h, m+".gate_proj", c.Hidden, c.Intermediate, c.MLPBias)
 			u := b.genaiLinear(p+".up", h, m+".up_proj", c.Hidden, c.Intermediate, c.MLPBias)
 			act = b.nodeIn(graph.DomainCarve, p+".gate_up", "SwiGLU", []string{g, u}, attrFloat("alpha", 1))
 		}
 		pending = b.genaiLinear(p+".mlp", act, m+".down_proj", c.Intermediate, c.Hidden, c.MLPBias)
+		if st.sandwich {
+			pending = norm(p+".post_feedforward_layernorm", pending, b.weight(p+".post_feedforward_layernorm.weight", c.Hidden))
+		}
 	}
 	fn := b.weight("model.norm.weight", c.Hidden)
 	h, _ := skipNorm("model.norm", pending, residual, fn, "model.residual_out")
-	b.node(Logits, "MatMul", []string{h, b.weight("lm_head.weight.T", c.Hidden, c.Vocab)})
+	head := b.weight("lm_head.weight.T", c.Hidden, c.Vocab)
+	if c.FinalSoftcap > 0 { // logits = cap * tanh(logits / cap)
+		y := b.node("logits_raw", "MatMul", []string{h, head})
+		cp := b.scalar("final_softcap", c.FinalSoftcap)
+		t := b.node("logits_tanh", "Tanh", []string{b.node("logits_scaled", "Div", []string{y, cp})})
+		b.node(Logits, "Mul", []string{t, cp})
+	} else {
+		b.node(Logits, "MatMul", []string{h, head})
+	}
 	b.spec.Outputs = []string{Logits}
 	for i := 0; i < c.Layers; i++ {
 		b.spec.Outputs = append(b.spec.Outputs, fmt.Sprintf(PresentKey, i), fmt.Sprintf(PresentValue, i))

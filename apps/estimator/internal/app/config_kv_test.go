@@ -76,7 +76,7 @@ func TestConfigKVMatchesExport(t *testing.T) {
 			}
 		})
 	}
-	require.Equal(t, 8, n, "the zoo's GenAI-form models arch builds")
+	require.Equal(t, 9, n, "the zoo's GenAI-form models arch builds")
 }
 
 // TestConfigKV plans Llama-3.1-8B's GenAI decode graph from its config: 128 KiB of cache per

@@ -133,7 +133,7 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"report", "--config", good, "--no-fuse"}, ExitUsage, "--no-fuse and --config"},
 		{[]string{"report", "--config", good, "--dtype", "int3"}, ExitUsage, `--dtype "int3": want fp32, bf16 or fp16`},
 		{[]string{"report", "--dtype", "fp16"}, ExitUsage, "--dtype applies to --config only"},
-		{[]string{"kv", "--config", unknownKV, "--context", "4096"}, ExitError, `the KV-cache graph (onnxruntime GenAI's form) is not built for this family yet; supported: llama, mistral, mixtral, qwen2`},
+		{[]string{"kv", "--config", unknownKV, "--context", "4096"}, ExitError, `the KV-cache graph (onnxruntime GenAI's form) is not built for this family yet; supported: gemma3_text, llama, mistral, mixtral, qwen2`},
 		{[]string{"kv", "--config", good, "--context", "4096", "--last-logits"}, ExitUsage, "--last-logits does not apply to kv and fit with --config"},
 		{[]string{"kv", "--config", good, "--context", "4096", "--qkv", "fused"}, ExitUsage, `--qkv "fused": want packed or separate`},
 		{[]string{"kv", "--config", good, "--context", "4096", "--positions", "1"}, ExitUsage, "--positions 1: want 2 to"},
