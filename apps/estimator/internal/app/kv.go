@@ -594,25 +594,41 @@ func kvConfigFlags() []cli.Flag {
 }
 
 // loadConfigKV builds the decode graph of --config in onnxruntime GenAI's form (arch.BuildKV) for
-// the target's kernels.
+// the target's kernels, one rank of --tp.
 func loadConfigKV(c *cli.Context) (*model, *kvGraph, error) {
-	for _, f := range []string{"last-logits", "ignore-window"} {
-		if c.IsSet(f) {
-			return nil, nil, usagef("--%s does not apply to kv and fit with --config (report's): GenAI's decode graph computes every position's logits, and its GroupQueryAttention has the window", f)
-		}
-	}
-	qkv := c.String("qkv")
-	if qkv != "packed" && qkv != "separate" {
-		return nil, nil, usagef("--qkv %q: want packed or separate", qkv)
-	}
-	positions := c.Int64("positions")
-	if c.IsSet("positions") && (positions < 2 || positions > engine.MaxDimValue) {
-		return nil, nil, usagef("--positions %d: want 2 to %d rows", positions, engine.MaxDimValue)
-	}
-	src, err := readConfig(c)
+	n, err := configRanks(c)
 	if err != nil {
 		return nil, nil, err
 	}
+	src, err := readConfigKV(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := src.split(n); err != nil {
+		return nil, nil, err
+	}
+	return buildConfigKV(c, src)
+}
+
+// readConfigKV checks kv's --config flags and reads --config.
+func readConfigKV(c *cli.Context) (*configSource, error) {
+	for _, f := range []string{"last-logits", "ignore-window"} {
+		if c.IsSet(f) {
+			return nil, usagef("--%s does not apply to kv and fit with --config (report's): GenAI's decode graph computes every position's logits, and its GroupQueryAttention has the window", f)
+		}
+	}
+	if qkv := c.String("qkv"); qkv != "packed" && qkv != "separate" {
+		return nil, usagef("--qkv %q: want packed or separate", qkv)
+	}
+	if positions := c.Int64("positions"); c.IsSet("positions") && (positions < 2 || positions > engine.MaxDimValue) {
+		return nil, usagef("--positions %d: want 2 to %d rows", positions, engine.MaxDimValue)
+	}
+	return readConfig(c)
+}
+
+// buildConfigKV builds the decode graph of src's rank.
+func buildConfigKV(c *cli.Context, src *configSource) (*model, *kvGraph, error) {
+	qkv, positions := c.String("qkv"), c.Int64("positions")
 	g, err := src.rank.BuildKV(arch.KVOptions{DType: src.dtype, Skip: src.skip, SeparateQKV: qkv == "separate", RotaryPositions: positions})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--config %s: %w", src.path, err)
