@@ -32,7 +32,7 @@ func modelFlags() []cli.Flag {
 		&cli.StringFlag{Name: "config", Usage: "plan from a transformers config.json `FILE` instead of --model: the canonical fused graph of its architecture, weights by shape only (no export, no weights)"},
 		&cli.BoolFlag{Name: "ignore-window", Usage: "with --config: plan a sliding-window model as plain causal attention, the window left out (the same computation while seq is at most the window)"},
 		&cli.BoolFlag{Name: "last-logits", Usage: "with --config: compute the logits of the last position only ([batch, 1, vocab]), as a prompt step of generation does"},
-		&cli.StringFlag{Name: "tp", Value: "1", Usage: "with --config: plan one rank of a Megatron tensor-parallel split over `N` ranks (heads, MLP columns and vocabulary per rank, KV heads max(1, kv/N)), with the communicator's all-reduce buffers; fit --config also takes ? (the fewest ranks, a power of two up to 64, that fit the load --dim batch=B --dim seq=N) or ?:MAX"},
+		&cli.StringFlag{Name: "tp", Value: "1", DefaultText: "1", Usage: "with --config: plan one rank of a Megatron tensor-parallel split over `N` ranks (heads, MLP columns and vocabulary per rank, KV heads max(1, kv/N)), with the communicator's all-reduce buffers; fit --config also takes ? (the fewest ranks, a power of two up to 64, that fit the load --dim batch=B --dim seq=N) or ?:MAX"},
 		&cli.StringFlag{Name: "dtype", Usage: "with --config: the weights' and activations' `TYPE`, fp32, bf16 or fp16 (default: the config's torch_dtype, else fp32)"},
 		&cli.StringSliceFlag{Name: "dim", Aliases: []string{"d"}, Usage: "a dim's value or range: `NAME=V`, NAME=LO:HI, NAME=? (fit: the dim to search), NAME=?:MAX; repeat for each dim"},
 		targetFlag(),
