@@ -21,14 +21,19 @@ func fitCommand(s Streams) *cli.Command {
 		Name:  "fit",
 		Usage: "the largest value of one dim for which weights plus arena fit a budget",
 		UsageText: "estimator fit [--model M.onnx] --budget 80GiB --dim batch=? --dim seq=4096\n" +
-			"   [--target cpu|h200|sm_XY:SMS:SHARED] [--workers N] [--format table|json]",
+			"   [--target cpu|h200|sm_XY:SMS:SHARED] [--workers N] [--format table|json]\n" +
+			"   estimator fit --config config.json --target h200 --tp ? --dim batch=16 --dim seq=32768 [--replicas R]",
 		Description: "Marks one dim open with NAME=? (or NAME=?:MAX to search no further than MAX) and finds the\n" +
 			"largest V such that the runner's reservation for the dim ranging over 1..V, the other dims as\n" +
 			"given, plus the weights, fits the budget: doubling, then bisection. Exits 3 if even 1 does not fit.\n" +
 			"With --config it plans generation as kv does, from the decode graph onnxruntime GenAI writes for the\n" +
 			"config: --dim seq=N is the context (positions per sequence), batch the sequences; it finds the most\n" +
 			"sequences at the context (batch=?, the default) or the longest context at the batch (seq=?), within\n" +
-			"--budget or the target's memory.",
+			"--budget or the target's memory. With --tp ? and both dims given (the load), it finds the fewest\n" +
+			"tensor-parallel ranks that hold the load: the powers of two 1, 2, 4, ... up to 64 (or ?:MAX), as\n" +
+			"Megatron splits are, each rank planned as --tp N plans it; a degree the config does not split\n" +
+			"into (heads, MLP columns, vocabulary or KV heads) is skipped with the reason. --replicas R spreads\n" +
+			"the batch over R identical replicas, each planned at ceil(batch/R) sequences; the GPUs are R x tp.",
 		Flags: append(append(modelFlags(),
 			&cli.StringFlag{Name: "budget", Usage: "device memory `SIZE` to fit in, e.g. 80GiB, 80GB, 1.5TiB or bytes (required, but with --config on a target of known memory)"},
 			&cli.Int64Flag{Name: "prompt", Usage: "with --config: the longest prompt `N` the runtime admits", DefaultText: "the context less one"},
@@ -83,7 +88,7 @@ func runFit(c *cli.Context, s Streams) error {
 	if c.IsSet("config") {
 		return runFitConfig(c, s, form)
 	}
-	for _, f := range []string{"prompt", "qkv", "positions"} {
+	for _, f := range []string{"prompt", "qkv", "positions", "replicas"} {
 		if c.IsSet(f) {
 			return usagef("--%s applies to --config only", f)
 		}
@@ -353,7 +358,14 @@ func runFitConfig(c *cli.Context, s Streams, form string) error {
 	if err != nil {
 		return err
 	}
+	tp, err := parseTP(c)
+	if err != nil {
+		return err
+	}
 	switch {
+	case tp.search && (!hasBatch || batch.open || !hasCtx || ctxAxis.open):
+		return usagef("--tp %s finds the fewest ranks for a load: give it with --dim batch=B --dim seq=N, values, not ? (fit --tp N searches the batch or the context)", c.String("tp"))
+	case tp.search:
 	case !hasCtx:
 		return usagef("fit --config needs --dim seq=N (the context: the most sequences that fit) or seq=? (the longest context at the batch)")
 	case !hasBatch && ctxAxis.open:
@@ -366,6 +378,9 @@ func runFitConfig(c *cli.Context, s Streams, form string) error {
 		return usagef("fit --config: nothing to search; mark batch=? or seq=? (kv --config plans one point)")
 	}
 	ask := kvAsk{form: form, batch: batch, context: ctxAxis, prompt: c.Int64("prompt")}
+	if ask.replicas, err = parseReplicas(c, batch); err != nil {
+		return err
+	}
 	if ask.budget, ask.hasBudget, err = budget(c); err != nil {
 		return err
 	}
@@ -384,6 +399,9 @@ func runFitConfig(c *cli.Context, s Streams, form string) error {
 	}
 	if !ctxAxis.open && (ctxAxis.value < 2 || ask.prompt >= ctxAxis.value) {
 		return usagef("--dim seq=%d: want a context of at least 2 positions and more than --prompt (a prompt and a new token)", ctxAxis.value)
+	}
+	if tp.search {
+		return fitRanks(c, s, ask, tp.most)
 	}
 	return kvPlan(c, s, ask)
 }

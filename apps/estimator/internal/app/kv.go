@@ -91,11 +91,52 @@ type kvResult struct {
 	At        *kvProbe `json:"at"`   // the plan at the answer (or at the given point)
 	Next      *kvProbe `json:"next"` // the plan one step beyond it
 	Probes    int      `json:"probes"`
+	// Serving is the load spread over --replicas; absent without the flag.
+	Serving *kvServing `json:"serving,omitempty"`
 	// Workspaces are, at a given point (no search), every kernel's workspace bound W over the
 	// envelope beside the capacity C that the largest prompt's pattern and the longest decode
 	// step's pattern plan for it: what separate W, C and R save over one worst-case W.
 	Workspaces []kvWorkspace `json:"workspaces,omitempty"`
 }
+
+// kvServing is a load served by identical replicas of the model (--replicas), each a
+// tensor-parallel group of ranks_per_replica GPUs (--tp) holding its share of the sequences.
+type kvServing struct {
+	Replicas        int `json:"replicas"`
+	RanksPerReplica int `json:"ranks_per_replica"` // --tp; 1 without it
+	GPUs            int `json:"gpus"`              // replicas x ranks_per_replica
+	// Batch is the sequences of all the replicas: the batch given, or in a search of the batch
+	// replicas x batch_per_replica; nil when not even one sequence fits.
+	Batch *int64 `json:"batch"`
+	// BatchPerReplica is what each replica holds, and what was planned: ceil(batch / replicas)
+	// of a batch given, the most that fit one replica in a search of the batch.
+	BatchPerReplica *int64 `json:"batch_per_replica"`
+}
+
+// maxReplicas bounds --replicas.
+const maxReplicas = 1 << 16
+
+// parseReplicas reads --replicas for the batch: 1 without it. A batch given must give each
+// replica at least one sequence.
+func parseReplicas(c *cli.Context, batch kvAxis) (int, error) {
+	n := c.Int("replicas")
+	switch {
+	case !c.IsSet("replicas"):
+		return 1, nil
+	case !c.IsSet("config"):
+		return 0, usagef("--replicas applies to --config only")
+	case n < 1:
+		return 0, usagef("--replicas %d: want 1 or more replicas of the model", n)
+	case n > maxReplicas:
+		return 0, usagef("--replicas %d: want at most %d replicas", n, maxReplicas)
+	case !batch.open && int64(n) > batch.value:
+		return 0, usagef("--replicas %d: more replicas than the batch's %d sequences (each replica holds at least one): give fewer replicas or a larger batch", n, batch.value)
+	}
+	return n, nil
+}
+
+// ceilDiv is a/b rounded up, for a >= 0 and b > 0.
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // kvGraph is how kv --config built its graph: GenAI's form, q, k and v packed or separate, and
 // the rows of its rotary caches (the longest context it admits).
@@ -307,7 +348,11 @@ func runKV(c *cli.Context, s Streams) error {
 		}
 		*nf.Field(&names) = v
 	}
-	return kvPlan(c, s, kvAsk{form: form, budget: budget, hasBudget: hasBudget, batch: batch, context: ctxAxis, prompt: prompt, names: names})
+	replicas, err := parseReplicas(c, batch)
+	if err != nil {
+		return err
+	}
+	return kvPlan(c, s, kvAsk{form: form, budget: budget, hasBudget: hasBudget, batch: batch, context: ctxAxis, prompt: prompt, names: names, replicas: replicas})
 }
 
 // kvAsk is what kv (or fit --config) asks: the batch and the context, one of them open with a
@@ -320,17 +365,23 @@ type kvAsk struct {
 	batch, context kvAxis
 	prompt         int64
 	names          generate.Names
+	// replicas serve the batch, each ceil(batch/replicas) sequences (--replicas); 0 or 1: one.
+	replicas int
 }
 
 // kvPlan loads the model (or builds it from --config) and answers ask.
 func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
 	form, budget, hasBudget, batch, ctxAxis, prompt, names := ask.form, ask.budget, ask.hasBudget, ask.batch, ask.context, ask.prompt, ask.names
+	replicas, load := int64(max(ask.replicas, 1)), batch.value
+	if !batch.open {
+		batch.value = ceilDiv(load, replicas) // what one replica holds
+	}
 	opts, err := options(c)
 	if err != nil {
 		return err
 	}
 	if !c.IsSet("config") {
-		for _, f := range []string{"qkv", "positions"} {
+		for _, f := range []string{"qkv", "positions", "replicas"} {
 			if c.IsSet(f) {
 				return usagef("--%s applies to --config only: an ONNX model's graph is its own", f)
 			}
@@ -370,6 +421,16 @@ func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
 		BytesPerToken: cache.BytesPerToken(), Graph: built, BudgetFrom: ask.budgetFrom}
 	if hasBudget {
 		r.BudgetBytes = &budget
+	}
+	if c.IsSet("replicas") {
+		ranks := 1
+		if m.tp != nil {
+			ranks = m.tp.Ranks
+		}
+		r.Serving = &kvServing{Replicas: int(replicas), RanksPerReplica: ranks, GPUs: int(replicas) * ranks}
+		if !batch.open {
+			r.Serving.Batch, r.Serving.BatchPerReplica = &load, &batch.value
+		}
 	}
 
 	if !batch.open && !ctxAxis.open {
@@ -460,6 +521,10 @@ func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
 		r.Largest, r.At, r.Next, r.LimitedBy = &v, probes[v], next, next.limit
 	}
 	r.Probes = len(probes)
+	if r.Serving != nil && batch.open && found {
+		total := replicas * v
+		r.Serving.Batch, r.Serving.BatchPerReplica = &total, &v
+	}
 	if err := writeKV(s.Stdout, form, r); err != nil {
 		return err
 	}
@@ -498,6 +563,9 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 			from = "\tthe target's memory (--budget sets another)"
 		}
 		tw.row("budget\t%s%s\n", size(*r.BudgetBytes), from)
+	}
+	if sv := r.Serving; sv != nil {
+		tw.row("replicas\t%s\n", servingLine(sv, r.Search == "batch"))
 	}
 	switch {
 	case r.Search == "":
@@ -573,6 +641,18 @@ func writeKVWorkspaces(w io.Writer, r *kvResult) error {
 	return tw.flush()
 }
 
+// servingLine says how the load is spread over the replicas.
+func servingLine(sv *kvServing, searched bool) string {
+	gpus := fmt.Sprintf("%d x %d rank%s = %d GPU%s", sv.Replicas, sv.RanksPerReplica, plural(sv.RanksPerReplica), sv.GPUs, plural(sv.GPUs))
+	switch {
+	case sv.Batch == nil:
+		return fmt.Sprintf("%d, %s: not one sequence fits a replica", sv.Replicas, gpus)
+	case searched:
+		return fmt.Sprintf("%d, %s: %d sequences in all, the %d of one replica on each", sv.Replicas, gpus, *sv.Batch, *sv.BatchPerReplica)
+	}
+	return fmt.Sprintf("%d, %s: %d sequences, ceil(%d/%d) = %d on each replica (planned)", sv.Replicas, gpus, *sv.Batch, *sv.Batch, sv.Replicas, *sv.BatchPerReplica)
+}
+
 func kvLimitedBy(r *kvResult) string {
 	switch r.LimitedBy {
 	case "budget":
@@ -590,29 +670,46 @@ func kvConfigFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "qkv", Value: "packed", Usage: "with --config: the q, k and v products as GenAI's builder writes them, `FORM` packed (one q|k|v product, for its CUDA and CPU providers) or separate (three, for DirectML)"},
 		&cli.Int64Flag{Name: "positions", Usage: "with --config: the rotary caches' `ROWS`, GenAI's context_length and the longest context the graph admits", DefaultText: "the config's max_position_embeddings"},
+		&cli.IntFlag{Name: "replicas", Value: 1, Usage: "with --config: the batch is served by `R` identical replicas of the model (each --tp ranks), each holding ceil(batch/R) sequences, which is what is planned; the GPUs are R x tp. A search of the batch answers R x the most of one replica (?:MAX bounds one replica's)"},
 	}
 }
 
 // loadConfigKV builds the decode graph of --config in onnxruntime GenAI's form (arch.BuildKV) for
-// the target's kernels.
+// the target's kernels, one rank of --tp.
 func loadConfigKV(c *cli.Context) (*model, *kvGraph, error) {
-	for _, f := range []string{"last-logits", "ignore-window"} {
-		if c.IsSet(f) {
-			return nil, nil, usagef("--%s does not apply to kv and fit with --config (report's): GenAI's decode graph computes every position's logits, and its GroupQueryAttention has the window", f)
-		}
-	}
-	qkv := c.String("qkv")
-	if qkv != "packed" && qkv != "separate" {
-		return nil, nil, usagef("--qkv %q: want packed or separate", qkv)
-	}
-	positions := c.Int64("positions")
-	if c.IsSet("positions") && (positions < 2 || positions > engine.MaxDimValue) {
-		return nil, nil, usagef("--positions %d: want 2 to %d rows", positions, engine.MaxDimValue)
-	}
-	src, err := readConfig(c)
+	n, err := configRanks(c)
 	if err != nil {
 		return nil, nil, err
 	}
+	src, err := readConfigKV(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := src.split(n); err != nil {
+		return nil, nil, err
+	}
+	return buildConfigKV(c, src)
+}
+
+// readConfigKV checks kv's --config flags and reads --config.
+func readConfigKV(c *cli.Context) (*configSource, error) {
+	for _, f := range []string{"last-logits", "ignore-window"} {
+		if c.IsSet(f) {
+			return nil, usagef("--%s does not apply to kv and fit with --config (report's): GenAI's decode graph computes every position's logits, and its GroupQueryAttention has the window", f)
+		}
+	}
+	if qkv := c.String("qkv"); qkv != "packed" && qkv != "separate" {
+		return nil, usagef("--qkv %q: want packed or separate", qkv)
+	}
+	if positions := c.Int64("positions"); c.IsSet("positions") && (positions < 2 || positions > engine.MaxDimValue) {
+		return nil, usagef("--positions %d: want 2 to %d rows", positions, engine.MaxDimValue)
+	}
+	return readConfig(c)
+}
+
+// buildConfigKV builds the decode graph of src's rank.
+func buildConfigKV(c *cli.Context, src *configSource) (*model, *kvGraph, error) {
+	qkv, positions := c.String("qkv"), c.Int64("positions")
 	g, err := src.rank.BuildKV(arch.KVOptions{DType: src.dtype, Skip: src.skip, SeparateQKV: qkv == "separate", RotaryPositions: positions})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--config %s: %w", src.path, err)

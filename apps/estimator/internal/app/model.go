@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -31,7 +32,7 @@ func modelFlags() []cli.Flag {
 		&cli.StringFlag{Name: "config", Usage: "plan from a transformers config.json `FILE` instead of --model: the canonical fused graph of its architecture, weights by shape only (no export, no weights)"},
 		&cli.BoolFlag{Name: "ignore-window", Usage: "with --config: plan a sliding-window model as plain causal attention, the window left out (the same computation while seq is at most the window)"},
 		&cli.BoolFlag{Name: "last-logits", Usage: "with --config: compute the logits of the last position only ([batch, 1, vocab]), as a prompt step of generation does"},
-		&cli.IntFlag{Name: "tp", Value: 1, Usage: "with --config: plan one rank of a Megatron tensor-parallel split over `N` ranks (heads, MLP columns and vocabulary per rank, KV heads max(1, kv/N)), with the communicator's all-reduce buffers"},
+		&cli.StringFlag{Name: "tp", Value: "1", DefaultText: "1", Usage: "with --config: plan one rank of a Megatron tensor-parallel split over `N` ranks (heads, MLP columns and vocabulary per rank, KV heads max(1, kv/N)), with the communicator's all-reduce buffers; fit --config also takes ? (the fewest ranks, a power of two up to 64, that fit the load --dim batch=B --dim seq=N) or ?:MAX"},
 		&cli.StringFlag{Name: "dtype", Usage: "with --config: the weights' and activations' `TYPE`, fp32, bf16 or fp16 (default: the config's torch_dtype, else fp32)"},
 		&cli.StringSliceFlag{Name: "dim", Aliases: []string{"d"}, Usage: "a dim's value or range: `NAME=V`, NAME=LO:HI, NAME=? (fit: the dim to search), NAME=?:MAX; repeat for each dim"},
 		targetFlag(),
@@ -123,8 +124,15 @@ func loadModel(c *cli.Context) (*model, error) {
 // loadConfig builds the graph of --config: the canonical fused graph of its architecture for
 // the target's kernels (arch), its weights by shape only.
 func loadConfig(c *cli.Context) (*model, error) {
+	n, err := configRanks(c)
+	if err != nil {
+		return nil, err
+	}
 	src, err := readConfig(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := src.split(n); err != nil {
 		return nil, err
 	}
 	g, err := src.rank.Build(arch.Options{DType: src.dtype, Skip: src.skip, IgnoreWindow: c.Bool("ignore-window"), LastLogits: c.Bool("last-logits")})
@@ -144,7 +152,8 @@ type configSource struct {
 	skip  []rewrite.Kind // the fusions the target lacks
 }
 
-// readConfig reads and parses --config, with --dtype and the target's fusions.
+// readConfig reads and parses --config, with --dtype and the target's fusions; split makes it
+// one rank of --tp.
 func readConfig(c *cli.Context) (*configSource, error) {
 	path := c.String("config")
 	switch {
@@ -181,16 +190,74 @@ func readConfig(c *cli.Context) (*configSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := &configSource{path: path, cfg: cfg, rank: cfg, dtype: dt, skip: fo.Skip}
-	if n := c.Int("tp"); n != 1 {
-		if n < 1 {
-			return nil, usagef("--tp %d: want 1 or more ranks", n)
-		}
-		if src.rank, src.tp, err = cfg.Split(n); err != nil {
-			return nil, fmt.Errorf("--config %s: --tp %d: %w", path, n, err)
-		}
+	return &configSource{path: path, cfg: cfg, rank: cfg, dtype: dt, skip: fo.Skip}, nil
+}
+
+// split makes src one rank of a tensor-parallel split over n ranks; 1 is the whole model.
+func (src *configSource) split(n int) error {
+	src.rank, src.tp = src.cfg, nil
+	if n == 1 {
+		return nil
 	}
-	return src, nil
+	rank, tp, err := src.cfg.Split(n)
+	if err != nil {
+		return fmt.Errorf("--config %s: --tp %d: %w", src.path, n, err)
+	}
+	src.rank, src.tp = rank, tp
+	return nil
+}
+
+// maxRanks bounds --tp, given or searched: a tensor-parallel group larger than this is no
+// machine's.
+const maxRanks = 1024
+
+// tpFlag is --tp: a number of ranks, or with search "?" (the fewest that fit) up to most ranks.
+type tpFlag struct {
+	ranks  int
+	search bool
+	most   int
+}
+
+// defaultMostRanks is the bound of --tp ? without :MAX.
+const defaultMostRanks = 64
+
+// parseTP reads --tp.
+func parseTP(c *cli.Context) (tpFlag, error) {
+	s := strings.TrimSpace(c.String("tp"))
+	if rest, ok := strings.CutPrefix(s, "?"); ok {
+		f := tpFlag{search: true, most: defaultMostRanks}
+		if rest == "" {
+			return f, nil
+		}
+		m, err := strconv.Atoi(strings.TrimPrefix(rest, ":"))
+		if !strings.HasPrefix(rest, ":") || err != nil || m < 1 || m > maxRanks {
+			return f, usagef("--tp %s: want ? or ?:MAX with MAX from 1 to %d ranks (the degrees tried are the powers of two up to MAX)", s, maxRanks)
+		}
+		f.most = m
+		return f, nil
+	}
+	n, err := strconv.Atoi(s)
+	switch {
+	case err != nil:
+		return tpFlag{}, usagef("--tp %q: want a number of ranks N (or, on fit --config, ? for the fewest that fit)", s)
+	case n < 1:
+		return tpFlag{}, usagef("--tp %d: want 1 or more ranks", n)
+	case n > maxRanks:
+		return tpFlag{}, usagef("--tp %d: want at most %d ranks", n, maxRanks)
+	}
+	return tpFlag{ranks: n}, nil
+}
+
+// configRanks reads --tp as a number of ranks, for the commands that plan one split.
+func configRanks(c *cli.Context) (int, error) {
+	f, err := parseTP(c)
+	if err != nil {
+		return 0, err
+	}
+	if f.search {
+		return 0, usagef("--tp %s: the fewest ranks are searched by fit --config only (with --dim batch=B and --dim seq=N, the load); give a number of ranks", c.String("tp"))
+	}
+	return f.ranks, nil
 }
 
 // targetFlag is --target, shared by report, fit and ops (--backend is its old name).
