@@ -45,34 +45,18 @@ func (o *op) Select(n *kernels.Node, d kernels.Target) (kernels.Instance, error)
 	if d.Workers < 1 {
 		d.Workers = 1
 	}
-	for _, v := range append(append([]kernels.Value(nil), n.Inputs...), n.Outputs...) {
-		if !v.Present() {
-			continue
-		}
-		if _, err := kernels.ByteSize(v.DType, v.Shape); err != nil {
-			return nil, o.nodeErr(n.Name, err)
-		}
+	if err := kernels.CheckNodeSizes(n); err != nil {
+		return nil, o.nodeErr(n.Name, err)
 	}
 	p, err := o.sel(n, d)
 	if err != nil {
 		return nil, o.nodeErr(n.Name, err)
 	}
-	if len(p.parts) > maxParts {
-		return nil, o.nodeErr(n.Name, fmt.Errorf("recipe has %d parts, more than %d", len(p.parts), maxParts))
-	}
-	label := fmt.Sprintf("%s/%s", o.key, p.tactic)
-	if n.Name != "" {
-		label = n.Name + ":" + label
-	}
-	inst := &instance{
-		label:  label,
-		tactic: p.tactic,
-		recipe: alloc.Recipe{Kernel: label, Parts: p.parts},
-		impl:   p.r,
-	}
-	if _, err := inst.recipe.Size(); err != nil {
+	label, recipe, err := kernels.InstanceRecipe(n, o.key, p.tactic, p.parts)
+	if err != nil {
 		return nil, o.nodeErr(n.Name, err)
 	}
+	inst := &instance{label: label, tactic: p.tactic, recipe: recipe, impl: p.r}
 	inst.in = expectations(n.Inputs)
 	inst.out = expectations(n.Outputs)
 	return inst, nil
@@ -85,12 +69,8 @@ func (o *op) Bound(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error
 	if d.Workers < 1 {
 		d.Workers = 1
 	}
-	for _, v := range append(append([]kernels.ValueRange(nil), r.Inputs...), r.Outputs...) {
-		for _, dr := range v.Dims {
-			if dr.Lo < 0 || dr.Hi < dr.Lo {
-				return kernels.Bound{}, o.nodeErr(r.Name, fmt.Errorf("invalid dim range [%d, %d]", dr.Lo, dr.Hi))
-			}
-		}
+	if err := kernels.CheckRange(r); err != nil {
+		return kernels.Bound{}, o.nodeErr(r.Name, err)
 	}
 	b, err := o.bound(r, d)
 	if err != nil {
@@ -187,9 +167,6 @@ func (i *instance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, _ alloc.St
 	}
 	return nil
 }
-
-// maxParts bounds the parts of a CPU recipe.
-const maxParts = 8
 
 // wsParts is a checked workspace as the CPU kernels see it: part i's host bytes. It is passed
 // by value (a slice of a local array would escape through the runner interface and allocate).

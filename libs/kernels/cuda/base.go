@@ -48,26 +48,21 @@ func target(t kernels.Target) kernels.Target {
 }
 
 func (o *op) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error) {
-	for _, v := range append(append([]kernels.Value(nil), n.Inputs...), n.Outputs...) {
-		if !v.Present() {
-			continue
-		}
-		if _, err := kernels.ByteSize(v.DType, v.Shape); err != nil {
-			return nil, o.nodeErr(n.Name, err)
-		}
+	if err := kernels.CheckNodeSizes(n); err != nil {
+		return nil, o.nodeErr(n.Name, err)
 	}
 	p, err := o.sel(n, target(t))
 	if err != nil {
 		return nil, o.nodeErr(n.Name, err)
 	}
-	label := fmt.Sprintf("%s/%s", o.key, p.tactic)
-	if n.Name != "" {
-		label = n.Name + ":" + label
+	label, recipe, err := kernels.InstanceRecipe(n, o.key, p.tactic, p.parts)
+	if err != nil {
+		return nil, o.nodeErr(n.Name, err)
 	}
 	inst := &instance{
 		label:  label,
 		tactic: p.tactic,
-		recipe: alloc.Recipe{Kernel: label, Parts: p.parts},
+		recipe: recipe,
 		prog:   p.prog,
 		in:     expectations(n.Inputs),
 		out:    expectations(n.Outputs),
@@ -76,9 +71,6 @@ func (o *op) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error)
 	if slices.ContainsFunc(p.prog, isMeasured) {
 		inst.measured = slices.IndexFunc(p.parts, func(p alloc.Part) bool { return p.Name == gemmPart })
 	}
-	if _, err := inst.recipe.Size(); err != nil {
-		return nil, o.nodeErr(n.Name, err)
-	}
 	return inst, nil
 }
 
@@ -86,12 +78,8 @@ func (o *op) Bound(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error
 	if o.bound == nil {
 		return kernels.Bound{}, nil
 	}
-	for _, v := range append(append([]kernels.ValueRange(nil), r.Inputs...), r.Outputs...) {
-		for _, dr := range v.Dims {
-			if dr.Lo < 0 || dr.Hi < dr.Lo {
-				return kernels.Bound{}, o.nodeErr(r.Name, fmt.Errorf("invalid dim range [%d, %d]", dr.Lo, dr.Hi))
-			}
-		}
+	if err := kernels.CheckRange(r); err != nil {
+		return kernels.Bound{}, o.nodeErr(r.Name, err)
 	}
 	b, err := o.bound(r, target(t))
 	if err != nil {
