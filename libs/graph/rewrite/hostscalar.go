@@ -73,7 +73,7 @@ func hostCone(m *graph.Model, v *graph.Value) string {
 		case graph.KindInitializer, graph.KindConstant:
 			return fmt.Sprintf("it reads %s, which cannot be read at load", v.Name)
 		}
-		if n, ok := constElements(v.Shape); !ok || n > maxHostCone {
+		if n, ok := v.Shape.NumElements().Value(); !ok || n > maxHostCone {
 			return fmt.Sprintf("it reads %s, computed on the device", v)
 		}
 		n := v.Producer
@@ -92,22 +92,6 @@ func hostCone(m *graph.Model, v *graph.Value) string {
 
 // oneFloat reports whether v is a float of one element: a scalar, if it is known at load.
 func oneFloat(v *graph.Value) bool {
-	n, ok := constElements(v.Shape)
+	n, ok := v.Shape.NumElements().Value()
 	return ok && n == 1 && (isFloat(v.DType) || v.DType == graph.Float64)
-}
-
-// constElements returns the number of elements of a constant shape.
-func constElements(s graph.Shape) (int64, bool) {
-	n := int64(1)
-	for _, d := range s {
-		x, ok := d.Value()
-		if !ok {
-			return 0, false
-		}
-		var fits bool
-		if n, fits = graph.CheckedMul(n, x); !fits {
-			return 0, false
-		}
-	}
-	return n, true
 }
