@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
@@ -84,13 +83,7 @@ func TestClipModel(t *testing.T) {
 	}
 	var cpuOut []kernels.Tensor
 	for _, kind := range []string{kernels.BackendCPU, kernels.BackendSim} {
-		var be kernels.Backend
-		var al *alloc.Allocator
-		if kind == kernels.BackendCPU {
-			be, al = newCPU(t, 1<<24)
-		} else {
-			be, al = newSim(t, 1<<24)
-		}
+		be, al := newHostBackend(t, kind, 1<<24)
 		env := Envelope{"batch": {Lo: 1, Hi: 4}, "seq": {Lo: 1, Hi: 16}}
 		_, s := newSession(t, m, be, al, RuntimeOptions{Envelope: env})
 		out, err := s.Run(context.Background(), map[string]kernels.Tensor{"x": x})

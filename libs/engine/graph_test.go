@@ -26,13 +26,7 @@ func TestGraphsReplayExactly(t *testing.T) {
 			eb, eal := newCPU(t, 1<<30)
 			_, eager := newSession(t, m, eb, eal, RuntimeOptions{Envelope: env})
 			for _, kind := range []string{kernels.BackendCPU, kernels.BackendSim} {
-				var be kernels.Backend
-				var al *alloc.Allocator
-				if kind == kernels.BackendCPU {
-					be, al = newCPU(t, 1<<30)
-				} else {
-					be, al = newSim(t, 1<<30)
-				}
+				be, al := newHostBackend(t, kind, 1<<30)
 				rt, s := newSession(t, m, be, al, RuntimeOptions{Envelope: env, Graphs: true})
 				patterns, runs := 0, 0
 				var mallocs int64

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
@@ -120,13 +119,7 @@ func TestMoEModel(t *testing.T) {
 		want := moeBlockRef(x.Float32s(), w, tokens, hidden, inter, experts)
 		var cpuOut []byte
 		for _, kind := range []string{kernels.BackendCPU, kernels.BackendSim} {
-			var be kernels.Backend
-			var al *alloc.Allocator
-			if kind == kernels.BackendCPU {
-				be, al = newCPU(t, 1<<24)
-			} else {
-				be, al = newSim(t, 1<<24)
-			}
+			be, al := newHostBackend(t, kind, 1<<24)
 			_, s := newSession(t, m, be, al, RuntimeOptions{Envelope: Envelope{"tokens": {Lo: 1, Hi: 64}}})
 			out, err := s.Run(context.Background(), map[string]kernels.Tensor{"x": x})
 			require.NoError(t, err, kind)

@@ -36,6 +36,16 @@ func newSim(t testing.TB, memory int64) (*sim.Backend, *alloc.Allocator) {
 	return be, al
 }
 
+// newHostBackend opens the CPU (kernels.BackendCPU) or the simulated discrete device
+// (kernels.BackendSim), the two backends CI runs everywhere, for tests that run a model on both.
+func newHostBackend(t testing.TB, kind string, memory int64) (kernels.Backend, *alloc.Allocator) {
+	t.Helper()
+	if kind == kernels.BackendCPU {
+		return newCPU(t, memory)
+	}
+	return newSim(t, memory)
+}
+
 // TestSimMatchesCPUByteForByte runs every fixture binding on the simulated discrete device and on
 // the CPU: the outputs must be the same bytes, and the device path must have copied the weights
 // once, the inputs every run and the outputs every run.

@@ -110,15 +110,9 @@ func TestZooMatchesOnnxruntime(t *testing.T) {
 		}
 		t.Parallel()
 		m, _ := loadZoo(t, zm, Options{})
-		for _, dev := range []string{"cpu", "sim"} {
-			var s *Session
-			if dev == "cpu" {
-				be, al := newCPU(t, 1<<30)
-				_, s = newSession(t, m, be, al, RuntimeOptions{Envelope: envelopeOf(zm)})
-			} else {
-				be, al := newSim(t, 1<<30)
-				_, s = newSession(t, m, be, al, RuntimeOptions{Envelope: envelopeOf(zm)})
-			}
+		for _, dev := range []string{kernels.BackendCPU, kernels.BackendSim} {
+			be, al := newHostBackend(t, dev, 1<<30)
+			_, s := newSession(t, m, be, al, RuntimeOptions{Envelope: envelopeOf(zm)})
 			runZoo(t, zm, m, s, dev)
 		}
 	})
