@@ -359,7 +359,6 @@ def one_family(fam, outdir):
             references(name, mp, names, task, outdir, entry)
             errors = [r["error"] for r in entry["bindings"] if "error" in r]
             if len(errors) == len(entry["bindings"]):  # an export onnxruntime cannot run is no zoo model
-                zoo_run.drop(outdir, name)
                 raise RuntimeError("onnxruntime cannot run the export: " + errors[0])
             # torch's own output at the padded binding, as a check of the reference
             b, s, valid = BINDINGS[-1]
@@ -373,6 +372,7 @@ def one_family(fam, outdir):
             entries.append(entry)
             log(f"  {name}: {entry['nodes']} nodes in {time.time() - t:.1f}s")
         except Exception as e:  # noqa: BLE001
+            zoo_run.drop(outdir, name)  # no half-made model (its .onnx is saved before the references)
             msg = f"{type(e).__name__}: {e}"
             failures.append({"family": fam, "step": name, "error": msg[:1500]})
             log(f"  {name} FAILED: {msg[:300]}")
