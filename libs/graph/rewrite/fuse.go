@@ -26,13 +26,16 @@ const (
 	MatMulBias Kind = "matmul-bias"
 	// GatherElements(x, Expand(i, shape)) -> dev.carve.GatherElements(x, i, shape)
 	ExpandedGather Kind = "expanded-gather"
+	// BatchNormalization(Conv(x, W, b)) in inference mode -> Conv(x, W', b'), folded at load
+	ConvBatchNorm Kind = "conv-batchnorm"
 )
 
-// Kinds lists every kind, in the order Fuse applies them (norms first: their outputs feed
+// Kinds lists every kind, in the order Fuse applies them (batch norms folded into their
+// convolutions first: nothing else reads them; norms next: their outputs feed
 // the projections of attention; GatedMatMul right after SwiGLU: it matches the SwiGLU nodes
 // that pass made; attention after rotary: it reads the rotary outputs).
 func Kinds() []Kind {
-	return []Kind{LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, TransposedWeight, MatMulBias, ExpandedGather}
+	return []Kind{ConvBatchNorm, LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, TransposedWeight, MatMulBias, ExpandedGather}
 }
 
 // Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
@@ -59,6 +62,8 @@ func (k Kind) Op() (domain, op string) {
 		return "", "Gemm"
 	case ExpandedGather:
 		return graph.DomainCarve, "GatherElements"
+	case ConvBatchNorm:
+		return "", "Conv"
 	}
 	return "", ""
 }
@@ -129,6 +134,7 @@ type pass struct {
 }
 
 var passes = []pass{
+	{ConvBatchNorm, convBatchNormCandidate, nodeOnly(matchConvBatchNorm)},
 	{LayerNorm, layerNormCandidate, nodeOnly(matchLayerNorm)},
 	{RMSNorm, rmsNormCandidate, nodeOnly(matchRMSNorm)},
 	{SiLU, func(n *graph.Node) bool { return is(n, "Sigmoid") }, nodeOnly(matchSiLU)},
@@ -276,11 +282,35 @@ func apply(m *graph.Model, found []*match) (*graph.Model, []Fusion, error) {
 		}
 	}
 	spec.Nodes = kept
+	spec.Initializers = dropUnread(m, spec)
 	out, err := graph.Build(spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rewrite: the fused graph is invalid (a bug in package rewrite): %w", err)
 	}
 	return out, fused, nil
+}
+
+// dropUnread returns spec's initializers less those that a node of m read and no node of spec
+// reads (nor is a graph output): weights a match replaced, such as the convolution weights a
+// batch norm was folded into, whose bytes would otherwise stay resident. An initializer the
+// exported graph did not read stays, as its nodes do (sweep).
+func dropUnread(m *graph.Model, spec graph.Spec) []*graph.Tensor {
+	read := map[string]bool{}
+	for _, ns := range spec.Nodes {
+		for _, in := range ns.Inputs {
+			read[in] = true
+		}
+	}
+	for _, o := range spec.Outputs {
+		read[o] = true
+	}
+	keep := spec.Initializers[:0:0]
+	for _, t := range spec.Initializers {
+		if v := m.Value(t.Name); read[t.Name] || v == nil || len(v.Consumers) == 0 {
+			keep = append(keep, t)
+		}
+	}
+	return keep
 }
 
 // sweep removes, from root backwards, every node whose outputs nobody reads any more and
