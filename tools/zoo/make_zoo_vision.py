@@ -202,8 +202,14 @@ def one(fam, outdir):
     tmp = os.path.join(outdir, f".tmp-{fam}")
     os.makedirs(tmp, exist_ok=True)
     ex = torch.from_numpy(example(shape, EXAMPLE_BATCH, 0))
-    for exporter in ("dynamo", "torchscript"):
-        name = f"{fam}.{'dyn' if exporter == 'dynamo' else 'ts'}"
+    exporters = ["dynamo", "torchscript"]
+    # TorchScript folds BatchNormalization into the Conv before it in eval mode; with the module
+    # in eval mode and the training mode preserved it writes the inference BatchNormalization, as
+    # older exports (and the ONNX model zoo's) have it, which carve folds at load.
+    if any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules()):
+        exporters.append("torchscript_bn")
+    for exporter in exporters:
+        name = f"{fam}.{dict(dynamo='dyn', torchscript='ts', torchscript_bn='ts_bn')[exporter]}"
         t = time.time()
         try:
             with torch.no_grad():
@@ -224,8 +230,11 @@ def one(fam, outdir):
                     path = os.path.join(tmp, "ts.onnx")
                     torch.onnx.export(model, (ex,), path, dynamo=False, input_names=[iname], output_names=[oname],
                                       dynamic_axes={iname: {0: "batch"}, oname: {0: "batch"}}, opset_version=17,
-                                      do_constant_folding=True)
-                    mp, how = onnx.load(path), "torchscript, opset 17"
+                                      do_constant_folding=True,
+                                      training=torch.onnx.TrainingMode.PRESERVE if exporter == "torchscript_bn" else torch.onnx.TrainingMode.EVAL)
+                    mp, how = onnx.load(path), "torchscript, opset 17" + (", BatchNormalization kept" if exporter == "torchscript_bn" else "")
+                    if exporter == "torchscript_bn" and not any(n.op_type == "BatchNormalization" for n in mp.graph.node):
+                        raise RuntimeError("the export folded every BatchNormalization")
             mp = inline_functions(strip(mp))
             for v in list(mp.graph.input) + list(mp.graph.output):  # the batch dim named batch
                 d = v.type.tensor_type.shape.dim[0]
@@ -233,7 +242,7 @@ def one(fam, outdir):
                     d.dim_param = "batch"
             onnx.save_model(mp, os.path.join(outdir, name + ".onnx"))
             entry = {"name": name, "file": name + ".onnx", "kind": fam, "family": fam, "task": task,
-                     "exporter": exporter, "attention_mask": False, "config": cfg_file,
+                     "exporter": exporter.split("_")[0], "attention_mask": False, "config": cfg_file,
                      "export": f"torch.onnx.export {how}, {model.__class__.__name__}",
                      "inputs_rule": "stored .npy inputs (standard normal)", "bindings": []}
             entry.update(describe(mp))
