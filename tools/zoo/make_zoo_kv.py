@@ -11,6 +11,9 @@ generation as the reference (batch 2, a 7-token prompt, 32 new tokens):
   FAMILY.gqa      onnxruntime GenAI's form (tools/fixtures/gqa_builder.py, separate q, k and v
                   MatMuls, as GenAI writes models for the CPU), for the Llama-shaped families
   FAMILY.gqa_packed  the same with one packed q|k|v MatMul (GenAI's use_packed_matmul)
+  FAMILY.gqa_q4   FAMILY.gqa with int4 weights, as GenAI's builder writes `-p int4 -e cpu`:
+                  every MatMul over a weight (the LM head too) through onnxruntime's
+                  MatMulNBitsQuantizer (4 bits, block 32, symmetric), activations float32
 
 Runs on the GPU host (its CPU is enough):
     PYTHONUNBUFFERED=1 python3 tools/zoo/make_zoo_kv.py --out DIR
@@ -43,7 +46,22 @@ GQA = {"llama", "qwen2", "mistral_sliding", "gemma3", "mixtral_moe"}
 NO_CONCAT = {"mixtral_moe": "neither exporter writes transformers 5.17's experts (grouped_mm, histc)"}
 # GQA forms per family: Gemma3's q/k norms sit between the projections and the attention, so
 # GenAI's builder keeps them separate.
-GQA_FORMS = {"gemma3": (("gqa", False),)}
+GQA_FORMS = {"gemma3": (("gqa", False),), "llama": (("gqa", False), ("gqa_packed", True), ("gqa_q4", False))}
+Q4_BLOCK = 32
+
+
+def quantize_q4(mp):
+    """mp's MatMuls over weights as MatMulNBits, as GenAI's builder quantizes int4 models."""
+    try:
+        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer as Q
+    except ImportError:
+        from onnxruntime.quantization.matmul_4bits_quantizer import MatMul4BitsQuantizer as Q
+    q = Q(mp, block_size=Q4_BLOCK, is_symmetric=True)
+    q.process()
+    out = q.model.model if hasattr(q.model, "model") else q.model
+    if not any(n.op_type == "MatMulNBits" for n in out.graph.node):
+        raise RuntimeError("the quantizer wrote no MatMulNBits")
+    return out
 T0 = time.time()
 
 
@@ -125,7 +143,12 @@ def one(fam, outdir):
                     experts = [gqa_builder.moe_weights(getattr(layer, "mlp", None) or layer.block_sparse_moe, spec)
                                for layer in model.model.layers]
                 gm = gqa_builder.build(state, spec, mk.MAX_SEQ, name=name, packed_qkv=packed, experts=experts)
+                q4 = form.endswith("_q4")
+                if q4:
+                    gm = quantize_q4(gm)
                 sess = mk.session(gm)
+                if q4 and prompt is not None and mk.margin(mk.generate(sess, prompt, shared=True)[1]) < mk.MARGIN:
+                    raise RuntimeError(f"the int4 model's greedy steps on the family's prompt have a top-2 margin under {mk.MARGIN}")
                 if prompt is None:  # no concat form ran (sliding-window layers): GenAI's form is how users meet it
                     for seed in range(200):
                         p = np.random.default_rng(seed).integers(3, mk.VOCAB, (mk.BATCH, mk.PROMPT), dtype=np.int64)
@@ -136,7 +159,7 @@ def one(fam, outdir):
                         raise RuntimeError(f"no prompt seed of 200 gave every step a top-2 margin over {mk.MARGIN}")
                 toks, logits = mk.generate(sess, prompt, shared=True)
                 torch_check = {}
-                if ref is None:  # no export to compare with: transformers' own uncached greedy decode is the check
+                if ref is None and not q4:  # no export to compare with: transformers' own uncached greedy decode is the check
                     ttoks, tlogits = mk.torch_recompute_greedy(model, prompt)
                     torch_check = {"tokens_equal_torch": bool((toks == ttoks).all()),
                                    "max_logits_diff_torch": float(np.abs(logits - tlogits).max())}
@@ -145,9 +168,12 @@ def one(fam, outdir):
                 gqa_builder.save(gm, os.path.join(outdir, name + ".onnx"))
                 entry = {"name": name, "file": name + ".onnx", "kind": fam, "family": fam, "task": "decoder",
                          "exporter": "gqa_builder", "attention_mask": True, "config": f"{fam}.kv.config.json",
-                         "export": f"gqa_builder.py (GenAI's form{', packed q|k|v' if packed else ', separate q, k, v'})",
+                         "export": f"gqa_builder.py (GenAI's form{', packed q|k|v' if packed else ', separate q, k, v'}"
+                                   + (f", int4 MatMulNBits block {Q4_BLOCK} by onnxruntime's quantizer)" if q4 else ")"),
                          "vocab": mk.VOCAB, "inputs_rule": entries[0]["inputs_rule"] if entries else f"generation: prompt = numpy default_rng({seed0}).integers(3, vocab, (2, 7))",
-                         "checks": dict(torch_check, min_top2_margin=mk.margin(logits)) if ref is None else
+                         "checks": {"min_top2_margin": mk.margin(logits), "int4_block": Q4_BLOCK,
+                                    "tokens_equal_float": bool((toks == ref[1]).all()) if ref else None} if q4 else
+                         dict(torch_check, min_top2_margin=mk.margin(logits)) if ref is None else
                          {"tokens_equal_concat": bool((toks == ref[1]).all()),
                           "max_logits_diff_concat": float(np.abs(logits - ref[2]).max()),
                           "min_top2_margin": mk.margin(logits)}}

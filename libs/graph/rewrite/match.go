@@ -57,9 +57,13 @@ func opLabel(n *graph.Node) string {
 	return n.Domain + "." + n.OpType
 }
 
-// constData returns the data of a value known at load: an initializer, or the output of a
-// Constant node.
+// constData returns the data of a value known at load: an initializer, the output of a
+// Constant node, or either through Identity nodes (as TorchScript exports write weights that
+// several nodes read, or that keep their names in training-preserving exports).
 func constData(v *graph.Value) (*graph.HostTensor, bool) {
+	for v != nil && v.Kind == graph.KindActivation && is(v.Producer, "Identity") {
+		v = v.Producer.Inputs[0]
+	}
 	if v == nil {
 		return nil, false
 	}
