@@ -201,6 +201,27 @@ func TestBuildKV(t *testing.T) {
 	require.Equal(t, "[4096, 64]", sep.Value("cos_cache").Shape.String())
 	require.Equal(t, graph.Float16, sep.Value("present.31.value").DType)
 
+	// int4 as GenAI's builder writes it: every product over a weight, the LM head's too, is
+	// MatMulNBits of 4-bit blocks of 32 with one fp16 scale each; the embedding and norms stay fp16.
+	q4, err := c.BuildKV(arch.KVOptions{DType: graph.Float16, Int4Block: 32})
+	require.NoError(t, err)
+	ops = map[string]int{}
+	for _, n := range q4.Nodes {
+		ops[n.OpType]++
+	}
+	require.Equal(t, 5*32+1, ops["MatMulNBits"], "q|k|v, o, gate, up, down per layer and the LM head")
+	require.Zero(t, ops["MatMul"]+ops["GatedMatMul"])
+	const layer = 4096*4096*2 + 4096*1024*2 + 3*4096*14336 // q, o; k, v; gate, up, down
+	const quantized = 32*layer + 4096*128256
+	require.Equal(t, int64(quantized/2), params(q4, graph.Uint8), "half a byte per weight")
+	require.Equal(t, int64(quantized/32)+128256*4096+(2*32+1)*4096, params(q4, graph.Float16)-2*131072*64,
+		"a scale per block of 32, the embedding, the norms")
+	_, err = c.BuildKV(arch.KVOptions{Int4Block: 48})
+	require.ErrorContains(t, err, "int4 block size 48")
+	moe := parseFile(t, "Mixtral-8x7B-v0.1.config.json")
+	_, err = moe.BuildKV(arch.KVOptions{Int4Block: 32})
+	require.ErrorContains(t, err, "an MoE's experts are not quantized")
+
 	phi := parseFile(t, "Phi-3-mini-4k-instruct.config.json")
 	_, err = phi.BuildKV(arch.KVOptions{})
 	var ce *arch.ConfigError

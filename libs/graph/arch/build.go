@@ -102,6 +102,7 @@ type builder struct {
 	batch1 string // [batch] and [seq], host
 	seq1   string
 	hShape map[int64]string
+	int4   int64 // KVOptions.Int4Block: products over weights as MatMulNBits blocks of that many
 	// explicitHeads: the heads' views name their count (see headsShape).
 	explicitHeads bool
 	mShape        string

@@ -32,7 +32,17 @@ type KVOptions struct {
 	// RotaryPositions is the rows of the rotary caches (cos_cache, sin_cache [rows, rot/2]), the
 	// builder's context_length; 0 means the config's max_position_embeddings.
 	RotaryPositions int64
+	// Int4Block, when not 0, makes every product over a weight (the projections, the MLP's, the
+	// LM head) com.microsoft.MatMulNBits with 4-bit symmetric weights in blocks of that many
+	// along K and one DType scale per block, as GenAI's builder writes `-p int4` models through
+	// onnxruntime's MatMulNBitsQuantizer: weights [N, ceil(K/block), block/2] uint8 and scales
+	// [N, ceil(K/block)]. A power of two from 16 to 256. The embedding, the norms and an MoE's
+	// experts keep DType.
+	Int4Block int64
 }
+
+// Int4Blocks are the block sizes MatMulNBits takes.
+var Int4Blocks = []int64{16, 32, 64, 128, 256}
 
 // kvFamilies are the families BuildKV builds: the Llama lineage without per-head norms, fused
 // projections or multipliers, as GenAI's builder writes them.
@@ -86,7 +96,15 @@ func (c *Config) BuildKV(o KVOptions) (*graph.Model, error) {
 	if slices.Contains(o.Skip, rewrite.SwiGLU) {
 		return nil, fmt.Errorf("arch: the target has no kernel for the fused SwiGLU, which the KV-cache graph's MLP is made of")
 	}
-	b := &builder{c: c, dt: dt, inits: map[string]bool{}, skip: map[rewrite.Kind]bool{}, hShape: map[int64]string{}}
+	if o.Int4Block != 0 {
+		if !slices.Contains(Int4Blocks, o.Int4Block) {
+			return nil, fmt.Errorf("arch: int4 block size %d: want one of %v", o.Int4Block, Int4Blocks)
+		}
+		if c.Experts > 0 {
+			return nil, &ConfigError{ModelType: c.ModelType, Field: "num_local_experts", Problem: "int4 weights are built for dense MLPs only: an MoE's experts are not quantized by MatMulNBits"}
+		}
+	}
+	b := &builder{c: c, dt: dt, inits: map[string]bool{}, skip: map[rewrite.Kind]bool{}, hShape: map[int64]string{}, int4: o.Int4Block}
 	for _, k := range o.Skip {
 		b.skip[k] = true
 	}
@@ -213,7 +231,7 @@ func (b *builder) buildGenAI(rows int64, separate bool) {
 			u := b.genaiLinear(p+".up", h, m+".up_proj", c.Hidden, c.Intermediate, c.MLPBias)
 			gl := b.node(p+".gate_gelu", "Gelu", []string{g}, attrString("approximate", "tanh"))
 			act = b.node(p+".gate_up", "Mul", []string{gl, u})
-		case !b.skip[rewrite.GatedMatMul] && !c.MLPBias:
+		case !b.skip[rewrite.GatedMatMul] && !c.MLPBias && b.int4 == 0:
 			wg := b.weight(m+".gate_proj.weight.T", c.Hidden, c.Intermediate)
 			wu := b.weight(m+".up_proj.weight.T", c.Hidden, c.Intermediate)
 			act = b.nodeIn(graph.DomainCarve, p+".gate_up", "GatedMatMul", []string{h, wg, wu}, attrFloat("alpha", 1))
@@ -229,14 +247,13 @@ func (b *builder) buildGenAI(rows int64, separate bool) {
 	}
 	fn := b.weight("model.norm.weight", c.Hidden)
 	h, _ := skipNorm("model.norm", pending, residual, fn, "model.residual_out")
-	head := b.weight("lm_head.weight.T", c.Hidden, c.Vocab)
 	if c.FinalSoftcap > 0 { // logits = cap * tanh(logits / cap)
-		y := b.node("logits_raw", "MatMul", []string{h, head})
+		y := b.genaiLinear("logits_raw", h, "lm_head", c.Hidden, c.Vocab, false)
 		cp := b.scalar("final_softcap", c.FinalSoftcap)
 		t := b.node("logits_tanh", "Tanh", []string{b.node("logits_scaled", "Div", []string{y, cp})})
 		b.node(Logits, "Mul", []string{t, cp})
 	} else {
-		b.node(Logits, "MatMul", []string{h, head})
+		b.genaiLinear(Logits, h, "lm_head", c.Hidden, c.Vocab, false)
 	}
 	b.spec.Outputs = []string{Logits}
 	for i := 0; i < c.Layers; i++ {
@@ -249,6 +266,9 @@ func (b *builder) buildGenAI(rows int64, separate bool) {
 // (Flatten, Gemm, the shape [batch, seq, out] from x's, Reshape back), or MatMul and Add where
 // the target lacks that fusion.
 func (b *builder) genaiLinear(name, x, weight string, in, out int64, bias bool) string {
+	if b.int4 != 0 {
+		return b.genaiInt4(name, x, weight, in, out, bias)
+	}
 	w := b.weight(weight+".weight.T", in, out)
 	if !bias {
 		return b.node(name, "MatMul", []string{x, w})
@@ -264,4 +284,24 @@ func (b *builder) genaiLinear(name, x, weight string, in, out int64, bias bool) 
 	lead := b.node(name+"/Gemm/lead", "Slice", []string{sa, b.ints("rewrite.[0]", false, 0), b.ints("rewrite.[-1]", false, -1)})
 	sy := b.node(name+"/Gemm/shapeY", "Concat", []string{lead, b.ints(fmt.Sprintf("rewrite.[%d]", out), false, out)}, attrInt("axis", 0))
 	return b.node(name, "Reshape", []string{y2, sy})
+}
+
+// genaiInt4 is genaiLinear with int4 weights: MatMulNBits over the quantized transposed copy, as
+// onnxruntime's MatMulNBitsQuantizer rewrites the MatMul (named for it, its output kept), and the
+// bias after it.
+func (b *builder) genaiInt4(name, x, weight string, in, out int64, bias bool) string {
+	blocks := (in + b.int4 - 1) / b.int4
+	w := b.addInit(graph.NewShapeTensor(weight+".weight.T_Q4", graph.Uint8, []int64{out, blocks, b.int4 / 2}))
+	sc := b.weight(weight+".weight.T_scales", out, blocks)
+	mm := name
+	if bias {
+		mm = name + "_mm"
+	}
+	b.spec.Nodes = append(b.spec.Nodes, graph.NodeSpec{Name: mm + "_Q4", OpType: "MatMulNBits", Domain: "com.microsoft",
+		Inputs: []string{x, w, sc}, Outputs: []string{mm},
+		Attrs: graph.NewAttributes(attrInt("K", in), attrInt("N", out), attrInt("bits", 4), attrInt("block_size", b.int4))})
+	if !bias {
+		return mm
+	}
+	return b.node(name, "Add", []string{mm, b.weight(weight+".bias", out)})
 }

@@ -41,9 +41,12 @@ func TestConfigKVMatchesExport(t *testing.T) {
 		t.Run(zm.Name, func(t *testing.T) {
 			cfg := writeFile(t, zm.Family+".config.json", data)
 			onnx := zm.WriteTemp(t)
-			qkv := "separate"
+			qkv, dtype := "separate", []string{}
 			if strings.HasSuffix(zm.Name, "_packed") {
 				qkv = "packed"
+			}
+			if strings.HasSuffix(zm.Name, "_q4") { // GenAI's int4 CPU form: blocks of 32, float32 activations
+				dtype = []string{"--dtype", "int4:fp32", "--int4-block", "32"}
 			}
 			rows := fmt.Sprint(g.MaxSeq)
 			// The budgets stop the search inside its range (the H200's arena holds a 32 MiB workspace).
@@ -56,7 +59,7 @@ func TestConfigKVMatchesExport(t *testing.T) {
 					args := append([]string{"--target", target}, point...)
 					want, code, stderr := kvJSON(t, append([]string{"--model", onnx}, args...)...)
 					require.Equal(t, ExitOK, code, stderr)
-					got, code, stderr := kvJSON(t, append([]string{"--config", cfg, "--qkv", qkv, "--positions", rows}, args...)...)
+					got, code, stderr := kvJSON(t, slices.Concat([]string{"--config", cfg, "--qkv", qkv, "--positions", rows}, dtype, args)...)
 					require.Equal(t, ExitOK, code, stderr)
 					how := fmt.Sprintf("%s %v", target, point)
 					require.Equal(t, g.Layers*2*g.KVHeads*g.HeadDim*4, got.BytesPerToken, how)
@@ -76,7 +79,7 @@ func TestConfigKVMatchesExport(t *testing.T) {
 			}
 		})
 	}
-	require.Equal(t, 9, n, "the zoo's GenAI-form models arch builds")
+	require.Equal(t, 10, n, "the zoo's GenAI-form models arch builds")
 }
 
 // TestConfigKV plans Llama-3.1-8B's GenAI decode graph from its config: 128 KiB of cache per

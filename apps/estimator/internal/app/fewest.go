@@ -147,7 +147,7 @@ func writeFitRanks(w io.Writer, r *fitRanksResult) error {
 	tw.row("model\t%s\n", describeInfo(r.Model))
 	tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
 	if g := r.Graph; g != nil {
-		tw.row("graph\tonnxruntime GenAI's decode graph, built from the config: GroupQueryAttention, %s q|k|v, rotary caches of %d positions\n", g.QKV, g.RotaryPositions)
+		tw.row("graph\t%s\n", g.describe())
 	}
 	load := fmt.Sprintf("%d sequences of context %d, prompts up to %d", r.Batch, r.Context, r.Prompt)
 	if r.Replicas > 1 {

@@ -144,6 +144,16 @@ type kvGraph struct {
 	Form            string `json:"form"` // "genai"
 	QKV             string `json:"qkv"`  // "packed" or "separate"
 	RotaryPositions int64  `json:"rotary_positions"`
+	Int4Block       int64  `json:"int4_block,omitempty"` // --dtype int4: MatMulNBits' block size
+}
+
+// describe says what the graph is, for people.
+func (g *kvGraph) describe() string {
+	d := fmt.Sprintf("onnxruntime GenAI's decode graph, built from the config: GroupQueryAttention, %s q|k|v, rotary caches of %d positions", g.QKV, g.RotaryPositions)
+	if g.Int4Block != 0 {
+		d += fmt.Sprintf(", int4 weights (MatMulNBits, blocks of %d)", g.Int4Block)
+	}
+	return d
 }
 
 type kvCache struct {
@@ -546,7 +556,7 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 	tw.row("backend\t%s, %d workers\n", r.Backend, r.Workers)
 	ci := r.Cache
 	if g := r.Graph; g != nil {
-		tw.row("graph\tonnxruntime GenAI's decode graph, built from the config: GroupQueryAttention, %s q|k|v, rotary caches of %d positions\n", g.QKV, g.RotaryPositions)
+		tw.row("graph\t%s\n", g.describe())
 	}
 	tw.row("cache\t%s form, %d layers x %d KV heads x %d, %s\n", ci.Form, ci.Layers, ci.KVHeads, ci.HeadDim, ci.DType)
 	perRank := ""
@@ -710,12 +720,12 @@ func readConfigKV(c *cli.Context) (*configSource, error) {
 // buildConfigKV builds the decode graph of src's rank.
 func buildConfigKV(c *cli.Context, src *configSource) (*model, *kvGraph, error) {
 	qkv, positions := c.String("qkv"), c.Int64("positions")
-	g, err := src.rank.BuildKV(arch.KVOptions{DType: src.dtype, Skip: src.skip, SeparateQKV: qkv == "separate", RotaryPositions: positions})
+	g, err := src.rank.BuildKV(arch.KVOptions{DType: src.dtype, Skip: src.skip, SeparateQKV: qkv == "separate", RotaryPositions: positions, Int4Block: src.int4})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--config %s: %w", src.path, err)
 	}
 	if positions == 0 {
 		positions = src.cfg.Positions
 	}
-	return &model{Model: g, exported: g, name: src.path, config: src.cfg, tp: src.tp}, &kvGraph{Form: "genai", QKV: qkv, RotaryPositions: positions}, nil
+	return &model{Model: g, exported: g, name: src.path, config: src.cfg, tp: src.tp}, &kvGraph{Form: "genai", QKV: qkv, RotaryPositions: positions, Int4Block: src.int4}, nil
 }

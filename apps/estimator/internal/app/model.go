@@ -33,7 +33,8 @@ func modelFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "ignore-window", Usage: "with --config: plan a sliding-window model as plain causal attention, the window left out (the same computation while seq is at most the window)"},
 		&cli.BoolFlag{Name: "last-logits", Usage: "with --config: compute the logits of the last position only ([batch, 1, vocab]), as a prompt step of generation does"},
 		&cli.StringFlag{Name: "tp", Value: "1", DefaultText: "1", Usage: "with --config: plan one rank of a Megatron tensor-parallel split over `N` ranks (heads, MLP columns and vocabulary per rank, KV heads max(1, kv/N)), with the communicator's all-reduce buffers; fit --config also takes ? (the fewest ranks, a power of two up to 64, that fit the load --dim batch=B --dim seq=N) or ?:MAX"},
-		&cli.StringFlag{Name: "dtype", Usage: "with --config: the weights' and activations' `TYPE`, fp32, bf16 or fp16 (default: the config's torch_dtype, else fp32)"},
+		&cli.StringFlag{Name: "dtype", Usage: "with --config: the weights' and activations' `TYPE`, fp32, bf16 or fp16 (default: the config's torch_dtype, else fp32); for kv and fit --tp, also int4[:ACT]: 4-bit weights as onnxruntime GenAI's int4 models have them (MatMulNBits, symmetric, blocks of --int4-block), activations ACT (default fp32 on the CPU, fp16 on a GPU, as GenAI's builder writes them)"},
+		&cli.Int64Flag{Name: "int4-block", Value: 32, Usage: "with --dtype int4: the quantization block `SIZE` along K, 16 to 256, a power of two"},
 		&cli.StringSliceFlag{Name: "dim", Aliases: []string{"d"}, Usage: "a dim's value or range: `NAME=V`, NAME=LO:HI, NAME=? (fit: the dim to search), NAME=?:MAX; repeat for each dim"},
 		targetFlag(),
 		&cli.IntFlag{Name: "workers", Usage: "CPU worker `N` the runner will use (per-worker workspaces scale with it); 0: all CPUs"},
@@ -79,7 +80,7 @@ func loadModel(c *cli.Context) (*model, error) {
 	if c.IsSet("config") {
 		return loadConfig(c)
 	}
-	for _, f := range []string{"dtype", "last-logits", "ignore-window", "tp"} {
+	for _, f := range []string{"dtype", "int4-block", "last-logits", "ignore-window", "tp"} {
 		if c.IsSet(f) {
 			return nil, usagef("--%s applies to --config only: an ONNX model's graph is its own", f)
 		}
@@ -135,6 +136,9 @@ func loadConfig(c *cli.Context) (*model, error) {
 	if err := src.split(n); err != nil {
 		return nil, err
 	}
+	if src.int4 != 0 {
+		return nil, usagef("--dtype int4 plans the decode graph of onnxruntime GenAI's int4 models: use kv (or fit --tp with --context), not the prefill graph")
+	}
 	g, err := src.rank.Build(arch.Options{DType: src.dtype, Skip: src.skip, IgnoreWindow: c.Bool("ignore-window"), LastLogits: c.Bool("last-logits")})
 	if err != nil {
 		return nil, fmt.Errorf("--config %s: %w", src.path, err)
@@ -148,7 +152,8 @@ type configSource struct {
 	cfg   *arch.Config
 	rank  *arch.Config   // the config of one rank under --tp; cfg without it
 	tp    *arch.TP       // nil without --tp
-	dtype graph.DType    // --dtype; 0: the config's
+	dtype graph.DType    // --dtype; 0: the config's (with int4, the activations')
+	int4  int64          // --dtype int4: the block size; 0 without
 	skip  []rewrite.Kind // the fusions the target lacks
 }
 
@@ -164,12 +169,13 @@ func readConfig(c *cli.Context) (*configSource, error) {
 	case path == "":
 		return nil, usagef("--config: give the path of a transformers config.json")
 	}
-	var dt graph.DType
-	if s := c.String("dtype"); c.IsSet("dtype") {
-		var ok bool
-		if dt, ok = arch.ParseDType(s); !ok {
-			return nil, usagef("--dtype %q: want fp32, bf16 or fp16", s)
-		}
+	opts, err := options(c)
+	if err != nil {
+		return nil, err
+	}
+	dt, int4, err := configDType(c, opts.Target)
+	if err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -182,15 +188,45 @@ func readConfig(c *cli.Context) (*configSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--config %s: %w", path, err)
 	}
-	opts, err := options(c)
-	if err != nil {
-		return nil, err
-	}
 	fo, err := engine.FuseOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	return &configSource{path: path, cfg: cfg, rank: cfg, dtype: dt, skip: fo.Skip}, nil
+	return &configSource{path: path, cfg: cfg, rank: cfg, dtype: dt, int4: int4, skip: fo.Skip}, nil
+}
+
+// configDType reads --dtype and --int4-block: the graph's float type (0: the config's) and, for
+// int4[:ACT], the block size, with ACT (default: fp32 on the CPU, fp16 on a GPU) as the type.
+func configDType(c *cli.Context, t kernels.Target) (graph.DType, int64, error) {
+	s := c.String("dtype")
+	if c.IsSet("int4-block") && !strings.HasPrefix(s, "int4") {
+		return 0, 0, usagef("--int4-block applies to --dtype int4 only")
+	}
+	if !c.IsSet("dtype") {
+		return 0, 0, nil
+	}
+	act, ok := strings.CutPrefix(s, "int4")
+	if !ok {
+		dt, ok := arch.ParseDType(s)
+		if !ok {
+			return 0, 0, usagef("--dtype %q: want fp32, bf16, fp16 or int4[:fp32|bf16|fp16]", s)
+		}
+		return dt, 0, nil
+	}
+	block := c.Int64("int4-block")
+	if !slices.Contains(arch.Int4Blocks, block) {
+		return 0, 0, usagef("--int4-block %d: want one of %v", block, arch.Int4Blocks)
+	}
+	dt := graph.Float16
+	if t.Backend == kernels.BackendCPU {
+		dt = graph.Float32
+	}
+	if act != "" {
+		if dt, ok = arch.ParseDType(strings.TrimPrefix(act, ":")); !ok || act[0] != ':' {
+			return 0, 0, usagef("--dtype %q: int4's activations are int4:fp32, int4:bf16 or int4:fp16", s)
+		}
+	}
+	return dt, block, nil
 }
 
 // split makes src one rank of a tensor-parallel split over n ranks; 1 is the whole model.
