@@ -37,10 +37,11 @@ from make_fixtures import describe, strip, versions  # noqa: E402
 from make_zoo import families  # noqa: E402
 
 FAMILIES = ["llama", "qwen2", "qwen3", "phi3", "gemma3", "mistral_sliding", "granite", "olmo2", "mixtral_moe"]
-# The families gqa_builder writes (Llama-shaped, Mixtral's experts as com.microsoft.MoE, Gemma3);
+# The families gqa_builder writes (Llama-shaped, Phi-3's packed projections split as GenAI splits
+# them, Granite's multipliers, Mixtral's experts as com.microsoft.MoE, Gemma3);
 # onnxruntime's GroupQueryAttention wants a head size that is a multiple of 16, so these
 # families are built at hidden 64 (head_dim 16).
-GQA = {"llama", "qwen2", "mistral_sliding", "gemma3", "mixtral_moe"}
+GQA = {"llama", "qwen2", "mistral_sliding", "gemma3", "mixtral_moe", "phi3", "granite"}
 # Families neither exporter writes with a cache: transformers 5.17's experts use grouped_mm
 # (dynamo) and histc (TorchScript), as the prefill zoo's failures record.
 NO_CONCAT = {"mixtral_moe": "neither exporter writes transformers 5.17's experts (grouped_mm, histc)"}
@@ -78,6 +79,8 @@ def one(fam, outdir):
     wide = dict(hidden_size=64, intermediate_size=128) if fam in GQA else {}
     if fam == "gemma3":
         wide.update(head_dim=16, query_pre_attn_scalar=16)
+    if fam == "granite":  # Granite-3.0's multipliers, so that each shows in the graph
+        wide.update(embedding_multiplier=12.0, residual_multiplier=0.22, attention_multiplier=0.2, logits_scaling=8.0)
     model = builder(initializer_range=0.1, use_cache=True, **wide).eval()
     cfg = model.config
     mk.LAYERS = cfg.num_hidden_layers

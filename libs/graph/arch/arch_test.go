@@ -223,10 +223,14 @@ func TestBuildKV(t *testing.T) {
 	require.ErrorContains(t, err, "an MoE's experts are not quantized")
 
 	phi := parseFile(t, "Phi-3-mini-4k-instruct.config.json")
-	_, err = phi.BuildKV(arch.KVOptions{})
+	pm, err := phi.BuildKV(arch.KVOptions{})
+	require.NoError(t, err, "Phi-3's packed projections are GenAI's packed q|k|v and split gate, up")
+	require.Equal(t, "[3072, 9216]", pm.Value("model.layers.0.self_attn.qkv_proj.weight.T").Shape.String())
+	gpt2 := parseFile(t, "gpt2.config.json")
+	_, err = gpt2.BuildKV(arch.KVOptions{})
 	var ce *arch.ConfigError
 	require.ErrorAs(t, err, &ce)
-	require.Contains(t, err.Error(), "supported: gemma3_text, llama, mistral, mixtral, qwen2")
+	require.Contains(t, err.Error(), "supported: gemma3_text, granite, llama, mistral, mixtral, phi3, qwen2")
 
 	w, err := arch.Parse([]byte(`{"model_type": "mistral", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
 	  "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 100, "sliding_window": 5, "max_position_embeddings": 64}`))

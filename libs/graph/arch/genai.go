@@ -44,9 +44,10 @@ type KVOptions struct {
 // Int4Blocks are the block sizes MatMulNBits takes.
 var Int4Blocks = []int64{16, 32, 64, 128, 256}
 
-// kvFamilies are the families BuildKV builds: the Llama lineage without per-head norms, fused
-// projections or multipliers, as GenAI's builder writes them.
-var kvFamilies = []string{"gemma3_text", "llama", "mistral", "mixtral", "qwen2"}
+// kvFamilies are the families BuildKV builds: the Llama lineage as GenAI's builder writes it,
+// Phi-3's packed projections split (or q|k|v packed again) and Granite's multipliers as Mul
+// nodes.
+var kvFamilies = []string{"gemma3_text", "granite", "llama", "mistral", "mixtral", "phi3", "qwen2"}
 
 // KVFamilies returns the model_types BuildKV builds.
 func KVFamilies() []string { return slices.Clone(kvFamilies) }
@@ -80,8 +81,6 @@ func (c *Config) BuildKV(o KVOptions) (*graph.Model, error) {
 	switch {
 	case c.RotaryDim != c.HeadDim:
 		return nil, &ConfigError{ModelType: c.ModelType, Field: "partial_rotary_factor", Problem: fmt.Sprintf("rotates %d of head_dim %d dims: the KV-cache graph is built for a full rotary only", c.RotaryDim, c.HeadDim)}
-	case (c.EmbedScale != 1 && !llamaStyles[c.Family].embedScale) || c.ResidScale != 1 || c.LogitsScale != 1:
-		return nil, &ConfigError{ModelType: c.ModelType, Problem: "the KV-cache graph is built without embedding, residual or logits multipliers"}
 	}
 	rows := o.RotaryPositions
 	if rows == 0 {
@@ -153,8 +152,19 @@ func (b *builder) buildGenAI(rows int64, separate bool) {
 	st := llamaStyles[c.Family]
 	b.weight("model.embed_tokens.weight", c.Vocab, c.Hidden)
 	x := b.node("embeds", "Gather", []string{"model.embed_tokens.weight", InputIDs}, attrInt("axis", 0))
-	if st.embedScale {
+	switch {
+	case st.embedScale:
 		x = b.node("embeds_scaled", "Mul", []string{x, b.scalar("embed_scale", c.EmbedScale)})
+	case c.EmbedScale != 1: // granite's embedding_multiplier
+		x = b.node("embeds_scaled", "Mul", []string{x, b.scalar("embed_multiplier", c.EmbedScale)})
+	}
+	// residualScaled scales a block's output before it joins the residual (granite's
+	// residual_multiplier); y itself when that is 1.
+	residualScaled := func(name, y string) string {
+		if c.ResidScale == 1 {
+			return y
+		}
+		return b.node(name, "Mul", []string{y, b.scalar("residual_multiplier", c.ResidScale)})
 	}
 
 	skipNorm := func(name, y, residual, w, resOut string) (string, string) {
@@ -211,7 +221,7 @@ func (b *builder) buildGenAI(rows int64, separate bool) {
 		b.spec.Nodes = append(b.spec.Nodes, graph.NodeSpec{Name: att, OpType: "GroupQueryAttention", Domain: "com.microsoft",
 			Inputs:  []string{q, k, v, fmt.Sprintf(PastKey, i), fmt.Sprintf(PastValue, i), seqlens, totalLen, layerCos, layerSin},
 			Outputs: []string{att, fmt.Sprintf(PresentKey, i), fmt.Sprintf(PresentValue, i)}, Attrs: graph.NewAttributes(attrs...)})
-		o := b.genaiLinear(p+".o", att, a+".o_proj", qd, c.Hidden, c.OutBias)
+		o := residualScaled(p+".o_scaled", b.genaiLinear(p+".o", att, a+".o_proj", qd, c.Hidden, c.OutBias))
 		if st.sandwich {
 			o = norm(p+".post_attention_layernorm", o, b.weight(p+".post_attention_layernorm.weight", c.Hidden))
 			h, residual = skipNorm(p+".pre_feedforward_layernorm", o, residual, b.weight(p+".pre_feedforward_layernorm.weight", c.Hidden), p+".residual_mid")
@@ -240,7 +250,7 @@ func (b *builder) buildGenAI(rows int64, separate bool) {
 			u := b.genaiLinear(p+".up", h, m+".up_proj", c.Hidden, c.Intermediate, c.MLPBias)
 			act = b.nodeIn(graph.DomainCarve, p+".gate_up", "SwiGLU", []string{g, u}, attrFloat("alpha", 1))
 		}
-		pending = b.genaiLinear(p+".mlp", act, m+".down_proj", c.Intermediate, c.Hidden, c.MLPBias)
+		pending = residualScaled(p+".mlp_scaled", b.genaiLinear(p+".mlp", act, m+".down_proj", c.Intermediate, c.Hidden, c.MLPBias))
 		if st.sandwich {
 			pending = norm(p+".post_feedforward_layernorm", pending, b.weight(p+".post_feedforward_layernorm.weight", c.Hidden))
 		}
@@ -252,6 +262,9 @@ func (b *builder) buildGenAI(rows int64, separate bool) {
 		cp := b.scalar("final_softcap", c.FinalSoftcap)
 		t := b.node("logits_tanh", "Tanh", []string{b.node("logits_scaled", "Div", []string{y, cp})})
 		b.node(Logits, "Mul", []string{t, cp})
+	} else if c.LogitsScale != 1 { // granite: logits times 1 / logits_scaling
+		y := b.genaiLinear("logits_raw", h, "lm_head", c.Hidden, c.Vocab, false)
+		b.node(Logits, "Mul", []string{y, b.scalar("logits_multiplier", c.LogitsScale)})
 	} else {
 		b.genaiLinear(Logits, h, "lm_head", c.Hidden, c.Vocab, false)
 	}

@@ -137,7 +137,7 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"kv", "--config", good, "--context", "4096", "--dtype", "int4", "--int4-block", "48"}, ExitUsage, "--int4-block 48: want one of [16 32 64 128 256]"},
 		{[]string{"kv", "--config", good, "--context", "4096", "--int4-block", "64"}, ExitUsage, "--int4-block applies to --dtype int4 only"},
 		{[]string{"report", "--dtype", "fp16"}, ExitUsage, "--dtype applies to --config only"},
-		{[]string{"kv", "--config", unknownKV, "--context", "4096"}, ExitError, `the KV-cache graph (onnxruntime GenAI's form) is not built for this family yet; supported: gemma3_text, llama, mistral, mixtral, qwen2`},
+		{[]string{"kv", "--config", unknownKV, "--context", "4096"}, ExitError, `the KV-cache graph (onnxruntime GenAI's form) is not built for this family yet; supported: gemma3_text, granite, llama, mistral, mixtral, phi3, qwen2`},
 		{[]string{"kv", "--config", good, "--context", "4096", "--last-logits"}, ExitUsage, "--last-logits does not apply to kv and fit with --config"},
 		{[]string{"kv", "--config", good, "--context", "4096", "--qkv", "fused"}, ExitUsage, `--qkv "fused": want packed or separate`},
 		{[]string{"kv", "--config", good, "--context", "4096", "--positions", "1"}, ExitUsage, "--positions 1: want 2 to"},
