@@ -179,7 +179,7 @@ func ptxSignatures(t testing.TB) map[string][]int {
 
 // notOnCUDA are the CPU ops without a CUDA kernel yet: the rest of the vision and audio op set
 // (cuDNN, loaded at run time, is the plan for convolution).
-var notOnCUDA = []string{"Conv", "ConvTranspose", "Pad", "Resize", "Upsample"}
+var notOnCUDA = []string{"Conv", "ConvTranspose", "Resize", "Upsample"}
 
 // TestCoverage: every op of the CPU backend has a CUDA kernel, except notOnCUDA.
 func TestCoverage(t *testing.T) {
