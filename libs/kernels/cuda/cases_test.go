@@ -684,7 +684,7 @@ func nbitsCases() []kcase {
 
 func allCases() []kcase {
 	var cs []kcase
-	for _, f := range []func() []kcase{elementwiseCases, rowCases, rotaryCases, attentionCases, onnxAttentionCases, nbitsCases, moeCases} {
+	for _, f := range []func() []kcase{elementwiseCases, rowCases, rotaryCases, attentionCases, onnxAttentionCases, nbitsCases, moeCases, visionCases} {
 		cs = append(cs, f()...)
 	}
 	return cs

@@ -12,7 +12,7 @@ type Dim3 struct{ X, Y, Z uint32 }
 
 // Arg is one kernel parameter: its bits and its size in bytes, which must be the size the
 // kernel declares for the parameter at that position (launch checks it). Build Args with
-// PtrArg, Int32Arg, Int64Arg, Float32Arg and Uint32Arg.
+// PtrArg, Int32Arg, Int64Arg, Float32Arg, Float64Arg and Uint32Arg.
 type Arg struct {
 	bits uint64
 	size uint8
@@ -29,6 +29,9 @@ func Int64Arg(v int64) Arg { return Arg{bits: uint64(v), size: 8} }
 
 // Float32Arg is a float parameter (4 bytes).
 func Float32Arg(v float32) Arg { return Arg{bits: uint64(math.Float32bits(v)), size: 4} }
+
+// Float64Arg is a double parameter (8 bytes).
+func Float64Arg(v float64) Arg { return Arg{bits: math.Float64bits(v), size: 8} }
 
 // Uint32Arg is an unsigned int parameter (4 bytes).
 func Uint32Arg(v uint32) Arg { return Arg{bits: uint64(v), size: 4} }

@@ -36,6 +36,7 @@ func lit(a Arg) param              { return param{arg: a} }
 func i64p(v int64) param           { return lit(Int64Arg(v)) }
 func i32p(v int) param             { return lit(Int32Arg(int32(v))) }
 func f32p(v float32) param         { return lit(Float32Arg(v)) }
+func f64p(v float64) param         { return lit(Float64Arg(v)) }
 func inp(i int) param              { return param{kind: inRef, idx: i} }
 func outp(i int) param             { return param{kind: outRef, idx: i} }
 func wsp(i int) param              { return param{kind: wsRef, idx: i} }
