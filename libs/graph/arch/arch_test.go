@@ -2,6 +2,7 @@ package arch_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -291,5 +292,47 @@ func TestSplit(t *testing.T) {
 		require.ErrorAs(t, err, &ce, "%d", tc.ranks)
 		require.Equal(t, tc.field, ce.Field, "%d", tc.ranks)
 		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+// opCounts counts the graph's nodes by op type.
+func opCounts(m *graph.Model) map[string]int {
+	ops := map[string]int{}
+	for _, n := range m.Nodes {
+		ops[n.OpType]++
+	}
+	return ops
+}
+
+// TestPublishedFamilies builds the families without a Llama lineage from their published
+// config.json: the parameters within 0.5% of the published count (a tied LM head's copy of the
+// embedding left out), the KV cache per token, and the fused ops each layer is made of.
+func TestPublishedFamilies(t *testing.T) {
+	for _, tc := range []struct {
+		file      string
+		published int64 // the model card's parameter count
+		tiedCopy  int64
+		kvPerTok  int64 // bf16 bytes
+		ops       map[string]int
+	}{
+		// bigcode/starcoder2-3b: 3.03B; LayerNorm with biases, biased q/k/v/o and c_fc/c_proj as
+		// Gemm over rows, gelu (tanh), rotary, a window of 4096 keys.
+		{"starcoder2-3b.config.json", 3_030_000_000, 49152 * 3072, 30 * 2 * 2 * 128 * 2,
+			map[string]int{"LayerNormalization": 61, "Attention": 30, "RotaryEmbedding": 60, "Gemm": 30 * 6, "Gelu": 30, "MatMul": 2}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			c := parseFile(t, tc.file)
+			m, err := c.Build(arch.Options{DType: graph.BFloat16})
+			require.NoError(t, err)
+			got := params(m, graph.BFloat16) - tc.tiedCopy
+			require.InDelta(t, 0, 100*float64(got-tc.published)/float64(tc.published), 0.5, "%d parameters, published %d", got, tc.published)
+			require.Equal(t, tc.kvPerTok, c.KVBytesPerToken(graph.BFloat16))
+			ops := opCounts(m)
+			for op, n := range tc.ops {
+				require.Equal(t, n, ops[op], op)
+			}
+			require.Equal(t, "[batch, seq, "+fmt.Sprint(c.Vocab)+"]", m.Value(arch.Logits).Shape.String())
+			require.NoError(t, m.Close())
+		})
 	}
 }

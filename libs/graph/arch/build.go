@@ -431,7 +431,11 @@ func (b *builder) maskChain(rows5 bool) {
 		}
 	}
 	if rows5 {
-		b.groupedRows()
+		if b.windowed() {
+			b.rowsInBand(b.band)
+		} else {
+			b.groupedRows()
+		}
 	}
 }
 
