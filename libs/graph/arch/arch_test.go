@@ -319,6 +319,10 @@ func TestPublishedFamilies(t *testing.T) {
 		// Gemm over rows, gelu (tanh), rotary, a window of 4096 keys.
 		{"starcoder2-3b.config.json", 3_030_000_000, 49152 * 3072, 30 * 2 * 2 * 128 * 2,
 			map[string]int{"LayerNormalization": 61, "Attention": 30, "RotaryEmbedding": 60, "Gemm": 30 * 6, "Gelu": 30, "MatMul": 2}},
+		// microsoft/phi-2: 2,779,683,840; the parallel block of one LayerNorm, biased q/k/v/dense,
+		// fc1 and fc2, 32 of each head's 80 dims rotated, an LM head with a bias.
+		{"phi-2.config.json", 2_779_683_840, 0, 32 * 2 * 32 * 80 * 2,
+			map[string]int{"LayerNormalization": 33, "Attention": 32, "RotaryEmbedding": 64, "Gemm": 32*6 + 1, "Gelu": 32, "MatMul": 1}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			c := parseFile(t, tc.file)

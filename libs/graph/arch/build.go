@@ -624,6 +624,26 @@ func (b *builder) lmHead(h string) {
 	b.spec.Outputs = []string{Logits}
 }
 
+// lmHeadBias is the LM head with a bias (phi, gptj): the rewrite's Gemm over rows of the final
+// norm's output, at the last position only with LastLogits.
+func (b *builder) lmHeadBias(h string) {
+	c := b.c
+	if b.o.LastLogits {
+		h = b.node("last_position", "Gather", []string{h, b.ints("arch.[-1]", false, -1)}, attrInt("axis", 1))
+	}
+	name := "lm_head.weight"
+	if c.Tied {
+		name = "lm_head.weight (tied: the exporter's transposed copy of the embedding)"
+	}
+	w, bw := b.weight(name, c.Hidden, c.Vocab), b.weight("lm_head.bias", c.Vocab)
+	if b.skip[rewrite.MatMulBias] {
+		b.node(Logits, "Add", []string{b.node("lm_head", "MatMul", []string{h, w}), bw})
+	} else {
+		b.gemmRows(Logits, h, c.Vocab, w, bw)
+	}
+	b.spec.Outputs = []string{Logits}
+}
+
 // moeBlock is a mixture-of-experts MLP over x [batch, seq, hidden] as onnxruntime GenAI writes
 // it for the CPU (and tools/fixtures/gqa_builder.py after it): x's rows, the router's logits
 // (MatMul), one com.microsoft.MoE of SwiGLU experts (gate and up interleaved in fc1 [E, 2I,
