@@ -126,7 +126,7 @@ func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct {
 		json, field, want string
 	}{
-		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, granite, llama`},
+		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: cohere, falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, granite, llama`},
 		{`{"hidden_size": 8}`, "model_type", "missing"},
 		{`{"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128}`, "hidden_size", "missing"},
 		{`{"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 64, "vocab_size": 128}`, "num_key_value_heads", "does not divide"},
@@ -323,6 +323,11 @@ func TestPublishedFamilies(t *testing.T) {
 		// fc1 and fc2, 32 of each head's 80 dims rotated, an LM head with a bias.
 		{"phi-2.config.json", 2_779_683_840, 0, 32 * 2 * 32 * 80 * 2,
 			map[string]int{"LayerNormalization": 33, "Attention": 32, "RotaryEmbedding": 64, "Gemm": 32*6 + 1, "Gelu": 32, "MatMul": 1}},
+		// CohereForAI/c4ai-command-r-v01: 35B; the parallel block of one LayerNorm without a bias,
+		// q and k turned on interleaved pairs op by op (in float32, Casts about them in fp16),
+		// the logits times logit_scale, the tied head.
+		{"c4ai-command-r-v01.config.json", 35_000_000_000, 256000 * 8192, 40 * 2 * 64 * 128 * 2,
+			map[string]int{"LayerNormalization": 41, "Attention": 40, "RotaryEmbedding": 0, "GatedMatMul": 40, "Neg": 80, "Cast": 40*4 + 2 + 4 + 3, "Mul": 40*4 + 1}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			c := parseFile(t, tc.file)

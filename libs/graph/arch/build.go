@@ -105,6 +105,7 @@ type builder struct {
 	int4   int64 // KVOptions.Int4Block: products over weights as MatMulNBits blocks of that many
 	// explicitHeads: the heads' views name their count (see headsShape).
 	explicitHeads bool
+	allowZero     bool // the heads' views have allowzero (viewAttrs)
 	mShape        string
 	lead          string // [batch, seq], host
 	// rope is the rotary tables: [0] the model's, [1] the sliding layers' own (Config.LocalRope);
@@ -546,7 +547,16 @@ func (b *builder) linear(name, x string, in, out int64, bias bool) string {
 
 // heads4 views x [batch, seq, n*d] as [batch, seq, n, d].
 func (b *builder) heads4(name, x string, n int64) string {
-	return b.node(name, "Reshape", []string{x, b.headsShape(n)})
+	return b.node(name, "Reshape", []string{x, b.headsShape(n)}, b.viewAttrs()...)
+}
+
+// viewAttrs are the attributes of the heads' views: allowzero where the family's export has it
+// (a view of PyTorch's, not a reshape).
+func (b *builder) viewAttrs() []graph.Attribute {
+	if b.allowZero {
+		return []graph.Attribute{attrInt("allowzero", 1)}
+	}
+	return nil
 }
 
 // bhsd transposes [batch, seq, n, d] to [batch, n, seq, d].
@@ -557,7 +567,7 @@ func (b *builder) bhsd(name, x string) string {
 // merge turns attention's output [batch, heads, seq, d] back into [batch, seq, heads*d].
 func (b *builder) merge(name, y string) string {
 	t := b.node(name+".t", "Transpose", []string{y}, attrInts("perm", 0, 2, 1, 3))
-	return b.node(name, "Reshape", []string{t, b.mergeShape()})
+	return b.node(name, "Reshape", []string{t, b.mergeShape()}, b.viewAttrs()...)
 }
 
 // rmsNorm is RMSNormalization over the last axis with a weight of width n.

@@ -167,6 +167,7 @@ func buildLlama(b *builder) error {
 		}
 	}
 	b.explicitHeads = st.explicitHeads
+	b.allowZero = st.geluMLP
 	h := b.embed("model.embed_tokens.weight")
 	h = b.scale("embedding.scaled", h, c.EmbedScale)
 	b.rotaryPrologue()

@@ -38,6 +38,7 @@ func buildPhi(b *builder) error {
 	if err := b.needFusions(rewrite.LayerNorm, rewrite.Gelu, rewrite.Rotary); err != nil {
 		return err
 	}
+	b.allowZero = true
 	h := b.embed("model.embed_tokens.weight")
 	b.rotaryPrologue()
 	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
