@@ -126,7 +126,7 @@ func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct {
 		json, field, want string
 	}{
-		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: cohere, falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, granite, llama`},
+		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: cohere, falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gptj, granite, llama`},
 		{`{"hidden_size": 8}`, "model_type", "missing"},
 		{`{"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128}`, "hidden_size", "missing"},
 		{`{"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 64, "vocab_size": 128}`, "num_key_value_heads", "does not divide"},
@@ -323,6 +323,11 @@ func TestPublishedFamilies(t *testing.T) {
 		// fc1 and fc2, 32 of each head's 80 dims rotated, an LM head with a bias.
 		{"phi-2.config.json", 2_779_683_840, 0, 32 * 2 * 32 * 80 * 2,
 			map[string]int{"LayerNormalization": 33, "Attention": 32, "RotaryEmbedding": 64, "Gemm": 32*6 + 1, "Gelu": 32, "MatMul": 1}},
+		// EleutherAI/gpt-j-6b: 6,053,381,344; the parallel block of one LayerNorm, 64 of each
+		// head's 256 dims turned on interleaved pairs op by op from each layer's sinusoid table
+		// (float32, not a parameter), the biased MLP and LM head as Gemm over rows.
+		{"gpt-j-6b.config.json", 6_053_381_344, 0, 28 * 2 * 16 * 256 * 2,
+			map[string]int{"LayerNormalization": 29, "Attention": 28, "RotaryEmbedding": 0, "GatherElements": 28, "Neg": 56, "Gemm": 28*2 + 1, "Gelu": 28, "MatMul": 28 * 4}},
 		// CohereForAI/c4ai-command-r-v01: 35B; the parallel block of one LayerNorm without a bias,
 		// q and k turned on interleaved pairs op by op (in float32, Casts about them in fp16),
 		// the logits times logit_scale, the tied head.
@@ -334,6 +339,7 @@ func TestPublishedFamilies(t *testing.T) {
 			m, err := c.Build(arch.Options{DType: graph.BFloat16})
 			require.NoError(t, err)
 			got := params(m, graph.BFloat16) - tc.tiedCopy
+			t.Logf("%d parameters, published %d (%+.3f%%)", got, tc.published, 100*float64(got-tc.published)/float64(tc.published))
 			require.InDelta(t, 0, 100*float64(got-tc.published)/float64(tc.published), 0.5, "%d parameters, published %d", got, tc.published)
 			require.Equal(t, tc.kvPerTok, c.KVBytesPerToken(graph.BFloat16))
 			ops := opCounts(m)

@@ -2,6 +2,7 @@ package arch
 
 import (
 	"fmt"
+	"math"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/rewrite"
@@ -70,7 +71,7 @@ func (b *builder) interleavedTables() (cos, sin, cos32, sin32 string) {
 // back to shape (gptj's and cohere's).
 func (b *builder) rotateInterleaved(name, x, cos, sin, shape string) string {
 	xc := b.node(name+".cos", "Mul", []string{x, cos})
-	end, axis, step, last := b.vec(1<<63-1), b.vec(3), b.vec(2), b.vec(-1)
+	end, axis, step, last := b.vec(math.MaxInt64), b.vec(3), b.vec(2), b.vec(-1)
 	even := b.node(name+".even", "Slice", []string{x, b.vec(0), end, axis, step})
 	odd := b.node(name+".odd", "Slice", []string{x, b.vec(1), end, axis, step})
 	neg := b.node(name+".odd.neg", "Unsqueeze", []string{b.node(name+".neg", "Neg", []string{odd}), last})
