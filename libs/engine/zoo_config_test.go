@@ -161,9 +161,16 @@ func splitMergedNorms(t *testing.T, m *graph.Model) *graph.Model {
 	return g
 }
 
-// unshared gives every reader after the first of a floating-point weight a weight of its own,
-// declared by shape, as a checkpoint's export has them where an export of random weights shares
-// one (norms of ones, biases of zeros).
+// isWeight: v is a floating-point tensor of rank 1 or more, which a checkpoint's export has one of
+// per reader where an export of random weights may share one (norms of ones, biases of zeros);
+// a scalar is a constant that any export may share (bloom's gelu's 0.5), and on the device each
+// copy would start a block of its own.
+func isWeight(v *graph.Value) bool {
+	return (v.DType == graph.Float32 || v.DType == graph.Float16 || v.DType == graph.BFloat16) && len(v.Init.Shape) > 0
+}
+
+// unshared gives every reader after the first of a weight (isWeight) a weight of its own,
+// declared by shape, as a checkpoint's export has them.
 func unshared(t *testing.T, m *graph.Model) *graph.Model {
 	t.Helper()
 	spec := m.Spec()
@@ -172,7 +179,7 @@ func unshared(t *testing.T, m *graph.Model) *graph.Model {
 		n.Inputs = append([]string{}, n.Inputs...)
 		for j, in := range n.Inputs {
 			v := m.Value(in)
-			if v == nil || v.Kind != graph.KindInitializer || !(v.DType == graph.Float32 || v.DType == graph.Float16 || v.DType == graph.BFloat16) {
+			if v == nil || v.Kind != graph.KindInitializer || !isWeight(v) {
 				continue
 			}
 			if seen[in]++; seen[in] == 1 {

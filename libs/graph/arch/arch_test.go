@@ -1,8 +1,10 @@
 package arch_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -126,7 +128,13 @@ func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct {
 		json, field, want string
 	}{
-		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: cohere, falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gptj, granite, llama`},
+		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: bloom, cohere, falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gptj, granite, llama`},
+		{`{"model_type": "gptj", "n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 128, "n_positions": 64}`, "rotary_dim", "missing"},
+		{`{"model_type": "gptj", "n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 128, "n_positions": 64, "rotary_dim": 8}`, "rotary_dim", "every dim"},
+		{`{"model_type": "cohere", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128, "use_qk_norm": true}`, "use_qk_norm", "not built yet"},
+		{`{"model_type": "phi", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128, "qk_layernorm": true}`, "qk_layernorm", "not built yet"},
+		{`{"model_type": "starcoder2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128, "use_bias": false}`, "use_bias", "not built yet"},
+		{`{"model_type": "bloom", "hidden_size": 32, "n_layer": 2, "n_head": 4}`, "vocab_size", "missing"},
 		{`{"hidden_size": 8}`, "model_type", "missing"},
 		{`{"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128}`, "hidden_size", "missing"},
 		{`{"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 64, "vocab_size": 128}`, "num_key_value_heads", "does not divide"},
@@ -315,6 +323,10 @@ func TestPublishedFamilies(t *testing.T) {
 		kvPerTok  int64 // bf16 bytes
 		ops       map[string]int
 	}{
+		// bigscience/bloom-560m: 559,214,592; ALiBi beside the padding mask, the embedding's
+		// LayerNorm, q|k|v one Gemm over rows gathered per head, bloom's gelu op by op (its Tanh).
+		{"bloom-560m.config.json", 559_214_592, 250880 * 1024, 24 * 2 * 16 * 64 * 2,
+			map[string]int{"LayerNormalization": 50, "Attention": 24, "Gemm": 24 * 4, "Tanh": 24, "Gelu": 0, "MatMul": 1}},
 		// bigcode/starcoder2-3b: 3.03B; LayerNorm with biases, biased q/k/v/o and c_fc/c_proj as
 		// Gemm over rows, gelu (tanh), rotary, a window of 4096 keys.
 		{"starcoder2-3b.config.json", 3_030_000_000, 49152 * 3072, 30 * 2 * 2 * 128 * 2,
@@ -349,5 +361,51 @@ func TestPublishedFamilies(t *testing.T) {
 			require.Equal(t, "[batch, seq, "+fmt.Sprint(c.Vocab)+"]", m.Value(arch.Logits).Shape.String())
 			require.NoError(t, m.Close())
 		})
+	}
+}
+
+// TestBloomALiBi: bloom's slopes for a head count that is no power of two (the powers of 2^-2 for
+// the first 4 heads, odd powers of 2^-1 for the other 2), and the fused Attention reading the
+// padding mask plus the ALiBi bias viewed by heads, [batch, heads, 1, seq].
+func TestBloomALiBi(t *testing.T) {
+	c, err := arch.Parse([]byte(`{"model_type": "bloom", "hidden_size": 48, "n_layer": 2, "n_head": 6, "vocab_size": 100}`))
+	require.NoError(t, err)
+	require.True(t, c.Tied)
+	m, err := c.Build(arch.Options{})
+	require.NoError(t, err)
+	data, err := m.Value("alibi.slopes").Init.Bytes()
+	require.NoError(t, err)
+	var slopes []float32
+	for i := 0; i < len(data); i += 4 {
+		slopes = append(slopes, math.Float32frombits(binary.LittleEndian.Uint32(data[i:])))
+	}
+	require.Equal(t, []float32{0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125}, slopes)
+	var masks []string
+	for _, n := range m.Nodes {
+		if n.OpType == "Attention" {
+			mask := n.Inputs[3]
+			require.Equal(t, "Add", mask.Producer.OpType)
+			masks = append(masks, mask.Shape.String())
+		}
+	}
+	require.Equal(t, []string{"[batch, 6, 1, seq]", "[batch, 6, 1, seq]"}, masks)
+	_, err = arch.Parse([]byte(`{"model_type": "bloom", "hidden_size": 48, "n_layer": 2, "n_head": 6, "vocab_size": 100,
+		"apply_residual_connection_post_layernorm": true}`))
+	var ce *arch.ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "apply_residual_connection_post_layernorm", ce.Field)
+}
+
+// TestPhiRotaryDefault: a phi config without partial_rotary_factor rotates half of each head, as
+// PhiConfig's default does; one that names it rotates that part.
+func TestPhiRotaryDefault(t *testing.T) {
+	const base = `"model_type": "phi", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128`
+	for _, tc := range []struct {
+		extra string
+		rot   int64
+	}{{"", 8}, {`, "partial_rotary_factor": 0.25`, 4}, {`, "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 1.0}`, 16}} {
+		c, err := arch.Parse([]byte("{" + base + tc.extra + "}"))
+		require.NoError(t, err)
+		require.Equal(t, tc.rot, c.RotaryDim, tc.extra)
 	}
 }

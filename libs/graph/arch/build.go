@@ -113,6 +113,9 @@ type builder struct {
 	rope  [2]rotaryTables
 	local bool
 	mask  string // the additive padding mask [batch, 1, 1, seq]
+	// scoreBias is a bias of the scores beside the mask, [batch, heads, 1, seq] (bloom's ALiBi):
+	// the mask chain adds it to the padding mask, as the rewrite adds it.
+	scoreBias string
 	// band is the current layer's keys (Config.band); bandRows the rows with none kept, by band.
 	band     graph.AttentionBand
 	bandRows map[graph.AttentionBand][2]string
@@ -425,6 +428,9 @@ func (b *builder) maskChain(rows5 bool) {
 			neg = b.node(neg+"."+b.dt.String(), "Cast", []string{neg}, attrInt("to", int64(b.dt)))
 		}
 		b.mask = b.node(keys+"/mask", "Where", []string{keys, zero, neg})
+		if b.scoreBias != "" { // added to the padding mask, the Attention's float mask
+			b.mask = b.node(keys+"/mask+bias", "Add", []string{b.mask, b.scoreBias})
+		}
 		i := b.node(keys+"/int", "Cast", []string{keys}, attrInt("to", int64(graph.Int64)))
 		b.kept = b.node(keys+"/kept", "CumSum", []string{i, b.ints("rewrite.-1", true, -1)})
 		if !b.windowed() { // a windowed layer's rows come from its band (rowsInBand)

@@ -1,7 +1,9 @@
 package arch
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 
 	"carve.dev/libs/graph/rewrite"
 )
@@ -24,6 +26,9 @@ func readPhi(c *Config, r *reader) {
 		r.fail("qk_layernorm", "true: phi's LayerNorm of q and k is not built yet")
 	}
 	r.rope(c.HeadDim, "partial_rotary_factor")
+	if !r.hasRopeField("partial_rotary_factor") { // PhiConfig's default rotates half of each head
+		c.RotaryDim = int64(math.Round(float64(c.HeadDim) * 0.5))
+	}
 	if c.RotaryDim == 0 {
 		r.fail("partial_rotary_factor", "0: phi rotates part of each head; want a factor above 0")
 	}
@@ -66,4 +71,21 @@ func buildPhi(b *builder) error {
 	}
 	b.lmHeadBias(b.layerNorm("model.final_layernorm", h, c.Hidden, true))
 	return nil
+}
+
+// hasRopeField reports whether the config names a rotary parameter, at its top level or in
+// rope_parameters or rope_scaling.
+func (r *reader) hasRopeField(name string) bool {
+	if raw, _ := r.lookup(name); raw != nil {
+		return true
+	}
+	for _, n := range []string{"rope_parameters", "rope_scaling"} {
+		if raw, _ := r.lookup(n); raw != nil {
+			var p map[string]json.RawMessage
+			if json.Unmarshal(raw, &p) == nil && p[name] != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
