@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/arch"
 	"carve.dev/libs/graph/testmodels/zoo"
@@ -81,10 +82,17 @@ func TestZooConfigPlansAsExport(t *testing.T) {
 				t.Logf("%s: weights %d vs %d as a checkpoint's export (%+.2f%%)", tg.name, got.WeightBytes, asCheckpoint, pct(got.WeightBytes, asCheckpoint))
 				require.InDelta(t, 0, pct(got.WeightBytes, asCheckpoint), 1, "%s: weights", tg.name)
 				// On the device each weight starts aligned, so those extra norm weights and biases
-				// weigh more at this tiny size (at most 3% of a model of hidden size 32: gpt_neox,
-				// whose export shares one zero bias among eight readers, and gemma3, whose six norms
-				// a layer, q_norm and k_norm among them, read one weight of ones in the export).
-				require.InDelta(t, 0, pct(got.DeviceWeightBytes, want.DeviceWeightBytes), 3, "%s: device weights", tg.name)
+				// weigh more at this tiny size than their bytes (starcoder2's export, whose every
+				// linear layer and norm has a bias, shares one among nine readers): the export as a
+				// checkpoint's export weighs on the device has each reader's own copy, and the
+				// biases the exporter dropped (gpt2's and opt's, whose alignment the bytes leave out).
+				if want.DeviceWeightBytes > 0 {
+					_, size, err := deviceWeightLayout(unshared(t, exported))
+					require.NoError(t, err)
+					asCheckpoint := alloc.ReservedSize(size) + gb.bytes - ge.bytes
+					t.Logf("%s: device weights %d vs %d as a checkpoint's export (%+.2f%%)", tg.name, got.DeviceWeightBytes, asCheckpoint, pct(got.DeviceWeightBytes, asCheckpoint))
+					require.InDelta(t, 0, pct(got.DeviceWeightBytes, asCheckpoint), 1, "%s: device weights", tg.name)
+				}
 				require.Equal(t, want.ArenaBytes, got.ArenaBytes, "%s: arena", tg.name)
 			}
 		})
@@ -148,6 +156,42 @@ func splitMergedNorms(t *testing.T, m *graph.Model) *graph.Model {
 		}
 	}
 	spec.Nodes = nodes
+	g, err := graph.Build(spec)
+	require.NoError(t, err)
+	return g
+}
+
+// isWeight: v is a floating-point tensor of rank 1 or more, which a checkpoint's export has one of
+// per reader where an export of random weights may share one (norms of ones, biases of zeros);
+// a scalar is a constant that any export may share (bloom's gelu's 0.5), and on the device each
+// copy would start a block of its own.
+func isWeight(v *graph.Value) bool {
+	return (v.DType == graph.Float32 || v.DType == graph.Float16 || v.DType == graph.BFloat16) && len(v.Init.Shape) > 0
+}
+
+// unshared gives every reader after the first of a weight (isWeight) a weight of its own,
+// declared by shape, as a checkpoint's export has them.
+func unshared(t *testing.T, m *graph.Model) *graph.Model {
+	t.Helper()
+	spec := m.Spec()
+	seen := map[string]int{}
+	for i, n := range spec.Nodes {
+		n.Inputs = append([]string{}, n.Inputs...)
+		for j, in := range n.Inputs {
+			v := m.Value(in)
+			if v == nil || v.Kind != graph.KindInitializer || !isWeight(v) {
+				continue
+			}
+			if seen[in]++; seen[in] == 1 {
+				continue
+			}
+			w, err := graph.NewShapeTensor(fmt.Sprintf("%s/reader%d", in, seen[in]), v.DType, v.Init.Shape)
+			require.NoError(t, err)
+			spec.Initializers = append(spec.Initializers, w)
+			n.Inputs[j] = w.Name
+		}
+		spec.Nodes[i] = n
+	}
 	g, err := graph.Build(spec)
 	require.NoError(t, err)
 	return g

@@ -1,7 +1,10 @@
 package arch_test
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -125,7 +128,13 @@ func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct {
 		json, field, want string
 	}{
-		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, granite, llama`},
+		{`{"model_type": "mamba2"}`, "", `unknown model_type; supported: bloom, cohere, falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gptj, granite, llama`},
+		{`{"model_type": "gptj", "n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 128, "n_positions": 64}`, "rotary_dim", "missing"},
+		{`{"model_type": "gptj", "n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 128, "n_positions": 64, "rotary_dim": 8}`, "rotary_dim", "every dim"},
+		{`{"model_type": "cohere", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128, "use_qk_norm": true}`, "use_qk_norm", "not built yet"},
+		{`{"model_type": "phi", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128, "qk_layernorm": true}`, "qk_layernorm", "not built yet"},
+		{`{"model_type": "starcoder2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128, "use_bias": false}`, "use_bias", "not built yet"},
+		{`{"model_type": "bloom", "hidden_size": 32, "n_layer": 2, "n_head": 4}`, "vocab_size", "missing"},
 		{`{"hidden_size": 8}`, "model_type", "missing"},
 		{`{"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128}`, "hidden_size", "missing"},
 		{`{"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 64, "vocab_size": 128}`, "num_key_value_heads", "does not divide"},
@@ -291,5 +300,112 @@ func TestSplit(t *testing.T) {
 		require.ErrorAs(t, err, &ce, "%d", tc.ranks)
 		require.Equal(t, tc.field, ce.Field, "%d", tc.ranks)
 		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+// opCounts counts the graph's nodes by op type.
+func opCounts(m *graph.Model) map[string]int {
+	ops := map[string]int{}
+	for _, n := range m.Nodes {
+		ops[n.OpType]++
+	}
+	return ops
+}
+
+// TestPublishedFamilies builds the families without a Llama lineage from their published
+// config.json: the parameters within 0.5% of the published count (a tied LM head's copy of the
+// embedding left out), the KV cache per token, and the fused ops each layer is made of.
+func TestPublishedFamilies(t *testing.T) {
+	for _, tc := range []struct {
+		file      string
+		published int64 // the model card's parameter count
+		tiedCopy  int64
+		kvPerTok  int64 // bf16 bytes
+		ops       map[string]int
+	}{
+		// bigscience/bloom-560m: 559,214,592; ALiBi beside the padding mask, the embedding's
+		// LayerNorm, q|k|v one Gemm over rows gathered per head, bloom's gelu op by op (its Tanh).
+		{"bloom-560m.config.json", 559_214_592, 250880 * 1024, 24 * 2 * 16 * 64 * 2,
+			map[string]int{"LayerNormalization": 50, "Attention": 24, "Gemm": 24 * 4, "Tanh": 24, "Gelu": 0, "MatMul": 1}},
+		// bigcode/starcoder2-3b: 3.03B; LayerNorm with biases, biased q/k/v/o and c_fc/c_proj as
+		// Gemm over rows, gelu (tanh), rotary, a window of 4096 keys.
+		{"starcoder2-3b.config.json", 3_030_000_000, 49152 * 3072, 30 * 2 * 2 * 128 * 2,
+			map[string]int{"LayerNormalization": 61, "Attention": 30, "RotaryEmbedding": 60, "Gemm": 30 * 6, "Gelu": 30, "MatMul": 2}},
+		// microsoft/phi-2: 2,779,683,840; the parallel block of one LayerNorm, biased q/k/v/dense,
+		// fc1 and fc2, 32 of each head's 80 dims rotated, an LM head with a bias.
+		{"phi-2.config.json", 2_779_683_840, 0, 32 * 2 * 32 * 80 * 2,
+			map[string]int{"LayerNormalization": 33, "Attention": 32, "RotaryEmbedding": 64, "Gemm": 32*6 + 1, "Gelu": 32, "MatMul": 1}},
+		// EleutherAI/gpt-j-6b: 6,053,381,344; the parallel block of one LayerNorm, 64 of each
+		// head's 256 dims turned on interleaved pairs op by op from each layer's sinusoid table
+		// (float32, not a parameter), the biased MLP and LM head as Gemm over rows.
+		{"gpt-j-6b.config.json", 6_053_381_344, 0, 28 * 2 * 16 * 256 * 2,
+			map[string]int{"LayerNormalization": 29, "Attention": 28, "RotaryEmbedding": 0, "GatherElements": 28, "Neg": 56, "Gemm": 28*2 + 1, "Gelu": 28, "MatMul": 28 * 4}},
+		// CohereForAI/c4ai-command-r-v01: 35B; the parallel block of one LayerNorm without a bias,
+		// q and k turned on interleaved pairs op by op (in float32, Casts about them in fp16),
+		// the logits times logit_scale, the tied head.
+		{"c4ai-command-r-v01.config.json", 35_000_000_000, 256000 * 8192, 40 * 2 * 64 * 128 * 2,
+			map[string]int{"LayerNormalization": 41, "Attention": 40, "RotaryEmbedding": 0, "GatedMatMul": 40, "Neg": 80, "Cast": 40*4 + 2 + 4 + 3, "Mul": 40*4 + 1}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			c := parseFile(t, tc.file)
+			m, err := c.Build(arch.Options{DType: graph.BFloat16})
+			require.NoError(t, err)
+			got := params(m, graph.BFloat16) - tc.tiedCopy
+			t.Logf("%d parameters, published %d (%+.3f%%)", got, tc.published, 100*float64(got-tc.published)/float64(tc.published))
+			require.InDelta(t, 0, 100*float64(got-tc.published)/float64(tc.published), 0.5, "%d parameters, published %d", got, tc.published)
+			require.Equal(t, tc.kvPerTok, c.KVBytesPerToken(graph.BFloat16))
+			ops := opCounts(m)
+			for op, n := range tc.ops {
+				require.Equal(t, n, ops[op], op)
+			}
+			require.Equal(t, "[batch, seq, "+fmt.Sprint(c.Vocab)+"]", m.Value(arch.Logits).Shape.String())
+			require.NoError(t, m.Close())
+		})
+	}
+}
+
+// TestBloomALiBi: bloom's slopes for a head count that is no power of two (the powers of 2^-2 for
+// the first 4 heads, odd powers of 2^-1 for the other 2), and the fused Attention reading the
+// padding mask plus the ALiBi bias viewed by heads, [batch, heads, 1, seq].
+func TestBloomALiBi(t *testing.T) {
+	c, err := arch.Parse([]byte(`{"model_type": "bloom", "hidden_size": 48, "n_layer": 2, "n_head": 6, "vocab_size": 100}`))
+	require.NoError(t, err)
+	require.True(t, c.Tied)
+	m, err := c.Build(arch.Options{})
+	require.NoError(t, err)
+	data, err := m.Value("alibi.slopes").Init.Bytes()
+	require.NoError(t, err)
+	var slopes []float32
+	for i := 0; i < len(data); i += 4 {
+		slopes = append(slopes, math.Float32frombits(binary.LittleEndian.Uint32(data[i:])))
+	}
+	require.Equal(t, []float32{0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125}, slopes)
+	var masks []string
+	for _, n := range m.Nodes {
+		if n.OpType == "Attention" {
+			mask := n.Inputs[3]
+			require.Equal(t, "Add", mask.Producer.OpType)
+			masks = append(masks, mask.Shape.String())
+		}
+	}
+	require.Equal(t, []string{"[batch, 6, 1, seq]", "[batch, 6, 1, seq]"}, masks)
+	_, err = arch.Parse([]byte(`{"model_type": "bloom", "hidden_size": 48, "n_layer": 2, "n_head": 6, "vocab_size": 100,
+		"apply_residual_connection_post_layernorm": true}`))
+	var ce *arch.ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "apply_residual_connection_post_layernorm", ce.Field)
+}
+
+// TestPhiRotaryDefault: a phi config without partial_rotary_factor rotates half of each head, as
+// PhiConfig's default does; one that names it rotates that part.
+func TestPhiRotaryDefault(t *testing.T) {
+	const base = `"model_type": "phi", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 128`
+	for _, tc := range []struct {
+		extra string
+		rot   int64
+	}{{"", 8}, {`, "partial_rotary_factor": 0.25`, 4}, {`, "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 1.0}`, 16}} {
+		c, err := arch.Parse([]byte("{" + base + tc.extra + "}"))
+		require.NoError(t, err)
+		require.Equal(t, tc.rot, c.RotaryDim, tc.extra)
 	}
 }

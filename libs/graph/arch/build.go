@@ -105,6 +105,7 @@ type builder struct {
 	int4   int64 // KVOptions.Int4Block: products over weights as MatMulNBits blocks of that many
 	// explicitHeads: the heads' views name their count (see headsShape).
 	explicitHeads bool
+	allowZero     bool // the heads' views have allowzero (viewAttrs)
 	mShape        string
 	lead          string // [batch, seq], host
 	// rope is the rotary tables: [0] the model's, [1] the sliding layers' own (Config.LocalRope);
@@ -112,6 +113,9 @@ type builder struct {
 	rope  [2]rotaryTables
 	local bool
 	mask  string // the additive padding mask [batch, 1, 1, seq]
+	// scoreBias is a bias of the scores beside the mask, [batch, heads, 1, seq] (bloom's ALiBi):
+	// the mask chain adds it to the padding mask, as the rewrite adds it.
+	scoreBias string
 	// band is the current layer's keys (Config.band); bandRows the rows with none kept, by band.
 	band     graph.AttentionBand
 	bandRows map[graph.AttentionBand][2]string
@@ -424,6 +428,9 @@ func (b *builder) maskChain(rows5 bool) {
 			neg = b.node(neg+"."+b.dt.String(), "Cast", []string{neg}, attrInt("to", int64(b.dt)))
 		}
 		b.mask = b.node(keys+"/mask", "Where", []string{keys, zero, neg})
+		if b.scoreBias != "" { // added to the padding mask, the Attention's float mask
+			b.mask = b.node(keys+"/mask+bias", "Add", []string{b.mask, b.scoreBias})
+		}
 		i := b.node(keys+"/int", "Cast", []string{keys}, attrInt("to", int64(graph.Int64)))
 		b.kept = b.node(keys+"/kept", "CumSum", []string{i, b.ints("rewrite.-1", true, -1)})
 		if !b.windowed() { // a windowed layer's rows come from its band (rowsInBand)
@@ -431,7 +438,11 @@ func (b *builder) maskChain(rows5 bool) {
 		}
 	}
 	if rows5 {
-		b.groupedRows()
+		if b.windowed() {
+			b.rowsInBand(b.band)
+		} else {
+			b.groupedRows()
+		}
 	}
 }
 
@@ -542,7 +553,16 @@ func (b *builder) linear(name, x string, in, out int64, bias bool) string {
 
 // heads4 views x [batch, seq, n*d] as [batch, seq, n, d].
 func (b *builder) heads4(name, x string, n int64) string {
-	return b.node(name, "Reshape", []string{x, b.headsShape(n)})
+	return b.node(name, "Reshape", []string{x, b.headsShape(n)}, b.viewAttrs()...)
+}
+
+// viewAttrs are the attributes of the heads' views: allowzero where the family's export has it
+// (a view of PyTorch's, not a reshape).
+func (b *builder) viewAttrs() []graph.Attribute {
+	if b.allowZero {
+		return []graph.Attribute{attrInt("allowzero", 1)}
+	}
+	return nil
 }
 
 // bhsd transposes [batch, seq, n, d] to [batch, n, seq, d].
@@ -553,7 +573,7 @@ func (b *builder) bhsd(name, x string) string {
 // merge turns attention's output [batch, heads, seq, d] back into [batch, seq, heads*d].
 func (b *builder) merge(name, y string) string {
 	t := b.node(name+".t", "Transpose", []string{y}, attrInts("perm", 0, 2, 1, 3))
-	return b.node(name, "Reshape", []string{t, b.mergeShape()})
+	return b.node(name, "Reshape", []string{t, b.mergeShape()}, b.viewAttrs()...)
 }
 
 // rmsNorm is RMSNormalization over the last axis with a weight of width n.
@@ -616,6 +636,26 @@ func (b *builder) lmHead(h string) {
 	default:
 		y := b.node("lm_head", "MatMul", []string{h, w})
 		b.node(Logits, "Mul", []string{y, b.scalar("logits.scale", c.LogitsScale)})
+	}
+	b.spec.Outputs = []string{Logits}
+}
+
+// lmHeadBias is the LM head with a bias (phi, gptj): the rewrite's Gemm over rows of the final
+// norm's output, at the last position only with LastLogits.
+func (b *builder) lmHeadBias(h string) {
+	c := b.c
+	if b.o.LastLogits {
+		h = b.node("last_position", "Gather", []string{h, b.ints("arch.[-1]", false, -1)}, attrInt("axis", 1))
+	}
+	name := "lm_head.weight"
+	if c.Tied {
+		name = "lm_head.weight (tied: the exporter's transposed copy of the embedding)"
+	}
+	w, bw := b.weight(name, c.Hidden, c.Vocab), b.weight("lm_head.bias", c.Vocab)
+	if b.skip[rewrite.MatMulBias] {
+		b.node(Logits, "Add", []string{b.node("lm_head", "MatMul", []string{h, w}), bw})
+	} else {
+		b.gemmRows(Logits, h, c.Vocab, w, bw)
 	}
 	b.spec.Outputs = []string{Logits}
 }

@@ -11,8 +11,10 @@
 // LayerNormalization, com.microsoft.RotaryEmbedding, ONNX Attention (opset 23) with is_causal and
 // the [batch, 1, 1, keys] padding mask made from attention_mask, the fix of rows with no key kept
 // that the rewrite adds, SwiGLU or GatedMatMul, Gemm for linear layers with a bias, in the order
-// the rewrite leaves them. The zoo's exports are the ground truth: the test in package engine
-// plans both and compares (see Families for what is covered).
+// the rewrite leaves them. Where the rewrite leaves part of a family's export as exported (bloom's
+// gelu, the rotary embedding of gptj and cohere on interleaved pairs), so does the built graph,
+// op by op. The zoo's exports are the ground truth: the test in package engine plans both and
+// compares (see Families for what is covered).
 //
 // What the exporter does and the config cannot say is followed where it changes sizes: a tied
 // LM head is a weight of its own ([hidden, vocab], the exporter's transposed copy of the

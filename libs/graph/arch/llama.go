@@ -25,6 +25,9 @@ type style struct {
 	moe        bool // mixtral: the MLP is a mixture of experts (Config.Experts), com.microsoft.MoE
 	// explicitHeads: the views name the head count instead of -1 (stablelm).
 	explicitHeads bool
+	// geluMLP: the MLP is c_fc, gelu (tanh) and c_proj, biased, with the rewrite's Gemm over
+	// rows for every linear layer (starcoder2).
+	geluMLP bool
 }
 
 var llamaStyles = map[string]style{
@@ -42,6 +45,7 @@ var llamaStyles = map[string]style{
 	// gemma3_text: Gemma3ForCausalLM's config (the text model of Gemma3).
 	"gemma3_text": {norm: "rms", geglu: true, embedScale: true, sandwich: true, qkNorm: "head_t"},
 	"stablelm":    {norm: "layer", projFirst: true, explicitHeads: true},
+	"starcoder2":  {norm: "layer", geluMLP: true},
 }
 
 func init() {
@@ -49,6 +53,9 @@ func init() {
 		f := &family{name: name, read: readLlama, build: buildLlama, tied: st.embedScale}
 		if name == "granite" || name == "smollm3" || name == "olmo2" || name == "qwen3" || name == "stablelm" {
 			f.tied = false
+		}
+		if name == "starcoder2" {
+			f.read, f.tied = readStarcoder2, true
 		}
 		register(f)
 	}
@@ -134,10 +141,33 @@ func readLlama(c *Config, r *reader) {
 	}
 }
 
+// readStarcoder2 reads starcoder2's fields: norm_epsilon, use_bias (every linear layer and
+// norm), its gelu MLP, the sliding window.
+func readStarcoder2(c *Config, r *reader) {
+	r.heads()
+	c.Eps = r.float(1e-5, "norm_epsilon")
+	c.Activation = r.gelu("hidden_act", r.str("hidden_act", "gelu_pytorch_tanh"))
+	if !r.boolean("use_bias", true) {
+		r.fail("use_bias", "false: starcoder2 without biases is not built yet")
+	}
+	c.AttnBias, c.OutBias, c.MLPBias = true, true, true
+	if t := r.str("mlp_type", "default"); t != "default" {
+		r.fail("mlp_type", fmt.Sprintf("%q: starcoder2's MLP is built as c_fc, gelu, c_proj (default)", t))
+	}
+	r.slidingWindow(true)
+	r.rope(c.HeadDim, "partial_rotary_factor")
+}
+
 // buildLlama builds the decoder in the order the rewrite leaves the family's export.
 func buildLlama(b *builder) error {
 	c, st := b.c, llamaStyles[b.c.Family]
+	if st.geluMLP {
+		if err := b.needFusions(rewrite.LayerNorm, rewrite.Gelu, rewrite.Rotary); err != nil {
+			return err
+		}
+	}
 	b.explicitHeads = st.explicitHeads
+	b.allowZero = st.geluMLP
 	h := b.embed("model.embed_tokens.weight")
 	h = b.scale("embedding.scaled", h, c.EmbedScale)
 	b.rotaryPrologue()
@@ -147,11 +177,17 @@ func buildLlama(b *builder) error {
 		}
 		return b.rmsNorm(name, x, c.Hidden)
 	}
+	linear := b.linear
+	if st.geluMLP {
+		linear = b.linearRows
+	}
 	qd, kvd := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("model.layers.%d", i)
 		a := p + ".self_attn"
 		rope := c.RotaryDim > 0 && (i >= len(c.NoRope) || !c.NoRope[i])
+		b.band = c.band(i)
+		b.local = b.band.Left >= 0
 		x := h
 		if !st.postNorm {
 			x = norm(p+".input_layernorm", h)
@@ -202,23 +238,21 @@ func buildLlama(b *builder) error {
 			k = b.bhsd(a+".k4", b.heads4(a+".k3", k, c.KVHeads))
 			v = b.bhsd(a+".v4", b.heads4(a+".v3", v, c.KVHeads))
 		case gemm:
-			q = b.bhsd(a+".q4", b.heads4(a+".q3", b.linear(a+".q_proj", x, c.Hidden, qd, true), c.Heads))
+			q = b.bhsd(a+".q4", b.heads4(a+".q3", linear(a+".q_proj", x, c.Hidden, qd, true), c.Heads))
 			if rope {
 				q = b.rotary(a+".q_rot", q)
 			}
-			k = b.bhsd(a+".k4", b.heads4(a+".k3", b.linear(a+".k_proj", x, c.Hidden, kvd, true), c.KVHeads))
+			k = b.bhsd(a+".k4", b.heads4(a+".k3", linear(a+".k_proj", x, c.Hidden, kvd, true), c.KVHeads))
 			if rope {
 				k = b.rotary(a+".k_rot", k)
 			}
-			v = b.bhsd(a+".v4", b.heads4(a+".v3", b.linear(a+".v_proj", x, c.Hidden, kvd, true), c.KVHeads))
+			v = b.bhsd(a+".v4", b.heads4(a+".v3", linear(a+".v_proj", x, c.Hidden, kvd, true), c.KVHeads))
 			rope = false // done
 		default:
 			q = b.bhsd(a+".q4", b.heads4(a+".q3", b.linear(a+".q_proj", x, c.Hidden, qd, c.AttnBias), c.Heads))
 			k = b.bhsd(a+".k4", b.heads4(a+".k3", b.linear(a+".k_proj", x, c.Hidden, kvd, c.AttnBias), c.KVHeads))
 			v = b.bhsd(a+".v4", b.heads4(a+".v3", b.linear(a+".v_proj", x, c.Hidden, kvd, c.AttnBias), c.KVHeads))
 		}
-		b.band = c.band(i)
-		b.local = b.band.Left >= 0
 		if rope {
 			if c.RotaryDim < c.HeadDim {
 				qr, qp := b.rotarySlices(a+".q_rot", q)
@@ -232,7 +266,7 @@ func buildLlama(b *builder) error {
 			b.otherCaches()
 		}
 		y := b.attention(a+".attn", q, k, v)
-		o := b.linear(a+".o_proj", b.merge(a+".merged", y), qd, c.Hidden, c.OutBias)
+		o := linear(a+".o_proj", b.merge(a+".merged", y), qd, c.Hidden, c.OutBias)
 		if st.postNorm || st.sandwich {
 			o = norm(p+".post_attention_layernorm", o)
 		}
@@ -251,6 +285,10 @@ func buildLlama(b *builder) error {
 		}
 		var act string
 		switch {
+		case st.geluMLP:
+			d := linear(m+".c_proj", b.gelu(m+".act", linear(m+".c_fc", x, c.Hidden, c.Intermediate, c.MLPBias)), c.Intermediate, c.Hidden, c.MLPBias)
+			h = b.node(p+".mlp_residual", "Add", []string{h, d})
+			continue
 		case st.fusedGated:
 			gu := b.linear(m+".gate_up_proj", x, c.Hidden, 2*c.Intermediate, c.MLPBias)
 			b.spec.Nodes = append(b.spec.Nodes, nodeSpec(m+".split", "Split", []string{gu}, []string{m + ".gate", m + ".up"}, attrInt("axis", 2), attrInt("num_outputs", 2)))

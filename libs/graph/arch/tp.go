@@ -34,7 +34,7 @@ func (c *Config) Split(ranks int) (*Config, *TP, error) {
 	case ranks < 1:
 		return bad("", "tensor parallelism over %d ranks: want at least 1", ranks)
 	case !c.splittable():
-		return bad("model_type", "tensor parallelism is built for the Llama lineage without norms over a whole projection (llama, mistral, qwen2, qwen3, phi3, granite, smollm3, gemma, stablelm)")
+		return bad("model_type", "tensor parallelism is built for the Llama lineage without norms over a whole projection (llama, mistral, qwen2, qwen3, phi3, granite, smollm3, gemma, stablelm, starcoder2)")
 	case c.Heads%n != 0:
 		return bad("num_attention_heads", "%d heads do not split over %d ranks", c.Heads, ranks)
 	case c.Intermediate%n != 0:

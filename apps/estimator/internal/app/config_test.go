@@ -126,7 +126,7 @@ func TestConfigErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"report", "--config", unknown}, ExitError, `unknown model_type; supported: falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, granite, llama, mistral, mixtral, olmo2, opt, phi3, qwen2, qwen3, smollm3, stablelm`},
+		{[]string{"report", "--config", unknown}, ExitError, `unknown model_type; supported: bloom, cohere, falcon, gemma, gemma2, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gptj, granite, llama, mistral, mixtral, olmo2, opt, phi, phi3, qwen2, qwen3, smollm3, stablelm, starcoder2`},
 		{[]string{"report", "--config", missing}, ExitError, `field "intermediate_size": missing`},
 		{[]string{"report", "--config", good + ".nope"}, ExitError, "no such file"},
 		{[]string{"report", "--config", good, "--model", "m.onnx"}, ExitUsage, "--model and --config: give one"},
