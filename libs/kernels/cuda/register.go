@@ -6,7 +6,7 @@ import "slices"
 func ops() []*op {
 	return slices.Concat(
 		elementwiseOps(), clipOps(), movementOps(), indexingOps(), generateOps(), reduceOps(), normOps(),
-		rotaryOps(), attentionOps(), onnxAttentionOps(), nbitsOps(), gatedOps(), moeOps(),
+		rotaryOps(), attentionOps(), onnxAttentionOps(), nbitsOps(), gatedOps(), moeOps(), convOps(),
 	)
 }
 
