@@ -28,6 +28,34 @@ type Target struct {
 	// Workers is how many goroutines a CPU kernel may run at once (>= 1). Workspace that is
 	// per worker (scratch slots) scales with it, so the estimator and the runner must agree on it.
 	Workers int
+	// WorkspaceCap, when set, is the most workspace in bytes one kernel whose workspace is a
+	// choice rather than a need may declare: the CUDA Conv and ConvTranspose, which admit only
+	// the cuDNN algorithms that fit (libs/kernels/cuda/conv.go). nil sets no cap (those kernels
+	// declare their own policy's bound); a cap of 0 declares no workspace at all, so that only
+	// algorithms needing none run. Kernels whose workspace is what their algorithm needs (the
+	// CPU's im2col tiles) and cuBLASLt's fixed cap do not read it. Set it with WithWorkspaceCap,
+	// read it with CappedWorkspace; String and ParseTarget leave it out (it is not the device's).
+	// The pointed-to value is never changed once set, so copies may share it.
+	WorkspaceCap *int64
+}
+
+// WithWorkspaceCap is t with WorkspaceCap set to bytes (a fresh value, so t's copies keep
+// theirs); a negative bytes clears the cap.
+func (t Target) WithWorkspaceCap(bytes int64) Target {
+	if bytes < 0 {
+		t.WorkspaceCap = nil
+		return t
+	}
+	t.WorkspaceCap = &bytes
+	return t
+}
+
+// CappedWorkspace is want bounded by t's WorkspaceCap: want itself when t has no cap.
+func (t Target) CappedWorkspace(want int64) int64 {
+	if t.WorkspaceCap == nil {
+		return want
+	}
+	return max(min(want, *t.WorkspaceCap), 0)
 }
 
 // Backend names.

@@ -35,3 +35,23 @@ func TestParseTarget(t *testing.T) {
 		require.ErrorAs(t, err, &te, "%q", bad)
 	}
 }
+
+// A workspace cap is a value of its own: 0 (no workspace) differs from no cap, copies keep
+// theirs, and a negative cap clears it.
+func TestWorkspaceCap(t *testing.T) {
+	h200 := kernels.KnownGPUs["h200"]
+	require.Nil(t, h200.WorkspaceCap)
+	require.Equal(t, int64(1<<30), h200.CappedWorkspace(1<<30), "no cap")
+
+	none := h200.WithWorkspaceCap(0)
+	require.NotNil(t, none.WorkspaceCap)
+	require.Zero(t, none.CappedWorkspace(1<<30))
+	require.Nil(t, h200.WorkspaceCap, "the original keeps no cap")
+
+	eight := none.WithWorkspaceCap(8 << 20)
+	require.Equal(t, int64(8<<20), eight.CappedWorkspace(1<<30))
+	require.Equal(t, int64(4<<20), eight.CappedWorkspace(4<<20))
+	require.Zero(t, none.CappedWorkspace(1<<30), "a copy's cap is its own")
+	require.Nil(t, eight.WithWorkspaceCap(-1).WorkspaceCap)
+	require.Equal(t, h200.String(), eight.String(), "the cap is not part of the device's description")
+}

@@ -312,8 +312,8 @@ func (b *Backend) Counters() kernels.CopyCounters {
 		Downloads: b.downloads.Load(), DownloadBytes: b.downloadBytes.Load()}
 }
 
-// Close synchronizes the device and releases the staging buffers, the cuBLAS ltHandles, the
-// loaded kernels and the device's context.
+// Close synchronizes the device and releases the staging buffers, the cuDNN plans and handle,
+// the cuBLAS ltHandles, the loaded kernels and the device's context.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	if b.closed {
@@ -328,7 +328,7 @@ func (b *Backend) Close() error {
 	for _, s := range st {
 		errs = append(errs, b.freeStaging(s))
 	}
-	errs = append(errs, closeBlas(b.dev), unloadModule(b.dev), b.dev.Close())
+	errs = append(errs, closeDnn(b.dev), closeBlas(b.dev), unloadModule(b.dev), b.dev.Close())
 	return errors.Join(errs...)
 }
 

@@ -16,6 +16,9 @@ type plan struct {
 	tactic string
 	parts  []alloc.Part
 	prog   program
+	// measured names the part that the program's measuredCall steps run within at whatever
+	// size it is carved (MeasuredPart); "" is gemmPart, cuBLASLt's.
+	measured string
 }
 
 // op is one CUDA kernel: an op with its tactics. It mirrors the CPU backend's op (cpu/base.go):
@@ -69,7 +72,11 @@ func (o *op) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error)
 	}
 	inst.measured = -1
 	if slices.ContainsFunc(p.prog, isMeasured) {
-		inst.measured = slices.IndexFunc(p.parts, func(p alloc.Part) bool { return p.Name == gemmPart })
+		name := p.measured
+		if name == "" {
+			name = gemmPart
+		}
+		inst.measured = slices.IndexFunc(p.parts, func(p alloc.Part) bool { return p.Name == name })
 	}
 	return inst, nil
 }
@@ -125,8 +132,8 @@ type instance struct {
 	recipe  alloc.Recipe
 	in, out []expect
 	prog    program
-	// measured is MeasuredPart: the "cublas" part's index in recipe when prog holds products of
-	// its own (measuredCall steps, which run within whatever size that part is carved), else -1.
+	// measured is MeasuredPart: the index in recipe of the part that prog's measuredCall steps
+	// run within at whatever size it is carved (cuBLASLt's "cublas", cuDNN's "cudnn"), else -1.
 	measured int
 }
 
@@ -134,11 +141,11 @@ func (i *instance) Tactic() string       { return i.tactic }
 func (i *instance) Recipe() alloc.Recipe { return i.recipe }
 
 // MeasuredPart is the index of the "cublas" part when the program holds cuBLASLt products of its
-// own, else -1.
+// own, or of the "cudnn" part of a cuDNN convolution, else -1.
 func (i *instance) MeasuredPart() int { return i.measured }
 
-// MeasureWorkspace is the most that the algorithms cuBLASLt chooses for the program's products
-// need on b's device, within the "cublas" part's size.
+// MeasureWorkspace is the most that the algorithms the libraries choose for the program's steps
+// (cuBLASLt products, a cuDNN convolution) need on b's device, within the measured part's size.
 func (i *instance) MeasureWorkspace(b kernels.Backend) (int64, error) {
 	if i.measured < 0 {
 		return 0, nil
@@ -154,6 +161,50 @@ func (i *instance) MeasureWorkspace(b kernels.Backend) (int64, error) {
 		}
 	}
 	return need, nil
+}
+
+// A describedCall is a step whose work is decided on the device (convCall: a cuDNN algorithm, or
+// the own kernels in its place); describe says which, for Label.
+type describedCall interface {
+	describe(b kernels.Backend) string
+}
+
+// Label is the instance's label, "node:Op/tactic" (its Recipe's Kernel), followed for each step
+// whose work is decided on b's device by what that is: for Conv's cudnn tactic, cuDNN's
+// algorithm or "own: " and why cuDNN does not run it (not loaded, no algorithm within the
+// workspace, measured slower). Tactic and the Recipe stay what Select chose on the Target alone.
+func (i *instance) Label(b kernels.Backend) string {
+	label := i.label
+	for _, st := range i.prog {
+		if dc, ok := st.call.(describedCall); ok {
+			label += " [" + dc.describe(b) + "]"
+		}
+	}
+	return label
+}
+
+// A preparedCall is a step that makes on the device, at its first Run, what a stream capture
+// cannot make (convCall: cuDNN's handle and plan, and a first run of its algorithms); prepare
+// makes it ahead.
+type preparedCall interface {
+	prepare(b kernels.Backend) error
+}
+
+// Prepare makes on b's device, ahead, what the instance's library steps would make at their
+// first Run: for Conv's cudnn tactic, cuDNN's handle and descriptors, and the algorithms ranked
+// by measurement (as MeasureWorkspace does). A first Run inside a stream capture cannot make
+// them and runs the own kernels instead, so a runtime that captures graphs calls Prepare at
+// load, outside any capture, for each instance that has it. Instances without such steps do
+// nothing.
+func (i *instance) Prepare(b kernels.Backend) error {
+	for _, st := range i.prog {
+		if pc, ok := st.call.(preparedCall); ok {
+			if err := pc.prepare(b); err != nil {
+				return &kernels.RunError{Kernel: i.label, Err: err}
+			}
+		}
+	}
+	return nil
 }
 
 func isMeasured(st step) bool {

@@ -9,9 +9,10 @@
 //     works anywhere (the estimator plans for an H200 on a CPU-only machine) and whose Open
 //     fails with a *NotBuiltError.
 //   - With the cuda tag it adds the Backend over libs/alloc/cuda's Device, the fatbin loading,
-//     the launch helper and the cuBLAS bindings; the CUDA driver and cuBLASLt are loaded at run
-//     time with dlopen (the driver through libs/alloc/cuda's one table, bound in
-//     cudriver_cuda.go; cuBLASLt in cublas_cuda.go), so a cuda build starts without them.
+//     the launch helper and the cuBLAS and cuDNN bindings; the CUDA driver, cuBLASLt and cuDNN
+//     are loaded at run time with dlopen (the driver through libs/alloc/cuda's one table, bound
+//     in cudriver_cuda.go; cuBLASLt in cublas_cuda.go; cuDNN, optional, in cudnn_cuda.go: without
+//     it the convolutions run kernels of ours), so a cuda build starts without them.
 //
 // Invariants:
 //  1. Select, Bound and Recipe are pure functions of the node and the kernels.Target; nothing

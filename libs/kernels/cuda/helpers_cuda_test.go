@@ -226,7 +226,7 @@ func tightWorkspace(t testing.TB, b *Backend, inst kernels.Instance) *alloc.Work
 	need, err := wm.MeasureWorkspace(b)
 	require.NoError(t, err)
 	r := inst.Recipe()
-	require.Equal(t, gemmPart, r.Parts[p].Name)
+	require.Contains(t, []string{gemmPart, convPart}, r.Parts[p].Name, "a library's cap")
 	require.LessOrEqual(t, need, r.Parts[p].Size, "the need is within the cap")
 	r.Parts = slices.Clone(r.Parts)
 	r.Parts[p].Size = max(need, alloc.DefaultPartAlign)

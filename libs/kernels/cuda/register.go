@@ -7,7 +7,7 @@ func ops() []*op {
 	return slices.Concat(
 		elementwiseOps(), clipOps(), movementOps(), indexingOps(), generateOps(), reduceOps(), normOps(),
 		rotaryOps(), attentionOps(), onnxAttentionOps(), nbitsOps(), gatedOps(), moeOps(),
-		poolOps(), channelNormOps(), padOps(), resizeOps(),
+		poolOps(), channelNormOps(), padOps(), resizeOps(), convOps(),
 	)
 }
 

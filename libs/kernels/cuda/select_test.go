@@ -47,12 +47,24 @@ func fakeRun(t testing.TB, n *kernels.Node, inst kernels.Instance) []launchRec {
 	}
 	ci := inst.(*instance)
 	for i := range ci.prog {
-		if ci.prog[i].call != nil {
-			continue // a library call, not a kernel of ours
+		if c := ci.prog[i].call; c != nil {
+			// a library call, not a kernel of ours; the launches it may make in its place count
+			if lp, ok := c.(launchingCall); ok {
+				for _, pr := range lp.programs() {
+					require.NoError(t, pr.exec(1, in, out, ws, rec))
+				}
+			}
+			continue
 		}
 		require.NoError(t, program{ci.prog[i]}.exec(1, in, out, ws, rec))
 	}
 	return recs
+}
+
+// launchingCall is a library call that launches kernels of ours beside or in place of the
+// library (convCall: the own tactic when cuDNN cannot run, the bias after it).
+type launchingCall interface {
+	programs() []program
 }
 
 // fakeTensors binds vs to tensors at fake device addresses from *next on, advancing it: each
@@ -177,11 +189,7 @@ func ptxSignatures(t testing.TB) map[string][]int {
 	return sigs
 }
 
-// notOnCUDA are the CPU ops without a CUDA kernel yet: the convolutions (cuDNN, loaded at run
-// time, is the plan for them).
-var notOnCUDA = []string{"Conv", "ConvTranspose"}
-
-// TestCoverage: every op of the CPU backend has a CUDA kernel, except notOnCUDA.
+// TestCoverage: every op of the CPU backend has a CUDA kernel.
 func TestCoverage(t *testing.T) {
 	reg, err := Registry()
 	require.NoError(t, err)
@@ -196,7 +204,7 @@ func TestCoverage(t *testing.T) {
 		}
 	}
 	slices.Sort(missing)
-	require.Equal(t, notOnCUDA, missing)
+	require.Empty(t, missing, "ops of the CPU backend without a CUDA kernel")
 }
 
 // The op codes and flags of the Go side are those of the kernel sources.
@@ -469,10 +477,11 @@ func TestDependentSteps(t *testing.T) {
 	require.NotZero(t, seen, "no case launches a kernel dependent")
 }
 
-// Every instance whose workspace holds a cuBLASLt cap can be measured (the tight plan lowers
-// that part, engine.TightenEnvelope): MatMul at cuBLASLt, and the kernels whose programs
-// hold cuBLASLt products of their own (GatedMatMul, MatMulNBits, the contrib Attention). The
-// measured part is the "cublas" part; no other instance claims one.
+// Every instance whose workspace holds a library's cap can be measured (the tight plan lowers
+// that part, engine.TightenEnvelope): MatMul at cuBLASLt, the kernels whose programs hold
+// cuBLASLt products of their own (GatedMatMul, MatMulNBits, the contrib Attention), and Conv
+// and ConvTranspose at cuDNN. The measured part is the "cublas" or the "cudnn" part; no other
+// instance claims one.
 func TestMeasuredParts(t *testing.T) {
 	reg, err := Registry()
 	require.NoError(t, err)
@@ -487,22 +496,21 @@ func TestMeasuredParts(t *testing.T) {
 		inst, err := reg.Select(&c.node, h200)
 		require.NoError(t, err, c.name)
 		parts := inst.Recipe().Parts
-		hasCap := slices.ContainsFunc(parts, func(p alloc.Part) bool { return p.Name == gemmPart })
+		capPart := slices.IndexFunc(parts, func(p alloc.Part) bool { return p.Name == gemmPart || p.Name == convPart })
 		wm, ok := inst.(WorkspaceMeasurer)
 		if !ok {
-			require.False(t, hasCap, "%s: a cublas part that nothing measures", c.name)
+			require.Equal(t, -1, capPart, "%s: a library's part that nothing measures", c.name)
 			continue
 		}
 		p := wm.MeasuredPart()
-		if !hasCap {
+		if capPart < 0 {
 			require.Equal(t, -1, p, c.name)
 			continue
 		}
-		require.GreaterOrEqual(t, p, 0, "%s: a cublas part that nothing measures", c.name)
-		require.Equal(t, gemmPart, parts[p].Name, c.name)
+		require.Equal(t, capPart, p, "%s: the library's part is the measured one", c.name)
 		measured[c.node.Op] = true
 	}
-	for _, op := range []string{"MatMul", "GatedMatMul", "MatMulNBits", "Attention"} {
+	for _, op := range []string{"MatMul", "GatedMatMul", "MatMulNBits", "Attention", "Conv", "ConvTranspose"} {
 		require.True(t, measured[op], "no case measures %s (measured: %v)", op, measured)
 	}
 }
