@@ -218,6 +218,11 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 	for i, v := range m.Inputs {
 		rt.inputIndex[v] = i
 	}
+	// Prepared before anything is reserved: what the kernels make on the device (cuDNN's
+	// handle) is then outside what checkFits finds free, and a failure leaves nothing behind.
+	if err := rt.prepare(ep.Worst); err != nil {
+		return nil, err
+	}
 	var layout []int64
 	var layoutSize int64
 	if !opts.Target.HostVisible() {
@@ -249,6 +254,27 @@ func NewRuntime(ctx context.Context, m *graph.Model, be kernels.Backend, al *all
 	// The envelope's worst plan is a pattern too.
 	rt.patterns.Put(signature(Binding(ep.Worst.Binding.Dims)), ep.Worst)
 	return rt, nil
+}
+
+// Preparer is implemented by kernel instances that make something on the device ahead of their
+// first Run (libs/kernels/cuda's Conv: cuDNN's handle, descriptors and its algorithms ranked by
+// measurement), which a first Run inside a stream capture could not make. The runtime prepares
+// every plan before it runs: the worst at load, so that a failure there fails the load, and
+// each other pattern when it is first planned, before it is captured.
+type Preparer interface {
+	Prepare(b kernels.Backend) error
+}
+
+// prepare prepares every instance of p that is a Preparer on rt's backend.
+func (rt *Runtime) prepare(p *Planned) error {
+	for _, st := range p.Steps {
+		if pr, ok := st.Instance.(Preparer); ok {
+			if err := pr.Prepare(rt.Backend); err != nil {
+				return &PlanError{Node: st.Node, Binding: Binding(p.Binding.Dims), Err: err}
+			}
+		}
+	}
+	return nil
 }
 
 // upload makes the weights and constants that kernels read resident in the device's memory: one
@@ -383,7 +409,14 @@ func addCacheStats(sum *planner.CacheStats, c planner.CacheStats) {
 // pattern returns the plan of a binding, planning it on first use.
 func (rt *Runtime) pattern(ctx context.Context, dims Binding) (*Planned, error) {
 	return rt.patterns.GetOrCompute(ctx, signature(dims), func(ctx context.Context) (*Planned, error) {
-		return Plan(ctx, rt.Model, dims, rt.opts.Options)
+		p, err := Plan(ctx, rt.Model, dims, rt.opts.Options)
+		if err != nil {
+			return nil, err
+		}
+		if err := rt.prepare(p); err != nil {
+			return nil, err
+		}
+		return p, nil
 	})
 }
 

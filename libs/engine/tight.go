@@ -33,8 +33,7 @@ import (
 // Invariant: with the tight plan reserved, no binding inside the envelope needs more arena than
 // reserved, and everything that can fail is decided at load.
 //  1. A tightened kernel's measured part has one size, its tight capacity, at every binding where
-//     it has that part, just as its cap has one size in the default plan (a measured part depends
-//     on no dim); its other parts, and its Recipe at bindings where its tactic has no measured
+//     it has that part, just as its cap has one size in the default plan; its other parts, and its Recipe at bindings where its tactic has no measured
 //     part, are the default plan's. Every binding's plan differs from the default one only in
 //     these constant sizes, so the envelope's candidates bound every binding's arena exactly as
 //     they do for the default reservation.
@@ -54,8 +53,10 @@ import (
 // than a need (libs/kernels/cuda's cuBLASLt products). MeasuredPart is that part's index in the
 // Recipe, or -1 when this instance (its tactic at this binding) has none; MeasureWorkspace
 // reports what the part needs on b's device, at most its size. An instance that implements it
-// promises that the measured part depends on no dim and that Run, given that part at any size
-// down to alloc.DefaultPartAlign, runs within it: the tight plan relies on both.
+// promises that Run, given that part at any size down to alloc.DefaultPartAlign, runs within it,
+// which the tight plan relies on. The part's declared size may grow with the dims (a cuDNN
+// convolution declares its im2col size): the tight plan carves the measured capacity at every
+// binding all the same (invariant 1), which is safe by this promise.
 type WorkspaceMeasurer interface {
 	MeasuredPart() int
 	MeasureWorkspace(b kernels.Backend) (int64, error)

@@ -19,9 +19,6 @@ import (
 // runtime reserves.
 func TestCUDAZoo(t *testing.T) {
 	forZooPrefill(t, func(t *testing.T, zm testmodels.Model) {
-		if why := zooGap(zm, "cuda"); why != "" {
-			t.Skip(why)
-		}
 		be, al := newCUDA(t)
 		opts := Options{Target: be.Target()}
 		m, _ := loadZoo(t, zm, opts)

@@ -90,24 +90,11 @@ var zooUnsupported = map[string]string{
 	"deberta_v2.ts_mask": "If (control flow) is not implemented",
 }
 
-// zooGap says why a zoo model cannot run on a backend yet ("cpu" also covers sim, which runs
-// the CPU's kernels), "" where it can: the vision and audio families' convolution ops have CPU
-// kernels only.
-func zooGap(zm testmodels.Model, backend string) string {
-	if (zm.Task == "vision" || zm.Task == "audio") && backend == "cuda" {
-		return "convolution, pooling, Resize and the other vision ops have no CUDA kernels yet"
-	}
-	return ""
-}
-
 // TestZooMatchesOnnxruntime runs every zoo model, fused as the runner fuses it, at both of its
 // bindings (the second right-padded) on the CPU and on the simulated discrete device: outputs
 // within 1e-3 of onnxruntime's over the reference's range.
 func TestZooMatchesOnnxruntime(t *testing.T) {
 	forZooPrefill(t, func(t *testing.T, zm testmodels.Model) {
-		if why := zooGap(zm, "cpu"); why != "" {
-			t.Skip(why)
-		}
 		t.Parallel()
 		m, _ := loadZoo(t, zm, Options{})
 		for _, dev := range []string{kernels.BackendCPU, kernels.BackendSim} {
