@@ -222,8 +222,11 @@ func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 	inputs := []string{q.Name, kIn.Name, vIn.Name}
 	final := out // the fused result in [batch, heads, queries, head]
 	causal, window := false, (*graph.AttentionBand)(nil)
-	if len(w.terms) > 0 {
-		mp, why := mt.planTerms(w.terms, fr, dt, s, t, mm2.Name)
+	// gathered relative-position biases (relbias.go) are read as the relative-bias inputs,
+	// the other terms as the mask and biases
+	terms, rels, notes := relativeTerms(m, w.terms, s, t)
+	if len(terms) > 0 {
+		mp, why := mt.planTerms(terms, fr, dt, s, t, mm2.Name)
 		if why != "" {
 			return nil, why
 		}
@@ -253,6 +256,21 @@ func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 			out = raw
 		}
 	}
+	if len(rels) > 0 {
+		ri, why := mt.relInputs(rels, q.Name, kIn.Name, fr, dt, mm2.Name)
+		if why != "" {
+			return nil, why
+		}
+		for len(inputs) < graph.AttnRelC2P {
+			inputs = append(inputs, "")
+		}
+		inputs = append(inputs, ri...)
+		for inputs[len(inputs)-1] == "" {
+			inputs = inputs[:len(inputs)-1]
+		}
+		details = append(details, relDetail(rels))
+	}
+	details = append(details, notes...)
 	if guarded {
 		details = append(details, "NaN guard")
 	}
