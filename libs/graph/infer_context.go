@@ -226,7 +226,7 @@ func broadcastShapes(shapes ...Shape) (Shape, []broadcastCond) {
 			if x, m, ok := minOf(a, d); ok {
 				one, same := eqDim(m, Const(1)), eqDim(m, x)
 				conds = append(conds, broadcastCond{cond: one.Add(same).Sub(one.Mul(same)),
-					what: fmt.Sprintf("dims %s and %s broadcast (%s is %s or 1)", a, d, m, x)})
+					what: fmt.Sprintf("dims %s and %s do not broadcast unless %s is %s or 1", a, d, m, x)})
 				out[off+i] = x
 				continue
 			}
