@@ -48,3 +48,30 @@ func ReadAttentionBand(at Attributes) (AttentionBand, error) {
 	}
 	return b, nil
 }
+
+// Carve's relative-position bias of ONNX Attention (opset 23): inputs past opset 24's
+// nonpad_kv_seqlen (input 6), a table of terms with the index that picks one per score:
+//
+//	7   rel_c2p        [B or 1, Hq or 1, S, Rc], Q's type: a row of terms per query
+//	8   rel_c2p_index  int32 [S + T - 1]
+//	9   rel_p2c        [B or 1, Hq or 1, T, Rp], Q's type: a row of terms per key
+//	10  rel_p2c_index  int32 [S + T - 1]
+//
+// The score of query i (of S) for key j (of T) gets, after the scale and the soft cap and with
+// the attn_mask,
+//
+//	rel_c2p[b, h, i, rel_c2p_index[i - j + T - 1]] + rel_p2c[b, h, j, rel_p2c_index[i - j + T - 1]]
+//
+// each table's term where it is given; an index below 0 counts from the end of the row, as
+// GatherElements's do, and one outside [-R, R) is an error. This is DeBERTa's disentangled
+// attention: its content-to-position and position-to-content terms gather Q·posK^T
+// [.., S, 2k] and K·posQ^T [.., T, 2k] by a relative position that depends on i - j only, so
+// one index entry serves a whole diagonal. The kernels add the terms to each tile of scores:
+// no [S, T] tensor is made. A table comes with its index, and a node with one has no past
+// (past_key and past_value absent). carve's rewrite writes them for the gathers it recognises.
+const (
+	AttnRelC2P      = 7
+	AttnRelC2PIndex = 8
+	AttnRelP2C      = 9
+	AttnRelP2CIndex = 10
+)

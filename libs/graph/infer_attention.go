@@ -194,6 +194,9 @@ func inferONNXAttention(c *ictx) error {
 			return err
 		}
 	}
+	if err := c.relativeBias(q.DType, b, hq, s, total, pk != nil); err != nil {
+		return err
+	}
 	if r == 4 {
 		c.out(0, q.DType, Shape{b, hq, s, dv})
 	} else {
@@ -228,6 +231,52 @@ func (c *ictx) attentionMask(m *Value, dt DType, want []Dim) error {
 		}
 		one, same := eqDim(d, Const(1)), eqDim(d, w)
 		if err := c.require(one.Add(same).Sub(one.Mul(same)), fmt.Sprintf("dim %d of attn_mask (%s) is 1 or %s", i, d, w)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relativeBias checks carve's relative-bias inputs of ONNX Attention (AttnRelC2P to
+// AttnRelP2CIndex) against the scores [b, hq, s, t]: each table of Q's type [b or 1, hq or 1,
+// rows, R] with its int32 index [s + t - 1], and no past.
+func (c *ictx) relativeBias(dt DType, b, hq, s, t Dim, past bool) error {
+	for _, x := range []struct {
+		table, index int
+		name         string
+		rows         Dim
+		what         string
+	}{{AttnRelC2P, AttnRelC2PIndex, "rel_c2p", s, "the queries"}, {AttnRelP2C, AttnRelP2CIndex, "rel_p2c", t, "the keys"}} {
+		tb, ix := c.in(x.table), c.in(x.index)
+		if tb == nil && ix == nil {
+			continue
+		}
+		if tb == nil || ix == nil {
+			return c.errf("%s (input %d) and %s_index (input %d) go together", x.name, x.table, x.name, x.index)
+		}
+		if past {
+			return c.errf("%s: a relative bias takes no past_key and past_value", x.name)
+		}
+		if tb.DType != dt || len(tb.Shape) != 4 {
+			return c.errf("%s is %s%s; it must be %s [batch or 1, heads or 1, %s, R]", x.name, tb.DType, tb.Shape, dt, x.rows)
+		}
+		for i, want := range []Dim{b, hq} {
+			d := tb.Shape[i]
+			if d.Equal(want) || d.Equal(Const(1)) {
+				continue
+			}
+			one, same := eqDim(d, Const(1)), eqDim(d, want)
+			if err := c.require(one.Add(same).Sub(one.Mul(same)), fmt.Sprintf("dim %d of %s (%s) is 1 or %s", i, x.name, d, want)); err != nil {
+				return err
+			}
+		}
+		if err := c.eq(tb.Shape[2], x.rows, fmt.Sprintf("rows of %s against %s", x.name, x.what)); err != nil {
+			return err
+		}
+		if ix.DType != Int32 || len(ix.Shape) != 1 {
+			return c.errf("%s_index is %s%s; it must be int32 [%s]", x.name, ix.DType, ix.Shape, s.Add(t).Sub(Const(1)))
+		}
+		if err := c.eq(ix.Shape[0], s.Add(t).Sub(Const(1)), fmt.Sprintf("length of %s_index against queries + keys - 1", x.name)); err != nil {
 			return err
 		}
 	}

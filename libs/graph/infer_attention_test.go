@@ -124,3 +124,48 @@ func TestInferONNXAttentionBindChecks(t *testing.T) {
 	_, err = graph.Bind(m, map[string]int64{"b": 2, "s": 3, "t": 5, "mb": 2, "mt": 6})
 	require.ErrorContains(t, err, "last dim of attn_mask")
 }
+
+// TestInferONNXAttentionRelativeBias: carve's relative-bias inputs (graph.AttnRelC2P to
+// AttnRelP2CIndex): each table with its int32 index of S + T - 1 entries, its rows the
+// queries (c2p) or the keys (p2c), no past; conditions on named dims at Bind.
+func TestInferONNXAttentionRelativeBias(t *testing.T) {
+	f, i32 := graph.Float32, graph.Int32
+	qkv := []graph.ValueSpec{vs("q", f, "b", 2, "s", 4), vs("k", f, "b", 2, "t", 4), vs("v", f, "b", 2, "t", 4)}
+	with := func(extra ...graph.ValueSpec) []graph.ValueSpec {
+		return append(append(append([]graph.ValueSpec{}, qkv...), graph.ValueSpec{}, graph.ValueSpec{}, graph.ValueSpec{}, graph.ValueSpec{}), extra...)
+	}
+	m, err := graph.Build(attentionSpec(graph.Attributes{}, []string{"y"}, with(
+		vs("c2p", f, "b", 2, "s", 16), vs("ci", i32, "n"), vs("p2c", f, 1, 1, "t", 16), vs("pi", i32, "n"))...))
+	require.NoError(t, err)
+	require.Equal(t, "y float32[b, 2, s, 4]", m.Value("y").String())
+	_, err = graph.Bind(m, map[string]int64{"b": 2, "s": 3, "t": 5, "n": 7})
+	require.NoError(t, err)
+	_, err = graph.Bind(m, map[string]int64{"b": 2, "s": 3, "t": 5, "n": 8})
+	require.ErrorContains(t, err, "length of rel_c2p_index against queries + keys - 1")
+	m, err = graph.Build(attentionSpec(graph.Attributes{}, []string{"y"}, with(vs("c2p", f, "b", 2, "t", 16), vs("ci", i32, "n"))...))
+	require.NoError(t, err)
+	_, err = graph.Bind(m, map[string]int64{"b": 2, "s": 5, "t": 5, "n": 9})
+	require.NoError(t, err)
+	_, err = graph.Bind(m, map[string]int64{"b": 2, "s": 3, "t": 5, "n": 7})
+	require.ErrorContains(t, err, "rows of rel_c2p against the queries")
+
+	for _, tc := range []struct {
+		name   string
+		inputs []graph.ValueSpec
+		wants  string
+	}{
+		{"table without index", with(vs("c2p", f, "b", 2, "s", 16)), "go together"},
+		{"index without table", with(graph.ValueSpec{}, graph.ValueSpec{}, vs("pi", i32, 7)), "go together"},
+		{"table type", with(vs("c2p", graph.Float16, "b", 2, "s", 16), vs("ci", i32, 7)), "must be float32"},
+		{"table rank", with(vs("c2p", f, "s", 16), vs("ci", i32, 7)), "must be float32"},
+		{"index type", with(vs("c2p", f, "b", 2, "s", 16), vs("ci", graph.Int64, 7)), "must be int32"},
+		{"heads", with(vs("c2p", f, "b", 3, "s", 16), vs("ci", i32, 7)), "dim 1 of rel_c2p (3) is 1 or 2"},
+		{"past", append(append([]graph.ValueSpec{}, qkv...), graph.ValueSpec{}, vs("pk", f, "b", 2, "p", 4), vs("pv", f, "b", 2, "p", 4),
+			graph.ValueSpec{}, vs("c2p", f, "b", 2, "s", 16), vs("ci", i32, 7)), "takes no past_key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := graph.Build(attentionSpec(graph.Attributes{}, []string{"y"}, tc.inputs...))
+			require.ErrorContains(t, err, tc.wants)
+		})
+	}
+}

@@ -187,8 +187,29 @@ func shapeOf(v *Value) Shape {
 	return v.Shape
 }
 
-// broadcast is numpy broadcasting of shapes.
-func broadcast(shapes ...Shape) Shape {
+// broadcast is numpy broadcasting of shapes. Where one dim is min(x, k) and the other x
+// (position embeddings sliced to the sequence, [0:seq] of a table of k rows, added to a
+// [batch, seq, hidden] input), the result is x, not broadcast(x, min(x, k)): wherever the two
+// broadcast, min(x, k) is x or 1 and the result x. The condition that they broadcast is
+// checked at Bind instead, so a binding the exported graph refuses is still refused, and the
+// shapes downstream stay polynomials in the named dims (a Reshape's -1 folds, heads split).
+func (c *ictx) broadcast(shapes ...Shape) Shape {
+	out, conds := broadcastShapes(shapes...)
+	for _, cd := range conds {
+		// recorded, not failed: a false constant cannot arise (a min of x is never a constant
+		// while x is not)
+		c.checks = append(c.checks, check{node: c.n, cond: cd.cond, what: cd.what})
+	}
+	return out
+}
+
+// broadcastCond is a condition broadcast leaves to Bind.
+type broadcastCond struct {
+	cond Dim
+	what string
+}
+
+func broadcastShapes(shapes ...Shape) (Shape, []broadcastCond) {
 	r := 0
 	for _, s := range shapes {
 		r = max(r, len(s))
@@ -197,13 +218,37 @@ func broadcast(shapes ...Shape) Shape {
 	for i := range out {
 		out[i] = Const(1)
 	}
+	var conds []broadcastCond
 	for _, s := range shapes {
 		off := r - len(s)
 		for i, d := range s {
-			out[off+i] = broadcastDim(out[off+i], d)
+			a := out[off+i]
+			if x, m, ok := minOf(a, d); ok {
+				one, same := eqDim(m, Const(1)), eqDim(m, x)
+				conds = append(conds, broadcastCond{cond: one.Add(same).Sub(one.Mul(same)),
+					what: fmt.Sprintf("dims %s and %s do not broadcast unless %s is %s or 1", a, d, m, x)})
+				out[off+i] = x
+				continue
+			}
+			out[off+i] = broadcastDim(a, d)
 		}
 	}
-	return out
+	return out, conds
+}
+
+// minOf reports whether one of a and b is min(x, k) or min(k, x) and the other x, and returns
+// x and the min.
+func minOf(a, b Dim) (x, m Dim, ok bool) {
+	for _, p := range [2][2]Dim{{a, b}, {b, a}} {
+		x, m := p[0], p[1]
+		if x.e == nil || m.e == nil || m.e.kind != exFn || m.e.op != fnMin {
+			continue
+		}
+		if m.e.args[0].Equal(x) || m.e.args[1].Equal(x) {
+			return x, m, true
+		}
+	}
+	return Dim{}, Dim{}, false
 }
 
 // broadcastData evaluates an elementwise function over host data with numpy broadcasting.

@@ -46,7 +46,7 @@ func inferBinary(c *ictx) error {
 	case "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual":
 		dt = Bool
 	}
-	out := broadcast(shapes...)
+	out := c.broadcast(shapes...)
 	var res []Dim
 	if isIntType(x.DType) {
 		fold := func(f func(a, b Dim) Dim) func(x []Dim) Dim {
@@ -112,7 +112,7 @@ func truncDiv(a, b Dim) Dim {
 
 func inferWhere(c *ictx) error {
 	shapes, data := c.shapesAndData(3)
-	out := broadcast(shapes...)
+	out := c.broadcast(shapes...)
 	dt := c.in(1).DType
 	var res []Dim
 	if isIntType(dt) {

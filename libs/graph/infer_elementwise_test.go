@@ -104,3 +104,27 @@ func TestClipHostData(t *testing.T) {
 		})
 	}
 }
+
+// TestBroadcastSlicedTable: a table of k rows sliced to the sequence ([0:seq], min(seq, k)
+// rows) and added to a [batch, seq, .] input, as position embeddings are, broadcasts to
+// [batch, seq, .], not to broadcast(seq, min(seq, k)), so that the shapes downstream fold (a
+// Reshape's -1 to a constant head size); Bind still refuses a sequence longer than the table.
+func TestBroadcastSlicedTable(t *testing.T) {
+	m, err := graph.Parse(newModel().input("x", f32, "batch", "seq", 4).initFloat("pos", []int64{6, 4}, make([]float32, 24)...).
+		initInt64("zero", []int64{1}, 0).initInt64("shape", []int64{4}, 0, 0, 2, 2).
+		node("Shape", []string{"x"}, []string{"len"}, attrInt("start", 1), attrInt("end", 2)).
+		node("Slice", []string{"pos", "zero", "len", "zero"}, []string{"rows"}).
+		node("Add", []string{"x", "rows"}, []string{"y"}).
+		node("Reshape", []string{"y", "shape"}, []string{"z"}).output("z").bytes(t), "")
+	require.NoError(t, err)
+	require.Equal(t, "[min(seq, 6), 4]", m.Value("rows").Shape.String())
+	require.Equal(t, "[batch, seq, 4]", m.Value("y").Shape.String())
+	require.Equal(t, "[batch, seq, 2, 2]", m.Value("z").Shape.String())
+	for _, seq := range []int64{1, 5, 6} {
+		b, err := graph.Bind(m, map[string]int64{"batch": 2, "seq": seq})
+		require.NoError(t, err)
+		require.Equal(t, []int64{2, seq, 4}, b.Shape(m.Value("y")))
+	}
+	_, err = graph.Bind(m, map[string]int64{"batch": 2, "seq": 7})
+	require.ErrorContains(t, err, "broadcast")
+}

@@ -217,7 +217,7 @@ func inferExpandedGatherElements(c *ictx) error {
 	if err != nil {
 		return err
 	}
-	out := broadcast(idx.Shape, Shape(target))
+	out := c.broadcast(idx.Shape, Shape(target))
 	if len(out) != len(x.Shape) {
 		return c.errf("indices %s broadcast to %s have rank %d, data rank %d", idx.Shape, Shape(target), len(out), len(x.Shape))
 	}

@@ -32,7 +32,7 @@ func (c *ictx) matmulShape(a, b Shape) (Shape, error) {
 	if err := c.eq(k1, k2, "inner dims of MatMul"); err != nil {
 		return nil, err
 	}
-	out := broadcast(aa[:len(aa)-2], bb[:len(bb)-2])
+	out := c.broadcast(aa[:len(aa)-2], bb[:len(bb)-2])
 	if len(a) > 1 {
 		out = append(out, aa[len(aa)-2])
 	}
@@ -63,7 +63,7 @@ func inferGemm(c *ictx) error {
 		if len(cv.Shape) > 2 {
 			return c.errf("Gemm bias of rank %d", len(cv.Shape))
 		}
-		if err := c.eq(broadcast(out, cv.Shape)[1], n, "Gemm bias broadcast"); err != nil {
+		if err := c.eq(c.broadcast(out, cv.Shape)[1], n, "Gemm bias broadcast"); err != nil {
 			return err
 		}
 	}

@@ -346,7 +346,7 @@ func inferExpand(c *ictx) error {
 	if err != nil {
 		return err
 	}
-	out := broadcast(x.Shape, Shape(target))
+	out := c.broadcast(x.Shape, Shape(target))
 	var data []Dim
 	if d, ok := c.data(0); ok {
 		data = broadcastData(out, []Shape{x.Shape}, [][]Dim{d}, func(v []Dim) Dim { return v[0] })

@@ -218,6 +218,94 @@ func CheckGQA(n *Node) error {
 	return nil
 }
 
+// CheckONNXAttentionArity checks the inputs and outputs of an ONNX Attention node (ai.onnx,
+// opset 23) for every backend: Q, K and V, then attn_mask, past_key and past_value, then
+// carve's relative bias (inputs 7 to 10, CheckRelBias); not opset 24's nonpad_kv_seqlen
+// (input 6) nor the qk_matmul_output (output 3).
+func CheckONNXAttentionArity(n *Node) error {
+	if err := CheckArity(n, 3, graph.AttnRelP2CIndex+1, 1, 3); err != nil {
+		return fmt.Errorf("%w (the qk_matmul_output is not supported)", err)
+	}
+	if _, ok := n.Input(6); ok {
+		return fmt.Errorf("nonpad_kv_seqlen (input 6) is not supported")
+	}
+	return nil
+}
+
+// RelTable is one table of an ONNX Attention node's relative-position bias (graph.AttnRelC2P
+// or graph.AttnRelP2C): Rows rows (the queries, or the keys) of R terms per batch and head,
+// at element strides SB and SH (0 where the table broadcasts over batch or heads).
+type RelTable struct {
+	Present    bool
+	Rows, R    int64
+	SB, SH     int64
+	Index, Tab int // the node's inputs holding the index and the table
+}
+
+// RelBias is an ONNX Attention node's relative-position bias (graph.AttnRelC2P): the score of
+// query i for key j gets C2P's term (row i) and P2C's term (row j), each the one its own int32
+// index picks at entry i - j + T - 1.
+type RelBias struct{ C2P, P2C RelTable }
+
+// Present reports whether the node has either table.
+func (r RelBias) Present() bool { return r.C2P.Present || r.P2C.Present }
+
+// CheckRelBias checks the relative-bias inputs of an ONNX Attention node n for every backend,
+// against scores [b, hq, s, t] of type dt with p past keys: each table [b or 1, hq or 1, s (C2P)
+// or t (P2C), R >= 1] of type dt with its int32 index [s + t - 1], and no past. The index
+// entries are data, read at run time (RelIndexError).
+func CheckRelBias(n *Node, dt graph.DType, b, hq, s, t, p int64) (RelBias, error) {
+	var rb RelBias
+	for _, x := range []struct {
+		rt       *RelTable
+		tab, idx int
+		name     string
+		rows     int64
+	}{{&rb.C2P, graph.AttnRelC2P, graph.AttnRelC2PIndex, "rel_c2p", s}, {&rb.P2C, graph.AttnRelP2C, graph.AttnRelP2CIndex, "rel_p2c", t}} {
+		tb, okT := n.Input(x.tab)
+		ix, okI := n.Input(x.idx)
+		if !okT && !okI {
+			continue
+		}
+		if okT != okI {
+			return RelBias{}, fmt.Errorf("%s (input %d) and its index (input %d) go together", x.name, x.tab, x.idx)
+		}
+		if p > 0 {
+			return RelBias{}, fmt.Errorf("%s: a relative bias takes no past keys", x.name)
+		}
+		want := []int64{b, hq, x.rows}
+		if tb.DType != dt || len(tb.Shape) != 4 || tb.Shape[2] != x.rows || tb.Shape[3] < 1 ||
+			(tb.Shape[0] != b && tb.Shape[0] != 1) || (tb.Shape[1] != hq && tb.Shape[1] != 1) {
+			return RelBias{}, fmt.Errorf("%s is %v, want %v[%d or 1, %d or 1, %d, R >= 1]", x.name, tb, dt, want[0], want[1], want[2])
+		}
+		if n := s + t - 1; ix.DType != graph.Int32 || len(ix.Shape) != 1 || ix.Shape[0] != n {
+			return RelBias{}, fmt.Errorf("the index of %s is %v, want int32[%d] (queries + keys - 1)", x.name, ix, n)
+		}
+		r := tb.Shape[3]
+		*x.rt = RelTable{Present: true, Rows: x.rows, R: r, SH: x.rows * r, Index: x.idx, Tab: x.tab}
+		x.rt.SB = tb.Shape[1] * x.rt.SH
+		if tb.Shape[0] == 1 {
+			x.rt.SB = 0
+		}
+		if tb.Shape[1] == 1 {
+			x.rt.SH = 0
+		}
+	}
+	return rb, nil
+}
+
+// RelIndexError is an entry of a relative-bias index outside [-R, R).
+type RelIndexError struct {
+	Table string // rel_c2p or rel_p2c
+	At    int    // the entry
+	Value int32
+	R     int64
+}
+
+func (e *RelIndexError) Error() string {
+	return fmt.Sprintf("%s index entry %d is %d, outside [-%d, %d)", e.Table, e.At, e.Value, e.R, e.R)
+}
+
 // CheckClip checks a Clip node (opset 11 and later) for every backend: the input, then min and
 // max, either of which may be absent, each holding one element of the input's dtype (shape []
 // or [1], as onnxruntime takes them), and one output of the input's dtype and shape. Which

@@ -15,6 +15,7 @@ import (
 //	scores = MatMul(Q', K') [* or / scalars]    Q' = Q [* scalars], K' = K^T [* scalars]
 //	scores = c * tanh(scores / c)              optional: a soft cap
 //	scores = scores + term [+ term ...]        masks and biases
+//	scores = Where(c, fill, scores)            or Where(c, scores, fill): PyTorch's masked_fill
 //	probs  = Softmax(scores, axis=-1)
 //	probs  = Where(IsNaN(probs), 0, probs)     optional: PyTorch's guard for masked-out rows
 //	out    = MatMul(probs, V')
@@ -221,8 +222,11 @@ func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 	inputs := []string{q.Name, kIn.Name, vIn.Name}
 	final := out // the fused result in [batch, heads, queries, head]
 	causal, window := false, (*graph.AttentionBand)(nil)
-	if len(w.terms) > 0 {
-		mp, why := mt.planTerms(w.terms, fr, dt, s, t, mm2.Name)
+	// gathered relative-position biases (relbias.go) are read as the relative-bias inputs,
+	// the other terms as the mask and biases
+	terms, rels, notes := relativeTerms(m, w.terms, s, t)
+	if len(terms) > 0 {
+		mp, why := mt.planTerms(terms, fr, dt, s, t, mm2.Name)
 		if why != "" {
 			return nil, why
 		}
@@ -233,7 +237,8 @@ func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 		mt.add = append(mt.add, mp.add...)
 		mt.inits = append(mt.inits, mp.inits...)
 		details = append(details, mp.detail)
-		if mp.emptyRows != "" {
+		switch {
+		case mp.emptyRows != "":
 			raw := out + "/attention"
 			band := graph.AttentionBand{Left: -1, Right: 0}
 			if window != nil {
@@ -243,8 +248,29 @@ func matchAttention(m *graph.Model, sm *graph.Node) (*match, string) {
 				return nil, why
 			}
 			out = raw
+		case mp.padQueries != "":
+			raw := out + "/attention"
+			if why := mt.paddedQueries(mp.padQueries, mp.padQueriesZero, raw, out, vIn, q.Shape[1], dt); why != "" {
+				return nil, why
+			}
+			out = raw
 		}
 	}
+	if len(rels) > 0 {
+		ri, why := mt.relInputs(rels, q.Name, kIn.Name, fr, dt, mm2.Name)
+		if why != "" {
+			return nil, why
+		}
+		for len(inputs) < graph.AttnRelC2P {
+			inputs = append(inputs, "")
+		}
+		inputs = append(inputs, ri...)
+		for inputs[len(inputs)-1] == "" {
+			inputs = inputs[:len(inputs)-1]
+		}
+		details = append(details, relDetail(rels))
+	}
+	details = append(details, notes...)
 	if guarded {
 		details = append(details, "NaN guard")
 	}
@@ -305,6 +331,42 @@ type scoreWalk struct {
 type term struct {
 	v      *graph.Value
 	threeD bool // added to the batch·heads form
+	// fill, for a masked_fill of the scores, says how to make v, a value of no model
+	fill *maskedFill
+}
+
+// maskedFill is the term a Where(c, fill, scores) or Where(c, scores, fill) of the scores
+// stands for: Where(keep, 0, fill), keep being what the Where keeps the scores by (c, or what a
+// Not of it negates; Where(c, fill, 0) when there is no Not to strip). Its value is made only
+// where the fused op reads it whole (planTerms).
+type maskedFill struct {
+	node graph.NodeSpec // makes the term
+	zero *graph.Tensor  // the 0 it reads
+}
+
+// filledTerm describes the term of masked_fill node wh whose fill is input fillAt (1 or 2)
+// over scores of type dt.
+func filledTerm(wh *graph.Node, fillAt int, dt graph.DType) term {
+	cond, fill := wh.Inputs[0], wh.Inputs[fillAt]
+	zt, err := graph.NewTensor("rewrite.zero."+dt.String(), dt, nil, make([]byte, dt.Size()))
+	if err != nil {
+		panic(err) // the size is right by construction
+	}
+	zero := &graph.Value{Name: zt.Name, DType: dt, Kind: graph.KindInitializer, Init: zt}
+	ins := []*graph.Value{cond, zero, fill} // keeps where cond holds
+	if fillAt == 1 {
+		ins = []*graph.Value{cond, fill, zero}
+		if n := from(cond, "Not"); n != nil {
+			ins = []*graph.Value{n.Inputs[0], zero, fill}
+		}
+	}
+	name := wh.Outputs[0].Name + "/mask"
+	v := &graph.Value{Name: name, DType: dt, Shape: ins[0].Shape, Kind: graph.KindActivation}
+	v.Producer = &graph.Node{Name: name, OpType: "Where", Inputs: ins, Outputs: []*graph.Value{v}}
+	return term{v: v, threeD: len(wh.Outputs[0].Shape) == 3, fill: &maskedFill{
+		node: graph.NodeSpec{Name: name, OpType: "Where", Inputs: []string{ins[0].Name, ins[1].Name, ins[2].Name}, Outputs: []string{name}},
+		zero: zt,
+	}}
 }
 
 func (w *scoreWalk) step(nodes ...*graph.Node) {
@@ -338,6 +400,9 @@ func (w *scoreWalk) walk(v *graph.Value, reader *graph.Node, terms bool) string 
 		if terms {
 			if add := from(v, "Add"); add != nil {
 				return w.add(add)
+			}
+			if wh := from(v, "Where"); wh != nil {
+				return w.filled(wh)
 			}
 			if inner, c, nodes := softcapped(v, reader); nodes != nil {
 				w.softcap = c
@@ -399,6 +464,41 @@ func (w *scoreWalk) add(add *graph.Node) string {
 		why += "; " + best.scaleWhy
 	}
 	return why
+}
+
+// filled walks on through Where node wh, PyTorch's masked_fill of the scores: one branch is the
+// scores, the other a scalar fill of at most -1e4 (or -inf), the condition a bool. The exported
+// graph sets a masked score to the fill, the fused op adds the fill to it: the same wherever
+// the score is small beside the fill (the float minimum, as item 4 of doc.go assumes), and a
+// row whose every score is masked is uniform either way (a finite fill) or masked out (-inf).
+// The term is Where(keep, 0, fill) (filledTerm).
+func (w *scoreWalk) filled(wh *graph.Node) string {
+	cond, out := wh.Inputs[0], wh.Outputs[0]
+	for i := 1; i <= 2; i++ {
+		f, ok := scalar(wh.Inputs[i])
+		if !ok {
+			continue
+		}
+		scores := wh.Inputs[3-i]
+		switch {
+		case cond.DType != graph.Bool:
+			return fmt.Sprintf("%s selects the scores by %s, not by a bool mask", wh.Name, cond)
+		case !(f <= -1e4):
+			return fmt.Sprintf("%s fills the scores with %g; a mask's fill is at most -1e4", wh.Name, f)
+		case !sameShape(scores, out):
+			return fmt.Sprintf("%s broadcasts the scores %s to %s", wh.Name, scores, out.Shape)
+		}
+		c := *w
+		c.nodes, c.terms = slices.Clone(w.nodes), slices.Clone(w.terms)
+		c.step(wh)
+		c.terms = append(c.terms, filledTerm(wh, i, out.DType))
+		if why := c.walk(scores, wh, true); why != "" {
+			return why
+		}
+		*w = c
+		return ""
+	}
+	return fmt.Sprintf("the scores %s come from %s (Where), which selects between %s and %s, neither a scalar fill", out.Name, wh.Name, wh.Inputs[1].Name, wh.Inputs[2].Name)
 }
 
 // untranspose3 finds K [B, H, T, D] under K^T [B*H, D, T] of the batch·heads form: a heads
@@ -498,10 +598,53 @@ func (mt *match) emptyRows(pad string, band graph.AttentionBand, raw, out string
 	}
 	empty := node(name, "Equal", nil, kept, mt.ints("rewrite.0", nil, 0))
 	rows := node(name+"_rows", "Transpose", []graph.Attribute{{Name: "perm", Kind: graph.AttrInts, Ints: []int64{0, 1, 3, 2}}}, empty)
+	mt.meanRows(rows, raw, out, v, nq, nkv, ndv, grouped)
+	return ""
+}
+
+// paddedQueries adds the nodes that set out to raw [B, Hq, S, Dv], except that the rows of the
+// queries the bool padding pad [B, 1, 1, S] (of a prompt: query i is key i) masks take the mean
+// of V over every key (zero: 0), as the exported softmax gives a row whose every key is
+// masked with a finite fill (with -inf, NaN, which item 4 of doc.go makes zero):
+//
+//	padded = Not(Transpose(pad, [0, 1, 3, 2]))     [B, 1, S, 1]
+//	out    = Where(padded, ReduceMean(V, [2]) or 0, raw)
+func (mt *match) paddedQueries(pad string, zero bool, raw, out string, v *graph.Value, hq graph.Dim, dt graph.DType) string {
+	rows := pad + "/padded_rows"
+	mt.add = append(mt.add,
+		graph.NodeSpec{Name: pad + "/rows", OpType: "Transpose", Inputs: []string{pad}, Outputs: []string{pad + "/rows"},
+			Attrs: graph.NewAttributes(graph.Attribute{Name: "perm", Kind: graph.AttrInts, Ints: []int64{0, 1, 3, 2}})},
+		graph.NodeSpec{Name: rows, OpType: "Not", Inputs: []string{pad + "/rows"}, Outputs: []string{rows}})
+	if zero {
+		var p maskPlan
+		z := p.floatConst(0, dt, nil)
+		mt.add, mt.inits = append(mt.add, p.add...), append(mt.inits, p.inits...)
+		mt.add = append(mt.add, graph.NodeSpec{Name: out + "/PaddedRows", OpType: "Where", Inputs: []string{rows, z, raw}, Outputs: []string{out}})
+		return ""
+	}
+	hkv, dv := v.Shape[1], v.Shape[3]
+	nq, ok1 := hq.Value()
+	nkv, ok2 := hkv.Value()
+	ndv, ok3 := dv.Value()
+	grouped := !hq.Equal(hkv)
+	if grouped && (!ok1 || !ok2 || !ok3 || nkv == 0 || nq%nkv != 0) {
+		return fmt.Sprintf("the heads (%s over %s) or the head size %s of V are not constants, which the fix of padded queries' rows needs", hq, hkv, dv)
+	}
+	mt.meanRows(rows, raw, out, v, nq, nkv, ndv, grouped)
+	return ""
+}
+
+// meanRows adds out = Where(rows, ReduceMean(V, [2]), raw), rows [B, 1, S, 1] bool and raw
+// [B, Hq, S, Dv]; grouped heads (Hq = nq over nkv of V) over [B, Hkv, R, S, Dv].
+func (mt *match) meanRows(rows, raw, out string, v *graph.Value, nq, nkv, ndv int64, grouped bool) {
+	node := func(name, op string, attrs []graph.Attribute, ins ...string) string {
+		mt.add = append(mt.add, graph.NodeSpec{Name: name, OpType: op, Inputs: ins, Outputs: []string{name}, Attrs: graph.NewAttributes(attrs...)})
+		return name
+	}
 	mean := node(out+"/mean_v", "ReduceMean", []graph.Attribute{{Name: "keepdims", Kind: graph.AttrInt, Int: 1}}, v.Name, mt.ints("rewrite.[2]", []int64{1}, 2))
 	if !grouped {
 		mt.add = append(mt.add, graph.NodeSpec{Name: out + "/EmptyRows", OpType: "Where", Inputs: []string{rows, mean, raw}, Outputs: []string{out}})
-		return ""
+		return
 	}
 	r := nq / nkv
 	y5 := node(raw+"/grouped", "Reshape", nil, raw, mt.ints(fmt.Sprintf("rewrite.[0,%d,%d,-1,%d]", nkv, r, ndv), []int64{5}, 0, nkv, r, -1, ndv))
@@ -509,7 +652,6 @@ func (mt *match) emptyRows(pad string, band graph.AttentionBand, raw, out string
 	rows5 := node(rows+"/grouped", "Unsqueeze", nil, rows, mt.ints("rewrite.[1]", []int64{1}, 1))
 	w5 := node(out+"/empty_rows_fixed", "Where", nil, rows5, m5, y5)
 	mt.add = append(mt.add, graph.NodeSpec{Name: out + "/EmptyRows", OpType: "Reshape", Inputs: []string{w5, mt.ints(fmt.Sprintf("rewrite.[0,%d,-1,%d]", nq, ndv), []int64{4}, 0, nq, -1, ndv)}, Outputs: []string{out}})
-	return ""
 }
 
 // keptInBand adds KeptInBand's nodes and constants to the match, once each.

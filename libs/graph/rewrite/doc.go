@@ -49,6 +49,13 @@ it; a window too long to probe is taken as a parameter). The fused Attention rea
 as is_causal and carve's window_left / window_right. A mask it cannot decide is matched by
 the forms in mask.go, and failing those read whole.
 
+PyTorch's masked_fill of the scores, Where(c, fill, scores) with a scalar fill of at most -1e4
+(DeBERTa's XSoftmax), is read as the term Where(keep, 0, fill) added to them: the same
+wherever the scores are small beside the fill, as item 4 assumes. A padding mask may pad the
+queries as well as the keys (DeBERTa's is the attention mask times itself): the fused Attention
+reads the keys' padding and the padded queries' rows are set to the mean of V after it (zero
+for -inf), as the exported softmax of a row whose every key is masked gives.
+
 Besides a mask, the scores may get biases: values added to them that evaluation does not
 recognise as a mask, such as Bloom's ALiBi, a per-key bias for each head [batch, heads, 1,
 keys]. Each is added whole to the fused Attention's float attn_mask, beside the one mask
@@ -58,6 +65,17 @@ rounding; where the mask's fill is finite, a masked score is the fill plus the b
 the fill when the scores and biases are small beside it (the float minimum), as item 4
 assumes of the scores. A bool mask joins the sum as -inf. Two masks with a band or padding
 each stay as exported.
+
+# Relative-position biases
+
+A term gathered from a table linear in the sequence by an index that depends on i - j alone,
+as DeBERTa's content-to-position and position-to-content terms are (GatherElements of
+Q·posK^T and K·posQ^T, scaled, the second transposed), becomes the fused Attention's relative
+bias (graph.AttnRelC2P): the tables as they are, and per table an int32 index of one entry per
+diagonal, S + T - 1 of them, computed by the index's own elementwise ops over Range(1 - T, S).
+relbias.go proves the index a function of i - j by construction (elementwise ops of such
+values and scalars, over sums of positions whose form the mask evaluator reads at three
+probes) and says why where it cannot: such a term is read whole.
 
 # The batch·heads form
 
@@ -89,7 +107,8 @@ Swish (or of an x*sigmoid(x)) a SwiGLU candidate, every dev.carve.SwiGLU (those 
 pass made included) a gated-matmul candidate, every Tanh and Erf a GELU candidate, every Neg
 that feeds a Concat on the last axis a rotary candidate, every MatMul of a transposed weight a
 transposed-weight candidate, every Add of a MatMul's product and a weight a matmul-bias
-candidate and every GatherElements of an Expand's output an expanded-gather candidate. Fuse reports each as fused or, with the reason, not.
+candidate and every GatherElements of an Expand's output an expanded-gather candidate (a gather fused as an
+attention's relative bias is gone by then). Fuse reports each as fused or, with the reason, not.
 
 # Concurrency
 

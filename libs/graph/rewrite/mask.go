@@ -3,6 +3,7 @@ package rewrite
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"carve.dev/libs/graph"
@@ -40,6 +41,10 @@ type maskPlan struct {
 	// emptyRows names the bool padding [batch, 1, 1, keys] whose query rows with no key kept
 	// must be set to the mean of V after the fused op; "" for none.
 	emptyRows string
+	// padQueries names the bool padding [batch, 1, 1, keys] of a prompt whose padded queries'
+	// rows must be set to the mean of V after the fused op (zero, padQueriesZero); "" for none.
+	padQueries     string
+	padQueriesZero bool
 }
 
 // planMask plans the mask m added to scores [.., s, t] of type dt; at names the fusion for the
@@ -135,6 +140,21 @@ func matchMask(m *graph.Value, s, t graph.Dim, at string) (maskPlan, string) {
 		add:    []graph.NodeSpec{{Name: at + "/Mask", OpType: "Where", Inputs: []string{r.Name, w.Inputs[1].Name, w.Inputs[2].Name}, Outputs: []string{name}}},
 		detail: fmt.Sprintf("float mask Where(%s %s, 0, %s)", r.Name, r.Shape, f32(fill)),
 	}, ""
+}
+
+// filledFrom adds to p what it reads of masked_fill term f, a value of no model: the term
+// itself, or its zero.
+func (p *maskPlan) filledFrom(f *maskedFill) {
+	uses := func(name string) bool {
+		return p.value == name || slices.ContainsFunc(p.add, func(n graph.NodeSpec) bool { return slices.Contains(n.Inputs, name) })
+	}
+	switch {
+	case uses(f.node.Outputs[0]):
+		p.add = append([]graph.NodeSpec{f.node}, p.add...)
+		p.inits = append(p.inits, f.zero)
+	case uses(f.zero.Name):
+		p.inits = append(p.inits, f.zero)
+	}
 }
 
 // check accepts a mask whose last axis spans the keys: an ONNX attn_mask broadcasts over
@@ -312,6 +332,9 @@ func (mt *match) planTerms(terms []term, fr frame, dt graph.DType, s, t graph.Di
 		v, made := tm.v, false
 		if tm.threeD && len(v.Shape) == 3 && !v.Shape[0].Equal(graph.Const(1)) {
 			var why string
+			if tm.fill != nil { // the split reads the term: make it
+				mt.add, mt.inits = append(mt.add, tm.fill.node), append(mt.inits, tm.fill.zero)
+			}
 			if v, made, why = mt.split(v, fr); why != "" {
 				return maskPlan{}, fmt.Sprintf("%s is added to the [batch·heads, queries, keys] scores but neither broadcast over batch·heads nor of batch·heads: %s", tm.v.Name, why)
 			}
@@ -320,6 +343,9 @@ func (mt *match) planTerms(terms []term, fr frame, dt graph.DType, s, t graph.Di
 			p, why := planMask(v, dt, s, t, at)
 			if why != "" {
 				return maskPlan{}, why
+			}
+			if tm.fill != nil {
+				p.filledFrom(tm.fill)
 			}
 			plans[i] = p
 			whole[i] = p.value == v.Name && !p.isBool && !p.causal && p.window == nil && p.emptyRows == "" && len(p.add) == 0

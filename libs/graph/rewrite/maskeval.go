@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -20,9 +21,12 @@ import (
 // probe bindings, and compares the result with the canonical masks
 //
 //	keep(b, i, j) = [band] -L <= j - (i + T - S) <= R  and  [padding] attention_mask[b, j] != 0
+//	                                                     [and attention_mask[b, i + T - S] != 0]
 //
 // over queries i < S and keys j < T, each part optional and each side of the band (L keys
-// before the diagonal, R after) bounded or not: causal is R = 0, a sliding window of W keys
+// before the diagonal, R after) bounded or not; padding masks keys, and may mask the padded
+// queries' rows whole as well (DeBERTa's mask is the outer product of the attention mask with
+// itself): causal is R = 0, a sliding window of W keys
 // L = W - 1 as well, ModernBERT's local attention L = R. A masked score takes one fill value
 // (-inf, or a finite minimum), a kept one 0. The fused Attention then reads is_causal, the
 // window (graph.AttentionBand) and a [batch, 1, 1, T] padding mask: no [batch, 1, S, T]
@@ -35,6 +39,8 @@ import (
 // records the constant in C, a batch row index may be scaled by a length (flat gathers of the
 // attention mask do), an integer Range steps by 1 or -1, and a cumulative sum of a graph
 // input's data is refused, so that a key's mask reads its own padding bit only.
+// (A product of padding data by padding data, no position or length in either, is the And of
+// their bits: DeBERTa multiplies the attention mask by itself, over keys and over queries.)
 // The mask's value at (b, i, j) is then a Boolean combination of padding bits and atoms
 // "u·(i, j, S, T) + c >= 0" with every coefficient in {-1, 0, 1} and |c| <= C, the largest
 // constant that meets an index (recorded while evaluating). Two such combinations that
@@ -44,7 +50,9 @@ import (
 // bounded by C. Every binding with S, T up to N = max(8, 2C + 4) is probed, at every (i, j);
 // each batch row pair carries a padding pattern and its complement (a static batch of one
 // takes them in turn; a static batch of more alternates them), so every (i, j) meets both padding bits, under three patterns
-// (scattered, right- and left-padded). A mask that
+// (scattered, right- and left-padded); a mask found to pad the queries too is probed again
+// with seven more patterns (each binary digit of the position, and every key kept), so that
+// every two positions also meet all four pairs of their bits. A mask that
 // matches a canonical one at every probe equals it at every binding (the band's own L and R
 // count among the constants). A cone whose constants make N larger than maxProbe (a sliding
 // window of 4096) is probed with its large constants taken as a parameter (probeWindow says
@@ -68,6 +76,9 @@ func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
 		// the canonical band is aligned to the last key (T - S keys before the first query),
 		// the fused Attention's, without a past, to the first: they agree only when S == T
 		return maskPlan{}, fmt.Sprintf("the mask is %s over %s queries and %s keys, aligned to the last key; the fused Attention, which has no past keys, aligns it to the first", band, s, t)
+	}
+	if r.queries && (band != "" || r.unequal) {
+		return maskPlan{}, fmt.Sprintf("the mask pads the queries as well as the keys, with %s over %s queries and %s keys; only a prompt's padding without a band is fused so", cmp.Or(band, "no band"), s, t)
 	}
 	if r.pad == nil {
 		if band == "" {
@@ -101,6 +112,17 @@ func (r recognised) plan(dt graph.DType, s, t graph.Dim) (maskPlan, string) {
 		if !math.IsInf(r.fill, -1) {
 			p.emptyRows = keep4
 			parts += ", rows with no key kept set to the mean of V"
+		}
+	}
+	if r.queries {
+		// a padded query's row keeps no key: its scores all the fill, the exported softmax
+		// spreads it over every key (the mean of V); with -inf, NaN (zero, item 4 of doc.go)
+		p.padQueries, p.padQueriesZero = keep4, math.IsInf(r.fill, -1)
+		parts = strings.Replace(parts, "[batch, 1, 1, keys]", "[batch, 1, 1, keys] of keys and queries", 1)
+		if p.padQueriesZero {
+			parts += ", padded queries' rows zero"
+		} else {
+			parts += ", padded queries' rows set to the mean of V"
 		}
 	}
 	p.detail = parts + " (" + how + ")"
@@ -150,10 +172,12 @@ const maxProbe = 40
 type recognised struct {
 	// band is the positional part: causal is Right 0, a sliding window bounds Left as well
 	// (and a bidirectional one both sides without causality); {-1, -1} for none.
-	band   graph.AttentionBand
-	pad    *graph.Value // the attention mask input [batch, T] whose zeros mask keys; nil for none
-	fill   float64      // the masked scores' value; -inf if no probe masked any
-	probes int          // the probe evaluations it took
+	band graph.AttentionBand
+	pad  *graph.Value // the attention mask input [batch, T] whose zeros mask keys; nil for none
+	// queries: pad's zeros mask the queries' rows as well (query i's position is i + T - S)
+	queries bool
+	fill    float64 // the masked scores' value; -inf if no probe masked any
+	probes  int     // the probe evaluations it took
 	// unequal: some probe binding had more keys than queries (S and T are otherwise the same
 	// length, whatever their expressions).
 	unequal bool
@@ -165,8 +189,9 @@ type recognised struct {
 // The canonical masks, by their parts: a band of keys about the diagonal (d = j - (i + T - S)
 // kept for -Left <= d <= Right, either side unbounded, the diagonal always kept) and padding
 // present or not. candidates[p] is what the probes allow of the band with padding p (0 absent,
-// 1 present): the bounds within which Left and Right agree with every probe so far.
-type candidates [2]bandFit
+// 1 of the keys, 2 of the keys and the queries): the bounds within which Left and Right agree
+// with every probe so far.
+type candidates [3]bandFit
 
 // bandFit is the range of bands that agree with the probes: Left in [lMin, lMax] and Right in
 // [rMin, rMax], a bound of unbounded the largest int64; dead once a probe rules out every band.
@@ -177,7 +202,7 @@ type bandFit struct {
 
 func newCandidates() candidates {
 	all := bandFit{lMax: math.MaxInt64, rMax: math.MaxInt64}
-	return candidates{all, all}
+	return candidates{all, all, all}
 }
 
 // keep narrows the fit by a kept (true) or masked (false) key at offset d from the diagonal.
@@ -248,11 +273,21 @@ func recogniseMask(m *graph.Value, s, t graph.Dim) (recognised, string) {
 	if len(dims) > 2 {
 		return recognised{}, fmt.Sprintf("the mask depends on %d dims besides the batch (%v); probing covers at most two", len(dims), dims)
 	}
+	return recogniseMaskCone(c, batch, dims, m, s, t)
+}
+
+// recogniseMaskCone probes cone c of mask m (its batch and other dims found).
+func recogniseMaskCone(c *cone, batch, dims []string, m *graph.Value, s, t graph.Dim) (recognised, string) {
 	rec, st, why := c.probe(batch, dims, m, s, t, nil)
-	if why == "" || !st.beyond || len(st.large) == 0 {
+	if why != "" && st.beyond && len(st.large) > 0 {
+		rec, why = c.probeWindow(batch, dims, m, s, t, st)
+	}
+	if why != "" || !rec.queries || c.extended {
 		return rec, why
 	}
-	return c.probeWindow(batch, dims, m, s, t, st)
+	// padded queries: again with the patterns that pair every two positions' bits every way
+	c.extended = true
+	return recogniseMaskCone(c, batch, dims, m, s, t)
 }
 
 // probe runs the probes to N = max(8, 2C + 4) for the largest constant C that met an index
@@ -357,7 +392,7 @@ func (c *cone) probeWindow(batch, dims []string, m *graph.Value, s, t graph.Dim,
 func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s, t graph.Dim, n int, par *window) (probeStats, string) {
 	alive := newCandidates()
 	if len(c.inputs) == 0 {
-		alive[1].dead = true
+		alive[1].dead, alive[2].dead = true, true
 	}
 	vals := make([]int64, len(dims))
 	for i := range vals {
@@ -376,14 +411,18 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 		T, err2 := t.Eval(env)
 		if err1 == nil && err2 == nil && S >= 1 && T >= S {
 			rec.unequal = rec.unequal || S != T
-			patterns, rows := 1, int64(2)
+			kinds, patterns, rows := 1, 1, int64(2)
 			if len(c.inputs) == 1 {
-				patterns = 3
+				kinds = padKinds
+				if c.extended {
+					kinds = padKindsExtended
+				}
+				patterns = kinds
 				if shape, err := c.inputs[0].Shape.Eval(env); err == nil && len(shape) == 2 && shape[0] >= 1 {
 					rows = shape[0] // a static batch
 				}
 				if rows == 1 {
-					patterns = 6 // each pattern, then its complement
+					patterns = 2 * kinds // each pattern, then its complement
 				}
 			}
 			for pat := 0; pat < patterns; pat++ {
@@ -395,7 +434,7 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 					if err != nil || len(shape) != 2 || shape[0] != rows || shape[1] != T {
 						return st, fmt.Sprintf("the attention mask %s %s does not span the %d keys at %v", in.Name, in.Shape, T, env)
 					}
-					pads = padProbe(in.DType, rows, T, pat)
+					pads = padProbe(in.DType, rows, T, pat%kinds, pat >= kinds)
 					ev.inputs = map[*graph.Value]*etensor{in: pads}
 				}
 				got, err := ev.eval(m)
@@ -431,11 +470,12 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 		return st, "no probe binding has queries and at least as many keys"
 	}
 	// the simpler canonical mask that agreed with every probe: without padding, else with it
+	// (of the keys, else of the keys and the queries)
 	for p, fit := range alive {
 		if b, ok := fit.band(); ok {
 			rec.band = b
-			if p == 1 {
-				rec.pad = c.inputs[0]
+			if p >= 1 {
+				rec.pad, rec.queries = c.inputs[0], p == 2
 			}
 			// the band's own bounds are constants of the canonical mask: the probes must
 			// reach past them as past the cone's
@@ -446,22 +486,34 @@ func (c *cone) probeAll(rec *recognised, batch, dims []string, m *graph.Value, s
 	return st, "the mask is no band of keys about the diagonal (causal, a sliding window, or all), with or without padding"
 }
 
-// padProbe is the attention mask of a probe: rows rows (two, or a static batch), pattern pat%3
-// in even rows and its complement in odd ones; patterns 3 to 5 swap them.
-func padProbe(dt graph.DType, rows, keys int64, pat int) *etensor {
+// padKinds are the padding patterns of a probe; padKindsExtended those that a mask padding the
+// queries too is probed with: also each binary digit of the position (six cover maxProbe) and
+// every key kept.
+const (
+	padKinds         = 3
+	padKindsExtended = padKinds + 7
+)
+
+// padProbe is the attention mask of a probe: rows rows (two, or a static batch), pattern kind
+// in even rows and its complement in odd ones; swap swaps them.
+func padProbe(dt graph.DType, rows, keys int64, kind int, swap bool) *etensor {
 	t := &etensor{dt: dt, shape: []int64{rows, keys}, data: make([]float64, rows*keys), from: origin{dynamic: true, index: true, data: true}}
 	for r := int64(0); r < rows; r++ {
 		for j := int64(0); j < keys; j++ {
 			var on bool
-			switch pat % 3 {
-			case 0: // scattered
+			switch {
+			case kind == 0: // scattered
 				on = (j*7+3)%5 < 3
-			case 1: // right padding
+			case kind == 1: // right padding
 				on = j < (keys+1)/2
-			default: // left padding
+			case kind == 2: // left padding
 				on = j >= keys/2
+			case kind < padKindsExtended-1: // binary digit kind - 3
+				on = j>>(kind-padKinds)&1 == 1
+			default: // every key
+				on = true
 			}
-			if on != (r%2 == 1) != (pat >= 3) {
+			if on != (r%2 == 1) != swap {
 				t.data[r*keys+j] = 1
 			}
 		}
@@ -510,6 +562,12 @@ func compare(got, pads *etensor, B, S, T int64, rec *recognised, alive *candidat
 				case !padded:
 					alive[1].keep(d, kept)
 				}
+				switch padded := pads != nil && (pads.data[b*T+j] == 0 || pads.data[b*T+i+off] == 0); {
+				case padded && kept:
+					alive[2].dead = true
+				case !padded:
+					alive[2].keep(d, kept)
+				}
 			}
 		}
 	}
@@ -519,9 +577,10 @@ func compare(got, pads *etensor, B, S, T int64, rec *recognised, alive *candidat
 // ---------------------------------------------------------------- the cone
 
 type cone struct {
-	inputs  []*graph.Value // graph inputs whose data the cone reads
-	dims    []string       // the named dims of the shapes it reads and of those inputs
-	scalars map[float64]*graph.Value
+	inputs   []*graph.Value // graph inputs whose data the cone reads
+	dims     []string       // the named dims of the shapes it reads and of those inputs
+	scalars  map[float64]*graph.Value
+	extended bool // probe with padKindsExtended patterns
 }
 
 // coneOf collects what m is computed from, or says why it cannot be evaluated.
@@ -604,11 +663,13 @@ type etensor struct {
 // bit), positions (a Range of indices, or a graph input's data, one value per position), and
 // a graph input's data.
 //
-// param marks a value computed from a window constant taken as a parameter (see window).
-type origin struct{ dynamic, index, data, param bool }
+// param marks a value computed from a window constant taken as a parameter (see window);
+// shape one computed from a length (a Shape or Size), as every position of a Range over the
+// sequence is.
+type origin struct{ dynamic, index, data, param, shape bool }
 
 func (o origin) or(p origin) origin {
-	return origin{o.dynamic || p.dynamic, o.index || p.index, o.data || p.data, o.param || p.param}
+	return origin{o.dynamic || p.dynamic, o.index || p.index, o.data || p.data, o.param || p.param, o.shape || p.shape}
 }
 
 type evaluator struct {
@@ -689,11 +750,11 @@ func (ev *evaluator) evalValue(v *graph.Value) (*etensor, error) {
 			for _, d := range shape {
 				p *= d
 			}
-			return &etensor{dt: graph.Int64, data: []float64{float64(p)}, from: origin{dynamic: true}}, nil
+			return &etensor{dt: graph.Int64, data: []float64{float64(p)}, from: origin{dynamic: true, shape: true}}, nil
 		}
 		r := int64(len(shape))
 		lo, hi := clampAxis(n.Attrs.Int("start", 0), r), clampAxis(n.Attrs.Int("end", r), r)
-		t := &etensor{dt: graph.Int64, shape: []int64{max(0, hi-lo)}, from: origin{dynamic: true}}
+		t := &etensor{dt: graph.Int64, shape: []int64{max(0, hi-lo)}, from: origin{dynamic: true, shape: true}}
 		for _, d := range shape[lo:max(lo, hi)] {
 			t.data = append(t.data, float64(d))
 		}
@@ -1041,6 +1102,9 @@ func (ev *evaluator) binary(op string, out graph.DType, x, y *etensor) (*etensor
 	if isInt(x.dt) && isInt(y.dt) && (x.from.dynamic || y.from.dynamic) {
 		switch op {
 		case "Mul", "Div":
+			if op == "Mul" && x.from.data && y.from.data && !x.from.shape && !y.from.shape {
+				break // a product of padding bits, their And (DeBERTa's mask of keys and queries)
+			}
 			if x.from.index && y.from.dynamic || y.from.index && x.from.dynamic {
 				return nil, fmt.Errorf("%s of an index by a length or an index: %w", op, errNonlinear)
 			}

@@ -71,7 +71,9 @@ func TestRecogniseMask(t *testing.T) {
 		window int64 // keys a row sees before its own (window_left), 0 for no bound
 		right  int64 // keys after its own (window_right) without causality, 0 for no bound
 		padded bool
-		why    string // a part of the reason when it is not recognised
+		// queries: the padding masks the queries' rows too
+		queries bool
+		why     string // a part of the reason when it is not recognised
 	}{
 		{name: "causal j <= i", nodes: append([]graph.NodeSpec{node("LessOrEqual", "keep", nil, "j", "i_off")}, where("keep")...), causal: true},
 		{name: "causal i - j >= 0", nodes: append([]graph.NodeSpec{node("Sub", "d", nil, "i_off", "j"), node("GreaterOrEqual", "keep", nil, "d", "zero")}, where("keep")...), causal: true},
@@ -84,6 +86,15 @@ func TestRecogniseMask(t *testing.T) {
 		}, causal: true},
 		{name: "padding only", pad: true, nodes: append(padding, where("am4")...), padded: true},
 		{name: "causal and padding", pad: true, nodes: append(append(padding, node("LessOrEqual", "c", nil, "j", "i_off"), node("And", "keep", nil, "c", "am4")), where("keep")...), causal: true, padded: true},
+		// DeBERTa's: the outer product of the attention mask with itself
+		{name: "padding of keys and queries", pad: true, nodes: append(append(padding, node("Unsqueeze", "amq", nil, "am_b", "axq"), node("And", "keep", nil, "am4", "amq")), where("keep")...),
+			padded: true, queries: true},
+		{name: "padding of keys and queries, causal", pad: true, nodes: append(append(padding, node("Unsqueeze", "amq", nil, "am_b", "axq"), node("And", "kq", nil, "am4", "amq"),
+			node("LessOrEqual", "c", nil, "j", "i_off"), node("And", "keep", nil, "c", "kq")), where("keep")...), causal: true, padded: true, queries: true},
+		{name: "padding of queries alone", pad: true, nodes: append(append(padding, node("Unsqueeze", "keep", nil, "am_b", "axq")), where("keep")...), why: "no band"},
+		{name: "padding of keys and the next query", pad: true, nodes: append(append(padding, node("Unsqueeze", "amq", nil, "am_b", "axq"),
+			node("Slice", "amq1", nil, "amq", "idx1", "big", "ax2"), node("Concat", "amq2", []graph.Attribute{{Name: "axis", Kind: graph.AttrInt, Int: 2}}, "amq1", "amq_last"),
+			node("Slice", "amq_last", nil, "amq", "neg1", "big", "ax2"), node("And", "keep", nil, "am4", "amq2")), where("keep")...), why: "no band"},
 		{name: "keys from the query on", nodes: append([]graph.NodeSpec{node("GreaterOrEqual", "keep", nil, "j", "i_off")}, where("keep")...), window: 1},
 		{name: "the diagonal masked", nodes: append([]graph.NodeSpec{node("Equal", "e", nil, "j", "i_off"), node("Not", "keep", nil, "e")}, where("keep")...), why: "no band"},
 		{name: "sliding window of 3", offset: -3, nodes: append([]graph.NodeSpec{
@@ -131,7 +142,8 @@ func TestRecogniseMask(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes, inits := grids(tc.offset)
 			inits = append(inits, int64Init("axp", []int64{2}, 1, 2), int64Init("ax0", []int64{1}, 0),
-				int64Init("ax01", []int64{2}, 0, 1), int64Init("two", nil, 2), int64Init("k4096", nil, 4096), int64Init("kneg4095", nil, -4095))
+				int64Init("ax01", []int64{2}, 0, 1), int64Init("axq", []int64{2}, 1, 3), int64Init("ax2", []int64{1}, 2),
+				int64Init("big", []int64{1}, 1<<40), int64Init("neg1", []int64{1}, -1), int64Init("two", nil, 2), int64Init("k4096", nil, 4096), int64Init("kneg4095", nil, -4095))
 			m := maskModel(t, tc.pad, append(nodes, tc.nodes...), inits...)
 			seq := graph.Sym("seq")
 			rec, why := recogniseMask(m, seq, seq)
@@ -147,6 +159,7 @@ func TestRecogniseMask(t *testing.T) {
 			}
 			require.Equal(t, want, rec.band)
 			require.Equal(t, tc.padded, rec.pad != nil)
+			require.Equal(t, tc.queries, rec.queries)
 			require.Positive(t, rec.probes)
 		})
 	}

@@ -24,6 +24,8 @@ import (
 //     window_left and window_right bound the keys on each side (graph.AttentionBand), and
 //     the keys outside the band are never read.
 //   - softcap, when positive, maps a score x to softcap*tanh(x/softcap) before the mask.
+//   - carve's relative bias (graph.AttnRelC2P, kernels.CheckRelBias) adds to each score, with
+//     the mask, the terms its tables' indices pick at i - j + T - 1, key block by key block.
 //   - A query row whose every key is masked out gets a zero output, as PyTorch's
 //     scaled_dot_product_attention gives (the exporter writes it as Softmax, IsNaN and Where);
 //     ONNX's reference gives NaN there.
@@ -47,6 +49,7 @@ type onnxAttention struct {
 	maskT                 int         // the mask's last dim
 	maskSB, maskSH, maskS int         // the mask's strides for batch, head and query row (0: broadcast)
 	presentK, presentV    bool
+	rel                   kernels.RelBias
 	blk, tasks, slots     int
 	participants          int // slots worth waking (attnParticipants): at most slots
 }
@@ -141,8 +144,8 @@ func boundONNXAttention(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, 
 }
 
 func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 6, 1, 3); err != nil {
-		return plan{}, fmt.Errorf("%w (nonpad_kv_seqlen and the qk_matmul_output are not supported)", err)
+	if err := kernels.CheckONNXAttentionArity(n); err != nil {
+		return plan{}, err
 	}
 	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	if !halfOK(q.DType) || k.DType != q.DType || v.DType != q.DType {
@@ -191,6 +194,9 @@ func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 		}
 	}
 	if a.band, err = graph.ReadAttentionBand(at); err != nil {
+		return plan{}, err
+	}
+	if a.rel, err = kernels.CheckRelBias(n, a.dt, int64(a.b), int64(a.hq), int64(a.s), int64(a.t), int64(a.p)); err != nil {
 		return plan{}, err
 	}
 	a.scale = float32(1 / math.Sqrt(float64(a.d)))
@@ -286,6 +292,8 @@ type attn23Run struct {
 	a                 *onnxAttention
 	q, k, v, pk, pv   []byte
 	mask, y           []byte
+	c2p, p2c          []byte  // the relative bias's tables, nil when absent
+	c2pIdx, p2cIdx    []int32 // and their indices
 	scores, acc, conv []float32
 }
 
@@ -301,6 +309,22 @@ func (a *onnxAttention) run(in, out []kernels.Tensor, ws wsParts) error {
 	}
 	if a.mask != graph.Undefined {
 		r.mask = in[3].Data
+	}
+	for _, x := range []struct {
+		t    kernels.RelTable
+		name string
+		tab  *[]byte
+		ix   *[]int32
+	}{{a.rel.C2P, "rel_c2p", &r.c2p, &r.c2pIdx}, {a.rel.P2C, "rel_p2c", &r.p2c, &r.p2cIdx}} {
+		if !x.t.Present {
+			continue
+		}
+		*x.tab, *x.ix = in[x.t.Tab].Data, kernels.ViewAs[int32](in[x.t.Index].Data)
+		for e, v := range *x.ix {
+			if int64(v) < -x.t.R || int64(v) >= x.t.R {
+				return &kernels.RelIndexError{Table: x.name, At: e, Value: v, R: x.t.R}
+			}
+		}
 	}
 	r.scores = kernels.ViewAs[float32](ws.bytes(0))
 	if a.half {
@@ -386,6 +410,7 @@ func flashRows[E elt](r *attn23Run, slot, lo, hi int) {
 	blocks := (a.s + flashRowBlock - 1) / flashRowBlock
 	group := a.hq / a.hkv
 	negInf := math.Inf(-1)
+	rel := a.rel.Present()
 	for task := lo; task < hi; task++ {
 		bh, rb := task/blocks, task%blocks
 		b, h := bh/a.hq, bh%a.hq
@@ -408,6 +433,9 @@ func flashRows[E elt](r *attn23Run, slot, lo, hi int) {
 					x := a.scale * vec.Dot(qrow, toF32(rowOf(pk, k, &kpast, &kcur, a.p, a.d, b, kh, j), kvbuf, bf))
 					if a.softcap > 0 {
 						x = a.softcap * float32(math.Tanh(float64(x/a.softcap)))
+					}
+					if rel {
+						x += relTerm[E](r, b, h, i, j)
 					}
 					switch {
 					case maskF != nil:
@@ -495,4 +523,56 @@ func onnxAttentionOps() []*op {
 		sel:   selectONNXAttention,
 		bound: boundONNXAttention,
 	}}
+}
+
+// relTerm is the relative bias of query i's score for key j (batch b, query head h): each
+// table's term at the entry its index holds for i - j + T - 1 (run checked the entries).
+func relTerm[E elt](r *attn23Run, b, h, i, j int) float32 {
+	a := r.a
+	e := i - j + a.t - 1
+	var x float32
+	if t := a.rel.C2P; t.Present {
+		k := int(r.c2pIdx[e])
+		if k < 0 {
+			k += int(t.R)
+		}
+		x += ld(kernels.ViewAs[E](r.c2p)[b*int(t.SB)+h*int(t.SH)+i*int(t.R)+k], a.bf)
+	}
+	if t := a.rel.P2C; t.Present {
+		k := int(r.p2cIdx[e])
+		if k < 0 {
+			k += int(t.R)
+		}
+		x += ld(kernels.ViewAs[E](r.p2c)[b*int(t.SB)+h*int(t.SH)+j*int(t.R)+k], a.bf)
+	}
+	return x
+}
+
+// addRel adds the float32 relative bias of query i (batch b, query head h) to the scores x of
+// keys j0, j0+1, ...: key j0+k reads entry d0-k of each index.
+func (r *attn23Run) addRel(x []float32, b, h, i, j0 int) {
+	a := r.a
+	d0 := i - j0 + a.t - 1
+	if t := a.rel.C2P; t.Present {
+		o := b*int(t.SB) + h*int(t.SH) + i*int(t.R)
+		row, idx, n := kernels.ViewAs[float32](r.c2p)[o:o+int(t.R)], r.c2pIdx[d0-len(x)+1:d0+1], int32(t.R)
+		for k := range x {
+			e := idx[len(x)-1-k]
+			if e < 0 {
+				e += n
+			}
+			x[k] += row[e]
+		}
+	}
+	if t := a.rel.P2C; t.Present {
+		o, w := b*int(t.SB)+h*int(t.SH)+j0*int(t.R), int(t.R)
+		tab, idx, n := kernels.ViewAs[float32](r.p2c)[o:o+len(x)*w], r.p2cIdx[d0-len(x)+1:d0+1], int32(t.R)
+		for k := range x {
+			e := idx[len(x)-1-k]
+			if e < 0 {
+				e += n
+			}
+			x[k] += tab[k*w+int(e)]
+		}
+	}
 }

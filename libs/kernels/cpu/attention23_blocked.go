@@ -71,6 +71,7 @@ func blockedRows(r *attn23Run, slot, lo, hi int) {
 	blocks := (a.s + blockRows - 1) / blockRows
 	group := a.hq / a.hkv
 	ninf := float32(math.Inf(-1))
+	rel := a.rel.Present()
 	var mx, sum [blockRows]float32
 	var firstOf, keysOf [blockRows]int
 	for task := lo; task < hi; task++ {
@@ -125,6 +126,9 @@ func blockedRows(r *attn23Run, slot, lo, hi int) {
 					vec.VS(vec.Mul, vis, vis, 1/a.softcap)
 					vec.Tanh(vis, vis)
 					vec.VS(vec.Mul, vis, vis, a.softcap)
+				}
+				if rel {
+					r.addRel(vis, b, h, i0+i, j0+from)
 				}
 				if a.mask != 0 {
 					mo := b*a.maskSB + h*a.maskSH + (i0+i)*a.maskS + j0 + from

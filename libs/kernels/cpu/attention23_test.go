@@ -21,6 +21,11 @@ type attn23Case struct {
 	maskShape                  []int64
 	threeD                     bool
 	present                    bool
+	// rel is carve's relative bias: "c2p", "p2c" or "both" tables of relR terms a row, over
+	// one batch (relOne) or every one.
+	rel    string
+	relR   int
+	relOne bool
 }
 
 // attn23Ref is ONNX's reference computation in float64 (keys are the past then the new ones),
@@ -139,7 +144,7 @@ func runAttn23(t *testing.T, r *rand.Rand, c attn23Case, dt graph.DType, tol flo
 	round := func(x []float64) []float64 { return float64sOf(tensorOf(dt, []int64{int64(len(x))}, x)) }
 	q, k, v = round(q), round(k), round(v)
 	maskFn := func(b, h, i, j int) (bool, float64) { return true, 0 }
-	in := make([]kernels.Tensor, 6)
+	in := make([]kernels.Tensor, graph.AttnRelP2CIndex+1)
 	if c.mask != "" {
 		ms := c.maskShape
 		n := numel(ms)
@@ -187,6 +192,9 @@ func runAttn23(t *testing.T, r *rand.Rand, c attn23Case, dt graph.DType, tol flo
 			}
 			return true, vals[off]
 		}
+	}
+	if c.rel != "" {
+		maskFn = relBias(r, c, dt, in, maskFn)
 	}
 	want := attn23Ref(c, q, k, v, maskFn)
 	pk, kc := splitPast(k, c.b, c.hkv, c.p, c.l, c.d)
@@ -244,6 +252,53 @@ func runAttn23(t *testing.T, r *rand.Rand, c attn23Case, dt graph.DType, tol flo
 	return inst
 }
 
+// relBias makes case c's relative-bias inputs (in[7:11]) and returns mask plus their terms,
+// computed the slow way: table[b, h, row, index[i - j + T - 1]] (negative entries from the end).
+func relBias(r *rand.Rand, c attn23Case, dt graph.DType, in []kernels.Tensor, mask func(b, h, i, j int) (bool, float64)) func(b, h, i, j int) (bool, float64) {
+	t := c.l
+	nb := c.b
+	if c.relOne {
+		nb = 1
+	}
+	var tabs [2][]float64
+	var idxs [2][]int32
+	rows := [2]int{c.s, t}
+	for k, x := range []struct {
+		on       bool
+		rows     int
+		tab, idx int
+	}{{c.rel != "p2c", rows[0], graph.AttnRelC2P, graph.AttnRelC2PIndex}, {c.rel != "c2p", rows[1], graph.AttnRelP2C, graph.AttnRelP2CIndex}} {
+		if !x.on {
+			continue
+		}
+		shape := []int64{int64(nb), int64(c.hq), int64(x.rows), int64(c.relR)}
+		in[x.tab] = tensorOf(dt, shape, randF64(r, numel(shape)))
+		tabs[k] = float64sOf(in[x.tab])
+		ix := kernels.MustTensor(graph.Int32, int64(c.s+t-1))
+		for e := range ix.Int32s() {
+			ix.Int32s()[e] = int32(r.IntN(2*c.relR) - c.relR)
+		}
+		in[x.idx], idxs[k] = ix, ix.Int32s()
+	}
+	return func(b, h, i, j int) (bool, float64) {
+		keep, add := mask(b, h, i, j)
+		if c.relOne {
+			b = 0
+		}
+		for k, row := range []int{i, j} {
+			if tabs[k] == nil {
+				continue
+			}
+			e := int(idxs[k][i-j+t-1])
+			if e < 0 {
+				e += c.relR
+			}
+			add += tabs[k][((b*c.hq+h)*rows[k]+row)*c.relR+e]
+		}
+		return keep, add
+	}
+}
+
 func closeTo64(t *testing.T, want, got []float64, tol float64, what string) {
 	t.Helper()
 	require.Len(t, got, len(want), what)
@@ -282,6 +337,12 @@ func TestONNXAttention(t *testing.T) {
 		{"long sliding window past", attn23Case{b: 1, hq: 2, hkv: 1, s: 150, l: 150, p: 200, d: 8, dv: 8, causal: true, left: 101, present: true}},
 		{"long band", attn23Case{b: 1, hq: 1, hkv: 1, s: 600, l: 600, d: 8, dv: 8, left: 130, right: 70}},
 		{"softcap window", attn23Case{b: 1, hq: 2, hkv: 2, s: 8, l: 8, d: 4, dv: 4, causal: true, left: 3, softcap: 3}},
+		// carve's relative bias (DeBERTa's disentangled attention): blocks of rows and keys
+		// that cut the diagonals, queries and keys apart, with a mask, a band and grouped heads
+		{"relative bias", attn23Case{b: 2, hq: 4, hkv: 4, s: 70, l: 70, d: 8, dv: 8, rel: "both", relR: 16}},
+		{"relative c2p, more keys", attn23Case{b: 1, hq: 2, hkv: 1, s: 5, l: 300, d: 8, dv: 4, rel: "c2p", relR: 7, mask: "float", maskShape: []int64{1, 1, 5, 300}}},
+		{"relative p2c, fewer keys, one batch", attn23Case{b: 3, hq: 2, hkv: 2, s: 9, l: 4, d: 4, dv: 4, rel: "p2c", relR: 3, relOne: true, mask: "bool", maskShape: []int64{3, 1, 1, 4}}},
+		{"relative bias, causal window softcap", attn23Case{b: 1, hq: 2, hkv: 2, s: 9, l: 9, d: 4, dv: 4, causal: true, left: 3, softcap: 3, rel: "both", relR: 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inst := runAttn23(t, r, tc.c, graph.Float32, 1e-5)
@@ -293,6 +354,7 @@ func TestONNXAttention(t *testing.T) {
 			runAttn23(t, r, attn23Case{b: 2, hq: 4, hkv: 2, s: 7, l: 7, d: 8, dv: 8, causal: true, mask: "float", maskShape: []int64{2, 1, 7, 7}}, dt, 2e-2)
 			runAttn23(t, r, attn23Case{b: 1, hq: 2, hkv: 1, s: 9, l: 9, p: 3, d: 8, dv: 8, causal: true, left: 4, mask: "bool", maskShape: []int64{1, 1, 1, 12}}, dt, 2e-2)
 			runAttn23(t, r, attn23Case{b: 1, hq: 2, hkv: 2, s: 9, l: 9, d: 8, dv: 8, left: 2, right: 3}, dt, 2e-2)
+			runAttn23(t, r, attn23Case{b: 2, hq: 2, hkv: 1, s: 9, l: 11, d: 8, dv: 8, rel: "both", relR: 6, mask: "bool", maskShape: []int64{2, 1, 1, 11}}, dt, 2e-2)
 		})
 	}
 }
@@ -374,6 +436,10 @@ func TestONNXAttentionErrors(t *testing.T) {
 		{"3-D heads", graph.Attributes{}, []kernels.Value{f(1, 3, 32), f(1, 3, 32), f(1, 3, 32)}, []kernels.Value{f(1, 3, 32)}, "q_num_heads"},
 		{"softcap", kernels.Attrs("softcap", -1.0), []kernels.Value{q, q, q}, []kernels.Value{q}, "negative"},
 		{"output", graph.Attributes{}, []kernels.Value{q, q, q}, []kernels.Value{f(1, 4, 3, 9)}, "output 0 has shape"},
+		{"relative table without index", graph.Attributes{}, []kernels.Value{q, q, q, {}, {}, {}, {}, f(1, 4, 3, 16)}, []kernels.Value{q}, "go together"},
+		{"relative index length", graph.Attributes{}, []kernels.Value{q, q, q, {}, {}, {}, {}, f(1, 4, 3, 16), {DType: graph.Int32, Shape: []int64{6}}}, []kernels.Value{q}, "want int32[5]"},
+		{"relative p2c rows", graph.Attributes{}, []kernels.Value{q, f(1, 4, 2, 8), f(1, 4, 2, 8), {}, {}, {}, {}, {}, {}, f(1, 1, 3, 16), {DType: graph.Int32, Shape: []int64{4}}}, []kernels.Value{q}, "rel_p2c is float32[1 1 3 16], want float32[1 or 1, 4 or 1, 2, R >= 1]"},
+		{"relative bias with a past", graph.Attributes{}, []kernels.Value{q, q, q, {}, f(1, 4, 2, 8), f(1, 4, 2, 8), {}, f(1, 4, 3, 16), {DType: graph.Int32, Shape: []int64{7}}}, []kernels.Value{q}, "no past keys"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := registry.Select(&kernels.Node{Name: "a", Op: "Attention", Attrs: tc.attrs, Inputs: tc.in, Outputs: tc.out}, dev)
@@ -400,4 +466,25 @@ func TestONNXAttentionBandAttributes(t *testing.T) {
 		_, err := registry.Select(node("Attention", tc.attrs, in, value(q)), dev)
 		require.ErrorContains(t, err, tc.want)
 	}
+}
+
+// TestONNXAttentionRelIndexRange: an entry of a relative-bias index outside [-R, R) fails the
+// run before anything is read by it.
+func TestONNXAttentionRelIndexRange(t *testing.T) {
+	r := rng(t, 9)
+	q := randF32(r, 1, 1, 3, 4)
+	in := []kernels.Tensor{q, q, q, {}, {}, {}, {}, randF32(r, 1, 1, 3, 4), kernels.MustTensor(graph.Int32, 5)}
+	copy(in[8].Int32s(), []int32{0, -4, 3, 1, 2})
+	out1(t, node("Attention", graph.Attributes{}, in, value(q)), in...)
+	in[8].Int32s()[2] = 4
+	inst, err := registry.Select(node("Attention", graph.Attributes{}, in, value(q)), dev)
+	require.NoError(t, err)
+	size, err := inst.Recipe().Size()
+	require.NoError(t, err)
+	reg, keep := region(size)
+	err = kernels.Execute(inst, in, []kernels.Tensor{kernels.MustTensor(graph.Float32, q.Shape...)}, reg, 0)
+	_ = keep[0]
+	var re *kernels.RelIndexError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, "rel_c2p index entry 2 is 4, outside [-4, 4)", re.Error())
 }

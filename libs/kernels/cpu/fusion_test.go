@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -275,6 +276,63 @@ func TestFusedNormsAndSiLU(t *testing.T) {
 				return
 			}
 			require.LessOrEqual(t, maxRelDiff(t, want, got), tc.tol)
+		})
+	}
+}
+
+// TestFusedDisentangled: DeBERTa's disentangled attention (rewritetest.Disentangled) computes the
+// same fused, its gathered terms read as the Attention's relative bias, at sequences shorter
+// and longer than the log buckets' linear part, right- and left-padded (a padded query's row is
+// the mean of V in both graphs), and with an index that is not a function of i - j (then read
+// whole).
+func TestFusedDisentangled(t *testing.T) {
+	r := rng(t, 29)
+	base := rewritetest.Disentangled{B: 2, H: 2, D: 8, Span: 8, MaxPos: 64, C2P: true, P2C: true, Mask: true}
+	for _, tc := range []struct {
+		name string
+		edit func(d *rewritetest.Disentangled)
+		rel  bool
+	}{
+		{"log buckets", func(d *rewritetest.Disentangled) {}, true},
+		{"i - j without a mask", func(d *rewritetest.Disentangled) { d.Rel, d.Mask = rewritetest.Plain, false }, true},
+		{"content-to-position", func(d *rewritetest.Disentangled) { d.P2C = false }, true},
+		{"position-to-content, short span", func(d *rewritetest.Disentangled) { d.C2P, d.Span = false, 2 }, true},
+		{"i + j", func(d *rewritetest.Disentangled) { d.Rel = rewritetest.NotToeplitzSum }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := base
+			tc.edit(&d)
+			m, err := d.Model()
+			require.NoError(t, err)
+			f, rep, err := rewrite.Fuse(m, rewrite.Options{Skip: notOnCPU(t)})
+			require.NoError(t, err)
+			require.Equal(t, 1, rep.Count(rewrite.Attention), "%+v", rep.Unfused)
+			for _, x := range rep.Fused {
+				if x.Kind == rewrite.Attention {
+					require.Equal(t, tc.rel, strings.Contains(x.Detail, "gathered from"), x.Detail)
+				}
+			}
+			for _, seq := range []int64{1, 5, 13} {
+				dims := map[string]int64{"seq": seq}
+				in := map[string]kernels.Tensor{}
+				for _, v := range m.Inputs {
+					shape, err := v.Shape.Eval(dims)
+					require.NoError(t, err)
+					if v.Name != "attention_mask" {
+						in[v.Name] = randF32(r, shape...)
+						continue
+					}
+					am := make([]int64, 2*seq)
+					for j := range seq {
+						am[j] = b2i(j < seq-seq/3)              // right padding
+						am[seq+j] = b2i(j >= seq/2 || seq == 1) // left padding
+					}
+					in[v.Name] = i64(shape, am)
+				}
+				want := runGraph(t, m, dims, in)[rewritetest.Output]
+				got := runGraph(t, f, dims, in)[rewritetest.Output]
+				require.LessOrEqual(t, maxRelDiff(t, want, got), fusedTol, "seq %d", seq)
+			}
 		})
 	}
 }

@@ -14,7 +14,9 @@ import (
 // followed by the new keys or values) when the node has them or has a past. The semantics are
 // the CPU kernel's (libs/kernels/cpu/attention23.go): grouped heads, bool or float attn_mask
 // broadcast to [B, Hq, S, T], is_causal with the past offset, carve's window (graph.AttentionBand:
-// the keys before it are not read), scale, softcap, zeros for rows with every key masked.
+// the keys before it are not read), scale, softcap, zeros for rows with every key masked,
+// carve's relative bias (graph.AttnRelC2P: the terms its tables' indices pick, added to each
+// score; an index entry outside [-R, R), which the CPU kernel refuses, gives a NaN row).
 //
 // Tactics, a pure function of dtype, head sizes and layout:
 //   - "flash-mma": float16 and bfloat16 with D == Dv in {64, 128} and every row and head stride a
@@ -22,7 +24,8 @@ import (
 //     tiles double-buffered in shared memory, mma.sync with float32 accumulation), in one of
 //     four kernels by mask and softcap (a23MMAVariant). When a tensor's address is not 16-byte
 //     aligned at run time, the "flash" kernel runs instead.
-//   - "flash": every other case: one warp per query row with an online softmax.
+//   - "flash": every other case: one warp per query row with an online softmax; with a
+//     relative bias, carve_a23rel_*, the same kernel reading the tables' terms per score.
 //
 // Neither stores scores: the only workspace is "keys" / "values" ([B, Hkv, T, D|Dv]) for a node
 // with a past but without the present outputs, which the core then reads; it grows with T,
@@ -150,8 +153,8 @@ func a23Mask(m kernels.Value, dt graph.DType, g a23Geom) (kind int64, maskT int6
 func a23MMAShared(d int64) uint32 { return uint32(2*2*a23MMAKeys*(d+8)*2 + 2*a23MMAKeys*4) }
 
 func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 6, 1, 3); err != nil {
-		return plan{}, fmt.Errorf("%w (nonpad_kv_seqlen and the qk_matmul_output are not supported)", err)
+	if err := kernels.CheckONNXAttentionArity(n); err != nil {
+		return plan{}, err
 	}
 	q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	dt := q.DType
@@ -199,6 +202,10 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		mask = inp(3)
 	}
 	band, err := graph.ReadAttentionBand(at)
+	if err != nil {
+		return plan{}, err
+	}
+	rel, err := kernels.CheckRelBias(n, dt, g.b, g.hq, g.s, g.t, g.p)
 	if err != nil {
 		return plan{}, err
 	}
@@ -287,6 +294,9 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 	}
 	tactic := a23Tactic(dt, g, qs, ks, vs, os)
+	if rel.Present() {
+		tactic = "flash" // the tensor-core kernel takes no relative bias
+	}
 	if g.b*g.hq*g.s == 0 {
 		return plan{tactic: tactic, parts: parts, prog: prog}, nil
 	}
@@ -303,6 +313,20 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	rows := step{kernel: fmt.Sprintf("carve_a23_%s_%d", name, dpl),
 		grid:  Dim3{X: uint32((g.s + a23RowsWarps - 1) / a23RowsWarps), Y: uint32(g.b * g.hq), Z: 1},
 		block: Dim3{X: 32 * a23RowsWarps, Y: 1, Z: 1}, shared: uint32(a23RowsWarps * g.d * 4), params: ps}
+	if rel.Present() {
+		rows.kernel = fmt.Sprintf("carve_a23rel_%s_%d", name, dpl)
+		for _, t := range []kernels.RelTable{rel.C2P, rel.P2C} {
+			if !t.Present {
+				rows.params = append(rows.params, nullp(), nullp(), i64p(0), i64p(0))
+				continue
+			}
+			if !fits32(t.SH, t.R, t.Rows*t.R) {
+				return plan{}, fmt.Errorf("relative-bias table of %d rows of %d terms is too large for the CUDA kernels", t.Rows, t.R)
+			}
+			rows.params = append(rows.params, inp(t.Tab), inp(t.Index), i64p(t.SB), pack32(t.SH, t.R))
+		}
+		return plan{tactic: tactic, parts: parts, prog: append(prog, rows)}, nil
+	}
 	if tactic != "flash-mma" {
 		return plan{tactic: tactic, parts: parts, prog: append(prog, rows)}, nil
 	}

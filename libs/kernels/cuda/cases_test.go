@@ -641,6 +641,16 @@ func onnxAttentionCases() []kcase {
 			map[int]genFn{3: padding(130, 5, 3, 0, fill)}, bhsd(2, 2, 130, 64))
 		att("band-d32", A(W, 2, graph.AttrWindowRight, 1), []kernels.Value{bhsd(1, 2, 40, 32), bhsd(1, 2, 40, 32), bhsd(1, 2, 40, 32)}, nil,
 			bhsd(1, 2, 40, 32))
+		// carve's relative bias (graph.AttnRelC2P, DeBERTa's disentangled attention): both
+		// tables with padding, indices with negative entries; c2p alone over one batch and head,
+		// more keys than queries, with a band
+		i32 := graph.Int32
+		att("relative-bias-padding-d64", A("scale", float32(0.1)), []kernels.Value{bhsd(2, 4, 70, 64), bhsd(2, 4, 70, 64), bhsd(2, 4, 70, 64), v(dt, 2, 1, 1, 70),
+			none, none, none, bhsd(2, 4, 70, 16), v(i32, 139), bhsd(2, 4, 70, 16), v(i32, 139)},
+			map[int]genFn{3: padding(70, 5, 3, 0, fill), 8: ints(-16, 16), 10: ints(0, 16)}, bhsd(2, 4, 70, 64))
+		att("relative-c2p-broadcast-band-d32", A(W, 6, graph.AttrWindowRight, 9), []kernels.Value{bhsd(1, 2, 5, 32), bhsd(1, 2, 40, 32), bhsd(1, 2, 40, 8),
+			none, none, none, none, bhsd(1, 1, 5, 7), v(i32, 44)},
+			map[int]genFn{8: ints(-7, 7)}, bhsd(1, 2, 5, 8))
 	}
 	return cs
 }

@@ -11,6 +11,12 @@
 //     scores key j0+l of a 32-key step against the row (staged as float in shared memory), the
 //     warp keeps the running max and sum and accumulates p * V with lanes owning head dims
 //     d = lane + 32e (the scheme of attention.cu's core, without its GQA cache and rotary parts).
+//   - carve_a23rel_<T>_<DPL>: carve_a23_<T>_<DPL> with carve's relative bias (graph.AttnRelC2P):
+//     the score of row i for key j gets c2p[b, h, i, c2pi[i - j + T - 1]] and
+//     p2c[b, h, j, p2ci[i - j + T - 1]] (each where given) after the scale and the soft cap,
+//     before the mask, as the CPU kernel adds them. An index entry below 0 counts from the end
+//     of the row; one outside [-R, R), which the CPU kernel refuses, makes the score NaN (a
+//     kernel cannot fail a run), so the row's output is NaN rather than a wrong number.
 //   - carve_a23_mma{,fmask,bmask,gen}_<T>_<D>: float16 and bfloat16, D == Dv in {64, 128},
 //     FlashAttention-2 style on tensor cores: a block of 4 warps takes 64 query rows (16 per
 //     warp, Q fragments kept in registers), walks 64-key tiles of K and V double-buffered in
@@ -37,13 +43,16 @@ namespace {
 
 // a23_score applies scale, softcap, causality, the key range and the mask to a raw dot product
 // of query row i (of S) and key j (of T). mo is the mask's offset for the row.
-template <typename T>
+// With REL, rel (the relative bias's terms) is added after the soft cap.
+template <typename T, bool REL = false>
 __device__ __forceinline__ float a23_score(float dot, int i, int j, int S, int T_, int P, int flags, int wl, int wr,
-                                           float scale, float softcap, const void* mask, int mkind, int maskT, i64 mo) {
+                                           float scale, float softcap, const void* mask, int mkind, int maskT, i64 mo,
+                                           float rel = 0.f) {
   if (i >= S || j >= T_ || ((flags & A23_CAUSAL) && j > P + i)) return -INFINITY;
   if ((wl >= 0 && j < P + i - wl) || (wr >= 0 && j > P + i + wr)) return -INFINITY;
   float x = dot * scale;
   if (softcap > 0.f) x = softcap * tanhf(x / softcap);
+  if (REL) x += rel;
   if (mkind != A23_MASK_NONE) {
     if (j >= maskT) return -INFINITY;
     if (mkind == A23_MASK_BOOL) {
@@ -73,10 +82,36 @@ struct A23 {
   }
 };
 
-template <typename T, int DPL>
+// A23Rel is the relative bias of carve_a23rel_*: per table (null when absent) its int32 index
+// of S + T - 1 entries, its batch stride and head stride | terms per row (R), in elements.
+template <typename T>
+struct A23Rel {
+  const T *c2p, *p2c;
+  const int *c2pi, *p2ci;
+  i64 csb, psb;
+  int csh, cr, psh, pr;
+  // term is table tab's term of row `row` (batch b, head h) by entry e of its index.
+  __device__ __forceinline__ static float term(const T* tab, const int* idx, i64 sb, int sh, int r, int b, int h,
+                                               int row, int e) {
+    int x = idx[e];
+    if (x < 0) x += r;
+    if (x < 0 || x >= r) return NAN;
+    return tof(tab[b * sb + (i64)h * sh + (i64)row * r + x]);
+  }
+  // at is the bias of query row i for key j of T (no past).
+  __device__ __forceinline__ float at(int b, int h, int i, int j, int T_) const {
+    const int e = i - j + T_ - 1;
+    float x = 0.f;
+    if (c2p) x += term(c2p, c2pi, csb, csh, cr, b, h, i, e);
+    if (p2c) x += term(p2c, p2ci, psb, psh, pr, b, h, j, e);
+    return x;
+  }
+};
+
+template <typename T, int DPL, bool REL = false>
 __device__ __forceinline__ void a23_rows(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
                                          i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g,
-                                         int flags, float scale, float softcap) {
+                                         int flags, float scale, float softcap, const A23Rel<T>* rel = nullptr) {
   extern __shared__ float a23sm[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int i = blockIdx.x * (blockDim.x >> 5) + warp;
@@ -101,7 +136,8 @@ __device__ __forceinline__ void a23_rows(const T* q, const T* k, const T* v, T* 
       const T* kr = kb + (i64)j * kss;
       float dot = 0.f;
       for (int d = 0; d < g.D; d++) dot = fmaf(qs[d], tof(kr[d]), dot);
-      x = a23_score<T>(dot, i, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap, mask, g.mkind, g.maskT, mo);
+      x = a23_score<T, REL>(dot, i, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap, mask, g.mkind, g.maskT, mo,
+                            REL ? rel->at(b, h, i, j, g.T) : 0.f);
     }
     const float mn = fmaxf(m, warp_max(x));
     if (mn == -INFINITY) continue;  // every key so far is masked out (warp-uniform)
@@ -506,6 +542,28 @@ A23_ROWS(carve_a23_bf16_1, bf16, 1)
 A23_ROWS(carve_a23_bf16_2, bf16, 2)
 A23_ROWS(carve_a23_bf16_4, bf16, 4)
 A23_ROWS(carve_a23_bf16_8, bf16, 8)
+
+// carve_a23rel_*: the rows kernel with the relative bias; after A23_PARAMS, per table (c2p,
+// then p2c) its pointer, its index, its batch stride and its head stride | R (lo | hi).
+#define A23_ROWS_REL(name, T, DPL)                                                                          \
+  extern "C" __global__ void __launch_bounds__(128)                                                        \
+      name(A23_PARAMS(T), const T *c2p, const int *c2pi, i64 csb, i64 cshr, const T *p2c, const int *p2ci, \
+           i64 psb, i64 pshr) {                                                                            \
+    const A23Rel<T> rel{c2p, p2c, c2pi, p2ci, csb, psb, lo32(cshr), hi32(cshr), lo32(pshr), hi32(pshr)};   \
+    a23_rows<T, DPL, true>(A23_ARGS, &rel);                                                                \
+  }
+A23_ROWS_REL(carve_a23rel_f32_1, float, 1)
+A23_ROWS_REL(carve_a23rel_f32_2, float, 2)
+A23_ROWS_REL(carve_a23rel_f32_4, float, 4)
+A23_ROWS_REL(carve_a23rel_f32_8, float, 8)
+A23_ROWS_REL(carve_a23rel_f16_1, __half, 1)
+A23_ROWS_REL(carve_a23rel_f16_2, __half, 2)
+A23_ROWS_REL(carve_a23rel_f16_4, __half, 4)
+A23_ROWS_REL(carve_a23rel_f16_8, __half, 8)
+A23_ROWS_REL(carve_a23rel_bf16_1, bf16, 1)
+A23_ROWS_REL(carve_a23rel_bf16_2, bf16, 2)
+A23_ROWS_REL(carve_a23rel_bf16_4, bf16, 4)
+A23_ROWS_REL(carve_a23rel_bf16_8, bf16, 8)
 
 // At head size 128 a thread takes about 175 registers (234 with a mask), so two blocks share an
 // SM. A third (__launch_bounds__(128, 3): 168 registers, a few bytes spilled) measured slower
