@@ -37,6 +37,7 @@ func modelFlags() []cli.Flag {
 		&cli.Int64Flag{Name: "int4-block", Value: 32, Usage: "with --dtype int4: the quantization block `SIZE` along K, 16 to 256, a power of two"},
 		&cli.StringSliceFlag{Name: "dim", Aliases: []string{"d"}, Usage: "a dim's value or range: `NAME=V`, NAME=LO:HI, NAME=? (fit: the dim to search), NAME=?:MAX; repeat for each dim"},
 		targetFlag(),
+		workspaceCapFlag(),
 		&cli.IntFlag{Name: "workers", Usage: "CPU worker `N` the runner will use (per-worker workspaces scale with it); 0: all CPUs"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: table (for people) or json (for programs)"},
 		&cli.BoolFlag{Name: "no-fuse", Usage: "plan the graph as exported, without fusing attention, norms, SiLU and rotary embeddings into fused ops"},
@@ -329,7 +330,20 @@ func target(c *cli.Context) (kernels.Target, error) {
 		t = kernels.CPU(w)
 		t.Backend = backend
 	}
+	if c.IsSet("workspace-cap") {
+		n, err := bytesize.Parse(c.String("workspace-cap"))
+		if err != nil {
+			return t, usagef("--workspace-cap: %v", err)
+		}
+		t = t.WithWorkspaceCap(n)
+	}
 	return t, nil
+}
+
+// workspaceCapFlag is --workspace-cap, read by target.
+func workspaceCapFlag() cli.Flag {
+	return &cli.StringFlag{Name: "workspace-cap", Usage: "plan with the most workspace one kernel whose workspace is a choice may declare, `BYTES` (e.g. 0, 8MiB: a CUDA convolution then declares at most that for its cuDNN algorithms, 0 none); " +
+		"default: no cap beyond each kernel's own bound; the runner's --workspace-cap reserves the same"}
 }
 
 // options reads --target and --workers into the engine's options, resolving the worker count

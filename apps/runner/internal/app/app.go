@@ -158,6 +158,8 @@ func modelFlags() []cli.Flag {
 		&cli.IntFlag{Name: "concurrency", Value: 1, Usage: "`K` sessions (streams, arenas) run concurrently, sharing the weights"},
 		&cli.BoolFlag{Name: "tight", Usage: "reserve the tight plan: kernels whose workspace holds a cap (cuBLASLt's, in GEMMs and in fused kernels with products of their own) get what the device " +
 			"says they need at the envelope's extremes, measured at load (--stats shows W, C, R and the bytes saved)"},
+		&cli.StringFlag{Name: "workspace-cap", Usage: "the most workspace one kernel whose workspace is a choice may declare, `BYTES` (e.g. 0, 8MiB; a CUDA convolution then admits only the cuDNN algorithms that fit, 0 those that need none); " +
+			"default: no cap beyond each kernel's own bound. The estimator plans the same with its --workspace-cap"},
 		&cli.BoolFlag{Name: "graph", Usage: "capture each shape pattern's kernels into a graph at its first run and replay it after (a CUDA graph on a GPU)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random inputs made without --input"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "`FORMAT` of stdout: table (people) or json (machines)"},
@@ -206,6 +208,13 @@ func deviceConfig(c *cli.Context, env Env) (run.Config, error) {
 		if cfg.Limit == 0 {
 			return cfg, usagef("--limit 0: no arena fits in 0 bytes; leave --limit out to use the device's free memory")
 		}
+	}
+	if c.IsSet("workspace-cap") {
+		n, err := bytesize.Parse(c.String("workspace-cap"))
+		if err != nil {
+			return cfg, &usageError{"--workspace-cap: " + err.Error()}
+		}
+		cfg.WorkspaceCap = &n
 	}
 	if cfg.Workers < 0 {
 		return cfg, usagef("--workers %d: want 0 (GOMAXPROCS) or more", cfg.Workers)

@@ -286,6 +286,7 @@ func TestExitCodes(t *testing.T) {
 		{"model is a directory", []string{"run", "--model", "testdata"}, 1, "--model testdata: is a directory, not a regular file: give the path of an .onnx file"},
 		{"model is a device", []string{"run", "--model", "/dev/zero"}, 1, "--model /dev/zero: not a regular file"},
 		{"zero limit", []string{"run", "--limit", "0"}, 2, "--limit 0: no arena fits in 0 bytes; leave --limit out"},
+		{"bad workspace cap", []string{"bench", "--workspace-cap", "lots"}, 2, `--workspace-cap: bad size "lots"`},
 		{"empty limit", []string{"run", "--limit", ""}, 2, `--limit: bad size "": empty size`},
 		{"fractional limit", []string{"bench", "--limit", "1.5"}, 2, `--limit: bad size "1.5": 1.5 is not a whole number of bytes`},
 		{"zero dim", []string{"run", "--dim", "batch=0"}, 2, "dim batch=0 (from --dim or an --input's shape): zero-size tensors are not supported"},

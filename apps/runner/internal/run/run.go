@@ -48,6 +48,10 @@ type Config struct {
 	// Tight reserves the tight plan (engine.RuntimeOptions.Tight): kernels whose workspace is a
 	// cap get what the device says they need instead.
 	Tight bool
+	// WorkspaceCap, when not nil, is kernels.Target.WorkspaceCap: the most workspace a kernel
+	// whose workspace is a choice (a CUDA convolution's algorithm) may declare; 0 admits only
+	// algorithms that need none.
+	WorkspaceCap *int64
 	// OutputsOnDevice leaves every output in device memory where the kernels wrote it
 	// (engine.RuntimeOptions.DeviceOutputs): a run copies nothing back, as a framework's forward
 	// pass returns tensors still on the GPU. Benchmarks use it to time the same work; on a
@@ -270,6 +274,9 @@ func (rep *Replica) load(ctx context.Context, m *graph.Model, opts engine.Runtim
 	}
 	if rep.Alloc, err = alloc.New(rep.Backend.Device(), alloc.Options{Limit: cfg.Limit}); err != nil {
 		return err
+	}
+	if cfg.WorkspaceCap != nil {
+		opts.Target = rep.Backend.Target().WithWorkspaceCap(*cfg.WorkspaceCap)
 	}
 	if rep.free, _, err = rep.Backend.Device().MemInfo(); err != nil {
 		return err
