@@ -79,7 +79,7 @@ func TestConfigKVMatchesExport(t *testing.T) {
 			}
 		})
 	}
-	require.Equal(t, 10, n, "the zoo's GenAI-form models arch builds")
+	require.Equal(t, 14, n, "the zoo's GenAI-form models arch builds")
 }
 
 // TestConfigKV plans Llama-3.1-8B's GenAI decode graph from its config: 128 KiB of cache per
