@@ -265,7 +265,7 @@ func Workspace(m, n, k int64, b Layout, workers int) int64 {
 // Run computes C = alpha * A * B (acc false) or C += alpha * A * B (acc true), C row-major with
 // leading dimension ldc. b is used when the plan's B is a matrix, src when it is Custom.
 func (p *Plan) Run(a Mat, b Mat, src Source, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
-	p.run(p.kernel(), a, b, src, nil, c, ldc, alpha, acc, ws)
+	p.run(p.kernel(), a, b, src, nil, nil, c, ldc, alpha, acc, ws)
 }
 
 // RunBias computes C = bias + alpha * A * B, bias (N floats) broadcast over the rows of C. It
@@ -276,7 +276,18 @@ func (p *Plan) RunBias(a Mat, b Mat, src Source, bias []float32, c []float32, ld
 	if len(bias) < p.N {
 		panic(fmt.Sprintf("gemm: bias of %d elements, want %d", len(bias), p.N))
 	}
-	p.run(p.kernel(), a, b, src, bias[:p.N], c, ldc, alpha, true, ws)
+	p.run(p.kernel(), a, b, src, bias[:p.N], nil, c, ldc, alpha, true, ws)
+}
+
+// RunRowBias computes C = bias + alpha * A * B, bias (M floats) broadcast along the columns of
+// C: row i of C starts from bias[i] (a convolution's bias per output channel). Like RunBias,
+// each participant sets its tile's rows just before computing the tile, with the same sums in
+// the same order as setting C first and running with acc true.
+func (p *Plan) RunRowBias(a Mat, b Mat, src Source, bias []float32, c []float32, ldc int, alpha float32, ws []float32) {
+	if len(bias) < p.M {
+		panic(fmt.Sprintf("gemm: row bias of %d elements, want %d", len(bias), p.M))
+	}
+	p.run(p.kernel(), a, b, src, nil, bias[:p.M], c, ldc, alpha, true, ws)
 }
 
 func (p *Plan) kernel() Kernel {
@@ -286,7 +297,7 @@ func (p *Plan) kernel() Kernel {
 	return best
 }
 
-func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, bias []float32, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
+func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, bias, rowBias []float32, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
 	if p.M <= 0 || p.N <= 0 {
 		return
 	}
@@ -296,6 +307,8 @@ func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, bias []float32, c []float
 			switch {
 			case bias != nil:
 				copy(c[i*ldc:i*ldc+p.N], bias)
+			case rowBias != nil:
+				fill(c[i*ldc:i*ldc+p.N], rowBias[i])
 			case !acc:
 				clear(c[i*ldc : i*ldc+p.N])
 			}
@@ -308,12 +321,12 @@ func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, bias []float32, c []float
 		// once by a kernel's parallel tasks (attention's), all taking the same lock: on 16
 		// cores com.microsoft.Attention at (8, 128) in two loops took 0.24-0.25 ms a run with
 		// the lock, 0.17-0.21 ms without.
-		t := task{p: *p, k: k, a: a, b: b, src: src, bias: bias, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
+		t := task{p: *p, k: k, a: a, b: b, src: src, bias: bias, rowBias: rowBias, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
 		t.Do(0, 0, p.tiles())
 		return
 	}
 	t := tasks.Get()
-	*t = task{p: *p, k: k, a: a, b: b, src: src, bias: bias, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
+	*t = task{p: *p, k: k, a: a, b: b, src: src, bias: bias, rowBias: rowBias, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
 	par.For(p.tiles(), 1, p.Slots, t)
 	*t = task{}
 	tasks.Put(t)
@@ -348,16 +361,18 @@ func (p *Plan) check(a, b Mat, src Source, c []float32, ldc int, ws []float32) {
 }
 
 type task struct {
-	p     Plan // a copy: a pointer would make callers' plans escape
-	k     Kernel
-	a, b  Mat
-	src   Source
-	bias  []float32 // with acc: C's rows are set to it first, tile by tile (RunBias)
-	c     []float32
-	ldc   int
-	alpha float32
-	acc   bool
-	ws    []float32
+	p    Plan // a copy: a pointer would make callers' plans escape
+	k    Kernel
+	a, b Mat
+	src  Source
+	bias []float32 // with acc: C's rows are set to it first, tile by tile (RunBias)
+	// rowBias, with acc: row i of C is set to rowBias[i] first, tile by tile (RunRowBias)
+	rowBias []float32
+	c       []float32
+	ldc     int
+	alpha   float32
+	acc     bool
+	ws      []float32
 }
 
 var tasks par.Pool[task]
@@ -386,14 +401,15 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 	p, k := &t.p, t.k
 	mc, nc := min(p.MC, p.M-i0), min(p.NC, p.N-j0)
 	w := roundUp(mc, k.NR)
-	init := t.acc || t.bias != nil
+	init := t.acc || t.bias != nil || t.rowBias != nil
 	switch {
 	case t.bias != nil:
 		for j := 0; j < nc; j++ {
-			row, v := ct[j*w:j*w+mc], t.bias[j0+j]
-			for i := range row {
-				row[i] = v
-			}
+			fill(ct[j*w:j*w+mc], t.bias[j0+j])
+		}
+	case t.rowBias != nil:
+		for j := 0; j < nc; j++ {
+			copy(ct[j*w:j*w+mc], t.rowBias[i0:i0+mc])
 		}
 	case t.acc:
 		for i := 0; i < mc; i++ {
@@ -485,9 +501,14 @@ func zeroCols(panel []float32, nr, kc, from int) {
 func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 	p, k := &t.p, t.k
 	mc, nc := min(p.MC, p.M-i0), min(p.NC, p.N-j0)
-	if t.bias != nil {
+	switch {
+	case t.bias != nil:
 		for i := i0; i < i0+mc; i++ {
 			copy(t.c[i*t.ldc+j0:i*t.ldc+j0+nc], t.bias[j0:j0+nc])
+		}
+	case t.rowBias != nil:
+		for i := i0; i < i0+mc; i++ {
+			fill(t.c[i*t.ldc+j0:i*t.ldc+j0+nc], t.rowBias[i])
 		}
 	}
 	for k0 := 0; k0 < p.K; k0 += p.KC {
@@ -573,5 +594,12 @@ func (t *task) packEdge(buf []float32, k0, kc, j, cols int) {
 		dst := buf[p*nr : p*nr+nr]
 		copy(dst, t.b.Data[o:o+cols])
 		clear(dst[cols:])
+	}
+}
+
+// fill sets every element of s to v.
+func fill(s []float32, v float32) {
+	for i := range s {
+		s[i] = v
 	}
 }
