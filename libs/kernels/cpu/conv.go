@@ -15,20 +15,28 @@ import (
 //
 //   - "im2col": per batch image and group, Y_g (M/group x P) = W_g (M/group x K) * col (K x P),
 //     K = C/group * kernel volume, P the output's spatial volume. col is never built whole: it is
-//     written a tile of at most convTileCols(K) columns at a time into workspace, and each tile's
-//     product goes straight into Y (ldc P) on package gemm. When the tiles of all images and
-//     groups number at least the workers, they run side by side, each participant with its own
-//     col tile and single-participant gemm workspace ("col" and "gemm" parts: slots times one
-//     tile's); else one after another, each product parallel over the workers.
+//     written a tile of columns at a time into workspace, and each tile's product goes straight
+//     into Y (ldc P) on package gemm. Two schedules (convTiling):
+//     side by side, when the tiles of all images and groups number at least the workers: each
+//     participant writes its own col tile and multiplies it on a single-participant gemm
+//     ("col" and "gemm" parts: slots times one tile's), so the unfolding is as parallel as the
+//     products and a tile is read by the core that wrote it. Tiles are at most convTileCols(K)
+//     columns (a tile about the size of a core's L2), narrower when that leaves fewer tiles than
+//     workers, down to convMinCols. Else (few output positions: the late layers of a CNN, whose
+//     weights are large), chunks of at most convChunkFloats / K columns one after another, each
+//     unfolded by all the workers (rows of col split over them) and then multiplied by a gemm
+//     parallel over the workers (split over M and P).
 //   - "gemm-1x1": a 1x1 kernel with unit strides and no padding reads X_g (C/group x P) as
 //     the product's B in place; the workspace is gemm's alone.
 //   - "depthwise": group == C (any channel multiplier): a direct loop per output plane, in
 //     parallel over planes, no workspace.
 //
-// The bias is the fused epilogue: each tile of Y is set to its rows' bias before the product
-// accumulates into it. Invariants: the recipe is a pure function of the shapes, attributes and
-// the worker count, and grows with every dim, so Bound at a range's largest dims covers it;
-// Run writes only Y and the workspace.
+// The bias is the fused epilogue: gemm's RunRowBias sets each tile of Y to its rows' bias just
+// before the tile's product accumulates into it. Results do not depend on the worker count:
+// each element of Y is one gemm sum over K in gemm's fixed order, whatever the schedule.
+// Invariants: the recipe is a pure function of the shapes, attributes and the worker count, and
+// grows with every dim, so Bound at a range's largest dims covers it; Run writes only Y and the
+// workspace.
 type conv struct {
 	tactic    string
 	geo       geom3
@@ -36,7 +44,7 @@ type conv struct {
 	cg, mg    int // input and output channels per group
 	k, p      int // the product's inner dim and the output's spatial volume
 	inVol     int // the input's spatial volume
-	pt, tiles int // columns per col tile, tiles per image and group
+	pt, tiles int // columns per col tile (or chunk), tiles per image and group
 	side      bool
 	slots     int
 	colFloats int // one slot's col tile
@@ -69,16 +77,26 @@ func newGeom3(g kernels.ConvGeom) geom3 {
 func (g *geom3) kvol() int { return g.k[0] * g.k[1] * g.k[2] }
 
 // convTileFloats is the size a col tile aims at; convMinCols is the fewest columns a tile has
-// (a product narrower than a few micro-kernel panels wastes the micro-kernel).
+// (a product narrower than a few micro-kernel panels wastes the micro-kernel); convChunkFloats
+// bounds the col chunk that all the workers unfold and multiply together.
 const (
-	convTileFloats = 1 << 17
-	convMinCols    = 64
+	convTileFloats  = 1 << 17
+	convMinCols     = 64
+	convChunkFloats = 1 << 20
 )
 
 // convTileCols is the columns of a col tile of k rows: about convTileFloats floats, a multiple
 // of 32 columns and at least convMinCols. It does not grow with k.
 func convTileCols(k int64) int64 {
 	c := convTileFloats / max(k, 1) / 32 * 32
+	return max(c, convMinCols)
+}
+
+// convChunkCols is the columns of a chunk of k rows that all the workers share: about
+// convChunkFloats floats, a multiple of 32 columns and at least convMinCols. It does not grow
+// with k.
+func convChunkCols(k int64) int64 {
+	c := convChunkFloats / max(k, 1) / 32 * 32
 	return max(c, convMinCols)
 }
 
@@ -91,8 +109,39 @@ type convShape struct {
 	side, sideKnown bool
 }
 
+// convTiling is the im2col schedule: side by side (each participant its own tiles of pt
+// columns) when the tiles of all images and groups number at least the workers, at the
+// convTileCols width or, where that leaves fewer, as narrow as gives every worker one (a
+// multiple of 16 columns, at least convMinCols); else chunks of pt columns one after another,
+// each parallel over the workers. s.sideKnown forces the schedule (for Bound over a range).
+// pt grows with p and shrinks with kLo, never with k.
+func convTiling(s convShape, workers int) (pt, tiles int64, side bool) {
+	w := int64(max(workers, 1))
+	per := max(s.n*s.groups, 1)
+	pt = min(s.p, convTileCols(s.kLo))
+	side = w > 1 && per*((s.p+pt-1)/pt) >= w
+	if !side && w > 1 {
+		// narrower tiles, one per worker: ceil(w / per) of each image-group's
+		want := (w + per - 1) / per
+		if n := (s.p + want - 1) / want; n >= convMinCols {
+			pt, side = min(pt, (n+15)/16*16), true
+		}
+	}
+	if s.sideKnown {
+		if side = s.side; side {
+			pt = min(s.p, convTileCols(s.kLo))
+		}
+	}
+	if !side {
+		pt = min(s.p, convChunkCols(s.kLo))
+	}
+	return pt, (s.p + pt - 1) / pt, side
+}
+
 // convParts is the recipe of a Conv: for "im2col" a "col" part and a "gemm" part, each the
-// slots' sum; for "gemm-1x1" the gemm part; none for "depthwise". It also reports the tiling.
+// slots' sum when side by side; for "gemm-1x1" the gemm part; none for "depthwise". It also
+// reports the tiling. Over a range (s.sideKnown) the side-by-side recipe takes a slot per
+// worker.
 func convParts(s convShape, workers int) (parts []alloc.Part, pt, tiles, slots int64, side bool) {
 	switch s.tactic {
 	case "depthwise":
@@ -103,17 +152,13 @@ func convParts(s convShape, workers int) (parts []alloc.Part, pt, tiles, slots i
 	if s.p == 0 || s.mg == 0 {
 		return nil, 0, 0, 0, false
 	}
-	pt = min(s.p, convTileCols(s.kLo))
-	tiles = (s.p + pt - 1) / pt
-	items := s.n * s.groups * tiles
-	w := int64(max(workers, 1))
-	side = w > 1 && items >= w
-	if s.sideKnown {
-		side = s.side
-	}
+	pt, tiles, side = convTiling(s, workers)
 	col := s.k * pt
 	if side {
-		slots = min(w, max(items, 1))
+		slots = min(int64(max(workers, 1)), max(s.n*s.groups*tiles, 1))
+		if s.sideKnown {
+			slots = int64(max(workers, 1))
+		}
 		g := gemm.Workspace(s.mg, pt, s.k, gemm.RowMajor, 1)
 		return []alloc.Part{{Name: "col", Size: slots * col * 4}, {Name: "gemm", Size: max(slots*g*4, 4)}}, pt, tiles, slots, true
 	}
@@ -272,70 +317,82 @@ func (cv *conv) run(in, out []kernels.Tensor, ws wsParts) error {
 			gws = kernels.ViewAs[float32](ws.bytes(0))
 		}
 		for i := 0; i < cv.n*cv.groups; i++ {
-			img, grp := i/cv.groups, i%cv.groups
-			xs := x[(img*cv.groups+grp)*cv.cg*cv.inVol:]
-			ys := y[(img*cv.groups+grp)*cv.mg*cv.p:]
-			cv.product(cv.full, w[grp*cv.mg*cv.k:], xs, b, grp, ys, 0, cv.p, gws)
+			grp := i % cv.groups
+			xs := x[i*cv.cg*cv.inVol:]
+			cv.product(cv.full, w[grp*cv.mg*cv.k:], xs, b, grp, y[i*cv.mg*cv.p:], 0, cv.p, gws)
 		}
 	case "im2col":
 		if cv.pt == 0 || cv.n == 0 {
 			return nil
 		}
 		col, gws := kernels.ViewAs[float32](ws.bytes(0)), kernels.ViewAs[float32](ws.bytes(1))
-		items := cv.n * cv.groups * cv.tiles
-		if !cv.side {
-			for i := range items {
-				cv.item(i, x, w, b, y, col, gws)
-			}
-			return nil
-		}
 		body := convBodies.Get()
 		*body = convBody{cv: cv, x: x, w: w, b: b, y: y, col: col, gws: gws}
-		par.For(items, 1, cv.slots, body)
+		if cv.side {
+			par.For(cv.n*cv.groups*cv.tiles, 1, cv.slots, body)
+		} else {
+			for i := range cv.n * cv.groups * cv.tiles {
+				cv.chunk(i, body)
+			}
+		}
 		*body = convBody{}
 		convBodies.Put(body)
 	}
 	return nil
 }
 
-// product is Y_g[:, p0:p0+plan.N] (+)= W_g * B, B row-major with plan.N columns, the rows of
-// Y_g set to their bias first when there is one.
+// product is Y_g[:, p0:p0+plan.N] = W_g * B (+ the rows' bias), B row-major with ldb columns.
 func (cv *conv) product(pl gemm.Plan, wg, bmat, bias []float32, grp int, yg []float32, p0, ldb int, gws []float32) {
-	cols := pl.N
+	a, bm := gemm.Mat{Data: wg, Ld: max(pl.K, 1)}, gemm.Mat{Data: bmat, Ld: max(ldb, 1)}
 	if bias != nil {
-		for m := range cv.mg {
-			v := bias[grp*cv.mg+m]
-			row := yg[m*cv.p+p0 : m*cv.p+p0+cols]
-			for j := range row {
-				row[j] = v
-			}
-		}
+		pl.RunRowBias(a, bm, nil, bias[grp*cv.mg:], yg[p0:], cv.p, 1, gws)
+		return
 	}
-	pl.Run(gemm.Mat{Data: wg, Ld: max(pl.K, 1)}, gemm.Mat{Data: bmat, Ld: max(ldb, 1)}, nil, yg[p0:], cv.p, 1, bias != nil, gws)
+	pl.Run(a, bm, nil, yg[p0:], cv.p, 1, false, gws)
+}
+
+// tileAt is item i's image-group, tile, first column and plan.
+func (cv *conv) tileAt(i int) (ig, grp, p0 int, pl gemm.Plan) {
+	t := i % cv.tiles
+	ig = i / cv.tiles
+	pl = cv.full
+	if t == cv.tiles-1 {
+		pl = cv.last
+	}
+	return ig, ig % cv.groups, t * cv.pt, pl
 }
 
 // item computes tile i of (image, group, tile) with its own col tile and gemm workspace.
 func (cv *conv) item(i int, x, w, b, y, col, gws []float32) {
-	t := i % cv.tiles
-	grp := (i / cv.tiles) % cv.groups
-	img := i / cv.tiles / cv.groups
-	p0 := t * cv.pt
-	pl := cv.full
-	if t == cv.tiles-1 {
-		pl = cv.last
-	}
-	xs := x[(img*cv.groups+grp)*cv.cg*cv.inVol:]
-	cv.im2col(xs, col, p0, pl.N)
-	cv.product(pl, w[grp*cv.mg*cv.k:], col, b, grp, y[(img*cv.groups+grp)*cv.mg*cv.p:], p0, pl.N, gws)
+	ig, grp, p0, pl := cv.tileAt(i)
+	cv.im2col(x[ig*cv.cg*cv.inVol:], col, p0, pl.N, 0, cv.k)
+	cv.product(pl, w[grp*cv.mg*cv.k:], col, b, grp, y[ig*cv.mg*cv.p:], p0, pl.N, gws)
 }
 
-// im2col writes columns [p0, p0+cols) of the image-group's col matrix into col (row-major,
-// cols wide): row (c, kd, kh, kw), column (od, oh, ow) holds x[c, od*s-p+kd*d, ...] or 0 in the
-// padding.
-func (cv *conv) im2col(x, col []float32, p0, cols int) {
+// chunk computes chunk i of (image, group, chunk): its col rows unfolded by all the workers,
+// then its product parallel over them.
+func (cv *conv) chunk(i int, body *convBody) {
+	ig, grp, p0, pl := cv.tileAt(i)
+	body.ig, body.p0, body.cols = ig, p0, pl.N
+	rows := cv.k
+	grain, slots := loopShape(rows, pl.N, weightPlain, cv.workers)
+	if slots <= 1 {
+		cv.im2col(body.x[ig*cv.cg*cv.inVol:], body.col, p0, pl.N, 0, rows)
+	} else {
+		body.unfold = true
+		par.For(rows, grain, slots, body)
+		body.unfold = false
+	}
+	cv.product(pl, body.w[grp*cv.mg*cv.k:], body.col, body.b, grp, body.y[ig*cv.mg*cv.p:], p0, pl.N, body.gws)
+}
+
+// im2col writes rows [r0, r1) of columns [p0, p0+cols) of the image-group's col matrix into
+// col (row-major, cols wide): row (c, kd, kh, kw), column (od, oh, ow) holds
+// x[c, od*s-p+kd*d, ...] or 0 in the padding.
+func (cv *conv) im2col(x, col []float32, p0, cols, r0, r1 int) {
 	g := &cv.geo
 	kv := g.kvol()
-	for r := range cv.k {
+	for r := r0; r < r1; r++ {
 		c, kr := r/kv, r%kv
 		kz, ky, kx := kr/(g.k[1]*g.k[2]), kr/g.k[2]%g.k[1], kr%g.k[2]
 		dst := col[r*cols : (r+1)*cols]
@@ -348,23 +405,11 @@ func (cv *conv) im2col(x, col []float32, p0, cols int) {
 			iz := od*g.s[0] - g.p[0] + kz*g.d[0]
 			iy := oh*g.s[1] - g.p[1] + ky*g.d[1]
 			seg := dst[j : j+run]
-			if iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1] {
+			if uint(iz) >= uint(g.in[0]) || uint(iy) >= uint(g.in[1]) {
 				clear(seg)
 			} else {
 				row := xc[(iz*g.in[1]+iy)*g.in[2] : (iz*g.in[1]+iy+1)*g.in[2]]
-				ix := ow*g.s[2] - g.p[2] + kx*g.d[2]
-				if g.s[2] == 1 && ix >= 0 && ix+run <= len(row) {
-					copy(seg, row[ix:ix+run])
-				} else {
-					for t := range seg {
-						if uint(ix) < uint(len(row)) {
-							seg[t] = row[ix]
-						} else {
-							seg[t] = 0
-						}
-						ix += g.s[2]
-					}
-				}
+				gatherRow(seg, row, ow*g.s[2]-g.p[2]+kx*g.d[2], g.s[2])
 			}
 			j += run
 			ow += run
@@ -379,17 +424,57 @@ func (cv *conv) im2col(x, col []float32, p0, cols int) {
 	}
 }
 
-// convBody runs im2col tiles side by side, each participant with its slot's col tile and
-// gemm workspace.
+// gatherRow sets seg[t] = row[ix + t*s], 0 where that is outside row: zeros, a copy (s == 1)
+// or a strided gather, and zeros.
+func gatherRow(seg, row []float32, ix, s int) {
+	n := len(seg)
+	lo := 0 // the first t inside row
+	if ix < 0 {
+		lo = min((-ix+s-1)/s, n)
+	}
+	hi := 0 // one past the last t inside row
+	if left := len(row) - ix; left > 0 {
+		hi = min((left+s-1)/s, n)
+	}
+	hi = max(hi, lo)
+	clear(seg[:lo])
+	clear(seg[hi:])
+	if lo == hi {
+		return
+	}
+	dst := seg[lo:hi]
+	src := row[ix+lo*s : ix+(hi-1)*s+1]
+	switch s {
+	case 1:
+		copy(dst, src)
+	case 2:
+		for t := range dst {
+			dst[t] = src[2*t]
+		}
+	default:
+		for t := range dst {
+			dst[t] = src[t*s]
+		}
+	}
+}
+
+// convBody runs a Conv's parallel loops: im2col tiles side by side, each participant with
+// its slot's col tile and gemm workspace; or (unfold) rows of one chunk's col.
 type convBody struct {
 	cv                   *conv
 	x, w, b, y, col, gws []float32
+	unfold               bool // rows [lo, hi) of chunk (ig, p0, cols)
+	ig, p0, cols         int
 }
 
 var convBodies par.Pool[convBody]
 
 func (c *convBody) Do(slot, lo, hi int) {
 	cv := c.cv
+	if c.unfold {
+		cv.im2col(c.x[c.ig*cv.cg*cv.inVol:], c.col, c.p0, c.cols, lo, hi)
+		return
+	}
 	col := c.col[slot*cv.colFloats : (slot+1)*cv.colFloats]
 	gws := c.gws[slot*cv.gemmPer : (slot+1)*cv.gemmPer]
 	for i := lo; i < hi; i++ {

@@ -182,6 +182,10 @@ var convCases = []convCase{
 	// several col tiles (K = 300, P = 40*41): tiles side by side and a narrower last tile
 	{x: []int64{2, 12, 40, 41}, w: []int64{7, 12, 5, 5}, pads: []int64{2, 2, 2, 2}, bias: true},
 	{x: []int64{1, 64, 20, 20}, w: []int64{33, 64, 3, 3}, pads: []int64{1, 1, 1, 1}},
+	// few output positions (a CNN's late layers): chunks unfolded by all the workers, then one
+	// parallel product each
+	{x: []int64{1, 256, 7, 7}, w: []int64{40, 256, 3, 3}, pads: []int64{1, 1, 1, 1}, bias: true},
+	{x: []int64{1, 1024, 14, 13}, w: []int64{20, 1024, 1, 1}, strides: []int64{2, 2}, bias: true},
 }
 
 func TestConv(t *testing.T) {
