@@ -265,7 +265,7 @@ func Workspace(m, n, k int64, b Layout, workers int) int64 {
 // Run computes C = alpha * A * B (acc false) or C += alpha * A * B (acc true), C row-major with
 // leading dimension ldc. b is used when the plan's B is a matrix, src when it is Custom.
 func (p *Plan) Run(a Mat, b Mat, src Source, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
-	p.run(p.kernel(), a, b, src, nil, nil, c, ldc, alpha, acc, ws)
+	p.run(p.kernel(), a, b, src, tileOps{}, c, ldc, alpha, acc, ws)
 }
 
 // RunBias computes C = bias + alpha * A * B, bias (N floats) broadcast over the rows of C. It
@@ -276,7 +276,7 @@ func (p *Plan) RunBias(a Mat, b Mat, src Source, bias []float32, c []float32, ld
 	if len(bias) < p.N {
 		panic(fmt.Sprintf("gemm: bias of %d elements, want %d", len(bias), p.N))
 	}
-	p.run(p.kernel(), a, b, src, bias[:p.N], nil, c, ldc, alpha, true, ws)
+	p.run(p.kernel(), a, b, src, tileOps{bias: bias[:p.N]}, c, ldc, alpha, true, ws)
 }
 
 // RunRowBias computes C = bias + alpha * A * B, bias (M floats) broadcast along the columns of
@@ -287,7 +287,60 @@ func (p *Plan) RunRowBias(a Mat, b Mat, src Source, bias []float32, c []float32,
 	if len(bias) < p.M {
 		panic(fmt.Sprintf("gemm: row bias of %d elements, want %d", len(bias), p.M))
 	}
-	p.run(p.kernel(), a, b, src, nil, bias[:p.M], c, ldc, alpha, true, ws)
+	p.RunEpilogue(a, b, src, bias, Epilogue{}, c, ldc, alpha, ws)
+}
+
+// Epilogue is what a product does to each element of C once its sum is complete, tile by tile
+// while the tile is in the participant's cache: add Add's element (of C's shape and leading
+// dimension, read before C is written, so it must not alias C), then with Relu clamp at 0.
+// Those are a convolution's residual Add and Relu fused.
+type Epilogue struct {
+	Add  []float32
+	Relu bool
+}
+
+// RunEpilogue computes C = epi(rowBias + alpha * A * B), rowBias as RunRowBias's (nil for
+// none), epi applied to each element of C once its sum is complete.
+func (p *Plan) RunEpilogue(a Mat, b Mat, src Source, rowBias []float32, epi Epilogue, c []float32, ldc int, alpha float32, ws []float32) {
+	if rowBias != nil && len(rowBias) < p.M {
+		panic(fmt.Sprintf("gemm: row bias of %d elements, want %d", len(rowBias), p.M))
+	}
+	if epi.Add != nil && p.M > 0 && p.N > 0 && len(epi.Add) < (p.M-1)*ldc+p.N {
+		panic(fmt.Sprintf("gemm: epilogue addend of %d elements, want %d x %d with leading dimension %d", len(epi.Add), p.M, p.N, ldc))
+	}
+	ops := tileOps{epi: epi}
+	if rowBias != nil {
+		ops.rowBias = rowBias[:p.M]
+	}
+	p.run(p.kernel(), a, b, src, ops, c, ldc, alpha, rowBias != nil, ws)
+}
+
+// tileOps are what a tile does besides its products: C's rows set to a bias first (bias, one
+// per column, or rowBias, one per row; with acc), and the epilogue last.
+type tileOps struct {
+	bias, rowBias []float32
+	epi           Epilogue
+}
+
+// finish applies the epilogue to rows [i0, i0+rows), columns [j0, j0+cols) of C.
+func (t *task) finish(i0, j0, rows, cols int) {
+	e := &t.ops.epi
+	if e.Add == nil && !e.Relu {
+		return
+	}
+	for i := i0; i < i0+rows; i++ {
+		row := t.c[i*t.ldc+j0 : i*t.ldc+j0+cols]
+		if e.Add != nil {
+			for j, v := range e.Add[i*t.ldc+j0 : i*t.ldc+j0+cols] {
+				row[j] += v
+			}
+		}
+		if e.Relu {
+			for j, v := range row {
+				row[j] = max(v, 0)
+			}
+		}
+	}
 }
 
 func (p *Plan) kernel() Kernel {
@@ -297,7 +350,7 @@ func (p *Plan) kernel() Kernel {
 	return best
 }
 
-func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, bias, rowBias []float32, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
+func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, ops tileOps, c []float32, ldc int, alpha float32, acc bool, ws []float32) {
 	if p.M <= 0 || p.N <= 0 {
 		return
 	}
@@ -305,14 +358,16 @@ func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, bias, rowBias []float32, 
 	if p.K == 0 {
 		for i := 0; i < p.M; i++ {
 			switch {
-			case bias != nil:
-				copy(c[i*ldc:i*ldc+p.N], bias)
-			case rowBias != nil:
-				fill(c[i*ldc:i*ldc+p.N], rowBias[i])
+			case ops.bias != nil:
+				copy(c[i*ldc:i*ldc+p.N], ops.bias)
+			case ops.rowBias != nil:
+				fill(c[i*ldc:i*ldc+p.N], ops.rowBias[i])
 			case !acc:
 				clear(c[i*ldc : i*ldc+p.N])
 			}
 		}
+		t := task{p: *p, ops: ops, c: c, ldc: ldc}
+		t.finish(0, 0, p.M, p.N)
 		return
 	}
 	if p.Slots <= 1 || p.tiles() == 1 {
@@ -321,12 +376,12 @@ func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, bias, rowBias []float32, 
 		// once by a kernel's parallel tasks (attention's), all taking the same lock: on 16
 		// cores com.microsoft.Attention at (8, 128) in two loops took 0.24-0.25 ms a run with
 		// the lock, 0.17-0.21 ms without.
-		t := task{p: *p, k: k, a: a, b: b, src: src, bias: bias, rowBias: rowBias, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
+		t := task{p: *p, k: k, a: a, b: b, src: src, ops: ops, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
 		t.Do(0, 0, p.tiles())
 		return
 	}
 	t := tasks.Get()
-	*t = task{p: *p, k: k, a: a, b: b, src: src, bias: bias, rowBias: rowBias, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
+	*t = task{p: *p, k: k, a: a, b: b, src: src, ops: ops, c: c, ldc: ldc, alpha: alpha, acc: acc, ws: ws}
 	par.For(p.tiles(), 1, p.Slots, t)
 	*t = task{}
 	tasks.Put(t)
@@ -361,18 +416,16 @@ func (p *Plan) check(a, b Mat, src Source, c []float32, ldc int, ws []float32) {
 }
 
 type task struct {
-	p    Plan // a copy: a pointer would make callers' plans escape
-	k    Kernel
-	a, b Mat
-	src  Source
-	bias []float32 // with acc: C's rows are set to it first, tile by tile (RunBias)
-	// rowBias, with acc: row i of C is set to rowBias[i] first, tile by tile (RunRowBias)
-	rowBias []float32
-	c       []float32
-	ldc     int
-	alpha   float32
-	acc     bool
-	ws      []float32
+	p     Plan // a copy: a pointer would make callers' plans escape
+	k     Kernel
+	a, b  Mat
+	src   Source
+	ops   tileOps // with acc, a bias C's rows are set to first, tile by tile; the epilogue
+	c     []float32
+	ldc   int
+	alpha float32
+	acc   bool
+	ws    []float32
 }
 
 var tasks par.Pool[task]
@@ -401,15 +454,15 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 	p, k := &t.p, t.k
 	mc, nc := min(p.MC, p.M-i0), min(p.NC, p.N-j0)
 	w := roundUp(mc, k.NR)
-	init := t.acc || t.bias != nil || t.rowBias != nil
+	init := t.acc || t.ops.bias != nil || t.ops.rowBias != nil
 	switch {
-	case t.bias != nil:
+	case t.ops.bias != nil:
 		for j := 0; j < nc; j++ {
-			fill(ct[j*w:j*w+mc], t.bias[j0+j])
+			fill(ct[j*w:j*w+mc], t.ops.bias[j0+j])
 		}
-	case t.rowBias != nil:
+	case t.ops.rowBias != nil:
 		for j := 0; j < nc; j++ {
-			copy(ct[j*w:j*w+mc], t.rowBias[i0:i0+mc])
+			copy(ct[j*w:j*w+mc], t.ops.rowBias[i0:i0+mc])
 		}
 	case t.acc:
 		for i := 0; i < mc; i++ {
@@ -463,6 +516,7 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 			row[j] = ct[j*w+i]
 		}
 	}
+	t.finish(i0, j0, mc, nc)
 }
 
 // packCols packs the kc x cols block X(p, j) = data[j*ld + p] (X's columns are data's rows)
@@ -502,18 +556,20 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 	p, k := &t.p, t.k
 	mc, nc := min(p.MC, p.M-i0), min(p.NC, p.N-j0)
 	switch {
-	case t.bias != nil:
+	case t.ops.bias != nil:
 		for i := i0; i < i0+mc; i++ {
-			copy(t.c[i*t.ldc+j0:i*t.ldc+j0+nc], t.bias[j0:j0+nc])
+			copy(t.c[i*t.ldc+j0:i*t.ldc+j0+nc], t.ops.bias[j0:j0+nc])
 		}
-	case t.rowBias != nil:
+	case t.ops.rowBias != nil:
 		for i := i0; i < i0+mc; i++ {
-			fill(t.c[i*t.ldc+j0:i*t.ldc+j0+nc], t.rowBias[i])
+			fill(t.c[i*t.ldc+j0:i*t.ldc+j0+nc], t.ops.rowBias[i])
 		}
 	}
+	epi := t.ops.epi.Add != nil || t.ops.epi.Relu
 	for k0 := 0; k0 < p.K; k0 += p.KC {
 		kc := min(p.KC, p.K-k0)
 		acc := t.acc || k0 > 0
+		last := epi && k0+kc == p.K // the epilogue follows each block's last slab
 		var a []float32
 		var rsa, csa int
 		if t.a.Trans {
@@ -543,18 +599,21 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 				c := t.c[(i0+r)*t.ldc+j0+q:]
 				if cols == k.NR {
 					k.fn(rows, kc, ar, rsa, csa, b, rsb, c, t.ldc, t.alpha, acc)
-					continue
-				}
-				k.fn(rows, kc, ar, rsa, csa, b, rsb, edge, k.NR, t.alpha, false)
-				for i := 0; i < rows; i++ {
-					src, dst := edge[i*k.NR:i*k.NR+cols], c[i*t.ldc:i*t.ldc+cols]
-					if acc {
-						for j, v := range src {
-							dst[j] += v
+				} else {
+					k.fn(rows, kc, ar, rsa, csa, b, rsb, edge, k.NR, t.alpha, false)
+					for i := 0; i < rows; i++ {
+						src, dst := edge[i*k.NR:i*k.NR+cols], c[i*t.ldc:i*t.ldc+cols]
+						if acc {
+							for j, v := range src {
+								dst[j] += v
+							}
+						} else {
+							copy(dst, src)
 						}
-					} else {
-						copy(dst, src)
 					}
+				}
+				if last {
+					t.finish(i0+r, j0+q, rows, cols)
 				}
 			}
 		}
