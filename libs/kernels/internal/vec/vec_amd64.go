@@ -90,6 +90,11 @@ func subSV(z *float32, s float32, y *float32, n int)
 //go:noescape
 func divSV(z *float32, s float32, y *float32, n int)
 
+//go:noescape
+func axpyVS(y, x *float32, a float32, n int)
+
+func axpy(y, x []float32, a float32) { axpyVS(unsafe.SliceData(y), unsafe.SliceData(x), a, len(y)) }
+
 func vv(op Op, z, x, y []float32) {
 	zp, xp, yp := unsafe.SliceData(z), unsafe.SliceData(x), unsafe.SliceData(y)
 	switch op {

@@ -130,6 +130,21 @@ func TestDotAxpy(t *testing.T) {
 	y := []float32{1, 1, 1}
 	Axpy(2, a, y)
 	require.Equal(t, []float32{3, 5, 7}, y)
+	// the assembly's lanes give the Go loop's bits (a product, then a sum)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{7, 8, 9, 64, 101} {
+		x, y := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], y[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		s := float32(r.NormFloat64())
+		want := append([]float32(nil), y...)
+		for i := range want {
+			want[i] += float32(s * x[i])
+		}
+		Axpy(s, x, y)
+		require.Equal(t, want, y, "n %d", n)
+	}
 }
 
 func BenchmarkExp(b *testing.B) {
