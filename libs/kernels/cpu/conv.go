@@ -8,6 +8,7 @@ import (
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/gemm"
 	"carve.dev/libs/kernels/internal/par"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // Conv (1-D, 2-D and 3-D; group, strides, dilations, pads, auto_pad, optional bias) on float32,
@@ -52,7 +53,8 @@ type conv struct {
 	full      gemm.Plan
 	last      gemm.Plan // the last, narrower tile's
 	bias      bool
-	mult      int // depthwise: output channels per input channel
+	sum, relu bool // FusedConv's epilogue: Z added, then Relu
+	mult      int  // depthwise: output channels per input channel
 	workers   int
 }
 
@@ -188,7 +190,7 @@ func selectConv(n *kernels.Node, d kernels.Target) (plan, error) {
 	if dt := n.Inputs[0].DType; dt != graph.Float32 {
 		return plan{}, fmt.Errorf("input is %v: the CPU Conv computes float32 only; cast the model to float32", dt)
 	}
-	cv := &conv{geo: newGeom3(g), n: int(g.N), groups: int(g.Group), bias: g.Bias, workers: d.Workers}
+	cv := &conv{geo: newGeom3(g), n: int(g.N), groups: int(g.Group), bias: g.Bias, sum: g.Sum, relu: g.Relu, workers: d.Workers}
 	cv.cg, cv.mg = int(g.C/g.Group), int(g.M/g.Group)
 	cv.k = cv.cg * cv.geo.kvol()
 	cv.p = cv.geo.out[0] * cv.geo.out[1] * cv.geo.out[2]
@@ -304,9 +306,12 @@ func concreteConv(r *kernels.NodeRange) (*kernels.Node, error) {
 
 func (cv *conv) run(in, out []kernels.Tensor, ws wsParts) error {
 	x, w, y := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
-	var b []float32
+	var b, z []float32
 	if cv.bias {
 		b = in[2].Float32s()
+	}
+	if cv.sum {
+		z = in[3].Float32s()
 	}
 	switch cv.tactic {
 	case "depthwise":
@@ -319,7 +324,7 @@ func (cv *conv) run(in, out []kernels.Tensor, ws wsParts) error {
 		for i := 0; i < cv.n*cv.groups; i++ {
 			grp := i % cv.groups
 			xs := x[i*cv.cg*cv.inVol:]
-			cv.product(cv.full, w[grp*cv.mg*cv.k:], xs, b, grp, y[i*cv.mg*cv.p:], 0, cv.p, gws)
+			cv.product(cv.full, w[grp*cv.mg*cv.k:], xs, b, grp, y[i*cv.mg*cv.p:], cv.zOf(z, i), 0, cv.p, gws)
 		}
 	case "im2col":
 		if cv.pt == 0 || cv.n == 0 {
@@ -327,7 +332,7 @@ func (cv *conv) run(in, out []kernels.Tensor, ws wsParts) error {
 		}
 		col, gws := kernels.ViewAs[float32](ws.bytes(0)), kernels.ViewAs[float32](ws.bytes(1))
 		body := convBodies.Get()
-		*body = convBody{cv: cv, x: x, w: w, b: b, y: y, col: col, gws: gws}
+		*body = convBody{cv: cv, x: x, w: w, b: b, y: y, z: z, col: col, gws: gws}
 		if cv.side {
 			par.For(cv.n*cv.groups*cv.tiles, 1, cv.slots, body)
 		} else {
@@ -341,14 +346,26 @@ func (cv *conv) run(in, out []kernels.Tensor, ws wsParts) error {
 	return nil
 }
 
-// product is Y_g[:, p0:p0+plan.N] = W_g * B (+ the rows' bias), B row-major with ldb columns.
-func (cv *conv) product(pl gemm.Plan, wg, bmat, bias []float32, grp int, yg []float32, p0, ldb int, gws []float32) {
+// product is Y_g[:, p0:p0+plan.N] = W_g * B (+ the rows' bias), B row-major with ldb columns,
+// then FusedConv's epilogue: Z_g's elements added (zg, nil without Z), Relu.
+func (cv *conv) product(pl gemm.Plan, wg, bmat, bias []float32, grp int, yg, zg []float32, p0, ldb int, gws []float32) {
 	a, bm := gemm.Mat{Data: wg, Ld: max(pl.K, 1)}, gemm.Mat{Data: bmat, Ld: max(ldb, 1)}
 	if bias != nil {
-		pl.RunRowBias(a, bm, nil, bias[grp*cv.mg:], yg[p0:], cv.p, 1, gws)
-		return
+		bias = bias[grp*cv.mg:]
 	}
-	pl.Run(a, bm, nil, yg[p0:], cv.p, 1, false, gws)
+	epi := gemm.Epilogue{Relu: cv.relu}
+	if zg != nil {
+		epi.Add = zg[p0:]
+	}
+	pl.RunEpilogue(a, bm, nil, bias, epi, yg[p0:], cv.p, 1, gws)
+}
+
+// zOf is image-group ig's part of Z, nil without Z.
+func (cv *conv) zOf(z []float32, ig int) []float32 {
+	if z == nil {
+		return nil
+	}
+	return z[ig*cv.mg*cv.p:]
 }
 
 // tileAt is item i's image-group, tile, first column and plan.
@@ -363,10 +380,10 @@ func (cv *conv) tileAt(i int) (ig, grp, p0 int, pl gemm.Plan) {
 }
 
 // item computes tile i of (image, group, tile) with its own col tile and gemm workspace.
-func (cv *conv) item(i int, x, w, b, y, col, gws []float32) {
+func (cv *conv) item(i int, x, w, b, y, z, col, gws []float32) {
 	ig, grp, p0, pl := cv.tileAt(i)
 	cv.im2col(x[ig*cv.cg*cv.inVol:], col, p0, pl.N, 0, cv.k)
-	cv.product(pl, w[grp*cv.mg*cv.k:], col, b, grp, y[ig*cv.mg*cv.p:], p0, pl.N, gws)
+	cv.product(pl, w[grp*cv.mg*cv.k:], col, b, grp, y[ig*cv.mg*cv.p:], cv.zOf(z, ig), p0, pl.N, gws)
 }
 
 // chunk computes chunk i of (image, group, chunk): its col rows unfolded by all the workers,
@@ -383,7 +400,7 @@ func (cv *conv) chunk(i int, body *convBody) {
 		par.For(rows, grain, slots, body)
 		body.unfold = false
 	}
-	cv.product(pl, body.w[grp*cv.mg*cv.k:], body.col, body.b, grp, body.y[ig*cv.mg*cv.p:], p0, pl.N, body.gws)
+	cv.product(pl, body.w[grp*cv.mg*cv.k:], body.col, body.b, grp, body.y[ig*cv.mg*cv.p:], cv.zOf(body.z, ig), p0, pl.N, body.gws)
 }
 
 // im2col writes rows [r0, r1) of columns [p0, p0+cols) of the image-group's col matrix into
@@ -461,10 +478,10 @@ func gatherRow(seg, row []float32, ix, s int) {
 // convBody runs a Conv's parallel loops: im2col tiles side by side, each participant with
 // its slot's col tile and gemm workspace; or (unfold) rows of one chunk's col.
 type convBody struct {
-	cv                   *conv
-	x, w, b, y, col, gws []float32
-	unfold               bool // rows [lo, hi) of chunk (ig, p0, cols)
-	ig, p0, cols         int
+	cv                      *conv
+	x, w, b, y, z, col, gws []float32
+	unfold                  bool // rows [lo, hi) of chunk (ig, p0, cols)
+	ig, p0, cols            int
 }
 
 var convBodies par.Pool[convBody]
@@ -478,20 +495,28 @@ func (c *convBody) Do(slot, lo, hi int) {
 	col := c.col[slot*cv.colFloats : (slot+1)*cv.colFloats]
 	gws := c.gws[slot*cv.gemmPer : (slot+1)*cv.gemmPer]
 	for i := lo; i < hi; i++ {
-		cv.item(i, c.x, c.w, c.b, c.y, col, gws)
+		cv.item(i, c.x, c.w, c.b, c.y, c.z, col, gws)
 	}
 }
 
-// runRange computes depthwise output planes [lo, hi) of (image, output channel).
+// runRange computes depthwise output planes [lo, hi) of (image, output channel), an output row
+// at a time: the row starts from the bias, and each kernel tap adds its weight times the input
+// row it reads (a contiguous run for unit strides) over the output columns whose tap lies inside
+// the input, the row staying in cache. Each output gets the taps in the order (kd, kh, kw), as
+// a loop over its window would, with FusedConv's epilogue after the last.
 func (cv *conv) runRange(in, out []kernels.Tensor, lo, hi int) {
 	x, w, y := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
-	var b []float32
+	var b, z []float32
 	if cv.bias {
 		b = in[2].Float32s()
+	}
+	if cv.sum {
+		z = in[3].Float32s()
 	}
 	g := &cv.geo
 	kv := g.kvol()
 	m := cv.groups * cv.mult
+	ow := g.out[2]
 	for pl := lo; pl < hi; pl++ {
 		img, oc := pl/m, pl%m
 		xc := x[(img*cv.groups+oc/cv.mult)*cv.inVol:][:cv.inVol]
@@ -501,45 +526,91 @@ func (cv *conv) runRange(in, out []kernels.Tensor, lo, hi int) {
 		if b != nil {
 			bias = b[oc]
 		}
-		i := 0
 		for od := range g.out[0] {
 			for oh := range g.out[1] {
-				for ow := range g.out[2] {
-					s := bias
-					for kz := range g.k[0] {
-						iz := od*g.s[0] - g.p[0] + kz*g.d[0]
-						if uint(iz) >= uint(g.in[0]) {
+				o := (od*g.out[1] + oh) * ow
+				yr := yp[o : o+ow]
+				fill32(yr, bias)
+				for kz := range g.k[0] {
+					iz := od*g.s[0] - g.p[0] + kz*g.d[0]
+					if uint(iz) >= uint(g.in[0]) {
+						continue
+					}
+					for ky := range g.k[1] {
+						iy := oh*g.s[1] - g.p[1] + ky*g.d[1]
+						if uint(iy) >= uint(g.in[1]) {
 							continue
 						}
-						for ky := range g.k[1] {
-							iy := oh*g.s[1] - g.p[1] + ky*g.d[1]
-							if uint(iy) >= uint(g.in[1]) {
+						xr := xc[(iz*g.in[1]+iy)*g.in[2]:][:g.in[2]]
+						for kx, wv := range wk[(kz*g.k[1]+ky)*g.k[2]:][:g.k[2]] {
+							// output columns j0..j1-1 read xr[j*s + ix] inside the row
+							ix := kx*g.d[2] - g.p[2]
+							j0, j1 := tapCols(ix, g.s[2], g.in[2], ow)
+							if j0 >= j1 {
 								continue
 							}
-							row := xc[(iz*g.in[1]+iy)*g.in[2]:][:g.in[2]]
-							wr := wk[(kz*g.k[1]+ky)*g.k[2]:][:g.k[2]]
-							ix := ow*g.s[2] - g.p[2]
-							for kx, wv := range wr {
-								if j := ix + kx*g.d[2]; uint(j) < uint(len(row)) {
-									s += wv * row[j]
+							if g.s[2] == 1 {
+								if j1-j0 >= 16 { // shorter runs are quicker in the loop
+									vec.Axpy(wv, xr[j0+ix:j1+ix], yr[j0:j1])
+									continue
 								}
+								dst := yr[j0:j1]
+								for j, v := range xr[j0+ix : j1+ix] {
+									dst[j] += float32(wv * v)
+								}
+								continue
+							}
+							src := xr[j0*g.s[2]+ix : (j1-1)*g.s[2]+ix+1]
+							dst := yr[j0:j1]
+							for j := range dst {
+								dst[j] += float32(wv * src[j*g.s[2]]) // rounded as vec.Axpy rounds
 							}
 						}
 					}
-					yp[i] = s
-					i++
+				}
+				if z != nil {
+					for j, v := range z[pl*cv.p+o : pl*cv.p+o+ow] {
+						yr[j] += v
+					}
+				}
+				if cv.relu {
+					for j, v := range yr {
+						yr[j] = max(v, 0)
+					}
 				}
 			}
 		}
 	}
 }
 
+// tapCols is the range [j0, j1) of output columns j < n whose input column j*s + ix lies in
+// [0, in).
+func tapCols(ix, s, in, n int) (j0, j1 int) {
+	if ix < 0 {
+		j0 = (-ix + s - 1) / s
+	}
+	if in-ix > 0 {
+		j1 = min((in-ix+s-1)/s, n)
+	}
+	return j0, j1
+}
+
+// fill32 sets every element of s to v.
+func fill32(s []float32, v float32) {
+	for i := range s {
+		s[i] = v
+	}
+}
+
 func convOps() []*op {
 	return []*op{
-		{key: kernels.Key("", "Conv"), sel: selectConv, bound: boundConv, tactics: []kernels.TacticInfo{
-			{Name: "im2col", Summary: "col tiles of the unfolded input in workspace, each multiplied by the weights on the packed gemm, bias fused; tiles side by side or each product parallel", Workspace: true},
-			{Name: "gemm-1x1", Summary: "pointwise kernel: the input read in place as the gemm's B, bias fused", Workspace: true},
-			{Name: "depthwise", Summary: "group == channels: a direct loop per output plane, parallel over planes, no workspace"},
-		}},
+		{key: kernels.Key("", "Conv"), sel: selectConv, bound: boundConv, tactics: convTactics},
+		{key: kernels.Key(kernels.DomainMicrosoft, "FusedConv"), sel: selectConv, bound: boundConv, tactics: convTactics},
 	}
+}
+
+var convTactics = []kernels.TacticInfo{
+	{Name: "im2col", Summary: "col tiles of the unfolded input in workspace, each multiplied by the weights on the packed gemm, bias (and FusedConv's Z and Relu) fused; tiles side by side, or chunks unfolded by all the workers and each product parallel", Workspace: true},
+	{Name: "gemm-1x1", Summary: "pointwise kernel: the input read in place as the gemm's B, bias (and FusedConv's Z and Relu) fused", Workspace: true},
+	{Name: "depthwise", Summary: "group == channels: output rows from the bias and each tap's run of an input row, parallel over planes, no workspace"},
 }

@@ -151,3 +151,31 @@ func reportBest(b *testing.B, best time.Duration, flops float64) {
 	b.ReportMetric(float64(best.Nanoseconds()), "min-ns/op")
 	b.ReportMetric(flops/best.Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkConvDepthwise: depthwise convolutions of MobileNetV2 (3 x 3, stride 1 and 2) and
+// ConvNeXt-T (7 x 7) at batch 1, on GOMAXPROCS workers or -convworkers.
+func BenchmarkConvDepthwise(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		name        string
+		ch, k, s, h int64
+	}{{"mbv2.3x3.144@56", 144, 3, 1, 56}, {"mbv2.3x3s2.144@56", 144, 3, 2, 56}, {"mbv2.3x3.960@7", 960, 3, 1, 7}, {"convnext.7x7.96@56", 96, 7, 1, 56}} {
+		b.Run(c.name, func(b *testing.B) {
+			p := (c.k - 1) / 2
+			cc := convCase{x: []int64{1, c.ch, c.h, c.h}, w: []int64{c.ch, 1, c.k, c.k}, group: c.ch,
+				strides: []int64{c.s, c.s}, pads: []int64{p, p, p, p}, bias: true}
+			bc := newBenchConv(b, r, cc, *convWorkers)
+			oh := (c.h+2*p-c.k)/c.s + 1
+			best := time.Duration(1 << 62)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				t0, s0 := par.SimNow(), par.SimAdjust()
+				bc.run(b)
+				best = min(best, time.Duration(par.SimNow()-t0+par.SimAdjust()-s0))
+			}
+			b.StopTimer()
+			reportBest(b, best, float64(2*c.ch*oh*oh*c.k*c.k))
+		})
+	}
+}

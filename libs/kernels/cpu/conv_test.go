@@ -217,6 +217,78 @@ func TestConv(t *testing.T) {
 	}
 }
 
+// TestFusedConv: com.microsoft.FusedConv is Conv, then Z added (when present), then Relu, on
+// every case and tactic, and its results do not depend on the workers either.
+func TestFusedConv(t *testing.T) {
+	r := rng(t, 9)
+	for _, c := range convCases {
+		for _, withZ := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%v/z=%v", c, withZ), func(t *testing.T) {
+				n, yshape := c.node(c.bias)
+				n.Domain, n.Op = kernels.DomainMicrosoft, "FusedConv"
+				n.Attrs = withAttr(n.Attrs, graph.Attribute{Name: "activation", Kind: graph.AttrString, String: "Relu"})
+				x, w := randF32(r, c.x...), randF32(r, c.w...)
+				in := []kernels.Tensor{x, w, {}}
+				n.Inputs = append(n.Inputs[:2], kernels.Value{})
+				var b []float32
+				if c.bias {
+					bt := randF32(r, c.w[0])
+					in[2], b = bt, bt.Float32s()
+					n.Inputs[2] = value(bt)
+				}
+				want := refConv(c, x.Float32s(), w.Float32s(), b)
+				if withZ {
+					zt := randF32(r, yshape...)
+					in = append(in, zt)
+					n.Inputs = append(n.Inputs, value(zt))
+					for i, v := range zt.Float32s() {
+						want[i] += v
+					}
+				}
+				for i, v := range want {
+					want[i] = max(v, 0)
+				}
+				got, inst := run(t, n, in...)
+				closeTo(t, want, got[0].Float32s(), 1e-4, inst.Tactic())
+				for _, workers := range []int{1, 2} {
+					inst1, err := registry.Select(n, kernels.Target{Backend: kernels.BackendCPU, Workers: workers})
+					require.NoError(t, err)
+					out := []kernels.Tensor{kernels.MustTensor(graph.Float32, yshape...)}
+					size, _ := inst1.Recipe().Size()
+					reg, keep := region(size)
+					require.NoError(t, kernels.Execute(inst1, in, out, reg, 0))
+					_ = keep[0]
+					require.Equal(t, got[0].Float32s(), out[0].Float32s(), "workers %d (%s) differ", workers, inst1.Tactic())
+				}
+				if withZ && c.bias {
+					requireNoAllocs(t, n, in...)
+				}
+			})
+		}
+	}
+	// activations other than Relu are refused; so is a Z of another shape
+	c := convCases[0]
+	n, _ := c.node(false)
+	n.Domain, n.Op = kernels.DomainMicrosoft, "FusedConv"
+	n.Attrs = withAttr(n.Attrs, graph.Attribute{Name: "activation", Kind: graph.AttrString, String: "Tanh"})
+	_, err := registry.Select(n, dev)
+	require.ErrorContains(t, err, `activation "Tanh" is not supported`)
+	n.Attrs = graph.Attributes{}
+	n.Inputs = append(n.Inputs, kernels.Value{}, kernels.Value{DType: graph.Float32, Shape: []int64{1, 4, 6, 5}})
+	_, err = registry.Select(n, dev)
+	require.ErrorContains(t, err, "Z is")
+}
+
+// withAttr is a with at added.
+func withAttr(a graph.Attributes, at graph.Attribute) graph.Attributes {
+	var list []graph.Attribute
+	for _, name := range a.Names() {
+		v, _ := a.Get(name)
+		list = append(list, v)
+	}
+	return graph.NewAttributes(append(list, at)...)
+}
+
 func TestConvTactics(t *testing.T) {
 	for want, c := range map[string]convCase{
 		"depthwise": convCases[4],
