@@ -569,14 +569,10 @@ func (cv *conv) runRange(in, out []kernels.Tensor, lo, hi int) {
 					}
 				}
 				if z != nil {
-					for j, v := range z[pl*cv.p+o : pl*cv.p+o+ow] {
-						yr[j] += v
-					}
+					vec.VV(vec.Add, yr, yr, z[pl*cv.p+o:pl*cv.p+o+ow])
 				}
 				if cv.relu {
-					for j, v := range yr {
-						yr[j] = max(v, 0)
-					}
+					vec.Relu(yr, yr) // as gemm's epilogue: NaN and -0 kept
 				}
 			}
 		}

@@ -227,3 +227,23 @@ axpyVS_loop:
 axpyVS_done:
 	VZEROUPPER
 	RET
+
+// func reluV(z, x *float32, n int): z = x < 0 ? 0 : x (VMAXPS with 0 first: NaN and -0 are
+// kept), 8 lanes at a time.
+TEXT ·reluV(SB), NOSPLIT, $0-24
+	MOVQ z+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	SHRQ $3, CX
+	JEQ reluV_done
+reluV_loop:
+	VMAXPS (SI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ reluV_loop
+reluV_done:
+	VZEROUPPER
+	RET

@@ -106,6 +106,23 @@ func Axpy(a float32, x, y []float32) {
 	}
 }
 
+// Relu sets z[i] = 0 where x[i] < 0, else x[i] (len(x) >= len(z)): NaN stays NaN and -0
+// stays -0, in the assembly's lanes as in the tail.
+func Relu(z, x []float32) {
+	x = x[:len(z)]
+	n := bulk(len(z))
+	if n > 0 {
+		relu(z[:n], x[:n])
+	}
+	for i := n; i < len(z); i++ {
+		v := x[i]
+		if v < 0 {
+			v = 0
+		}
+		z[i] = v
+	}
+}
+
 // Tanh and erf are Eigen's float rational approximations: x P(x^2) / Q(x^2), x clamped where
 // the function is 1 in float32. The functions below use them in assembly (8 lanes at a time)
 // and in these scalar forms for tails and CPUs without AVX2.

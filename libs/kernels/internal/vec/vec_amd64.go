@@ -95,6 +95,11 @@ func axpyVS(y, x *float32, a float32, n int)
 
 func axpy(y, x []float32, a float32) { axpyVS(unsafe.SliceData(y), unsafe.SliceData(x), a, len(y)) }
 
+//go:noescape
+func reluV(z, x *float32, n int)
+
+func relu(z, x []float32) { reluV(unsafe.SliceData(z), unsafe.SliceData(x), len(z)) }
+
 func vv(op Op, z, x, y []float32) {
 	zp, xp, yp := unsafe.SliceData(z), unsafe.SliceData(x), unsafe.SliceData(y)
 	switch op {
