@@ -175,8 +175,8 @@ func TestRunRowBiasMatchesBiasThenRun(t *testing.T) {
 	})
 }
 
-// RunEpilogue gives exactly RunRowBias (or Run) followed by the epilogue over the whole of C,
-// whatever the layout, workers and swapping, with K = 0 too.
+// RunEpilogue gives exactly C set to Add plus the row bias, Run with acc, then Relu over the
+// whole of C, whatever the layout, workers and swapping, with K = 0 too.
 func TestRunEpilogueMatchesThenEpilogue(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, s := range [][3]int{{1, 16, 3}, {13, 65, 300}, {128, 768, 300}, {64, 49, 600}, {5, 7, 0}} {
@@ -186,7 +186,7 @@ func TestRunEpilogueMatchesThenEpilogue(t *testing.T) {
 					if swap && (layout != Transposed || workers == 1) {
 						continue
 					}
-					for _, epi := range []struct{ add, relu, bias bool }{{true, true, true}, {false, true, false}, {true, false, true}} {
+					for _, epi := range []struct{ add, relu, bias bool }{{true, true, true}, {false, true, false}, {true, false, true}, {true, true, false}} {
 						m, n, k := s[0], s[1], s[2]
 						a := Mat{Data: randSlice(r, m*max(k, 1)), Ld: max(k, 1)}
 						b := Mat{Data: randSlice(r, k*n+1), Ld: n}
@@ -206,21 +206,25 @@ func TestRunEpilogueMatchesThenEpilogue(t *testing.T) {
 						want, got := randSlice(r, m*ldc), randSlice(r, m*ldc)
 						p := newPlan(m, n, k, layout, workers, swap)
 						ws := make([]float32, p.WorkspaceFloats())
-						if bias != nil {
-							p.RunRowBias(a, b, nil, bias, want, ldc, 0.5, ws)
-						} else {
-							p.Run(a, b, nil, want, ldc, 0.5, false, ws)
-						}
+						// the sums start from Add plus the row's bias, then Relu
 						for i := 0; i < m; i++ {
 							for j := 0; j < n; j++ {
-								v := want[i*ldc+j]
-								if e.Add != nil {
-									v += e.Add[i*ldc+j]
+								switch {
+								case e.Add != nil && bias != nil:
+									want[i*ldc+j] = e.Add[i*ldc+j] + bias[i]
+								case e.Add != nil:
+									want[i*ldc+j] = e.Add[i*ldc+j]
+								case bias != nil:
+									want[i*ldc+j] = bias[i]
 								}
-								if e.Relu {
-									v = max(v, 0)
+							}
+						}
+						p.Run(a, b, nil, want, ldc, 0.5, e.Add != nil || bias != nil, ws)
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								if e.Relu && want[i*ldc+j] < 0 {
+									want[i*ldc+j] = 0
 								}
-								want[i*ldc+j] = v
 							}
 						}
 						p.RunEpilogue(a, b, nil, bias, e, got, ldc, 0.5, ws)
