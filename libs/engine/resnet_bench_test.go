@@ -13,6 +13,7 @@ import (
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
+	"carve.dev/libs/graph/rewrite"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/cpu"
 )
@@ -23,7 +24,10 @@ import (
 // shared machine does not count:
 //
 //	go test -tags parsim ./libs/engine/ -run XXX -bench ResNet50CPU -cpu 1 -resnetworkers 16
-var resnetWorkers = flag.Int("resnetworkers", 0, "workers BenchmarkResNet50CPU runs on (0: GOMAXPROCS)")
+var (
+	resnetWorkers = flag.Int("resnetworkers", 0, "workers BenchmarkResNet50CPU runs on (0: GOMAXPROCS)")
+	resnetNoFuse  = flag.Bool("resnetnofuse", false, "BenchmarkResNet50CPU runs the graph as built, unfused")
+)
 
 // resnet50 is torchvision's ResNet-50 (v1.5, batch norms folded into the convolutions' biases,
 // as rewrite folds them) at batch 1, 224 x 224, random weights: 53 Conv, 49 Relu, 16 Add, a
@@ -97,11 +101,20 @@ func resnet50(t testing.TB) *graph.Model {
 	return m
 }
 
-// BenchmarkResNet50CPU runs resnet50 on a CPU session of -resnetworkers workers and reports
+// BenchmarkResNet50CPU runs resnet50, fused as the apps fuse it (unless -resnetnofuse), on a
+// CPU session of -resnetworkers workers and reports
 // the fastest run (min-ms/run; on a machine shared with other work the mean mostly measures
 // the other work), and with -cpuprofile where the time goes.
 func BenchmarkResNet50CPU(b *testing.B) {
 	m := resnet50(b)
+	if !*resnetNoFuse { // fused as the apps fuse it for the target
+		fo, err := FuseOptions(Options{Workers: *resnetWorkers})
+		require.NoError(b, err)
+		f, rep, err := rewrite.Fuse(m, fo)
+		require.NoError(b, err)
+		m = f
+		b.Logf("fused: %d conv-relu, %d nodes", rep.Count(rewrite.ConvRelu), rep.NodesAfter)
+	}
 	be, err := cpu.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: *resnetWorkers})
 	require.NoError(b, err)
 	b.Cleanup(func() { require.NoError(b, be.Close()) })
