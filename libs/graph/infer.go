@@ -177,6 +177,7 @@ func init() {
 	const ms = "com.microsoft"
 	reg(ms, inferUnary, inputs(1), "BiasGelu", "FastGelu", "Gelu", "QuickGelu", "RotaryEmbedding", "BiasAdd")
 	reg(ms, inferMatMulNBits, inputs(2), "MatMulNBits")
+	reg(ms, inferConv, inputs(2), "FusedConv") // Conv (X, W, B), Z added, an activation (graph/rewrite)
 	reg(ms, inferMoE, inputs(3), "MoE")
 	reg(ms, inferLayerNorm, inputs(1), "SimplifiedLayerNormalization")
 	reg(ms, inferSkipLayerNorm, inputs(2), "SkipLayerNormalization", "SkipSimplifiedLayerNormalization")

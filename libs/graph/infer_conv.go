@@ -254,7 +254,8 @@ func (c *ictx) weightKernel(x, w *Value) ([]int64, error) {
 	return k, nil
 }
 
-// Conv(X [N, C, D...], W [M, C/group, K...], B [M]) -> [N, M, out...].
+// Conv(X [N, C, D...], W [M, C/group, K...], B [M]) -> [N, M, out...]; com.microsoft.FusedConv
+// too (its Z, of the output's shape, and its activation are the kernels' to check).
 func inferConv(c *ictx) error {
 	x, w := c.in(0), c.in(1)
 	if len(x.Shape) < 3 {

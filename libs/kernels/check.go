@@ -616,6 +616,9 @@ type ConvGeom struct {
 	Strides, Dilations []int64
 	PadBegin, PadEnd   []int64
 	Bias               bool
+	// com.microsoft.FusedConv's epilogue: Sum, its input Z (the output's shape) added to the
+	// convolution; Relu, its activation "Relu" applied last.
+	Sum, Relu bool
 }
 
 // window parses n's window attributes over x's spatial dims and resolves the output dims with
@@ -655,10 +658,25 @@ func (g *ConvGeom) checkOperands(n *Node, w Value, biasLen int64) error {
 
 // CheckConv checks a Conv node (X [N, C, D...], W [M, C/group, K...], optional B [M]) for every
 // backend: arity, one float dtype, the weight's rank and channels, group dividing C and M, the
-// window attributes, and the output [N, M, out...] of graph.Window's arithmetic.
+// window attributes, and the output [N, M, out...] of graph.Window's arithmetic. It checks
+// onnxruntime's com.microsoft.FusedConv too, a Conv with an optional fourth input Z of the
+// output's shape and type, added to the convolution (bias included), and an activation applied
+// last: "Relu", or none (the attribute absent or empty); other activations are refused.
 func CheckConv(n *Node) (ConvGeom, error) {
 	var g ConvGeom
-	if err := CheckArity(n, 2, 3, 1, 1); err != nil {
+	maxIn := 3
+	fused := n.Domain == DomainMicrosoft && n.Op == "FusedConv"
+	if fused {
+		maxIn = 4
+		switch a := n.Attrs.String("activation", ""); a {
+		case "":
+		case "Relu":
+			g.Relu = true
+		default:
+			return g, fmt.Errorf("FusedConv activation %q is not supported: Relu or none", a)
+		}
+	}
+	if err := CheckArity(n, 2, maxIn, 1, 1); err != nil {
 		return g, err
 	}
 	x, w := n.Inputs[0], n.Inputs[1]
@@ -681,7 +699,14 @@ func CheckConv(n *Node) (ConvGeom, error) {
 	if err := g.window(n, x, w.Shape[2:], false); err != nil {
 		return g, err
 	}
-	return g, CheckOutput(n, 0, x.DType, append([]int64{g.N, g.M}, g.Out...))
+	out := append([]int64{g.N, g.M}, g.Out...)
+	if z, ok := n.Input(3); ok {
+		if z.DType != x.DType || !slices.Equal(z.Shape, out) {
+			return g, fmt.Errorf("Z is %v, want %v%v (the output's type and shape)", z, x.DType, out)
+		}
+		g.Sum = true
+	}
+	return g, CheckOutput(n, 0, x.DType, out)
 }
 
 // CheckConvTranspose checks a ConvTranspose node (X [N, C, D...], W [C, M/group, K...],

@@ -28,14 +28,18 @@ const (
 	ExpandedGather Kind = "expanded-gather"
 	// BatchNormalization(Conv(x, W, b)) in inference mode -> Conv(x, W', b'), folded at load
 	ConvBatchNorm Kind = "conv-batchnorm"
+	// Relu(Conv(x, W, b)) -> com.microsoft.FusedConv(x, W, b, activation Relu); Relu(Add(Conv(x,
+	// W, b), z)) -> FusedConv(x, W, b, z)
+	ConvRelu Kind = "conv-relu"
 )
 
 // Kinds lists every kind, in the order Fuse applies them (batch norms folded into their
-// convolutions first: nothing else reads them; norms next: their outputs feed
+// convolutions first: nothing else reads them; then the Relus, and residual Adds, after those
+// convolutions; norms next: their outputs feed
 // the projections of attention; GatedMatMul right after SwiGLU: it matches the SwiGLU nodes
 // that pass made; attention after rotary: it reads the rotary outputs).
 func Kinds() []Kind {
-	return []Kind{ConvBatchNorm, LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, TransposedWeight, MatMulBias, ExpandedGather}
+	return []Kind{ConvBatchNorm, ConvRelu, LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, TransposedWeight, MatMulBias, ExpandedGather}
 }
 
 // Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
@@ -64,6 +68,8 @@ func (k Kind) Op() (domain, op string) {
 		return graph.DomainCarve, "GatherElements"
 	case ConvBatchNorm:
 		return "", "Conv"
+	case ConvRelu:
+		return "com.microsoft", "FusedConv"
 	}
 	return "", ""
 }
@@ -135,6 +141,7 @@ type pass struct {
 
 var passes = []pass{
 	{ConvBatchNorm, convBatchNormCandidate, nodeOnly(matchConvBatchNorm)},
+	{ConvRelu, convReluCandidate, nodeOnly(matchConvRelu)},
 	{LayerNorm, layerNormCandidate, nodeOnly(matchLayerNorm)},
 	{RMSNorm, rmsNormCandidate, nodeOnly(matchRMSNorm)},
 	{SiLU, func(n *graph.Node) bool { return is(n, "Sigmoid") }, nodeOnly(matchSiLU)},

@@ -8,6 +8,7 @@ import (
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/gemm"
 	"carve.dev/libs/kernels/internal/par"
+	"carve.dev/libs/kernels/internal/vec"
 )
 
 // Conv (1-D, 2-D and 3-D; group, strides, dilations, pads, auto_pad, optional bias) on float32,
@@ -15,20 +16,28 @@ import (
 //
 //   - "im2col": per batch image and group, Y_g (M/group x P) = W_g (M/group x K) * col (K x P),
 //     K = C/group * kernel volume, P the output's spatial volume. col is never built whole: it is
-//     written a tile of at most convTileCols(K) columns at a time into workspace, and each tile's
-//     product goes straight into Y (ldc P) on package gemm. When the tiles of all images and
-//     groups number at least the workers, they run side by side, each participant with its own
-//     col tile and single-participant gemm workspace ("col" and "gemm" parts: slots times one
-//     tile's); else one after another, each product parallel over the workers.
+//     written a tile of columns at a time into workspace, and each tile's product goes straight
+//     into Y (ldc P) on package gemm. Two schedules (convTiling):
+//     side by side, when the tiles of all images and groups number at least the workers: each
+//     participant writes its own col tile and multiplies it on a single-participant gemm
+//     ("col" and "gemm" parts: slots times one tile's), so the unfolding is as parallel as the
+//     products and a tile is read by the core that wrote it. Tiles are at most convTileCols(K)
+//     columns (a tile about the size of a core's L2), narrower when that leaves fewer tiles than
+//     workers, down to convMinCols. Else (few output positions: the late layers of a CNN, whose
+//     weights are large), chunks of at most convChunkFloats / K columns one after another, each
+//     unfolded by all the workers (rows of col split over them) and then multiplied by a gemm
+//     parallel over the workers (split over M and P).
 //   - "gemm-1x1": a 1x1 kernel with unit strides and no padding reads X_g (C/group x P) as
 //     the product's B in place; the workspace is gemm's alone.
 //   - "depthwise": group == C (any channel multiplier): a direct loop per output plane, in
 //     parallel over planes, no workspace.
 //
-// The bias is the fused epilogue: each tile of Y is set to its rows' bias before the product
-// accumulates into it. Invariants: the recipe is a pure function of the shapes, attributes and
-// the worker count, and grows with every dim, so Bound at a range's largest dims covers it;
-// Run writes only Y and the workspace.
+// The bias is the fused epilogue: gemm's RunRowBias sets each tile of Y to its rows' bias just
+// before the tile's product accumulates into it. Results do not depend on the worker count:
+// each element of Y is one gemm sum over K in gemm's fixed order, whatever the schedule.
+// Invariants: the recipe is a pure function of the shapes, attributes and the worker count, and
+// grows with every dim, so Bound at a range's largest dims covers it; Run writes only Y and the
+// workspace.
 type conv struct {
 	tactic    string
 	geo       geom3
@@ -36,7 +45,7 @@ type conv struct {
 	cg, mg    int // input and output channels per group
 	k, p      int // the product's inner dim and the output's spatial volume
 	inVol     int // the input's spatial volume
-	pt, tiles int // columns per col tile, tiles per image and group
+	pt, tiles int // columns per col tile (or chunk), tiles per image and group
 	side      bool
 	slots     int
 	colFloats int // one slot's col tile
@@ -44,7 +53,8 @@ type conv struct {
 	full      gemm.Plan
 	last      gemm.Plan // the last, narrower tile's
 	bias      bool
-	mult      int // depthwise: output channels per input channel
+	sum, relu bool // FusedConv's epilogue: Z added, then Relu
+	mult      int  // depthwise: output channels per input channel
 	workers   int
 }
 
@@ -69,16 +79,26 @@ func newGeom3(g kernels.ConvGeom) geom3 {
 func (g *geom3) kvol() int { return g.k[0] * g.k[1] * g.k[2] }
 
 // convTileFloats is the size a col tile aims at; convMinCols is the fewest columns a tile has
-// (a product narrower than a few micro-kernel panels wastes the micro-kernel).
+// (a product narrower than a few micro-kernel panels wastes the micro-kernel); convChunkFloats
+// bounds the col chunk that all the workers unfold and multiply together.
 const (
-	convTileFloats = 1 << 17
-	convMinCols    = 64
+	convTileFloats  = 1 << 17
+	convMinCols     = 64
+	convChunkFloats = 1 << 20
 )
 
 // convTileCols is the columns of a col tile of k rows: about convTileFloats floats, a multiple
 // of 32 columns and at least convMinCols. It does not grow with k.
 func convTileCols(k int64) int64 {
 	c := convTileFloats / max(k, 1) / 32 * 32
+	return max(c, convMinCols)
+}
+
+// convChunkCols is the columns of a chunk of k rows that all the workers share: about
+// convChunkFloats floats, a multiple of 32 columns and at least convMinCols. It does not grow
+// with k.
+func convChunkCols(k int64) int64 {
+	c := convChunkFloats / max(k, 1) / 32 * 32
 	return max(c, convMinCols)
 }
 
@@ -91,8 +111,41 @@ type convShape struct {
 	side, sideKnown bool
 }
 
+// convTiling is the im2col schedule: side by side (each participant its own tiles of pt
+// columns) when the tiles of all images and groups number at least the workers, at the
+// convTileCols width or, where that leaves fewer, as narrow as gives every worker one (a
+// multiple of 16 columns, at least convMinCols); else chunks of pt columns one after another,
+// each parallel over the workers, convChunkCols wide (convTileCols for one worker: a chunk of
+// 2304 x 196 floats, ResNet-50's 3x3 of 256 channels whole, made its product 4% slower than
+// tiles of 64 columns). s.sideKnown forces the schedule (for Bound over a range). pt grows
+// with p and shrinks with kLo, never with k.
+func convTiling(s convShape, workers int) (pt, tiles int64, side bool) {
+	w := int64(max(workers, 1))
+	per := max(s.n*s.groups, 1)
+	pt = min(s.p, convTileCols(s.kLo))
+	side = w > 1 && per*((s.p+pt-1)/pt) >= w
+	if !side && w > 1 {
+		// narrower tiles, one per worker: ceil(w / per) of each image-group's
+		want := (w + per - 1) / per
+		if n := (s.p + want - 1) / want; n >= convMinCols {
+			pt, side = min(pt, (n+15)/16*16), true
+		}
+	}
+	if s.sideKnown {
+		if side = s.side; side {
+			pt = min(s.p, convTileCols(s.kLo))
+		}
+	}
+	if !side && w > 1 { // one worker keeps the L2-sized tiles: it multiplies them as it writes them
+		pt = min(s.p, convChunkCols(s.kLo))
+	}
+	return pt, (s.p + pt - 1) / pt, side
+}
+
 // convParts is the recipe of a Conv: for "im2col" a "col" part and a "gemm" part, each the
-// slots' sum; for "gemm-1x1" the gemm part; none for "depthwise". It also reports the tiling.
+// slots' sum when side by side; for "gemm-1x1" the gemm part; none for "depthwise". It also
+// reports the tiling. Over a range (s.sideKnown) the side-by-side recipe takes a slot per
+// worker.
 func convParts(s convShape, workers int) (parts []alloc.Part, pt, tiles, slots int64, side bool) {
 	switch s.tactic {
 	case "depthwise":
@@ -103,17 +156,13 @@ func convParts(s convShape, workers int) (parts []alloc.Part, pt, tiles, slots i
 	if s.p == 0 || s.mg == 0 {
 		return nil, 0, 0, 0, false
 	}
-	pt = min(s.p, convTileCols(s.kLo))
-	tiles = (s.p + pt - 1) / pt
-	items := s.n * s.groups * tiles
-	w := int64(max(workers, 1))
-	side = w > 1 && items >= w
-	if s.sideKnown {
-		side = s.side
-	}
+	pt, tiles, side = convTiling(s, workers)
 	col := s.k * pt
 	if side {
-		slots = min(w, max(items, 1))
+		slots = min(int64(max(workers, 1)), max(s.n*s.groups*tiles, 1))
+		if s.sideKnown {
+			slots = int64(max(workers, 1))
+		}
 		g := gemm.Workspace(s.mg, pt, s.k, gemm.RowMajor, 1)
 		return []alloc.Part{{Name: "col", Size: slots * col * 4}, {Name: "gemm", Size: max(slots*g*4, 4)}}, pt, tiles, slots, true
 	}
@@ -143,7 +192,7 @@ func selectConv(n *kernels.Node, d kernels.Target) (plan, error) {
 	if dt := n.Inputs[0].DType; dt != graph.Float32 {
 		return plan{}, fmt.Errorf("input is %v: the CPU Conv computes float32 only; cast the model to float32", dt)
 	}
-	cv := &conv{geo: newGeom3(g), n: int(g.N), groups: int(g.Group), bias: g.Bias, workers: d.Workers}
+	cv := &conv{geo: newGeom3(g), n: int(g.N), groups: int(g.Group), bias: g.Bias, sum: g.Sum, relu: g.Relu, workers: d.Workers}
 	cv.cg, cv.mg = int(g.C/g.Group), int(g.M/g.Group)
 	cv.k = cv.cg * cv.geo.kvol()
 	cv.p = cv.geo.out[0] * cv.geo.out[1] * cv.geo.out[2]
@@ -259,9 +308,12 @@ func concreteConv(r *kernels.NodeRange) (*kernels.Node, error) {
 
 func (cv *conv) run(in, out []kernels.Tensor, ws wsParts) error {
 	x, w, y := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
-	var b []float32
+	var b, z []float32
 	if cv.bias {
 		b = in[2].Float32s()
+	}
+	if cv.sum {
+		z = in[3].Float32s()
 	}
 	switch cv.tactic {
 	case "depthwise":
@@ -272,74 +324,104 @@ func (cv *conv) run(in, out []kernels.Tensor, ws wsParts) error {
 			gws = kernels.ViewAs[float32](ws.bytes(0))
 		}
 		for i := 0; i < cv.n*cv.groups; i++ {
-			img, grp := i/cv.groups, i%cv.groups
-			xs := x[(img*cv.groups+grp)*cv.cg*cv.inVol:]
-			ys := y[(img*cv.groups+grp)*cv.mg*cv.p:]
-			cv.product(cv.full, w[grp*cv.mg*cv.k:], xs, b, grp, ys, 0, cv.p, gws)
+			grp := i % cv.groups
+			xs := x[i*cv.cg*cv.inVol:]
+			cv.product(cv.full, w[grp*cv.mg*cv.k:], xs, b, grp, y[i*cv.mg*cv.p:], cv.zOf(z, i), 0, cv.p, gws)
 		}
 	case "im2col":
 		if cv.pt == 0 || cv.n == 0 {
 			return nil
 		}
 		col, gws := kernels.ViewAs[float32](ws.bytes(0)), kernels.ViewAs[float32](ws.bytes(1))
-		items := cv.n * cv.groups * cv.tiles
-		if !cv.side {
-			for i := range items {
-				cv.item(i, x, w, b, y, col, gws)
-			}
-			return nil
-		}
 		body := convBodies.Get()
-		*body = convBody{cv: cv, x: x, w: w, b: b, y: y, col: col, gws: gws}
-		par.For(items, 1, cv.slots, body)
+		*body = convBody{cv: cv, x: x, w: w, b: b, y: y, z: z, col: col, gws: gws}
+		if cv.side {
+			par.For(cv.n*cv.groups*cv.tiles, 1, cv.slots, body)
+		} else {
+			for i := range cv.n * cv.groups * cv.tiles {
+				cv.chunk(i, body)
+			}
+		}
 		*body = convBody{}
 		convBodies.Put(body)
 	}
 	return nil
 }
 
-// product is Y_g[:, p0:p0+plan.N] (+)= W_g * B, B row-major with plan.N columns, the rows of
-// Y_g set to their bias first when there is one.
-func (cv *conv) product(pl gemm.Plan, wg, bmat, bias []float32, grp int, yg []float32, p0, ldb int, gws []float32) {
-	cols := pl.N
+// product is Y_g[:, p0:p0+plan.N] = W_g * B (+ the rows' bias), B row-major with ldb columns,
+// then FusedConv's epilogue: Z_g's elements added (zg, nil without Z), Relu.
+func (cv *conv) product(pl gemm.Plan, wg, bmat, bias []float32, grp int, yg, zg []float32, p0, ldb int, gws []float32) {
+	a, bm := gemm.Mat{Data: wg, Ld: max(pl.K, 1)}, gemm.Mat{Data: bmat, Ld: max(ldb, 1)}
 	if bias != nil {
-		for m := range cv.mg {
-			v := bias[grp*cv.mg+m]
-			row := yg[m*cv.p+p0 : m*cv.p+p0+cols]
-			for j := range row {
-				row[j] = v
-			}
-		}
+		bias = bias[grp*cv.mg:]
 	}
-	pl.Run(gemm.Mat{Data: wg, Ld: max(pl.K, 1)}, gemm.Mat{Data: bmat, Ld: max(ldb, 1)}, nil, yg[p0:], cv.p, 1, bias != nil, gws)
+	epi := gemm.Epilogue{Relu: cv.relu}
+	if zg != nil {
+		epi.Add = zg[p0:]
+	}
+	pl.RunEpilogue(a, bm, nil, bias, epi, yg[p0:], cv.p, 1, gws)
 }
 
-// item computes tile i of (image, group, tile) with its own col tile and gemm workspace.
-func (cv *conv) item(i int, x, w, b, y, col, gws []float32) {
+// zOf is image-group ig's part of Z, nil without Z.
+func (cv *conv) zOf(z []float32, ig int) []float32 {
+	if z == nil {
+		return nil
+	}
+	return z[ig*cv.mg*cv.p:]
+}
+
+// tileAt is item i's image-group, tile, first column and plan.
+func (cv *conv) tileAt(i int) (ig, grp, p0 int, pl gemm.Plan) {
 	t := i % cv.tiles
-	grp := (i / cv.tiles) % cv.groups
-	img := i / cv.tiles / cv.groups
-	p0 := t * cv.pt
-	pl := cv.full
+	ig = i / cv.tiles
+	pl = cv.full
 	if t == cv.tiles-1 {
 		pl = cv.last
 	}
-	xs := x[(img*cv.groups+grp)*cv.cg*cv.inVol:]
-	cv.im2col(xs, col, p0, pl.N)
-	cv.product(pl, w[grp*cv.mg*cv.k:], col, b, grp, y[(img*cv.groups+grp)*cv.mg*cv.p:], p0, pl.N, gws)
+	return ig, ig % cv.groups, t * cv.pt, pl
 }
 
-// im2col writes columns [p0, p0+cols) of the image-group's col matrix into col (row-major,
-// cols wide): row (c, kd, kh, kw), column (od, oh, ow) holds x[c, od*s-p+kd*d, ...] or 0 in the
-// padding.
-func (cv *conv) im2col(x, col []float32, p0, cols int) {
+// item computes tile i of (image, group, tile) with its own col tile and gemm workspace.
+func (cv *conv) item(i int, x, w, b, y, z, col, gws []float32) {
+	ig, grp, p0, pl := cv.tileAt(i)
+	cv.im2col(x[ig*cv.cg*cv.inVol:], col, p0, pl.N, 0, cv.k)
+	cv.product(pl, w[grp*cv.mg*cv.k:], col, b, grp, y[ig*cv.mg*cv.p:], cv.zOf(z, ig), p0, pl.N, gws)
+}
+
+// chunk computes chunk i of (image, group, chunk): its col rows unfolded by all the workers,
+// then its product parallel over them.
+func (cv *conv) chunk(i int, body *convBody) {
+	ig, grp, p0, pl := cv.tileAt(i)
+	body.ig, body.p0, body.cols = ig, p0, pl.N
+	rows := cv.k
+	grain, slots := loopShape(rows, pl.N, weightPlain, cv.workers)
+	if slots <= 1 {
+		cv.im2col(body.x[ig*cv.cg*cv.inVol:], body.col, p0, pl.N, 0, rows)
+	} else {
+		body.unfold = true
+		par.For(rows, grain, slots, body)
+		body.unfold = false
+	}
+	cv.product(pl, body.w[grp*cv.mg*cv.k:], body.col, body.b, grp, body.y[ig*cv.mg*cv.p:], cv.zOf(body.z, ig), p0, pl.N, body.gws)
+}
+
+// im2col writes rows [r0, r1) of columns [p0, p0+cols) of the image-group's col matrix into
+// col (row-major, cols wide): row (c, kd, kh, kw), column (od, oh, ow) holds
+// x[c, od*s-p+kd*d, ...] or 0 in the padding. A row's columns come a run of output columns at
+// a time (an output row, or the tile's part of one); which of a run's columns read inside the
+// input row depends on kw alone, so it is found once per col row (tapCols), and each run is
+// zeros, a copy (unit stride) or a strided gather, and zeros.
+func (cv *conv) im2col(x, col []float32, p0, cols, r0, r1 int) {
 	g := &cv.geo
 	kv := g.kvol()
-	for r := range cv.k {
+	s2 := g.s[2]
+	for r := r0; r < r1; r++ {
 		c, kr := r/kv, r%kv
 		kz, ky, kx := kr/(g.k[1]*g.k[2]), kr/g.k[2]%g.k[1], kr%g.k[2]
 		dst := col[r*cols : (r+1)*cols]
 		xc := x[c*cv.inVol : (c+1)*cv.inVol]
+		ixb := kx*g.d[2] - g.p[2]                     // output column ow reads input column ow*s2 + ixb
+		lo, hi := tapCols(ixb, s2, g.in[2], g.out[2]) // the output columns that read inside
 		ow := p0 % g.out[2]
 		oh := p0 / g.out[2] % g.out[1]
 		od := p0 / g.out[2] / g.out[1]
@@ -348,22 +430,33 @@ func (cv *conv) im2col(x, col []float32, p0, cols int) {
 			iz := od*g.s[0] - g.p[0] + kz*g.d[0]
 			iy := oh*g.s[1] - g.p[1] + ky*g.d[1]
 			seg := dst[j : j+run]
-			if iz < 0 || iz >= g.in[0] || iy < 0 || iy >= g.in[1] {
+			a, b := min(max(lo, ow), ow+run), min(max(hi, ow), ow+run) // [a, b) read inside
+			if uint(iz) >= uint(g.in[0]) || uint(iy) >= uint(g.in[1]) || a >= b {
 				clear(seg)
 			} else {
 				row := xc[(iz*g.in[1]+iy)*g.in[2] : (iz*g.in[1]+iy+1)*g.in[2]]
-				ix := ow*g.s[2] - g.p[2] + kx*g.d[2]
-				if g.s[2] == 1 && ix >= 0 && ix+run <= len(row) {
-					copy(seg, row[ix:ix+run])
-				} else {
-					for t := range seg {
-						if uint(ix) < uint(len(row)) {
-							seg[t] = row[ix]
-						} else {
-							seg[t] = 0
-						}
-						ix += g.s[2]
+				// inline for the short runs of late layers: per-run calls cost ~5% there
+				for t := 0; t < a-ow; t++ { // a counted loop: not turned into a memclr call
+					seg[t] = 0
+				}
+				for t := b - ow; t < run; t++ {
+					seg[t] = 0
+				}
+				d, sr := seg[a-ow:b-ow], row[a*s2+ixb:(b-1)*s2+ixb+1]
+				switch {
+				case s2 == 1 && len(d) < 16:
+					sr = sr[:len(d)]
+					for t, v := range sr {
+						d[t] = v
 					}
+				case s2 == 1:
+					copy(d, sr)
+				case len(d) < 16:
+					for t := range d {
+						d[t] = sr[t*s2]
+					}
+				default:
+					gatherStrided(d, sr, s2)
 				}
 			}
 			j += run
@@ -379,34 +472,69 @@ func (cv *conv) im2col(x, col []float32, p0, cols int) {
 	}
 }
 
-// convBody runs im2col tiles side by side, each participant with its slot's col tile and
-// gemm workspace.
+// gatherStrided sets dst[t] = src[t*s] (len(src) = (len(dst)-1)*s + 1).
+func gatherStrided(dst, src []float32, s int) {
+	switch s {
+	case 1:
+		copy(dst, src)
+	case 2: // four at a time, one bounds check each (the strided convolutions' common stride)
+		t := 0
+		for ; t+4 <= len(dst); t += 4 {
+			q, d := src[2*t:2*t+7], dst[t:t+4]
+			d[0], d[1], d[2], d[3] = q[0], q[2], q[4], q[6]
+		}
+		for ; t < len(dst); t++ {
+			dst[t] = src[2*t]
+		}
+	default:
+		for t := range dst {
+			dst[t] = src[t*s]
+		}
+	}
+}
+
+// convBody runs a Conv's parallel loops: im2col tiles side by side, each participant with
+// its slot's col tile and gemm workspace; or (unfold) rows of one chunk's col.
 type convBody struct {
-	cv                   *conv
-	x, w, b, y, col, gws []float32
+	cv                      *conv
+	x, w, b, y, z, col, gws []float32
+	unfold                  bool // rows [lo, hi) of chunk (ig, p0, cols)
+	ig, p0, cols            int
 }
 
 var convBodies par.Pool[convBody]
 
 func (c *convBody) Do(slot, lo, hi int) {
 	cv := c.cv
+	if c.unfold {
+		cv.im2col(c.x[c.ig*cv.cg*cv.inVol:], c.col, c.p0, c.cols, lo, hi)
+		return
+	}
 	col := c.col[slot*cv.colFloats : (slot+1)*cv.colFloats]
 	gws := c.gws[slot*cv.gemmPer : (slot+1)*cv.gemmPer]
 	for i := lo; i < hi; i++ {
-		cv.item(i, c.x, c.w, c.b, c.y, col, gws)
+		cv.item(i, c.x, c.w, c.b, c.y, c.z, col, gws)
 	}
 }
 
-// runRange computes depthwise output planes [lo, hi) of (image, output channel).
+// runRange computes depthwise output planes [lo, hi) of (image, output channel), an output row
+// at a time: the row starts from the bias, and each kernel tap adds its weight times the input
+// row it reads (a contiguous run for unit strides) over the output columns whose tap lies inside
+// the input, the row staying in cache. Each output gets the taps in the order (kd, kh, kw), as
+// a loop over its window would, with FusedConv's epilogue after the last.
 func (cv *conv) runRange(in, out []kernels.Tensor, lo, hi int) {
 	x, w, y := in[0].Float32s(), in[1].Float32s(), out[0].Float32s()
-	var b []float32
+	var b, z []float32
 	if cv.bias {
 		b = in[2].Float32s()
+	}
+	if cv.sum {
+		z = in[3].Float32s()
 	}
 	g := &cv.geo
 	kv := g.kvol()
 	m := cv.groups * cv.mult
+	ow := g.out[2]
 	for pl := lo; pl < hi; pl++ {
 		img, oc := pl/m, pl%m
 		xc := x[(img*cv.groups+oc/cv.mult)*cv.inVol:][:cv.inVol]
@@ -416,45 +544,87 @@ func (cv *conv) runRange(in, out []kernels.Tensor, lo, hi int) {
 		if b != nil {
 			bias = b[oc]
 		}
-		i := 0
 		for od := range g.out[0] {
 			for oh := range g.out[1] {
-				for ow := range g.out[2] {
-					s := bias
-					for kz := range g.k[0] {
-						iz := od*g.s[0] - g.p[0] + kz*g.d[0]
-						if uint(iz) >= uint(g.in[0]) {
+				o := (od*g.out[1] + oh) * ow
+				yr := yp[o : o+ow]
+				fill32(yr, bias)
+				for kz := range g.k[0] {
+					iz := od*g.s[0] - g.p[0] + kz*g.d[0]
+					if uint(iz) >= uint(g.in[0]) {
+						continue
+					}
+					for ky := range g.k[1] {
+						iy := oh*g.s[1] - g.p[1] + ky*g.d[1]
+						if uint(iy) >= uint(g.in[1]) {
 							continue
 						}
-						for ky := range g.k[1] {
-							iy := oh*g.s[1] - g.p[1] + ky*g.d[1]
-							if uint(iy) >= uint(g.in[1]) {
+						xr := xc[(iz*g.in[1]+iy)*g.in[2]:][:g.in[2]]
+						for kx, wv := range wk[(kz*g.k[1]+ky)*g.k[2]:][:g.k[2]] {
+							// output columns j0..j1-1 read xr[j*s + ix] inside the row
+							ix := kx*g.d[2] - g.p[2]
+							j0, j1 := tapCols(ix, g.s[2], g.in[2], ow)
+							if j0 >= j1 {
 								continue
 							}
-							row := xc[(iz*g.in[1]+iy)*g.in[2]:][:g.in[2]]
-							wr := wk[(kz*g.k[1]+ky)*g.k[2]:][:g.k[2]]
-							ix := ow*g.s[2] - g.p[2]
-							for kx, wv := range wr {
-								if j := ix + kx*g.d[2]; uint(j) < uint(len(row)) {
-									s += wv * row[j]
+							if g.s[2] == 1 {
+								if j1-j0 >= 16 { // shorter runs are quicker in the loop
+									vec.Axpy(wv, xr[j0+ix:j1+ix], yr[j0:j1])
+									continue
 								}
+								dst := yr[j0:j1]
+								for j, v := range xr[j0+ix : j1+ix] {
+									dst[j] += float32(wv * v)
+								}
+								continue
+							}
+							src := xr[j0*g.s[2]+ix : (j1-1)*g.s[2]+ix+1]
+							dst := yr[j0:j1]
+							for j := range dst {
+								dst[j] += float32(wv * src[j*g.s[2]]) // rounded as vec.Axpy rounds
 							}
 						}
 					}
-					yp[i] = s
-					i++
+				}
+				if z != nil {
+					vec.VV(vec.Add, yr, yr, z[pl*cv.p+o:pl*cv.p+o+ow])
+				}
+				if cv.relu {
+					vec.Relu(yr, yr) // as gemm's epilogue: NaN and -0 kept
 				}
 			}
 		}
 	}
 }
 
+// tapCols is the range [j0, j1) of output columns j < n whose input column j*s + ix lies in
+// [0, in).
+func tapCols(ix, s, in, n int) (j0, j1 int) {
+	if ix < 0 {
+		j0 = (-ix + s - 1) / s
+	}
+	if in-ix > 0 {
+		j1 = min((in-ix+s-1)/s, n)
+	}
+	return j0, j1
+}
+
+// fill32 sets every element of s to v.
+func fill32(s []float32, v float32) {
+	for i := range s {
+		s[i] = v
+	}
+}
+
 func convOps() []*op {
 	return []*op{
-		{key: kernels.Key("", "Conv"), sel: selectConv, bound: boundConv, tactics: []kernels.TacticInfo{
-			{Name: "im2col", Summary: "col tiles of the unfolded input in workspace, each multiplied by the weights on the packed gemm, bias fused; tiles side by side or each product parallel", Workspace: true},
-			{Name: "gemm-1x1", Summary: "pointwise kernel: the input read in place as the gemm's B, bias fused", Workspace: true},
-			{Name: "depthwise", Summary: "group == channels: a direct loop per output plane, parallel over planes, no workspace"},
-		}},
+		{key: kernels.Key("", "Conv"), sel: selectConv, bound: boundConv, tactics: convTactics},
+		{key: kernels.Key(kernels.DomainMicrosoft, "FusedConv"), sel: selectConv, bound: boundConv, tactics: convTactics},
 	}
+}
+
+var convTactics = []kernels.TacticInfo{
+	{Name: "im2col", Summary: "col tiles of the unfolded input in workspace, each multiplied by the weights on the packed gemm, bias (and FusedConv's Z and Relu) fused; tiles side by side, or chunks unfolded by all the workers and each product parallel", Workspace: true},
+	{Name: "gemm-1x1", Summary: "pointwise kernel: the input read in place as the gemm's B, bias (and FusedConv's Z and Relu) fused", Workspace: true},
+	{Name: "depthwise", Summary: "group == channels: output rows from the bias and each tap's run of an input row, parallel over planes, no workspace"},
 }

@@ -182,6 +182,10 @@ var convCases = []convCase{
 	// several col tiles (K = 300, P = 40*41): tiles side by side and a narrower last tile
 	{x: []int64{2, 12, 40, 41}, w: []int64{7, 12, 5, 5}, pads: []int64{2, 2, 2, 2}, bias: true},
 	{x: []int64{1, 64, 20, 20}, w: []int64{33, 64, 3, 3}, pads: []int64{1, 1, 1, 1}},
+	// few output positions (a CNN's late layers): chunks unfolded by all the workers, then one
+	// parallel product each
+	{x: []int64{1, 256, 7, 7}, w: []int64{40, 256, 3, 3}, pads: []int64{1, 1, 1, 1}, bias: true},
+	{x: []int64{1, 1024, 14, 13}, w: []int64{20, 1024, 1, 1}, strides: []int64{2, 2}, bias: true},
 }
 
 func TestConv(t *testing.T) {
@@ -211,6 +215,78 @@ func TestConv(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFusedConv: com.microsoft.FusedConv is Conv, then Z added (when present), then Relu, on
+// every case and tactic, and its results do not depend on the workers either.
+func TestFusedConv(t *testing.T) {
+	r := rng(t, 9)
+	for _, c := range convCases {
+		for _, withZ := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%v/z=%v", c, withZ), func(t *testing.T) {
+				n, yshape := c.node(c.bias)
+				n.Domain, n.Op = kernels.DomainMicrosoft, "FusedConv"
+				n.Attrs = withAttr(n.Attrs, graph.Attribute{Name: "activation", Kind: graph.AttrString, String: "Relu"})
+				x, w := randF32(r, c.x...), randF32(r, c.w...)
+				in := []kernels.Tensor{x, w, {}}
+				n.Inputs = append(n.Inputs[:2], kernels.Value{})
+				var b []float32
+				if c.bias {
+					bt := randF32(r, c.w[0])
+					in[2], b = bt, bt.Float32s()
+					n.Inputs[2] = value(bt)
+				}
+				want := refConv(c, x.Float32s(), w.Float32s(), b)
+				if withZ {
+					zt := randF32(r, yshape...)
+					in = append(in, zt)
+					n.Inputs = append(n.Inputs, value(zt))
+					for i, v := range zt.Float32s() {
+						want[i] += v
+					}
+				}
+				for i, v := range want {
+					want[i] = max(v, 0)
+				}
+				got, inst := run(t, n, in...)
+				closeTo(t, want, got[0].Float32s(), 1e-4, inst.Tactic())
+				for _, workers := range []int{1, 2} {
+					inst1, err := registry.Select(n, kernels.Target{Backend: kernels.BackendCPU, Workers: workers})
+					require.NoError(t, err)
+					out := []kernels.Tensor{kernels.MustTensor(graph.Float32, yshape...)}
+					size, _ := inst1.Recipe().Size()
+					reg, keep := region(size)
+					require.NoError(t, kernels.Execute(inst1, in, out, reg, 0))
+					_ = keep[0]
+					require.Equal(t, got[0].Float32s(), out[0].Float32s(), "workers %d (%s) differ", workers, inst1.Tactic())
+				}
+				if withZ && c.bias {
+					requireNoAllocs(t, n, in...)
+				}
+			})
+		}
+	}
+	// activations other than Relu are refused; so is a Z of another shape
+	c := convCases[0]
+	n, _ := c.node(false)
+	n.Domain, n.Op = kernels.DomainMicrosoft, "FusedConv"
+	n.Attrs = withAttr(n.Attrs, graph.Attribute{Name: "activation", Kind: graph.AttrString, String: "Tanh"})
+	_, err := registry.Select(n, dev)
+	require.ErrorContains(t, err, `activation "Tanh" is not supported`)
+	n.Attrs = graph.Attributes{}
+	n.Inputs = append(n.Inputs, kernels.Value{}, kernels.Value{DType: graph.Float32, Shape: []int64{1, 4, 6, 5}})
+	_, err = registry.Select(n, dev)
+	require.ErrorContains(t, err, "Z is")
+}
+
+// withAttr is a with at added.
+func withAttr(a graph.Attributes, at graph.Attribute) graph.Attributes {
+	var list []graph.Attribute
+	for _, name := range a.Names() {
+		v, _ := a.Get(name)
+		list = append(list, v)
+	}
+	return graph.NewAttributes(append(list, at)...)
 }
 
 func TestConvTactics(t *testing.T) {

@@ -110,6 +110,10 @@ func (pl *pool) runRange(in, out []kernels.Tensor, lo, hi int) {
 	for c := lo; c < hi; c++ {
 		xc := x[c*pl.inVol : (c+1)*pl.inVol]
 		yp := y[c*pl.p : (c+1)*pl.p]
+		if pl.max {
+			pl.maxPlane(xc, yp)
+			continue
+		}
 		i := 0
 		for od := range g.out[0] {
 			for oh := range g.out[1] {
@@ -117,6 +121,47 @@ func (pl *pool) runRange(in, out []kernels.Tensor, lo, hi int) {
 					yp[i] = pl.window(xc, [3]int{od, oh, ow})
 					i++
 				}
+			}
+		}
+	}
+}
+
+// maxPlane max-pools one plane: each output the max (Go's, which keeps NaN and has no branch)
+// over the window's taps inside the input, -Inf where there are none. Each window's tap ranges
+// are clipped to the input once, rather than every tap tested as window does.
+func (pl *pool) maxPlane(xc, yp []float32) {
+	g := &pl.geo
+	// taps is the range [k0, k1) of taps k of output o along dim d that lie inside the input
+	taps := func(d, o int) (k0, k1, i0 int) {
+		i0 = o*g.s[d] - g.p[d]
+		k0, k1 = 0, g.k[d]
+		for k0 < k1 && i0+k0*g.d[d] < 0 {
+			k0++
+		}
+		for k1 > k0 && i0+(k1-1)*g.d[d] >= g.in[d] {
+			k1--
+		}
+		return k0, k1, i0
+	}
+	inf := float32(math.Inf(-1))
+	i := 0
+	for od := range g.out[0] {
+		z0, z1, iz := taps(0, od)
+		for oh := range g.out[1] {
+			y0, y1, iy := taps(1, oh)
+			for ow := range g.out[2] {
+				x0, x1, ix := taps(2, ow)
+				m := inf
+				for kz := z0; kz < z1; kz++ {
+					for ky := y0; ky < y1; ky++ {
+						row := xc[((iz+kz*g.d[0])*g.in[1]+iy+ky*g.d[1])*g.in[2]:][:g.in[2]]
+						for kx := x0; kx < x1; kx++ {
+							m = max(m, row[ix+kx*g.d[2]])
+						}
+					}
+				}
+				yp[i] = m
+				i++
 			}
 		}
 	}

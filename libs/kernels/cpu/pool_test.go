@@ -78,6 +78,13 @@ func TestPool(t *testing.T) {
 	x := f32([]int64{1, 1, 5}, []float32{1, 5, 2, 4, 3})
 	got := out1(t, node("MaxPool", kernels.Attrs("kernel_shape", []int64{2}, "strides", []int64{2}, "ceil_mode", 1), []kernels.Tensor{x}, kernels.Value{DType: graph.Float32, Shape: []int64{1, 1, 3}}), x)
 	require.Equal(t, []float32{5, 4, 3}, got.Float32s())
+	// a NaN in a window is its max, wherever it falls in the window
+	nan := float32(math.NaN())
+	x = f32([]int64{1, 1, 6}, []float32{1, nan, 2, 4, nan, 3})
+	got = out1(t, node("MaxPool", kernels.Attrs("kernel_shape", []int64{2}, "strides", []int64{2}), []kernels.Tensor{x}, kernels.Value{DType: graph.Float32, Shape: []int64{1, 1, 3}}), x)
+	ys := got.Float32s()
+	require.True(t, ys[0] != ys[0] && ys[2] != ys[2], "%v", ys)
+	require.Equal(t, float32(4), ys[1])
 }
 
 func TestGlobalPool(t *testing.T) {

@@ -262,13 +262,10 @@ func unaryF32(op unOp, z, x []float32, a float32) bool {
 			z[i] = float32(math.Abs(float64(v)))
 		}
 	case uRelu:
-		for i, v := range x {
-			if v > 0 {
-				z[i] = v
-			} else {
-				z[i] = 0 * v // keeps NaN
-			}
-		}
+		// vec.Relu keeps NaN and has no branch: with a branch on the sign, which random-signed
+		// activations mispredict half the time, Relu took 5-6 ns an element (a CNN's Relus were
+		// a seventh of its run on one core)
+		vec.Relu(z, x)
 	case uSqrt:
 		for i, v := range x {
 			z[i] = float32(math.Sqrt(float64(v)))

@@ -85,7 +85,7 @@ func TestRunMatchesNaive(t *testing.T) {
 								p := NewPlan(m, n, k, layout, workers)
 								ws := randSlice(r, p.WorkspaceFloats())
 								require.LessOrEqual(t, int64(len(ws)), Workspace(int64(m), int64(n), int64(k), layout, workers))
-								p.run(kern, a, b, src, nil, got, ldc, 0.5, acc, ws)
+								p.run(kern, a, b, src, tileOps{}, got, ldc, 0.5, acc, ws)
 								for i := range want {
 									require.InDelta(t, want[i], got[i], 1e-4*math.Max(1, math.Abs(float64(want[i]))), "element %d (acc %v)", i, acc)
 								}
@@ -130,6 +130,115 @@ func TestRunBiasMatchesBiasThenRun(t *testing.T) {
 	p := NewPlan(2, 3, 1, RowMajor, 1)
 	require.Panics(t, func() {
 		p.RunBias(Mat{Data: make([]float32, 2), Ld: 1}, Mat{Data: make([]float32, 3), Ld: 3}, nil, make([]float32, 2), make([]float32, 6), 3, 1, nil)
+	})
+}
+
+// RunRowBias gives exactly C's rows set to their bias and then Run with acc, whatever the
+// layout, workers and swapping; with K = 0 it sets C to the bias.
+func TestRunRowBiasMatchesBiasThenRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, s := range [][3]int{{1, 16, 3}, {13, 65, 300}, {128, 768, 300}, {40, 1100, 70}, {64, 49, 600}, {5, 7, 0}} {
+		for _, layout := range []Layout{RowMajor, Transposed} {
+			for _, workers := range []int{1, 3, 12} {
+				for _, swap := range []bool{false, true} {
+					if swap && (layout != Transposed || workers == 1) {
+						continue
+					}
+					m, n, k := s[0], s[1], s[2]
+					a := Mat{Data: randSlice(r, m*max(k, 1)), Ld: max(k, 1)}
+					b := Mat{Data: randSlice(r, k*n+1), Ld: n}
+					if layout == Transposed {
+						b = Mat{Data: randSlice(r, n*max(k, 1)), Ld: max(k, 1), Trans: true}
+					}
+					bias := randSlice(r, m)
+					ldc := n + 1
+					want, got := randSlice(r, m*ldc), randSlice(r, m*ldc)
+					p := newPlan(m, n, k, layout, workers, swap)
+					ws := make([]float32, p.WorkspaceFloats())
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							want[i*ldc+j] = bias[i]
+						}
+					}
+					p.Run(a, b, nil, want, ldc, 0.5, true, ws)
+					p.RunRowBias(a, b, nil, bias, got, ldc, 0.5, ws)
+					for i := 0; i < m; i++ {
+						require.Equal(t, want[i*ldc:i*ldc+n], got[i*ldc:i*ldc+n], "%v layout %d workers %d swap %v row %d", s, layout, workers, swap, i)
+					}
+				}
+			}
+		}
+	}
+	p := NewPlan(2, 3, 1, RowMajor, 1)
+	require.Panics(t, func() {
+		p.RunRowBias(Mat{Data: make([]float32, 2), Ld: 1}, Mat{Data: make([]float32, 3), Ld: 3}, nil, make([]float32, 1), make([]float32, 6), 3, 1, nil)
+	})
+}
+
+// RunEpilogue gives exactly C set to Add plus the row bias, Run with acc, then Relu over the
+// whole of C, whatever the layout, workers and swapping, with K = 0 too.
+func TestRunEpilogueMatchesThenEpilogue(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, s := range [][3]int{{1, 16, 3}, {13, 65, 300}, {128, 768, 300}, {64, 49, 600}, {5, 7, 0}} {
+		for _, layout := range []Layout{RowMajor, Transposed} {
+			for _, workers := range []int{1, 3, 12} {
+				for _, swap := range []bool{false, true} {
+					if swap && (layout != Transposed || workers == 1) {
+						continue
+					}
+					for _, epi := range []struct{ add, relu, bias bool }{{true, true, true}, {false, true, false}, {true, false, true}, {true, true, false}} {
+						m, n, k := s[0], s[1], s[2]
+						a := Mat{Data: randSlice(r, m*max(k, 1)), Ld: max(k, 1)}
+						b := Mat{Data: randSlice(r, k*n+1), Ld: n}
+						if layout == Transposed {
+							b = Mat{Data: randSlice(r, n*max(k, 1)), Ld: max(k, 1), Trans: true}
+						}
+						var bias []float32
+						if epi.bias {
+							bias = randSlice(r, m)
+						}
+						ldc := n + 1
+						var e Epilogue
+						if epi.add {
+							e.Add = randSlice(r, m*ldc)
+						}
+						e.Relu = epi.relu
+						want, got := randSlice(r, m*ldc), randSlice(r, m*ldc)
+						p := newPlan(m, n, k, layout, workers, swap)
+						ws := make([]float32, p.WorkspaceFloats())
+						// the sums start from Add plus the row's bias, then Relu
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								switch {
+								case e.Add != nil && bias != nil:
+									want[i*ldc+j] = e.Add[i*ldc+j] + bias[i]
+								case e.Add != nil:
+									want[i*ldc+j] = e.Add[i*ldc+j]
+								case bias != nil:
+									want[i*ldc+j] = bias[i]
+								}
+							}
+						}
+						p.Run(a, b, nil, want, ldc, 0.5, e.Add != nil || bias != nil, ws)
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								if e.Relu && want[i*ldc+j] < 0 {
+									want[i*ldc+j] = 0
+								}
+							}
+						}
+						p.RunEpilogue(a, b, nil, bias, e, got, ldc, 0.5, ws)
+						for i := 0; i < m; i++ {
+							require.Equal(t, want[i*ldc:i*ldc+n], got[i*ldc:i*ldc+n], "%v layout %d workers %d swap %v %+v row %d", s, layout, workers, swap, epi, i)
+						}
+					}
+				}
+			}
+		}
+	}
+	p := NewPlan(2, 3, 1, RowMajor, 1)
+	require.Panics(t, func() {
+		p.RunEpilogue(Mat{Data: make([]float32, 2), Ld: 1}, Mat{Data: make([]float32, 3), Ld: 3}, nil, nil, Epilogue{Add: make([]float32, 5)}, make([]float32, 6), 3, 1, nil)
 	})
 }
 

@@ -250,6 +250,10 @@ func For(n, grain, slots int, body Body) {
 	if grain < 1 {
 		grain = 1
 	}
+	if simOn {
+		simFor(n, grain, slots, body)
+		return
+	}
 	chunks := (n + grain - 1) / grain
 	extra := min(slots, chunks, Helpers()+1) - 1
 	var start time.Time

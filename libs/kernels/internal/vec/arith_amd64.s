@@ -206,3 +206,44 @@ divSV_loop:
 divSV_done:
 	VZEROUPPER
 	RET
+
+// func axpyVS(y, x *float32, a float32, n int): y += a * x, multiplied then added (two
+// roundings, as Go's y[i] += a*x[i] is), 8 lanes at a time.
+TEXT ·axpyVS(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	VBROADCASTSS a+16(FP), Y1
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JEQ axpyVS_done
+axpyVS_loop:
+	VMULPS (SI), Y1, Y0
+	VADDPS (DI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ axpyVS_loop
+axpyVS_done:
+	VZEROUPPER
+	RET
+
+// func reluV(z, x *float32, n int): z = x < 0 ? 0 : x (VMAXPS with 0 first: NaN and -0 are
+// kept), 8 lanes at a time.
+TEXT ·reluV(SB), NOSPLIT, $0-24
+	MOVQ z+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	SHRQ $3, CX
+	JEQ reluV_done
+reluV_loop:
+	VMAXPS (SI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ reluV_loop
+reluV_done:
+	VZEROUPPER
+	RET

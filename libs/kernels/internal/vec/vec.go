@@ -92,11 +92,34 @@ func Dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// Axpy sets y[i] += a*x[i] (len(x) >= len(y)).
+// Axpy sets y[i] += a*x[i] (len(x) >= len(y)): a product then a sum, two roundings, in the
+// assembly's 8 lanes as in the Go loop of the tail, so an element's bits do not depend on
+// where it falls.
 func Axpy(a float32, x, y []float32) {
 	x = x[:len(y)]
-	for i, v := range x {
-		y[i] += a * v
+	n := bulk(len(y))
+	if n > 0 {
+		axpy(y[:n], x[:n], a)
+	}
+	for i := n; i < len(y); i++ {
+		y[i] += float32(a * x[i]) // the conversion rounds the product: never fused
+	}
+}
+
+// Relu sets z[i] = 0 where x[i] < 0, else x[i] (len(x) >= len(z)): NaN stays NaN and -0
+// stays -0, in the assembly's lanes as in the tail.
+func Relu(z, x []float32) {
+	x = x[:len(z)]
+	n := bulk(len(z))
+	if n > 0 {
+		relu(z[:n], x[:n])
+	}
+	for i := n; i < len(z); i++ {
+		v := x[i]
+		if v < 0 {
+			v = 0
+		}
+		z[i] = v
 	}
 }
 

@@ -90,6 +90,16 @@ func subSV(z *float32, s float32, y *float32, n int)
 //go:noescape
 func divSV(z *float32, s float32, y *float32, n int)
 
+//go:noescape
+func axpyVS(y, x *float32, a float32, n int)
+
+func axpy(y, x []float32, a float32) { axpyVS(unsafe.SliceData(y), unsafe.SliceData(x), a, len(y)) }
+
+//go:noescape
+func reluV(z, x *float32, n int)
+
+func relu(z, x []float32) { reluV(unsafe.SliceData(z), unsafe.SliceData(x), len(z)) }
+
 func vv(op Op, z, x, y []float32) {
 	zp, xp, yp := unsafe.SliceData(z), unsafe.SliceData(x), unsafe.SliceData(y)
 	switch op {

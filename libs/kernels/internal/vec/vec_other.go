@@ -16,6 +16,8 @@ func geluV(dst, src []float32)                              { panic("unreachable
 
 func vv(op Op, z, x, y []float32)                   { panic("unreachable") }
 func vs(op Op, z, x []float32, s float32)           { panic("unreachable") }
+func axpy(y, x []float32, a float32)                { panic("unreachable") }
+func relu(z, x []float32)                           { panic("unreachable") }
 func sv(op Op, z []float32, s float32, y []float32) { panic("unreachable") }
 
 func sums(x []float32) (float64, float64)         { panic("unreachable") }

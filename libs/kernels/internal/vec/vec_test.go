@@ -123,6 +123,25 @@ func TestFunctions(t *testing.T) {
 	}
 }
 
+func TestRelu(t *testing.T) {
+	nan, negZero := float32(math.NaN()), float32(math.Copysign(0, -1))
+	x := []float32{1, -1, 0, negZero, nan, float32(math.Inf(-1)), float32(math.Inf(1)), -2.5, 3, -1e-40, 1e-40, nan, -7}
+	for _, n := range []int{len(x), 8, 5} { // bulk and tail, tail alone
+		z := make([]float32, n)
+		Relu(z, x)
+		for i, v := range x[:n] {
+			switch {
+			case v != v:
+				require.True(t, z[i] != z[i], "NaN at %d", i)
+			case v < 0:
+				require.Equal(t, math.Float32bits(0), math.Float32bits(z[i]), "%v at %d", v, i)
+			default:
+				require.Equal(t, math.Float32bits(v), math.Float32bits(z[i]), "%v at %d", v, i)
+			}
+		}
+	}
+}
+
 func TestDotAxpy(t *testing.T) {
 	a := []float32{1, 2, 3, 4, 5}
 	b := []float32{2, 3, 4, 5, 6, 7}
@@ -130,6 +149,21 @@ func TestDotAxpy(t *testing.T) {
 	y := []float32{1, 1, 1}
 	Axpy(2, a, y)
 	require.Equal(t, []float32{3, 5, 7}, y)
+	// the assembly's lanes give the Go loop's bits (a product, then a sum)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{7, 8, 9, 64, 101} {
+		x, y := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], y[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+		}
+		s := float32(r.NormFloat64())
+		want := append([]float32(nil), y...)
+		for i := range want {
+			want[i] += float32(s * x[i])
+		}
+		Axpy(s, x, y)
+		require.Equal(t, want, y, "n %d", n)
+	}
 }
 
 func BenchmarkExp(b *testing.B) {
