@@ -446,6 +446,7 @@ func (cv *conv) im2col(x, col []float32, p0, cols, r0, r1 int) {
 				switch {
 				case s2 == 1 && len(d) < 16:
 					sr = sr[:len(d)]
+					//lint:ignore S1001 a run this short is copied inline: copy's call to memmove costs more than the run
 					for t, v := range sr {
 						d[t] = v
 					}
