@@ -222,8 +222,8 @@ func TestConvOwnLaunches(t *testing.T) {
 			require.Equal(t, c.grid, recs[0].grid, c.spec)
 		}
 		if specs[c.spec].bias {
-			require.Len(t, recs, 2, "%s: own, then the bias after cuDNN", c.spec)
-			require.Equal(t, "carve_conv_bias_"+dtName(c.dt), recs[1].kernel)
+			require.Len(t, recs, 2, "%s: own, then the epilogue after cuDNN", c.spec)
+			require.Equal(t, "carve_conv_epilogue_"+dtName(c.dt), recs[1].kernel)
 		} else {
 			require.Len(t, recs, 1, c.spec)
 		}
