@@ -89,6 +89,7 @@ var convTactics = []kernels.TacticInfo{
 func convOps() []*op {
 	return []*op{
 		{key: kernels.Key("", "Conv"), tactics: convTactics, sel: selectConvFamily(false), bound: boundConvFamily(false)},
+		{key: kernels.Key(kernels.DomainMicrosoft, "FusedConv"), tactics: convTactics, sel: selectConvFamily(false), bound: boundConvFamily(false)},
 		convTransposeOp(),
 	}
 }
