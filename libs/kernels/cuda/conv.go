@@ -11,18 +11,20 @@ import (
 // Conv and ConvTranspose (convtranspose.go): ONNX's, 1-D and 2-D (a 1-D node runs as 2-D with
 // height 1), with group (depthwise included), strides, dilations, explicit and auto pads,
 // ConvTranspose's output_padding and output_shape, and an optional bias, on float32, float16 and
-// bfloat16. The node checks and the output arithmetic are the CPU's (kernels.CheckConv,
-// kernels.CheckConvTranspose, graph.Window). Two tactics:
+// bfloat16; and onnxruntime's com.microsoft.FusedConv, a Conv with an optional Z of the output's
+// shape added and activation "Relu" or none (what graph/rewrite's conv-relu fusion makes), with
+// Conv's tactics and workspace. The node checks and the output arithmetic are the CPU's
+// (kernels.CheckConv, kernels.CheckConvTranspose, graph.Window). Two tactics:
 //
 //   - "cudnn": cuDNN 9, loaded at run time with dlopen (cudnn_cuda.go): cudnnConvolutionForward
 //     for Conv, cudnnConvolutionBackwardData for ConvTranspose (a transposed convolution is the
 //     adjoint of the forward convolution from its output to its input, with the same weights),
-//     then the bias by carve_conv_bias_*. Selected for every node cuDNN can describe (cudnnDesc):
+//     then the epilogue (bias, FusedConv's Z and Relu) by carve_conv_epilogue_*. Selected for every node cuDNN can describe (cudnnDesc):
 //     pads equal at both ends of each dim, or whose extra end pad no window reaches; tensors
 //     below 2^31 elements; bfloat16 on sm_80 and newer.
 //   - "own": kernels of ours (csrc/conv.cu), which need no library and no workspace: an implicit
 //     GEMM (float32 FMAs; tensor cores for float16 and bfloat16) or, for a depthwise Conv, a
-//     direct loop, the bias fused. Selected for the nodes cuDNN cannot describe, and run by the
+//     direct loop, the epilogue (bias, Z, Relu) fused in the store. Selected for the nodes cuDNN cannot describe, and run by the
 //     cudnn tactic whenever cuDNN does not load, fails to plan the node, or has no algorithm that
 //     fits the workspace carved (Label says which ran).
 //
@@ -79,14 +81,15 @@ var (
 
 var convTactics = []kernels.TacticInfo{
 	{Name: convTacticCudnn, Workspace: true,
-		Summary: "cuDNN 9 loaded at run time, the fastest algorithm whose workspace fits min(im2col size, --workspace-cap); bias by a kernel of ours; our kernels when cuDNN is missing"},
+		Summary: "cuDNN 9 loaded at run time, the fastest algorithm whose workspace fits min(im2col size, --workspace-cap); bias (and FusedConv's Z and Relu) by a kernel of ours; our kernels when cuDNN is missing"},
 	{Name: convTacticOwn,
-		Summary: "implicit GEMM of ours (float32 FMAs, tensor cores for 16-bit types) or a direct depthwise loop, bias fused, no workspace: nodes cuDNN cannot describe"},
+		Summary: "implicit GEMM of ours (float32 FMAs, tensor cores for 16-bit types) or a direct depthwise loop, bias (and FusedConv's Z and Relu) fused, no workspace: nodes cuDNN cannot describe"},
 }
 
 func convOps() []*op {
 	return []*op{
 		{key: kernels.Key("", "Conv"), tactics: convTactics, sel: selectConvFamily(false), bound: boundConvFamily(false)},
+		{key: kernels.Key(kernels.DomainMicrosoft, "FusedConv"), tactics: convTactics, sel: selectConvFamily(false), bound: boundConvFamily(false)},
 		convTransposeOp(),
 	}
 }
@@ -104,6 +107,7 @@ type convGeo struct {
 	padT, padL         int64 // begin pads (top, left)
 	padB, padR         int64 // end pads
 	bias               bool
+	sum, relu          bool  // FusedConv's epilogue: Z (input 3) added, then Relu
 	ehk, ewk           int64 // the dilated kernel's extent
 	cg, mg             int64 // input and output channels per group
 	inImg, outImg, wts int64 // elements of one input image, one output image, the weights
@@ -112,7 +116,7 @@ type convGeo struct {
 // newConvGeo normalizes a checked node's geometry to two spatial dims.
 func newConvGeo(g kernels.ConvGeom, dt graph.DType, transpose bool) (convGeo, error) {
 	cv := convGeo{transpose: transpose, dt: dt, n: g.N, c: g.C, m: g.M, groups: g.Group, bias: g.Bias,
-		ih: 1, oh: 1, kh: 1, sh: 1, dh: 1}
+		sum: g.Sum, relu: g.Relu, ih: 1, oh: 1, kh: 1, sh: 1, dh: 1}
 	switch len(g.In) {
 	case 1:
 	case 2:
@@ -148,14 +152,27 @@ func (g *convGeo) limits() error {
 	return nil
 }
 
-// params are the own kernels' parameters after the four pointers (csrc/conv.cu CONV_PARAMS).
-func (g *convGeo) params() []param {
-	bias := nullp()
+// epilogueParams are the epilogue's operands: the bias and Z pointers (null when absent) and
+// the Relu flag.
+func (g *convGeo) epilogueParams() (bias, z, relu param) {
+	bias, z, relu = nullp(), nullp(), i32p(0)
 	if g.bias {
 		bias = inp(2)
 	}
-	return []param{inp(0), inp(1), bias, outp(0), i64p(g.n), pack32(g.c, g.m), pack32(g.ih, g.iw), pack32(g.oh, g.ow),
-		pack32(g.kh, g.kw), pack32(g.sh, g.sw), pack32(g.padT, g.padL), pack32(g.dh, g.dw), pack32(g.cg, g.mg)}
+	if g.sum {
+		z = inp(3)
+	}
+	if g.relu {
+		relu = i32p(1)
+	}
+	return bias, z, relu
+}
+
+// params are the own kernels' parameters: x, w, the bias, Z, y, then csrc/conv.cu CONV_PARAMS.
+func (g *convGeo) params() []param {
+	bias, z, relu := g.epilogueParams()
+	return []param{inp(0), inp(1), bias, z, outp(0), i64p(g.n), pack32(g.c, g.m), pack32(g.ih, g.iw), pack32(g.oh, g.ow),
+		pack32(g.kh, g.kw), pack32(g.sh, g.sw), pack32(g.padT, g.padL), pack32(g.dh, g.dw), pack32(g.cg, g.mg), relu}
 }
 
 // Own kernels' tiles (csrc/conv.cu): 64 output channels by 64 output positions a block.
@@ -190,14 +207,16 @@ func (g *convGeo) ownProgram(t kernels.Target) (program, error) {
 	return program{{kernel: name, grid: grid, block: block, params: g.params()}}, nil
 }
 
-// biasProgram adds the bias to the output cuDNN wrote: carve_conv_bias_*; nil without a bias.
-func (g *convGeo) biasProgram(t kernels.Target) program {
-	if !g.bias {
+// epilogueProgram finishes the output cuDNN wrote: the bias, FusedConv's Z, Relu, by
+// carve_conv_epilogue_*; nil without any of them (or for an empty output).
+func (g *convGeo) epilogueProgram(t kernels.Target) program {
+	total, hw := g.n*g.outImg, g.oh*g.ow
+	if !g.bias && !g.sum && !g.relu || total == 0 {
 		return nil
 	}
-	total, hw := g.n*g.outImg, g.oh*g.ow
-	return program{{kernel: "carve_conv_bias_" + dtName(g.dt), grid: grid1(total, 1, t), block: block1,
-		params: []param{outp(0), inp(2), i64p(total), i64p(g.m), i64p(hw)}}}
+	bias, z, relu := g.epilogueParams()
+	return program{{kernel: "carve_conv_epilogue_" + dtName(g.dt), grid: grid1(total, 1, t), block: block1,
+		params: []param{outp(0), bias, z, i64p(total), i64p(g.m), i64p(hw), relu}}}
 }
 
 // convDesc is a convolution as cuDNN is told it: always the forward convolution x -> y with
@@ -263,16 +282,17 @@ func (g *convGeo) policyBytes() (int64, error) {
 }
 
 // convCall is the cudnn tactic's step: the convolution through cuDNN, or own's launches when
-// cuDNN cannot run it (cudnn_cuda.go), then bias's.
+// cuDNN cannot run it (cudnn_cuda.go), then the epilogue's.
 type convCall struct {
 	label string // the node, for messages
 	desc  convDesc
 	own   program // the own tactic's launches
-	bias  program // carve_conv_bias_* after cuDNN; nil without a bias
+	epi   program // carve_conv_epilogue_* after cuDNN; nil without a bias, Z or Relu
+	sum   bool    // the node has FusedConv's Z (input 3), which measuring gives scratch
 }
 
 // programs are the launches the step may make, for the tests that check launches.
-func (c *convCall) programs() []program { return []program{c.own, c.bias} }
+func (c *convCall) programs() []program { return []program{c.own, c.epi} }
 
 func selectConvFamily(transpose bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
@@ -312,7 +332,7 @@ func selectConvFamily(transpose bool) func(n *kernels.Node, t kernels.Target) (p
 			label = n.Name + ":" + n.Op
 		}
 		p := plan{tactic: convTacticCudnn, measured: convPart,
-			prog: program{{call: &convCall{label: label, desc: d, own: own, bias: geo.biasProgram(t)}}}}
+			prog: program{{call: &convCall{label: label, desc: d, own: own, epi: geo.epilogueProgram(t), sum: geo.sum}}}}
 		if d.WsCap > 0 {
 			p.parts = []alloc.Part{{Name: convPart, Size: d.WsCap}}
 		}

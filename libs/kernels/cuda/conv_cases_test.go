@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,15 +12,22 @@ import (
 	"carve.dev/libs/kernels"
 )
 
-// convSpec is a Conv or ConvTranspose case: input x, weights w, output y, attributes, bias.
+// convSpec is a Conv, ConvTranspose or com.microsoft.FusedConv case: input x, weights w, output
+// y, attributes, bias; for FusedConv, Z (input 3) and the activation ("Relu" or none).
 type convSpec struct {
 	name      string
 	transpose bool
 	x, w, y   []int64
 	attrs     []any
 	bias      bool
+	fused     bool
+	z         bool
+	act       string
 	tactic    string // the tactic Select must take on an H200
 }
+
+// epilogue reports whether the cudnn tactic runs carve_conv_epilogue_* after cuDNN.
+func (c convSpec) epilogue() bool { return c.bias || c.z || c.act != "" }
 
 // convSpecs are the convolution cases: 1-D and 2-D, groups and depthwise, strides, dilations,
 // explicit, asymmetric and auto pads, bias or none, several tiles and inner slices of the
@@ -55,23 +63,42 @@ func convSpecs() []convSpec {
 		{name: "t2d-depthwise-stride2", transpose: true, x: []int64{1, 4, 5, 5}, w: []int64{4, 1, 3, 3}, y: []int64{1, 4, 11, 11}, attrs: []any{"strides", []int64{2, 2}, "group", 4}, bias: true, tactic: cu},
 		{name: "t2d-tiles", transpose: true, x: []int64{2, 24, 9, 9}, w: []int64{24, 70, 3, 3}, y: []int64{2, 70, 17, 17}, attrs: []any{"pads", []int64{1, 1, 1, 1}, "strides", []int64{2, 2}}, tactic: cu},
 		{name: "t1d-stride3-outpad2", transpose: true, x: []int64{2, 4, 10}, w: []int64{4, 3, 5}, y: []int64{2, 3, 32}, attrs: []any{"strides", []int64{3}, "pads", []int64{1, 1}, "output_padding", []int64{2}}, bias: true, tactic: cu},
+		// com.microsoft.FusedConv: bias or none, Z or none, Relu or no activation
+		{name: "f2d-depthwise-z-relu", fused: true, x: []int64{2, 8, 10, 10}, w: []int64{8, 1, 3, 3}, y: []int64{2, 8, 10, 10}, attrs: []any{"pads", []int64{1, 1, 1, 1}, "group", 8}, bias: true, z: true, act: "Relu", tactic: cu},
+		{name: "f2d-1x1-relu", fused: true, x: []int64{2, 16, 7, 7}, w: []int64{32, 16, 1, 1}, y: []int64{2, 32, 7, 7}, bias: true, act: "Relu", tactic: cu},
+		{name: "f2d-stride2-z-nobias", fused: true, x: []int64{1, 8, 10, 12}, w: []int64{16, 8, 3, 3}, y: []int64{1, 16, 5, 6}, attrs: []any{"pads", []int64{1, 1, 1, 1}, "strides", []int64{2, 2}}, z: true, tactic: cu},
+		{name: "f2d-tiles-stride2-relu-nobias", fused: true, x: []int64{2, 30, 17, 17}, w: []int64{70, 30, 3, 3}, y: []int64{2, 70, 9, 9}, attrs: []any{"pads", []int64{1, 1, 1, 1}, "strides", []int64{2, 2}}, act: "Relu", tactic: cu},
+		{name: "f2d-pads-asym-z-relu", fused: true, x: []int64{1, 3, 8, 8}, w: []int64{5, 3, 3, 3}, y: []int64{1, 5, 8, 8}, attrs: []any{"pads", []int64{0, 1, 2, 1}}, bias: true, z: true, act: "Relu", tactic: own},
 	}
 }
 
 // conv16 are the specs the 16-bit types also run (each tactic, both ops, the tensor-core tiles).
 var conv16 = map[string]bool{"2d-pad1-bias": true, "2d-group2": true, "2d-depthwise": true, "2d-pads-asym": true, "2d-tiles": true,
-	"1d-pad2-bias": true, "t2d-stride2-outpad1": true, "t2d-output-shape": true, "t2d-tiles": true, "t1d-stride3-outpad2": true}
+	"1d-pad2-bias": true, "t2d-stride2-outpad1": true, "t2d-output-shape": true, "t2d-tiles": true, "t1d-stride3-outpad2": true,
+	"f2d-depthwise-z-relu": true, "f2d-1x1-relu": true, "f2d-stride2-z-nobias": true, "f2d-tiles-stride2-relu-nobias": true, "f2d-pads-asym-z-relu": true}
 
 func (c convSpec) node(dt graph.DType) kernels.Node {
-	op := "Conv"
-	if c.transpose {
+	domain, op, attrs := "", "Conv", c.attrs
+	switch {
+	case c.transpose:
 		op = "ConvTranspose"
+	case c.fused:
+		domain, op = kernels.DomainMicrosoft, "FusedConv"
+		if c.act != "" {
+			attrs = append(slices.Clone(attrs), "activation", c.act)
+		}
 	}
 	in := []kernels.Value{v(dt, c.x...), v(dt, c.w...)}
-	if c.bias {
+	switch {
+	case c.bias:
 		in = append(in, v(dt, c.y[1]))
+	case c.z:
+		in = append(in, none)
 	}
-	return nd("", op, kernels.Attrs(c.attrs...), in, v(dt, c.y...))
+	if c.z {
+		in = append(in, v(dt, c.y...))
+	}
+	return nd(domain, op, kernels.Attrs(attrs...), in, v(dt, c.y...))
 }
 
 // convCases are convSpecs as kcases: float32 all, float16 and bfloat16 the conv16 ones (the CPU
@@ -84,8 +111,11 @@ func convCases() []kcase {
 				continue
 			}
 			op := "Conv-"
-			if c.transpose {
+			switch {
+			case c.transpose:
 				op = "ConvT-"
+			case c.fused:
+				op = "FusedConv-"
 			}
 			cs = append(cs, kcase{name: op + c.name + "/" + dtTag(dt), node: c.node(dt), kind: "conv", cpuF32: dt != graph.Float32})
 		}
@@ -189,7 +219,7 @@ func capString(t kernels.Target) string {
 
 // The own programs are the ones their kernels take: the depthwise kernel for group == C, the
 // SIMT product for float32 and the tensor-core one for the 16-bit types, a block per 64 x 64 tile
-// of each group, and the cudnn tactic's bias after cuDNN.
+// of each group, and the cudnn tactic's epilogue after cuDNN (bias, FusedConv's Z and Relu).
 func TestConvOwnLaunches(t *testing.T) {
 	reg, err := Registry()
 	require.NoError(t, err)
@@ -206,6 +236,9 @@ func TestConvOwnLaunches(t *testing.T) {
 		{spec: "2d-depthwise", dt: graph.Float32, kernel: "carve_conv_dw_f32", block: 256},
 		{spec: "t2d-group2-stride2", dt: graph.Float32, kernel: "carve_convt_simt_f32", grid: Dim3{X: 2, Y: 1, Z: 2}, block: 256},
 		{spec: "t2d-depthwise-stride2", dt: graph.Float16, kernel: "carve_convt_wmma_f16", grid: Dim3{X: 2, Y: 1, Z: 4}, block: 128},
+		{spec: "f2d-depthwise-z-relu", dt: graph.Float16, kernel: "carve_conv_dw_f16", block: 256},
+		{spec: "f2d-stride2-z-nobias", dt: graph.Float32, kernel: "carve_conv_simt_f32", grid: Dim3{X: 1, Y: 1, Z: 1}, block: 256},
+		{spec: "f2d-tiles-stride2-relu-nobias", dt: graph.BFloat16, kernel: "carve_conv_wmma_bf16", grid: Dim3{X: (2*9*9 + 63) / 64, Y: 2, Z: 1}, block: 128},
 	}
 	specs := map[string]convSpec{}
 	for _, c := range convSpecs() {
@@ -221,9 +254,9 @@ func TestConvOwnLaunches(t *testing.T) {
 		if c.grid.X > 0 {
 			require.Equal(t, c.grid, recs[0].grid, c.spec)
 		}
-		if specs[c.spec].bias {
-			require.Len(t, recs, 2, "%s: own, then the bias after cuDNN", c.spec)
-			require.Equal(t, "carve_conv_bias_"+dtName(c.dt), recs[1].kernel)
+		if sp := specs[c.spec]; sp.epilogue() {
+			require.Len(t, recs, 2, "%s: own, then the epilogue after cuDNN", c.spec)
+			require.Equal(t, "carve_conv_epilogue_"+dtName(c.dt), recs[1].kernel)
 		} else {
 			require.Len(t, recs, 1, c.spec)
 		}

@@ -596,7 +596,8 @@ func goChoices(cs []C.carve_dnn_choice) []dnnChoice {
 // call queues the convolution on s: cuDNN with the fastest choice that fits the "cudnn" part
 // carved (none when the Recipe has no part: only algorithms that need no workspace), or the own
 // kernels when that is what fits, when cuDNN cannot run it, or when a capture is under way and
-// the choice has not run outside one yet (a plan is only made outside a capture); then the bias.
+// the choice has not run outside one yet (a plan is only made outside a capture); then the
+// epilogue (bias, FusedConv's Z, Relu).
 func (c *convCall) call(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Workspace) error {
 	dev, err := acuda.StreamDevice(s)
 	if err != nil {
@@ -661,7 +662,7 @@ func (c *convCall) call(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Work
 	if !capturing {
 		r.warm[i].Store(true)
 	}
-	return c.bias.exec(s, in, out, ws, nil)
+	return c.epi.exec(s, in, out, ws, nil)
 }
 
 // need is what the convolution needs of its "cudnn" part on b's device: the workspace of its
@@ -699,8 +700,8 @@ const convTimedRuns = 3
 
 // measurePlan returns c's plan on b's device ranked by measurement, once: cuDNN's Find runs
 // every algorithm that fits the declared workspace on scratch buffers of the node's shapes,
-// and the own kernels are timed on the same buffers (the bias kernel's time added to cuDNN's
-// choices, which need it after them). The scratch is allocated here and freed before it
+// and the own kernels are timed on the same buffers (the epilogue kernel's time added to
+// cuDNN's choices, which need it after them). The scratch is allocated here and freed before it
 // returns; when it would take more than a quarter of the device's free memory, or a step fails,
 // the heuristic's ranking stays.
 func measurePlan(b *Backend, c *convCall) *dnnPlan {
@@ -753,11 +754,15 @@ func measureChoices(dev *acuda.Device, p *dnnPlan, c *convCall) ([]dnnChoice, er
 	if d.Backward {
 		bBytes = int64(d.C) * es
 	}
+	zBytes := int64(0) // FusedConv's Z, the (forward) output's shape
+	if c.sum {
+		zBytes = yBytes
+	}
 	free, _, err := dev.MemInfo()
 	if err != nil {
 		return nil, err
 	}
-	if total := xBytes + yBytes + wBytes + bBytes + d.WsCap; total > free/4 {
+	if total := xBytes + yBytes + wBytes + bBytes + zBytes + d.WsCap; total > free/4 {
 		return nil, fmt.Errorf("measuring needs %d bytes of scratch, %d are free", total, free)
 	}
 	sc := &scratch{dev: dev}
@@ -767,12 +772,12 @@ func measureChoices(dev *acuda.Device, p *dnnPlan, c *convCall) ([]dnnChoice, er
 		return nil, err
 	}
 	defer dev.DestroyStream(s)
-	var x, w, y, bias, ws alloc.Ptr
+	var x, w, y, bias, z, ws alloc.Ptr
 	for _, a := range []struct {
 		p    *alloc.Ptr
 		n    int64
 		zero bool
-	}{{&x, xBytes, true}, {&w, wBytes, true}, {&y, yBytes, true}, {&bias, bBytes, true}, {&ws, d.WsCap, false}} {
+	}{{&x, xBytes, true}, {&w, wBytes, true}, {&y, yBytes, true}, {&bias, bBytes, true}, {&z, zBytes, c.sum}, {&ws, d.WsCap, false}} {
 		if *a.p, err = sc.alloc(a.n); err != nil {
 			return nil, err
 		}
@@ -798,24 +803,24 @@ func measureChoices(dev *acuda.Device, p *dnnPlan, c *convCall) ([]dnnChoice, er
 		return nil, err
 	}
 	choices := goChoices(res[:n])
-	// the node's tensors over the scratch: input, weights, bias; output
+	// the node's tensors over the scratch: input, weights, bias, Z; output
 	nodeIn, nodeOut := x, y
 	if d.Backward {
 		nodeIn, nodeOut = y, x
 	}
-	in := []kernels.Tensor{{Addr: nodeIn}, {Addr: w}, {Addr: bias}}
+	in := []kernels.Tensor{{Addr: nodeIn}, {Addr: w}, {Addr: bias}, {Addr: z}}
 	out := []kernels.Tensor{{Addr: nodeOut}}
 	ownMs, err := timeProgram(dev, s, c.own, in, out)
 	if err != nil {
 		return nil, err
 	}
-	if len(c.bias) > 0 {
-		biasMs, err := timeProgram(dev, s, c.bias, in, out)
+	if len(c.epi) > 0 {
+		epiMs, err := timeProgram(dev, s, c.epi, in, out)
 		if err != nil {
 			return nil, err
 		}
 		for i := range choices {
-			choices[i].ms += biasMs
+			choices[i].ms += epiMs
 		}
 	}
 	sort.SliceStable(choices, func(i, j int) bool { return choices[i].ms < choices[j].ms })

@@ -17,9 +17,12 @@
 //     receives under a tap: ((oy + pad - ky*dil) / stride), where that divides and lies inside.
 //   - carve_conv_dw_*: group == C (depthwise, any channel multiplier): one thread per output
 //     element, a direct loop over the taps.
-//   - carve_conv_bias_*: y[n, m, ...] += b[m], after a cuDNN convolution.
+//   - carve_conv_epilogue_*: after a cuDNN convolution, y[n, m, ...] += b[m] (when a bias is
+//     given), += z[same index] (com.microsoft.FusedConv's Z, when given), then Relu (when
+//     asked), in float32 and rounded once to T.
 //
-// Bias is fused into every kernel of ours (the sum in float32, one rounding to the output's
+// The epilogue (bias, FusedConv's Z, Relu: v < 0 ? 0 : v, which keeps NaN and -0 as the CPU's
+// does) is fused into every kernel of ours (the sum in float32, one rounding to the output's
 // type). Index arithmetic is 32-bit within one image and 64-bit across images: Select checks
 // that an image of the input and of the output, the weights and N * OH * OW stay below 2^31.
 #include <mma.h>
@@ -35,10 +38,30 @@ namespace {
 struct Geo {
   i64 N;
   int C, M, IH, IW, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, cg, mg;
+  bool relu;  // FusedConv's activation "Relu", applied last
 };
 
+// Epi is the store's epilogue operands: the bias b [M] and FusedConv's z (the output's shape),
+// each null when absent.
+template <typename T>
+struct Epi {
+  const T* __restrict__ b;
+  const T* __restrict__ z;
+};
+
+// epilogue finishes output element i (channel oc) from its float32 sum v: bias, z, Relu (a
+// comparison that keeps NaN and -0), one rounding to T.
+template <typename T>
+__device__ __forceinline__ T epilogue(float v, Epi<T> e, bool relu, i64 i, int oc) {
+  if (e.b) v += tof(e.b[oc]);
+  if (e.z) v += tof(e.z[i]);
+  if (relu) v = v < 0.f ? 0.f : v;
+  return fromf<T>(v);
+}
+
 // CONV_PARAMS are the geometry's kernel parameters, two values in each long long (pack32).
-#define CONV_PARAMS i64 nimg, i64 chans, i64 in_hw, i64 out_hw, i64 kern, i64 stride, i64 pad, i64 dil, i64 grp
+#define CONV_PARAMS \
+  i64 nimg, i64 chans, i64 in_hw, i64 out_hw, i64 kern, i64 stride, i64 pad, i64 dil, i64 grp, int relu
 #define CONV_GEO(g)                                    \
   Geo g;                                               \
   g.N = nimg;                                          \
@@ -49,7 +72,8 @@ struct Geo {
   g.sh = lo32(stride), g.sw = hi32(stride);            \
   g.ph = lo32(pad), g.pw = hi32(pad);                  \
   g.dh = lo32(dil), g.dw = hi32(dil);                  \
-  g.cg = lo32(grp), g.mg = hi32(grp);
+  g.cg = lo32(grp), g.mg = hi32(grp);              \
+  g.relu = relu != 0;
 
 // tap is element (k, column) of the group's im2col matrix: the input (xg, the group's first
 // channel of the column's image) at output position (oy, ox) under tap k = (c, ky, kx), 0 in the
@@ -98,21 +122,20 @@ __device__ __forceinline__ Column column(const Geo& g, int p) {
   return c;
 }
 
-// store writes output (m, column p) of group grp: v plus the bias, rounded to T.
+// store writes output (m, column p) of group grp: v through the epilogue, rounded to T.
 template <typename T>
-__device__ __forceinline__ void store(T* __restrict__ y, const T* __restrict__ b, const Geo& g, int grp, int m, int p,
-                                      float v) {
+__device__ __forceinline__ void store(T* __restrict__ y, Epi<T> e, const Geo& g, int grp, int m, int p, float v) {
   const Column c = column(g, p);
   const int oc = grp * g.mg + m;
-  if (b) v += tof(b[oc]);
-  y[((i64)c.n * g.M + oc) * (g.OH * g.OW) + c.rem] = fromf<T>(v);
+  const i64 i = ((i64)c.n * g.M + oc) * (g.OH * g.OW) + c.rem;
+  y[i] = epilogue(v, e, g.relu, i, oc);
 }
 
 constexpr int S_BM = 64, S_BN = 64, S_BK = 16, S_THREADS = 256;
 
 // conv_simt is the float32 implicit GEMM: block (column tile, row tile, group), 256 threads.
 template <typename T, bool TR>
-__device__ __forceinline__ void conv_simt(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+__device__ __forceinline__ void conv_simt(const T* __restrict__ x, const T* __restrict__ w, Epi<T> e,
                                           T* __restrict__ y, const Geo& g) {
   __shared__ float As[S_BK][S_BM + 4];  // As[k][m]: the weight slice, k-major
   __shared__ float Bs[S_BK][S_BN + 4];  // Bs[k][p]: the im2col slice
@@ -166,7 +189,7 @@ __device__ __forceinline__ void conv_simt(const T* __restrict__ x, const T* __re
 #pragma unroll
     for (int j = 0; j < 4; j++) {
       const int p = p0 + tx * 4 + j;
-      if (p < P) store(y, b, g, grp, m, p, acc[i][j]);
+      if (p < P) store(y, e, g, grp, m, p, acc[i][j]);
     }
   }
 }
@@ -178,7 +201,7 @@ constexpr int W_BM = 64, W_BN = 64, W_BK = 32, W_THREADS = 128;
 // leading dimensions (40 and 72 elements, 68 floats) keep every fragment's first element 32-byte
 // aligned, as load_matrix_sync and store_matrix_sync require.
 template <typename T, bool TR>
-__device__ __forceinline__ void conv_wmma(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+__device__ __forceinline__ void conv_wmma(const T* __restrict__ x, const T* __restrict__ w, Epi<T> e,
                                           T* __restrict__ y, const Geo& g) {
   using namespace nvcuda;
   __shared__ __align__(32) T As[W_BM][W_BK + 8];     // As[m][k]
@@ -233,16 +256,16 @@ __device__ __forceinline__ void conv_wmma(const T* __restrict__ x, const T* __re
     for (int j = 0; j < 2; j++)
       wmma::store_matrix_sync(&Cs[wm + i * 16][wn + j * 16], acc[i][j], W_BN + 4, wmma::mem_row_major);
   __syncthreads();
-  for (int e = tid; e < W_BM * W_BN; e += W_THREADS) {
-    const int r = e / W_BN, c = e - r * W_BN;
+  for (int t = tid; t < W_BM * W_BN; t += W_THREADS) {
+    const int r = t / W_BN, c = t - r * W_BN;
     const int m = m0 + r, p = p0 + c;
-    if (m < g.mg && p < P) store(y, b, g, grp, m, p, Cs[r][c]);
+    if (m < g.mg && p < P) store(y, e, g, grp, m, p, Cs[r][c]);
   }
 }
 
 // conv_dw is a depthwise Conv (group == C, M = C * mult): one thread per output element.
 template <typename T>
-__device__ __forceinline__ void conv_dw(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+__device__ __forceinline__ void conv_dw(const T* __restrict__ x, const T* __restrict__ w, Epi<T> e,
                                         T* __restrict__ y, const Geo& g) {
   const int mult = g.mg, ohw = g.OH * g.OW, khw = g.KH * g.KW;
   GRID_STRIDE(i, g.N * g.M * ohw) {
@@ -253,7 +276,7 @@ __device__ __forceinline__ void conv_dw(const T* __restrict__ x, const T* __rest
     const int oy = rem / g.OW, ox = rem - oy * g.OW;
     const T* xc = x + (n * g.C + oc / mult) * g.IH * g.IW;
     const T* wk = w + (i64)oc * khw;
-    float s = b ? tof(b[oc]) : 0.f;
+    float s = 0.f;
     for (int ky = 0; ky < g.KH; ky++) {
       const int iy = oy * g.sh - g.ph + ky * g.dh;
       if ((unsigned)iy >= (unsigned)g.IH) continue;
@@ -262,35 +285,40 @@ __device__ __forceinline__ void conv_dw(const T* __restrict__ x, const T* __rest
         if ((unsigned)ix < (unsigned)g.IW) s += tof(wk[ky * g.KW + kx]) * tof(xc[iy * g.IW + ix]);
       }
     }
-    y[i] = fromf<T>(s);
+    y[i] = epilogue(s, e, g.relu, i, oc);
   }
 }
 
 }  // namespace
 
-#define CONV_ONE(name, body, T, threads)                                                              \
-  extern "C" __global__ void __launch_bounds__(threads)                                               \
-      name(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y, \
-           CONV_PARAMS) {                                                                             \
-    CONV_GEO(g);                                                                                      \
-    body;                                                                                             \
+// A kernel's pointers: input x, weights w, bias b (or null), FusedConv's z (or null), output y.
+#define CONV_ONE(name, body, T, threads)                                                             \
+  extern "C" __global__ void __launch_bounds__(threads)                                              \
+      name(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,                \
+           const T* __restrict__ z, T* __restrict__ y, CONV_PARAMS) {                                \
+    CONV_GEO(g);                                                                                     \
+    const Epi<T> e{b, z};                                                                            \
+    body;                                                                                            \
   }
 
-CONV_ONE(carve_conv_simt_f32, (conv_simt<float, false>(x, w, b, y, g)), float, S_THREADS)
-CONV_ONE(carve_convt_simt_f32, (conv_simt<float, true>(x, w, b, y, g)), float, S_THREADS)
-CONV_ONE(carve_conv_wmma_f16, (conv_wmma<__half, false>(x, w, b, y, g)), __half, W_THREADS)
-CONV_ONE(carve_convt_wmma_f16, (conv_wmma<__half, true>(x, w, b, y, g)), __half, W_THREADS)
-CONV_ONE(carve_conv_wmma_bf16, (conv_wmma<bf16, false>(x, w, b, y, g)), bf16, W_THREADS)
-CONV_ONE(carve_convt_wmma_bf16, (conv_wmma<bf16, true>(x, w, b, y, g)), bf16, W_THREADS)
-CONV_ONE(carve_conv_dw_f32, (conv_dw<float>(x, w, b, y, g)), float, 256)
-CONV_ONE(carve_conv_dw_f16, (conv_dw<__half>(x, w, b, y, g)), __half, 256)
-CONV_ONE(carve_conv_dw_bf16, (conv_dw<bf16>(x, w, b, y, g)), bf16, 256)
+CONV_ONE(carve_conv_simt_f32, (conv_simt<float, false>(x, w, e, y, g)), float, S_THREADS)
+CONV_ONE(carve_convt_simt_f32, (conv_simt<float, true>(x, w, e, y, g)), float, S_THREADS)
+CONV_ONE(carve_conv_wmma_f16, (conv_wmma<__half, false>(x, w, e, y, g)), __half, W_THREADS)
+CONV_ONE(carve_convt_wmma_f16, (conv_wmma<__half, true>(x, w, e, y, g)), __half, W_THREADS)
+CONV_ONE(carve_conv_wmma_bf16, (conv_wmma<bf16, false>(x, w, e, y, g)), bf16, W_THREADS)
+CONV_ONE(carve_convt_wmma_bf16, (conv_wmma<bf16, true>(x, w, e, y, g)), bf16, W_THREADS)
+CONV_ONE(carve_conv_dw_f32, (conv_dw<float>(x, w, e, y, g)), float, 256)
+CONV_ONE(carve_conv_dw_f16, (conv_dw<__half>(x, w, e, y, g)), __half, 256)
+CONV_ONE(carve_conv_dw_bf16, (conv_dw<bf16>(x, w, e, y, g)), bf16, 256)
 
-// carve_conv_bias_*: y [N, M, hw] += b[m], rounded once to T.
-#define CONV_BIAS(name, T)                                                                 \
-  extern "C" __global__ void name(T* __restrict__ y, const T* __restrict__ b, i64 total, i64 m, i64 hw) { \
-    GRID_STRIDE(i, total) y[i] = fromf<T>(tof(y[i]) + tof(b[(i / hw) % m]));               \
+// carve_conv_epilogue_*: y [N, M, hw] after cuDNN: + b[m] (b not null), + z[i] (z not null),
+// then Relu (relu != 0), rounded once to T.
+#define CONV_EPILOGUE(name, T)                                                                       \
+  extern "C" __global__ void name(T* __restrict__ y, const T* __restrict__ b, const T* __restrict__ z, \
+                                  i64 total, i64 m, i64 hw, int relu) {                               \
+    const Epi<T> e{b, z};                                                                            \
+    GRID_STRIDE(i, total) y[i] = epilogue(tof(y[i]), e, relu != 0, i, (int)((i / hw) % m));          \
   }
-CONV_BIAS(carve_conv_bias_f32, float)
-CONV_BIAS(carve_conv_bias_f16, __half)
-CONV_BIAS(carve_conv_bias_bf16, bf16)
+CONV_EPILOGUE(carve_conv_epilogue_f32, float)
+CONV_EPILOGUE(carve_conv_epilogue_f16, __half)
+CONV_EPILOGUE(carve_conv_epilogue_bf16, bf16)
