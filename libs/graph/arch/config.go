@@ -217,6 +217,21 @@ type reader struct {
 	err *ConfigError
 }
 
+// perHead sets a multi-head attention's head size, Hidden / Heads, which field (the heads'
+// count) must divide (hidden names the width in the family's config), and its scale
+// 1/sqrt(head size).
+func (r *reader) perHead(field, hidden string) {
+	c := r.c
+	if c.Heads <= 0 {
+		return
+	}
+	c.HeadDim = c.Hidden / c.Heads
+	if c.Hidden%c.Heads != 0 {
+		r.fail(field, fmt.Sprintf("%d does not divide %s %d", c.Heads, hidden, c.Hidden))
+	}
+	c.AttnScale = 1 / math.Sqrt(float64(c.HeadDim))
+}
+
 func (r *reader) fail(field, problem string) {
 	if r.err == nil {
 		r.err = &ConfigError{ModelType: r.c.ModelType, Field: field, Problem: problem}

@@ -23,13 +23,7 @@ func readGPTJ(c *Config, r *reader) {
 	c.Layers = int(r.need("n_layer", "num_hidden_layers"))
 	c.Heads = r.need("n_head", "num_attention_heads")
 	c.KVHeads = c.Heads
-	if c.Heads > 0 {
-		c.HeadDim = c.Hidden / c.Heads
-		if c.Hidden%c.Heads != 0 {
-			r.fail("n_head", fmt.Sprintf("%d does not divide n_embd %d", c.Heads, c.Hidden))
-		}
-		c.AttnScale = 1 / math.Sqrt(float64(c.HeadDim))
-	}
+	r.perHead("n_head", "n_embd")
 	c.Intermediate = 4 * c.Hidden
 	if v, ok := r.opt("n_inner"); ok {
 		c.Intermediate = v
