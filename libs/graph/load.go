@@ -539,11 +539,14 @@ func typedData(tp *onnxpb.TensorProto, dt DType, shape []int64, size int64) ([]b
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, size)
+	// The bytes are allocated only once the values present are counted: a corrupt model may
+	// declare a shape of terabytes beside a few values.
+	var out []byte
 	count := func(got int, want int64) error {
 		if int64(got) != want {
 			return fmt.Errorf("%d values for %d elements of %s%v", got, want, dt, shape)
 		}
+		out = make([]byte, 0, size)
 		return nil
 	}
 	switch dt {
