@@ -617,14 +617,7 @@ func (b *builder) scale(name, x string, v float64) string {
 // export's transposed copy of the embedding), at the last position only with LastLogits.
 func (b *builder) lmHead(h string) {
 	c := b.c
-	if b.o.LastLogits {
-		h = b.node("last_position", "Gather", []string{h, b.ints("arch.[-1]", false, -1)}, attrInt("axis", 1))
-	}
-	name := "lm_head.weight"
-	if c.Tied {
-		name = "lm_head.weight (tied: the exporter's transposed copy of the embedding)"
-	}
-	w := b.weight(name, c.Hidden, c.Vocab)
+	h, w := b.lmHeadInputs(h)
 	switch {
 	case c.FinalSoftcap > 0: // logits = cap * tanh(logits / cap), as the export computes it
 		y := b.node("lm_head", "MatMul", []string{h, w})
@@ -640,9 +633,9 @@ func (b *builder) lmHead(h string) {
 	b.spec.Outputs = []string{Logits}
 }
 
-// lmHeadBias is the LM head with a bias (phi, gptj): the rewrite's Gemm over rows of the final
-// norm's output, at the last position only with LastLogits.
-func (b *builder) lmHeadBias(h string) {
+// lmHeadInputs are the LM head's input, h or with LastLogits its last position, and its weight
+// [hidden, vocab] (a tied head is the export's transposed copy of the embedding).
+func (b *builder) lmHeadInputs(h string) (x, w string) {
 	c := b.c
 	if b.o.LastLogits {
 		h = b.node("last_position", "Gather", []string{h, b.ints("arch.[-1]", false, -1)}, attrInt("axis", 1))
@@ -651,7 +644,15 @@ func (b *builder) lmHeadBias(h string) {
 	if c.Tied {
 		name = "lm_head.weight (tied: the exporter's transposed copy of the embedding)"
 	}
-	w, bw := b.weight(name, c.Hidden, c.Vocab), b.weight("lm_head.bias", c.Vocab)
+	return h, b.weight(name, c.Hidden, c.Vocab)
+}
+
+// lmHeadBias is the LM head with a bias (phi, gptj): the rewrite's Gemm over rows of the final
+// norm's output, at the last position only with LastLogits.
+func (b *builder) lmHeadBias(h string) {
+	c := b.c
+	h, w := b.lmHeadInputs(h)
+	bw := b.weight("lm_head.bias", c.Vocab)
 	if b.skip[rewrite.MatMulBias] {
 		b.node(Logits, "Add", []string{b.node("lm_head", "MatMul", []string{h, w}), bw})
 	} else {
