@@ -274,11 +274,9 @@ func selectSlice(n *kernels.Node, t kernels.Target) (plan, error) {
 	if es != 1 && es != 2 && es != 4 && es != 8 {
 		return plan{}, errDType("the input", in.DType, "a type of 1, 2, 4 or 8 bytes")
 	}
-	var ind, od [maxRank]int64
-	copy(ind[:], in.Shape)
-	copy(od[:], out.Shape)
-	if !fits32(ind[:]...) || !fits32(od[:]...) {
-		return plan{}, fmt.Errorf("dims of %v are too large for the CUDA kernel", in.Shape)
+	ind, od, err := indexDims(in.Shape, out.Shape)
+	if err != nil {
+		return plan{}, err
 	}
 	total := numel(out.Shape)
 	if total == 0 {

@@ -96,12 +96,11 @@ func selectPad(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	var ind, od, begin [maxRank]int64
-	copy(ind[:], x.Shape)
-	copy(od[:], out)
-	if !fits32(ind[:]...) || !fits32(od[:]...) {
-		return plan{}, fmt.Errorf("dims of %v or %v are too large for the CUDA kernel", x.Shape, out)
+	ind, od, err := indexDims(x.Shape, out)
+	if err != nil {
+		return plan{}, err
 	}
+	var begin [maxRank]int64
 	total := numel(out)
 	if total == 0 {
 		return plan{tactic: "direct"}, nil

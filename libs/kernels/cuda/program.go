@@ -58,6 +58,18 @@ func fits32(vs ...int64) bool {
 	return true
 }
 
+// indexDims are in's and out's shapes as the maxRank-long dims of a kernel that walks the output
+// element by element and finds each one's input (Slice, Pad, Resize), every dim checked to fit
+// the kernels' int32 index arithmetic. Both ranks are at most maxRank (the caller checks).
+func indexDims(in, out []int64) (ind, od [maxRank]int64, err error) {
+	copy(ind[:], in)
+	copy(od[:], out)
+	if !fits32(ind[:]...) || !fits32(od[:]...) {
+		return ind, od, fmt.Errorf("dims of %v or %v are too large for the CUDA kernel", in, out)
+	}
+	return ind, od, nil
+}
+
 // hostCall is a step that is not a kernel of ours: a library call (cuBLASLt) queued on the
 // stream. call resolves its tensors like a launch does.
 type hostCall interface {

@@ -44,11 +44,9 @@ func selectResize(n *kernels.Node, t kernels.Target) (plan, error) {
 	if len(rs.Axes) > maxRank {
 		return plan{}, fmt.Errorf("axes %v: the CUDA kernel takes at most %d", rs.Axes, maxRank)
 	}
-	var ind, od [maxRank]int64
-	copy(ind[:], x.Shape)
-	copy(od[:], out)
-	if !fits32(ind[:]...) || !fits32(od[:]...) {
-		return plan{}, fmt.Errorf("dims of %v or %v are too large for the CUDA kernel", x.Shape, out)
+	ind, od, err := indexDims(x.Shape, out)
+	if err != nil {
+		return plan{}, err
 	}
 	total := numel(out)
 	if total == 0 {
