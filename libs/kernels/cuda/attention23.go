@@ -24,6 +24,9 @@ import (
 //     tiles double-buffered in shared memory, mma.sync with float32 accumulation), in one of
 //     four kernels by mask and softcap (a23MMAVariant). When a tensor's address is not 16-byte
 //     aligned at run time, the "flash" kernel runs instead.
+//   - "flash-tile": D == Dv in {32, 64, 128} in float32, and 32 in the 16-bit types: 64 query
+//     rows per block against 64-key tiles staged in shared memory as float, each thread four rows
+//     by four keys, on the CUDA cores (float32 stays float32: no TF32).
 //   - "flash": every other case: one warp per query row with an online softmax; with a
 //     relative bias, carve_a23rel_*, the same kernel reading the tables' terms per score.
 //
@@ -39,6 +42,10 @@ const (
 	a23MMARows    = 64
 	a23MMAKeys    = 64
 	a23MMAThreads = 128
+	// csrc TILE_ROWS, TILE_KEYS, TILE_THREADS: the tiled kernel's blocks (TILE_KEYS == TILE_ROWS)
+	a23TileRows    = 64
+	a23TileKeys    = 64
+	a23TileThreads = 256
 )
 
 // a23Geom is an ONNX Attention node's geometry: T = P + L keys.
@@ -146,6 +153,12 @@ func a23Mask(m kernels.Value, dt graph.DType, g a23Geom) (kind int64, maskT int6
 		kind = a23MaskBool
 	}
 	return kind, m.Shape[r-1], st, nil
+}
+
+// a23TileShared is the tiled kernel's shared memory: Q, K and V tiles of a23TileRows rows of
+// d + 4 floats and the tile's probabilities, a23TileRows rows of a23TileKeys + 4.
+func a23TileShared(d int64) uint32 {
+	return uint32((3*a23TileRows*(d+4) + a23TileRows*(a23TileKeys+4)) * 4)
 }
 
 // a23MMAShared is the tensor-core kernel's shared memory: K and V tiles, two each, of
@@ -327,6 +340,12 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 		return plan{tactic: tactic, parts: parts, prog: append(prog, rows)}, nil
 	}
+	if tactic == "flash-tile" {
+		tile := step{kernel: fmt.Sprintf("carve_a23_tile_%s_%d", name, g.d),
+			grid:  Dim3{X: uint32((g.s + a23TileRows - 1) / a23TileRows), Y: uint32(g.b * g.hq), Z: 1},
+			block: Dim3{X: a23TileThreads, Y: 1, Z: 1}, shared: a23TileShared(g.d), params: ps}
+		return plan{tactic: tactic, parts: parts, prog: append(prog, tile)}, nil
+	}
 	if tactic != "flash-mma" {
 		return plan{tactic: tactic, parts: parts, prog: append(prog, rows)}, nil
 	}
@@ -356,10 +375,16 @@ func a23MMAVariant(mkind int64, softcap, scale float32, window bool) string {
 	return ""
 }
 
-// a23Tactic picks the tensor-core kernel where it applies: 16-bit types, D == Dv in {64, 128},
-// every stride a whole number of 16-byte units.
+// a23Tactic picks the tensor-core kernel where it applies (16-bit types, D == Dv in {64, 128},
+// every stride a whole number of 16-byte units) and the tiled one where it does not but the
+// head size is one it is built for (D == Dv in {32, 64, 128} in float32, 32 in 16-bit types).
 func a23Tactic(dt graph.DType, g a23Geom, sts ...a23Strides) string {
-	if dt != graph.Float16 && dt != graph.BFloat16 || g.d != g.dv || (g.d != 64 && g.d != 128) {
+	half := dt == graph.Float16 || dt == graph.BFloat16
+	tile := g.d == g.dv && (g.d == 32 || dt == graph.Float32 && (g.d == 64 || g.d == 128))
+	if !half || g.d != g.dv || (g.d != 64 && g.d != 128) {
+		if tile {
+			return "flash-tile"
+		}
 		return "flash"
 	}
 	for _, st := range sts {
@@ -396,6 +421,7 @@ func boundONNXAttention(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, 
 func onnxAttentionOps() []*op {
 	tac := []kernels.TacticInfo{
 		{Name: "flash-mma", Summary: "float16/bfloat16, head size 64 or 128: FlashAttention-2 on tensor cores (mma.sync, float32 accumulation), 64x64 tiles; workspace only for keys and values of a past without present outputs", Workspace: true},
+		{Name: "flash-tile", Summary: "float32 at head size 32, 64 or 128, 16-bit types at 32: 64 query rows by 64-key tiles in shared memory on the CUDA cores, float32 throughout, online softmax; workspace only for keys and values of a past without present outputs", Workspace: true},
 		{Name: "flash", Summary: "one warp per query row, online softmax over all keys; workspace only for keys and values of a past without present outputs", Workspace: true},
 	}
 	return []*op{{key: kernels.Key("", "Attention"), tactics: tac, sel: selectONNXAttention, bound: boundONNXAttention}}

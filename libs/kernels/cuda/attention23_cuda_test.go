@@ -64,3 +64,30 @@ func benchONNXAttention(t *testing.T, prefix string) {
 		}
 	}
 }
+
+// TestONNXAttentionFLOPSFloat32 measures ONNX Attention in float32 when CARVE_BENCH is set, at
+// ViT-B/16's shape (12 heads of 64 over 197 tokens, batches 32 and 128) and at causal prefill
+// shapes of head sizes 64 and 128, as TestONNXAttentionFLOPS times them.
+func TestONNXAttentionFLOPSFloat32(t *testing.T) {
+	benchOnly(t)
+	b := testBackend(t)
+	s := testStream(t, b.dev)
+	f := graph.Float32
+	for _, sh := range []struct {
+		b, h, s, d int64
+		causal     int
+	}{{32, 12, 197, 64, 0}, {128, 12, 197, 64, 0}, {8, 16, 1024, 64, 1}, {1, 12, 2048, 128, 1}, {8, 12, 256, 32, 0}} {
+		name := "ONNXAttention-f32-b" + itoa(sh.b) + "-h" + itoa(sh.h) + "-s" + itoa(sh.s) + "-d" + itoa(sh.d) + map[int]string{0: "", 1: "-causal"}[sh.causal]
+		t.Run(name, func(t *testing.T) {
+			x := v(f, sh.b, sh.h, sh.s, sh.d)
+			c := kcase{name: name, node: nd("", "Attention", kernels.Attrs("is_causal", sh.causal), []kernels.Value{x, x, x}, x)}
+			per, tactic, _ := timeNode(t, b, s, c, nil, false)
+			pairs := float64(sh.s * sh.s)
+			if sh.causal == 1 {
+				pairs = float64(sh.s*(sh.s+1)) / 2
+			}
+			flops := 4 * float64(sh.d*sh.b*sh.h) * pairs
+			t.Logf("BENCH %-40s tactic=%-10s %9.1f us %7.1f TFLOP/s", name, tactic, per*1e6, flops/per/1e12)
+		})
+	}
+}

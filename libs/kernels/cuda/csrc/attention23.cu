@@ -166,6 +166,157 @@ __device__ __forceinline__ void a23_rows(const T* q, const T* k, const T* v, T* 
   }
 }
 
+// ---------------------------------------------------------------- tiles
+
+// carve_a23_tile_<T>_<D>: D == Dv in {32, 64, 128}, on the CUDA cores in float32: a block of
+// 256 threads takes 64 query rows and walks 64-key tiles of K and V staged as float in shared
+// memory; thread (ty, tx) of a 16 x 16 grid scores rows ty + 16r against keys tx + 16c (r, c < 4)
+// and accumulates those rows' outputs at head dims tx + 16e, so each value read from shared
+// memory feeds four products. The 16 threads of a row's half warp share its running maximum (a
+// shuffle reduction per tile); each keeps its own part of the sum, added up at the end. Every
+// score goes through a23_score, so masks, causality, windows and softcap are the rows kernel's.
+constexpr int TILE_ROWS = 64, TILE_KEYS = 64, TILE_THREADS = 256;
+
+// a23_hmax and a23_hsum reduce over the 16 lanes of a half warp.
+__device__ __forceinline__ float a23_hmax(float x) {
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+  return x;
+}
+__device__ __forceinline__ float a23_hsum(float x) {
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+
+template <typename T, int D>
+__device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
+                                         i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g,
+                                         int flags, float scale, float softcap) {
+  constexpr int DP = D + 4, PP = TILE_KEYS + 4;  // row strides: float4 reads of 8 rows hit distinct banks
+  constexpr int E = D / 16;
+  extern __shared__ __align__(16) float a23tsm[];
+  float* qs = a23tsm;                 // [TILE_ROWS][DP]
+  float* ks = qs + TILE_ROWS * DP;    // [TILE_KEYS][DP]
+  float* vs = ks + TILE_KEYS * DP;    // [TILE_KEYS][DP]
+  float* ps = vs + TILE_KEYS * DP;    // [TILE_ROWS][PP]
+  const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+  // Causal row tiles see more keys the later they start: the heaviest start first.
+  const int tile = (flags & A23_CAUSAL) ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int i0 = tile * TILE_ROWS;
+  const int b = blockIdx.y / g.Hq, h = blockIdx.y % g.Hq, kh = h / (g.Hq / g.Hkv);
+  const T* qb = q + b * qsb + (i64)h * lo32(qhs);
+  const T* kb = k + b * ksb + (i64)kh * lo32(khs);
+  const T* vb = v + b * vsb + (i64)kh * lo32(vhs);
+  const int qss = hi32(qhs), kss = hi32(khs), vss = hi32(vhs);
+  for (int e = tid; e < TILE_ROWS * D; e += TILE_THREADS) {
+    const int r = e / D, d = e % D, i = i0 + r;
+    qs[r * DP + d] = i < g.S ? tof(qb[(i64)i * qss + d]) : 0.f;
+  }
+  const int kfirst = g.first(i0), kend = g.end(min(i0 + TILE_ROWS, g.S) - 1, flags);
+  float m[4], l[4], acc[4][E];
+  i64 mo[4];
+#pragma unroll
+  for (int r = 0; r < 4; r++) {
+    m[r] = -INFINITY, l[r] = 0.f;
+    mo[r] = b * g.msb + (i64)h * g.mh + (i64)(i0 + ty + 16 * r) * g.ms;
+#pragma unroll
+    for (int e = 0; e < E; e++) acc[r][e] = 0.f;
+  }
+  for (int j0 = kfirst; j0 < kend; j0 += TILE_KEYS) {
+    __syncthreads();  // the last tile's readers are done
+    for (int e = tid; e < TILE_KEYS * D; e += TILE_THREADS) {
+      const int r = e / D, d = e % D, j = j0 + r;
+      const bool in = j < kend;
+      ks[r * DP + d] = in ? tof(kb[(i64)j * kss + d]) : 0.f;
+      vs[r * DP + d] = in ? tof(vb[(i64)j * vss + d]) : 0.f;
+    }
+    __syncthreads();
+    float s[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+      for (int c = 0; c < 4; c++) s[r][c] = 0.f;
+#pragma unroll 4
+    for (int d = 0; d < D; d += 4) {
+      float4 qv[4], kv[4];
+#pragma unroll
+      for (int r = 0; r < 4; r++) qv[r] = *(const float4*)&qs[(ty + 16 * r) * DP + d];
+#pragma unroll
+      for (int c = 0; c < 4; c++) kv[c] = *(const float4*)&ks[(tx + 16 * c) * DP + d];
+#pragma unroll
+      for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+          s[r][c] = fmaf(qv[r].x, kv[c].x, s[r][c]);
+          s[r][c] = fmaf(qv[r].y, kv[c].y, s[r][c]);
+          s[r][c] = fmaf(qv[r].z, kv[c].z, s[r][c]);
+          s[r][c] = fmaf(qv[r].w, kv[c].w, s[r][c]);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+      const int i = i0 + ty + 16 * r;
+      float mx = -INFINITY;
+#pragma unroll
+      for (int c = 0; c < 4; c++) {
+        const int j = j0 + tx + 16 * c;
+        s[r][c] = j < kend ? a23_score<T>(s[r][c], i, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap, mask,
+                                          g.mkind, g.maskT, mo[r])
+                           : -INFINITY;
+        mx = fmaxf(mx, s[r][c]);
+      }
+      const float mn = fmaxf(m[r], a23_hmax(mx));
+      float alpha = 1.f, psum = 0.f;
+      if (mn != -INFINITY) {
+        alpha = m[r] == -INFINITY ? 0.f : expf(m[r] - mn);
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+          s[r][c] = s[r][c] == -INFINITY ? 0.f : expf(s[r][c] - mn);
+          psum += s[r][c];
+        }
+      } else {
+#pragma unroll
+        for (int c = 0; c < 4; c++) s[r][c] = 0.f;
+      }
+      m[r] = mn;
+      l[r] = l[r] * alpha + psum;
+#pragma unroll
+      for (int e = 0; e < E; e++) acc[r][e] *= alpha;
+#pragma unroll
+      for (int c = 0; c < 4; c++) ps[(ty + 16 * r) * PP + tx + 16 * c] = s[r][c];
+    }
+    __syncthreads();
+    const int nk = min(TILE_KEYS, kend - j0);  // keys past it have p = 0 and V = 0
+    for (int jj = 0; jj < nk; jj += 4) {
+      float4 p[4];
+#pragma unroll
+      for (int r = 0; r < 4; r++) p[r] = *(const float4*)&ps[(ty + 16 * r) * PP + jj];
+#pragma unroll
+      for (int e = 0; e < E; e++) {
+        const float* vc = vs + jj * DP + tx + 16 * e;
+        const float v0 = vc[0], v1 = vc[DP], v2 = vc[2 * DP], v3 = vc[3 * DP];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+          acc[r][e] = fmaf(p[r].x, v0, acc[r][e]);
+          acc[r][e] = fmaf(p[r].y, v1, acc[r][e]);
+          acc[r][e] = fmaf(p[r].z, v2, acc[r][e]);
+          acc[r][e] = fmaf(p[r].w, v3, acc[r][e]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 4; r++) {
+    const float lt = a23_hsum(l[r]);
+    const int i = i0 + ty + 16 * r;
+    if (i >= g.S) continue;
+    T* o = out + b * osb + (i64)h * lo32(ohs) + (i64)i * hi32(ohs);
+#pragma unroll
+    for (int e = 0; e < E; e++) o[tx + 16 * e] = fromf<T>(lt > 0.f ? acc[r][e] / lt : 0.f);
+  }
+}
+
 // ---------------------------------------------------------------- tensor cores
 
 __device__ __forceinline__ void a23_cp16(void* smem, const void* gmem) {
@@ -542,6 +693,15 @@ A23_ROWS(carve_a23_bf16_1, bf16, 1)
 A23_ROWS(carve_a23_bf16_2, bf16, 2)
 A23_ROWS(carve_a23_bf16_4, bf16, 4)
 A23_ROWS(carve_a23_bf16_8, bf16, 8)
+
+// At most 118,784 bytes of shared memory (D = 128): the launcher raises the limit above 48 KiB.
+#define A23_TILE(name, T, D) \
+  extern "C" __global__ void __launch_bounds__(TILE_THREADS) name(A23_PARAMS(T)) { a23_tile<T, D>(A23_ARGS); }
+A23_TILE(carve_a23_tile_f32_32, float, 32)
+A23_TILE(carve_a23_tile_f32_64, float, 64)
+A23_TILE(carve_a23_tile_f32_128, float, 128)
+A23_TILE(carve_a23_tile_f16_32, __half, 32)
+A23_TILE(carve_a23_tile_bf16_32, bf16, 32)
 
 // carve_a23rel_*: the rows kernel with the relative bias; after A23_PARAMS, per table (c2p,
 // then p2c) its pointer, its index, its batch stride and its head stride | R (lo | hi).
