@@ -185,6 +185,7 @@ def main():
                 row["torch_tf32"] = torch_gpu(model, name, b, a.dtype, a.runs, True) if a.dtype == "fp32" else None
                 row["torch"] = torch_gpu(model, name, b, a.dtype, a.runs, False)
                 row["carve"] = carve_bench(a.carve, path, b, "cuda", a.runs)
+                row["carve_tight"] = carve_bench(a.carve, path, b, "cuda", a.runs, ["--tight"])
                 log(name, b, json.dumps(row))
                 res["rows"].append(row)
             if capflag:
@@ -205,15 +206,23 @@ def main():
         json.dump(res, f, indent=1)
 
     print(f"GPU ({res['versions']['gpu']}, {a.dtype}): p50 ms, memory beyond the weights MiB")
-    print(f"{'model':<10} {'batch':>5} {'torch-tf32':>10} {'torch':>8} {'carve':>8} {'x':>6}   {'torch MiB':>9} {'carve MiB':>9} {'x':>6}")
+    print("(carve: the default reservation; tight: --tight, the workspaces the chosen algorithms need, measured at load)")
+    print(f"{'model':<10} {'batch':>5} {'torch-tf32':>10} {'torch':>8} {'carve':>8} {'x':>6} {'tight':>8} {'x':>6}   "
+          f"{'torch MiB':>9} {'carve MiB':>9} {'x':>6} {'tight MiB':>9} {'x':>6}")
     for r in res["rows"]:
-        t, c = r["torch"], r["carve"]
-        ratio = f"{c['p50_ms'] / t['p50_ms']:.2f}" if "error" not in c else "-"
-        mr = f"{c['arena_bytes'] / max(1, t['peak_extra_bytes']):.2f}" if "error" not in c else "-"
-        print(f"{r['model']:<10} {r['batch']:>5} {cell(r['torch_tf32']):>10} {cell(t):>8} {cell(c):>8} {ratio:>6}   "
-              f"{mib(t['peak_extra_bytes']):>9} {mib(c.get('arena_bytes')):>9} {mr:>6}")
-        if "error" in c:
-            print(f"    carve: {c['error'][-300:]}")
+        t, c, ct = r["torch"], r["carve"], r.get("carve_tight", {"error": "not run"})
+
+        def ratios(c):
+            if "error" in c:
+                return "-", "-"
+            return f"{c['p50_ms'] / t['p50_ms']:.2f}", f"{c['arena_bytes'] / max(1, t['peak_extra_bytes']):.2f}"
+
+        (rt, mr), (rtt, mrt) = ratios(c), ratios(ct)
+        print(f"{r['model']:<10} {r['batch']:>5} {cell(r['torch_tf32']):>10} {cell(t):>8} {cell(c):>8} {rt:>6} {cell(ct):>8} {rtt:>6}   "
+              f"{mib(t['peak_extra_bytes']):>9} {mib(c.get('arena_bytes')):>9} {mr:>6} {mib(ct.get('arena_bytes')):>9} {mrt:>6}")
+        for k, x in (("carve", c), ("tight", ct)):
+            if "error" in x:
+                print(f"    {k}: {x['error'][-300:]}")
     if res["caps"]:
         print("\nworkspace cap sweep (carve): p50 ms / arena MiB, default plan and --tight")
         for r in res["caps"]:

@@ -155,10 +155,16 @@ func a23Mask(m kernels.Value, dt graph.DType, g a23Geom) (kind int64, maskT int6
 	return kind, m.Shape[r-1], st, nil
 }
 
-// a23TileShared is the tiled kernel's shared memory: Q, K and V tiles of a23TileRows rows of
-// d + 4 floats and the tile's probabilities, a23TileRows rows of a23TileKeys + 4.
-func a23TileShared(d int64) uint32 {
-	return uint32((3*a23TileRows*(d+4) + a23TileRows*(a23TileKeys+4)) * 4)
+// a23TileShared is the tiled kernel's shared memory for elements of es bytes: a Q tile of
+// a23TileRows rows of d + 4 floats, K and V tiles of a23TileKeys such rows (two of each for
+// float32, whose copies run ahead by cp.async) and the tile's probabilities, a23TileRows rows of
+// a23TileKeys + 4.
+func a23TileShared(d, es int64) uint32 {
+	nb := int64(1)
+	if es == 4 {
+		nb = 2
+	}
+	return uint32((a23TileRows*(d+4) + 2*nb*a23TileKeys*(d+4) + a23TileRows*(a23TileKeys+4)) * 4)
 }
 
 // a23MMAShared is the tensor-core kernel's shared memory: K and V tiles, two each, of
@@ -307,8 +313,8 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 	}
 	tactic := a23Tactic(dt, g, qs, ks, vs, os)
-	if rel.Present() {
-		tactic = "flash" // the tensor-core kernel takes no relative bias
+	if rel.Present() || tactic == "flash-tile" && int64(a23TileShared(g.d, es)) > t.SharedMemPerBlock {
+		tactic = "flash" // the tensor-core and tiled kernels take no relative bias; the tiles must fit
 	}
 	if g.b*g.hq*g.s == 0 {
 		return plan{tactic: tactic, parts: parts, prog: prog}, nil
@@ -343,7 +349,7 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if tactic == "flash-tile" {
 		tile := step{kernel: fmt.Sprintf("carve_a23_tile_%s_%d", name, g.d),
 			grid:  Dim3{X: uint32((g.s + a23TileRows - 1) / a23TileRows), Y: uint32(g.b * g.hq), Z: 1},
-			block: Dim3{X: a23TileThreads, Y: 1, Z: 1}, shared: a23TileShared(g.d), params: ps}
+			block: Dim3{X: a23TileThreads, Y: 1, Z: 1}, shared: a23TileShared(g.d, es), params: ps}
 		return plan{tactic: tactic, parts: parts, prog: append(prog, tile)}, nil
 	}
 	if tactic != "flash-mma" {

@@ -32,6 +32,8 @@
 // Hand-written rather than a library (cuDNN's fused attention / FlashAttention) because the
 // backend loads only the CUDA driver and cuBLAS at run time, and carve's masks and causal
 // offsets follow the ONNX reference.
+#include <type_traits>
+
 #include "common.cuh"
 
 using namespace carve;
@@ -168,12 +170,25 @@ __device__ __forceinline__ void a23_rows(const T* q, const T* k, const T* v, T* 
 
 // ---------------------------------------------------------------- tiles
 
+// a23_cp4 copies 4 bytes from global to shared memory asynchronously (cp.async), or writes
+// zeros when !in (the source is not read).
+__device__ __forceinline__ void a23_cp4(void* smem, const void* gmem, bool in) {
+  unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(in ? 4 : 0));
+}
+__device__ __forceinline__ void a23_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void a23_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 // carve_a23_tile_<T>_<D>: D == Dv in {32, 64, 128}, on the CUDA cores in float32: a block of
 // 256 threads takes 64 query rows and walks 64-key tiles of K and V staged as float in shared
 // memory; thread (ty, tx) of a 16 x 16 grid scores rows ty + 16r against keys tx + 16c (r, c < 4)
-// and accumulates those rows' outputs at head dims tx + 16e, so each value read from shared
-// memory feeds four products. The 16 threads of a row's half warp share its running maximum (a
-// shuffle reduction per tile); each keeps its own part of the sum, added up at the end. Every
+// and accumulates those rows' outputs at the head dims of its column group (a23_tcol), so each
+// vector read from shared memory feeds four rows' products. The 16 threads of a row's half warp
+// share its running maximum (a shuffle reduction per tile); each keeps its own part of the sum,
+// added up at the end. A tile whose every score is plain (no mask, softcap or window, every key
+// and row in range and, when causal, below the diagonal) takes the scaled dot; every other
 // score goes through a23_score, so masks, causality, windows and softcap are the rows kernel's.
 constexpr int TILE_ROWS = 64, TILE_KEYS = 64, TILE_THREADS = 256;
 
@@ -189,17 +204,29 @@ __device__ __forceinline__ float a23_hsum(float x) {
   return x;
 }
 
+// a23_tcol is the tiled kernel's output layout: column group tx (of 16) owns G groups of W
+// contiguous head dims, group g at tx * W + 16 * W * g (W = 4, or 2 at D = 32).
+template <int D>
+struct a23_tcol {
+  static constexpr int W = D >= 64 ? 4 : 2, G = D / (16 * W);
+  __device__ static __forceinline__ int at(int tx, int g) { return tx * W + 16 * W * g; }
+};
+
 template <typename T, int D>
 __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
                                          i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g,
                                          int flags, float scale, float softcap) {
   constexpr int DP = D + 4, PP = TILE_KEYS + 4;  // row strides: float4 reads of 8 rows hit distinct banks
-  constexpr int E = D / 16;
+  using C = a23_tcol<D>;
+  constexpr int E = C::W * C::G;  // head dims per thread
   extern __shared__ __align__(16) float a23tsm[];
-  float* qs = a23tsm;                 // [TILE_ROWS][DP]
-  float* ks = qs + TILE_ROWS * DP;    // [TILE_KEYS][DP]
-  float* vs = ks + TILE_KEYS * DP;    // [TILE_KEYS][DP]
-  float* ps = vs + TILE_KEYS * DP;    // [TILE_ROWS][PP]
+  // float K and V tiles are double-buffered, copied by cp.async while the last one is used; the
+  // 16-bit ones are converted on the way in, one buffer.
+  constexpr int NB = std::is_same<T, float>::value ? 2 : 1;
+  float* qs = a23tsm;                    // [TILE_ROWS][DP]
+  float* ks0 = qs + TILE_ROWS * DP;      // [NB][TILE_KEYS][DP]
+  float* vs0 = ks0 + NB * TILE_KEYS * DP;  // [NB][TILE_KEYS][DP]
+  float* ps = vs0 + NB * TILE_KEYS * DP;   // [TILE_ROWS][PP]
   const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
   // Causal row tiles see more keys the later they start: the heaviest start first.
   const int tile = (flags & A23_CAUSAL) ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
@@ -214,6 +241,7 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
     qs[r * DP + d] = i < g.S ? tof(qb[(i64)i * qss + d]) : 0.f;
   }
   const int kfirst = g.first(i0), kend = g.end(min(i0 + TILE_ROWS, g.S) - 1, flags);
+  const bool plain = g.mkind == A23_MASK_NONE && !(softcap > 0.f) && g.wl < 0 && g.wr < 0 && i0 + TILE_ROWS <= g.S;
   float m[4], l[4], acc[4][E];
   i64 mo[4];
 #pragma unroll
@@ -223,13 +251,36 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
 #pragma unroll
     for (int e = 0; e < E; e++) acc[r][e] = 0.f;
   }
-  for (int j0 = kfirst; j0 < kend; j0 += TILE_KEYS) {
-    __syncthreads();  // the last tile's readers are done
+  // load stages the key tile at j0 into buffer buf: keys past kend are zeros.
+  auto load = [&](int buf, int j0) {
+    float* kd = ks0 + buf * TILE_KEYS * DP;
+    float* vd = vs0 + buf * TILE_KEYS * DP;
     for (int e = tid; e < TILE_KEYS * D; e += TILE_THREADS) {
       const int r = e / D, d = e % D, j = j0 + r;
       const bool in = j < kend;
-      ks[r * DP + d] = in ? tof(kb[(i64)j * kss + d]) : 0.f;
-      vs[r * DP + d] = in ? tof(vb[(i64)j * vss + d]) : 0.f;
+      if constexpr (NB == 2) {
+        a23_cp4(&kd[r * DP + d], in ? kb + (i64)j * kss + d : kb, in);
+        a23_cp4(&vd[r * DP + d], in ? vb + (i64)j * vss + d : vb, in);
+      } else {
+        kd[r * DP + d] = in ? tof(kb[(i64)j * kss + d]) : 0.f;
+        vd[r * DP + d] = in ? tof(vb[(i64)j * vss + d]) : 0.f;
+      }
+    }
+  };
+  if constexpr (NB == 2) {
+    if (kfirst < kend) load(0, kfirst);
+    a23_commit();
+  }
+  for (int j0 = kfirst, it = 0; j0 < kend; j0 += TILE_KEYS, it++) {
+    const float* ks = ks0 + (it % NB) * TILE_KEYS * DP;
+    const float* vs = vs0 + (it % NB) * TILE_KEYS * DP;
+    if constexpr (NB == 2) {
+      // The other buffer's readers finished at the last iteration's closing barrier.
+      if (j0 + TILE_KEYS < kend) load((it + 1) % NB, j0 + TILE_KEYS);
+      a23_commit();
+      a23_wait<1>();  // this tile's copies are done, the next one's may still run
+    } else {
+      load(0, j0);
     }
     __syncthreads();
     float s[4][4];
@@ -254,6 +305,8 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
           s[r][c] = fmaf(qv[r].w, kv[c].w, s[r][c]);
         }
     }
+    // Plain: every key of the tile is in range and, when causal, seen by the block's first row.
+    const bool fast = plain && j0 + TILE_KEYS <= kend && (!(flags & A23_CAUSAL) || j0 + TILE_KEYS - 1 <= g.P + i0);
 #pragma unroll
     for (int r = 0; r < 4; r++) {
       const int i = i0 + ty + 16 * r;
@@ -261,9 +314,13 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
 #pragma unroll
       for (int c = 0; c < 4; c++) {
         const int j = j0 + tx + 16 * c;
-        s[r][c] = j < kend ? a23_score<T>(s[r][c], i, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap, mask,
-                                          g.mkind, g.maskT, mo[r])
-                           : -INFINITY;
+        if (fast) {
+          s[r][c] *= scale;
+        } else {
+          s[r][c] = j < kend ? a23_score<T>(s[r][c], i, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap, mask,
+                                            g.mkind, g.maskT, mo[r])
+                             : -INFINITY;
+        }
         mx = fmaxf(mx, s[r][c]);
       }
       const float mn = fmaxf(m[r], a23_hmax(mx));
@@ -293,18 +350,28 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
 #pragma unroll
       for (int r = 0; r < 4; r++) p[r] = *(const float4*)&ps[(ty + 16 * r) * PP + jj];
 #pragma unroll
-      for (int e = 0; e < E; e++) {
-        const float* vc = vs + jj * DP + tx + 16 * e;
-        const float v0 = vc[0], v1 = vc[DP], v2 = vc[2 * DP], v3 = vc[3 * DP];
+      for (int u = 0; u < 4; u++) {
+        const float* vr = vs + (jj + u) * DP;
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-          acc[r][e] = fmaf(p[r].x, v0, acc[r][e]);
-          acc[r][e] = fmaf(p[r].y, v1, acc[r][e]);
-          acc[r][e] = fmaf(p[r].z, v2, acc[r][e]);
-          acc[r][e] = fmaf(p[r].w, v3, acc[r][e]);
+        for (int gi = 0; gi < C::G; gi++) {
+          float vv[C::W];
+          if constexpr (C::W == 4) {
+            const float4 x = *(const float4*)&vr[C::at(tx, gi)];
+            vv[0] = x.x, vv[1] = x.y, vv[2] = x.z, vv[3] = x.w;
+          } else {
+            const float2 x = *(const float2*)&vr[C::at(tx, gi)];
+            vv[0] = x.x, vv[1] = x.y;
+          }
+#pragma unroll
+          for (int r = 0; r < 4; r++) {
+            const float pu = u == 0 ? p[r].x : u == 1 ? p[r].y : u == 2 ? p[r].z : p[r].w;
+#pragma unroll
+            for (int w = 0; w < C::W; w++) acc[r][gi * C::W + w] = fmaf(pu, vv[w], acc[r][gi * C::W + w]);
+          }
         }
       }
     }
+    __syncthreads();  // this tile's K, V and P are read: the next iteration may overwrite them
   }
 #pragma unroll
   for (int r = 0; r < 4; r++) {
@@ -313,7 +380,10 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
     if (i >= g.S) continue;
     T* o = out + b * osb + (i64)h * lo32(ohs) + (i64)i * hi32(ohs);
 #pragma unroll
-    for (int e = 0; e < E; e++) o[tx + 16 * e] = fromf<T>(lt > 0.f ? acc[r][e] / lt : 0.f);
+    for (int gi = 0; gi < C::G; gi++)
+#pragma unroll
+      for (int w = 0; w < C::W; w++)
+        o[C::at(tx, gi) + w] = fromf<T>(lt > 0.f ? acc[r][gi * C::W + w] / lt : 0.f);
   }
 }
 
@@ -322,10 +392,6 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
 __device__ __forceinline__ void a23_cp16(void* smem, const void* gmem) {
   unsigned s = (unsigned)__cvta_generic_to_shared(smem);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-__device__ __forceinline__ void a23_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void a23_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 template <typename T> __device__ __forceinline__ void mma16816(float* c, const unsigned* a, unsigned b0, unsigned b1);
@@ -694,7 +760,6 @@ A23_ROWS(carve_a23_bf16_2, bf16, 2)
 A23_ROWS(carve_a23_bf16_4, bf16, 4)
 A23_ROWS(carve_a23_bf16_8, bf16, 8)
 
-// At most 118,784 bytes of shared memory (D = 128): the launcher raises the limit above 48 KiB.
 #define A23_TILE(name, T, D) \
   extern "C" __global__ void __launch_bounds__(TILE_THREADS) name(A23_PARAMS(T)) { a23_tile<T, D>(A23_ARGS); }
 A23_TILE(carve_a23_tile_f32_32, float, 32)
