@@ -4,7 +4,7 @@ downloaded): carve's runner next to PyTorch eager, on the GPU and on the CPU.
 
     python3 tools/gpu/vision_bench.py --carve RUNNER --out DIR [--models resnet50,vit_b_16]
         [--batches 1,32,128] [--dtype fp32|fp16] [--caps none,0,8MiB,64MiB] [--cap-batch 32]
-        [--cpu-threads 2,16] [--cpu-batch 1] [--runs N] [--no-gpu]
+        [--cpu-threads 2,16] [--cpu-batch 1] [--runs N] [--no-gpu] [--conv-times FILE]
 
 GPU rows: PyTorch eager with cudnn.benchmark on and channels_last (fp32 twice: with PyTorch's
 default TF32 convolutions and with TF32 off, which is what carve's fp32 computes), and
@@ -119,6 +119,35 @@ def carve_bench(runner, path, batch, device, runs, extra=(), timeout=300):
             "device_mallocs_per_run": j.get("device_mallocs_per_run"), "wall_s": round(time.time() - t, 1)}
 
 
+def accuracy(runner, path, name, dtype, batch, out):
+    """carve's logits on --device cuda against PyTorch's in float32 (TF32 off) on one random
+    input: the largest absolute difference over the largest reference magnitude, and whether
+    the top-1 classes agree. In fp16 the exported model is the half model; the reference is the
+    same weights in float32."""
+    import torch
+
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    ref = build(name, "fp32")
+    if dtype == "fp16":
+        ref.load_state_dict({k: v.float() for k, v in build(name, "fp16").state_dict().items()})
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(batch, 3, 224, 224, generator=g)
+    with torch.no_grad():
+        want = ref(x.cuda()).float().cpu().numpy()
+    xin = os.path.join(out, f"{name}.{dtype}.in.npy")
+    np.save(xin, x.numpy().astype(np.float16 if dtype == "fp16" else np.float32))
+    odir = os.path.join(out, f"{name}.{dtype}.carve")
+    cmd = [runner, "run", "--model", path, "--device", "cuda", "--input", f"pixel_values={xin}", "--out", odir]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        return {"error": (p.stderr or p.stdout).strip()[-800:]}
+    got = np.load(os.path.join(odir, "logits.npy")).astype(np.float32)
+    rel = float(np.abs(got - want).max() / max(1e-30, float(np.abs(want).max())))
+    top1 = float((got.argmax(-1) == want.argmax(-1)).mean())
+    return {"max_rel": rel, "top1_agree": top1, "batch": batch}
+
+
 def ort_cpu(path, batch, threads, runs, dtype):
     import onnxruntime as ort
 
@@ -168,8 +197,13 @@ def main():
     ap.add_argument("--cpu-batch", type=int, default=1)
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--no-gpu", action="store_true")
+    ap.add_argument("--conv-times", metavar="FILE",
+                    help="append every convolution's measured algorithms to FILE (CARVE_CONV_TIMES; "
+                         "libs/kernels/cuda/convtimes.go), the estimator's recorded times")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    if a.conv_times:
+        os.environ["CARVE_CONV_TIMES"] = os.path.abspath(a.conv_times)
     import torch
 
     res = {"versions": {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0)}, "dtype": a.dtype, "rows": [],
@@ -180,6 +214,9 @@ def main():
         weights = sum(p.numel() * p.element_size() for p in model.parameters())
         path, how = export(model, name, a.dtype, a.out)
         if not a.no_gpu:
+            acc = accuracy(a.carve, path, name, a.dtype, 8, a.out)
+            res.setdefault("accuracy", []).append({"model": name, **acc})
+            log(name, "accuracy", json.dumps(acc))
             for b in [int(x) for x in a.batches.split(",")]:
                 row = {"model": name, "batch": b, "export": how, "weights_bytes": weights}
                 row["torch_tf32"] = torch_gpu(model, name, b, a.dtype, a.runs, True) if a.dtype == "fp32" else None
@@ -223,6 +260,12 @@ def main():
         for k, x in (("carve", c), ("tight", ct)):
             if "error" in x:
                 print(f"    {k}: {x['error'][-300:]}")
+    for r in res.get("accuracy", []):
+        if "error" in r:
+            print(f"{r['model']:<10} accuracy: carve failed: {r['error'][-300:]}")
+        else:
+            print(f"{r['model']:<10} {a.dtype} logits against PyTorch's float32 (batch {r['batch']}): "
+                  f"max |diff| / max |ref| = {r['max_rel']:.2e}, top-1 agrees on {r['top1_agree']:.0%}")
     if res["caps"]:
         print("\nworkspace cap sweep (carve): p50 ms / arena MiB, default plan and --tight")
         for r in res["caps"]:

@@ -289,6 +289,10 @@ type convCall struct {
 	own   program // the own tactic's launches
 	epi   program // carve_conv_epilogue_* after cuDNN; nil without a bias, Z or Relu
 	sum   bool    // the node has FusedConv's Z (input 3), which measuring gives scratch
+	// epilogue (convEpi* flags), arch and sms key its recorded times (convtimes.go)
+	epilogue int
+	arch     string
+	sms      int
 }
 
 // programs are the launches the step may make, for the tests that check launches.
@@ -332,7 +336,8 @@ func selectConvFamily(transpose bool) func(n *kernels.Node, t kernels.Target) (p
 			label = n.Name + ":" + n.Op
 		}
 		p := plan{tactic: convTacticCudnn, measured: convPart,
-			prog: program{{call: &convCall{label: label, desc: d, own: own, epi: geo.epilogueProgram(t), sum: geo.sum}}}}
+			prog: program{{call: &convCall{label: label, desc: d, own: own, epi: geo.epilogueProgram(t), sum: geo.sum,
+				epilogue: geo.epilogueFlags(), arch: t.Arch, sms: t.SMs}}}}
 		if d.WsCap > 0 {
 			p.parts = []alloc.Part{{Name: convPart, Size: d.WsCap}}
 		}

@@ -298,6 +298,7 @@ static dnnStatus carve_dnn_run(dnnHandle h, carve_dnn_plan *p, int algo, int mat
 import "C"
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -826,7 +827,52 @@ func measureChoices(dev *acuda.Device, p *dnnPlan, c *convCall) ([]dnnChoice, er
 	sort.SliceStable(choices, func(i, j int) bool { return choices[i].ms < choices[j].ms })
 	at := sort.Search(len(choices), func(i int) bool { return choices[i].ms > ownMs })
 	choices = append(choices[:at], append([]dnnChoice{{own: true, ms: ownMs}}, choices[at:]...)...)
+	if path := os.Getenv("CARVE_CONV_TIMES"); path != "" {
+		if err := recordConvTimes(path, dev, c, choices); err != nil {
+			// a diagnostic facility: the measurement stands, the record is lost and said so
+			fmt.Fprintf(os.Stderr, "carve: CARVE_CONV_TIMES: %v\n", err)
+		}
+	}
 	return choices, nil
+}
+
+var convTimesFile sync.Mutex // serializes the appends of recordConvTimes
+
+// recordConvTimes appends c's measured choices to the conv-times file at path as one line of
+// JSON (convRecord, convtimes.go).
+func recordConvTimes(path string, dev *acuda.Device, c *convCall, choices []dnnChoice) error {
+	p, err := dev.Properties()
+	if err != nil {
+		return err
+	}
+	names := fwdAlgoNames
+	if c.desc.Backward {
+		names = bwdAlgoNames
+	}
+	r := convRecord{Device: p.Name, Arch: fmt.Sprintf("sm_%d%d", p.Major, p.Minor), SMs: p.SMs, Cudnn: dnnLoad.version,
+		Desc: c.desc, Epilogue: c.epilogue}
+	for _, ch := range choices {
+		what := "own"
+		if !ch.own {
+			what = fmt.Sprintf("cuDNN %s %s", nameOf(names, ch.algo), nameOf(mathNames, ch.math))
+		}
+		r.Choices = append(r.Choices, convTimed{What: what, Ws: ch.ws, Ms: float64(ch.ms)})
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	convTimesFile.Lock()
+	defer convTimesFile.Unlock()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // timeProgram is the milliseconds one run of pr takes on s, over convTimedRuns runs after a

@@ -21,7 +21,7 @@ func reportCommand(s Streams) *cli.Command {
 		Usage: "weights, planned arena and workspaces of a model over ranges of its dims, against a budget",
 		UsageText: "estimator report [--model M.onnx] --dim batch=1:32 --dim seq=1:8192 [--budget 141GiB]\n" +
 			"   [--target cpu|h200|sm_XY:SMS:SHARED] [--workers N] [--top N] [--format table|json] [--svg plan.svg]\n" +
-			"   [--no-fuse] [--explain-fusion]",
+			"   [--no-fuse] [--explain-fusion] [--workspace-cap BYTES] [--cap-sweep 0,8MiB,64MiB,none]",
 		Description: "Plans the model at every binding of the ranges that can be the worst (the corners, and both\n" +
 			"sides of every point where a kernel switches tactic) and reports the largest arena: exactly what\n" +
 			"the runner reserves for the same model, dims, backend and workers. Exits 3 if --budget is given\n" +
@@ -33,6 +33,7 @@ func reportCommand(s Streams) *cli.Command {
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "list the `N` largest workspaces and live buffers (0: all)"},
 			&cli.StringFlag{Name: "svg", Usage: "also draw the worst binding's plan to `FILE` (SVG)"},
 			&cli.BoolFlag{Name: "explain-fusion", Usage: "list every fusion and every candidate left as exported, with the reason"},
+			&cli.StringFlag{Name: "cap-sweep", Usage: "also plan under each workspace cap of `LIST` (sizes or none, comma-separated, e.g. 0,8MiB,64MiB,none) and list the arena under each and, on a CUDA target, the convolutions' time from what was recorded on its device"},
 		),
 		Action: func(c *cli.Context) error { return runReport(c, s) },
 	}
@@ -62,6 +63,8 @@ type report struct {
 	WorkspaceNodes       int                  `json:"workspace_nodes"`
 	Workspaces           []workspace          `json:"workspaces"`
 	Fusion               *fusionReport        `json:"fusion"`
+	ConvTime             *convTime            `json:"conv_time,omitempty"` // a CUDA target's convolutions at the worst binding
+	CapSweep             []capPoint           `json:"cap_sweep,omitempty"`
 
 	// target is Target parsed, for the table; not in the JSON.
 	target kernels.Target
@@ -135,6 +138,12 @@ func runReport(c *cli.Context, s Streams) error {
 			return err
 		}
 	}
+	var sweep []capPoint
+	if c.IsSet("cap-sweep") {
+		if sweep, err = parseCapSweep(c.String("cap-sweep")); err != nil {
+			return err
+		}
+	}
 	opts, err := options(c)
 	if err != nil {
 		return err
@@ -156,6 +165,12 @@ func runReport(c *cli.Context, s Streams) error {
 	r.CommBytes = m.commReserve()
 	r.TotalBytes += r.CommBytes
 	r.Fusion = fusionSection(c.Context, m, env, opts, top)
+	r.ConvTime = recordedConvTime(ep.Worst)
+	if sweep != nil {
+		if r.CapSweep, err = capSweep(c.Context, m, env, opts, sweep); err != nil {
+			return err
+		}
+	}
 	if haveBudget {
 		r.Budget = &budgetVerdict{BudgetBytes: limit, Fits: r.TotalBytes <= limit, MarginBytes: limit - r.TotalBytes}
 	}
@@ -168,6 +183,9 @@ func runReport(c *cli.Context, s Streams) error {
 		err = writeJSON(s.Stdout, r)
 	} else {
 		err = writeReportTable(s.Stdout, r)
+		if err == nil && r.CapSweep != nil {
+			err = writeCapSweep(s.Stdout, r.CapSweep)
+		}
 		if err == nil && c.Bool("explain-fusion") {
 			err = writeFusionExplanation(s.Stdout, r.Fusion)
 		}
@@ -288,6 +306,10 @@ func writeReportTable(w io.Writer, r *report) error {
 		tw.row("budget\t%s\t%s\n", size(b.BudgetBytes), verdict)
 	}
 	fusionRows(tw, r)
+	if r.ConvTime != nil {
+		v, note := describeConvTime(r.ConvTime)
+		tw.row("conv time\t%s\t%s\n", v, note)
+	}
 	tw.row("\t\n")
 	tw.row("worst binding\t%s\n", engine.Binding(r.WorstBinding))
 	switch {

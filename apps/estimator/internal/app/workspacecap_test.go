@@ -30,3 +30,36 @@ func TestWorkspaceCap(t *testing.T) {
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, stderr, `--workspace-cap: bad size "lots"`)
 }
+
+// TestCapSweep: --cap-sweep plans under each cap as --workspace-cap does (the same arenas), in
+// the order given, and gives a CUDA target's convolutions a time wherever one was recorded on
+// its device; a bad list is a usage error.
+func TestCapSweep(t *testing.T) {
+	var path string
+	for _, zm := range zoo.Models() {
+		if zm.Name == "resnet.dyn" {
+			path = zm.WriteTemp(t)
+		}
+	}
+	require.NotEmpty(t, path, "the zoo's resnet.dyn")
+	args := []string{"--model", path, "--target", "h200", "--dim", "batch=2048"}
+	r := reportJSON(t, append(args, "--cap-sweep", "0,none,1GiB")...)
+	require.Len(t, r.CapSweep, 3)
+	for i, want := range []string{"0", "none", "1GiB"} {
+		p := r.CapSweep[i]
+		require.Equal(t, want, p.Cap)
+		extra := []string{}
+		if want != "none" {
+			extra = []string{"--workspace-cap", want}
+		}
+		require.Equal(t, reportJSON(t, append(args, extra...)...).ArenaBytes, p.ArenaBytes, "cap %s", want)
+		require.NotNil(t, p.ConvTime, "cap %s", want)
+		require.Positive(t, p.ConvTime.Convolutions)
+		require.LessOrEqual(t, p.ConvTime.Recorded, p.ConvTime.Convolutions)
+	}
+	require.Equal(t, r.ArenaBytes, r.CapSweep[1].ArenaBytes, "the report's own plan has no cap")
+	require.Nil(t, reportJSON(t, "--model", path, "--dim", "batch=2").ConvTime, "no conv time off a CUDA target")
+	_, stderr, code := run(t, "report", "--model", path, "--cap-sweep", "0,lots")
+	require.Equal(t, ExitUsage, code)
+	require.Contains(t, stderr, `--cap-sweep: bad size "lots"`)
+}
