@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/engine"
+	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/kernels"
 )
 
