@@ -214,6 +214,15 @@ func (b *Batch) Config() BatchConfig { return b.cfg }
 // Busy is the rows that hold a sequence.
 func (b *Batch) Busy() int { return b.busy }
 
+// Positions is the positions the busy rows hold: their prompts fed so far and tokens fed back.
+func (b *Batch) Positions() int64 {
+	var n int64
+	for i := range b.rows {
+		n += b.rows[i].length
+	}
+	return n
+}
+
 // Join starts a sequence on the lowest free row and returns the row: prompt (which must not
 // change until the sequence has left) and maxNew new tokens chosen with pick. Its tokens come
 // from the steps that follow. ErrFull if every row is busy.
