@@ -106,9 +106,10 @@ func prompt(n int, seed, vocab int64) []int64 {
 // batch's invariants after every step: the lowest free row is taken, busy rows are counted,
 // a token's row is the sequence's. It also counts the steps where a decoding row rides along a
 // prefill chunk.
-func runSchedule(t testing.TB, b *Batch, arrivals []arrival) ([][]int64, int) {
-	got := make([][]int64, len(arrivals))
-	mixed := 0             // steps where a decoding row rides along a prefill chunk
+func runSchedule(t testing.TB, b *Batch, arrivals []arrival) (got [][]int64, mixed, narrow int) {
+	got = make([][]int64, len(arrivals))
+	// mixed: steps where a decoding row rides along a prefill chunk; narrow: steps that prefill
+	// one token, a wider step crossing the context for some row
 	rowOf := map[int]int{} // row -> arrival
 	next := 0
 	waiting := []int{}
@@ -133,13 +134,17 @@ func runSchedule(t testing.TB, b *Batch, arrivals []arrival) ([][]int64, int) {
 			rowOf[row] = waiting[0]
 			waiting = waiting[1:]
 		}
-		if _, w, _ := b.plan(); w > 1 {
-			for i := range b.rows {
-				if b.rows[i].busy && len(b.rows[i].prompt) == 0 {
-					mixed++
-					break
-				}
-			}
+		_, w, _ := b.plan()
+		decoding, prefilling := false, false
+		for i := range b.rows {
+			decoding = decoding || (b.rows[i].busy && len(b.rows[i].prompt) == 0)
+			prefilling = prefilling || len(b.rows[i].prompt) > 0
+		}
+		if w > 1 && decoding {
+			mixed++
+		}
+		if w == 1 && prefilling {
+			narrow++
 		}
 		toks, err := b.Step(context.Background())
 		if err != nil {
@@ -169,13 +174,13 @@ func runSchedule(t testing.TB, b *Batch, arrivals []arrival) ([][]int64, int) {
 			t.Fatal("the schedule does not end")
 		}
 	}
-	return got, mixed
+	return got, mixed, narrow
 }
 
 // schedule: prompts of different lengths (one of three chunks), sequences joining while others
 // are mid-stream, more sequences than rows (the later wait for a row, which is garbage from
 // the one before), a canceled sequence, a sampled one, and one that reaches the end of the
-// context (where wide steps must narrow).
+// context, beside which a later prompt is fed a token a step (wider steps would cross it).
 func schedule(vocab int64) []arrival {
 	return []arrival{
 		{Prompt: prompt(5, 1, vocab), New: 30, At: 0},
@@ -186,6 +191,7 @@ func schedule(vocab int64) []arrival {
 		{Prompt: prompt(50, 6, vocab), New: 10, At: 8},
 		{Prompt: prompt(3, 7, vocab), New: 61, At: 9},
 		{Prompt: prompt(17, 8, vocab), New: 8, At: 30},
+		{Prompt: prompt(30, 9, vocab), New: 4, At: 66},
 	}
 }
 
@@ -196,8 +202,9 @@ func TestBatchEqualsGenerate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			on := openBatch(t, name, BatchConfig{Rows: 4, Context: 64, Chunk: 16}, false)
 			arrivals := schedule(on.c.Vocab)
-			got, mixed := runSchedule(t, on.b, arrivals)
+			got, mixed, narrow := runSchedule(t, on.b, arrivals)
 			require.Positive(t, mixed, "steps that decode beside a prefill chunk")
+			require.Positive(t, narrow, "steps narrowed at the end of the context")
 			for i, a := range arrivals {
 				want, _, err := on.ref.Generate(context.Background(), a.Prompt, int64(len(a.Prompt)), a.New, a.sampler(), nil)
 				require.NoError(t, err)
@@ -221,7 +228,7 @@ func TestBatchStepAllocatesNothing(t *testing.T) {
 		for i := range arrivals {
 			arrivals[i].Seed = 0 // a TopK sampler is made per sequence
 		}
-		runSchedule(t, on.b, arrivals) // the schedule's own map and slices, grown once
+		runSchedule(t, on.b, arrivals)
 		before := on.rt.Stats()
 		var steps int
 		allocs := testing.AllocsPerRun(3, func() {
