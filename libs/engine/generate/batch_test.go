@@ -2,6 +2,7 @@ package generate
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -103,14 +104,14 @@ func prompt(n int, seed, vocab int64) []int64 {
 }
 
 // runSchedule runs the arrivals on the batch and returns each one's tokens, checking the
-// batch's invariants after every step: the lowest free row is taken, busy rows are counted,
-// a token's row is the sequence's. It also counts the steps where a decoding row rides along a
-// prefill chunk.
-func runSchedule(t testing.TB, b *Batch, arrivals []arrival) (got [][]int64, mixed, narrow int) {
+// batch's invariants at every step: the lowest free slot is taken, busy slots are counted, a
+// token's slot is the sequence's, and every sequence decoding at a step's start gets its token
+// in the step, whatever prompt is fed beside it. It also counts the steps that feed a prompt
+// while others decode.
+func runSchedule(t testing.TB, b *Batch, arrivals []arrival) (got [][]int64, mixed int) {
 	got = make([][]int64, len(arrivals))
-	// mixed: steps where a decoding row rides along a prefill chunk; narrow: steps that prefill
-	// one token, a wider step crossing the context for some row
-	rowOf := map[int]int{} // row -> arrival
+	decoding := make([]bool, b.Config().Rows)
+	rowOf := map[int]int{} // slot -> arrival
 	next := 0
 	waiting := []int{}
 	for step := 0; next < len(arrivals) || len(waiting) > 0 || b.Busy() > 0; step++ {
@@ -134,26 +135,29 @@ func runSchedule(t testing.TB, b *Batch, arrivals []arrival) (got [][]int64, mix
 			rowOf[row] = waiting[0]
 			waiting = waiting[1:]
 		}
-		_, w, _ := b.plan()
-		decoding, prefilling := false, false
-		for i := range b.rows {
-			decoding = decoding || (b.rows[i].busy && len(b.rows[i].prompt) == 0)
-			prefilling = prefilling || len(b.rows[i].prompt) > 0
+		anyDecoding, feeding := false, false
+		for i := range b.slots {
+			decoding[i] = b.slots[i].decoding()
+			anyDecoding = anyDecoding || decoding[i]
+			feeding = feeding || len(b.slots[i].prompt) > 0
 		}
-		if w > 1 && decoding {
+		if anyDecoding && feeding {
 			mixed++
-		}
-		if w == 1 && prefilling {
-			narrow++
 		}
 		toks, err := b.Step(context.Background())
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		for _, tk := range toks {
-			i, ok := rowOf[tk.Row]
+			decoding[tk.Slot] = false
+		}
+		if i := slices.Index(decoding, true); i >= 0 {
+			t.Fatalf("step %d: slot %d decoding got no token", step, i)
+		}
+		for _, tk := range toks {
+			i, ok := rowOf[tk.Slot]
 			if !ok {
-				t.Fatalf("step %d: a token of free row %d", step, tk.Row)
+				t.Fatalf("step %d: a token of free slot %d", step, tk.Slot)
 			}
 			if tk.Index != len(got[i]) {
 				t.Fatalf("step %d: token %d of sequence %d, want %d", step, tk.Index, i, len(got[i]))
@@ -161,10 +165,10 @@ func runSchedule(t testing.TB, b *Batch, arrivals []arrival) (got [][]int64, mix
 			got[i] = append(got[i], tk.ID)
 			switch {
 			case tk.Last:
-				delete(rowOf, tk.Row)
+				delete(rowOf, tk.Slot)
 			case arrivals[i].Cancel > 0 && len(got[i]) == arrivals[i].Cancel:
-				b.Leave(tk.Row)
-				delete(rowOf, tk.Row)
+				b.Leave(tk.Slot)
+				delete(rowOf, tk.Slot)
 			}
 		}
 		if b.Busy() != len(rowOf) {
@@ -174,13 +178,13 @@ func runSchedule(t testing.TB, b *Batch, arrivals []arrival) (got [][]int64, mix
 			t.Fatal("the schedule does not end")
 		}
 	}
-	return got, mixed, narrow
+	return got, mixed
 }
 
 // schedule: prompts of different lengths (one of three chunks), sequences joining while others
 // are mid-stream, more sequences than rows (the later wait for a row, which is garbage from
 // the one before), a canceled sequence, a sampled one, and one that reaches the end of the
-// context, beside which a later prompt is fed a token a step (wider steps would cross it).
+// context.
 func schedule(vocab int64) []arrival {
 	return []arrival{
 		{Prompt: prompt(5, 1, vocab), New: 30, At: 0},
@@ -192,6 +196,7 @@ func schedule(vocab int64) []arrival {
 		{Prompt: prompt(3, 7, vocab), New: 61, At: 9},
 		{Prompt: prompt(17, 8, vocab), New: 8, At: 30},
 		{Prompt: prompt(30, 9, vocab), New: 4, At: 66},
+		{Prompt: prompt(63, 10, vocab), New: 1, At: 70},
 	}
 }
 
@@ -202,9 +207,8 @@ func TestBatchEqualsGenerate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			on := openBatch(t, name, BatchConfig{Rows: 4, Context: 64, Chunk: 16}, false)
 			arrivals := schedule(on.c.Vocab)
-			got, mixed, narrow := runSchedule(t, on.b, arrivals)
+			got, mixed := runSchedule(t, on.b, arrivals)
 			require.Positive(t, mixed, "steps that decode beside a prefill chunk")
-			require.Positive(t, narrow, "steps narrowed at the end of the context")
 			for i, a := range arrivals {
 				want, _, err := on.ref.Generate(context.Background(), a.Prompt, int64(len(a.Prompt)), a.New, a.sampler(), nil)
 				require.NoError(t, err)
@@ -255,31 +259,38 @@ func TestBatchStepAllocatesNothing(t *testing.T) {
 	}
 }
 
-// TestBatchPlan pins a step's shape: the batch bucket over the highest busy row, the width of
-// the widest chunk, narrowed where a row's claim would cross the context (invariant 1), and the
-// mask's bucket over the claims (invariant 2).
+// TestBatchPlan pins the calls' shapes: the decode call's batch bucket over the highest
+// decoding slot's row and its mask over the lengths (the prefill row's padding claim
+// included); the prefill call's width, the chunk's bucket, narrowed where it would cross the
+// context (invariant 1), and its mask (invariant 2).
 func TestBatchPlan(t *testing.T) {
 	c := &Cache{Form: SharedBuffer, Vocab: 4}
-	b := &Batch{cache: c, cfg: BatchConfig{Rows: 8, Context: 64, Chunk: 24}, rows: make([]batchRow, 8)}
-	b.cfg, _ = c.checkBatch(b.cfg)
-	b.widths = []int64{1, 16, 32}
+	bc, err := c.checkBatch(BatchConfig{Rows: 8, Context: 64, Chunk: 24})
+	require.NoError(t, err)
+	b := &Batch{cache: c, cfg: bc, slots: make([]batchSeq, 8), lane: -1, widths: []int64{1, 16, 32}}
 	set := func(i int, length int64, prompt int) {
-		b.rows[i] = batchRow{busy: true, length: length, prompt: make([]int64, prompt)}
+		b.slots[i] = batchSeq{busy: true, length: length, prompt: make([]int64, prompt)}
 	}
-	type shape [3]int64
-	plan := func() shape { bb, w, n := b.plan(); return shape{bb, w, n} }
+	type two [2]int64
+	decode := func() two { bb, n := b.decodePlan(); return two{bb, n} }
+	require.Equal(t, two{0, 0}, decode(), "nothing decodes")
 	set(0, 10, 0)
-	require.Equal(t, shape{1, 1, 16}, plan(), "one decoding row")
-	set(2, 0, 40)
-	require.Equal(t, shape{4, 32, 64}, plan(), "a prompt joins row 2: a chunk of 24 in width 32")
-	set(0, 33, 0)
-	require.Equal(t, shape{4, 16, 64}, plan(), "row 0 at 33: width 32 would cross the context")
-	set(0, 50, 0)
-	require.Equal(t, shape{4, 1, 64}, plan(), "row 0 at 50: only single tokens fit")
-	b.rows[0] = batchRow{}
-	require.Equal(t, shape{4, 32, 32}, plan(), "row 0 free: the prompt alone, past 0 (first-prompt reading)")
-	set(5, 3, 0)
-	require.Equal(t, shape{8, 32, 64}, plan())
+	require.Equal(t, two{2, 16}, decode(), "slot 0 is row 1")
+	set(2, 20, 5)
+	require.Equal(t, two{2, 16}, decode(), "slot 2 waits to prefill: not in the call")
+	b.lane = 2
+	require.Equal(t, two{2, 32}, decode(), "the prefill row's claim, its length + 1")
+	set(4, 40, 0)
+	require.Equal(t, two{8, 64}, decode(), "slot 4 is row 5")
+	set(7, 3, 0)
+	require.Equal(t, two{9, 64}, decode(), "capped at the slots and the prefill row")
+
+	type three [3]int64
+	prefill := func(length, left int64) three { w, n, fed := b.prefillPlan(length, left); return three{w, n, fed} }
+	require.Equal(t, three{32, 32, 24}, prefill(0, 40), "a chunk of 24 in width 32, past 0 (first-prompt reading)")
+	require.Equal(t, three{16, 64, 5}, prefill(24, 5))
+	require.Equal(t, three{16, 64, 16}, prefill(40, 20), "width 32 would cross the context")
+	require.Equal(t, three{1, 64, 1}, prefill(50, 10), "only single tokens fit")
 	require.EqualValues(t, 1, pow2(1))
 	require.EqualValues(t, 8, pow2(5))
 }

@@ -27,10 +27,10 @@
 // id per sequence; logits rows are read only when Config.Logits asks for them or another sampler
 // needs them (Generator.take).
 //
-// Continuous batching (Batch, shared-buffer form only): one session's cache holds a fixed number
-// of rows reserved at load; sequences join free rows and leave between steps, and each step
-// runs every busy row together, prompts fed in chunks beside the decoding rows (batch.go says
-// how and what it keeps invariant). A Generator runs one batch of sequences from start to end.
+// Continuous batching (Batch, shared-buffer form only): one session's cache holds a row for each
+// of a fixed number of slots, reserved at load; sequences join free slots and leave between
+// steps, each step decodes every running sequence together in one call and feeds a chunk of a
+// joining prompt in a row of its own (batch.go says how and what it keeps invariant). A Generator runs one batch of sequences from start to end.
 package generate
 
 import (

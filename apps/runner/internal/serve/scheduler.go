@@ -9,15 +9,16 @@ import (
 	"carve.dev/libs/engine/generate"
 )
 
-// scheduler runs continuous batching: one goroutine owns the generate.Batch, takes the
-// sequences that have a slot into free rows between steps, steps, and hands each token to its
-// sequence's goroutine through a channel that never blocks it.
+// scheduler runs continuous batching: one goroutine owns the generate.Batch, joins the
+// sequences that took a slot between steps, steps (a token of every decoding sequence and a
+// chunk of a joining prompt), and hands each token to its sequence's goroutine through a
+// channel that never blocks it.
 //
 // Invariants:
 //   - a job is sent only after its sequence took a slot (Server.acquire), so there are never
-//     more jobs in the batch than rows and Join never finds it full;
-//   - a job's row is freed (Batch.Leave, or the batch at its last token) before its tokens
-//     channel is closed, so the slot its sequence then releases is a free row;
+//     more jobs in the batch than slots and Join never finds it full;
+//   - a job's batch slot is freed (Batch.Leave, or the batch at its last token) before its
+//     tokens channel is closed, so the server slot its sequence then releases is a free one;
 //   - a canceled sequence (its client gone, or the drain's deadline) leaves at the first step
 //     boundary after, and a failed step ends every sequence in the batch with its error.
 type scheduler struct {
@@ -31,7 +32,7 @@ type scheduler struct {
 	mu     sync.Mutex // guards closed, so that no job is sent after close has begun
 	closed bool
 
-	rows []*job // by row
+	rows []*job // by batch slot
 }
 
 // job is one sequence in the batch.
@@ -42,7 +43,7 @@ type job struct {
 	arrived time.Time
 	last    time.Time
 	tokens  chan int64 // capacity q.max: the scheduler never waits on it
-	row     int
+	slot    int
 	err     error  // set before tokens is closed
 	finish  string // "length" or "stop", set before tokens is closed
 }
@@ -124,22 +125,22 @@ func (sc *scheduler) run() {
 			continue
 		}
 		for _, t := range toks {
-			sc.token(sc.rows[t.Row], t)
+			sc.token(sc.rows[t.Slot], t)
 		}
 		sc.gauges()
 	}
 }
 
-// join starts j on a free row.
+// join starts j on a free slot.
 func (sc *scheduler) join(j *job) {
-	row, err := sc.b.Join(j.q.prompt, j.q.max, j.q.pick)
+	slot, err := sc.b.Join(j.q.prompt, j.q.max, j.q.pick)
 	if err != nil {
 		j.err = err
 		close(j.tokens)
 		return
 	}
-	j.row = row
-	sc.rows[row] = j
+	j.slot = slot
+	sc.rows[slot] = j
 	sc.gauges()
 }
 
@@ -169,10 +170,10 @@ func (sc *scheduler) token(j *job, t generate.Token) {
 	sc.end(j, nil)
 }
 
-// end frees j's row (if the batch has not) and closes its tokens.
+// end frees j's slot (if the batch has not) and closes its tokens.
 func (sc *scheduler) end(j *job, err error) {
-	sc.b.Leave(j.row)
-	sc.rows[j.row] = nil
+	sc.b.Leave(j.slot)
+	sc.rows[j.slot] = nil
 	j.err = err
 	close(j.tokens)
 	sc.gauges()
@@ -196,7 +197,7 @@ func (sc *scheduler) gauges() {
 // errNoBatch is the error of a sequence sent to a server whose batch has stopped.
 var errNoBatch = errors.New("serve: the batch has stopped")
 
-// runBatched waits for a slot and generates q as a row of the batch, handing each token to emit
+// runBatched waits for a slot and generates q in the batch, handing each token to emit
 // (if not nil).
 func (s *Server) runBatched(ctx context.Context, arrived time.Time, q *sequence, stops map[int64]bool, emit func(int64)) {
 	slot, err := s.acquire(ctx)
