@@ -161,7 +161,7 @@ func doServe(c *cli.Context, env Env) (err error) {
 			srv.AttachGeneration(name, g)
 			m := g.Memory
 			if g.Batch != nil {
-				fmt.Fprintf(env.Stderr, "runner serve: %s: KV-cache decoder (%s form), %d slots x context %d, continuously batched in one session; reserved %s = weights %s on the device + arena %s + KV state %s of %d rows\n",
+				fmt.Fprintf(env.Stderr, "runner serve: %s: KV-cache decoder (%s form), %d slots x context %d, continuously batched in one session; reserved %s = weights %s on the device + arena %s + KV state %s (%d slot rows, a prefill row and its copy)\n",
 					name, g.Cache.Form, slots, ctxLen, bytesize.Format(m.ReservedBytes), bytesize.Format(m.DeviceWeightBytes),
 					bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes), slots)
 			} else {

@@ -38,8 +38,8 @@ type GenerateConfig struct {
 	// Temperature (0: 1), seeded with Seed; otherwise the choice is greedy.
 	TopK        int
 	Temperature float64
-	// Slots > 0 asks for `runner serve`'s continuous batching: one session whose cache holds
-	// Slots rows (generate.Batch, Generation.Batch), prompts fed PrefillChunk tokens a step (0:
+	// Slots > 0 asks for `runner serve`'s continuous batching: one session whose cache holds a
+	// row for each of Slots slots and a prefill row (generate.Batch, Generation.Batch), prompts fed PrefillChunk tokens a step (0:
 	// generate.DefaultChunk), where the cache's form admits rows of different lengths (the
 	// shared-buffer form). In the concat form it means Slots sessions, as Config.Sessions.
 	Slots        int
@@ -99,7 +99,7 @@ type GenMemory struct {
 	AvailableBytes int64 `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
 	LimitBytes     int64 `json:"limit_bytes"`
 	Sessions       int   `json:"sessions,omitempty"` // more than one only for `runner serve`
-	Rows           int64 `json:"rows,omitempty"`     // the batch's rows (GenerateConfig.Slots), in its one session
+	Rows           int64 `json:"rows,omitempty"`     // the batch's slots (GenerateConfig.Slots), rows of its one session
 }
 
 // LoadGenerator loads the model, recognises its KV cache, plans the envelope of cfg's batch and
@@ -253,7 +253,8 @@ func GenerateOptions(m *graph.Model, c *generate.Cache, gc generate.Config, cfg 
 }
 
 // BatchOptions are the runtime options `runner serve` loads m with for continuous batching
-// with bc (generate.Cache.BatchRuntimeOptions): one session, its cache of bc.Rows rows.
+// with bc (generate.Cache.BatchRuntimeOptions): one session, its cache of bc.Rows slot rows and
+// the prefill row.
 func BatchOptions(m *graph.Model, c *generate.Cache, bc generate.BatchConfig, cfg Config) (engine.RuntimeOptions, error) {
 	cfg.Sessions = 1
 	return c.BatchRuntimeOptions(m, bc, runtimeOptions(nil, cfg))

@@ -7,10 +7,9 @@
 // admitted ever waits for memory.
 //
 // A decoder in the shared-buffer (GenAI GroupQueryAttention) form is served by continuous
-// batching: its slots are the rows of one session's KV state (run.Generation.Batch), a
-// sequence that takes a slot joins the running batch between decode steps, its prompt fed in
-// chunks beside the rows that decode, and leaves it at once when it ends or its client goes
-// (scheduler.go). A decoder in the concat form, whose rows share one length, has a session per
+// batching: its slots are rows of one session's KV state (run.Generation.Batch), a sequence
+// that takes a slot joins the running batch between decode steps, its prompt fed in chunks
+// between them, and leaves it at once when it ends or its client goes (scheduler.go). A decoder in the concat form, whose rows share one length, has a session per
 // slot, each generating one sequence alone.
 package serve
 
@@ -110,7 +109,7 @@ func (s *Server) AttachGeneration(name string, g *run.Generation) {
 	if g.Batch != nil {
 		s.sched = newScheduler(g.Batch, s.m, s.stepHook)
 		bc := g.Batch.Config()
-		s.logf("%s: continuous batching: %d slots are rows of one session's KV state, joining the running batch between steps; prompts fed %d tokens a step",
+		s.logf("%s: continuous batching: %d slots are rows of one session's KV state, joining the running batch between steps; prompts fed %d tokens a step between them",
 			name, bc.Rows, bc.Chunk)
 	} else {
 		s.logf("%s: a session per slot, each generating alone: in the %s form the rows of a batch share one length, so sequences cannot join a running batch",
