@@ -14,6 +14,7 @@ import (
 	"carve.dev/libs/graph/testmodels/zoo"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/cpu"
+	"carve.dev/libs/kernels/sim"
 )
 
 // fixture finds a model among the fixtures and the zoo's.
@@ -38,13 +39,24 @@ type batchOn struct {
 }
 
 func openBatch(t *testing.T, name string, bc BatchConfig, graphs bool) *batchOn {
+	return openBatchOn(t, "cpu", name, bc, graphs)
+}
+
+// openBatchOn is openBatch on device "cpu" or "sim" (the simulated discrete device, whose
+// outputs stay on the device and are read a row at a time).
+func openBatchOn(t *testing.T, device, name string, bc BatchConfig, graphs bool) *batchOn {
 	t.Helper()
 	loaded, err := graph.Load(fixture(t, name).WriteTemp(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { loaded.Close() })
 	m, c, err := Prepare(loaded, Names{})
 	require.NoError(t, err)
-	be, err := cpu.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2})
+	var be kernels.Backend
+	if device == "sim" {
+		be, err = sim.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2})
+	} else {
+		be, err = cpu.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2})
+	}
 	require.NoError(t, err)
 	al, err := alloc.New(be.Device(), alloc.Options{})
 	require.NoError(t, err)
@@ -201,11 +213,13 @@ func schedule(vocab int64) []arrival {
 }
 
 // TestBatchEqualsGenerate: sequences under continuous batching make the tokens each makes alone
-// on a Generator of batch 1, on GenAI-form fixtures (separate and packed QKV, a sliding window).
+// on a Generator of batch 1, on GenAI-form fixtures (separate and packed QKV, a sliding window),
+// on the CPU and on the simulated discrete device.
 func TestBatchEqualsGenerate(t *testing.T) {
-	for _, name := range []string{"qwen2_gqa", "llama.gqa_packed", "mistral_sliding.gqa"} {
-		t.Run(name, func(t *testing.T) {
-			on := openBatch(t, name, BatchConfig{Rows: 4, Context: 64, Chunk: 16}, false)
+	for _, tc := range []struct{ name, device string }{{"qwen2_gqa", "cpu"}, {"qwen2_gqa", "sim"}, {"llama.gqa_packed", "cpu"}, {"mistral_sliding.gqa", "cpu"}} {
+		name := tc.name
+		t.Run(name+"/"+tc.device, func(t *testing.T) {
+			on := openBatchOn(t, tc.device, name, BatchConfig{Rows: 4, Context: 64, Chunk: 16}, false)
 			arrivals := schedule(on.c.Vocab)
 			got, mixed := runSchedule(t, on.b, arrivals)
 			require.Positive(t, mixed, "steps that decode beside a prefill chunk")

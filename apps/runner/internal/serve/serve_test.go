@@ -622,7 +622,8 @@ func startGated(t *testing.T, slots int, opts Options, g *gate) *testServer {
 
 // TestBatchJoinsMidStream: sequences that join a running batch while another streams, with
 // prompts of different lengths (one of three prefill chunks), get the tokens `runner generate`
-// makes for each alone; they share the batch's steps, and the metrics show the rows in use.
+// makes for each alone; they share the batch's steps, the metrics show the slots in use, and
+// nothing is planned after the warm-up.
 func TestBatchJoinsMidStream(t *testing.T) {
 	a, b, c := []int64{5, 6, 7, 8, 9}, make([]int64, 37), []int64{40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51}
 	for i := range b {
@@ -636,6 +637,7 @@ func TestBatchJoinsMidStream(t *testing.T) {
 	ts := startGated(t, 3, Options{Queue: 3}, g)
 	require.NotNil(t, ts.gen.Batch, "the GenAI form is served by continuous batching")
 	require.Contains(t, ts.logs.String(), "continuous batching")
+	before := ts.gen.Replica.Runtime.Stats()
 
 	body, _ := json.Marshal(map[string]any{"prompt": a, "max_tokens": 40, "temperature": 0, "stream": true})
 	resp, err := http.Post(ts.url+"/v1/completions", "application/json", bytes.NewReader(body))
@@ -683,6 +685,9 @@ func TestBatchJoinsMidStream(t *testing.T) {
 	require.Zero(t, metric(t, m, "carve:num_slots_busy"))
 	require.Zero(t, metric(t, m, "carve:kv_cache_usage_perc"))
 	require.Zero(t, metric(t, m, "carve:num_requests_running"))
+	after := ts.gen.Replica.Runtime.Stats()
+	require.Equal(t, before.Patterns.Misses, after.Patterns.Misses, "no pattern planned after the warm-up")
+	require.Equal(t, before.Programs.Misses, after.Programs.Misses, "no program compiled after the warm-up")
 }
 
 // TestBatchCancelFreesRow: a client that disconnects mid-stream leaves the batch at the next
