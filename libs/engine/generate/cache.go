@@ -26,6 +26,11 @@
 // greedy choice (Cache.Greedy, an ArgMax of the logits), so a greedy generation reads one token
 // id per sequence; logits rows are read only when Config.Logits asks for them or another sampler
 // needs them (Generator.take).
+//
+// Continuous batching (Batch, shared-buffer form only): one session's cache holds a row for each
+// of a fixed number of slots, reserved at load; sequences join free slots and leave between
+// steps, each step decodes every running sequence together in one call and feeds a chunk of a
+// joining prompt in a row of its own (batch.go says how and what it keeps invariant). A Generator runs one batch of sequences from start to end.
 package generate
 
 import (

@@ -301,6 +301,10 @@ func explainGenerate(err error, gc run.GenerateConfig, prompt string) error {
 		rce *generate.RecognitionError
 		re  *engine.ReservationError
 	)
+	what, lower := fmt.Sprintf("batch %d", gc.Batch), "--batch"
+	if gc.Slots > 0 { // runner serve
+		what, lower = fmt.Sprintf("%d slots", gc.Slots), "--slots"
+	}
 	switch {
 	case errors.As(err, &pe):
 		return &badFileError{fmt.Sprintf("--prompt %s: token %d (row %d, position %d) is outside the model's vocabulary [0, %d)",
@@ -316,7 +320,7 @@ func explainGenerate(err error, gc run.GenerateConfig, prompt string) error {
 		return usagef("a prompt of %d tokens and %d new tokens need a context of at least %d positions, but --context is %d: "+
 			"raise --context to %d, or shorten the prompt or --max-new-tokens", ce.Prompt, ce.New, need, ce.Context, need)
 	case errors.As(err, &cfe):
-		return &generateError{fmt.Sprintf("batch %d at context %d cannot be planned: %s (lower --batch or --context)", gc.Batch, contextOf(gc), cfe.Problem)}
+		return &generateError{fmt.Sprintf("%s at context %d cannot be planned: %s (lower %s or --context)", what, contextOf(gc), cfe.Problem, lower)}
 	case errors.As(err, &rce):
 		var flags []string
 		for _, nf := range generate.NameFields {
@@ -325,7 +329,7 @@ func explainGenerate(err error, gc run.GenerateConfig, prompt string) error {
 		return &generateError{fmt.Sprintf("--model %s has no recognisable KV cache: %s; if the model names its cache differently, give the names with %s "+
 			"(per-layer names with %%d for the layer)", gc.ModelPath, rce.Problem, strings.Join(flags, ", "))}
 	case errors.As(err, &re):
-		msg := fmt.Sprintf("does not fit: batch %d at context %d needs %s", gc.Batch, contextOf(gc), bytesize.Format(max(re.Needed, 0)))
+		msg := fmt.Sprintf("does not fit: %s at context %d needs %s", what, contextOf(gc), bytesize.Format(max(re.Needed, 0)))
 		parts := []string{}
 		if re.Weights > 0 {
 			parts = append(parts, "weights "+bytesize.Format(re.Weights))
@@ -337,7 +341,7 @@ func explainGenerate(err error, gc run.GenerateConfig, prompt string) error {
 			msg += " under --limit"
 		}
 		if re.State > 0 && re.Needed > 0 {
-			msg += fmt.Sprintf("; the KV state is %d%% of it: lower --context or --batch (estimator kv finds what fits)", re.State*100/re.Needed)
+			msg += fmt.Sprintf("; the KV state is %d%% of it: lower --context or %s (estimator kv finds what fits)", re.State*100/re.Needed, lower)
 		}
 		return &noFitError{msg: msg, err: err}
 	}

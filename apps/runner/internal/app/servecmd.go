@@ -33,8 +33,9 @@ func serveCommand(env Env) *cli.Command {
 	flags = append([]cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8000", Usage: "listen on `HOST:PORT` (loopback unless told otherwise; TLS is the ingress's)"},
 		&cli.StringFlag{Name: "name", Usage: "the model's `NAME` in the API", DefaultText: "the model file's name without .onnx"},
-		&cli.IntFlag{Name: "slots", Value: 4, Usage: "`N` sessions reserved at load, each with its arena (and a decoder's KV state for --context positions): the requests (sequences) that run at once"},
+		&cli.IntFlag{Name: "slots", Value: 4, Usage: "`N` sequence slots reserved at load: the requests (sequences) that run at once; a GenAI-form decoder's are rows of one session's KV state (continuous batching), otherwise sessions with an arena each"},
 		&cli.Int64Flag{Name: "context", Value: 1024, Usage: "positions `N` reserved per slot of a KV-cache decoder, prompt and new tokens"},
+		&cli.Int64Flag{Name: "prefill-chunk", Value: generate.DefaultChunk, Usage: "continuous batching feeds a joining prompt at most `N` tokens a step, beside the sequences that decode"},
 		&cli.IntFlag{Name: "queue", Value: 64, Usage: "requests (sequences) `N` that may wait for a slot; beyond them a request gets 429 with Retry-After"},
 		&cli.StringFlag{Name: "api-key", EnvVars: []string{"CARVE_API_KEY"}, Usage: "require `KEY` as Authorization: Bearer on every route but the health probes (the variable keeps it out of process listings)"},
 		&cli.StringFlag{Name: "max-body", Value: "16MiB", Usage: "refuse request bodies larger than `BYTES` with 413"},
@@ -46,11 +47,14 @@ func serveCommand(env Env) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve a model over HTTP: the v2 inference protocol, and OpenAI's /v1/completions for KV-cache decoders",
-		UsageText: "runner serve --model M.onnx [--addr 127.0.0.1:8000] [--slots N] [--context N] [--queue N]\n" +
+		UsageText: "runner serve --model M.onnx [--addr 127.0.0.1:8000] [--slots N] [--context N] [--prefill-chunk N] [--queue N]\n" +
 			"             [--api-key KEY | CARVE_API_KEY=KEY] [--device cpu|sim|cuda[:N]] [--graph] [--dim name=N ...]",
 		Description: "Listens at once (GET /v2/health/live answers while the model loads), loads the model and reserves\n" +
 			"--slots sessions, each with its arena and, for a decoder with a KV cache, its KV state for --context\n" +
 			"positions (exit code 3 if they do not fit), runs each once (warm-up), and only then is ready\n" +
+			"(a GenAI-form decoder's slots are rows of one session, continuously batched: a sequence joins the\n" +
+			"running batch between steps, its prompt fed --prefill-chunk tokens a step, and the warm-up meets\n" +
+			"every batch, chunk and mask bucket; a concat-form decoder has a session per slot, generating alone)\n" +
 			"(GET /v2/health/ready). Routes: GET /v2, /v2/models/NAME, /v2/models/NAME/ready, POST\n" +
 			"/v2/models/NAME/infer (JSON tensors) for a model without a KV cache; POST /v1/completions (token-id\n" +
 			"prompts, streaming) and GET /v1/models for a decoder; GET /metrics (Prometheus). A request waits for a\n" +
@@ -73,10 +77,12 @@ func doServe(c *cli.Context, env Env) (err error) {
 	if base.Envelope, err = engine.ParseEnvelope(c.StringSlice("dim")); err != nil {
 		return err
 	}
-	slots, queue, ctxLen := c.Int("slots"), c.Int("queue"), c.Int64("context")
+	slots, queue, ctxLen, chunk := c.Int("slots"), c.Int("queue"), c.Int64("context"), c.Int64("prefill-chunk")
 	switch {
 	case slots < 1:
 		return usagef("--slots %d: want at least 1 session", slots)
+	case chunk < 1:
+		return usagef("--prefill-chunk %d: want at least 1 token", chunk)
 	case queue < 0:
 		return usagef("--queue %d: want 0 (no waiting) or more", queue)
 	case ctxLen < 2:
@@ -138,9 +144,9 @@ func doServe(c *cli.Context, env Env) (err error) {
 		var err error
 		if base.ModelPath != "" {
 			cfg := base
-			cfg.Sessions = slots
 			// Any prompt that leaves room for a new token: the longest is ctxLen-1.
-			gc := run.GenerateConfig{Config: cfg, Names: names, Batch: 1, PromptLen: ctxLen - 1, MaxNew: 1, Context: ctxLen}
+			gc := run.GenerateConfig{Config: cfg, Names: names, Batch: 1, PromptLen: ctxLen - 1, MaxNew: 1, Context: ctxLen,
+				Slots: slots, PrefillChunk: chunk}
 			g, err = run.LoadGenerator(ctx, gc)
 			var rce *generate.RecognitionError
 			if err != nil && !errors.As(err, &rce) {
@@ -154,9 +160,15 @@ func doServe(c *cli.Context, env Env) (err error) {
 			}
 			srv.AttachGeneration(name, g)
 			m := g.Memory
-			fmt.Fprintf(env.Stderr, "runner serve: %s: KV-cache decoder (%s form), %d slots x context %d; reserved %s = weights %s on the device + %d x (arena %s + KV state %s)\n",
-				name, g.Cache.Form, slots, ctxLen, bytesize.Format(m.ReservedBytes), bytesize.Format(m.DeviceWeightBytes), slots,
-				bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes))
+			if g.Batch != nil {
+				fmt.Fprintf(env.Stderr, "runner serve: %s: KV-cache decoder (%s form), %d slots x context %d, continuously batched in one session; reserved %s = weights %s on the device + arena %s + KV state %s (%d slot rows, a prefill row and its copy)\n",
+					name, g.Cache.Form, slots, ctxLen, bytesize.Format(m.ReservedBytes), bytesize.Format(m.DeviceWeightBytes),
+					bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes), slots)
+			} else {
+				fmt.Fprintf(env.Stderr, "runner serve: %s: KV-cache decoder (%s form), %d slots x context %d, a session each; reserved %s = weights %s on the device + %d x (arena %s + KV state %s)\n",
+					name, g.Cache.Form, slots, ctxLen, bytesize.Format(m.ReservedBytes), bytesize.Format(m.DeviceWeightBytes), slots,
+					bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes))
+			}
 		} else {
 			cfg := base
 			cfg.Sessions = slots

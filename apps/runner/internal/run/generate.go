@@ -38,6 +38,12 @@ type GenerateConfig struct {
 	// Temperature (0: 1), seeded with Seed; otherwise the choice is greedy.
 	TopK        int
 	Temperature float64
+	// Slots > 0 asks for `runner serve`'s continuous batching: one session whose cache holds a
+	// row for each of Slots slots and a prefill row (generate.Batch, Generation.Batch), prompts fed PrefillChunk tokens a step (0:
+	// generate.DefaultChunk), where the cache's form admits rows of different lengths (the
+	// shared-buffer form). In the concat form it means Slots sessions, as Config.Sessions.
+	Slots        int
+	PrefillChunk int64
 }
 
 // DefaultContext is the context a generation of maxNew tokens after a prompt of promptLen
@@ -62,9 +68,14 @@ type Generation struct {
 	Replica   *Replica
 	Session   *engine.Session     // Sessions[0]
 	Gen       *generate.Generator // Gens[0]
-	// Sessions and Gens are the Config.Sessions sessions and their generators, by slot.
+	// Sessions and Gens are the Config.Sessions sessions and their generators, by slot; with
+	// Batch, the one session and no generators.
 	Sessions []*engine.Session
 	Gens     []*generate.Generator
+	// Batch, when GenerateConfig.Slots asked for it and the form admits it, runs the slots as
+	// rows of one session; BatchConfig is what it was reserved for.
+	Batch       *generate.Batch
+	BatchConfig generate.BatchConfig
 	// Generate is the configuration reserved for: batch, context and longest prompt.
 	Generate generate.Config
 	Prompt   []int64 // Batch rows of PromptLen ids
@@ -88,6 +99,7 @@ type GenMemory struct {
 	AvailableBytes int64 `json:"available_bytes"` // device free memory, or the limit if smaller, before reserving
 	LimitBytes     int64 `json:"limit_bytes"`
 	Sessions       int   `json:"sessions,omitempty"` // more than one only for `runner serve`
+	Rows           int64 `json:"rows,omitempty"`     // the batch's slots (GenerateConfig.Slots), rows of its one session
 }
 
 // LoadGenerator loads the model, recognises its KV cache, plans the envelope of cfg's batch and
@@ -146,10 +158,24 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 		return nil, err // g.Model is still the loaded model, for Close
 	}
 	g.Model, g.Cache = prepared, cache // the tied model shares the loaded model's weights: Close closes both
-	opts, err := GenerateOptions(g.Model, g.Cache, g.Generate, cfg.Config)
+	var opts engine.RuntimeOptions
+	if cfg.Slots > 0 && cache.Form == generate.SharedBuffer {
+		cfg.Sessions = 1
+		g.BatchConfig = generate.BatchConfig{Rows: int64(cfg.Slots), Context: cfg.Context, Chunk: cfg.PrefillChunk}
+		opts, err = BatchOptions(g.Model, g.Cache, g.BatchConfig, cfg.Config)
+	} else {
+		if cfg.Slots > 0 {
+			if cfg.Slots > MaxSessions {
+				return nil, &UsageError{fmt.Sprintf("%d slots of the %s form, a session each: at most %d (each holds a stream, and on the cpu and sim devices up to two OS threads)", cfg.Slots, cache.Form, MaxSessions)}
+			}
+			cfg.Sessions = cfg.Slots
+		}
+		opts, err = GenerateOptions(g.Model, g.Cache, g.Generate, cfg.Config)
+	}
 	if err != nil {
 		return nil, err
 	}
+	g.Config = cfg
 	g.Replica = &Replica{}
 	if err := g.Replica.load(ctx, g.Model, opts, specs[0], cfg.Config); err != nil {
 		return nil, err
@@ -176,6 +202,20 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 		AvailableBytes: avail, LimitBytes: cfg.Limit}
 	if cfg.Sessions > 1 {
 		g.Memory.Sessions = cfg.Sessions
+	}
+	if g.BatchConfig.Rows > 0 {
+		g.Memory.Rows = g.BatchConfig.Rows
+		s, err := rt.NewSession()
+		if err != nil {
+			return nil, fmt.Errorf("%s: reserving the session's arena and KV cache of %d rows: %w", g.Replica.Backend.Name(), g.BatchConfig.Rows, err)
+		}
+		g.Replica.Sessions = append(g.Replica.Sessions, s)
+		if g.Batch, err = generate.NewBatch(rt, s, g.Cache, g.BatchConfig); err != nil {
+			return nil, err
+		}
+		g.BatchConfig = g.Batch.Config()
+		g.Sessions, g.Session = []*engine.Session{s}, s
+		return g, nil
 	}
 	for range cfg.Sessions {
 		s, err := rt.NewSession()
@@ -212,6 +252,14 @@ func GenerateOptions(m *graph.Model, c *generate.Cache, gc generate.Config, cfg 
 	return c.RuntimeOptions(m, gc, runtimeOptions(nil, cfg))
 }
 
+// BatchOptions are the runtime options `runner serve` loads m with for continuous batching
+// with bc (generate.Cache.BatchRuntimeOptions): one session, its cache of bc.Rows slot rows and
+// the prefill row.
+func BatchOptions(m *graph.Model, c *generate.Cache, bc generate.BatchConfig, cfg Config) (engine.RuntimeOptions, error) {
+	cfg.Sessions = 1
+	return c.BatchRuntimeOptions(m, bc, runtimeOptions(nil, cfg))
+}
+
 // RandomPrompt is n token ids uniform in [0, vocab), the same for the same seed.
 func RandomPrompt(n, vocab int64, seed uint64) []int64 {
 	rng := rand.New(rand.NewPCG(seed, 0x70726f6d7074)) // "prompt"
@@ -227,7 +275,7 @@ func (g *Generation) Close() error {
 	var errs []error
 	if g.Replica != nil {
 		errs = append(errs, g.Replica.close(g.Config.Observe))
-		g.Replica, g.Session, g.Gen, g.Sessions, g.Gens = nil, nil, nil, nil, nil
+		g.Replica, g.Session, g.Gen, g.Sessions, g.Gens, g.Batch = nil, nil, nil, nil, nil, nil
 	}
 	if g.Model != nil {
 		errs = append(errs, g.Model.Close())

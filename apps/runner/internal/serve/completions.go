@@ -137,7 +137,11 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 					Choices: []choice{{Index: i, TokenIDs: []int64{tok}}}})
 			}
 		}
-		wg.Go(func() { s.runSequence(r.Context(), start, q, stops, emit) })
+		if s.sched != nil {
+			wg.Go(func() { s.runBatched(r.Context(), start, q, stops, emit) })
+		} else {
+			wg.Go(func() { s.runSequence(r.Context(), start, q, stops, emit) })
+		}
 	}
 	wg.Wait()
 	for _, q := range seqs {
@@ -250,8 +254,8 @@ func (s *Server) parseCompletion(req *completionRequest) ([]*sequence, map[int64
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(prompts) > len(g.Gens)+s.opts.Queue {
-		return nil, nil, badf("%d prompts: at most %d in one request (the server's %d slots and queue of %d)", len(prompts), len(g.Gens)+s.opts.Queue, len(g.Gens), s.opts.Queue)
+	if slots := s.slots(); len(prompts) > slots+s.opts.Queue {
+		return nil, nil, badf("%d prompts: at most %d in one request (the server's %d slots and queue of %d)", len(prompts), slots+s.opts.Queue, slots, s.opts.Queue)
 	}
 	temp := 1.0 // OpenAI's default
 	if req.Temperature != nil {

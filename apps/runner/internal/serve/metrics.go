@@ -15,6 +15,8 @@ type metrics struct {
 	requests                *prometheus.CounterVec
 	waiting, running        prometheus.Gauge
 	slots, reserved         prometheus.Gauge
+	busy, kvUsage           prometheus.Gauge
+	steps                   prometheus.Counter
 	ttft, itl, e2e          prometheus.Histogram
 	promptTokens, genTokens prometheus.Counter
 	success                 *prometheus.CounterVec
@@ -36,6 +38,12 @@ func newMetrics() *metrics {
 		Help: "Sequences (or v2 inferences) running on a session."})
 	m.slots = prometheus.NewGauge(prometheus.GaugeOpts{Name: "carve:num_slots",
 		Help: "Sessions (sequence slots) reserved at load."})
+	m.busy = prometheus.NewGauge(prometheus.GaugeOpts{Name: "carve:num_slots_busy",
+		Help: "Slots holding a sequence: rows of the batch under continuous batching, else sessions."})
+	m.kvUsage = prometheus.NewGauge(prometheus.GaugeOpts{Name: "carve:kv_cache_usage_perc",
+		Help: "Fraction of the batch's reserved KV positions (rows x context) that hold a sequence's tokens (1 = 100%); 0 without continuous batching."})
+	m.steps = prometheus.NewCounter(prometheus.CounterOpts{Name: "carve:batch_steps_total",
+		Help: "Steps of the continuous batch: one model call for every busy row, a prefill chunk or a token each."})
 	m.reserved = prometheus.NewGauge(prometheus.GaugeOpts{Name: "carve:reserved_bytes",
 		Help: "Device bytes reserved at load: weights on the device, every session's arena and KV state."})
 	m.ttft = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "carve:time_to_first_token_seconds",
@@ -50,7 +58,7 @@ func newMetrics() *metrics {
 		Help: "Tokens generated."})
 	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "carve:request_success_total",
 		Help: "Sequences finished, by finish reason (length, stop)."}, []string{"finished_reason"})
-	for _, c := range []prometheus.Collector{m.requests, m.waiting, m.running, m.slots, m.reserved, m.ttft, m.itl, m.e2e,
+	for _, c := range []prometheus.Collector{m.requests, m.waiting, m.running, m.slots, m.reserved, m.busy, m.kvUsage, m.steps, m.ttft, m.itl, m.e2e,
 		m.promptTokens, m.genTokens, m.success, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
 		f(c)
 	}

@@ -23,6 +23,10 @@ import (
 
 const testContext = 64
 
+// testChunk is the prefill chunk of the servers under test: prompts longer than it take more
+// than one step.
+const testChunk = 16
+
 // testServer is a server on 127.0.0.1:0 with its model loaded and warm.
 type testServer struct {
 	*Server
@@ -39,6 +43,12 @@ type syncBuffer struct {
 	b        bytes.Buffer
 	draining chan struct{}
 	once     sync.Once
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
@@ -87,7 +97,8 @@ func start(t *testing.T, fixture string, slots int, opts Options, hook func(), d
 			ts.runner = r
 			ts.AttachRunner(fixture, r)
 		} else {
-			g, err := run.LoadGenerator(ctx, run.GenerateConfig{Config: cfg, Batch: 1, PromptLen: testContext - 1, MaxNew: 1, Context: testContext})
+			g, err := run.LoadGenerator(ctx, run.GenerateConfig{Config: cfg, Batch: 1, PromptLen: testContext - 1, MaxNew: 1, Context: testContext,
+				Slots: slots, PrefillChunk: testChunk})
 			if err != nil {
 				return err
 			}
@@ -566,4 +577,149 @@ func TestInferV2(t *testing.T) {
 	r = ts.post(t, "/v1/completions", `{"prompt":[1]}`)
 	require.Equal(t, http.StatusBadRequest, r.code)
 	requireJSONError(t, r, "has no KV cache")
+}
+
+// gate is a step hook that holds the scheduler at the at-th token until released, and records
+// the most rows the batch held at any token.
+type gate struct {
+	ts       *testServer
+	at, n    int
+	entered  chan struct{}
+	release  chan struct{}
+	mostBusy int
+}
+
+func newGate(at int) *gate {
+	return &gate{at: at, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+// hook runs on the scheduler's goroutine, which owns the batch.
+func (g *gate) hook() {
+	g.n++
+	g.mostBusy = max(g.mostBusy, g.ts.gen.Batch.Busy())
+	if g.n == g.at {
+		close(g.entered)
+		<-g.release
+	}
+}
+
+func (g *gate) waitEntered(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.entered:
+	case <-time.After(time.Minute):
+		t.Fatalf("the batch did not reach token %d within a minute", g.at)
+	}
+}
+
+// startGated is start with a gate as the step hook.
+func startGated(t *testing.T, slots int, opts Options, g *gate) *testServer {
+	t.Helper()
+	var ts *testServer
+	ts = start(t, "qwen2_gqa", slots, opts, func() { g.ts = ts; g.hook() })
+	return ts
+}
+
+// TestBatchJoinsMidStream: sequences that join a running batch while another streams, with
+// prompts of different lengths (one of three prefill chunks), get the tokens `runner generate`
+// makes for each alone; they share the batch's steps, the metrics show the slots in use, and
+// nothing is planned after the warm-up.
+func TestBatchJoinsMidStream(t *testing.T) {
+	a, b, c := []int64{5, 6, 7, 8, 9}, make([]int64, 37), []int64{40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51}
+	for i := range b {
+		b[i] = int64(i*13+7) % 256
+	}
+	wantA := greedyTokens(t, "qwen2_gqa", [][]int64{a}, 40)[0]
+	wantB := greedyTokens(t, "qwen2_gqa", [][]int64{b}, 20)[0]
+	wantC := greedyTokens(t, "qwen2_gqa", [][]int64{c}, 15)[0]
+
+	g := newGate(2)
+	ts := startGated(t, 3, Options{Queue: 3}, g)
+	require.NotNil(t, ts.gen.Batch, "the GenAI form is served by continuous batching")
+	require.Contains(t, ts.logs.String(), "continuous batching")
+	before := ts.gen.Replica.Runtime.Stats()
+
+	body, _ := json.Marshal(map[string]any{"prompt": a, "max_tokens": 40, "temperature": 0, "stream": true})
+	resp, err := http.Post(ts.url+"/v1/completions", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	g.waitEntered(t) // A is mid-stream: its second token is held
+	m := ts.do(t, "GET", "/metrics", "").body
+	require.Equal(t, 1.0, metric(t, m, "carve:num_slots_busy"))
+	require.Equal(t, 1.0, metric(t, m, "carve:num_requests_running"))
+	require.Greater(t, metric(t, m, "carve:kv_cache_usage_perc"), 0.0)
+
+	results := make(chan response, 2)
+	for _, p := range []struct {
+		prompt []int64
+		n      int
+	}{{b, 20}, {c, 15}} {
+		body, _ := json.Marshal(map[string]any{"prompt": p.prompt, "max_tokens": p.n, "temperature": 0})
+		go func() { results <- ts.post(t, "/v1/completions", string(body)) }()
+	}
+	for i := 0; ts.adm.load() < 3; i++ {
+		require.Less(t, i, 1_000_000, "B and C were never admitted")
+		time.Sleep(time.Millisecond) // not timing: a bounded wait for the admission count to move
+	}
+	close(g.release)
+
+	tokens, finish, _ := streamTokens(t, readStream(t, resp.Body))
+	require.Equal(t, wantA, tokens[0])
+	require.Equal(t, "length", finish[0])
+	got := map[int][]int64{}
+	for range 2 {
+		r := <-results
+		require.Equal(t, http.StatusOK, r.code, r.body)
+		var cm completion
+		require.NoError(t, json.Unmarshal([]byte(r.body), &cm))
+		got[len(cm.Choices[0].TokenIDs)] = cm.Choices[0].TokenIDs
+	}
+	require.Equal(t, wantB, got[20])
+	require.Equal(t, wantC, got[15])
+	require.Equal(t, 3, g.mostBusy, "B and C joined while A ran")
+
+	m = ts.do(t, "GET", "/metrics", "").body
+	require.Equal(t, 75.0, metric(t, m, "carve:generation_tokens_total"))
+	// A alone takes 40 steps (its prompt and 39 tokens); B and C ride along.
+	require.Less(t, metric(t, m, "carve:batch_steps_total"), 60.0, "the sequences shared steps")
+	require.Zero(t, metric(t, m, "carve:num_slots_busy"))
+	require.Zero(t, metric(t, m, "carve:kv_cache_usage_perc"))
+	require.Zero(t, metric(t, m, "carve:num_requests_running"))
+	after := ts.gen.Replica.Runtime.Stats()
+	require.Equal(t, before.Patterns.Misses, after.Patterns.Misses, "no pattern planned after the warm-up")
+	require.Equal(t, before.Programs.Misses, after.Programs.Misses, "no program compiled after the warm-up")
+}
+
+// TestBatchCancelFreesRow: a client that disconnects mid-stream leaves the batch at the next
+// step, and its row serves the next sequence (over the garbage the first left in it).
+func TestBatchCancelFreesRow(t *testing.T) {
+	want := greedyTokens(t, "qwen2_gqa", [][]int64{{9, 8, 7, 6}}, 10)[0]
+	g := newGate(3)
+	ts := startGated(t, 1, Options{Queue: 1}, g)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+"/v1/completions",
+		strings.NewReader(`{"prompt":[1,2,3],"max_tokens":60,"temperature":0,"stream":true}`))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	g.waitEntered(t)
+	cancel()
+	resp.Body.Close()
+	// The scheduler is held in the hook, after it wrote its rows: reading the job is safe.
+	j := ts.sched.rows[0]
+	require.NotNil(t, j)
+	for i := 0; j.ctx.Err() == nil; i++ {
+		require.Less(t, i, 1_000_000, "the server never saw the client leave")
+		time.Sleep(time.Millisecond) // not timing: a bounded wait for the disconnect to arrive
+	}
+	close(g.release)
+
+	r := ts.post(t, "/v1/completions", `{"prompt":[9,8,7,6],"max_tokens":10,"temperature":0}`)
+	require.Equal(t, http.StatusOK, r.code, r.body)
+	var c completion
+	require.NoError(t, json.Unmarshal([]byte(r.body), &c))
+	require.Equal(t, want, c.Choices[0].TokenIDs)
+	m := ts.do(t, "GET", "/metrics", "").body
+	require.Equal(t, 13.0, metric(t, m, "carve:generation_tokens_total"), "the canceled sequence stopped at its third token")
+	require.Zero(t, metric(t, m, "carve:num_slots_busy"))
 }

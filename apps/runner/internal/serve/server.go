@@ -5,6 +5,12 @@
 // Every session (a sequence slot, for a decoder) is reserved before the server is ready; a
 // request waits for one in a bounded queue and is refused with 429 beyond it, so that nothing
 // admitted ever waits for memory.
+//
+// A decoder in the shared-buffer (GenAI GroupQueryAttention) form is served by continuous
+// batching: its slots are rows of one session's KV state (run.Generation.Batch), a sequence
+// that takes a slot joins the running batch between decode steps, its prompt fed in chunks
+// between them, and leaves it at once when it ends or its client goes (scheduler.go). A decoder in the concat form, whose rows share one length, has a session per
+// slot, each generating one sequence alone.
 package serve
 
 import (
@@ -64,7 +70,8 @@ type Server struct {
 	runner *run.Runner
 	gen    *run.Generation
 
-	sessions chan int // free session (slot) indices
+	sessions chan int   // free session (slot) indices
+	sched    *scheduler // the continuous batch, when gen.Batch is set
 	adm      admission
 	nextID   atomic.Int64
 
@@ -90,11 +97,28 @@ func (s *Server) AttachRunner(name string, r *run.Runner) {
 	s.runner = r
 }
 
-// AttachGeneration serves g's generators (one per slot) under name through /v1/completions.
+// AttachGeneration serves g under name through /v1/completions: the rows of its batch (run
+// by a scheduler until Run returns) when it has one, else its generators, one per slot.
 func (s *Server) AttachGeneration(name string, g *run.Generation) {
-	s.attach(name, len(g.Gens), g.Memory.ReservedBytes)
+	slots := len(g.Gens)
+	if g.Batch != nil {
+		slots = int(g.Batch.Config().Rows)
+	}
+	s.attach(name, slots, g.Memory.ReservedBytes)
 	s.gen = g
+	if g.Batch != nil {
+		s.sched = newScheduler(g.Batch, s.m, s.stepHook)
+		bc := g.Batch.Config()
+		s.logf("%s: continuous batching: %d slots are rows of one session's KV state, joining the running batch between steps; prompts fed %d tokens a step between them",
+			name, bc.Rows, bc.Chunk)
+	} else {
+		s.logf("%s: a session per slot, each generating alone: in the %s form the rows of a batch share one length, so sequences cannot join a running batch",
+			name, g.Cache.Form)
+	}
 }
+
+// slots is the sequences that run at once: the batch's rows, or the sessions.
+func (s *Server) slots() int { return s.adm.slots }
 
 func (s *Server) attach(name string, slots int, reserved int64) {
 	s.mu.Lock()
@@ -130,6 +154,11 @@ func (s *Server) Warmup(ctx context.Context) error {
 					fail(fmt.Errorf("warm-up on session %d: %w", i, err))
 				}
 			})
+		}
+	case s.gen != nil && s.gen.Batch != nil:
+		// The scheduler has no job before the server is ready: the batch is this goroutine's.
+		if err := s.gen.Batch.Warm(ctx); err != nil {
+			fail(fmt.Errorf("warm-up of the batch: %w", err))
 		}
 	case s.gen != nil:
 		ctxLen := s.gen.Generate.Context
@@ -170,6 +199,11 @@ func (s *Server) warmGenerator(ctx context.Context, slot int, ctxLen int64) erro
 func (s *Server) Run(ctx context.Context, ln net.Listener, setup func(ctx context.Context) error) error {
 	hard, cancelHard := context.WithCancel(context.Background())
 	defer cancelHard()
+	defer func() {
+		if s.sched != nil {
+			s.sched.close()
+		}
+	}()
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return hard }}
 	served := make(chan error, 1)
@@ -334,6 +368,9 @@ func (s *Server) acquire(ctx context.Context) (int, error) {
 	case i := <-s.sessions:
 		s.m.waiting.Dec()
 		s.m.running.Inc()
+		if s.sched == nil {
+			s.m.busy.Inc() // the scheduler counts its rows itself
+		}
 		return i, nil
 	case <-ctx.Done():
 		return 0, ctx.Err()
@@ -342,6 +379,9 @@ func (s *Server) acquire(ctx context.Context) (int, error) {
 
 func (s *Server) release(i int) {
 	s.m.running.Dec()
+	if s.sched == nil {
+		s.m.busy.Dec()
+	}
 	s.sessions <- i
 }
 

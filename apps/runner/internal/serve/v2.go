@@ -63,7 +63,7 @@ func (s *Server) modelMetadata(w http.ResponseWriter, r *http.Request) {
 	case s.gen != nil:
 		// A decoder's state is the server's: it is called through /v1/completions.
 		md["inputs"], md["outputs"] = []tensorMetadata{}, []tensorMetadata{}
-		md["parameters"] = map[string]any{"kv_cache_decoder": true, "context": s.gen.Generate.Context, "slots": len(s.gen.Gens),
+		md["parameters"] = map[string]any{"kv_cache_decoder": true, "context": s.gen.Generate.Context, "slots": s.slots(),
 			"vocab": s.gen.Cache.Vocab, "completions": "/v1/completions"}
 	}
 	writeJSON(w, http.StatusOK, md)
