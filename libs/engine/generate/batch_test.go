@@ -42,8 +42,15 @@ func openBatch(t *testing.T, name string, bc BatchConfig, graphs bool) *batchOn 
 	return openBatchOn(t, "cpu", name, bc, graphs)
 }
 
-// openBatchOn is openBatch on device "cpu" or "sim" (the simulated discrete device, whose
-// outputs stay on the device and are read a row at a time).
+// batchBackends open the devices openBatchOn runs on: "cpu", "sim" (the simulated discrete
+// device, whose outputs stay on the device and are read a row at a time) and, in a cuda build,
+// "cuda" (cuda_test.go).
+var batchBackends = map[string]func() (kernels.Backend, error){
+	"cpu": func() (kernels.Backend, error) { return cpu.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2}) },
+	"sim": func() (kernels.Backend, error) { return sim.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2}) },
+}
+
+// openBatchOn is openBatch on a device of batchBackends.
 func openBatchOn(t *testing.T, device, name string, bc BatchConfig, graphs bool) *batchOn {
 	t.Helper()
 	loaded, err := graph.Load(fixture(t, name).WriteTemp(t))
@@ -51,12 +58,9 @@ func openBatchOn(t *testing.T, device, name string, bc BatchConfig, graphs bool)
 	t.Cleanup(func() { loaded.Close() })
 	m, c, err := Prepare(loaded, Names{})
 	require.NoError(t, err)
-	var be kernels.Backend
-	if device == "sim" {
-		be, err = sim.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2})
-	} else {
-		be, err = cpu.Open(kernels.OpenOptions{Memory: 1 << 30, Workers: 2})
-	}
+	open, ok := batchBackends[device]
+	require.True(t, ok, "device %s", device)
+	be, err := open()
 	require.NoError(t, err)
 	al, err := alloc.New(be.Device(), alloc.Options{})
 	require.NoError(t, err)
@@ -216,10 +220,24 @@ func schedule(vocab int64) []arrival {
 // on a Generator of batch 1, on GenAI-form fixtures (separate and packed QKV, a sliding window),
 // on the CPU and on the simulated discrete device.
 func TestBatchEqualsGenerate(t *testing.T) {
-	for _, tc := range []struct{ name, device string }{{"qwen2_gqa", "cpu"}, {"qwen2_gqa", "sim"}, {"llama.gqa_packed", "cpu"}, {"mistral_sliding.gqa", "cpu"}} {
+	batchEqualsGenerate(t, []batchCase{{"qwen2_gqa", "cpu", false}, {"qwen2_gqa", "sim", false}, {"llama.gqa_packed", "cpu", false}, {"mistral_sliding.gqa", "cpu", false}})
+}
+
+// batchCase is a fixture on a device, eager or with each pattern replayed as a graph.
+type batchCase struct {
+	name, device string
+	graphs       bool
+}
+
+func batchEqualsGenerate(t *testing.T, cases []batchCase) {
+	for _, tc := range cases {
 		name := tc.name
-		t.Run(name+"/"+tc.device, func(t *testing.T) {
-			on := openBatchOn(t, tc.device, name, BatchConfig{Rows: 4, Context: 64, Chunk: 16}, false)
+		label := name + "/" + tc.device
+		if tc.graphs {
+			label += "/graphs"
+		}
+		t.Run(label, func(t *testing.T) {
+			on := openBatchOn(t, tc.device, name, BatchConfig{Rows: 4, Context: 64, Chunk: 16}, tc.graphs)
 			arrivals := schedule(on.c.Vocab)
 			got, mixed := runSchedule(t, on.b, arrivals)
 			require.Positive(t, mixed, "steps that decode beside a prefill chunk")

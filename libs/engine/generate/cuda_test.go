@@ -122,3 +122,14 @@ func TestCUDAGenerationMatchesOnnxruntime(t *testing.T) {
 		}
 	}
 }
+
+func init() {
+	batchBackends["cuda"] = func() (kernels.Backend, error) { return cuda.Open(kernels.OpenOptions{}) }
+}
+
+// TestCUDABatchEqualsGenerate is TestBatchEqualsGenerate on the GPU, eager and with each
+// pattern replayed as a CUDA graph: each sequence under continuous batching makes the greedy
+// (and seeded sampled) tokens a batch-1 Generator makes on the same device.
+func TestCUDABatchEqualsGenerate(t *testing.T) {
+	batchEqualsGenerate(t, []batchCase{{"qwen2_gqa", "cuda", false}, {"qwen2_gqa", "cuda", true}, {"llama.gqa_packed", "cuda", true}, {"mistral_sliding.gqa", "cuda", true}})
+}
