@@ -25,19 +25,31 @@ import (
 // LifetimesSunk is LifetimesFor in the order sinking gives the model's (one pass from the last
 // node to the first: each node moved to just before its first reader where what it defines
 // outweighs what it would hold longer, or where that is free, as for views), when that order's
-// peak of live bytes (planner.LowerBound) is lower; otherwise LifetimesFor's.
-func (b *Binding) LifetimesSunk(r Residency, workspace WorkspaceFunc, external ...*Value) (*Lifetimes, error) {
+// peak of live bytes (planner.LowerBound) is lower; otherwise LifetimesFor's. With inPlace
+// (nil: none), the outputs that may take an input's bytes do (see Lifetimes.inPlace) in either
+// order before the two are compared.
+func (b *Binding) LifetimesSunk(r Residency, workspace WorkspaceFunc, inPlace InPlaceFunc, external ...*Value) (*Lifetimes, error) {
 	l, err := b.LifetimesFor(r, workspace, external...)
 	if err != nil {
 		return nil, err
 	}
 	order := l.sunk(external)
+	if inPlace != nil {
+		if l.InPlace, err = l.inPlace(b, inPlace); err != nil {
+			return nil, err
+		}
+	}
 	if order == nil {
 		return l, nil
 	}
 	s, err := b.LifetimesIn(order, r, workspace, external...)
 	if err != nil {
 		return nil, err
+	}
+	if inPlace != nil {
+		if s.InPlace, err = s.inPlace(b, inPlace); err != nil {
+			return nil, err
+		}
 	}
 	if planner.LowerBound(s.Problem) < planner.LowerBound(l.Problem) {
 		return s, nil

@@ -53,7 +53,7 @@ func TestLifetimesSunk(t *testing.T) {
 	require.Equal(t, 3*sz, planner.LowerBound(l.Problem))
 
 	for _, r := range []graph.Residency{graph.HostResident, graph.DeviceResident} {
-		s, err := b.LifetimesSunk(r, nil)
+		s, err := b.LifetimesSunk(r, nil, nil)
 		require.NoError(t, err)
 		require.Equal(t, []string{"a", "t", "u", "z", "s", "d"}, opsIn(s.Steps))
 		if r == graph.HostResident {
@@ -68,7 +68,7 @@ func TestLifetimesSunk(t *testing.T) {
 // order stays.
 func TestLifetimesSunkExternal(t *testing.T) {
 	g, b := sinkModel(t)
-	l, err := b.LifetimesSunk(graph.HostResident, nil, g.Value("x"))
+	l, err := b.LifetimesSunk(graph.HostResident, nil, nil, g.Value("x"))
 	require.NoError(t, err)
 	require.Equal(t, []string{"s", "a", "t", "u", "z", "d"}, opsIn(l.Steps))
 	require.True(t, slices.Equal(g.Nodes, l.Steps))
@@ -111,7 +111,7 @@ func TestLifetimesSunkFixtures(t *testing.T) {
 				require.NoError(t, err)
 				l, err := b.Lifetimes(ws)
 				require.NoError(t, err)
-				s, err := b.LifetimesSunk(graph.HostResident, ws)
+				s, err := b.LifetimesSunk(graph.HostResident, ws, nil)
 				require.NoError(t, err)
 				checkLifetimes(t, b, s)
 				require.LessOrEqual(t, planner.LowerBound(s.Problem), planner.LowerBound(l.Problem))
