@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -95,7 +96,7 @@ func TestLifetimesIn(t *testing.T) {
 }
 
 // TestLifetimesSunkFixtures: on every fixture the sunk lifetimes are valid and never peak
-// higher than the model's order.
+// higher than the model's order, nor in place than without.
 func TestLifetimesSunkFixtures(t *testing.T) {
 	ws := func(n *graph.Node) (int64, error) {
 		if n.OpType == "MatMul" {
@@ -115,6 +116,15 @@ func TestLifetimesSunkFixtures(t *testing.T) {
 				require.NoError(t, err)
 				checkLifetimes(t, b, s)
 				require.LessOrEqual(t, planner.LowerBound(s.Problem), planner.LowerBound(l.Problem))
+				// In place (every pair offered; the graph's rules decide), with the peak moves:
+				// valid, and never above the sunk order without.
+				ip, err := b.LifetimesSunk(graph.HostResident, ws, everyPair)
+				require.NoError(t, err)
+				checkLifetimes(t, b, ip)
+				require.LessOrEqual(t, planner.LowerBound(ip.Problem), planner.LowerBound(s.Problem))
+				plan, err := planner.Solve(context.Background(), ip.Problem, planner.Options{Algorithm: planner.Best})
+				require.NoError(t, err)
+				require.NoError(t, planner.Verify(ip.Problem, plan))
 			}
 		})
 	}
