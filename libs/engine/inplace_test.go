@@ -133,8 +133,9 @@ const torchPeakResNet50 = 367.5 * (1 << 20)
 // TestResNet50InPlace plans resnet50 at batch 32, fused as the apps fuse it, for the CPU and the
 // H200 with --workspace-cap 0 (whose arena is the tight plan's, 220.5 MiB without in-place
 // outputs): each bottleneck's last FusedConv writes its sum over Z, the block's input or its
-// downsampled copy, so the arena shrinks. At the H200's default cap the arena is cuDNN's
-// workspace caps' and does not.
+// downsampled copy, and each downsampling convolution runs after the main path's first two
+// (graph.LifetimesSunk's peak moves), so the arena shrinks, on the H200 to at most half
+// PyTorch's peak (issue 28). At the H200's default cap the arena is cuDNN's workspace caps'.
 func TestResNet50InPlace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds ResNet-50's weights")
@@ -145,10 +146,11 @@ func TestResNet50InPlace(t *testing.T) {
 		name   string
 		opts   Options
 		shrink bool
+		half   bool // at most half PyTorch's peak
 	}{
-		{"cpu", Options{Workers: 2}, true},
-		{"h200 cap 0", Options{Target: h200.WithWorkspaceCap(0)}, true},
-		{"h200", Options{Target: h200}, false},
+		{"cpu", Options{Workers: 2}, true, true},
+		{"h200 cap 0", Options{Target: h200.WithWorkspaceCap(0)}, true, true},
+		{"h200", Options{Target: h200}, false, false},
 	} {
 		fo, err := FuseOptions(c.opts)
 		require.NoError(t, err)
@@ -166,6 +168,9 @@ func TestResNet50InPlace(t *testing.T) {
 		require.LessOrEqual(t, p.ArenaBytes(), q.ArenaBytes(), c.name)
 		if c.shrink {
 			require.Less(t, p.ArenaBytes(), q.ArenaBytes(), c.name)
+		}
+		if c.half {
+			require.LessOrEqual(t, 2*p.ArenaBytes(), int64(torchPeakResNet50), c.name)
 		}
 	}
 }
