@@ -36,6 +36,10 @@ type Options struct {
 	// External names graph inputs and outputs whose bytes live outside the arena, in state
 	// buffers that outlive runs (RuntimeOptions.State): they take no arena bytes.
 	External []string
+	// NoInPlace keeps every output in bytes of its own. By default an output takes an input's
+	// bytes where its kernel declares the pair (kernels.InPlace) and the graph allows it (the
+	// input's last reader is the node, it persists nowhere: graph.LifetimesSunk).
+	NoInPlace bool
 
 	// workspaceCaps are the tight plan's workspace sizes by node (tight.go); nil for the
 	// default plan, every kernel at its Recipe.
@@ -283,11 +287,18 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 	if err != nil {
 		return nil, &PlanError{Binding: dims, Err: err}
 	}
-	lt, err := b.LifetimesSunk(residency(opts.Target), func(n *graph.Node) (int64, error) { return p.Steps[n.Index].Workspace, nil }, external...)
+	var inPlace graph.InPlaceFunc
+	if !opts.NoInPlace {
+		inPlace = p.inPlace
+	}
+	lt, err := b.LifetimesSunk(residency(opts.Target), func(n *graph.Node) (int64, error) { return p.Steps[n.Index].Workspace, nil }, inPlace, external...)
 	if err != nil {
 		return nil, &PlanError{Binding: dims, Err: err}
 	}
 	p.Lifetimes = lt
+	if err := p.checkInPlace(); err != nil {
+		return nil, &PlanError{Binding: dims, Err: err}
+	}
 	for i, buf := range lt.Problem.Buffers {
 		if buf.Kind == planner.Workspace {
 			p.Steps[lt.Owners[i].Node.Index].WorkspaceBuffer = i
@@ -298,6 +309,70 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 		return nil, &PlanError{Binding: dims, Err: err}
 	}
 	return p, nil
+}
+
+// inPlace is the in-place pairs of n's kernel (kernels.InPlaceOf), as the graph names them.
+func (p *Planned) inPlace(n *graph.Node) ([]graph.InPlace, error) {
+	st := &p.Steps[n.Index]
+	if st.Kind != RunKernel {
+		return nil, nil
+	}
+	pairs := kernels.InPlaceOf(st.Instance)
+	out := make([]graph.InPlace, len(pairs))
+	for i, q := range pairs {
+		out[i] = graph.InPlace{Output: q.Output, Input: q.Input}
+	}
+	return out, nil
+}
+
+// InPlaceBytes is the arena bytes the in-place outputs save: the sizes of the buffers that
+// take another's bytes.
+func (p *Planned) InPlaceBytes() int64 {
+	var s int64
+	for _, b := range p.Lifetimes.Problem.Buffers {
+		if b.InPlace != "" {
+			s += b.Size
+		}
+	}
+	return s
+}
+
+// checkInPlace checks each in-place buffer of the lifetimes against the kernels, apart from the
+// graph's rules (the planner's Verify checks the lifetimes): its value is output i of a node that
+// runs a kernel, the buffer it takes holds that node's input j, and the kernel declares (i, j);
+// with NoInPlace there is none.
+func (p *Planned) checkInPlace() error {
+	lt := p.Lifetimes
+	index := make(map[string]int, len(lt.Problem.Buffers))
+	for i, b := range lt.Problem.Buffers {
+		index[b.ID] = i
+	}
+	for i, b := range lt.Problem.Buffers {
+		if b.InPlace == "" {
+			continue
+		}
+		own := lt.Owners[i]
+		bad := fmt.Errorf("engine: buffer %q takes %q's bytes, which no kernel declared (a bug)", b.ID, b.InPlace)
+		if p.Options.NoInPlace || own.Node == nil || len(own.Values) == 0 {
+			return bad
+		}
+		n, st := own.Node, p.Steps[own.Node.Index]
+		if st.Kind != RunKernel {
+			return bad
+		}
+		ok := false
+		for _, q := range kernels.InPlaceOf(st.Instance) {
+			if q.Output < len(n.Outputs) && n.Outputs[q.Output] == own.Values[0] && q.Input < len(n.Inputs) && n.Inputs[q.Input] != nil {
+				if k, has := lt.Buffer(n.Inputs[q.Input]); has && k == index[b.InPlace] {
+					ok = true
+				}
+			}
+		}
+		if !ok {
+			return bad
+		}
+	}
+	return nil
 }
 
 // externalValues looks up Options.External.

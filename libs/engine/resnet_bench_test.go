@@ -32,11 +32,14 @@ var (
 // resnet50 is torchvision's ResNet-50 (v1.5, batch norms folded into the convolutions' biases,
 // as rewrite folds them) at batch 1, 224 x 224, random weights: 53 Conv, 49 Relu, 16 Add, a
 // MaxPool, a GlobalAveragePool, Flatten and the classifier's Gemm.
-func resnet50(t testing.TB) *graph.Model {
+func resnet50(t testing.TB) *graph.Model { return resnet50At(t, 1) }
+
+// resnet50At is resnet50 at batch n.
+func resnet50At(t testing.TB, n int64) *graph.Model {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
 	s := graph.Spec{
-		Inputs:  []graph.ValueSpec{{Name: "pixel_values", DType: graph.Float32, Shape: graph.Shape{graph.Const(1), graph.Const(3), graph.Const(224), graph.Const(224)}}},
+		Inputs:  []graph.ValueSpec{{Name: "pixel_values", DType: graph.Float32, Shape: graph.Shape{graph.Const(n), graph.Const(3), graph.Const(224), graph.Const(224)}}},
 		Outputs: []string{"logits"},
 		Opsets:  map[string]int64{"": 18},
 	}

@@ -20,6 +20,9 @@ type Lifetimes struct {
 	Steps []*Node
 	// Owners is parallel to Problem.Buffers and says what each buffer holds.
 	Owners []BufferOwner
+	// InPlace counts the outputs written over an input's bytes: the buffers whose
+	// planner.Buffer.InPlace names another (LifetimesSunk with an InPlaceFunc).
+	InPlace int
 
 	bufOf []int // by Value.ID: index into Problem.Buffers, or -1 when v takes no arena bytes
 	step  []int // by Node.Index: the step that runs the node

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestLifetimesSunk(t *testing.T) {
 	require.Equal(t, 3*sz, planner.LowerBound(l.Problem))
 
 	for _, r := range []graph.Residency{graph.HostResident, graph.DeviceResident} {
-		s, err := b.LifetimesSunk(r, nil)
+		s, err := b.LifetimesSunk(r, nil, nil)
 		require.NoError(t, err)
 		require.Equal(t, []string{"a", "t", "u", "z", "s", "d"}, opsIn(s.Steps))
 		if r == graph.HostResident {
@@ -68,7 +69,7 @@ func TestLifetimesSunk(t *testing.T) {
 // order stays.
 func TestLifetimesSunkExternal(t *testing.T) {
 	g, b := sinkModel(t)
-	l, err := b.LifetimesSunk(graph.HostResident, nil, g.Value("x"))
+	l, err := b.LifetimesSunk(graph.HostResident, nil, nil, g.Value("x"))
 	require.NoError(t, err)
 	require.Equal(t, []string{"s", "a", "t", "u", "z", "d"}, opsIn(l.Steps))
 	require.True(t, slices.Equal(g.Nodes, l.Steps))
@@ -95,7 +96,7 @@ func TestLifetimesIn(t *testing.T) {
 }
 
 // TestLifetimesSunkFixtures: on every fixture the sunk lifetimes are valid and never peak
-// higher than the model's order.
+// higher than the model's order, nor in place than without.
 func TestLifetimesSunkFixtures(t *testing.T) {
 	ws := func(n *graph.Node) (int64, error) {
 		if n.OpType == "MatMul" {
@@ -111,10 +112,19 @@ func TestLifetimesSunkFixtures(t *testing.T) {
 				require.NoError(t, err)
 				l, err := b.Lifetimes(ws)
 				require.NoError(t, err)
-				s, err := b.LifetimesSunk(graph.HostResident, ws)
+				s, err := b.LifetimesSunk(graph.HostResident, ws, nil)
 				require.NoError(t, err)
 				checkLifetimes(t, b, s)
 				require.LessOrEqual(t, planner.LowerBound(s.Problem), planner.LowerBound(l.Problem))
+				// In place (every pair offered; the graph's rules decide), with the peak moves:
+				// valid, and never above the sunk order without.
+				ip, err := b.LifetimesSunk(graph.HostResident, ws, everyPair)
+				require.NoError(t, err)
+				checkLifetimes(t, b, ip)
+				require.LessOrEqual(t, planner.LowerBound(ip.Problem), planner.LowerBound(s.Problem))
+				plan, err := planner.Solve(context.Background(), ip.Problem, planner.Options{Algorithm: planner.Best})
+				require.NoError(t, err)
+				require.NoError(t, planner.Verify(ip.Problem, plan))
 			}
 		})
 	}

@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"slices"
+
 	"carve.dev/libs/alloc"
 )
 
@@ -75,4 +77,56 @@ func Execute(inst Instance, in, out []Tensor, region alloc.Region, s alloc.Strea
 		return err
 	}
 	return inst.Run(in, out, ws, s)
+}
+
+// InPlace is one pair of a kernel's in-place contract: output Output may be given input Input's
+// bytes. An Instance that implements InPlacer lists its pairs; the planner (libs/engine) may then
+// place the output at the input's address when the two have one dtype and byte size, nothing
+// else of the node reads those bytes (no other input and no workspace is placed there) and no
+// later step reads the input. For each pair the kernel keeps this invariant, in every schedule
+// of its workers: it reads element k of input Input only before it writes element k of output
+// Output, and writes no other output element over it; so it computes what it computes with
+// distinct buffers. Elementwise kernels keep it when the input is not broadcast (each output
+// element reads its own input element, then is written); kernels that write the output before
+// reading the input, or read an input element after its output element (a tile started before
+// its addend is read, an accumulation over the output), must not declare the pair.
+type InPlace struct{ Output, Input int }
+
+// InPlacer is implemented by an Instance whose outputs may take inputs' bytes (InPlace).
+type InPlacer interface {
+	// InPlace lists the instance's pairs, at the shapes it was selected for; nil for none.
+	InPlace() []InPlace
+}
+
+// InPlaceOf returns inst's in-place pairs: nil unless it implements InPlacer.
+func InPlaceOf(inst Instance) []InPlace {
+	if p, ok := inst.(InPlacer); ok {
+		return p.InPlace()
+	}
+	return nil
+}
+
+// ElementwiseInPlace returns the pairs (0, j) for each input j of n given (or every input when
+// none is) that has output 0's dtype and shape: an elementwise kernel's contract, which excludes
+// broadcast inputs and inputs of another type.
+func ElementwiseInPlace(n *Node, inputs ...int) []InPlace {
+	if len(n.Outputs) == 0 || !n.Outputs[0].Present() {
+		return nil
+	}
+	if len(inputs) == 0 {
+		for j := range n.Inputs {
+			inputs = append(inputs, j)
+		}
+	}
+	out := n.Outputs[0]
+	var pairs []InPlace
+	for _, j := range inputs {
+		if j < len(n.Inputs) {
+			v := n.Inputs[j]
+			if v.Present() && v.DType == out.DType && slices.Equal(v.Shape, out.Shape) {
+				pairs = append(pairs, InPlace{Output: 0, Input: j})
+			}
+		}
+	}
+	return pairs
 }

@@ -4,8 +4,12 @@ package planner
 // one step, with alignment accounted for. Within one step, all offsets are multiples of g, the
 // smallest alignment among the live buffers, so every live buffer but the topmost one takes its
 // size rounded up to g; the bound charges each buffer its rounded size and forgives the largest
-// rounding once (the topmost buffer's). Zero-size buffers take no space. p should be valid.
+// rounding once (the topmost buffer's). Zero-size buffers take no space, and a buffer that takes
+// another's bytes in place takes none of its own. p should be valid.
 func LowerBound(p Problem) int64 {
+	if p.hasInPlace() {
+		p, _ = mergeInPlace(p)
+	}
 	return lowerBound(p, sweepSections(p.Buffers, func(i int) bool { return p.Buffers[i].Size > 0 }, false))
 }
 

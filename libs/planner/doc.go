@@ -11,6 +11,11 @@ optional Capacity. Solve returns a Plan: one offset per buffer, the peak, the Lo
 whether the peak is proven optimal. Verify checks any plan against its problem without sharing
 code with the solvers; every plan a test or a runner uses should pass through it.
 
+A buffer may take another's bytes in place (Buffer.InPlace: a node's output written over an
+input it reads for the last time, where the kernel allows it). The solvers place the two as one
+buffer over the union of their lifetimes; Verify accepts that overlap, which Validate has
+checked is one step long, and no other.
+
 	plan, err := planner.Solve(ctx, problem, planner.Options{})
 	if err == nil {
 		err = planner.Verify(problem, plan)

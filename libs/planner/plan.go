@@ -110,10 +110,22 @@ func (e *NoFitError) Is(target error) bool {
 // p.Capacity == 0 it returns the plan with the lowest peak it finds; the exact algorithm keeps
 // tightening the peak towards the lower bound until it proves optimality or runs out of time.
 // Cancelling ctx stops the search as its limits would. Invalid problems give a *ProblemError.
+// Buffers that take another's bytes in place (Buffer.InPlace) get its offset.
 func Solve(ctx context.Context, p Problem, opts Options) (Plan, error) {
 	start := time.Now()
 	if err := p.Validate(); err != nil {
 		return Plan{}, err
+	}
+	if p.hasInPlace() {
+		q, of := mergeInPlace(p)
+		plan, err := Solve(ctx, q, opts)
+		plan.Offsets = expandOffsets(plan.Offsets, of)
+		var nf *NoFitError
+		if errors.As(err, &nf) {
+			nf.Best.Offsets = expandOffsets(nf.Best.Offsets, of)
+		}
+		plan.Elapsed = time.Since(start)
+		return plan, err
 	}
 	alg := opts.Algorithm
 	if alg == "" {

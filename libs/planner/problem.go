@@ -43,6 +43,12 @@ type Buffer struct {
 	End   int    // first step that no longer needs them; End > Start
 	Kind  Kind
 	Node  string // for workspaces: the node that owns it
+	// InPlace is the ID of the buffer whose bytes this one takes, or "": a node's output written
+	// over its input's bytes, which the kernel allows (its in-place contract). The two are one
+	// placement: the same offset, size and alignment. The buffer taken must start before this
+	// one and end at this one's Start+1, so that they are live together at that step alone, the
+	// step of the node that reads the one and writes the other; a buffer is taken by one at most.
+	InPlace string
 }
 
 // Problem is an offline dynamic storage allocation instance. It is a plain value: solvers only
@@ -88,8 +94,9 @@ func (b Buffer) Alignment() int64 {
 func (b Buffer) Overlaps(o Buffer) bool { return b.Start < o.End && o.Start < b.End }
 
 // Validate checks what every solver relies on: unique non-empty IDs, sizes >= 0, alignments that
-// are powers of two, lifetimes with End > Start within ±2^62 steps, a capacity >= 0, and sizes
-// that sum below MaxTotalBytes. Its errors are *ProblemError.
+// are powers of two, lifetimes with End > Start within ±2^62 steps, a capacity >= 0, sizes
+// that sum below MaxTotalBytes, and in-place buffers as Buffer.InPlace says. Its errors are
+// *ProblemError.
 func (p Problem) Validate() error {
 	if p.Capacity < 0 {
 		return &ProblemError{Index: -1, Msg: fmt.Sprintf("capacity %d is negative", p.Capacity)}
@@ -121,6 +128,35 @@ func (p Problem) Validate() error {
 			return bad("sizes sum past %d bytes", MaxTotalBytes)
 		}
 		total += b.Size + a
+	}
+	return p.validateInPlace(seen)
+}
+
+// validateInPlace checks every Buffer.InPlace against the buffer it names (seen: index by ID).
+func (p Problem) validateInPlace(seen map[string]int) error {
+	taken := map[int]int{}
+	for i, b := range p.Buffers {
+		if b.InPlace == "" {
+			continue
+		}
+		bad := func(format string, args ...any) error {
+			return &ProblemError{Index: i, ID: b.ID, Msg: fmt.Sprintf("takes the bytes of %q in place, but ", b.InPlace) + fmt.Sprintf(format, args...)}
+		}
+		j, ok := seen[b.InPlace]
+		if !ok {
+			return bad("the problem has no such buffer")
+		}
+		t := p.Buffers[j]
+		switch {
+		case t.Size != b.Size || t.Alignment() != b.Alignment():
+			return bad("it has %d bytes aligned to %d, not %d aligned to %d", t.Size, t.Alignment(), b.Size, b.Alignment())
+		case t.Start >= b.Start || t.End != b.Start+1:
+			return bad("it lives over [%d, %d), not from before step %d to its end", t.Start, t.End, b.Start)
+		}
+		if k, dup := taken[j]; dup {
+			return bad("so does buffer %d", k)
+		}
+		taken[j] = i
 	}
 	return nil
 }

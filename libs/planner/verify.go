@@ -52,8 +52,15 @@ func (e *PeakError) Unwrap() error { return ErrInvalidPlan }
 // Verify checks a plan against its problem, sharing no code with the solvers: the problem is
 // valid (sizes >= 0, unique IDs, ... as Problem.Validate says), there is one offset per buffer,
 // every offset is >= 0 and a multiple of its buffer's alignment, every buffer ends within the
-// capacity (when there is one), no two buffers whose lifetimes overlap share a byte, and the
-// reported peak is the true one: the largest offset + size. Zero-size buffers take no bytes.
+// capacity (when there is one), a buffer that takes another's bytes in place (Buffer.InPlace) is
+// at its offset, no two buffers whose lifetimes overlap share a byte unless one takes the
+// other's in place, and the reported peak is the true one: the largest offset + size.
+// Zero-size buffers take no bytes.
+//
+// The in-place exception is exact: Validate has checked that the two have one size and share
+// one step only, so at the same offset they share their bytes at that step and no other
+// buffer's; any other overlap is still an *OverlapError, as is a taker placed elsewhere over
+// bytes live at its first step.
 //
 // Errors are *ProblemError, *PlacementError, *OverlapError or *PeakError, naming the buffers.
 func Verify(p Problem, plan Plan) error {
@@ -63,6 +70,11 @@ func Verify(p Problem, plan Plan) error {
 	if len(plan.Offsets) != len(p.Buffers) {
 		return fmt.Errorf("%w: %d offsets for %d buffers", ErrInvalidPlan, len(plan.Offsets), len(p.Buffers))
 	}
+	index := make(map[string]int, len(p.Buffers))
+	for i, b := range p.Buffers {
+		index[b.ID] = i
+	}
+	takes := func(i, j int) bool { b := p.Buffers[i]; return b.InPlace != "" && index[b.InPlace] == j }
 	var peak int64
 	for i, b := range p.Buffers {
 		off := plan.Offsets[i]
@@ -78,6 +90,8 @@ func Verify(p Problem, plan Plan) error {
 			return bad("offset past %d", MaxTotalBytes)
 		case p.Capacity > 0 && off+b.Size > p.Capacity:
 			return bad("ends at %d, past the capacity %d", off+b.Size, p.Capacity)
+		case b.InPlace != "" && off != plan.Offsets[index[b.InPlace]]:
+			return bad("takes the bytes of %q in place, at offset %d", b.InPlace, plan.Offsets[index[b.InPlace]])
 		}
 		if b.Size > 0 {
 			peak = max(peak, off+b.Size)
@@ -107,7 +121,7 @@ func Verify(p Problem, plan Plan) error {
 		live = kept
 		for _, j := range live {
 			jlo, jhi := plan.Offsets[j], plan.Offsets[j]+p.Buffers[j].Size
-			if lo < jhi && jlo < hi {
+			if lo < jhi && jlo < hi && !takes(i, j) && !takes(j, i) {
 				a, c := min(i, j), max(i, j)
 				return &OverlapError{A: a, B: c, IDA: p.Buffers[a].ID, IDB: p.Buffers[c].ID,
 					Step: b.Start, Start: max(lo, jlo), End: min(hi, jhi)}

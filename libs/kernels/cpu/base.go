@@ -22,6 +22,9 @@ type plan struct {
 	tactic string
 	parts  []alloc.Part // workspace recipe parts; nil for none
 	r      runner
+	// inPlace is the kernel's in-place contract at this node (kernels.InPlace): the outputs
+	// that may take inputs' bytes; nil for none.
+	inPlace []kernels.InPlace
 }
 
 // op is one CPU kernel: an op with its tactics.
@@ -56,7 +59,7 @@ func (o *op) Select(n *kernels.Node, d kernels.Target) (kernels.Instance, error)
 	if err != nil {
 		return nil, o.nodeErr(n.Name, err)
 	}
-	inst := &instance{label: label, tactic: p.tactic, recipe: recipe, impl: p.r}
+	inst := &instance{label: label, tactic: p.tactic, recipe: recipe, impl: p.r, inPlace: p.inPlace}
 	inst.in = expectations(n.Inputs)
 	inst.out = expectations(n.Outputs)
 	return inst, nil
@@ -106,10 +109,12 @@ type instance struct {
 	recipe  alloc.Recipe
 	in, out []expect
 	impl    runner
+	inPlace []kernels.InPlace
 }
 
-func (i *instance) Tactic() string       { return i.tactic }
-func (i *instance) Recipe() alloc.Recipe { return i.recipe }
+func (i *instance) Tactic() string             { return i.tactic }
+func (i *instance) Recipe() alloc.Recipe       { return i.recipe }
+func (i *instance) InPlace() []kernels.InPlace { return i.inPlace }
 
 // errShape and friends are static so that the checks in Run do not allocate on success.
 var (

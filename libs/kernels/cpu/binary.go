@@ -87,7 +87,9 @@ func selectBinary(op binOp) func(n *kernels.Node, d kernels.Target) (plan, error
 			return plan{}, err
 		}
 		bin.p.splitRuns(bin.workers)
-		return plan{tactic: "direct", r: bin}, nil
+		// In place: each run of Z reads its own elements of an operand of Z's shape (vec's
+		// loops allow exact aliasing) before writing them; a broadcast operand is not offered.
+		return plan{tactic: "direct", r: bin, inPlace: kernels.ElementwiseInPlace(n)}, nil
 	}
 }
 

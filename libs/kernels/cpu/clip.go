@@ -29,7 +29,8 @@ func selectClip(n *kernels.Node, d kernels.Target) (plan, error) {
 	if dt := n.Inputs[0].DType; !isNumeric(dt) {
 		return plan{}, fmt.Errorf("input is %v, not supported", dt)
 	}
-	return plan{tactic: "direct", r: &clip{dt: n.Inputs[0].DType, workers: d.Workers}}, nil
+	// In place: clipRange reads each element, then writes it; min and max are other inputs.
+	return plan{tactic: "direct", r: &clip{dt: n.Inputs[0].DType, workers: d.Workers}, inPlace: kernels.ElementwiseInPlace(n, 0)}, nil
 }
 
 func (c *clip) run(in, out []kernels.Tensor, _ wsParts) error {

@@ -216,7 +216,14 @@ func selectConv(n *kernels.Node, d kernels.Target) (plan, error) {
 			cv.gemmPer = int(gemm.Workspace(int64(cv.mg), int64(cv.pt), int64(cv.k), gemm.RowMajor, 1))
 		}
 	}
-	return plan{tactic: cv.tactic, parts: parts, r: cv}, nil
+	p := plan{tactic: cv.tactic, parts: parts, r: cv}
+	if cv.sum && cv.tactic != "depthwise" {
+		// FusedConv's Z in place of Y: gemm's epilogue reads each tile's Z where its sums start,
+		// before the tile's products write it, and no tile reads another's (gemm.Epilogue). The
+		// depthwise loop adds Z after writing the row, so it does not declare it.
+		p.inPlace = []kernels.InPlace{{Output: 0, Input: 3}}
+	}
+	return p, nil
 }
 
 // boundConv is W: the recipe at the range's largest dims (the tile width at the smallest inner

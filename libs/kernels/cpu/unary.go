@@ -174,7 +174,9 @@ func selectUnary(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 				return plan{}, fmt.Errorf("unknown approximate %q", ap)
 			}
 		}
-		return plan{tactic: "direct", r: u}, nil
+		// In place: each element is read, then written (unaryF32's loops and vec's allow exact
+		// aliasing).
+		return plan{tactic: "direct", r: u, inPlace: kernels.ElementwiseInPlace(n, 0)}, nil
 	}
 }
 

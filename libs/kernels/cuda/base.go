@@ -19,6 +19,8 @@ type plan struct {
 	// measured names the part that the program's measuredCall steps run within at whatever
 	// size it is carved (MeasuredPart); "" is gemmPart, cuBLASLt's.
 	measured string
+	// inPlace is the kernel's in-place contract at this node (kernels.InPlace); nil for none.
+	inPlace []kernels.InPlace
 }
 
 // op is one CUDA kernel: an op with its tactics. It mirrors the CPU backend's op (cpu/base.go):
@@ -63,12 +65,13 @@ func (o *op) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error)
 		return nil, o.nodeErr(n.Name, err)
 	}
 	inst := &instance{
-		label:  label,
-		tactic: p.tactic,
-		recipe: recipe,
-		prog:   p.prog,
-		in:     expectations(n.Inputs),
-		out:    expectations(n.Outputs),
+		label:   label,
+		tactic:  p.tactic,
+		recipe:  recipe,
+		prog:    p.prog,
+		inPlace: p.inPlace,
+		in:      expectations(n.Inputs),
+		out:     expectations(n.Outputs),
 	}
 	inst.measured = -1
 	if slices.ContainsFunc(p.prog, isMeasured) {
@@ -135,10 +138,14 @@ type instance struct {
 	// measured is MeasuredPart: the index in recipe of the part that prog's measuredCall steps
 	// run within at whatever size it is carved (cuBLASLt's "cublas", cuDNN's "cudnn"), else -1.
 	measured int
+	inPlace  []kernels.InPlace
 }
 
 func (i *instance) Tactic() string       { return i.tactic }
 func (i *instance) Recipe() alloc.Recipe { return i.recipe }
+
+// InPlace is the plan's in-place contract (kernels.InPlacer).
+func (i *instance) InPlace() []kernels.InPlace { return i.inPlace }
 
 // MeasuredPart is the index of the "cublas" part when the program holds cuBLASLt products of its
 // own, or of the "cudnn" part of a cuDNN convolution, else -1.

@@ -33,5 +33,6 @@ func selectClip(n *kernels.Node, t kernels.Target) (plan, error) {
 	if err != nil {
 		return plan{}, err
 	}
-	return plan{tactic: "direct", prog: steps}, nil
+	// In place as the elementwise ops (selectBinary).
+	return plan{tactic: "direct", prog: steps, inPlace: kernels.ElementwiseInPlace(n, 0)}, nil
 }

@@ -207,14 +207,18 @@ func (g *convGeo) ownProgram(t kernels.Target) (program, error) {
 	return program{{kernel: name, grid: grid, block: block, params: g.params()}}, nil
 }
 
-// epilogueProgram finishes the output cuDNN wrote: the bias, FusedConv's Z, Relu, by
-// carve_conv_epilogue_*; nil without any of them (or for an empty output).
-func (g *convGeo) epilogueProgram(t kernels.Target) program {
+// epilogueProgram finishes the output cuDNN wrote: the bias, FusedConv's Z (unless withoutZ),
+// Relu, by carve_conv_epilogue_*; nil without any of them (or for an empty output).
+func (g *convGeo) epilogueProgram(t kernels.Target, withoutZ bool) program {
 	total, hw := g.n*g.outImg, g.oh*g.ow
-	if !g.bias && !g.sum && !g.relu || total == 0 {
+	sum := g.sum && !withoutZ
+	if !g.bias && !sum && !g.relu || total == 0 {
 		return nil
 	}
 	bias, z, relu := g.epilogueParams()
+	if !sum {
+		z = nullp()
+	}
 	return program{{kernel: "carve_conv_epilogue_" + dtName(g.dt), grid: grid1(total, 1, t), block: block1,
 		params: []param{outp(0), bias, z, i64p(total), i64p(g.m), i64p(hw), relu}}}
 }
@@ -288,7 +292,11 @@ type convCall struct {
 	desc  convDesc
 	own   program // the own tactic's launches
 	epi   program // carve_conv_epilogue_* after cuDNN; nil without a bias, Z or Relu
-	sum   bool    // the node has FusedConv's Z (input 3), which measuring gives scratch
+	// epiInPlace is epi without Z, for a Z in place of the output: cuDNN then blends the Z the
+	// output holds into its sum (beta 1), reading each element before writing it, and the
+	// epilogue adds the bias and applies Relu; nil without a bias or Relu.
+	epiInPlace program
+	sum        bool // the node has FusedConv's Z (input 3), which measuring gives scratch
 	// epilogue (convEpi* flags), arch and sms key its recorded times (convtimes.go)
 	epilogue int
 	arch     string
@@ -296,7 +304,7 @@ type convCall struct {
 }
 
 // programs are the launches the step may make, for the tests that check launches.
-func (c *convCall) programs() []program { return []program{c.own, c.epi} }
+func (c *convCall) programs() []program { return []program{c.own, c.epi, c.epiInPlace} }
 
 func selectConvFamily(transpose bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
@@ -322,9 +330,15 @@ func selectConvFamily(transpose bool) func(n *kernels.Node, t kernels.Target) (p
 		if err != nil {
 			return plan{}, err
 		}
+		// FusedConv's Z in place of Y: the own kernels read Z's element in the store that writes
+		// it (no __restrict__ on either), and the cudnn tactic has cuDNN blend it (convCall).
+		var inPlace []kernels.InPlace
+		if geo.sum {
+			inPlace = []kernels.InPlace{{Output: 0, Input: 3}}
+		}
 		d, ok := geo.cudnnDesc(t)
 		if !ok {
-			return plan{tactic: convTacticOwn, prog: own}, nil
+			return plan{tactic: convTacticOwn, prog: own, inPlace: inPlace}, nil
 		}
 		policy, err := geo.policyBytes()
 		if err != nil {
@@ -335,9 +349,12 @@ func selectConvFamily(transpose bool) func(n *kernels.Node, t kernels.Target) (p
 		if n.Name != "" {
 			label = n.Name + ":" + n.Op
 		}
-		p := plan{tactic: convTacticCudnn, measured: convPart,
-			prog: program{{call: &convCall{label: label, desc: d, own: own, epi: geo.epilogueProgram(t), sum: geo.sum,
-				epilogue: geo.epilogueFlags(), arch: t.Arch, sms: t.SMs}}}}
+		call := &convCall{label: label, desc: d, own: own, epi: geo.epilogueProgram(t, false), sum: geo.sum,
+			epilogue: geo.epilogueFlags(), arch: t.Arch, sms: t.SMs}
+		if geo.sum {
+			call.epiInPlace = geo.epilogueProgram(t, true)
+		}
+		p := plan{tactic: convTacticCudnn, measured: convPart, prog: program{{call: call}}, inPlace: inPlace}
 		if d.WsCap > 0 {
 			p.parts = []alloc.Part{{Name: convPart, Size: d.WsCap}}
 		}

@@ -255,7 +255,13 @@ func TestConvOwnLaunches(t *testing.T) {
 			require.Equal(t, c.grid, recs[0].grid, c.spec)
 		}
 		if sp := specs[c.spec]; sp.epilogue() {
-			require.Len(t, recs, 2, "%s: own, then the epilogue after cuDNN", c.spec)
+			want := 2
+			if sp.z && (sp.bias || sp.act != "") {
+				want = 3 // and the epilogue without Z, for a Z in place of the output (convCall)
+				require.Equal(t, "carve_conv_epilogue_"+dtName(c.dt), recs[2].kernel)
+				require.Equal(t, PtrArg(0), recs[2].args[2], "%s: no Z in place", c.spec)
+			}
+			require.Len(t, recs, want, "%s: own, then the epilogue after cuDNN", c.spec)
 			require.Equal(t, "carve_conv_epilogue_"+dtName(c.dt), recs[1].kernel)
 		} else {
 			require.Len(t, recs, 1, c.spec)

@@ -280,10 +280,11 @@ static dnnStatus carve_dnn_find(dnnHandle h, carve_dnn_plan *p, uintptr_t stream
 }
 
 // carve_dnn_run queues the convolution on stream with algorithm algo of math type math: y = conv(x)
-// forward, x = conv^T(y) backward (beta 0: the output is only written).
+// forward, x = conv^T(y) backward; with blend, y = conv(x) + y forward (beta 1: a FusedConv's Z in
+// place of y), else the output is only written (beta 0).
 static dnnStatus carve_dnn_run(dnnHandle h, carve_dnn_plan *p, int algo, int math, uintptr_t x, uintptr_t w,
-		uintptr_t y, uintptr_t ws, uint64_t ws_size, uintptr_t stream) {
-	const float one = 1.f, zero = 0.f;
+		uintptr_t y, uintptr_t ws, uint64_t ws_size, uintptr_t stream, int blend) {
+	const float one = 1.f, zero = 0.f, beta = blend ? 1.f : 0.f;
 	if (math < 0 || math > 3 || p->conv[math] == NULL) return -1;
 	dnnStatus st = dnn.setStream(h, (void *)stream);
 	if (st) return st;
@@ -291,7 +292,7 @@ static dnnStatus carve_dnn_run(dnnHandle h, carve_dnn_plan *p, int algo, int mat
 	if (p->d.backward)
 		return dnn.bwd(h, &one, p->f, (const void *)w, p->y, (const void *)y, p->conv[math], algo, wsp, ws_size, &zero,
 		               p->x, (void *)x);
-	return dnn.fwd(h, &one, p->x, (const void *)x, p->f, (const void *)w, p->conv[math], algo, wsp, ws_size, &zero, p->y,
+	return dnn.fwd(h, &one, p->x, (const void *)x, p->f, (const void *)w, p->conv[math], algo, wsp, ws_size, &beta, p->y,
 	               (void *)y);
 }
 */
@@ -651,11 +652,17 @@ func (c *convCall) call(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Work
 		x, y = y, x
 	}
 	w := in[1].Addr
+	// A Z in place of y (the engine gave output 0 input 3's bytes: kernels.InPlace): cuDNN adds
+	// the Z that y holds, reading each element before it writes it, and the epilogue does the rest.
+	blend, epi := 0, c.epi
+	if c.sum && !c.desc.Backward && len(in) > 3 && in[3].Addr != 0 && in[3].Addr == out[0].Addr {
+		blend, epi = 1, c.epiInPlace
+	}
 	err = dev.Do(func() error {
 		p.h.mu.Lock()
 		defer p.h.mu.Unlock()
 		return dnnCheck(c.label+": cuDNN convolution", C.carve_dnn_run(p.h.h, p.p, C.int(ch.algo), C.int(ch.math),
-			C.uintptr_t(x), C.uintptr_t(w), C.uintptr_t(y), C.uintptr_t(part.Ptr), C.uint64_t(part.Size), C.uintptr_t(raw)))
+			C.uintptr_t(x), C.uintptr_t(w), C.uintptr_t(y), C.uintptr_t(part.Ptr), C.uint64_t(part.Size), C.uintptr_t(raw), C.int(blend)))
 	})
 	if err != nil {
 		return err
@@ -663,7 +670,7 @@ func (c *convCall) call(s alloc.Stream, in, out []kernels.Tensor, ws *alloc.Work
 	if !capturing {
 		r.warm[i].Store(true)
 	}
-	return c.epi.exec(s, in, out, ws, nil)
+	return epi.exec(s, in, out, ws, nil)
 }
 
 // need is what the convolution needs of its "cudnn" part on b's device: the workspace of its

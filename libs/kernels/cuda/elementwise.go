@@ -175,7 +175,9 @@ func selectBinary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error
 		if err != nil {
 			return plan{}, err
 		}
-		return plan{tactic: "direct", prog: steps}, nil
+		// In place: a thread reads element i of an operand of the output's shape (its offset is
+		// i), then writes element i of the output (csrc/elementwise.cu has no __restrict__).
+		return plan{tactic: "direct", prog: steps, inPlace: kernels.ElementwiseInPlace(n)}, nil
 	}
 }
 
@@ -376,7 +378,8 @@ func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 		if err != nil {
 			return plan{}, err
 		}
-		return plan{tactic: "direct", prog: steps}, nil
+		// In place as the binary ops.
+		return plan{tactic: "direct", prog: steps, inPlace: kernels.ElementwiseInPlace(n, 0)}, nil
 	}
 }
 

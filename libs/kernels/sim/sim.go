@@ -243,6 +243,10 @@ type instance struct {
 func (i *instance) Tactic() string       { return i.inner.Tactic() }
 func (i *instance) Recipe() alloc.Recipe { return i.inner.Recipe() }
 
+// InPlace is the CPU kernel's contract: the simulated memory behind the addresses is host memory
+// that the CPU kernel reads and writes as it would its own.
+func (i *instance) InPlace() []kernels.InPlace { return kernels.InPlaceOf(i.inner) }
+
 // ErrHostData reports a tensor bound to host memory handed to a simulated kernel: on a discrete
 // device that is the engine reading or writing host bytes where device bytes were meant.
 var ErrHostData = errors.New("a tensor with host Data reached a kernel of a discrete device")

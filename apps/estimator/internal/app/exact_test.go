@@ -19,13 +19,16 @@ import (
 func TestReportIsTheReservation(t *testing.T) {
 	qwen := fixture(t, "qwen2_q4")
 	for _, tc := range []struct {
-		model string // "" for the bundled model
-		dims  []string
+		model     string // "" for the bundled model
+		dims      []string
+		noInPlace bool
 	}{
-		{"", []string{"batch=3", "seq=17"}},
-		{"", []string{"batch=1:4", "seq=1:128"}},
-		{qwen, []string{"batch=2", "seq=9"}},
-		{qwen, []string{"batch=1:8", "seq=5:64"}},
+		{"", []string{"batch=3", "seq=17"}, false},
+		{"", []string{"batch=3", "seq=17"}, true},
+		{qwen, []string{"batch=1:8", "seq=5:64"}, true},
+		{"", []string{"batch=1:4", "seq=1:128"}, false},
+		{qwen, []string{"batch=2", "seq=9"}, false},
+		{qwen, []string{"batch=1:8", "seq=5:64"}, false},
 	} {
 		args := []string{"report", "--format", "json", "--workers", "3"}
 		if tc.model != "" {
@@ -33,6 +36,9 @@ func TestReportIsTheReservation(t *testing.T) {
 		}
 		for _, d := range tc.dims {
 			args = append(args, "--dim", d)
+		}
+		if tc.noInPlace {
+			args = append(args, "--no-inplace")
 		}
 		stdout, stderr, code := run(t, args...)
 		require.Equal(t, ExitOK, code, stderr)
@@ -51,7 +57,7 @@ func TestReportIsTheReservation(t *testing.T) {
 		require.NoError(t, err)
 		env, err := engine.ParseEnvelope(tc.dims)
 		require.NoError(t, err)
-		opts := engine.Options{Workers: 3} // as the runner is configured
+		opts := engine.Options{Workers: 3, NoInPlace: tc.noInPlace} // as the runner is configured
 		ep, err := engine.PlanEnvelope(context.Background(), m, env, opts)
 		require.NoError(t, err)
 		require.Equal(t, ep.ArenaBytes, r.ArenaBytes, "%v", tc.dims)
@@ -60,6 +66,9 @@ func TestReportIsTheReservation(t *testing.T) {
 		require.Equal(t, ep.WorkspaceBound(), r.WorkspaceBoundBytes)
 		require.Equal(t, ep.Worst.Binding.Dims, r.WorstBinding)
 		require.Len(t, r.Candidates, len(ep.Candidates))
+		require.Equal(t, !tc.noInPlace, r.InPlace)
+		require.Equal(t, ep.Worst.Lifetimes.InPlace, r.InPlaceOutputs)
+		require.Equal(t, tc.noInPlace, r.InPlaceOutputs == 0, "%v: in place unless --no-inplace", tc.dims)
 
 		single := true
 		for _, x := range env {

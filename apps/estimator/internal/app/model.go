@@ -41,7 +41,14 @@ func modelFlags() []cli.Flag {
 		&cli.IntFlag{Name: "workers", Usage: "CPU worker `N` the runner will use (per-worker workspaces scale with it); 0: all CPUs"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: table (for people) or json (for programs)"},
 		&cli.BoolFlag{Name: "no-fuse", Usage: "plan the graph as exported, without fusing attention, norms, SiLU and rotary embeddings into fused ops"},
+		noInPlaceFlag(),
 	}
+}
+
+// noInPlaceFlag is --no-inplace, read by options.
+func noInPlaceFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "no-inplace", Usage: "plan every output in bytes of its own; by default an output takes an input's bytes where its kernel allows it " +
+		"and nothing reads the input later (a residual sum over its input, an activation over the convolution's output); the runner's --no-inplace reserves the same"}
 }
 
 // model is a loaded model and how reports name it.
@@ -357,7 +364,7 @@ func options(c *cli.Context) (engine.Options, error) {
 	if err != nil {
 		return engine.Options{}, err
 	}
-	return engine.Options{Registry: reg, Target: t, Workers: t.Workers}, nil
+	return engine.Options{Registry: reg, Target: t, Workers: t.Workers, NoInPlace: c.Bool("no-inplace")}, nil
 }
 
 // envelope reads the --dim flags. For the bundled model, dims left out take the bundled

@@ -52,6 +52,9 @@ type report struct {
 	ArenaBytes           int64                `json:"arena_bytes"`
 	ArenaLowerBoundBytes int64                `json:"arena_lower_bound_bytes"`
 	WorkspaceBoundBytes  int64                `json:"workspace_bound_bytes"`
+	InPlace              bool                 `json:"in_place"`               // false with --no-inplace
+	InPlaceOutputs       int                  `json:"in_place_outputs"`       // at the worst binding: outputs written over an input's bytes
+	InPlaceBytes         int64                `json:"in_place_bytes"`         // their sizes
 	TotalBytes           int64                `json:"total_bytes"`
 	CommBytes            int64                `json:"comm_bytes,omitempty"` // --tp: the communicator's buffers, in the total
 	Budget               *budgetVerdict       `json:"budget"`
@@ -216,6 +219,9 @@ func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.
 		DeviceWeightsBytes:  ep.DeviceWeightBytes,
 		ArenaBytes:          ep.ArenaBytes,
 		WorkspaceBoundBytes: ep.WorkspaceBound(),
+		InPlace:             !opts.NoInPlace,
+		InPlaceOutputs:      ep.Worst.Lifetimes.InPlace,
+		InPlaceBytes:        ep.Worst.InPlaceBytes(),
 		TotalBytes:          ep.TotalBytes(),
 		WorstBinding:        ep.Worst.Binding.Dims,
 		DrivingDim:          ep.DrivingDim,
@@ -292,6 +298,12 @@ func writeReportTable(w io.Writer, r *report) error {
 	}
 	tw.row("arena\t%s\tactivations + workspaces at %s: what the runner reserves\n", size(r.ArenaBytes), engine.Binding(r.WorstBinding))
 	tw.row("  lower bound\t%s\t%s\n", size(r.ArenaLowerBoundBytes), overLowerBound(r.ArenaBytes, r.ArenaLowerBoundBytes))
+	switch {
+	case !r.InPlace:
+		tw.row("  in place\toff\t--no-inplace: every output in bytes of its own\n")
+	case r.InPlaceOutputs > 0:
+		tw.row("  in place\t%d outputs, %s\twritten over an input's bytes at the worst binding (--no-inplace: none)\n", r.InPlaceOutputs, bytesize.Format(r.InPlaceBytes))
+	}
 	if t := r.Model.Config; t != nil && t.TP != nil {
 		commRow(tw, t.TP)
 		tw.row("total\t%s\tweights + arena + all-reduce buffers, per rank\n", size(r.TotalBytes))

@@ -22,6 +22,13 @@ type Buffer struct {
 	Node         *graph.Node // the node defining the value, or owning the workspace
 	NodeStep     int         // the step running Node; -1 without one
 	Values       []string    // the value and the views sharing its bytes; nil for a workspace
+	InPlace      string      // the ID of the buffer whose bytes it takes (planner.Buffer.InPlace), or ""
+}
+
+// owns reports whether b's bytes count at step s: it is live, and unless s is its first step
+// while it takes another buffer's bytes in place (those bytes count as the other's there).
+func (b Buffer) owns(s int) bool {
+	return b.Start <= s && s < b.End && !(b.InPlace != "" && s == b.Start)
 }
 
 // Buffers lists p's buffers in the plan's order.
@@ -39,7 +46,7 @@ func Buffers(p *engine.Planned) []Buffer {
 		}
 		out[i] = Buffer{
 			Index: i, ID: b.ID, Kind: b.Kind, Size: b.Size, Offset: p.Plan.Offsets[i],
-			Start: b.Start, End: b.End, Node: own.Node, NodeStep: -1, Values: vals,
+			Start: b.Start, End: b.End, Node: own.Node, NodeStep: -1, Values: vals, InPlace: b.InPlace,
 		}
 		if own.Node != nil {
 			out[i].NodeStep = p.Lifetimes.Step(own.Node)
@@ -48,11 +55,16 @@ func Buffers(p *engine.Planned) []Buffer {
 	return out
 }
 
-// LiveBytes returns, for each step of p, the bytes of the buffers live at that step.
+// LiveBytes returns, for each step of p, the bytes of the buffers live at that step; a buffer
+// written over another's bytes in place counts from the step after its first.
 func LiveBytes(p *engine.Planned) []int64 {
 	live := make([]int64, len(p.Steps))
 	for _, b := range p.Lifetimes.Problem.Buffers {
-		for s := max(b.Start, 0); s < b.End && s < len(live); s++ {
+		start := b.Start
+		if b.InPlace != "" {
+			start++
+		}
+		for s := max(start, 0); s < b.End && s < len(live); s++ {
 			live[s] += b.Size
 		}
 	}
@@ -86,7 +98,7 @@ func PeakStep(p *engine.Planned) Peak {
 	}
 	pk.Node = p.Lifetimes.Steps[pk.Step]
 	for _, b := range Buffers(p) {
-		if b.Start <= pk.Step && pk.Step < b.End && b.Size > 0 {
+		if b.owns(pk.Step) && b.Size > 0 {
 			pk.Buffers = append(pk.Buffers, b)
 			pk.ByKind[b.Kind] += b.Size
 		}

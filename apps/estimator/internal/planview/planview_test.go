@@ -53,6 +53,25 @@ func TestPeakStepAgreesWithThePlan(t *testing.T) {
 		require.Equal(t, pk.LiveBytes, sum)
 		require.Equal(t, pk.LiveBytes, byKind)
 		require.Same(t, p.Steps[pk.Step].Node, pk.Node)
+		// An output written over its input's bytes counts once at the step that shares them:
+		// every step's live bytes fit under the lower bound, and are the buffers that own them.
+		inPlace := 0
+		for _, b := range bufs {
+			if b.InPlace != "" {
+				inPlace++
+			}
+		}
+		require.Equal(t, p.Lifetimes.InPlace, inPlace)
+		for s, n := range live {
+			var own int64
+			for _, b := range bufs {
+				if b.owns(s) {
+					own += b.Size
+				}
+			}
+			require.Equal(t, own, n, "step %d", s)
+			require.LessOrEqual(t, n, p.Plan.LowerBound, "step %d", s)
+		}
 		// Workspaces name their node and no value; activations name their value.
 		for _, b := range bufs {
 			require.NotNil(t, b.Node)

@@ -164,6 +164,8 @@ func modelFlags() []cli.Flag {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random inputs made without --input"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "`FORMAT` of stdout: table (people) or json (machines)"},
 		&cli.BoolFlag{Name: "no-fuse", Usage: "run the graph as exported, without fusing attention, norms, SiLU and rotary embeddings into fused ops"},
+		&cli.BoolFlag{Name: "no-inplace", Usage: "give every output bytes of its own; by default an output takes an input's bytes where its kernel allows it and nothing reads the input later. " +
+			"The estimator plans the same with its --no-inplace"},
 	}
 }
 
@@ -192,7 +194,7 @@ func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 func deviceConfig(c *cli.Context, env Env) (run.Config, error) {
 	cfg := run.Config{ModelPath: c.String("model"), Device: c.String("device"), Workers: c.Int("workers"),
 		Graphs: c.Bool("graph"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe,
-		NoFuse: c.Bool("no-fuse"), Tight: c.Bool("tight")}
+		NoFuse: c.Bool("no-fuse"), Tight: c.Bool("tight"), NoInPlace: c.Bool("no-inplace")}
 	var err error
 	switch p := c.String("policy"); p {
 	case "strict":

@@ -41,6 +41,8 @@ type Config struct {
 	// NoFuse runs the graph as exported; by default the patterns carve.dev/libs/graph/rewrite
 	// knows (attention, norms, SiLU, rotary embeddings) are fused first.
 	NoFuse bool
+	// NoInPlace gives every output bytes of its own (engine.Options.NoInPlace).
+	NoInPlace bool
 	// Sessions is how many sessions (streams, arenas) run concurrently; 0 means 1.
 	Sessions int
 	// Graphs replays each pattern's kernels as a captured graph after its first run.
@@ -260,7 +262,7 @@ func fuse(m *graph.Model, kind string, cfg Config) (*graph.Model, *rewrite.Repor
 // to agree with the runner to the byte.
 func runtimeOptions(env engine.Envelope, cfg Config) engine.RuntimeOptions {
 	return engine.RuntimeOptions{
-		Options:  engine.Options{Registry: cfg.Registry},
+		Options:  engine.Options{Registry: cfg.Registry, NoInPlace: cfg.NoInPlace},
 		Envelope: env, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs, Tight: cfg.Tight,
 	}
 }

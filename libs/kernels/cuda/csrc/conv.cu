@@ -42,11 +42,13 @@ struct Geo {
 };
 
 // Epi is the store's epilogue operands: the bias b [M] and FusedConv's z (the output's shape),
-// each null when absent.
+// each null when absent. z may be y itself (FusedConv's Z in place, kernels.InPlace): each
+// output element is stored once, by the thread that has just read its z, so neither z nor y is
+// __restrict__.
 template <typename T>
 struct Epi {
   const T* __restrict__ b;
-  const T* __restrict__ z;
+  const T* z;
 };
 
 // epilogue finishes output element i (channel oc) from its float32 sum v: bias, z, Relu (a
@@ -124,7 +126,7 @@ __device__ __forceinline__ Column column(const Geo& g, int p) {
 
 // store writes output (m, column p) of group grp: v through the epilogue, rounded to T.
 template <typename T>
-__device__ __forceinline__ void store(T* __restrict__ y, Epi<T> e, const Geo& g, int grp, int m, int p, float v) {
+__device__ __forceinline__ void store(T* y, Epi<T> e, const Geo& g, int grp, int m, int p, float v) {
   const Column c = column(g, p);
   const int oc = grp * g.mg + m;
   const i64 i = ((i64)c.n * g.M + oc) * (g.OH * g.OW) + c.rem;
@@ -136,7 +138,7 @@ constexpr int S_BM = 64, S_BN = 64, S_BK = 16, S_THREADS = 256;
 // conv_simt is the float32 implicit GEMM: block (column tile, row tile, group), 256 threads.
 template <typename T, bool TR>
 __device__ __forceinline__ void conv_simt(const T* __restrict__ x, const T* __restrict__ w, Epi<T> e,
-                                          T* __restrict__ y, const Geo& g) {
+                                          T* y, const Geo& g) {
   __shared__ float As[S_BK][S_BM + 4];  // As[k][m]: the weight slice, k-major
   __shared__ float Bs[S_BK][S_BN + 4];  // Bs[k][p]: the im2col slice
   const int tid = threadIdx.x, grp = blockIdx.z;
@@ -202,7 +204,7 @@ constexpr int W_BM = 64, W_BN = 64, W_BK = 32, W_THREADS = 128;
 // aligned, as load_matrix_sync and store_matrix_sync require.
 template <typename T, bool TR>
 __device__ __forceinline__ void conv_wmma(const T* __restrict__ x, const T* __restrict__ w, Epi<T> e,
-                                          T* __restrict__ y, const Geo& g) {
+                                          T* y, const Geo& g) {
   using namespace nvcuda;
   __shared__ __align__(32) T As[W_BM][W_BK + 8];     // As[m][k]
   __shared__ __align__(32) T Bs[W_BK][W_BN + 8];     // Bs[k][p]
@@ -266,7 +268,7 @@ __device__ __forceinline__ void conv_wmma(const T* __restrict__ x, const T* __re
 // conv_dw is a depthwise Conv (group == C, M = C * mult): one thread per output element.
 template <typename T>
 __device__ __forceinline__ void conv_dw(const T* __restrict__ x, const T* __restrict__ w, Epi<T> e,
-                                        T* __restrict__ y, const Geo& g) {
+                                        T* y, const Geo& g) {
   const int mult = g.mg, ohw = g.OH * g.OW, khw = g.KH * g.KW;
   GRID_STRIDE(i, g.N * g.M * ohw) {
     const int rem = (int)(i % ohw);
@@ -295,7 +297,7 @@ __device__ __forceinline__ void conv_dw(const T* __restrict__ x, const T* __rest
 #define CONV_ONE(name, body, T, threads)                                                             \
   extern "C" __global__ void __launch_bounds__(threads)                                              \
       name(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,                \
-           const T* __restrict__ z, T* __restrict__ y, CONV_PARAMS) {                                \
+           const T* z, T* y, CONV_PARAMS) {                                                          \
     CONV_GEO(g);                                                                                     \
     const Epi<T> e{b, z};                                                                            \
     body;                                                                                            \
@@ -314,7 +316,7 @@ CONV_ONE(carve_conv_dw_bf16, (conv_dw<bf16>(x, w, e, y, g)), bf16, 256)
 // carve_conv_epilogue_*: y [N, M, hw] after cuDNN: + b[m] (b not null), + z[i] (z not null),
 // then Relu (relu != 0), rounded once to T.
 #define CONV_EPILOGUE(name, T)                                                                       \
-  extern "C" __global__ void name(T* __restrict__ y, const T* __restrict__ b, const T* __restrict__ z, \
+  extern "C" __global__ void name(T* y, const T* __restrict__ b, const T* z,                           \
                                   i64 total, i64 m, i64 hw, int relu) {                               \
     const Epi<T> e{b, z};                                                                            \
     GRID_STRIDE(i, total) y[i] = epilogue(tof(y[i]), e, relu != 0, i, (int)((i / hw) % m));          \

@@ -292,11 +292,14 @@ func (p *Plan) RunRowBias(a Mat, b Mat, src Source, bias []float32, c []float32,
 }
 
 // Epilogue is what a product adds to C and does to it, tile by tile while the tile is in the
-// participant's cache: Add (of C's shape and leading dimension; it must not alias C) is where
-// each element's sum starts, with its row's bias, and Relu clamps the complete sum at 0
+// participant's cache: Add (of C's shape and leading dimension) is where each element's sum
+// starts, with its row's bias, and Relu clamps the complete sum at 0
 // (vec.Relu: NaN and -0 kept). Those are a convolution's residual Add and Relu fused. (Added
 // at the start, Add is read a tile row at a time, which the hardware prefetches; added at the
 // end, a micro-kernel block at a time, its rows far apart, it took ResNet-50 3 ns an element.)
+// Add may be C itself (a residual sum in place): a tile reads its elements of Add once, when it
+// starts (task.start, tileSwapped's init), before any of its products writes them, and tiles are
+// disjoint, so no element of Add is read after C's is written; it must not overlap C otherwise.
 type Epilogue struct {
 	Add  []float32
 	Relu bool
