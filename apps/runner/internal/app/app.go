@@ -63,7 +63,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	msg = strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
 	if code == ExitUsage {
 		help := "runner --help"
-		if len(args) > 1 && (args[1] == "run" || args[1] == "bench" || args[1] == "generate" || args[1] == "serve") {
+		if len(args) > 1 && (args[1] == "run" || args[1] == "bench" || args[1] == "generate" || args[1] == "serve" || args[1] == "loadtest") {
 			help = "runner " + args[1] + " --help"
 		}
 		msg += " (see " + help + ")"
@@ -86,7 +86,8 @@ func newApp(env Env) *cli.App {
 		UsageText: "runner run [flags]       run a model once or more and write its outputs\n" +
 			"runner bench [flags]     measure latency, throughput and allocations\n" +
 			"runner generate [flags]  generate tokens with a decoder's KV cache and time them\n" +
-			"runner serve [flags]     serve a model over HTTP (v2 inference protocol, OpenAI completions)",
+			"runner serve [flags]     serve a model over HTTP (v2 inference protocol, OpenAI completions)\n" +
+			"runner loadtest [flags]  load a completions server on this machine and measure it",
 		Description: "Loads a model, plans the --dim envelope and reserves each session's arena before any\n" +
 			"inference (Level-2 reservation); runs then allocate nothing. Without --model it uses a small\n" +
 			"GPT-2 built into the binary. Exit codes: 0 ok, 1 error (a bad file, a failed run), 2 usage (the\n" +
@@ -99,12 +100,12 @@ func newApp(env Env) *cli.App {
 		OnUsageError:              onUsageError,
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("unknown command %q: the commands are run, bench, generate and serve", c.Args().First())
+				return usagef("unknown command %q: the commands are run, bench, generate, serve and loadtest", c.Args().First())
 			}
 			cli.ShowAppHelp(c)
 			return usagef("no command given")
 		},
-		Commands: []*cli.Command{runCommand(env), benchCommand(env), generateCommand(env), serveCommand(env)},
+		Commands: []*cli.Command{runCommand(env), benchCommand(env), generateCommand(env), serveCommand(env), loadtestCommand(env)},
 	}
 }
 

@@ -312,7 +312,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"bench", "--help"}, {"generate", "--help"}, {"help", "run"}, {"-h"}} {
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"bench", "--help"}, {"generate", "--help"}, {"loadtest", "--help"}, {"help", "run"}, {"-h"}} {
 		r := runner(t, args...)
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 		require.Empty(t, r.stderr)
