@@ -17,6 +17,11 @@ once on the same inputs and the table gets the largest difference of their outpu
 A GPT-2-small-shaped model (124M parameters, random weights) for the GPT-2 rows:
     go run ./tools/ortbench/gpt2gen -out /tmp/gpt2s.onnx
 
+A ResNet-50 (torchvision's, random weights; -bn keeps BatchNormalization nodes), which has no
+seq dim, so its shapes are batch sizes alone:
+    go run ./tools/ortbench/resnetgen -out /tmp/resnet50.onnx
+    tools/ortbench/ortbench.py /tmp/resnet50.onnx --shapes 1 --threads 2 --check
+
 onnxruntime is a benchmark peer only, never a dependency of carve. It comes from Python's
 onnxruntime package where that imports (the GPU machine), else from the npm package
 onnxruntime-node, installed once with
@@ -85,7 +90,8 @@ def ort_times(cmd, path, threads, warmup, runs, shapes):
 
 
 def carve_time(runner, path, threads, warmup, runs, b, s):
-    args = [runner, "bench", "--model", path, "--dim", f"batch={b}", "--dim", f"seq={s}", "--workers", str(threads),
+    dims = ["--dim", f"batch={b}"] + (["--dim", f"seq={s}"] if s else [])
+    args = [runner, "bench", "--model", path, *dims, "--workers", str(threads),
             "--warmup", str(warmup), "--runs", str(runs), "--format", "json"]
     p = subprocess.run(args, capture_output=True, text=True)
     if p.returncode != 0:
@@ -148,16 +154,24 @@ def build_runner(tmp):
 
 
 def shape_list(text):
+    """(batch, seq) pairs; a lone B is (B, 0), a model without a seq dim (an image model)."""
     try:
-        return [tuple(int(x) for x in t.split("x")) for t in text.split(",")]
+        out = []
+        for t in text.split(","):
+            v = tuple(int(x) for x in t.split("x"))
+            out.append(v if len(v) == 2 else (v[0], 0) if len(v) == 1 else None)
+        if None in out:
+            raise ValueError
+        return out
     except ValueError:
-        sys.exit(f"ortbench: --shapes {text!r}: want BxS[,BxS...], e.g. 1x7,3x33")
+        sys.exit(f"ortbench: --shapes {text!r}: want BxS or B[,...], e.g. 1x7,3x33 (or 1,8 for a model without seq)")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("models", nargs="*", help="fixture names or .onnx paths (default: every fixture with bindings)")
-    ap.add_argument("--shapes", default="1x7,3x33,8x128", help="(batch x seq) bindings, comma-separated")
+    ap.add_argument("--shapes", default="1x7,3x33,8x128",
+                    help="(batch x seq) bindings, comma-separated; a lone batch (1,8) for a model without seq")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="cores for both runtimes")
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)

@@ -31,6 +31,17 @@ import (
 //     the product's B in place; the workspace is gemm's alone.
 //   - "depthwise": group == C (any channel multiplier): a direct loop per output plane, in
 //     parallel over planes, no workspace.
+//   - "taps": a 1-D or 2-D kernel of unit strides over at least tapsMinCols output positions
+//     (the early layers of a CNN, whose inputs are large and weights small): per image and
+//     group, the input is copied once into a zero-padded plane per channel (workspace "pad"),
+//     the weights reordered tap-major (W_t, mg x cg for each tap t, "weights"), and Y' = sum_t
+//     W_t * shift_t(pad) is one product (gemm.RunTaps, "gemm"): output position (oh, ow) is
+//     column oh*Wp + ow of Y' (Wp the padded width), and tap (kh, kw) reads the padded planes in
+//     place at offset kh*dh*Wp + kw*dw, so nothing is unfolded. Y' ("out", the padded width's
+//     columns past each output row unused) goes to Y a row at a time, with FusedConv's Z added
+//     and Relu: each element of Z is read before Y's same element is written (Z may be Y's
+//     buffer), and the product never writes Y. The bias is the product's row bias, so an
+//     element's sum is its bias, the taps' products in (tap, channel) order, then Z.
 //
 // The bias is the fused epilogue: gemm's RunRowBias sets each tile of Y to its rows' bias just
 // before the tile's product accumulates into it. Results do not depend on the worker count:
@@ -56,6 +67,11 @@ type conv struct {
 	sum, relu bool // FusedConv's epilogue: Z added, then Relu
 	mult      int  // depthwise: output channels per input channel
 	workers   int
+	// taps: the padded planes' height and width, Y's columns (nq), each tap's offset in a
+	// padded plane, and the workspace parts' floats
+	hp, wp, nq         int
+	tapOff             []int
+	padFloats, wFloats int
 }
 
 // geom3 is a window normalized to 3 spatial dims (leading ones of size 1 for 1-D and 2-D).
@@ -109,7 +125,20 @@ type convShape struct {
 	k, p            int64 // inner dim (C/group * kernel volume) and output spatial volume
 	kLo             int64 // the smallest k over a range (k itself for a concrete node)
 	side, sideKnown bool
+	pad, nq         int64 // taps: a group's padded planes' floats and Y's columns
 }
+
+// tapsMinCols is the fewest output positions the taps tactic takes: below it the weights'
+// reordering (mg x K floats an image-group) costs too much beside the product, and im2col's
+// unfolded tiles are small. tapsMaxFloats bounds its workspace besides gemm's (the padded
+// input, the reordered weights and Y'); a larger convolution takes im2col.
+const (
+	tapsMinCols   = 28 * 28
+	tapsMaxFloats = 1 << 22
+)
+
+// tapsFloats is the taps tactic's workspace besides gemm's, in floats.
+func tapsFloats(s convShape) int64 { return s.pad + s.mg*s.k + s.mg*s.nq }
 
 // convTiling is the im2col schedule: side by side (each participant its own tiles of pt
 // columns) when the tiles of all images and groups number at least the workers, at the
@@ -150,6 +179,13 @@ func convParts(s convShape, workers int) (parts []alloc.Part, pt, tiles, slots i
 	switch s.tactic {
 	case "depthwise":
 		return nil, 0, 0, 0, false
+	case "taps":
+		if s.p == 0 || s.mg == 0 {
+			return nil, 0, 0, 0, false
+		}
+		g := gemm.Workspace(s.mg, s.nq, s.k, gemm.RowMajor, workers)
+		return []alloc.Part{{Name: "pad", Size: max(s.pad, 1) * 4}, {Name: "weights", Size: max(s.mg*s.k, 1) * 4},
+			{Name: "out", Size: max(s.mg*s.nq, 1) * 4}, {Name: "gemm", Size: max(g, 1) * 4}}, 0, 0, 1, false
 	case "gemm-1x1":
 		return gemmPart(gemm.Workspace(s.mg, s.p, s.k, gemm.RowMajor, workers)), 0, 0, 1, false
 	}
@@ -184,6 +220,37 @@ func convTactic(c, groups int64, kernel, strides, padBegin, padEnd []int64) stri
 	return "gemm-1x1"
 }
 
+// tapsShape is s with the taps tactic's padded planes and Y's columns for geometry g (unit
+// strides, at most 2 spatial dims), and whether that tactic takes it: at least tapsMinCols
+// output positions and at most tapsMaxFloats floats of its own workspace.
+func tapsShape(s convShape, g kernels.ConvGeom) (convShape, bool) {
+	if len(g.In) > 2 {
+		return s, false
+	}
+	kvol := int64(1)
+	for i := range g.Kernel {
+		if g.Strides[i] != 1 {
+			return s, false
+		}
+		kvol *= g.Kernel[i]
+	}
+	if kvol == 1 {
+		return s, false // gemm-1x1's, or im2col's for a padded pointwise kernel
+	}
+	hp, wp, oh, ow := int64(1), int64(1), int64(1), int64(1)
+	last := len(g.In) - 1
+	if len(g.In) == 2 {
+		oh, hp = g.Out[0], g.Out[0]+(g.Kernel[0]-1)*g.Dilations[0]
+	}
+	ow, wp = g.Out[last], g.Out[last]+(g.Kernel[last]-1)*g.Dilations[last]
+	s.pad = g.C / max(g.Group, 1) * hp * wp
+	s.nq = 0
+	if oh > 0 && ow > 0 {
+		s.nq = (oh-1)*wp + ow
+	}
+	return s, s.p >= tapsMinCols && tapsFloats(s) <= tapsMaxFloats
+}
+
 func selectConv(n *kernels.Node, d kernels.Target) (plan, error) {
 	g, err := kernels.CheckConv(n)
 	if err != nil {
@@ -199,9 +266,24 @@ func selectConv(n *kernels.Node, d kernels.Target) (plan, error) {
 	cv.inVol = cv.geo.in[0] * cv.geo.in[1] * cv.geo.in[2]
 	cv.tactic = convTactic(g.C, g.Group, g.Kernel, g.Strides, g.PadBegin, g.PadEnd)
 	cv.mult = int(g.M / g.C)
-	parts, pt, tiles, slots, side := convParts(convShape{tactic: cv.tactic, n: g.N, groups: g.Group, mg: int64(cv.mg), k: int64(cv.k), kLo: int64(cv.k), p: int64(cv.p)}, d.Workers)
+	cs := convShape{tactic: cv.tactic, n: g.N, groups: g.Group, mg: int64(cv.mg), k: int64(cv.k), kLo: int64(cv.k), p: int64(cv.p)}
+	if ts, ok := tapsShape(cs, g); ok && cv.tactic == "im2col" {
+		cs, cv.tactic = ts, "taps"
+		cs.tactic = "taps"
+	}
+	parts, pt, tiles, slots, side := convParts(cs, d.Workers)
 	cv.pt, cv.tiles, cv.slots, cv.side = int(pt), int(tiles), int(slots), side
 	switch cv.tactic {
+	case "taps":
+		cv.nq, cv.padFloats, cv.wFloats = int(cs.nq), int(cs.pad), cv.mg*cv.k
+		cv.hp = cv.geo.out[1] + (cv.geo.k[1]-1)*cv.geo.d[1]
+		cv.wp = cv.geo.out[2] + (cv.geo.k[2]-1)*cv.geo.d[2]
+		kv := cv.geo.kvol()
+		cv.tapOff = make([]int, kv)
+		for t := range kv {
+			cv.tapOff[t] = t/cv.geo.k[2]*cv.geo.d[1]*cv.wp + t%cv.geo.k[2]*cv.geo.d[2]
+		}
+		cv.full = gemm.NewTapsPlan(cv.mg, cv.nq, cv.cg, kv, d.Workers)
 	case "gemm-1x1":
 		cv.full = gemm.NewPlan(cv.mg, cv.p, cv.cg, gemm.RowMajor, d.Workers)
 	case "im2col":
@@ -269,6 +351,9 @@ func boundConv(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 			return kernels.Bound{}, err
 		}
 		s.tactic = convTactic(g.C, g.Group, g.Kernel, g.Strides, g.PadBegin, g.PadEnd)
+		if ts, ok := tapsShape(s, g); ok && s.tactic == "im2col" {
+			s, s.tactic = ts, "taps"
+		}
 		parts, _, _, _, _ := convParts(s, d.Workers)
 		return recipeBound(s.tactic, parts)
 	}
@@ -291,7 +376,51 @@ func boundConv(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 	if err != nil {
 		return kernels.Bound{}, err
 	}
-	return best.Max(b), nil
+	best = best.Max(b)
+	if tb, ok, err := boundTaps(r, s, x.Dims, y.Dims, kernel, d.Workers); err != nil || !ok {
+		return best, err
+	} else {
+		return best.Max(tb), nil
+	}
+}
+
+// boundTaps is the taps tactic's W over a range, and whether any node of it may take the
+// tactic (unit strides, at most 2 spatial dims): the parts at the range's largest dims, all but
+// gemm's capped at tapsMaxFloats in all (a node whose own exceed it takes im2col).
+func boundTaps(r *kernels.NodeRange, s convShape, x, y []kernels.DimRange, kernel []int64, workers int) (kernels.Bound, bool, error) {
+	if len(x) > 4 {
+		return kernels.Bound{}, false, nil
+	}
+	strides, dil := r.Attrs.Ints("strides"), r.Attrs.Ints("dilations")
+	padded, rows := int64(1), int64(1) // the padded planes' floats; Y's rows (all but the last dim)
+	for i, kd := range kernel {
+		if i < len(strides) && strides[i] != 1 {
+			return kernels.Bound{}, false, nil
+		}
+		dl := int64(1)
+		if i < len(dil) {
+			dl = dil[i]
+		}
+		o := y[2+i].Hi
+		padded *= o + (kd-1)*dl
+		if i < len(kernel)-1 {
+			rows *= o
+		} else {
+			s.nq = rows * (o + (kd-1)*dl) // at least (rows-1)*Wp + OW
+		}
+	}
+	hp := padded
+	s.pad = x[1].Hi / max(s.groups, 1) * hp
+	s.tactic = "taps"
+	parts, _, _, _, _ := convParts(s, workers)
+	own := min(tapsFloats(s), tapsMaxFloats)
+	size := own*4 + parts[3].Size + 4*alloc.DefaultPartAlign // the gemm part, and each part's rounding
+	b, err := recipeBound("taps", parts)
+	if err != nil {
+		return kernels.Bound{}, false, err
+	}
+	b.Bytes = min(b.Bytes, size)
+	return b, true, nil
 }
 
 // concreteConv is the node of a degenerate range.
@@ -335,6 +464,11 @@ func (cv *conv) run(in, out []kernels.Tensor, ws wsParts) error {
 			xs := x[i*cv.cg*cv.inVol:]
 			cv.product(cv.full, w[grp*cv.mg*cv.k:], xs, b, grp, y[i*cv.mg*cv.p:], cv.zOf(z, i), 0, cv.p, gws)
 		}
+	case "taps":
+		if cv.p == 0 || cv.mg == 0 {
+			return nil
+		}
+		cv.runTaps(x, w, b, y, z, ws)
 	case "im2col":
 		if cv.pt == 0 || cv.n == 0 {
 			return nil
@@ -353,6 +487,90 @@ func (cv *conv) run(in, out []kernels.Tensor, ws wsParts) error {
 		convBodies.Put(body)
 	}
 	return nil
+}
+
+// runTaps is the taps tactic (see conv): per image-group, the padded planes and (for the first
+// image of each group, or every group's when there are several) the reordered weights in one
+// parallel loop, the product into Y', and Y' to Y in parallel over output channels.
+func (cv *conv) runTaps(x, w, b, y, z []float32, ws wsParts) {
+	pad := kernels.ViewAs[float32](ws.bytes(0))[:cv.padFloats]
+	wt := kernels.ViewAs[float32](ws.bytes(1))[:cv.wFloats]
+	yt := kernels.ViewAs[float32](ws.bytes(2))[:cv.mg*cv.nq]
+	gws := kernels.ViewAs[float32](ws.bytes(3))
+	body := convBodies.Get()
+	*body = convBody{cv: cv, x: x, w: w, b: b, y: y, z: z, col: pad, gws: wt}
+	for ig := range cv.n * cv.groups {
+		grp := ig % cv.groups
+		body.ig = ig
+		items := cv.cg // padded planes, then weight rows
+		if ig < cv.groups && cv.groups == 1 || cv.groups > 1 {
+			items += cv.mg
+		}
+		body.mode = tapsPrepare
+		grain, slots := loopShape(items, cv.hp*cv.wp, weightPlain, cv.workers)
+		par.For(items, grain, slots, body)
+		var bias []float32
+		if b != nil {
+			bias = b[grp*cv.mg:]
+		}
+		cv.full.RunTaps(gemm.Mat{Data: wt, Ld: cv.cg}, gemm.Mat{Data: pad, Ld: cv.hp * cv.wp}, gemm.Taps{B: cv.tapOff, ATap: cv.mg * cv.cg}, bias, yt, cv.nq, gws)
+		body.mode, body.col = tapsOut, yt
+		grain, slots = loopShape(cv.mg, cv.p, weightPlain, cv.workers)
+		par.For(cv.mg, grain, slots, body)
+		body.col = pad
+	}
+	*body = convBody{}
+	convBodies.Put(body)
+}
+
+// tapsPrep writes item i of image-group ig's taps operands: padded plane i (i < cg; zeros
+// around the input channel's plane) or, after them, row i-cg of the group's weights reordered
+// tap-major (element (t, m, c) of wt is W_g[m, c, t]).
+func (cv *conv) tapsPrep(x, w, pad, wt []float32, ig, i int) {
+	g := &cv.geo
+	if i >= cv.cg {
+		m := i - cv.cg
+		kv := g.kvol()
+		grp := ig % cv.groups
+		wm := w[(grp*cv.mg+m)*cv.k:][:cv.k]
+		for t := range kv {
+			dst := wt[(t*cv.mg+m)*cv.cg:][:cv.cg]
+			for c := range dst {
+				dst[c] = wm[c*kv+t]
+			}
+		}
+		return
+	}
+	plane := pad[i*cv.hp*cv.wp:][:cv.hp*cv.wp]
+	xc := x[(ig*cv.cg+i)*cv.inVol:][:cv.inVol]
+	top, left := g.p[1], g.p[2]
+	clear(plane[:top*cv.wp])
+	for iy := range g.in[1] {
+		row := plane[(top+iy)*cv.wp:][:cv.wp]
+		clear(row[:left])
+		copy(row[left:left+g.in[2]], xc[iy*g.in[2]:][:g.in[2]])
+		clear(row[left+g.in[2]:])
+	}
+	clear(plane[(top+g.in[1])*cv.wp:])
+}
+
+// tapsOutRow writes output channel m of image-group ig from Y' (yt): each output row's run of
+// Y' columns, plus Z's (read before the same element of Y is written: Z may be Y), then Relu.
+func (cv *conv) tapsOutRow(yt, y, z []float32, ig, m int) {
+	ow, oh := cv.geo.out[2], cv.geo.out[1]
+	base := (ig*cv.mg + m) * cv.p
+	for r := range oh {
+		src := yt[m*cv.nq+r*cv.wp:][:ow]
+		dst := y[base+r*ow:][:ow]
+		if z != nil {
+			vec.VV(vec.Add, dst, src, z[base+r*ow:][:ow])
+		} else {
+			copy(dst, src)
+		}
+		if cv.relu {
+			vec.Relu(dst, dst) // as gemm's epilogue: NaN and -0 kept
+		}
+	}
 }
 
 // product is Y_g[:, p0:p0+plan.N] = W_g * B (+ the rows' bias), B row-major with ldb columns,
@@ -508,12 +726,32 @@ type convBody struct {
 	x, w, b, y, z, col, gws []float32
 	unfold                  bool // rows [lo, hi) of chunk (ig, p0, cols)
 	ig, p0, cols            int
+	mode                    int // tapsPrepare (col the padded planes, gws the weights) or tapsOut (col Y')
 }
+
+// convBody's modes for the taps tactic.
+const (
+	tapsNone = iota
+	tapsPrepare
+	tapsOut
+)
 
 var convBodies par.Pool[convBody]
 
 func (c *convBody) Do(slot, lo, hi int) {
 	cv := c.cv
+	switch c.mode {
+	case tapsPrepare:
+		for i := lo; i < hi; i++ {
+			cv.tapsPrep(c.x, c.w, c.col, c.gws, c.ig, i)
+		}
+		return
+	case tapsOut:
+		for i := lo; i < hi; i++ {
+			cv.tapsOutRow(c.col, c.y, c.z, c.ig, i)
+		}
+		return
+	}
 	if c.unfold {
 		cv.im2col(c.x[c.ig*cv.cg*cv.inVol:], c.col, c.p0, c.cols, lo, hi)
 		return
@@ -634,5 +872,6 @@ func convOps() []*op {
 var convTactics = []kernels.TacticInfo{
 	{Name: "im2col", Summary: "col tiles of the unfolded input in workspace, each multiplied by the weights on the packed gemm, bias (and FusedConv's Z and Relu) fused; tiles side by side, or chunks unfolded by all the workers and each product parallel", Workspace: true},
 	{Name: "gemm-1x1", Summary: "pointwise kernel: the input read in place as the gemm's B, bias (and FusedConv's Z and Relu) fused", Workspace: true},
+	{Name: "taps", Summary: "unit strides over many output positions: the input zero-padded once and each kernel tap's product read from it in place at the tap's shift (no unfolding), the weights reordered tap-major, the bias fused, Z and Relu as Y' goes to Y", Workspace: true},
 	{Name: "depthwise", Summary: "group == channels: output rows from the bias and each tap's run of an input row, parallel over planes, no workspace"},
 }

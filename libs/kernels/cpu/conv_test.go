@@ -179,13 +179,18 @@ var convCases = []convCase{
 	{x: []int64{1, 6, 20}, w: []int64{6, 3, 4}, group: 2, autoPad: "SAME_LOWER", strides: []int64{3}},
 	{x: []int64{1, 2, 5, 6, 7}, w: []int64{3, 2, 3, 3, 3}, pads: []int64{1, 0, 1, 1, 0, 1}, bias: true}, // 3-D
 	{x: []int64{1, 3, 4, 5, 6}, w: []int64{3, 1, 2, 3, 1}, group: 3, strides: []int64{1, 2, 1}},         // 3-D depthwise
-	// several col tiles (K = 300, P = 40*41): tiles side by side and a narrower last tile
+	// many output positions at unit strides: taps (K = 300, P = 40*41)
 	{x: []int64{2, 12, 40, 41}, w: []int64{7, 12, 5, 5}, pads: []int64{2, 2, 2, 2}, bias: true},
 	{x: []int64{1, 64, 20, 20}, w: []int64{33, 64, 3, 3}, pads: []int64{1, 1, 1, 1}},
 	// few output positions (a CNN's late layers): chunks unfolded by all the workers, then one
 	// parallel product each
 	{x: []int64{1, 256, 7, 7}, w: []int64{40, 256, 3, 3}, pads: []int64{1, 1, 1, 1}, bias: true},
 	{x: []int64{1, 1024, 14, 13}, w: []int64{20, 1024, 1, 1}, strides: []int64{2, 2}, bias: true},
+	// several col tiles (K = 300, P = 40*41): tiles side by side and a narrower last tile
+	{x: []int64{2, 12, 80, 82}, w: []int64{7, 12, 5, 5}, strides: []int64{2, 2}, pads: []int64{2, 2, 2, 2}, bias: true},
+	// taps: groups, dilations and uneven pads (P = 28*30); 1-D (P = 898)
+	{x: []int64{1, 4, 30, 31}, w: []int64{6, 2, 3, 3}, group: 2, dil: []int64{2, 1}, pads: []int64{0, 1, 2, 0}, bias: true},
+	{x: []int64{2, 6, 900}, w: []int64{4, 6, 3}, pads: []int64{1, 1}, dil: []int64{2}},
 }
 
 func TestConv(t *testing.T) {
@@ -294,6 +299,7 @@ func TestConvTactics(t *testing.T) {
 		"depthwise": convCases[4],
 		"gemm-1x1":  convCases[10],
 		"im2col":    convCases[1],
+		"taps":      convCases[23],
 	} {
 		n, _ := c.node(c.bias)
 		inst, err := registry.Select(n, dev)
@@ -308,7 +314,7 @@ func TestConvTactics(t *testing.T) {
 
 func TestConvWorkspace(t *testing.T) {
 	r := rng(t, 8)
-	c := convCases[18]
+	c := convCases[22]
 	n, _ := c.node(true)
 	in := []kernels.Tensor{randF32(r, c.x...), randF32(r, c.w...), randF32(r, c.w[0])}
 	inst := requireRefusesSmallWorkspace(t, n, in...)
@@ -321,6 +327,18 @@ func TestConvWorkspace(t *testing.T) {
 	c = convCases[4]
 	n, _ = c.node(true)
 	requireNoAllocs(t, n, randF32(r, c.x...), randF32(r, c.w...), randF32(r, c.w[0]))
+	// taps: the padded input, the reordered weights, Y' and gemm's
+	c = convCases[18]
+	n, _ = c.node(true)
+	in = []kernels.Tensor{randF32(r, c.x...), randF32(r, c.w...), randF32(r, c.w[0])}
+	inst = requireRefusesSmallWorkspace(t, n, in...)
+	require.Equal(t, "taps", inst.Tactic())
+	var names []string
+	for _, p := range inst.Recipe().Parts {
+		names = append(names, p.Name)
+	}
+	require.Equal(t, []string{"pad", "weights", "out", "gemm"}, names)
+	requireNoAllocs(t, n, in...)
 }
 
 func TestConvRefusals(t *testing.T) {

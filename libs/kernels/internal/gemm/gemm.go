@@ -111,6 +111,46 @@ type Plan struct {
 	// tileSwapped): B's rows are read in place and A's are packed. MC is then a multiple of
 	// unitN and NC of unitM.
 	Swap bool
+	// Per, for a plan of NewTapsPlan: K is taps of Per rows each (see Taps); KC is at most Per,
+	// so that no slab of K crosses from one tap to the next.
+	Per int
+}
+
+// Taps lays out the operands of a product whose K is len(B) taps of per rows each, a
+// convolution's kernel taps over the channels of a zero-padded input: row p = t*per + c of B
+// (row-major) is b.Data[B[t] + c*b.Ld:], and element (i, p) of A (not transposed) is
+// a.Data[t*ATap + i*a.Ld + c]. Each tap's rows are a row-major matrix of their own, so a slab of
+// K inside one tap is read exactly as a plain B's: the taps cost nothing beyond their products.
+type Taps struct {
+	B    []int
+	ATap int
+}
+
+// NewTapsPlan blocks an m x (per*taps) by (per*taps) x n product of a row-major B laid out by
+// Taps, for up to workers participants. Its workspace is at most Workspace(m, n, per*taps,
+// RowMajor, workers).
+func NewTapsPlan(m, n, per, taps, workers int) Plan {
+	p := newPlan(m, n, per*taps, RowMajor, workers, false)
+	if per > 0 {
+		p.Per, p.KC = per, min(per, kcMax)
+	}
+	return p
+}
+
+// RunTaps computes C = rowBias + A * B (rowBias as RunRowBias's, nil for none) for a plan of
+// NewTapsPlan, A and B laid out by taps (len(taps.B) taps of p.Per rows of K).
+func (p *Plan) RunTaps(a Mat, b Mat, taps Taps, rowBias []float32, c []float32, ldc int, ws []float32) {
+	if p.Per <= 0 || len(taps.B)*p.Per != p.K || a.Trans || b.Trans {
+		panic(fmt.Sprintf("gemm: RunTaps of a plan of K %d, %d rows a tap, on %d taps (A and B not transposed)", p.K, p.Per, len(taps.B)))
+	}
+	if rowBias != nil && len(rowBias) < p.M {
+		panic(fmt.Sprintf("gemm: row bias of %d elements, want %d", len(rowBias), p.M))
+	}
+	ops := tileOps{taps: taps.B, aTap: taps.ATap}
+	if rowBias != nil {
+		ops.rowBias = rowBias[:p.M]
+	}
+	p.run(p.kernel(), a, b, nil, ops, c, ldc, 1, rowBias != nil, ws)
 }
 
 // NewPlan blocks an m x k by k x n product for up to workers participants.
@@ -327,6 +367,19 @@ func (p *Plan) RunEpilogue(a Mat, b Mat, src Source, rowBias []float32, epi Epil
 type tileOps struct {
 	bias, rowBias, add []float32
 	relu               bool
+	taps               []int // RunTaps's layout (Taps.B); aTap is Taps.ATap
+	aTap               int
+}
+
+// slab is where slab k0 of K (k0 a multiple of KC, or of a tap's start) starts in A's and B's
+// Data for row i0 of A, and its rows: at most KC, and none past its tap's end.
+func (t *task) slab(i0, k0 int) (aOff, bOff, kc int) {
+	kc = min(t.p.KC, t.p.K-k0)
+	if t.ops.taps == nil {
+		return i0*t.a.Ld + k0, k0 * t.b.Ld, kc
+	}
+	tp, c0 := k0/t.p.Per, k0%t.p.Per
+	return tp*t.ops.aTap + i0*t.a.Ld + c0, t.ops.taps[tp] + c0*t.b.Ld, min(kc, t.p.Per-c0)
 }
 
 // start sets rows [i0, i0+rows), columns [j0, j0+cols) of C to where their sums start: the
@@ -370,7 +423,7 @@ func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, ops tileOps, c []float32,
 	if p.M <= 0 || p.N <= 0 {
 		return
 	}
-	p.check(a, b, src, c, ldc, ws)
+	p.check(a, b, src, ops, c, ldc, ws)
 	if p.K == 0 {
 		t := task{p: *p, ops: ops, c: c, ldc: ldc}
 		t.start(0, 0, p.M, p.N)
@@ -400,7 +453,7 @@ func (p *Plan) run(k Kernel, a Mat, b Mat, src Source, ops tileOps, c []float32,
 }
 
 // check panics when an operand is shorter than the plan's shapes: the assembly does not check.
-func (p *Plan) check(a, b Mat, src Source, c []float32, ldc int, ws []float32) {
+func (p *Plan) check(a, b Mat, src Source, ops tileOps, c []float32, ldc int, ws []float32) {
 	need := func(what string, have, rows, cols, ld int) {
 		if ld < cols || rows > 0 && have < (rows-1)*ld+cols {
 			panic(fmt.Sprintf("gemm: %s has %d elements with leading dimension %d, want %d x %d", what, have, ld, rows, cols))
@@ -408,11 +461,21 @@ func (p *Plan) check(a, b Mat, src Source, c []float32, ldc int, ws []float32) {
 	}
 	if a.Trans {
 		need("A", len(a.Data), p.K, p.M, a.Ld)
+	} else if p.Per > 0 {
+		last := (len(ops.taps) - 1) * ops.aTap
+		need("A's last tap", len(a.Data)-min(last, len(a.Data)), p.M, p.Per, a.Ld)
 	} else {
 		need("A", len(a.Data), p.M, p.K, a.Ld)
 	}
 	switch {
 	case src != nil:
+	case p.Per > 0:
+		for _, off := range ops.taps {
+			if off < 0 {
+				panic(fmt.Sprintf("gemm: tap offset %d", off))
+			}
+			need("B's tap", len(b.Data)-min(off, len(b.Data)), p.Per, p.N, b.Ld)
+		}
 	case b.Trans:
 		need("B", len(b.Data), p.N, p.K, b.Ld)
 	default:
@@ -579,8 +642,9 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 	mc, nc := min(p.MC, p.M-i0), min(p.NC, p.N-j0)
 	t.start(i0, j0, mc, nc)
 	epi := t.ops.relu
-	for k0 := 0; k0 < p.K; k0 += p.KC {
-		kc := min(p.KC, p.K-k0)
+	for k0, kc := 0, 0; k0 < p.K; k0 += kc {
+		aOff, bOff, n := t.slab(i0, k0)
+		kc = n
 		acc := t.acc || k0 > 0
 		last := epi && k0+kc == p.K // the epilogue follows each block's last slab
 		var a []float32
@@ -588,7 +652,7 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 		if t.a.Trans {
 			a, rsa, csa = t.a.Data[k0*t.a.Ld+i0:], 1, t.a.Ld
 		} else {
-			a, rsa, csa = t.a.Data[i0*t.a.Ld+k0:], t.a.Ld, 1
+			a, rsa, csa = t.a.Data[aOff:], t.a.Ld, 1
 		}
 		if p.Pack {
 			t.packB(buf, col, k0, kc, j0, nc)
@@ -601,9 +665,9 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 			case p.Pack:
 				b, rsb = buf[q*kc:], k.NR
 			case cols == k.NR:
-				b, rsb = t.b.Data[k0*t.b.Ld+j0+q:], t.b.Ld
+				b, rsb = t.b.Data[bOff+j0+q:], t.b.Ld
 			default:
-				t.packEdge(buf, k0, kc, j0+q, cols)
+				t.packEdge(buf, bOff, kc, j0+q, cols)
 				b, rsb = buf, k.NR
 			}
 			for r := 0; r < mc; r += k.MR {
@@ -658,20 +722,26 @@ func (t *task) packB(buf, col []float32, k0, kc, j0, nc int) {
 	}
 }
 
-// packEdge packs the last cols < NR columns of a row-major B, from column j, zero-padded.
-func (t *task) packEdge(buf []float32, k0, kc, j, cols int) {
+// packEdge packs the last cols < NR columns of a row-major B's slab of kc rows starting at
+// bOff (task.slab), from column j, zero-padded.
+func (t *task) packEdge(buf []float32, bOff, kc, j, cols int) {
 	nr := t.k.NR
 	for p := 0; p < kc; p++ {
-		o := (k0+p)*t.b.Ld + j
+		o := bOff + p*t.b.Ld + j
 		dst := buf[p*nr : p*nr+nr]
 		copy(dst, t.b.Data[o:o+cols])
 		clear(dst[cols:])
 	}
 }
 
-// fill sets every element of s to v.
+// fill sets every element of s to v: the first 16 one by one, the rest by doubling copies
+// (copy's memmove is vectorized; a loop of stores is not).
 func fill(s []float32, v float32) {
-	for i := range s {
+	n := min(len(s), 16)
+	for i := range s[:n] {
 		s[i] = v
+	}
+	for n < len(s) {
+		n += copy(s[n:], s[:n])
 	}
 }

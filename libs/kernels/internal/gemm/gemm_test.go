@@ -407,3 +407,55 @@ func BenchmarkTransposedB(b *testing.B) {
 		}
 	}
 }
+
+// RunTaps computes the product of the A and B that Taps lays out, with the row bias, for taps
+// of fewer and of more than KC rows, edges of N, and any workers; its workspace is within
+// Workspace's.
+func TestRunTapsMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, s := range [][4]int{{1, 16, 3, 9}, {13, 65, 64, 9}, {64, 200, 100, 3}, {40, 49, 300, 2}, {5, 7, 1, 1}} {
+		for _, workers := range []int{1, 3, 12} {
+			m, n, per, taps := s[0], s[1], s[2], s[3]
+			ldb := n + 5
+			bData := randSlice(r, per*ldb+3*taps+n)
+			off := make([]int, taps)
+			for i := range off {
+				off[i] = (i * 7) % (3*taps + 1) // taps overlap, as a padded input's shifts do
+			}
+			lda, aTap := per+2, m*(per+2)+1
+			aData := randSlice(r, taps*aTap)
+			// the explicit operands
+			k := per * taps
+			a := Mat{Data: make([]float32, m*k), Ld: k}
+			for tp := range taps {
+				for i := range m {
+					for c := range per {
+						a.Data[i*k+tp*per+c] = aData[tp*aTap+i*lda+c]
+					}
+				}
+			}
+			bias := randSlice(r, m)
+			ldc := n + 1
+			want, got := randSlice(r, m*ldc), randSlice(r, m*ldc)
+			for i := range m {
+				for j := range n {
+					want[i*ldc+j] = bias[i]
+				}
+			}
+			naive(m, n, k, a, func(p, j int) float32 { return bData[off[p/per]+p%per*ldb+j] }, want, ldc, 1, true)
+			p := NewTapsPlan(m, n, per, taps, workers)
+			require.LessOrEqual(t, int64(p.WorkspaceFloats()), Workspace(int64(m), int64(n), int64(k), RowMajor, workers))
+			ws := make([]float32, p.WorkspaceFloats())
+			p.RunTaps(Mat{Data: aData, Ld: lda}, Mat{Data: bData, Ld: ldb}, Taps{B: off, ATap: aTap}, bias, got, ldc, ws)
+			for i := range m {
+				for j := range n {
+					require.InDelta(t, want[i*ldc+j], got[i*ldc+j], 1e-4*float64(k), "%v workers %d (%d, %d)", s, workers, i, j)
+				}
+			}
+		}
+	}
+	p := NewTapsPlan(2, 3, 2, 2, 1)
+	require.Panics(t, func() { // B too short for its last tap
+		p.RunTaps(Mat{Data: make([]float32, 8), Ld: 2}, Mat{Data: make([]float32, 6), Ld: 3}, Taps{B: []int{0, 1}, ATap: 4}, nil, make([]float32, 6), 3, nil)
+	})
+}

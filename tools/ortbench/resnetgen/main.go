@@ -1,0 +1,331 @@
+// Command resnetgen writes a ResNet-50-shaped ONNX model with random weights, for benchmarking
+// the CPU backend against onnxruntime (tools/ortbench) without downloading or exporting a model.
+//
+//	go run ./tools/ortbench/resnetgen -out /tmp/resnet50.onnx        # BatchNormalization folded
+//	go run ./tools/ortbench/resnetgen -out /tmp/resnet50bn.onnx -bn  # BatchNormalization nodes kept
+//
+// The graph is torchvision's resnet50 (v1.5: the stride in the 3x3 convolution of a stage's
+// first bottleneck) as torch.onnx.export leaves it in eval mode (opset 17): Conv 7x7/2, Relu,
+// MaxPool 3x3/2, 16 bottleneck blocks in stages of [3, 4, 6, 3] (1x1, 3x3, 1x1 convolutions,
+// a 1x1 downsample where the shape changes, the residual Add and Relu), GlobalAveragePool,
+// Flatten and Gemm 2048 -> 1000 (transB). By default each convolution's BatchNormalization is
+// folded into its weights and bias, as the exporter's constant folding does; with -bn the
+// convolutions have no bias and BatchNormalization nodes follow them. Both forms compute the
+// same function of the same seeded parameters: He-initialized convolutions and BatchNormalization
+// with random scale, shift, mean and positive variance. The input is float32 [batch, 3, 224,
+// 224] named input; the output is float32 [batch, 1000] named output.
+//
+// The protobuf is encoded by hand, as in gpt2gen, to keep the tool free of dependencies.
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+)
+
+func main() {
+	out := flag.String("out", "", "output .onnx `file`")
+	bn := flag.Bool("bn", false, "keep BatchNormalization nodes instead of folding them into the convolutions")
+	size := flag.Int("size", 224, "input height and width")
+	seed := flag.Uint64("seed", 1, "random seed of the weights")
+	flag.Parse()
+	if *out == "" || *size < 32 {
+		fmt.Fprintln(os.Stderr, "resnetgen: want -out FILE and -size >= 32")
+		flag.Usage()
+		os.Exit(2)
+	}
+	g := &builder{rng: rand.New(rand.NewPCG(*seed, 2)), bn: *bn}
+	g.resnet50(*size)
+	f, err := os.Create(*out)
+	if err == nil {
+		w := bufio.NewWriterSize(f, 1<<20)
+		_, err = w.Write(g.model())
+		if err == nil {
+			err = w.Flush()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "resnetgen:", err)
+		os.Exit(1)
+	}
+}
+
+// ---------------------------------------------------------------- protobuf encoding
+
+type pb []byte
+
+func (b *pb) varint(v uint64)     { *b = binary.AppendUvarint(*b, v) }
+func (b *pb) tag(field, wire int) { b.varint(uint64(field<<3 | wire)) }
+func (b *pb) int(field int, v int64) {
+	b.tag(field, 0)
+	b.varint(uint64(v))
+}
+func (b *pb) bytes(field int, v []byte) {
+	b.tag(field, 2)
+	b.varint(uint64(len(v)))
+	*b = append(*b, v...)
+}
+func (b *pb) str(field int, s string) { b.bytes(field, []byte(s)) }
+func (b *pb) float(field int, v float32) {
+	b.tag(field, 5)
+	*b = binary.LittleEndian.AppendUint32(*b, math.Float32bits(v))
+}
+
+// ONNX field numbers and enums (onnx.proto).
+const (
+	tFloat = 1
+	tInt64 = 7
+
+	attrFloat  = 1
+	attrInt    = 2
+	attrTensor = 4
+	attrInts   = 7
+)
+
+type attr struct {
+	name string
+	typ  int
+	f    float32
+	i    int64
+	ints []int64
+	t    pb
+}
+
+func (a attr) encode() []byte {
+	var b pb
+	b.str(1, a.name)
+	switch a.typ {
+	case attrFloat:
+		b.float(2, a.f)
+	case attrInt:
+		b.int(3, a.i)
+	case attrTensor:
+		b.bytes(5, a.t)
+	case attrInts:
+		for _, v := range a.ints {
+			b.int(8, v)
+		}
+	}
+	b.int(20, int64(a.typ))
+	return b
+}
+
+func tensor(name string, dt int, dims []int64, raw []byte) pb {
+	var b pb
+	for _, d := range dims {
+		b.int(1, d)
+	}
+	b.int(2, int64(dt))
+	b.str(8, name)
+	b.bytes(9, raw)
+	return b
+}
+
+// valueInfo is a tensor input or output; a dim is an int64 or a symbolic name.
+func valueInfo(name string, dt int, dims ...any) []byte {
+	var shape pb
+	for _, d := range dims {
+		var dim pb
+		switch d := d.(type) {
+		case int:
+			dim.int(1, int64(d))
+		case string:
+			dim.str(2, d)
+		}
+		shape.bytes(1, dim)
+	}
+	var tt pb
+	tt.int(1, int64(dt))
+	tt.bytes(2, shape)
+	var typ pb
+	typ.bytes(1, tt)
+	var b pb
+	b.str(1, name)
+	b.bytes(2, typ)
+	return b
+}
+
+// ---------------------------------------------------------------- graph building
+
+type builder struct {
+	rng     *rand.Rand
+	bn      bool // BatchNormalization nodes kept
+	nodes   []pb
+	inits   []pb
+	inputs  [][]byte
+	outputs [][]byte
+	n       int
+}
+
+// op adds a node and returns its output names.
+func (g *builder) op(typ string, inputs []string, nout int, attrs ...attr) []string {
+	g.n++
+	var b pb
+	for _, in := range inputs {
+		b.str(1, in)
+	}
+	outs := make([]string, nout)
+	for i := range outs {
+		outs[i] = fmt.Sprintf("%s_%d_%d", typ, g.n, i)
+		b.str(2, outs[i])
+	}
+	b.str(3, fmt.Sprintf("%s_%d", typ, g.n))
+	b.str(4, typ)
+	for _, a := range attrs {
+		b.bytes(5, a.encode())
+	}
+	g.nodes = append(g.nodes, b)
+	return outs
+}
+
+func (g *builder) op1(typ string, inputs []string, attrs ...attr) string {
+	return g.op(typ, inputs, 1, attrs...)[0]
+}
+
+func (g *builder) init(name string, dt int, dims []int64, raw []byte) string {
+	g.inits = append(g.inits, tensor(name, dt, dims, raw))
+	return name
+}
+
+func ai(name string, v int64) attr    { return attr{name: name, typ: attrInt, i: v} }
+func af(name string, v float32) attr  { return attr{name: name, typ: attrFloat, f: v} }
+func as(name string, v ...int64) attr { return attr{name: name, typ: attrInts, ints: v} }
+
+// floats adds a float32 initializer.
+func (g *builder) floats(name string, dims []int64, v []float32) string {
+	raw := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+	}
+	return g.init(name, tFloat, dims, raw)
+}
+
+// normal is n draws of N(0, std).
+func (g *builder) normal(n int, std float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(std * g.rng.NormFloat64())
+	}
+	return v
+}
+
+// uniform is n draws of U(lo, hi).
+func (g *builder) uniform(n int, lo, hi float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(lo + (hi-lo)*g.rng.Float64())
+	}
+	return v
+}
+
+const bnEps = 1e-5
+
+// convBN adds a k x k convolution of cin to cout channels (stride s, padding k/2) and its
+// BatchNormalization, folded or as a node (builder.bn), then Relu when relu is set. The
+// weights are He-initialized; gamma scales the BatchNormalization's scale (a block's last one
+// is damped, so that the residual stream does not grow by a factor per block).
+func (g *builder) convBN(name, x string, cin, cout, k, s int, gamma float64, relu bool) string {
+	w := g.normal(cout*cin*k*k, math.Sqrt(2/float64(cin*k*k)))
+	scale := g.uniform(cout, 0.5*gamma, 1.5*gamma)
+	shift := g.normal(cout, 0.1)
+	mean := g.normal(cout, 0.1)
+	variance := g.uniform(cout, 0.5, 1.5)
+	wdims := []int64{int64(cout), int64(cin), int64(k), int64(k)}
+	attrs := []attr{as("kernel_shape", int64(k), int64(k)), as("strides", int64(s), int64(s)),
+		as("pads", int64(k/2), int64(k/2), int64(k/2), int64(k/2)), as("dilations", 1, 1), ai("group", 1)}
+	var y string
+	if g.bn {
+		y = g.op1("Conv", []string{x, g.floats(name+".weight", wdims, w)}, attrs...)
+		c := []int64{int64(cout)}
+		y = g.op1("BatchNormalization", []string{y, g.floats(name+".bn.weight", c, scale), g.floats(name+".bn.bias", c, shift),
+			g.floats(name+".bn.running_mean", c, mean), g.floats(name+".bn.running_var", c, variance)},
+			af("epsilon", bnEps), af("momentum", 0.9))
+	} else {
+		// folded: w' = w * scale / sqrt(var + eps), b' = shift - mean * scale / sqrt(var + eps)
+		b := make([]float32, cout)
+		per := cin * k * k
+		for o := range cout {
+			f := float64(scale[o]) / math.Sqrt(float64(variance[o])+bnEps)
+			for i := range per {
+				w[o*per+i] = float32(float64(w[o*per+i]) * f)
+			}
+			b[o] = float32(float64(shift[o]) - float64(mean[o])*f)
+		}
+		y = g.op1("Conv", []string{x, g.floats(name+".weight", wdims, w), g.floats(name+".bias", []int64{int64(cout)}, b)}, attrs...)
+	}
+	if relu {
+		y = g.op1("Relu", []string{y})
+	}
+	return y
+}
+
+// bottleneck is torchvision's Bottleneck (expansion 4) with the stride in its 3x3.
+func (g *builder) bottleneck(name, x string, cin, width, stride int) string {
+	cout := 4 * width
+	y := g.convBN(name+".conv1", x, cin, width, 1, 1, 1, true)
+	y = g.convBN(name+".conv2", y, width, width, 3, stride, 1, true)
+	y = g.convBN(name+".conv3", y, width, cout, 1, 1, 0.3, false)
+	id := x
+	if stride != 1 || cin != cout {
+		id = g.convBN(name+".downsample", x, cin, cout, 1, stride, 1, false)
+	}
+	return g.op1("Relu", []string{g.op1("Add", []string{y, id})})
+}
+
+func (g *builder) resnet50(size int) {
+	g.inputs = append(g.inputs, valueInfo("input", tFloat, "batch", 3, size, size))
+	g.outputs = append(g.outputs, valueInfo("output", tFloat, "batch", 1000))
+	x := g.convBN("conv1", "input", 3, 64, 7, 2, 1, true)
+	x = g.op1("MaxPool", []string{x}, as("kernel_shape", 3, 3), as("strides", 2, 2), as("pads", 1, 1, 1, 1), as("dilations", 1, 1), ai("ceil_mode", 0))
+	cin := 64
+	for s, blocks := range []int{3, 4, 6, 3} {
+		width := 64 << s
+		for b := range blocks {
+			stride := 1
+			if b == 0 && s > 0 {
+				stride = 2
+			}
+			x = g.bottleneck(fmt.Sprintf("layer%d.%d", s+1, b), x, cin, width, stride)
+			cin = 4 * width
+		}
+	}
+	x = g.op1("Flatten", []string{g.op1("GlobalAveragePool", []string{x})}, ai("axis", 1))
+	w := g.floats("fc.weight", []int64{1000, 2048}, g.uniform(1000*2048, -1/math.Sqrt(2048), 1/math.Sqrt(2048)))
+	b := g.floats("fc.bias", []int64{1000}, g.uniform(1000, -1/math.Sqrt(2048), 1/math.Sqrt(2048)))
+	g.op("Gemm", []string{x, w, b}, 0, af("alpha", 1), af("beta", 1), ai("transB", 1))
+	g.nodes[len(g.nodes)-1].str(2, "output") // name the last node's output
+}
+
+func (g *builder) model() []byte {
+	var gr pb
+	for _, n := range g.nodes {
+		gr.bytes(1, n)
+	}
+	gr.str(2, "resnet50")
+	for _, t := range g.inits {
+		gr.bytes(5, t)
+	}
+	for _, v := range g.inputs {
+		gr.bytes(11, v)
+	}
+	for _, v := range g.outputs {
+		gr.bytes(12, v)
+	}
+	var opset pb
+	opset.str(1, "")
+	opset.int(2, 17)
+	var m pb
+	m.int(1, 8) // IR version
+	m.str(2, "carve resnetgen")
+	m.bytes(7, gr)
+	m.bytes(8, opset)
+	return m
+}
