@@ -25,6 +25,32 @@ type pool struct {
 	planes   int
 	inVol, p int
 	workers  int
+	// spans are MaxPool's tap ranges, made once at Select: spans[d][o] the taps of output o along
+	// dim d that lie inside the input.
+	spans [3][]tapSpan
+}
+
+// tapSpan is the range [k0, k1) of a window's taps that lie inside the input, the window
+// starting at input index i0 (which may be negative).
+type tapSpan struct{ k0, k1, i0 int }
+
+// makeSpans fills pl.spans from its geometry.
+func (pl *pool) makeSpans() {
+	g := &pl.geo
+	for d := range 3 {
+		pl.spans[d] = make([]tapSpan, g.out[d])
+		for o := range g.out[d] {
+			i0 := o*g.s[d] - g.p[d]
+			k0, k1 := 0, g.k[d]
+			for k0 < k1 && i0+k0*g.d[d] < 0 {
+				k0++
+			}
+			for k1 > k0 && i0+(k1-1)*g.d[d] >= g.in[d] {
+				k1--
+			}
+			pl.spans[d][o] = tapSpan{k0, k1, i0}
+		}
+	}
 }
 
 func poolOps() []*op {
@@ -58,6 +84,9 @@ func selectPool(n *kernels.Node, d kernels.Target) (plan, error) {
 	pl.planes = int(g.N * g.C)
 	pl.inVol = pl.geo.in[0] * pl.geo.in[1] * pl.geo.in[2]
 	pl.p = pl.geo.out[0] * pl.geo.out[1] * pl.geo.out[2]
+	if pl.max {
+		pl.makeSpans()
+	}
 	return plan{tactic: "direct", r: pl}, nil
 }
 
@@ -127,36 +156,32 @@ func (pl *pool) runRange(in, out []kernels.Tensor, lo, hi int) {
 }
 
 // maxPlane max-pools one plane: each output the max (Go's, which keeps NaN and has no branch)
-// over the window's taps inside the input, -Inf where there are none. Each window's tap ranges
-// are clipped to the input once, rather than every tap tested as window does.
+// over the window's taps inside the input, -Inf where there are none. The taps' ranges along
+// each dim are pl.spans, clipped to the input once at Select rather than every tap tested as
+// window does; undilated rows are read as one slice.
 func (pl *pool) maxPlane(xc, yp []float32) {
 	g := &pl.geo
-	// taps is the range [k0, k1) of taps k of output o along dim d that lie inside the input
-	taps := func(d, o int) (k0, k1, i0 int) {
-		i0 = o*g.s[d] - g.p[d]
-		k0, k1 = 0, g.k[d]
-		for k0 < k1 && i0+k0*g.d[d] < 0 {
-			k0++
-		}
-		for k1 > k0 && i0+(k1-1)*g.d[d] >= g.in[d] {
-			k1--
-		}
-		return k0, k1, i0
-	}
 	inf := float32(math.Inf(-1))
+	dx := g.d[2]
 	i := 0
-	for od := range g.out[0] {
-		z0, z1, iz := taps(0, od)
-		for oh := range g.out[1] {
-			y0, y1, iy := taps(1, oh)
-			for ow := range g.out[2] {
-				x0, x1, ix := taps(2, ow)
+	for _, sz := range pl.spans[0] {
+		for _, sy := range pl.spans[1] {
+			for _, sx := range pl.spans[2] {
 				m := inf
-				for kz := z0; kz < z1; kz++ {
-					for ky := y0; ky < y1; ky++ {
-						row := xc[((iz+kz*g.d[0])*g.in[1]+iy+ky*g.d[1])*g.in[2]:][:g.in[2]]
-						for kx := x0; kx < x1; kx++ {
-							m = max(m, row[ix+kx*g.d[2]])
+				for kz := sz.k0; kz < sz.k1; kz++ {
+					for ky := sy.k0; ky < sy.k1; ky++ {
+						row := xc[((sz.i0+kz*g.d[0])*g.in[1]+sy.i0+ky*g.d[1])*g.in[2]:][:g.in[2]]
+						if dx == 1 {
+							if sx.k0 >= sx.k1 {
+								continue // a window past the input's edge (ceil_mode): no tap
+							}
+							for _, v := range row[sx.i0+sx.k0 : sx.i0+sx.k1] {
+								m = max(m, v)
+							}
+							continue
+						}
+						for kx := sx.k0; kx < sx.k1; kx++ {
+							m = max(m, row[sx.i0+kx*dx])
 						}
 					}
 				}
