@@ -42,7 +42,7 @@ func TestCapSweep(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, path, "the zoo's resnet.dyn")
-	args := []string{"--model", path, "--target", "h200", "--dim", "batch=2048"}
+	args := []string{"--model", path, "--target", "h200", "--dim", "batch=32"}
 	r := reportJSON(t, append(args, "--cap-sweep", "0,none,1GiB")...)
 	require.Len(t, r.CapSweep, 3)
 	for i, want := range []string{"0", "none", "1GiB"} {
