@@ -371,22 +371,23 @@ func openaiChecks(t *testing.T, url string, c map[string]any) {
 	require.NotZero(t, checks, "node %s reported no checks:\n%s%s", script, out, stderr.String())
 }
 
-// drainCheck sends SIGTERM while a request is in flight (its body half sent), checks that the
-// server stops listening at once but answers that request in full, and that the process then
-// exits 0.
+// drainCheck sends SIGTERM while a request is in flight (its handler waiting for the body, as
+// the server's 100 Continue shows), checks that the server stops listening at once but answers
+// that request in full, and that the process then exits 0.
 func drainCheck(t *testing.T, s *served, name string, prompt, want []int64) {
 	host := strings.TrimPrefix(s.url, "http://")
 	conn, err := net.Dial("tcp", host)
 	require.NoError(t, err)
 	defer conn.Close()
 	body, _ := json.Marshal(map[string]any{"model": name, "prompt": prompt, "max_tokens": clientMaxNew, "temperature": 0})
-	half := len(body) / 2
-	fmt.Fprintf(conn, "POST /v1/completions HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
-		host, clientKey, len(body))
-	_, err = conn.Write(body[:half])
+	fmt.Fprintf(conn, "POST /v1/completions HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n", host, clientKey, len(body))
+	rd := bufio.NewReader(conn)
+	conn.SetReadDeadline(time.Now().Add(time.Minute))
+	cont, err := http.ReadResponse(rd, nil)
 	require.NoError(t, err)
-	// The handler is reading the body once the server has the headers.
-	time.Sleep(300 * time.Millisecond)
+	require.Equal(t, http.StatusContinue, cont.StatusCode, "the handler reads the body: it has been admitted")
+	conn.SetReadDeadline(time.Time{})
 
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
 	deadline := time.Now().Add(30 * time.Second)
@@ -405,9 +406,9 @@ func drainCheck(t *testing.T, s *served, name string, prompt, want []int64) {
 	default:
 	}
 
-	_, err = conn.Write(body[half:])
+	_, err = conn.Write(body)
 	require.NoError(t, err)
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(rd, nil)
 	require.NoError(t, err)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

@@ -33,6 +33,7 @@ func loadtestCommand(env Env) *cli.Command {
 			"tokens, greedy) to a server on the loopback (`runner serve`, or any OpenAI-compatible server that\n" +
 			"takes token-id prompts), at each --concurrency level in turn: that many clients send requests back\n" +
 			"to back until --requests have been sent or --duration has passed; requests in flight then finish.\n" +
+			"A client refused with Retry-After (429, 503) waits that long, at most a second, before its next.\n" +
 			"Reports, per level, generated tokens/s and requests/s (and the tokens/s against the first level's),\n" +
 			"the time to first token and inter-token latency (p50, p99), and failed requests by HTTP status.\n" +
 			"It refuses a server that is not on this machine. Exit codes: 0 every request succeeded, 1 some\n" +

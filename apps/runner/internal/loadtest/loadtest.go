@@ -6,7 +6,8 @@
 //
 // Each level is a closed loop: as many clients as its concurrency send requests back to back
 // until the level's request count or its duration is reached, whichever comes first; requests in
-// flight then finish (each within Config.Timeout). It refuses any server that is not on the
+// flight then finish (each within Config.Timeout). A client refused with a Retry-After (429,
+// 503) waits that long, at most MaxBackoff, before its next request, as the OpenAI clients do. It refuses any server that is not on the
 // loopback: it is a tool for measuring one's own server, not for loading other people's.
 package loadtest
 
@@ -62,6 +63,9 @@ type Config struct {
 // DefaultTimeout is a request's bound when Config.Timeout is 0.
 const DefaultTimeout = 5 * time.Minute
 
+// MaxBackoff bounds the wait a Retry-After header asks of a client.
+const MaxBackoff = time.Second
+
 // Report is a load test's result.
 type Report struct {
 	URL       string  `json:"url"`
@@ -82,7 +86,8 @@ type Level struct {
 	// Errors counts the failed requests by HTTP status ("429"), or "connection" (no response)
 	// and "stream" (a 200 whose stream broke off or reported an error).
 	Errors map[string]int `json:"errors"`
-	// WallSeconds is the level's time, from its first request to its last response's end.
+	// WallSeconds is the level's time, from its first request to its last response's end
+	// (a client's wait after a refusal at the end is not in it).
 	WallSeconds float64 `json:"wall_s"`
 	// GeneratedTokens counts the tokens of the successful requests (the usage's
 	// completion_tokens, or the streamed tokens where a server sends no usage).
@@ -310,7 +315,9 @@ func errorMessage(b []byte) string {
 
 // outcome is one request's measurements.
 type outcome struct {
-	kind   string // "" for success, else the Errors key
+	kind   string        // "" for success, else the Errors key
+	retry  time.Duration // the Retry-After of a refusal
+	end    time.Time     // when the response ended
 	tokens int64
 	ttft   time.Duration
 	itl    []time.Duration
@@ -342,6 +349,7 @@ func (lt *loadTest) level(ctx context.Context, index, concurrency int) (Level, e
 					return
 				}
 				o := lt.request(ctx, rng)
+				o.end = time.Now()
 				if ctx.Err() != nil {
 					return
 				}
@@ -349,6 +357,16 @@ func (lt *loadTest) level(ctx context.Context, index, concurrency int) (Level, e
 				results = append(results, o)
 				mu.Unlock()
 				lt.progress()
+				if o.retry > 0 {
+					wait := min(o.retry, MaxBackoff)
+					if !deadline.IsZero() {
+						wait = min(wait, time.Until(deadline))
+					}
+					select {
+					case <-time.After(wait):
+					case <-ctx.Done():
+					}
+				}
 			}
 		})
 	}
@@ -356,7 +374,13 @@ func (lt *loadTest) level(ctx context.Context, index, concurrency int) (Level, e
 	if err := ctx.Err(); err != nil {
 		return Level{}, err
 	}
-	wall := time.Since(start)
+	var last time.Time
+	for _, o := range results {
+		if o.end.After(last) {
+			last = o.end
+		}
+	}
+	wall := last.Sub(start)
 	lv := Level{Concurrency: concurrency, Sent: int(sent.Load()), Errors: map[string]int{}, WallSeconds: wall.Seconds()}
 	var ttft, itl, e2e []time.Duration
 	for _, o := range results {
@@ -405,7 +429,12 @@ func (lt *loadTest) request(ctx context.Context, rng *rand.Rand) outcome {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-		return outcome{kind: strconv.Itoa(resp.StatusCode)}
+		o := outcome{kind: strconv.Itoa(resp.StatusCode)}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 &&
+			(resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+			o.retry = time.Duration(min(s, 3600)) * time.Second
+		}
+		return o
 	}
 	o := outcome{}
 	var last time.Time

@@ -25,6 +25,7 @@ type fake struct {
 	breakOff func(n int64) bool // the n-th stream ends without data: [DONE]
 	textOnly bool               // stream text, no token_ids, and no usage (another server's way)
 	hangUp   func(n int64) bool // the n-th request's connection is closed without an answer
+	retry    string             // the refusals' Retry-After
 
 	n                 atomic.Int64
 	mu                sync.Mutex
@@ -55,7 +56,9 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.status != nil {
 		if s := f.status(n); s != http.StatusOK {
-			w.Header().Set("Retry-After", "1")
+			if f.retry != "" {
+				w.Header().Set("Retry-After", f.retry)
+			}
 			http.Error(w, `{"error": {"message": "busy"}}`, s)
 			return
 		}
@@ -134,7 +137,7 @@ func TestLevels(t *testing.T) {
 		require.Equal(t, 12, lv.E2E.N)
 		require.Greater(t, lv.TokensPerSec, 0.0)
 		require.InDelta(t, lv.RequestsPerSec*6, lv.TokensPerSec, 1e-6)
-		require.GreaterOrEqual(t, lv.ITL.P50, 0.5, "the server's step is a millisecond")
+		require.GreaterOrEqual(t, lv.E2E.P50, 6.0, "the server sleeps a millisecond before each of its 6 tokens")
 		require.LessOrEqual(t, lv.TTFT.P50, lv.TTFT.P99)
 		require.LessOrEqual(t, lv.TTFT.P99, lv.E2E.Max)
 	}
@@ -165,6 +168,35 @@ func TestErrorsByStatus(t *testing.T) {
 	require.Equal(t, 2, lv.OK)
 	require.Equal(t, map[string]int{"429": 2, "503": 2, "stream": 2}, lv.Errors)
 	require.Equal(t, int64(8), lv.GeneratedTokens, "only the successful requests' tokens")
+}
+
+// TestBackoff: a client refused with Retry-After waits before its next request, and the wait
+// after the last is not in the level's time.
+func TestBackoff(t *testing.T) {
+	f := &fake{retry: "1", status: func(n int64) int {
+		if n == 1 || n == 3 {
+			return http.StatusTooManyRequests
+		}
+		return http.StatusOK
+	}}
+	begin := time.Now()
+	rep, err := Run(context.Background(), Config{URL: start(t, f), Concurrency: []int{1}, Requests: 3, PromptLen: 1, MaxTokens: 1, Vocab: 1})
+	require.NoError(t, err)
+	took := time.Since(begin)
+	lv := rep.Levels[0]
+	require.Equal(t, 1, lv.OK)
+	require.Equal(t, map[string]int{"429": 2}, lv.Errors)
+	require.GreaterOrEqual(t, took, 2*MaxBackoff, "a wait after each refusal")
+	require.Less(t, lv.WallSeconds, 1.9, "the wait after the last refusal is not in the level's time")
+	require.GreaterOrEqual(t, lv.WallSeconds, 0.9)
+
+	// A level's deadline cuts the wait short.
+	f = &fake{retry: "3600", status: func(int64) int { return http.StatusServiceUnavailable }}
+	begin = time.Now()
+	rep, err = Run(context.Background(), Config{URL: start(t, f), Concurrency: []int{2}, Duration: 200 * time.Millisecond, PromptLen: 1, MaxTokens: 1, Vocab: 1})
+	require.NoError(t, err)
+	require.Less(t, time.Since(begin), MaxBackoff)
+	require.Equal(t, 2, rep.Levels[0].Errors["503"])
 }
 
 func TestConnectionErrors(t *testing.T) {
