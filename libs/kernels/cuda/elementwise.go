@@ -130,46 +130,34 @@ func ewSteps(dt graph.DType, op ewOp, bdt graph.DType, shape []int64, out param,
 // ---------------------------------------------------------------- binary and variadic ops
 
 func selectBinary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
+	kind := kernels.BinaryArith
+	switch {
+	case kop.logical():
+		kind = kernels.BinaryLogical
+	case kop.compare():
+		kind = kernels.BinaryCompare
+	}
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
 		op := kop // per node: Mod picks its form below
-		if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+		shape, fmod, err := kernels.CheckBinary(n, kind)
+		if err != nil {
 			return plan{}, err
 		}
 		a, b := n.Inputs[0], n.Inputs[1]
-		if a.DType != b.DType {
-			return plan{}, fmt.Errorf("operands are %v and %v, want one type", a.DType, b.DType)
-		}
-		dt, outDT := a.DType, a.DType
+		dt := a.DType
 		switch {
 		case op.logical():
-			if dt != graph.Bool {
-				return plan{}, fmt.Errorf("operands are %v, want bool", dt)
-			}
 		case op.compare():
-			if !isFloat(dt) && !isInt(dt) && !(dt == graph.Bool && op == ewEq) {
+			if !isFloat(dt) && !isInt(dt) && dt != graph.Bool {
 				return plan{}, errDType("the operands' type", dt, "float32, float16, bfloat16, int64 or int32 (bool for Equal)")
 			}
-			outDT = graph.Bool
 		default:
 			if !isFloat(dt) && !isInt(dt) {
 				return plan{}, errDType("the operands' type", dt, "float32, float16, bfloat16, int64 or int32")
 			}
 		}
-		if op == ewMod {
-			fmod := n.Attrs.Int("fmod", 0) != 0
-			if isFloat(dt) && !fmod {
-				return plan{}, fmt.Errorf("Mod of %v needs fmod=1", dt)
-			}
-			if fmod {
-				op = ewFmod
-			}
-		}
-		shape, err := kernels.BroadcastShapes(a.Shape, b.Shape)
-		if err != nil {
-			return plan{}, err
-		}
-		if err := kernels.CheckOutput(n, 0, outDT, shape); err != nil {
-			return plan{}, err
+		if fmod {
+			op = ewFmod
 		}
 		steps, err := ewSteps(dt, op, graph.Undefined, shape, outp(0), operand{inp(0), a.Shape}, operand{inp(1), b.Shape}, absent(), 0, 0, t)
 		if err != nil {
@@ -184,29 +172,17 @@ func selectBinary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error
 // scales by 1/n.
 func selectVariadic(op ewOp, mean bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		if err := kernels.CheckArity(n, 1, 1<<20, 1, 1); err != nil {
-			return plan{}, err
-		}
-		dt := n.Inputs[0].DType
-		shapes := make([][]int64, len(n.Inputs))
-		for i, v := range n.Inputs {
-			if !v.Present() || v.DType != dt {
-				return plan{}, fmt.Errorf("input %d is %v, want %v", i, v, dt)
-			}
-			shapes[i] = v.Shape
-		}
-		if !isFloat(dt) && !isInt(dt) {
-			return plan{}, errDType("the inputs' type", dt, "float32, float16, bfloat16, int64 or int32")
-		}
-		if mean && !isFloat(dt) {
-			return plan{}, fmt.Errorf("Mean of %v is not supported", dt)
-		}
-		shape, err := kernels.BroadcastShapes(shapes...)
+		shape, err := kernels.CheckVariadic(n)
 		if err != nil {
 			return plan{}, err
 		}
-		if err := kernels.CheckOutput(n, 0, dt, shape); err != nil {
-			return plan{}, err
+		dt := n.Inputs[0].DType
+		if !isFloat(dt) && !isInt(dt) {
+			return plan{}, errDType("the inputs' type", dt, "float32, float16, bfloat16, int64 or int32")
+		}
+		shapes := make([][]int64, len(n.Inputs))
+		for i, v := range n.Inputs {
+			shapes[i] = v.Shape
 		}
 		var prog program
 		if len(shapes) == 1 {
@@ -250,19 +226,13 @@ func selectVariadic(op ewOp, mean bool) func(n *kernels.Node, t kernels.Target) 
 
 // selectPow is Pow(X, Y): X float or integer, Y float or integer, broadcast.
 func selectPow(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	shape, err := kernels.CheckPow(n)
+	if err != nil {
 		return plan{}, err
 	}
 	a, b := n.Inputs[0], n.Inputs[1]
 	if !isFloat(a.DType) && !isInt(a.DType) || !isFloat(b.DType) && !isInt(b.DType) {
 		return plan{}, errDType(fmt.Sprintf("Pow of %v by", a.DType), b.DType, "float32, float16, bfloat16, int64 or int32 operands")
-	}
-	shape, err := kernels.BroadcastShapes(a.Shape, b.Shape)
-	if err != nil {
-		return plan{}, err
-	}
-	if err := kernels.CheckOutput(n, 0, a.DType, shape); err != nil {
-		return plan{}, err
 	}
 	bdt := graph.Undefined
 	if b.DType != a.DType {
@@ -277,23 +247,14 @@ func selectPow(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectWhere is Where(cond, X, Y) with three-way broadcasting, moving elements by size.
 func selectWhere(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
-		return plan{}, err
-	}
-	c, x, y := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-	if c.DType != graph.Bool {
-		return plan{}, fmt.Errorf("condition is %v, want bool", c.DType)
-	}
-	es := x.DType.Size()
-	if x.DType != y.DType || (es != 1 && es != 2 && es != 4 && es != 8) {
-		return plan{}, fmt.Errorf("branches are %v and %v, want one type of 1, 2, 4 or 8 bytes", x.DType, y.DType)
-	}
-	shape, err := kernels.BroadcastShapes(c.Shape, x.Shape, y.Shape)
+	shape, err := kernels.CheckWhere(n)
 	if err != nil {
 		return plan{}, err
 	}
-	if err := kernels.CheckOutput(n, 0, x.DType, shape); err != nil {
-		return plan{}, err
+	c, x, y := n.Inputs[0], n.Inputs[1], n.Inputs[2]
+	es := x.DType.Size()
+	if es != 1 && es != 2 && es != 4 && es != 8 {
+		return plan{}, errDType("the branches' type", x.DType, "a type of 1, 2, 4 or 8 bytes")
 	}
 	l, err := broadcastLayout(shape, c.Shape, x.Shape, y.Shape)
 	if err != nil {
@@ -339,7 +300,8 @@ func innerContig(l layout) (contig int, ok bool) {
 func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
 		op := kop // per node: Gelu picks its form below
-		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
+		a, err := kernels.CheckUnary(n)
+		if err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
@@ -349,28 +311,9 @@ func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 		default:
 			return plan{}, errDType("the input", x.DType, "float32, float16 or bfloat16 (int64 and int32 for Abs, Neg, Sign, Relu)")
 		}
-		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-			return plan{}, err
-		}
-		var alpha, beta float32
-		at := n.Attrs
-		switch op {
-		case ewLeakyRelu:
-			alpha = at.Float("alpha", 0.01)
-		case ewElu:
-			alpha = at.Float("alpha", 1)
-		case ewHardSigmoid:
-			alpha, beta = at.Float("alpha", 0.2), at.Float("beta", 0.5)
-		case ewQuickGelu:
-			alpha = at.Float("alpha", 1.702)
-		case ewGelu:
-			switch ap := at.String("approximate", "none"); ap {
-			case "none":
-			case "tanh":
-				op = ewGeluTanh
-			default:
-				return plan{}, fmt.Errorf("unknown approximate %q", ap)
-			}
+		alpha, beta := a.Alpha, a.Beta
+		if a.Tanh {
+			op = ewGeluTanh
 		}
 		steps, err := ewSteps(x.DType, op, graph.Undefined, x.Shape, outp(0), operand{inp(0), x.Shape}, absent(), absent(), alpha, beta, t)
 		if err != nil {
@@ -383,15 +326,12 @@ func selectUnary(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 // selectPredicate is Not, IsNaN and IsInf: bool output.
 func selectPredicate(name string) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
+		if err := kernels.CheckPredicate(n); err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
-		if name == "Not" && x.DType != graph.Bool || name != "Not" && !isFloat(x.DType) {
-			return plan{}, errDType("the input", x.DType, "bool for Not, float32, float16 or bfloat16 for IsNaN and IsInf")
-		}
-		if err := kernels.CheckOutput(n, 0, graph.Bool, x.Shape); err != nil {
-			return plan{}, err
+		if name != "Not" && !isFloat(x.DType) {
+			return plan{}, errDType("the input", x.DType, "float32, float16 or bfloat16 for IsNaN and IsInf")
 		}
 		op := ewNot
 		var alpha, beta float32
@@ -410,36 +350,13 @@ func selectPredicate(name string) func(n *kernels.Node, t kernels.Target) (plan,
 	}
 }
 
-// castable are the dtypes carve_cast reads and writes.
-func castable(dt graph.DType) bool {
-	switch dt {
-	case graph.Float32, graph.Float16, graph.BFloat16, graph.Float64, graph.Int64, graph.Int32, graph.Int16,
-		graph.Int8, graph.Uint8, graph.Uint16, graph.Uint32, graph.Uint64, graph.Bool:
-		return true
-	}
-	return false
-}
-
 // selectCast is Cast and CastLike: C conversion semantics, anything to bool is x != 0.
 func selectCast(n *kernels.Node, t kernels.Target) (plan, error) {
-	maxIn := 1
-	if n.Op == "CastLike" {
-		maxIn = 2
-	}
-	if err := kernels.CheckArity(n, 1, maxIn, 1, 1); err != nil {
+	to, err := kernels.CheckCast(n)
+	if err != nil {
 		return plan{}, err
 	}
-	x := n.Inputs[0]
-	to := graph.DType(n.Attrs.Int("to", 0))
-	if n.Op == "CastLike" {
-		to = n.Inputs[1].DType
-	}
-	if !castable(x.DType) || !castable(to) {
-		return plan{}, fmt.Errorf("cast from %v to %v is not supported", x.DType, to)
-	}
-	if err := kernels.CheckOutput(n, 0, to, x.Shape); err != nil {
-		return plan{}, err
-	}
+	x := n.Inputs[0] // carve_cast reads and writes every type kernels.CheckCast allows
 	total := numel(x.Shape)
 	if total == 0 {
 		return plan{tactic: "direct"}, nil
@@ -461,29 +378,16 @@ func selectCast(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectBiasAct is com.microsoft BiasGelu (erf GELU of A + B) and FastGelu (tanh GELU of X +
 // bias, bias optional); the bias is broadcast over the last dim.
-func selectBiasAct(kop ewOp, biasRequired bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
+func selectBiasAct(kop ewOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
 		op := kop // per node: without a bias, the plain activation
-		minIn := 1
-		if biasRequired {
-			minIn = 2
-		}
-		if err := kernels.CheckArity(n, minIn, 2, 1, 1); err != nil {
+		h, bias, err := kernels.CheckBiasAct(n)
+		if err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
-		if !isFloat(x.DType) || len(x.Shape) == 0 {
-			return plan{}, errDType("the input", x.DType, "float32, float16 or bfloat16 of rank >= 1")
-		}
-		h := x.Shape[len(x.Shape)-1]
-		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-			return plan{}, err
-		}
 		b := absent()
-		if bv, ok := n.Input(1); ok {
-			if bv.DType != x.DType || numel(bv.Shape) != h || len(bv.Shape) > len(x.Shape) {
-				return plan{}, fmt.Errorf("bias %v, want %v[%d]", bv, x.DType, h)
-			}
+		if bias {
 			b = operand{inp(1), []int64{h}}
 		} else {
 			op = map[ewOp]ewOp{ewBiasGelu: ewGelu, ewBiasGeluTanh: ewGeluTanh}[op]
@@ -498,16 +402,10 @@ func selectBiasAct(kop ewOp, biasRequired bool) func(n *kernels.Node, t kernels.
 
 // selectBiasAdd is com.microsoft.BiasAdd: Y = X + bias + skip, X and skip [B, S, C], bias [C].
 func selectBiasAdd(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckBiasAdd(n); err != nil {
 		return plan{}, err
 	}
 	x, b, s := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-	if !isFloat(x.DType) || len(x.Shape) != 3 || b.DType != x.DType || s.DType != x.DType || !equalShape(s.Shape, x.Shape) || !equalShape(b.Shape, x.Shape[2:]) {
-		return plan{}, fmt.Errorf("inputs %v, %v, %v: want X and skip [B, S, C] and bias [C] of one float type", x, b, s)
-	}
-	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-		return plan{}, err
-	}
 	steps, err := ewSteps(x.DType, ewAdd3, graph.Undefined, x.Shape, outp(0), operand{inp(0), x.Shape}, operand{inp(1), b.Shape}, operand{inp(2), s.Shape}, 0, 0, t)
 	if err != nil {
 		return plan{}, err
@@ -518,37 +416,23 @@ func selectBiasAdd(n *kernels.Node, t kernels.Target) (plan, error) {
 // selectSwiGLU is carve's SwiGLU (gated: Y = A * sigmoid(alpha A) * B, A and B of one shape;
 // ONNX's SwiGLU of opset 28) and ONNX Swish (opset 24: Y = X * sigmoid(alpha X)), alpha 1 by
 // default: one launch of carve_swiglu, B null for Swish.
-func selectSwiGLU(gated bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
-	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		arity := 1
-		if gated {
-			arity = 2
-		}
-		if err := kernels.CheckArity(n, arity, arity, 1, 1); err != nil {
-			return plan{}, err
-		}
-		a := n.Inputs[0]
-		if !isFloat(a.DType) {
-			return plan{}, errDType("the input", a.DType, "float32, float16 or bfloat16")
-		}
-		b := nullp()
-		if gated {
-			if bv := n.Inputs[1]; bv.DType != a.DType || !equalShape(bv.Shape, a.Shape) {
-				return plan{}, fmt.Errorf("A is %v and B %v; want one dtype and one shape (SwiGLU does not broadcast)", a, bv)
-			}
-			b = inp(1)
-		}
-		if err := kernels.CheckOutput(n, 0, a.DType, a.Shape); err != nil {
-			return plan{}, err
-		}
-		total := numel(a.Shape)
-		if total == 0 {
-			return plan{tactic: "direct"}, nil
-		}
-		st := step{kernel: "carve_swiglu_" + dtName(a.DType), grid: grid1(total, 16/a.DType.Size(), t), block: block1,
-			params: []param{outp(0), inp(0), b, i64p(total), f32p(n.Attrs.Float("alpha", 1))}, dependent: true}
-		return plan{tactic: "direct", prog: program{st}}, nil
+func selectSwiGLU(n *kernels.Node, t kernels.Target) (plan, error) {
+	alpha, gated, err := kernels.CheckSwish(n)
+	if err != nil {
+		return plan{}, err
 	}
+	a := n.Inputs[0]
+	b := nullp()
+	if gated {
+		b = inp(1)
+	}
+	total := numel(a.Shape)
+	if total == 0 {
+		return plan{tactic: "direct"}, nil
+	}
+	st := step{kernel: "carve_swiglu_" + dtName(a.DType), grid: grid1(total, 16/a.DType.Size(), t), block: block1,
+		params: []param{outp(0), inp(0), b, i64p(total), f32p(alpha)}, dependent: true}
+	return plan{tactic: "direct", prog: program{st}}, nil
 }
 
 func elementwiseOps() []*op {
@@ -575,10 +459,10 @@ func elementwiseOps() []*op {
 		mk("", "Gelu", selectUnary(ewGelu)), mk("", "LeakyRelu", selectUnary(ewLeakyRelu)), mk("", "Elu", selectUnary(ewElu)),
 		mk("", "HardSigmoid", selectUnary(ewHardSigmoid)), mk("", "HardSwish", selectUnary(ewHardSwish)),
 		mk(ms, "Gelu", selectUnary(ewGelu)), mk(ms, "QuickGelu", selectUnary(ewQuickGelu)),
-		mk("", "Swish", selectSwiGLU(false)), mk(kernels.DomainCarve, "SwiGLU", selectSwiGLU(true)),
+		mk("", "Swish", selectSwiGLU), mk(kernels.DomainCarve, "SwiGLU", selectSwiGLU),
 		mk("", "Not", selectPredicate("Not")), mk("", "IsNaN", selectPredicate("IsNaN")), mk("", "IsInf", selectPredicate("IsInf")),
 		mk("", "Cast", selectCast), mk("", "CastLike", selectCast),
-		mk(ms, "BiasGelu", selectBiasAct(ewBiasGelu, true)), mk(ms, "FastGelu", selectBiasAct(ewBiasGeluTanh, false)),
+		mk(ms, "BiasGelu", selectBiasAct(ewBiasGelu)), mk(ms, "FastGelu", selectBiasAct(ewBiasGeluTanh)),
 		mk(ms, "BiasAdd", selectBiasAdd),
 	}
 }
