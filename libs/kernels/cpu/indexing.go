@@ -16,36 +16,15 @@ type concat struct {
 }
 
 func selectConcat(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1<<20, 1, 1); err != nil {
-		return plan{}, err
-	}
-	first := n.Inputs[0]
-	r := len(first.Shape)
-	if r == 0 {
-		return plan{}, fmt.Errorf("cannot concatenate scalars")
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), r)
+	axis, _, err := kernels.CheckConcat(n)
 	if err != nil {
 		return plan{}, err
 	}
-	out := slices.Clone(first.Shape)
-	out[axis] = 0
+	first := n.Inputs[0]
 	c := &concat{outer: numel(first.Shape[:axis])}
 	inner := numel(first.Shape[axis+1:]) * int(first.DType.Size())
-	for i, v := range n.Inputs {
-		if !v.Present() || v.DType != first.DType || len(v.Shape) != r {
-			return plan{}, fmt.Errorf("input %d is %v, want %v of rank %d", i, v, first.DType, r)
-		}
-		for k := range v.Shape {
-			if k != axis && v.Shape[k] != first.Shape[k] {
-				return plan{}, fmt.Errorf("input %d has shape %v, incompatible with %v on axis %d", i, v.Shape, first.Shape, axis)
-			}
-		}
-		out[axis] += v.Shape[axis]
+	for _, v := range n.Inputs {
 		c.rows = append(c.rows, int(v.Shape[axis])*inner)
-	}
-	if err := kernels.CheckOutput(n, 0, first.DType, out); err != nil {
-		return plan{}, err
 	}
 	return plan{tactic: "direct", r: c}, nil
 }
@@ -71,37 +50,15 @@ type split struct {
 }
 
 func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 2, 1, 1<<20); err != nil {
-		return plan{}, err
-	}
-	in := n.Inputs[0]
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(in.Shape))
+	axis, err := kernels.CheckSplit(n)
 	if err != nil {
 		return plan{}, err
 	}
-	if s, ok := n.Input(1); ok && !isIndex(s.DType) {
-		return plan{}, fmt.Errorf("split input is %v, want int64", s.DType)
-	}
+	in := n.Inputs[0]
 	inner := numel(in.Shape[axis+1:]) * int(in.DType.Size())
 	s := &split{outer: numel(in.Shape[:axis]), in: int(in.Shape[axis]) * inner, workers: d.Workers}
-	var sum int64
-	for i, v := range n.Outputs {
-		if !v.Present() {
-			return plan{}, fmt.Errorf("output %d is missing", i)
-		}
-		if len(v.Shape) != len(in.Shape) {
-			return plan{}, fmt.Errorf("output %d has rank %d, input %d", i, len(v.Shape), len(in.Shape))
-		}
-		want := slices.Clone(in.Shape)
-		want[axis] = v.Shape[axis]
-		if err := kernels.CheckOutput(n, i, in.DType, want); err != nil {
-			return plan{}, err
-		}
-		sum += v.Shape[axis]
+	for _, v := range n.Outputs {
 		s.rows = append(s.rows, int(v.Shape[axis])*inner)
-	}
-	if sum != in.Shape[axis] {
-		return plan{}, fmt.Errorf("outputs take %d of axis %d, input has %d", sum, axis, in.Shape[axis])
 	}
 	return plan{tactic: "direct", r: s}, nil
 }
@@ -131,19 +88,10 @@ type slice struct {
 }
 
 func selectSlice(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 5, 1, 1); err != nil {
+	if _, err := kernels.CheckSlice(n); err != nil {
 		return plan{}, err
 	}
-	in := n.Inputs[0]
-	for i := 1; i < 5; i++ {
-		if v, ok := n.Input(i); ok && (!isIndex(v.DType) || len(v.Shape) != 1) {
-			return plan{}, fmt.Errorf("input %d is %v, want a 1-D int32 or int64 tensor", i, v)
-		}
-	}
-	out := n.Outputs[0]
-	if out.DType != in.DType || len(out.Shape) != len(in.Shape) {
-		return plan{}, fmt.Errorf("output %v for input %v", out, in)
-	}
+	in, out := n.Inputs[0], n.Outputs[0]
 	if len(in.Shape) > 16 {
 		return plan{}, fmt.Errorf("rank %d is more than 16", len(in.Shape))
 	}

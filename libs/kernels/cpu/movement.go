@@ -2,10 +2,8 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 	"unsafe"
 
-	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/par"
 )
@@ -59,22 +57,12 @@ type expand struct {
 }
 
 func selectExpand(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckExpand(n); err != nil {
 		return plan{}, err
 	}
-	in, shp := n.Inputs[0], n.Inputs[1]
-	if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
-		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
-	}
-	out := n.Outputs[0].Shape
-	want, err := kernels.BroadcastShapes(in.Shape, out)
-	if err != nil || !slices.Equal(want, out) {
-		return plan{}, fmt.Errorf("output %v is not the broadcast of input %v with the shape input", out, in.Shape)
-	}
-	if err := kernels.CheckOutput(n, 0, in.DType, out); err != nil {
-		return plan{}, err
-	}
+	in, out := n.Inputs[0], n.Outputs[0].Shape
 	e := &expand{es: int(in.DType.Size())}
+	var err error
 	if e.p, err = newBPlan(out, in.Shape); err != nil {
 		return plan{}, err
 	}
@@ -355,22 +343,10 @@ type tile struct {
 }
 
 func selectTile(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	if _, err := kernels.CheckTile(n); err != nil {
 		return plan{}, err
 	}
-	in, rep := n.Inputs[0], n.Inputs[1]
-	if rep.DType != graph.Int64 || len(rep.Shape) != 1 || rep.Shape[0] != int64(len(in.Shape)) {
-		return plan{}, fmt.Errorf("repeats is %v, want int64[%d]", rep, len(in.Shape))
-	}
-	out := n.Outputs[0]
-	if out.DType != in.DType || len(out.Shape) != len(in.Shape) {
-		return plan{}, fmt.Errorf("output %v for input %v", out, in)
-	}
-	for i := range in.Shape {
-		if in.Shape[i] == 0 && out.Shape[i] != 0 || in.Shape[i] != 0 && out.Shape[i]%in.Shape[i] != 0 {
-			return plan{}, fmt.Errorf("output %v is not a tiling of input %v", out.Shape, in.Shape)
-		}
-	}
+	in, out := n.Inputs[0], n.Outputs[0]
 	return plan{tactic: "direct", r: &tile{in: in.Shape, out: out.Shape, es: int(in.DType.Size()), workers: d.Workers}}, nil
 }
 
