@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
@@ -219,24 +218,11 @@ type gather struct {
 }
 
 func selectGather(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
-		return plan{}, err
-	}
-	data, idx := n.Inputs[0], n.Inputs[1]
-	if !isIndex(idx.DType) {
-		return plan{}, fmt.Errorf("indices are %v, want int32 or int64", idx.DType)
-	}
-	if len(data.Shape) == 0 {
-		return plan{}, fmt.Errorf("cannot gather from a scalar")
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(data.Shape))
+	axis, err := kernels.CheckGather(n)
 	if err != nil {
 		return plan{}, err
 	}
-	out := slices.Concat(data.Shape[:axis], idx.Shape, data.Shape[axis+1:])
-	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
-		return plan{}, err
-	}
+	data, idx := n.Inputs[0], n.Inputs[1]
 	return plan{tactic: "direct", r: &gather{
 		outer: numel(data.Shape[:axis]), axisDim: int(data.Shape[axis]), nidx: numel(idx.Shape),
 		inner: numel(data.Shape[axis+1:]) * int(data.DType.Size()),
@@ -497,31 +483,12 @@ type gatherND struct {
 }
 
 func selectGatherND(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	b, m, err := kernels.CheckGatherND(n)
+	if err != nil {
 		return plan{}, err
 	}
 	data, idx := n.Inputs[0], n.Inputs[1]
-	if idx.DType != graph.Int64 && idx.DType != graph.Int32 {
-		return plan{}, fmt.Errorf("indices are %v, want int64", idx.DType)
-	}
-	b := int(n.Attrs.Int("batch_dims", 0))
-	r, q := len(data.Shape), len(idx.Shape)
-	if q < 1 || r < 1 || b < 0 || b >= min(r, q) {
-		return plan{}, fmt.Errorf("batch_dims %d for data rank %d and indices rank %d", b, r, q)
-	}
-	m := int(idx.Shape[q-1])
-	if m < 1 || m > r-b {
-		return plan{}, fmt.Errorf("index tuples of length %d for data rank %d with batch_dims %d", m, r, b)
-	}
-	for i := 0; i < b; i++ {
-		if data.Shape[i] != idx.Shape[i] {
-			return plan{}, fmt.Errorf("batch dims of data %v and indices %v differ", data.Shape, idx.Shape)
-		}
-	}
-	out := slices.Concat(idx.Shape[:q-1], data.Shape[b+m:])
-	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
-		return plan{}, err
-	}
+	q := len(idx.Shape)
 	es := int(data.DType.Size())
 	g := &gatherND{
 		batch: numel(data.Shape[:b]), tuples: numel(idx.Shape[b : q-1]), m: m, dims: data.Shape, bd: b,
@@ -568,36 +535,14 @@ type scatterND struct {
 }
 
 func selectScatterND(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
+	m, red, err := kernels.CheckScatterND(n)
+	if err != nil {
 		return plan{}, err
 	}
-	data, idx, upd := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-	if idx.DType != graph.Int64 {
-		return plan{}, fmt.Errorf("indices are %v, want int64", idx.DType)
-	}
-	r, q := len(data.Shape), len(idx.Shape)
-	if q < 1 || r < 1 {
-		return plan{}, fmt.Errorf("indices rank %d, data rank %d", q, r)
-	}
-	m := int(idx.Shape[q-1])
-	if m < 1 || m > r {
-		return plan{}, fmt.Errorf("index tuples of length %d for data rank %d", m, r)
-	}
-	if want := slices.Concat(idx.Shape[:q-1], data.Shape[m:]); !slices.Equal(upd.Shape, want) || upd.DType != data.DType {
-		return plan{}, fmt.Errorf("updates are %v, want %v%v", upd, data.DType, want)
-	}
-	if err := kernels.CheckOutput(n, 0, data.DType, data.Shape); err != nil {
-		return plan{}, err
-	}
-	red := n.Attrs.String("reduction", "none")
-	switch red {
-	case "none":
-	case "add", "mul", "max", "min":
-		if data.DType != graph.Float32 && data.DType != graph.Int64 && data.DType != graph.Int32 && data.DType != graph.Float64 {
-			return plan{}, fmt.Errorf("reduction %q on %v is not supported", red, data.DType)
-		}
-	default:
-		return plan{}, fmt.Errorf("unknown reduction %q", red)
+	data, idx := n.Inputs[0], n.Inputs[1]
+	q := len(idx.Shape)
+	if red != "none" && data.DType != graph.Float32 && data.DType != graph.Int64 && data.DType != graph.Int32 && data.DType != graph.Float64 {
+		return plan{}, fmt.Errorf("reduction %q on %v is not supported", red, data.DType)
 	}
 	es := int(data.DType.Size())
 	s := &scatterND{reduction: red, dt: data.DType, gather: gatherND{
