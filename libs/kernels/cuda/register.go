@@ -5,9 +5,9 @@ import "slices"
 // ops lists the CUDA kernels of csrc/*.cu (the GEMMs register themselves in gemm.go).
 func ops() []*op {
 	return slices.Concat(
-		elementwiseOps(), clipOps(), movementOps(), indexingOps(), generateOps(), reduceOps(), normOps(),
-		rotaryOps(), attentionOps(), onnxAttentionOps(), nbitsOps(), gatedOps(), moeOps(),
-		poolOps(), channelNormOps(), padOps(), resizeOps(), convOps(),
+		binaryOps(), variadicOps(), unaryOps(), clipOps(), movementOps(), indexingOps(), generateOps(),
+		reduceOps(), normOps(), geluOps(), onnxSwishOps(), rotaryOps(), attentionOps(), onnxAttentionOps(),
+		nbitsOps(), gatedOps(), moeOps(), poolOps(), channelNormOps(), padOps(), resizeOps(), convOps(),
 	)
 }
 
