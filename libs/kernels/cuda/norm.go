@@ -8,12 +8,13 @@ import (
 )
 
 // The layer-normalization family (LayerNormalization, SimplifiedLayerNormalization = RMSNorm,
-// com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization) and Softmax run one
-// block per row with the statistics in registers and shared memory (csrc/norm.cu): unlike the CPU
-// kernels' "row-stats" tactic they need no workspace. A few norm rows (a decode step's) of up to
-// 4 * normThreads 16-byte vectors are held in registers (carve_norm_rows: one vector a thread
-// where the row allows, so a row is a short latency chain); many rows, or a longer one, go
-// through carve_layer_norm, which walks a row (cached in shared memory when it fits).
+// com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization; ONNX's
+// RMSNormalization, registered in rmsnorm23.go) and Softmax (softmax.go) run one block per row
+// with the statistics in registers and shared memory (csrc/norm.cu): unlike the CPU kernels'
+// "row-stats" tactic they need no workspace. A few norm rows (a decode step's) of up to 4 *
+// normThreads 16-byte vectors are held in registers (carve_norm_rows: one vector a thread where
+// the row allows, so a row is a short latency chain); many rows, or a longer one, go through
+// carve_layer_norm, which walks a row (cached in shared memory when it fits).
 
 // kernel flags of carve_layer_norm_* (csrc/norm.cu)
 const (
@@ -125,46 +126,18 @@ func selectNorm(n *kernels.Node, t kernels.Target) (plan, error) {
 	return plan{tactic: "fused", prog: program{st}}, nil
 }
 
-// selectSoftmax is Softmax and LogSoftmax along one axis (opset >= 13) or over the flattened
-// trailing dims from axis on (opset < 13): a block per row when the axis is innermost, a thread
-// per column otherwise.
-func selectSoftmax(log bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
-	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		g, err := kernels.CheckSoftmax(n)
-		if err != nil {
-			return plan{}, err
-		}
-		x := n.Inputs[0]
-		outer, dim, inner := g.Outer, g.Dim, g.Inner
-		if outer*dim*inner == 0 {
-			return plan{tactic: "direct"}, nil
-		}
-		name := dtName(x.DType)
-		if inner == 1 {
-			cached, shared := cachedRow(dim, t)
-			st := step{kernel: "carve_softmax_" + name, grid: rowsGrid(outer, t), block: rowBlock(dim, 1), shared: shared,
-				params: []param{outp(0), inp(0), i64p(outer), i64p(dim), i32p(boolInt(log)), i32p(boolInt(cached))}}
-			return plan{tactic: "direct", prog: program{st}}, nil
-		}
-		st := step{kernel: "carve_softmax_cols_" + name, grid: grid1(outer*inner, 1, t), block: block1,
-			params: []param{outp(0), inp(0), i64p(outer), i64p(dim), i64p(inner), i32p(boolInt(log))}}
-		return plan{tactic: "direct", prog: program{st}}, nil
-	}
-}
+// normTactics is the layer-normalization family's one tactic.
+var normTactics = []kernels.TacticInfo{{Name: "fused", Summary: "one block per row, statistics in shared memory, no workspace"}}
 
 func normOps() []*op {
-	tac := []kernels.TacticInfo{{Name: "fused", Summary: "one block per row, statistics in shared memory, no workspace"}}
 	mk := func(domain, name string) *op {
-		return &op{key: kernels.Key(domain, name), tactics: tac, sel: selectNorm}
+		return &op{key: kernels.Key(domain, name), tactics: normTactics, sel: selectNorm}
 	}
 	return []*op{
 		mk("", "LayerNormalization"),
 		mk("", "SimplifiedLayerNormalization"),
-		mk("", "RMSNormalization"), // ONNX opset 23: the same kernel, attributes axis, epsilon, stash_type
 		mk(kernels.DomainMicrosoft, "SimplifiedLayerNormalization"),
 		mk(kernels.DomainMicrosoft, "SkipLayerNormalization"),
 		mk(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization"),
-		{key: kernels.Key("", "Softmax"), tactics: direct, sel: selectSoftmax(false)},
-		{key: kernels.Key("", "LogSoftmax"), tactics: direct, sel: selectSoftmax(true)},
 	}
 }
