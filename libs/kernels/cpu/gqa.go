@@ -324,16 +324,3 @@ func (x *gqa) position(in []kernels.Tensor, seqlens []int32, first bool, b, s in
 	}
 	return int(seqlens[b]) + 1 - x.core.s + s
 }
-
-func attentionOps() []*op {
-	ms := kernels.DomainMicrosoft
-	tac := []kernels.TacticInfo{
-		{Name: "full", Summary: "per block of 64 query rows: scores (a gemm), softmax and value sum (a gemm) in per-worker scratch, parallel over batch x heads x blocks", Workspace: true},
-		{Name: "split-kv", Summary: "keys cut into chunks of 128 (from 512 keys on): per-chunk partial outputs, maxima and sums in workspace, combined after (flash-decoding)", Workspace: true},
-	}
-	return []*op{
-		{key: kernels.Key(ms, "Attention"), tactics: tac, sel: selectAttention, bound: attnBound(attentionGeom)},
-		{key: kernels.Key(ms, "MultiHeadAttention"), tactics: tac, sel: selectMHA, bound: attnBound(mhaGeom)},
-		{key: kernels.Key(ms, "GroupQueryAttention"), tactics: tac, sel: selectGQA, bound: attnBound(gqaGeom)},
-	}
-}

@@ -377,16 +377,3 @@ func boundMHA(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
 	}
 	return recipeBound(tactic, parts)
 }
-
-func attentionOps() []*op {
-	ms := kernels.DomainMicrosoft
-	tac := []kernels.TacticInfo{
-		{Name: "fused", Summary: "one block per (query rows, batch, key/value head): online softmax over all keys; workspace only for keys and values without a present output", Workspace: true},
-		{Name: "split-kv", Summary: "decode-sized grids: keys cut into chunks (at most 2*SMs/blocks), per-chunk partial outputs, maxima and sums in workspace, combined after (flash-decoding)", Workspace: true},
-	}
-	return []*op{
-		{key: kernels.Key(ms, "Attention"), tactics: tac, sel: selectAttention, bound: boundAttention},
-		{key: kernels.Key(ms, "MultiHeadAttention"), tactics: tac, sel: selectMHA, bound: boundMHA},
-		{key: kernels.Key(ms, "GroupQueryAttention"), tactics: tac, sel: selectGQA, bound: boundGQA},
-	}
-}

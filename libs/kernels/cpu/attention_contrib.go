@@ -1,0 +1,243 @@
+package cpu
+
+import (
+	"fmt"
+	"slices"
+
+	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
+	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/internal/gemm"
+	"carve.dev/libs/kernels/internal/par"
+)
+
+// attentionGeom: input [B, S, Hin], weights [Hin, Hq+Hk+Hv], past [2, B, N, P, D].
+func attentionGeom(src geomSrc, hi bool) (attnDims, error) {
+	x, w := src.dims(0), src.dims(1)
+	if len(x) != 3 || len(w) != 2 {
+		return attnDims{}, fmt.Errorf("input %d-D and weights %d-D, want 3-D and 2-D", len(x), len(w))
+	}
+	at := src.attrs()
+	heads := at.Int("num_heads", 0)
+	if heads <= 0 {
+		return attnDims{}, fmt.Errorf("num_heads must be positive")
+	}
+	total := pick(w[1], hi)
+	hq, hv := total/3, total/3
+	if sz := at.Ints("qkv_hidden_sizes"); len(sz) == 3 {
+		hq, hv = sz[0], sz[2]
+	}
+	g := attnDims{b: pick(x[0], hi), s: pick(x[1], hi), nq: heads, d: hq / heads, dv: hv / heads}
+	g.t = g.s
+	if p := src.dims(4); p != nil {
+		if len(p) != 5 {
+			return attnDims{}, fmt.Errorf("past has %d dims, want 5", len(p))
+		}
+		g.t += pick(p[3], hi)
+	}
+	part, err := f32Part("qkv", g.b, g.s, total)
+	if err != nil {
+		return attnDims{}, err
+	}
+	g.extra = []alloc.Part{part}
+	g.proj = [3]int64{g.b * g.s, total, pick(x[2], hi)}
+	return g, nil
+}
+
+type attention struct {
+	core          attnCore
+	hin           int
+	hq, hk, hv    int
+	p             int
+	bias, present bool
+	hasPast       bool
+	proj          gemm.Plan
+	projWS        bool // the recipe has the projection's gemm part
+	workers       int
+	// The fused run (attention_fused.go): whether, its loop's participants, the heads of a
+	// task, and a task's projections (Q and K, V).
+	fused         bool
+	fusedParts    int
+	fusedHeads    int
+	projQK, projV gemm.Plan
+}
+
+func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
+	if err := kernels.CheckArity(n, 2, 7, 1, 2); err != nil {
+		return plan{}, err
+	}
+	at := n.Attrs
+	if at.Int("do_rotary", 0) != 0 || at.Int("past_present_share_buffer", 0) != 0 {
+		return plan{}, fmt.Errorf("do_rotary and past_present_share_buffer are not supported")
+	}
+	if _, ok := n.Input(6); ok {
+		return plan{}, fmt.Errorf("past_sequence_length is not supported")
+	}
+	x, w := n.Inputs[0], n.Inputs[1]
+	if x.DType != graph.Float32 || w.DType != graph.Float32 || len(x.Shape) != 3 || len(w.Shape) != 2 || w.Shape[0] != x.Shape[2] {
+		return plan{}, fmt.Errorf("input %v and weights %v, want float32 [B, S, H] and [H, 3H']", x, w)
+	}
+	g, err := attentionGeom(nodeSrc{n}, true)
+	if err != nil {
+		return plan{}, err
+	}
+	a := &attention{hin: int(x.Shape[2]), workers: d.Workers}
+	total := int(w.Shape[1])
+	a.hq, a.hk, a.hv = total/3, total/3, total/3
+	if sz := at.Ints("qkv_hidden_sizes"); sz != nil {
+		if len(sz) != 3 {
+			return plan{}, fmt.Errorf("qkv_hidden_sizes %v", sz)
+		}
+		a.hq, a.hk, a.hv = int(sz[0]), int(sz[1]), int(sz[2])
+	}
+	heads := int(g.nq)
+	if a.hq+a.hk+a.hv != total || a.hq != a.hk || a.hq%heads != 0 || a.hv%heads != 0 {
+		return plan{}, fmt.Errorf("hidden sizes %d/%d/%d do not fit weights %v and %d heads", a.hq, a.hk, a.hv, w.Shape, heads)
+	}
+	c := &a.core
+	c.b, c.s, c.nq, c.nkv, c.d, c.dv = int(g.b), int(g.s), heads, heads, a.hq/heads, a.hv/heads
+	c.t = int(g.t)
+	c.scale = attnScale(at, c.d)
+	c.filter = at.Float("mask_filter_value", -10000)
+	c.causalAdd = at.Int("unidirectional", 0) != 0
+	if b, ok := n.Input(2); ok {
+		if b.DType != graph.Float32 || numel(b.Shape) != total {
+			return plan{}, fmt.Errorf("bias %v, want float32[%d]", b, total)
+		}
+		a.bias = true
+	}
+	if m, ok := n.Input(3); ok {
+		if m.DType != graph.Int32 {
+			return plan{}, fmt.Errorf("mask_index is %v, want int32", m.DType)
+		}
+		if c.mask, err = newKeyMask(m, int64(c.b), int64(c.s), int64(c.t)); err != nil {
+			return plan{}, err
+		}
+		c.hasMask = true
+	}
+	if p, ok := n.Input(4); ok {
+		want := []int64{2, int64(c.b), int64(heads), p.Shape[3], int64(c.d)}
+		if p.DType != graph.Float32 || !slices.Equal(p.Shape, want) || a.hv != a.hq {
+			return plan{}, fmt.Errorf("past %v, want float32%v (and equal Q/K/V sizes)", p, want)
+		}
+		a.p, a.hasPast = int(p.Shape[3]), true
+	}
+	if ab, ok := n.Input(5); ok {
+		if err := c.checkBias(ab); err != nil {
+			return plan{}, err
+		}
+	}
+	if err := kernels.CheckOutput(n, 0, graph.Float32, []int64{int64(c.b), int64(c.s), int64(a.hv)}); err != nil {
+		return plan{}, err
+	}
+	if _, ok := n.Output(1); ok {
+		if a.hv != a.hq {
+			return plan{}, fmt.Errorf("present needs equal Q/K/V hidden sizes")
+		}
+		if err := kernels.CheckOutput(n, 1, graph.Float32, []int64{2, int64(c.b), int64(heads), int64(c.t), int64(c.d)}); err != nil {
+			return plan{}, err
+		}
+		a.present = true
+	}
+	c.setTactic(d.Workers)
+	parts, err := attnRecipe(g, d.Workers)
+	if err != nil {
+		return plan{}, err
+	}
+	a.proj = gemm.NewPlan(c.b*c.s, total, a.hin, gemm.RowMajor, d.Workers)
+	a.projWS = len(gemmPart(gemm.Workspace(g.proj[0], g.proj[1], g.proj[2], gemm.RowMajor, d.Workers))) > 0
+	a.planFused(d.Workers)
+	return plan{tactic: c.tactic, parts: parts, r: a}, nil
+}
+
+func (a *attention) run(in, out []kernels.Tensor, ws wsParts) error {
+	c := &a.core
+	total := a.hq + a.hk + a.hv
+	qkv := kernels.ViewAs[float32](ws.bytes(0))[:c.b*c.s*total]
+	var pw []float32
+	if a.projWS {
+		pw = kernels.ViewAs[float32](ws.bytes(1))
+		ws = ws.skip(1)
+	}
+	ws = ws.skip(1) // the core's parts
+	run := attnRuns.Get()
+	defer func() { *run = attnRun{}; attnRuns.Put(run) }()
+	run.c = c
+	run.curLen = c.s
+	if a.hasPast {
+		past := in[4].Float32s()
+		half := c.b * c.nq * a.p * c.d
+		run.past, run.pastV = bnsh(past[:half], c.nq, a.p, c.d), bnsh(past[half:2*half], c.nq, a.p, c.d)
+		run.pastLen = a.p
+	}
+	run.o = bsnh(out[0].Float32s(), 0, c.s, a.hv, c.dv)
+	if c.hasMask {
+		run.mask = in[3].Int32s()
+	}
+	if c.hasBias {
+		run.bias = in[5].Float32s()
+	}
+	if a.fused {
+		f := fusedRuns.Get()
+		*f = fusedAttn{a: a, r: run, x: in[0].Float32s(), w: in[1].Float32s(), qkv: qkv}
+		if a.bias {
+			f.bias = in[2].Float32s()[:total]
+		}
+		if a.present {
+			f.present = out[1].Float32s()
+		}
+		run.scratch = kernels.ViewAs[float32](ws.bytes(0))
+		par.For(c.b*c.nq/a.fusedHeads, 1, a.fusedParts, f)
+		*f = fusedAttn{}
+		fusedRuns.Put(f)
+		return nil
+	}
+	x, w := gemm.Mat{Data: in[0].Float32s(), Ld: max(a.hin, 1)}, gemm.Mat{Data: in[1].Float32s(), Ld: max(total, 1)}
+	if a.bias { // the product sets each tile's rows to the bias first: no pass (and loop) of its own
+		a.proj.RunBias(x, w, nil, in[2].Float32s()[:total], qkv, max(total, 1), 1, pw)
+	} else {
+		a.proj.Run(x, w, nil, qkv, max(total, 1), 1, false, pw)
+	}
+	run.q = bsnh(qkv, 0, c.s, total, c.d)
+	run.cur = bsnh(qkv, a.hq, c.s, total, c.d)
+	run.curV = bsnh(qkv, a.hq+a.hk, c.s, total, c.dv)
+	if a.present {
+		writePresent(run, out[1].Float32s(), c)
+	}
+	c.execute(run, ws)
+	return nil
+}
+
+// writePresent writes the concatenated past and new keys and values as [2, B, N, T, D].
+func writePresent(r *attnRun, present []float32, c *attnCore) {
+	pk, pv := presentViews(present, c)
+	copyKV(r, pk, pv, c)
+}
+
+// presentViews are the keys and values halves of Attention's present output [2, B, N, T, D]
+// as BNSH views (present needs equal head sizes, so D serves both).
+func presentViews(present []float32, c *attnCore) (pk, pv view3) {
+	half := c.b * c.nkv * c.t * c.d
+	return bnsh(present[:half], c.nkv, c.t, c.d), bnsh(present[half:2*half], c.nkv, c.t, c.d)
+}
+
+// copyKV copies every key and value of r into the BNSH views pk and pv.
+func copyKV(r *attnRun, pk, pv view3, c *attnCore) {
+	for b := 0; b < c.b; b++ {
+		for h := 0; h < c.nkv; h++ {
+			copyKVHead(r, pk, pv, c, b, h)
+		}
+	}
+}
+
+// copyKVHead copies the keys and values of (batch b, kv head h) of r into pk and pv.
+func copyKVHead(r *attnRun, pk, pv view3, c *attnCore, b, h int) {
+	for j := 0; j < r.pastLen+r.curLen; j++ {
+		o := pk.at(b, h, j)
+		copy(pk.data[o:o+c.d], r.key(b, h, j))
+		o = pv.at(b, h, j)
+		copy(pv.data[o:o+c.dv], r.value(b, h, j))
+	}
+}
+
+// ---------------------------------------------------------------- com.microsoft.MultiHeadAttention
