@@ -9,7 +9,9 @@ import (
 )
 
 // The node checks every backend's Select makes the same way, so that backends accept exactly the
-// same nodes: the axis, broadcast, arity and output rules of the ONNX operators.
+// same nodes: the axis, broadcast, arity and output rules of the ONNX operators, and each op's
+// arity, attributes and shapes (here and in check_*.go, a file an op family). A backend then
+// refuses only what its kernels are not built for (types, ranks, sizes).
 
 // NormAxis resolves a possibly negative axis against rank.
 func NormAxis(axis int64, rank int) (int, error) {
