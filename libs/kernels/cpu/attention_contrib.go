@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -63,81 +62,41 @@ type attention struct {
 }
 
 func selectAttention(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 7, 1, 2); err != nil {
+	ca, err := kernels.CheckContribAttention(n)
+	if err != nil {
 		return plan{}, err
 	}
-	at := n.Attrs
-	if at.Int("do_rotary", 0) != 0 || at.Int("past_present_share_buffer", 0) != 0 {
-		return plan{}, fmt.Errorf("do_rotary and past_present_share_buffer are not supported")
-	}
-	if _, ok := n.Input(6); ok {
-		return plan{}, fmt.Errorf("past_sequence_length is not supported")
-	}
-	x, w := n.Inputs[0], n.Inputs[1]
-	if x.DType != graph.Float32 || w.DType != graph.Float32 || len(x.Shape) != 3 || len(w.Shape) != 2 || w.Shape[0] != x.Shape[2] {
+	if x, w := n.Inputs[0], n.Inputs[1]; x.DType != graph.Float32 {
 		return plan{}, fmt.Errorf("input %v and weights %v, want float32 [B, S, H] and [H, 3H']", x, w)
 	}
 	g, err := attentionGeom(nodeSrc{n}, true)
 	if err != nil {
 		return plan{}, err
 	}
-	a := &attention{hin: int(x.Shape[2]), workers: d.Workers}
-	total := int(w.Shape[1])
-	a.hq, a.hk, a.hv = total/3, total/3, total/3
-	if sz := at.Ints("qkv_hidden_sizes"); sz != nil {
-		if len(sz) != 3 {
-			return plan{}, fmt.Errorf("qkv_hidden_sizes %v", sz)
-		}
-		a.hq, a.hk, a.hv = int(sz[0]), int(sz[1]), int(sz[2])
-	}
-	heads := int(g.nq)
-	if a.hq+a.hk+a.hv != total || a.hq != a.hk || a.hq%heads != 0 || a.hv%heads != 0 {
-		return plan{}, fmt.Errorf("hidden sizes %d/%d/%d do not fit weights %v and %d heads", a.hq, a.hk, a.hv, w.Shape, heads)
-	}
+	at := n.Attrs
+	a := &attention{hin: int(ca.Hin), workers: d.Workers, bias: ca.Bias, present: ca.Present}
+	total := int(ca.Total)
+	a.hq, a.hk, a.hv = int(ca.HQ), int(ca.HK), int(ca.HV)
+	heads := int(ca.Heads)
 	c := &a.core
-	c.b, c.s, c.nq, c.nkv, c.d, c.dv = int(g.b), int(g.s), heads, heads, a.hq/heads, a.hv/heads
-	c.t = int(g.t)
+	c.b, c.s, c.nq, c.nkv, c.d, c.dv = int(ca.B), int(ca.S), heads, heads, int(ca.D), int(ca.Dv)
+	c.t = int(ca.T)
 	c.scale = attnScale(at, c.d)
 	c.filter = at.Float("mask_filter_value", -10000)
 	c.causalAdd = at.Int("unidirectional", 0) != 0
-	if b, ok := n.Input(2); ok {
-		if b.DType != graph.Float32 || numel(b.Shape) != total {
-			return plan{}, fmt.Errorf("bias %v, want float32[%d]", b, total)
-		}
-		a.bias = true
-	}
 	if m, ok := n.Input(3); ok {
-		if m.DType != graph.Int32 {
-			return plan{}, fmt.Errorf("mask_index is %v, want int32", m.DType)
-		}
 		if c.mask, err = newKeyMask(m, int64(c.b), int64(c.s), int64(c.t)); err != nil {
 			return plan{}, err
 		}
 		c.hasMask = true
 	}
-	if p, ok := n.Input(4); ok {
-		want := []int64{2, int64(c.b), int64(heads), p.Shape[3], int64(c.d)}
-		if p.DType != graph.Float32 || !slices.Equal(p.Shape, want) || a.hv != a.hq {
-			return plan{}, fmt.Errorf("past %v, want float32%v (and equal Q/K/V sizes)", p, want)
-		}
-		a.p, a.hasPast = int(p.Shape[3]), true
+	if ca.Past {
+		a.p, a.hasPast = int(ca.P), true
 	}
 	if ab, ok := n.Input(5); ok {
 		if err := c.checkBias(ab); err != nil {
 			return plan{}, err
 		}
-	}
-	if err := kernels.CheckOutput(n, 0, graph.Float32, []int64{int64(c.b), int64(c.s), int64(a.hv)}); err != nil {
-		return plan{}, err
-	}
-	if _, ok := n.Output(1); ok {
-		if a.hv != a.hq {
-			return plan{}, fmt.Errorf("present needs equal Q/K/V hidden sizes")
-		}
-		if err := kernels.CheckOutput(n, 1, graph.Float32, []int64{2, int64(c.b), int64(heads), int64(c.t), int64(c.d)}); err != nil {
-			return plan{}, err
-		}
-		a.present = true
 	}
 	c.setTactic(d.Workers)
 	parts, err := attnRecipe(g, d.Workers)

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -68,25 +67,17 @@ func contribParts(g contribGeom, es int64, kv bool, t kernels.Target) ([]alloc.P
 }
 
 func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 7, 1, 2); err != nil {
+	ca, err := kernels.CheckContribAttention(n)
+	if err != nil {
 		return plan{}, err
 	}
 	at := n.Attrs
-	if at.Int("do_rotary", 0) != 0 || at.Int("past_present_share_buffer", 0) != 0 {
-		return plan{}, fmt.Errorf("do_rotary and past_present_share_buffer are not supported")
-	}
-	if _, ok := n.Input(6); ok {
-		return plan{}, fmt.Errorf("past_sequence_length is not supported")
-	}
 	x, w := n.Inputs[0], n.Inputs[1]
 	dt := x.DType
-	if !isFloat(dt) || w.DType != dt || len(x.Shape) != 3 || len(w.Shape) != 2 || w.Shape[0] != x.Shape[2] {
-		return plan{}, fmt.Errorf("input %v and weights %v, want one float type, [B, S, H] and [H, 3H']", x, w)
-	}
 	var pastShape []int64
-	pv, hasPast := n.Input(4)
+	hasPast, present := ca.Past, ca.Present
 	if hasPast {
-		pastShape = pv.Shape
+		pastShape = n.Inputs[4].Shape
 	}
 	g, err := contribDims(at, x.Shape, w.Shape, pastShape)
 	if err != nil {
@@ -103,44 +94,20 @@ func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		xa.flags |= attCausalAdd
 	}
 	bias := nullp()
-	if b, ok := n.Input(2); ok {
-		if b.DType != dt || numel(b.Shape) != g.total {
-			return plan{}, fmt.Errorf("bias %v, want %v[%d]", b, dt, g.total)
-		}
+	if ca.Bias {
 		bias = inp(2)
 	}
 	if m, ok := n.Input(3); ok {
-		if m.DType != graph.Int32 {
-			return plan{}, fmt.Errorf("mask_index is %v, want int32", m.DType)
-		}
 		if xa.maskKind, xa.maskT, err = maskKindOf(m, g.b, g.s, g.t); err != nil {
 			return plan{}, err
 		}
 		xa.mask = inp(3)
-	}
-	if hasPast {
-		want := []int64{2, g.b, N, g.p, D}
-		if pv.DType != dt || !slices.Equal(pv.Shape, want) || g.hv != g.hq {
-			return plan{}, fmt.Errorf("past %v, want %v%v (and equal Q/K/V sizes)", pv, dt, want)
-		}
 	}
 	if ab, ok := n.Input(5); ok {
 		if err := biasArgs(ab, dt, g.b, g.s, N, g.t, &xa); err != nil {
 			return plan{}, err
 		}
 		xa.bias = inp(5)
-	}
-	if err := kernels.CheckOutput(n, 0, dt, []int64{g.b, g.s, g.hv}); err != nil {
-		return plan{}, err
-	}
-	_, present := n.Output(1)
-	if present {
-		if g.hv != g.hq {
-			return plan{}, fmt.Errorf("present needs equal Q/K/V hidden sizes")
-		}
-		if err := kernels.CheckOutput(n, 1, dt, []int64{2, g.b, N, g.t, D}); err != nil {
-			return plan{}, err
-		}
 	}
 	if !fits32(g.b, g.s, N, D, Dv, g.t, g.total, g.hin, g.p) {
 		return plan{}, fmt.Errorf("Attention geometry %+v is too large for the CUDA kernels", g.attnGeom)
