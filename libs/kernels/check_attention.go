@@ -92,3 +92,159 @@ func CheckContribAttention(n *Node) (ContribAttention, error) {
 	}
 	return g, nil
 }
+
+// MHALayout is how a com.microsoft.MultiHeadAttention node passes its queries, keys and values.
+type MHALayout uint8
+
+const (
+	MHASeparate  MHALayout = iota // Q [B, S, Hq], K [B, L, Hk], V [B, L, Hv]
+	MHAPackedQKV                  // Q [B, S, N, 3, D]
+	MHAPackedKV                   // K [B, L, N, 2, D]
+	MHABNSH                       // K [B, N, L, D], V [B, N, L, Dv]
+)
+
+// MHAGeom is a MultiHeadAttention node's geometry: B batches of S queries in Heads heads of D
+// (queries and keys) and Dv (values), attending over T = P + L keys (L new ones, P past ones).
+type MHAGeom struct {
+	Layout                   MHALayout
+	B, S, Heads, D, Dv, L, P int64
+	T                        int64
+}
+
+// MHADims reads a MultiHeadAttention node's geometry for every backend from num_heads and the
+// query, key, value and past_key dims (nil when absent), at concrete shapes or at one end of
+// their ranges: the layout the ranks give (a 5-D packed QKV, a 5-D packed KV, BNSH keys and
+// values, or separate 3-D ones), each checked against the query and the heads, and a 4-D
+// past_key (not with BNSH keys, which are the whole history).
+func MHADims(at graph.Attributes, q, k, v, pk []int64) (MHAGeom, error) {
+	heads := at.Int("num_heads", 0)
+	if heads <= 0 {
+		return MHAGeom{}, fmt.Errorf("num_heads must be positive")
+	}
+	g := MHAGeom{Heads: heads}
+	switch {
+	case len(q) == 5 && k == nil:
+		if q[2] != heads || q[3] != 3 {
+			return MHAGeom{}, fmt.Errorf("packed QKV %v, want [B, S, %d, 3, D]", q, heads)
+		}
+		g.Layout, g.B, g.S, g.D, g.Dv, g.L = MHAPackedQKV, q[0], q[1], q[4], q[4], q[1]
+	case len(q) != 3:
+		return MHAGeom{}, fmt.Errorf("query has %d dims, want 3 (or 5 when packed)", len(q))
+	case len(k) == 5 && v == nil:
+		if k[0] != q[0] || k[2] != heads || k[3] != 2 || q[2] != heads*k[4] {
+			return MHAGeom{}, fmt.Errorf("packed KV %v for query %v", k, q)
+		}
+		g.Layout, g.B, g.S, g.D, g.Dv, g.L = MHAPackedKV, q[0], q[1], k[4], k[4], k[1]
+	case len(k) == 4 && len(v) == 4:
+		if k[0] != q[0] || k[1] != heads || v[1] != heads || k[2] != v[2] || q[2] != heads*k[3] {
+			return MHAGeom{}, fmt.Errorf("BNSH key %v and value %v for query %v", k, v, q)
+		}
+		g.Layout, g.B, g.S, g.D, g.Dv, g.L = MHABNSH, q[0], q[1], k[3], v[3], k[2]
+	case len(k) == 3 && len(v) == 3:
+		if k[0] != q[0] || v[0] != q[0] || k[1] != v[1] || q[2] != k[2] || q[2]%heads != 0 || v[2]%heads != 0 {
+			return MHAGeom{}, fmt.Errorf("query %v, key %v, value %v", q, k, v)
+		}
+		g.Layout, g.B, g.S, g.D, g.Dv, g.L = MHASeparate, q[0], q[1], q[2]/heads, v[2]/heads, k[1]
+	default:
+		return MHAGeom{}, fmt.Errorf("unsupported query/key/value layout")
+	}
+	if pk != nil {
+		if len(pk) != 4 {
+			return MHAGeom{}, fmt.Errorf("past_key has %d dims, want 4", len(pk))
+		}
+		if g.Layout == MHABNSH {
+			return MHAGeom{}, fmt.Errorf("past_key with a BNSH key is not supported")
+		}
+		g.P = pk[2]
+	}
+	g.T = g.P + g.L
+	return g, nil
+}
+
+// MHANode is a MultiHeadAttention node as CheckMHA reads it.
+type MHANode struct {
+	MHAGeom
+	// Bias, Past, PresentK and PresentV report the bias input, past_key and past_value, and the
+	// present_key and present_value outputs.
+	Bias, Past, PresentK, PresentV bool
+}
+
+// CheckMHA checks com.microsoft.MultiHeadAttention for every backend: the arity; no
+// past_sequence_length, cache_indirection or qk output; a float32, float16 or bfloat16 query
+// and every input but key_padding_mask of its type; the geometry (MHADims); a bias only for
+// separate 3-D Q, K and V, of their total width; key_padding_mask int32; past_key [B, N, P, D]
+// and past_value [B, N, P, Dv] together; and the output [B, S, N*Dv] and present_key and
+// present_value [B, N, T, D or Dv]. The mask's and attention_bias's shapes are the backends' to
+// check. It returns the node's geometry.
+func CheckMHA(n *Node) (MHANode, error) {
+	if err := CheckArity(n, 1, 8, 1, 3); err != nil {
+		return MHANode{}, err
+	}
+	for _, i := range []int{8, 9} {
+		if _, ok := n.Input(i); ok {
+			return MHANode{}, fmt.Errorf("input %d (past_sequence_length / cache_indirection) is not supported", i)
+		}
+	}
+	if _, ok := n.Output(3); ok {
+		return MHANode{}, fmt.Errorf("the qk output is not supported")
+	}
+	q := n.Inputs[0]
+	dt := q.DType
+	if !isFloatKernelType(dt) {
+		return MHANode{}, fmt.Errorf("the query is %v, want float32, float16 or bfloat16", dt)
+	}
+	for i, v := range n.Inputs {
+		if v.Present() && i != 4 && v.DType != dt {
+			return MHANode{}, fmt.Errorf("input %d is %v, want %v", i, v.DType, dt)
+		}
+	}
+	dims := func(i int) []int64 {
+		if v, ok := n.Input(i); ok {
+			return v.Shape
+		}
+		return nil
+	}
+	geom, err := MHADims(n.Attrs, q.Shape, dims(1), dims(2), dims(6))
+	if err != nil {
+		return MHANode{}, err
+	}
+	g := MHANode{MHAGeom: geom}
+	N, D, Dv := g.Heads, g.D, g.Dv
+	hq, hv := N*D, N*Dv
+	if b, ok := n.Input(3); ok {
+		if c, err := NumElements(b.Shape); err != nil || g.Layout != MHASeparate || c != hq+hq+hv {
+			return MHANode{}, fmt.Errorf("bias %v is only supported for separate 3-D Q, K, V of total width %d", b, hq+hq+hv)
+		}
+		g.Bias = true
+	}
+	if mk, ok := n.Input(4); ok && mk.DType != graph.Int32 {
+		return MHANode{}, fmt.Errorf("key_padding_mask is %v, want int32", mk.DType)
+	}
+	pk, okPK := n.Input(6)
+	pv, okPV := n.Input(7)
+	if okPK != okPV {
+		return MHANode{}, fmt.Errorf("past_key and past_value go together")
+	}
+	if okPK {
+		if !slices.Equal(pk.Shape, []int64{g.B, N, g.P, D}) || !slices.Equal(pv.Shape, []int64{g.B, N, g.P, Dv}) {
+			return MHANode{}, fmt.Errorf("past_key %v and past_value %v, want [%d %d P %d] and [%d %d P %d]", pk.Shape, pv.Shape, g.B, N, D, g.B, N, Dv)
+		}
+		g.Past = true
+	}
+	if err := CheckOutput(n, 0, dt, []int64{g.B, g.S, hv}); err != nil {
+		return MHANode{}, err
+	}
+	if _, ok := n.Output(1); ok {
+		if err := CheckOutput(n, 1, dt, []int64{g.B, N, g.T, D}); err != nil {
+			return MHANode{}, err
+		}
+		g.PresentK = true
+	}
+	if _, ok := n.Output(2); ok {
+		if err := CheckOutput(n, 2, dt, []int64{g.B, N, g.T, Dv}); err != nil {
+			return MHANode{}, err
+		}
+		g.PresentV = true
+	}
+	return g, nil
+}

@@ -2,20 +2,20 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
 
-type mhaLayout uint8
+// mhaLayout is kernels.MHALayout, by its short names here.
+type mhaLayout = kernels.MHALayout
 
 const (
-	mhaSeparate  mhaLayout = iota // Q [B,S,Hq], K [B,L,Hk], V [B,L,Hv]
-	mhaPackedQKV                  // Q [B,S,N,3,D]
-	mhaPackedKV                   // K [B,L,N,2,D]
-	mhaBNSH                       // K [B,N,L,D], V [B,N,L,Dv]
+	mhaSeparate  = kernels.MHASeparate
+	mhaPackedQKV = kernels.MHAPackedQKV
+	mhaPackedKV  = kernels.MHAPackedKV
+	mhaBNSH      = kernels.MHABNSH
 )
 
 func mhaGeom(src geomSrc, hi bool) (attnDims, error) {
@@ -79,81 +79,28 @@ type mha struct {
 }
 
 func selectMHA(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 8, 1, 3); err != nil {
+	mn, err := kernels.CheckMHA(n)
+	if err != nil {
 		return plan{}, err
 	}
-	for _, i := range []int{8, 9} {
-		if _, ok := n.Input(i); ok {
-			return plan{}, fmt.Errorf("input %d (past_sequence_length / cache_indirection) is not supported", i)
-		}
-	}
-	if _, ok := n.Output(3); ok {
-		return plan{}, fmt.Errorf("the qk output is not supported")
-	}
-	for i, v := range n.Inputs {
-		if v.Present() && i != 4 && v.DType != graph.Float32 {
-			return plan{}, fmt.Errorf("input %d is %v, want float32", i, v.DType)
-		}
+	if dt := n.Inputs[0].DType; dt != graph.Float32 {
+		return plan{}, fmt.Errorf("the query is %v, want float32", dt)
 	}
 	g, err := mhaGeom(nodeSrc{n}, true)
 	if err != nil {
 		return plan{}, err
 	}
 	at := n.Attrs
-	m := &mha{workers: d.Workers}
+	heads := int(mn.Heads)
+	m := &mha{workers: d.Workers, layout: mn.Layout, l: int(mn.L), p: int(mn.P), bias: mn.Bias, presentK: mn.PresentK, presentV: mn.PresentV}
 	c := &m.core
-	heads := int(g.nq)
-	q := n.Inputs[0]
-	k, okK := n.Input(1)
-	v, okV := n.Input(2)
-	c.b, c.s, c.nq, c.nkv = int(g.b), int(g.s), heads, heads
-	switch {
-	case len(q.Shape) == 5:
-		if q.Shape[2] != int64(heads) || q.Shape[3] != 3 {
-			return plan{}, fmt.Errorf("packed QKV %v, want [B, S, %d, 3, D]", q.Shape, heads)
-		}
-		m.layout = mhaPackedQKV
-		c.d, c.dv = int(q.Shape[4]), int(q.Shape[4])
-		m.l = c.s
-	case okK && len(k.Shape) == 5:
-		if k.Shape[0] != q.Shape[0] || k.Shape[2] != int64(heads) || k.Shape[3] != 2 || q.Shape[2] != int64(heads)*k.Shape[4] {
-			return plan{}, fmt.Errorf("packed KV %v for query %v", k.Shape, q.Shape)
-		}
-		m.layout = mhaPackedKV
-		c.d, c.dv = int(k.Shape[4]), int(k.Shape[4])
-		m.l = int(k.Shape[1])
-	case okK && okV && len(k.Shape) == 4:
-		if k.Shape[0] != q.Shape[0] || k.Shape[1] != int64(heads) || v.Shape[1] != int64(heads) || k.Shape[2] != v.Shape[2] || q.Shape[2] != int64(heads)*k.Shape[3] {
-			return plan{}, fmt.Errorf("BNSH key %v and value %v for query %v", k.Shape, v.Shape, q.Shape)
-		}
-		m.layout = mhaBNSH
-		c.d, c.dv = int(k.Shape[3]), int(v.Shape[3])
-		m.l = int(k.Shape[2])
-	case okK && okV && len(k.Shape) == 3 && len(v.Shape) == 3:
-		if k.Shape[0] != q.Shape[0] || v.Shape[0] != q.Shape[0] || k.Shape[1] != v.Shape[1] || q.Shape[2] != k.Shape[2] || q.Shape[2]%int64(heads) != 0 || v.Shape[2]%int64(heads) != 0 {
-			return plan{}, fmt.Errorf("query %v, key %v, value %v", q.Shape, k.Shape, v.Shape)
-		}
-		m.layout = mhaSeparate
-		c.d, c.dv = int(q.Shape[2])/heads, int(v.Shape[2])/heads
-		m.l = int(k.Shape[1])
-	default:
-		return plan{}, fmt.Errorf("unsupported query/key/value layout")
-	}
+	c.b, c.s, c.nq, c.nkv, c.d, c.dv = int(mn.B), int(mn.S), heads, heads, int(mn.D), int(mn.Dv)
 	m.hq, m.hk, m.hv = heads*c.d, heads*c.d, heads*c.dv
-	c.t = int(g.t)
+	c.t = int(mn.T)
 	c.scale = attnScale(at, c.d)
 	c.filter = at.Float("mask_filter_value", -10000)
 	c.causalAdd = at.Int("unidirectional", 0) != 0
-	if b, ok := n.Input(3); ok {
-		if m.layout != mhaSeparate || numel(b.Shape) != m.hq+m.hk+m.hv {
-			return plan{}, fmt.Errorf("bias %v is only supported for separate 3-D Q, K, V of total width %d", b, m.hq+m.hk+m.hv)
-		}
-		m.bias = true
-	}
 	if mk, ok := n.Input(4); ok {
-		if mk.DType != graph.Int32 {
-			return plan{}, fmt.Errorf("key_padding_mask is %v, want int32", mk.DType)
-		}
 		if c.mask, err = newKeyMask(mk, int64(c.b), int64(c.s), int64(c.t)); err != nil {
 			return plan{}, err
 		}
@@ -163,33 +110,6 @@ func selectMHA(n *kernels.Node, d kernels.Target) (plan, error) {
 		if err := c.checkBias(ab); err != nil {
 			return plan{}, err
 		}
-	}
-	pk, okPK := n.Input(6)
-	pv, okPV := n.Input(7)
-	if okPK != okPV || okPK && m.layout == mhaBNSH {
-		return plan{}, fmt.Errorf("past_key and past_value go together, and not with a BNSH key")
-	}
-	if okPK {
-		want := []int64{int64(c.b), int64(heads), pk.Shape[2], int64(c.d)}
-		if !slices.Equal(pk.Shape, want) || !slices.Equal(pv.Shape, []int64{int64(c.b), int64(heads), pk.Shape[2], int64(c.dv)}) {
-			return plan{}, fmt.Errorf("past_key %v and past_value %v, want %v", pk.Shape, pv.Shape, want)
-		}
-		m.p = int(pk.Shape[2])
-	}
-	if err := kernels.CheckOutput(n, 0, graph.Float32, []int64{int64(c.b), int64(c.s), int64(m.hv)}); err != nil {
-		return plan{}, err
-	}
-	if _, ok := n.Output(1); ok {
-		if err := kernels.CheckOutput(n, 1, graph.Float32, []int64{int64(c.b), int64(heads), int64(c.t), int64(c.d)}); err != nil {
-			return plan{}, err
-		}
-		m.presentK = true
-	}
-	if _, ok := n.Output(2); ok {
-		if err := kernels.CheckOutput(n, 2, graph.Float32, []int64{int64(c.b), int64(heads), int64(c.t), int64(c.dv)}); err != nil {
-			return plan{}, err
-		}
-		m.presentV = true
 	}
 	c.setTactic(d.Workers)
 	parts, err := attnRecipe(g, d.Workers)
