@@ -186,11 +186,11 @@ func CheckView(n *Node, minIn, maxIn int) (mask bool, err error) {
 	return mask, nil
 }
 
-// CheckGQA checks what every backend's com.microsoft.GroupQueryAttention refuses or requires
+// gqaRefused checks what every backend's com.microsoft.GroupQueryAttention refuses or requires
 // before looking at shapes: the arity, seqlens_k and total_sequence_length present, and none of
 // smooth_softmax, qk_output, sliding_window_cache, quantized keys or values, inputs past
 // position_ids' and attention_bias' (head_sink, KV scales, QK norms) or the output_qk output.
-func CheckGQA(n *Node) error {
+func gqaRefused(n *Node) error {
 	if err := CheckArity(n, 1, 11, 1, 3); err != nil {
 		return err
 	}

@@ -248,3 +248,181 @@ func CheckMHA(n *Node) (MHANode, error) {
 	}
 	return g, nil
 }
+
+// GQAGeom is a GroupQueryAttention node's geometry: B batches of S queries in Heads heads and
+// keys and values in KVHeads, all of head size D, attending over T keys (the present outputs'
+// length, else the past's plus S); Packed reports keys and values packed after the queries in
+// the query input.
+type GQAGeom struct {
+	B, S, Heads, KVHeads, D, T int64
+	Packed                     bool
+}
+
+// GQADims reads a GroupQueryAttention node's geometry for every backend from num_heads,
+// kv_num_heads (positive, dividing num_heads) and the query, key, past_key and present_key
+// dims (nil when absent), at concrete shapes or at one end of their ranges; the query is 3-D.
+func GQADims(at graph.Attributes, q, key, past, present []int64) (GQAGeom, error) {
+	heads, kv := at.Int("num_heads", 0), at.Int("kv_num_heads", 0)
+	if heads <= 0 || kv <= 0 || heads%kv != 0 {
+		return GQAGeom{}, fmt.Errorf("num_heads %d and kv_num_heads %d: want positive, num_heads a multiple of kv_num_heads", heads, kv)
+	}
+	if len(q) != 3 {
+		return GQAGeom{}, fmt.Errorf("query has %d dims, want 3", len(q))
+	}
+	g := GQAGeom{B: q[0], S: q[1], Heads: heads, KVHeads: kv, Packed: key == nil}
+	g.D = q[2] / g.den()
+	switch {
+	case len(present) == 4:
+		g.T = present[2]
+	default:
+		g.T = g.S
+		if len(past) == 4 {
+			g.T += past[2]
+		}
+	}
+	return g, nil
+}
+
+// den is the head count the query's last dim holds: the query heads, and the key and value
+// heads when packed.
+func (g GQAGeom) den() int64 {
+	if g.Packed {
+		return g.Heads + 2*g.KVHeads
+	}
+	return g.Heads
+}
+
+// GQANode is a GroupQueryAttention node as CheckGQA reads it.
+type GQANode struct {
+	GQAGeom
+	// P is the past's length; Past and Present report past_key and past_value, and
+	// present_key and present_value.
+	P             int64
+	Past, Present bool
+	// Causal is the causal attribute, Window local_window_size (-1 none) and Softcap softcap.
+	Causal  bool
+	Window  int64
+	Softcap float32
+	// Rotary is do_rotary: Rot is the rotary dim, MaxPos the caches' positions, Interleaved
+	// rotary_interleaved, PosIDs the position_ids input.
+	Rotary, Interleaved, PosIDs bool
+	Rot, MaxPos                 int64
+}
+
+// CheckGQA checks com.microsoft.GroupQueryAttention for every backend: what it refuses or
+// requires before looking at shapes (the arity, seqlens_k and total_sequence_length present,
+// and none of smooth_softmax, qk_output, sliding_window_cache, quantized keys or values, inputs
+// past position_ids' and attention_bias' or the output_qk output); a float32, float16 or
+// bfloat16 query; key and value, past_key and past_value, present_key and present_value each
+// together; the geometry (GQADims) with a query of whole heads; key and value [B, S,
+// KVHeads*D] and past_key and past_value [B, KVHeads, P, D] of the query's type; int32
+// seqlens_k [B] and total_sequence_length of one element; local_window_size only with causal;
+// with do_rotary, cos and sin caches of the query's type [max_position, rotary_dim/2] with
+// 0 < rotary_dim <= D and position_ids int64 [B, S]; and the output [B, S, Heads*D] and the
+// presents [B, KVHeads, T, D], no shorter than the past. attention_bias's shape is the
+// backends' to check. It returns the node's geometry and attributes.
+func CheckGQA(n *Node) (GQANode, error) {
+	if err := gqaRefused(n); err != nil {
+		return GQANode{}, err
+	}
+	at := n.Attrs
+	q := n.Inputs[0]
+	dt := q.DType
+	if !isFloatKernelType(dt) {
+		return GQANode{}, fmt.Errorf("the query is %v, want float32, float16 or bfloat16", dt)
+	}
+	key, okK := n.Input(1)
+	_, okV := n.Input(2)
+	if okK != okV {
+		return GQANode{}, fmt.Errorf("key and value go together")
+	}
+	var keyShape, pastShape, presentShape []int64
+	if okK {
+		keyShape = key.Shape
+	}
+	pk, okPK := n.Input(3)
+	pv, okPV := n.Input(4)
+	if okPK != okPV {
+		return GQANode{}, fmt.Errorf("past_key and past_value go together")
+	}
+	if okPK {
+		pastShape = pk.Shape
+	}
+	_, okOK := n.Output(1)
+	_, okOV := n.Output(2)
+	if okOK != okOV {
+		return GQANode{}, fmt.Errorf("present_key and present_value go together")
+	}
+	if okOK {
+		presentShape = n.Outputs[1].Shape
+	}
+	geom, err := GQADims(at, q.Shape, keyShape, pastShape, presentShape)
+	if err != nil {
+		return GQANode{}, err
+	}
+	g := GQANode{GQAGeom: geom, Past: okPK, Present: okOK}
+	if den := g.den(); q.Shape[2]%den != 0 || g.D == 0 {
+		return GQANode{}, fmt.Errorf("query %v, want [B, S, %d*head_size]", q, den)
+	}
+	kvW := g.KVHeads * g.D
+	if !g.Packed {
+		for i := 1; i <= 2; i++ {
+			if v := n.Inputs[i]; v.DType != dt || !slices.Equal(v.Shape, []int64{g.B, g.S, kvW}) {
+				return GQANode{}, fmt.Errorf("input %d is %v, want %v[%d %d %d]", i, v, dt, g.B, g.S, kvW)
+			}
+		}
+	}
+	if okPK {
+		if pk.DType != dt || len(pk.Shape) != 4 || pk.Shape[0] != g.B || pk.Shape[1] != g.KVHeads || pk.Shape[3] != g.D || !slices.Equal(pk.Shape, pv.Shape) {
+			return GQANode{}, fmt.Errorf("past_key %v and past_value %v, want %v[%d %d P %d]", pk, pv, dt, g.B, g.KVHeads, g.D)
+		}
+		g.P = pk.Shape[2]
+	}
+	for i := 5; i <= 6; i++ {
+		if v := n.Inputs[i]; v.DType != graph.Int32 {
+			return GQANode{}, fmt.Errorf("input %d is %v, want int32", i, v.DType)
+		}
+	}
+	sl, err1 := NumElements(n.Inputs[5].Shape)
+	tl, err2 := NumElements(n.Inputs[6].Shape)
+	if err1 != nil || err2 != nil || sl != g.B || tl != 1 {
+		return GQANode{}, fmt.Errorf("seqlens_k %v and total_sequence_length %v, want [%d] and a scalar", n.Inputs[5].Shape, n.Inputs[6].Shape, g.B)
+	}
+	g.Causal, g.Window, g.Softcap = at.Int("causal", 1) != 0, at.Int("local_window_size", -1), at.Float("softcap", 0)
+	if g.Window > 0 && !g.Causal {
+		return GQANode{}, fmt.Errorf("local_window_size needs causal attention")
+	}
+	if at.Int("do_rotary", 0) != 0 {
+		g.Rotary, g.Interleaved = true, at.Int("rotary_interleaved", 0) != 0
+		cs, okC := n.Input(7)
+		sn, okS := n.Input(8)
+		if !okC || !okS || cs.DType != dt || sn.DType != dt || len(cs.Shape) != 2 || !slices.Equal(cs.Shape, sn.Shape) {
+			return GQANode{}, fmt.Errorf("do_rotary needs %v cos_cache and sin_cache [max_position, rotary_dim/2]", dt)
+		}
+		g.Rot, g.MaxPos = cs.Shape[1]*2, cs.Shape[0]
+		if g.Rot > g.D || g.Rot == 0 {
+			return GQANode{}, fmt.Errorf("rotary dim %d for head size %d", g.Rot, g.D)
+		}
+		if p, ok := n.Input(9); ok {
+			if p.DType != graph.Int64 || !slices.Equal(p.Shape, []int64{g.B, g.S}) {
+				return GQANode{}, fmt.Errorf("position_ids %v, want int64[%d %d]", p, g.B, g.S)
+			}
+			g.PosIDs = true
+		}
+	}
+	if err := CheckOutput(n, 0, dt, []int64{g.B, g.S, g.Heads * g.D}); err != nil {
+		return GQANode{}, err
+	}
+	if okOK {
+		want := []int64{g.B, g.KVHeads, g.T, g.D}
+		for i := 1; i <= 2; i++ {
+			if err := CheckOutput(n, i, dt, want); err != nil {
+				return GQANode{}, err
+			}
+		}
+		if g.T < g.P {
+			return GQANode{}, fmt.Errorf("present length %d is shorter than past length %d", g.T, g.P)
+		}
+	}
+	return g, nil
+}

@@ -8,33 +8,15 @@ import (
 	"carve.dev/libs/kernels"
 )
 
-// gqaDims reads a GQA node's (or range's) geometry: dims(i) and outDims(i) give input and
-// output dims at one end of the ranges.
+// gqaDims reads a GQA node's (or range's) geometry from the query, key, past_key and
+// present_key dims: kernels.GQADims's, in this backend's terms.
 func gqaDims(at graph.Attributes, q, key, past, present []int64) (g attnGeom, packed bool, err error) {
-	heads, kv := at.Int("num_heads", 0), at.Int("kv_num_heads", 0)
-	if heads <= 0 || kv <= 0 || heads%kv != 0 {
-		return g, false, fmt.Errorf("num_heads %d and kv_num_heads %d: want positive, num_heads a multiple of kv_num_heads", heads, kv)
-	}
-	if len(q) != 3 {
-		return g, false, fmt.Errorf("query has %d dims, want 3", len(q))
-	}
-	packed = key == nil
-	den := heads
-	if packed {
-		den = heads + 2*kv
-	}
-	g = attnGeom{b: q[0], s: q[1], nq: heads, nkv: kv, d: q[2] / den}
-	g.dv = g.d
-	switch {
-	case len(present) == 4:
-		g.t = present[2]
-	default:
-		g.t = g.s
-		if len(past) == 4 {
-			g.t += past[2]
-		}
-	}
-	return g, packed, nil
+	m, err := kernels.GQADims(at, q, key, past, present)
+	return gqaGeomOf(m), m.Packed, err
+}
+
+func gqaGeomOf(m kernels.GQAGeom) attnGeom {
+	return attnGeom{b: m.B, s: m.S, nq: m.Heads, nkv: m.KVHeads, d: m.D, dv: m.D, t: m.T}
 }
 
 // gqaKVPart is workspace "kv" when the present outputs are absent: the keys and values the core
@@ -45,106 +27,34 @@ func gqaKVPart(g attnGeom, es int64) (alloc.Part, error) {
 }
 
 func selectGQA(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckGQA(n); err != nil {
+	gn, err := kernels.CheckGQA(n)
+	if err != nil {
 		return plan{}, err
 	}
 	at := n.Attrs
 	q := n.Inputs[0]
 	dt := q.DType
-	if !isFloat(dt) {
-		return plan{}, errDType("the query", dt, "float32, float16 or bfloat16")
-	}
 	es := dt.Size()
-	key, okK := n.Input(1)
-	_, okV := n.Input(2)
-	if okK != okV {
-		return plan{}, fmt.Errorf("key and value go together")
-	}
-	var keyShape, pastShape, presentShape []int64
-	if okK {
-		keyShape = key.Shape
-	}
-	pk, okPK := n.Input(3)
-	pv, okPV := n.Input(4)
-	if okPK != okPV {
-		return plan{}, fmt.Errorf("past_key and past_value go together")
-	}
-	if okPK {
-		pastShape = pk.Shape
-	}
-	_, okOK := n.Output(1)
-	_, okOV := n.Output(2)
-	if okOK != okOV {
-		return plan{}, fmt.Errorf("present_key and present_value go together")
-	}
-	if okOK {
-		presentShape = n.Outputs[1].Shape
-	}
-	g, packed, err := gqaDims(at, q.Shape, keyShape, pastShape, presentShape)
-	if err != nil {
-		return plan{}, err
-	}
-	den := g.nq
-	if packed {
-		den = g.nq + 2*g.nkv
-	}
-	if q.Shape[2]%den != 0 || g.d == 0 {
-		return plan{}, fmt.Errorf("query %v, want [B, S, %d*head_size]", q, den)
-	}
+	g, packed, p := gqaGeomOf(gn.GQAGeom), gn.Packed, gn.P
+	okPK, okOK := gn.Past, gn.Present
 	kvW := g.nkv * g.d
-	if !packed {
-		for i := 1; i <= 2; i++ {
-			v := n.Inputs[i]
-			if v.DType != dt || !equalShape(v.Shape, []int64{g.b, g.s, kvW}) {
-				return plan{}, fmt.Errorf("input %d is %v, want %v[%d %d %d]", i, v, dt, g.b, g.s, kvW)
-			}
-		}
-	}
-	var p int64
-	if okPK {
-		if pk.DType != dt || len(pk.Shape) != 4 || pk.Shape[0] != g.b || pk.Shape[1] != g.nkv || pk.Shape[3] != g.d || !equalShape(pk.Shape, pv.Shape) {
-			return plan{}, fmt.Errorf("past_key %v and past_value %v, want %v[%d %d P %d]", pk, pv, dt, g.b, g.nkv, g.d)
-		}
-		p = pk.Shape[2]
-	}
-	for i := 5; i <= 6; i++ {
-		if v := n.Inputs[i]; v.DType != graph.Int32 {
-			return plan{}, fmt.Errorf("input %d is %v, want int32", i, v.DType)
-		}
-	}
-	if numel(n.Inputs[5].Shape) != g.b || numel(n.Inputs[6].Shape) != 1 {
-		return plan{}, fmt.Errorf("seqlens_k %v and total_sequence_length %v, want [%d] and a scalar", n.Inputs[5].Shape, n.Inputs[6].Shape, g.b)
-	}
 	x := attnArgs{
 		q: inp(0), out: outp(0), part: nullp(), seqlens: inp(5), total: inp(6), mask: nullp(), bias: nullp(),
 		cos: nullp(), sin: nullp(), pos: nullp(),
-		qss: q.Shape[2], qsh: g.d, scale: attnScale(at, g.d), softcap: at.Float("softcap", 0),
-		window: at.Int("local_window_size", -1), flags: attGQA,
+		qss: q.Shape[2], qsh: g.d, scale: attnScale(at, g.d), softcap: gn.Softcap,
+		window: gn.Window, flags: attGQA,
 	}
-	if at.Int("causal", 1) != 0 {
+	if gn.Causal {
 		x.flags |= attCausalExcl
-	} else if x.window > 0 {
-		return plan{}, fmt.Errorf("local_window_size needs causal attention")
 	}
-	if at.Int("do_rotary", 0) != 0 {
+	if gn.Rotary {
 		x.flags |= attRotary
-		if at.Int("rotary_interleaved", 0) != 0 {
+		if gn.Interleaved {
 			x.flags |= attInterleaved
 		}
-		cs, okC := n.Input(7)
-		sn, okS := n.Input(8)
-		if !okC || !okS || cs.DType != dt || len(cs.Shape) != 2 || !equalShape(cs.Shape, sn.Shape) {
-			return plan{}, fmt.Errorf("do_rotary needs %v cos_cache and sin_cache [max_position, rotary_dim/2]", dt)
-		}
-		x.rot, x.maxPos = cs.Shape[1]*2, cs.Shape[0]
-		if x.rot > g.d || x.rot == 0 {
-			return plan{}, fmt.Errorf("rotary dim %d for head size %d", x.rot, g.d)
-		}
+		x.rot, x.maxPos = gn.Rot, gn.MaxPos
 		x.cos, x.sin = inp(7), inp(8)
-		if pi, ok := n.Input(9); ok {
-			if pi.DType != graph.Int64 || !equalShape(pi.Shape, []int64{g.b, g.s}) {
-				return plan{}, fmt.Errorf("position_ids %v, want int64[%d %d]", pi, g.b, g.s)
-			}
+		if gn.PosIDs {
 			x.flags |= attPosIDs
 			x.pos = inp(9)
 		}
@@ -154,20 +64,6 @@ func selectGQA(n *kernels.Node, t kernels.Target) (plan, error) {
 			return plan{}, err
 		}
 		x.bias = inp(10)
-	}
-	if err := kernels.CheckOutput(n, 0, dt, []int64{g.b, g.s, g.nq * g.d}); err != nil {
-		return plan{}, err
-	}
-	if okOK {
-		want := []int64{g.b, g.nkv, g.t, g.d}
-		for i := 1; i <= 2; i++ {
-			if err := kernels.CheckOutput(n, i, dt, want); err != nil {
-				return plan{}, err
-			}
-		}
-		if g.t < p {
-			return plan{}, fmt.Errorf("present length %d is shorter than past length %d", g.t, p)
-		}
 	}
 	if !fits32(g.b, g.s, g.nkv, g.d, g.t, p, q.Shape[2], kvW, x.maxPos) {
 		return plan{}, fmt.Errorf("GQA geometry %+v is too large for the CUDA kernels", g)
