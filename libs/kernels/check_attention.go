@@ -18,6 +18,41 @@ type ContribAttention struct {
 	Bias, Past, Present bool
 }
 
+// ContribDims reads a com.microsoft.Attention node's geometry for every backend from num_heads,
+// qkv_hidden_sizes and the input, weights and past dims (past nil when absent), at concrete
+// shapes or at one end of their ranges: a 3-D input and 2-D weights, positive num_heads,
+// qkv_hidden_sizes (three, equal for Q and K, each a multiple of the heads; Total/3 each when
+// absent) summing to the weights' width, and a 5-D past.
+func ContribDims(at graph.Attributes, x, w, past []int64) (ContribAttention, error) {
+	if len(x) != 3 || len(w) != 2 {
+		return ContribAttention{}, fmt.Errorf("input %d-D and weights %d-D, want 3-D and 2-D", len(x), len(w))
+	}
+	heads := at.Int("num_heads", 0)
+	if heads <= 0 {
+		return ContribAttention{}, fmt.Errorf("num_heads must be positive")
+	}
+	g := ContribAttention{B: x[0], S: x[1], Hin: x[2], Heads: heads, Total: w[1]}
+	g.HQ, g.HK, g.HV = g.Total/3, g.Total/3, g.Total/3
+	if sz := at.Ints("qkv_hidden_sizes"); sz != nil {
+		if len(sz) != 3 {
+			return ContribAttention{}, fmt.Errorf("qkv_hidden_sizes %v", sz)
+		}
+		g.HQ, g.HK, g.HV = sz[0], sz[1], sz[2]
+	}
+	if g.HQ+g.HK+g.HV != g.Total || g.HQ != g.HK || g.HQ%heads != 0 || g.HV%heads != 0 {
+		return ContribAttention{}, fmt.Errorf("hidden sizes %d/%d/%d do not fit weights %v and %d heads", g.HQ, g.HK, g.HV, w, heads)
+	}
+	g.D, g.Dv = g.HQ/heads, g.HV/heads
+	if past != nil {
+		if len(past) != 5 {
+			return ContribAttention{}, fmt.Errorf("past has %d dims, want 5", len(past))
+		}
+		g.P, g.Past = past[3], true
+	}
+	g.T = g.S + g.P
+	return g, nil
+}
+
 // CheckContribAttention checks com.microsoft.Attention for every backend: the arity; no
 // do_rotary, past_present_share_buffer or past_sequence_length; X [B, S, Hin] and weights
 // [Hin, Total] of one float32, float16 or bfloat16 type; positive num_heads and
@@ -42,22 +77,14 @@ func CheckContribAttention(n *Node) (ContribAttention, error) {
 	if !isFloatKernelType(dt) || w.DType != dt || len(x.Shape) != 3 || len(w.Shape) != 2 || w.Shape[0] != x.Shape[2] {
 		return ContribAttention{}, fmt.Errorf("input %v and weights %v, want one float type, [B, S, H] and [H, 3H']", x, w)
 	}
-	heads := at.Int("num_heads", 0)
-	if heads <= 0 {
-		return ContribAttention{}, fmt.Errorf("num_heads must be positive")
+	var pastShape []int64
+	if p, ok := n.Input(4); ok {
+		pastShape = p.Shape
 	}
-	g := ContribAttention{B: x.Shape[0], S: x.Shape[1], Hin: x.Shape[2], Heads: heads, Total: w.Shape[1]}
-	g.HQ, g.HK, g.HV = g.Total/3, g.Total/3, g.Total/3
-	if sz := at.Ints("qkv_hidden_sizes"); sz != nil {
-		if len(sz) != 3 {
-			return ContribAttention{}, fmt.Errorf("qkv_hidden_sizes %v", sz)
-		}
-		g.HQ, g.HK, g.HV = sz[0], sz[1], sz[2]
+	g, err := ContribDims(at, x.Shape, w.Shape, pastShape)
+	if err != nil {
+		return ContribAttention{}, err
 	}
-	if g.HQ+g.HK+g.HV != g.Total || g.HQ != g.HK || g.HQ%heads != 0 || g.HV%heads != 0 {
-		return ContribAttention{}, fmt.Errorf("hidden sizes %d/%d/%d do not fit weights %v and %d heads", g.HQ, g.HK, g.HV, w.Shape, heads)
-	}
-	g.D, g.Dv = g.HQ/heads, g.HV/heads
 	if b, ok := n.Input(2); ok {
 		if c, err := NumElements(b.Shape); err != nil || b.DType != dt || c != g.Total {
 			return ContribAttention{}, fmt.Errorf("bias %v, want %v[%d]", b, dt, g.Total)
@@ -68,16 +95,11 @@ func CheckContribAttention(n *Node) (ContribAttention, error) {
 		return ContribAttention{}, fmt.Errorf("mask_index is %v, want int32", m.DType)
 	}
 	if p, ok := n.Input(4); ok {
-		if len(p.Shape) != 5 {
-			return ContribAttention{}, fmt.Errorf("past has %d dims, want 5", len(p.Shape))
-		}
-		g.P, g.Past = p.Shape[3], true
-		want := []int64{2, g.B, heads, g.P, g.D}
+		want := []int64{2, g.B, g.Heads, g.P, g.D}
 		if p.DType != dt || !slices.Equal(p.Shape, want) || g.HV != g.HQ {
 			return ContribAttention{}, fmt.Errorf("past %v, want %v%v (and equal Q/K/V sizes)", p, dt, want)
 		}
 	}
-	g.T = g.S + g.P
 	if err := CheckOutput(n, 0, dt, []int64{g.B, g.S, g.HV}); err != nil {
 		return ContribAttention{}, err
 	}
@@ -85,7 +107,7 @@ func CheckContribAttention(n *Node) (ContribAttention, error) {
 		if g.HV != g.HQ {
 			return ContribAttention{}, fmt.Errorf("present needs equal Q/K/V hidden sizes")
 		}
-		if err := CheckOutput(n, 1, dt, []int64{2, g.B, heads, g.T, g.D}); err != nil {
+		if err := CheckOutput(n, 1, dt, []int64{2, g.B, g.Heads, g.T, g.D}); err != nil {
 			return ContribAttention{}, err
 		}
 		g.Present = true

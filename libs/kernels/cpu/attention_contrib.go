@@ -12,34 +12,18 @@ import (
 
 // attentionGeom: input [B, S, Hin], weights [Hin, Hq+Hk+Hv], past [2, B, N, P, D].
 func attentionGeom(src geomSrc, hi bool) (attnDims, error) {
-	x, w := src.dims(0), src.dims(1)
-	if len(x) != 3 || len(w) != 2 {
-		return attnDims{}, fmt.Errorf("input %d-D and weights %d-D, want 3-D and 2-D", len(x), len(w))
+	m, err := kernels.ContribDims(src.attrs(), dimEnds(src.dims(0), hi), dimEnds(src.dims(1), hi), dimEnds(src.dims(4), hi))
+	if err != nil {
+		return attnDims{}, err
 	}
-	at := src.attrs()
-	heads := at.Int("num_heads", 0)
-	if heads <= 0 {
-		return attnDims{}, fmt.Errorf("num_heads must be positive")
-	}
-	total := pick(w[1], hi)
-	hq, hv := total/3, total/3
-	if sz := at.Ints("qkv_hidden_sizes"); len(sz) == 3 {
-		hq, hv = sz[0], sz[2]
-	}
-	g := attnDims{b: pick(x[0], hi), s: pick(x[1], hi), nq: heads, d: hq / heads, dv: hv / heads}
-	g.t = g.s
-	if p := src.dims(4); p != nil {
-		if len(p) != 5 {
-			return attnDims{}, fmt.Errorf("past has %d dims, want 5", len(p))
-		}
-		g.t += pick(p[3], hi)
-	}
+	total := m.Total
+	g := attnDims{b: m.B, s: m.S, nq: m.Heads, d: m.D, dv: m.Dv, t: m.T}
 	part, err := f32Part("qkv", g.b, g.s, total)
 	if err != nil {
 		return attnDims{}, err
 	}
 	g.extra = []alloc.Part{part}
-	g.proj = [3]int64{g.b * g.s, total, pick(x[2], hi)}
+	g.proj = [3]int64{g.b * g.s, total, m.Hin}
 	return g, nil
 }
 

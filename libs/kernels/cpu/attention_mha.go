@@ -19,50 +19,17 @@ const (
 )
 
 func mhaGeom(src geomSrc, hi bool) (attnDims, error) {
-	q := src.dims(0)
-	heads := src.attrs().Int("num_heads", 0)
-	if heads <= 0 {
-		return attnDims{}, fmt.Errorf("num_heads must be positive")
+	m, err := kernels.MHADims(src.attrs(), dimEnds(src.dims(0), hi), dimEnds(src.dims(1), hi), dimEnds(src.dims(2), hi), dimEnds(src.dims(6), hi))
+	if err != nil {
+		return attnDims{}, err
 	}
-	k, v := src.dims(1), src.dims(2)
-	g := attnDims{nq: heads}
-	switch {
-	case len(q) == 3:
-		g.b, g.s = pick(q[0], hi), pick(q[1], hi)
-	case len(q) == 5 && k == nil:
-		g.b, g.s = pick(q[0], hi), pick(q[1], hi)
-		g.t, g.d, g.dv = g.s, pick(q[4], hi), pick(q[4], hi)
-		return mhaPast(src, hi, g)
-	default:
-		return attnDims{}, fmt.Errorf("query has %d dims, want 3 (or 5 when packed)", len(q))
-	}
-	switch {
-	case len(k) == 3 && len(v) == 3:
-		g.t, g.d, g.dv = pick(k[1], hi), pick(q[2], hi)/heads, pick(v[2], hi)/heads
-	case len(k) == 5 && v == nil:
-		g.t, g.d, g.dv = pick(k[1], hi), pick(k[4], hi), pick(k[4], hi)
-	case len(k) == 4 && len(v) == 4:
-		g.t, g.d, g.dv = pick(k[2], hi), pick(k[3], hi), pick(v[3], hi)
-		return g, nil // a BNSH key/value is the whole history: no past
-	default:
-		return attnDims{}, fmt.Errorf("key %d-D and value %d-D are not a supported layout", len(k), len(v))
-	}
-	if src.dims(3) != nil { // bias: biased copies of Q, K and V
-		part, err := f32Part("biased", g.b, (g.s*pick(q[2], hi) + g.t*pick(k[2], hi) + g.t*pick(v[2], hi)))
+	g := attnDims{b: m.B, s: m.S, nq: m.Heads, d: m.D, dv: m.Dv, t: m.T}
+	if src.dims(3) != nil && m.Layout == mhaSeparate { // bias: biased copies of Q, K and V
+		part, err := f32Part("biased", g.b, g.s*m.Heads*m.D+m.L*m.Heads*m.D+m.L*m.Heads*m.Dv)
 		if err != nil {
 			return attnDims{}, err
 		}
 		g.extra = []alloc.Part{part}
-	}
-	return mhaPast(src, hi, g)
-}
-
-func mhaPast(src geomSrc, hi bool, g attnDims) (attnDims, error) {
-	if p := src.dims(6); p != nil {
-		if len(p) != 4 {
-			return attnDims{}, fmt.Errorf("past_key has %d dims, want 4", len(p))
-		}
-		g.t += pick(p[2], hi)
 	}
 	return g, nil
 }

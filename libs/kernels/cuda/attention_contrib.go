@@ -17,35 +17,14 @@ type contribGeom struct {
 	hin, total, hq, hk, hv, p int64
 }
 
+// contribDims is kernels.ContribDims's geometry in this backend's terms.
 func contribDims(at graph.Attributes, x, w, past []int64) (contribGeom, error) {
-	var g contribGeom
-	if len(x) != 3 || len(w) != 2 {
-		return g, fmt.Errorf("input %d-D and weights %d-D, want 3-D and 2-D", len(x), len(w))
+	m, err := kernels.ContribDims(at, x, w, past)
+	if err != nil {
+		return contribGeom{}, err
 	}
-	heads := at.Int("num_heads", 0)
-	if heads <= 0 {
-		return g, fmt.Errorf("num_heads must be positive")
-	}
-	g.hin, g.total = x[2], w[1]
-	g.hq, g.hk, g.hv = g.total/3, g.total/3, g.total/3
-	if sz := at.Ints("qkv_hidden_sizes"); sz != nil {
-		if len(sz) != 3 {
-			return g, fmt.Errorf("qkv_hidden_sizes %v", sz)
-		}
-		g.hq, g.hk, g.hv = sz[0], sz[1], sz[2]
-	}
-	if g.hq+g.hk+g.hv != g.total || g.hq != g.hk || g.hq%heads != 0 || g.hv%heads != 0 {
-		return g, fmt.Errorf("hidden sizes %d/%d/%d do not fit weights %v and %d heads", g.hq, g.hk, g.hv, w, heads)
-	}
-	g.attnGeom = attnGeom{b: x[0], s: x[1], nq: heads, nkv: heads, d: g.hq / heads, dv: g.hv / heads}
-	if past != nil {
-		if len(past) != 5 {
-			return g, fmt.Errorf("past has %d dims, want 5", len(past))
-		}
-		g.p = past[3]
-	}
-	g.t = g.s + g.p
-	return g, nil
+	return contribGeom{attnGeom: attnGeom{b: m.B, s: m.S, nq: m.Heads, nkv: m.Heads, d: m.D, dv: m.Dv, t: m.T},
+		hin: m.Hin, total: m.Total, hq: m.HQ, hk: m.HK, hv: m.HV, p: m.P}, nil
 }
 
 // contribParts is the recipe before the partials: "qkv", the GEMM's "cublas" cap and "kv" when
