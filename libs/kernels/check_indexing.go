@@ -3,10 +3,11 @@ package kernels
 import (
 	"fmt"
 	"slices"
+
+	"carve.dev/libs/graph"
 )
 
-// The checks of the indexing ops (Gather, GatherND, ScatterND); GatherElements' are
-// CheckGatherElements'.
+// The checks of the indexing ops (Gather, GatherElements, GatherND, ScatterND).
 
 // CheckGather checks Gather for every backend: int32 or int64 indices, data of rank 1 or more,
 // the axis, and the output of the data's type and shape data[:axis] + indices + data[axis+1:].
@@ -100,4 +101,48 @@ func CheckScatterND(n *Node) (m int, reduction string, err error) {
 		return 0, "", fmt.Errorf("unknown reduction %q", reduction)
 	}
 	return m, reduction, nil
+}
+
+// CheckGatherElements checks ONNX's GatherElements(data, indices) and carve's
+// GatherElements(data, indices, shape) (the indices broadcast to shape, read where they
+// broadcast instead of expanded) for every backend: int32 or int64 indices of the data's rank
+// (not 0), carve's shape input 1-D int64, the axis, the indices (as broadcast) within the data
+// on every other axis, and the output of the data's type. It returns the normalized axis and
+// the output's shape: the indices' for ONNX's, their broadcast with the shape input for carve's.
+func CheckGatherElements(n *Node) (axis int, out []int64, err error) {
+	expanded := n.Domain == DomainCarve
+	ins := 2
+	if expanded {
+		ins = 3
+	}
+	if err := CheckArity(n, ins, ins, 1, 1); err != nil {
+		return 0, nil, err
+	}
+	data, idx := n.Inputs[0], n.Inputs[1]
+	out = idx.Shape
+	if expanded {
+		shp := n.Inputs[2]
+		if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
+			return 0, nil, fmt.Errorf("shape input is %v, want 1-D int64", shp)
+		}
+		out = n.Outputs[0].Shape
+		if want, err := BroadcastShapes(idx.Shape, out); err != nil || !slices.Equal(want, out) {
+			return 0, nil, fmt.Errorf("output %v is not the broadcast of indices %v with the shape input", out, idx.Shape)
+		}
+	}
+	if (idx.DType != graph.Int32 && idx.DType != graph.Int64) || len(out) != len(data.Shape) || len(data.Shape) == 0 {
+		return 0, nil, fmt.Errorf("indices %v for data %v", idx, data)
+	}
+	if axis, err = NormAxis(n.Attrs.Int("axis", 0), len(data.Shape)); err != nil {
+		return 0, nil, err
+	}
+	for i := range data.Shape {
+		if i != axis && out[i] > data.Shape[i] {
+			return 0, nil, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", out, data.Shape, i)
+		}
+	}
+	if err := CheckOutput(n, 0, data.DType, out); err != nil {
+		return 0, nil, err
+	}
+	return axis, out, nil
 }

@@ -76,33 +76,22 @@ type gatherElements struct {
 
 // selectGatherElements is ONNX's GatherElements and carve's GatherElements(data, indices,
 // shape) (ONNX's of the indices expanded to shape, the indices read where they broadcast
-// instead): kernels.CheckGatherElements gives the output's shape, the indices broadcast to it.
+// instead): kernels.CheckGatherElements gives the axis and the output's shape, the indices
+// broadcast to it.
 func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
-	out, err := kernels.CheckGatherElements(n)
+	axis, out, err := kernels.CheckGatherElements(n)
 	if err != nil {
 		return plan{}, err
 	}
-	return newGatherElements(n, d, out)
+	return newGatherElements(n, d, axis, out)
 }
 
 // newGatherElements plans a GatherElements whose output has shape out, the indices n.Inputs[1]
 // broadcast to it.
-func newGatherElements(n *kernels.Node, d kernels.Target, out []int64) (plan, error) {
+func newGatherElements(n *kernels.Node, d kernels.Target, axis int, out []int64) (plan, error) {
 	data, idx := n.Inputs[0], n.Inputs[1]
 	if len(data.Shape) > 16 {
 		return plan{}, fmt.Errorf("rank %d is more than 16", len(data.Shape))
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(data.Shape))
-	if err != nil {
-		return plan{}, err
-	}
-	for i := range data.Shape {
-		if i != axis && out[i] > data.Shape[i] {
-			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", out, data.Shape, i)
-		}
-	}
-	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
-		return plan{}, err
 	}
 	g := &gatherElements{workers: d.Workers, axis: axis, data: data.Shape, out: out, nidx: numel(idx.Shape),
 		es: int(data.DType.Size()), dataStride: stridesOf(data.Shape), idxStride: make([]int, len(out))}

@@ -64,34 +64,23 @@ func selectGather(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectGatherElements is ONNX's GatherElements and carve's GatherElements(data, indices,
 // shape) (ONNX's of the indices expanded to shape, the indices read where they broadcast
-// instead): kernels.CheckGatherElements gives the output's shape, the indices broadcast to it.
+// instead): kernels.CheckGatherElements gives the axis and the output's shape, the indices
+// broadcast to it.
 func selectGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
-	out, err := kernels.CheckGatherElements(n)
+	axis, out, err := kernels.CheckGatherElements(n)
 	if err != nil {
 		return plan{}, err
 	}
-	return planGatherElements(n, t, out)
+	return planGatherElements(n, t, axis, out)
 }
 
 // planGatherElements launches carve_gather_elements_<E> for an output of shape out, the indices
 // n.Inputs[1] broadcast to it.
-func planGatherElements(n *kernels.Node, t kernels.Target, out []int64) (plan, error) {
+func planGatherElements(n *kernels.Node, t kernels.Target, axis int, out []int64) (plan, error) {
 	data, idx := n.Inputs[0], n.Inputs[1]
 	r := len(data.Shape)
 	if r > maxRank {
 		return plan{}, fmt.Errorf("rank %d; the CUDA kernel takes rank <= %d", r, maxRank)
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), r)
-	if err != nil {
-		return plan{}, err
-	}
-	for i := range data.Shape {
-		if i != axis && out[i] > data.Shape[i] {
-			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", out, data.Shape, i)
-		}
-	}
-	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
-		return plan{}, err
 	}
 	es, err := elemSize(data.DType)
 	if err != nil {
