@@ -448,3 +448,56 @@ func CheckGQA(n *Node) (GQANode, error) {
 	}
 	return g, nil
 }
+
+// KeyMask is the format of a contrib attention op's key mask (Attention's mask_index,
+// MultiHeadAttention's key_padding_mask), onnxruntime's.
+type KeyMask uint8
+
+const (
+	KeyMaskNone     KeyMask = iota
+	KeyMaskLengths          // [B]: key lengths
+	KeyMaskStartEnd         // [2B]: key ends, then key starts
+	KeyMaskRaw2             // [B, T']: 0 masks a key
+	KeyMaskRaw3             // [B, S, T']: 0 masks a key for one query
+)
+
+// CheckKeyMask checks a key mask's shape for every backend, for B batches of S queries over T
+// keys, and returns its format and, for the raw formats, its last dim T' (at most T).
+func CheckKeyMask(v Value, b, s, t int64) (KeyMask, int64, error) {
+	switch sh := v.Shape; {
+	case len(sh) == 1 && sh[0] == b:
+		return KeyMaskLengths, 0, nil
+	case len(sh) == 1 && sh[0] == 2*b:
+		return KeyMaskStartEnd, 0, nil
+	case len(sh) == 2 && sh[0] == b && sh[1] <= t:
+		return KeyMaskRaw2, sh[1], nil
+	case len(sh) == 3 && sh[0] == b && sh[1] == s && sh[2] <= t:
+		return KeyMaskRaw3, sh[2], nil
+	}
+	return KeyMaskNone, 0, fmt.Errorf("mask shape %v is not supported (want [B], [2B], [B, T] or [B, S, T])", v.Shape)
+}
+
+// AttentionBias is a contrib attention op's attention_bias [B or 1, N or 1, S, T'] as
+// CheckAttentionBias reads it: T' and its element strides per batch and per head (0 where it
+// broadcasts).
+type AttentionBias struct{ T, SB, SH int64 }
+
+// CheckAttentionBias checks a contrib attention op's attention_bias for every backend, for B
+// batches of S queries in N heads over T keys: [B or 1, N or 1, S, T' <= T] of type dt.
+func CheckAttentionBias(v Value, dt graph.DType, b, n, s, t int64) (AttentionBias, error) {
+	sh := v.Shape
+	if len(sh) != 4 || (sh[0] != 1 && sh[0] != b) || (sh[1] != 1 && sh[1] != n) || sh[2] != s || sh[3] > t {
+		return AttentionBias{}, fmt.Errorf("attention_bias shape %v, want [%d or 1, %d or 1, %d, <= %d]", sh, b, n, s, t)
+	}
+	if v.DType != dt {
+		return AttentionBias{}, fmt.Errorf("attention_bias is %v, want %v", v.DType, dt)
+	}
+	a := AttentionBias{T: sh[3]}
+	if sh[0] != 1 {
+		a.SB = sh[1] * sh[2] * sh[3]
+	}
+	if sh[1] != 1 {
+		a.SH = sh[2] * sh[3]
+	}
+	return a, nil
+}

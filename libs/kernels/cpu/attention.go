@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -105,14 +104,14 @@ func bsnh(data []float32, off, s, width, d int) view3 {
 }
 
 // maskKind is the format of an attention mask.
-type maskKind uint8
+// maskKind is kernels.KeyMask, by its short names here.
+type maskKind = kernels.KeyMask
 
 const (
-	maskNone     maskKind = iota
-	maskLengths           // [B]: key lengths
-	maskStartEnd          // [2B]: key ends, then key starts
-	maskRaw2              // [B, T']: 0 masks a key
-	maskRaw3              // [B, S, T']: 0 masks a key for one query
+	maskLengths  = kernels.KeyMaskLengths
+	maskStartEnd = kernels.KeyMaskStartEnd
+	maskRaw2     = kernels.KeyMaskRaw2
+	maskRaw3     = kernels.KeyMaskRaw3
 )
 
 // keyMask is an attention mask in one of onnxruntime's formats; its data is read at run time.
@@ -123,17 +122,15 @@ type keyMask struct {
 }
 
 func newKeyMask(v kernels.Value, b, s, t int64) (keyMask, error) {
-	switch {
-	case len(v.Shape) == 1 && v.Shape[0] == b:
-		return keyMask{kind: maskLengths}, nil
-	case len(v.Shape) == 1 && v.Shape[0] == 2*b:
-		return keyMask{kind: maskStartEnd}, nil
-	case len(v.Shape) == 2 && v.Shape[0] == b && v.Shape[1] <= t:
-		return keyMask{kind: maskRaw2, t: int(v.Shape[1])}, nil
-	case len(v.Shape) == 3 && v.Shape[0] == b && v.Shape[1] == s && v.Shape[2] <= t:
-		return keyMask{kind: maskRaw3, t: int(v.Shape[2]), s: int(s)}, nil
+	kind, tm, err := kernels.CheckKeyMask(v, b, s, t)
+	if err != nil {
+		return keyMask{}, err
 	}
-	return keyMask{}, fmt.Errorf("mask shape %v is not supported (want [B], [2B], [B, T] or [B, S, T])", v.Shape)
+	m := keyMask{kind: kind, t: int(tm)}
+	if kind == maskRaw3 {
+		m.s = int(s)
+	}
+	return m, nil
 }
 
 // apply adds filter to the scores s of query i of batch b against keys [j0, j0+len(s)) that
@@ -482,20 +479,11 @@ func (c *attnCore) setTactic(workers int) {
 
 // checkBias validates an attention_bias of shape [B or 1, N or 1, S, T] and sets its strides.
 func (c *attnCore) checkBias(v kernels.Value) error {
-	s := v.Shape
-	if len(s) != 4 || (s[0] != 1 && s[0] != int64(c.b)) || (s[1] != 1 && s[1] != int64(c.nq)) || s[2] != int64(c.s) || s[3] > int64(c.t) {
-		return fmt.Errorf("attention_bias shape %v, want [%d or 1, %d or 1, %d, <= %d]", s, c.b, c.nq, c.s, c.t)
+	ab, err := kernels.CheckAttentionBias(v, graph.Float32, int64(c.b), int64(c.nq), int64(c.s), int64(c.t))
+	if err != nil {
+		return err
 	}
-	if v.DType != graph.Float32 {
-		return fmt.Errorf("attention_bias is %v, want float32", v.DType)
-	}
-	c.hasBias, c.biasT = true, int(s[3])
-	if s[0] != 1 {
-		c.biasSB = int(s[1] * s[2] * s[3])
-	}
-	if s[1] != 1 {
-		c.biasSH = int(s[2] * s[3])
-	}
+	c.hasBias, c.biasT, c.biasSB, c.biasSH = true, int(ab.T), int(ab.SB), int(ab.SH)
 	return nil
 }
 

@@ -253,37 +253,19 @@ func attnBoundParts(bLo, bHi, sLo, sHi, nq, nkv, dv, tHi int64, decodeS1 bool, t
 	return partialsBytes(best, dv)
 }
 
-// maskKind returns the csrc mask kind of a key mask shape (onnxruntime's formats) and its T.
+// maskKindOf is the csrc mask kind of a key mask (kernels.CheckKeyMask's format) and its T.
 func maskKindOf(v kernels.Value, b, s, t int64) (int64, int64, error) {
-	switch {
-	case len(v.Shape) == 1 && v.Shape[0] == b:
-		return 1, 0, nil
-	case len(v.Shape) == 1 && v.Shape[0] == 2*b:
-		return 2, 0, nil
-	case len(v.Shape) == 2 && v.Shape[0] == b && v.Shape[1] <= t:
-		return 3, v.Shape[1], nil
-	case len(v.Shape) == 3 && v.Shape[0] == b && v.Shape[1] == s && v.Shape[2] <= t:
-		return 4, v.Shape[2], nil
-	}
-	return 0, 0, fmt.Errorf("mask shape %v is not supported (want [B], [2B], [B, T] or [B, S, T])", v.Shape)
+	kind, tm, err := kernels.CheckKeyMask(v, b, s, t)
+	return int64(kind), tm, err // the kernels' mask codes are kernels.KeyMask's
 }
 
 // biasArgs validates an attention_bias [B or 1, N or 1, S, <= T] and sets its strides.
 func biasArgs(v kernels.Value, dt graph.DType, b, s, n, t int64, x *attnArgs) error {
-	sh := v.Shape
-	if len(sh) != 4 || (sh[0] != 1 && sh[0] != b) || (sh[1] != 1 && sh[1] != n) || sh[2] != s || sh[3] > t {
-		return fmt.Errorf("attention_bias shape %v, want [%d or 1, %d or 1, %d, <= %d]", sh, b, n, s, t)
+	ab, err := kernels.CheckAttentionBias(v, dt, b, n, s, t)
+	if err != nil {
+		return err
 	}
-	if v.DType != dt {
-		return fmt.Errorf("attention_bias is %v, want %v", v.DType, dt)
-	}
-	x.biasT = sh[3]
-	if sh[0] != 1 {
-		x.biasSB = sh[1] * sh[2] * sh[3]
-	}
-	if sh[1] != 1 {
-		x.biasSH = sh[2] * sh[3]
-	}
+	x.biasT, x.biasSB, x.biasSH = ab.T, ab.SB, ab.SH
 	return nil
 }
 
