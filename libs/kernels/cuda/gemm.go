@@ -129,7 +129,7 @@ func (g *gemmInstance) Recipe() alloc.Recipe {
 func (g *gemmInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream) error {
 	if g.gemv != nil {
 		if len(in) < 2 || len(out) < 1 || (g.c != cNone && len(in) < 3) {
-			return &kernels.RunError{Kernel: g.kernel, Err: errArity}
+			return &kernels.RunError{Kernel: g.kernel, Err: kernels.ErrRunArity}
 		}
 		if err := g.gemv.exec(s, in, out, ws, nil); err != nil {
 			return &kernels.RunError{Kernel: g.kernel, Err: err}
