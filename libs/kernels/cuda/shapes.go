@@ -49,8 +49,6 @@ func isFloat(dt graph.DType) bool {
 
 func isInt(dt graph.DType) bool { return dt == graph.Int64 || dt == graph.Int32 }
 
-func isIndex(dt graph.DType) bool { return dt == graph.Int32 || dt == graph.Int64 }
-
 // dtName is the kernel-name suffix of a float or integer type the CUDA kernels are built for.
 func dtName(dt graph.DType) string {
 	switch dt {
