@@ -522,18 +522,14 @@ func (s *slice) run(in, out []kernels.Tensor, _ wsParts) error {
 	for i := range r {
 		step[i] = 1
 	}
+	// starts, ends, axes and steps hold k values each (kernels.CheckSlice, and Run's checks
+	// of the tensors' shapes)
 	starts, ends := in[1], in[2]
 	k := numel(starts.Shape)
-	if numel(ends.Shape) != k {
-		return fmt.Errorf("starts has %d values, ends %d", k, numel(ends.Shape))
-	}
 	var seen [16]bool
 	for j := range k {
 		axis := int64(j)
 		if len(in) > 3 && in[3].Data != nil {
-			if numel(in[3].Shape) != k {
-				return fmt.Errorf("axes has %d values, starts %d", numel(in[3].Shape), k)
-			}
 			axis = loadI64(in[3], j)
 		}
 		if axis < 0 {
@@ -545,9 +541,6 @@ func (s *slice) run(in, out []kernels.Tensor, _ wsParts) error {
 		seen[axis] = true
 		st := int64(1)
 		if len(in) > 4 && in[4].Data != nil {
-			if numel(in[4].Shape) != k {
-				return fmt.Errorf("steps has %d values, starts %d", numel(in[4].Shape), k)
-			}
 			st = loadI64(in[4], j)
 		}
 		if st == 0 {
