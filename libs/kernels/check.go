@@ -9,7 +9,9 @@ import (
 )
 
 // The node checks every backend's Select makes the same way, so that backends accept exactly the
-// same nodes: the axis, broadcast, arity and output rules of the ONNX operators.
+// same nodes: the axis, broadcast, arity and output rules of the ONNX operators, and each op's
+// arity, attributes and shapes (here and in check_*.go, a file an op family). A backend then
+// refuses only what its kernels are not built for (types, ranks, sizes).
 
 // NormAxis resolves a possibly negative axis against rank.
 func NormAxis(axis int64, rank int) (int, error) {
@@ -184,11 +186,11 @@ func CheckView(n *Node, minIn, maxIn int) (mask bool, err error) {
 	return mask, nil
 }
 
-// CheckGQA checks what every backend's com.microsoft.GroupQueryAttention refuses or requires
+// gqaRefused checks what every backend's com.microsoft.GroupQueryAttention refuses or requires
 // before looking at shapes: the arity, seqlens_k and total_sequence_length present, and none of
 // smooth_softmax, qk_output, sliding_window_cache, quantized keys or values, inputs past
 // position_ids' and attention_bias' (head_sink, KV scales, QK norms) or the output_qk output.
-func CheckGQA(n *Node) error {
+func gqaRefused(n *Node) error {
 	if err := CheckArity(n, 1, 11, 1, 3); err != nil {
 		return err
 	}
@@ -576,37 +578,6 @@ func MoEBound(r *NodeRange) (m MoE, exact bool, err error) {
 	return m, exact, nil
 }
 
-// CheckGatherElements checks ONNX's GatherElements(data, indices) and carve's
-// GatherElements(data, indices, shape) (the indices broadcast to shape, read where they
-// broadcast instead of expanded) for every backend, and returns the output's shape: the
-// indices' for ONNX's, their broadcast with the shape input for carve's.
-func CheckGatherElements(n *Node) ([]int64, error) {
-	expanded := n.Domain == DomainCarve
-	ins := 2
-	if expanded {
-		ins = 3
-	}
-	if err := CheckArity(n, ins, ins, 1, 1); err != nil {
-		return nil, err
-	}
-	data, idx := n.Inputs[0], n.Inputs[1]
-	out := idx.Shape
-	if expanded {
-		shp := n.Inputs[2]
-		if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
-			return nil, fmt.Errorf("shape input is %v, want 1-D int64", shp)
-		}
-		out = n.Outputs[0].Shape
-		if want, err := BroadcastShapes(idx.Shape, out); err != nil || !slices.Equal(want, out) {
-			return nil, fmt.Errorf("output %v is not the broadcast of indices %v with the shape input", out, idx.Shape)
-		}
-	}
-	if (idx.DType != graph.Int32 && idx.DType != graph.Int64) || len(out) != len(data.Shape) || len(data.Shape) == 0 {
-		return nil, fmt.Errorf("indices %v for data %v", idx, data)
-	}
-	return out, nil
-}
-
 // ConvGeom is the geometry of a Conv, ConvTranspose or pool node at concrete shapes: batch N,
 // input channels C, output channels M, Group, and per spatial dim the input and output sizes,
 // the kernel, strides, dilations and the pads at each end (SAME padding resolved).
@@ -742,34 +713,35 @@ func CheckConvTranspose(n *Node) (ConvGeom, error) {
 
 // CheckPool checks a MaxPool or AveragePool node for every backend: one input of a float type,
 // the window attributes (kernel_shape required), and output 0 [N, C, out...]. MaxPool's optional
-// Indices output (int64 of the output's shape) is checked when present; indices reports it.
-func CheckPool(n *Node) (g ConvGeom, indices bool, err error) {
+// Indices output (int64 of the output's shape) is checked when present, then refused: no
+// backend's kernel writes it.
+func CheckPool(n *Node) (g ConvGeom, err error) {
 	maxOut := 1
 	if n.Op == "MaxPool" {
 		maxOut = 2
 	}
 	if err := CheckArity(n, 1, 1, 1, maxOut); err != nil {
-		return g, false, err
+		return g, err
 	}
 	x := n.Inputs[0]
 	if !isFloatType(x.DType) {
-		return g, false, fmt.Errorf("input is %v, want a float type", x.DType)
+		return g, fmt.Errorf("input is %v, want a float type", x.DType)
 	}
 	if err := g.window(n, x, nil, false); err != nil {
-		return g, false, err
+		return g, err
 	}
 	g.M = g.C
 	out := append([]int64{g.N, g.C}, g.Out...)
 	if err := CheckOutput(n, 0, x.DType, out); err != nil {
-		return g, false, err
+		return g, err
 	}
 	if _, ok := n.Output(1); ok {
 		if err := CheckOutput(n, 1, graph.Int64, out); err != nil {
-			return g, false, err
+			return g, err
 		}
-		indices = true
+		return g, fmt.Errorf("MaxPool's Indices output is not supported: drop it from the node (torch: return_indices=False)")
 	}
-	return g, indices, nil
+	return g, nil
 }
 
 func isFloatType(dt graph.DType) bool {

@@ -1,13 +1,16 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 
 	"carve.dev/libs/alloc"
+	"carve.dev/libs/graph"
 )
 
-// What every backend's Select and Bound check around the plan they build, in one place, so that
-// the backends keep only their plans (and cannot drift apart: a rule added here holds for all).
+// What every backend's Select and Bound check around the plan they build, and its instances'
+// Run around the tensors it is given, in one place, so that the backends keep only their plans
+// (and cannot drift apart: a rule added here holds for all).
 
 // MaxRecipeParts bounds the parts of one kernel's workspace recipe. A kernel that needs more
 // is a kernel to split.
@@ -56,6 +59,56 @@ func CheckRange(r *NodeRange) error {
 				if dr.Lo < 0 || dr.Hi < dr.Lo {
 					return fmt.Errorf("invalid dim range [%d, %d]", dr.Lo, dr.Hi)
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// Expect is what an instance's Run checks of one input or output of its node.
+type Expect struct {
+	Present bool
+	DType   graph.DType
+	Shape   []int64
+	Bytes   int64 // the dense tensor's size
+}
+
+// Expectations are the Expects of a node's values vs, whose sizes Select checked
+// (CheckNodeSizes).
+func Expectations(vs []Value) []Expect {
+	out := make([]Expect, len(vs))
+	for i, v := range vs {
+		if !v.Present() {
+			continue
+		}
+		b, _ := ByteSize(v.DType, v.Shape)
+		out[i] = Expect{Present: true, DType: v.DType, Shape: append([]int64(nil), v.Shape...), Bytes: b}
+	}
+	return out
+}
+
+// ErrRunArity is Run's error for fewer tensors than the node has values.
+var ErrRunArity = errors.New("wrong number of inputs or outputs")
+
+// CheckTensors checks, for an instance's Run, that got holds a tensor of the dtype and shape of
+// every present value of want (kind names them in errors: "input", "output"); where each one's
+// data lies is the backend's to check. It allocates only to report an error.
+func CheckTensors(kind string, want []Expect, got []Tensor) error {
+	if len(got) < len(want) {
+		return ErrRunArity
+	}
+	for j := range want {
+		w := &want[j]
+		if !w.Present {
+			continue
+		}
+		t := &got[j]
+		if t.DType != w.DType || len(t.Shape) != len(w.Shape) {
+			return fmt.Errorf("%s %d is %v, want %v%v", kind, j, *t, w.DType, w.Shape)
+		}
+		for k, d := range w.Shape {
+			if t.Shape[k] != d {
+				return fmt.Errorf("%s %d has shape %v, want %v", kind, j, t.Shape, w.Shape)
 			}
 		}
 	}

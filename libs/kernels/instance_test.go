@@ -49,3 +49,18 @@ func TestCheckNodeSizesAndRange(t *testing.T) {
 	require.ErrorContains(t, kernels.CheckRange(&kernels.NodeRange{Outputs: []kernels.ValueRange{vr(4, 2)}}), "invalid dim range [4, 2]")
 	require.ErrorContains(t, kernels.CheckRange(&kernels.NodeRange{Inputs: []kernels.ValueRange{vr(-1, 2)}}), "invalid dim range [-1, 2]")
 }
+
+// The checks every backend's Run makes of the tensors it is given.
+func TestCheckTensors(t *testing.T) {
+	want := kernels.Expectations([]kernels.Value{{DType: graph.Float32, Shape: []int64{2, 3}}, {}})
+	require.Equal(t, int64(24), want[0].Bytes)
+	require.False(t, want[1].Present)
+	f32 := func(shape ...int64) kernels.Tensor { return kernels.Tensor{DType: graph.Float32, Shape: shape} }
+	require.NoError(t, kernels.CheckTensors("input", want, []kernels.Tensor{f32(2, 3), {}}))
+	require.ErrorIs(t, kernels.CheckTensors("input", want, []kernels.Tensor{f32(2, 3)}), kernels.ErrRunArity)
+	require.ErrorContains(t, kernels.CheckTensors("input", want, []kernels.Tensor{f32(3, 2), {}}), "input 0 has shape [3 2], want [2 3]")
+	require.ErrorContains(t, kernels.CheckTensors("output", want, []kernels.Tensor{f32(6), {}}), "output 0 is float32[6], want float32[2 3]")
+	got := []kernels.Tensor{f32(2, 3), {}}
+	allocs := testing.AllocsPerRun(10, func() { _ = kernels.CheckTensors("input", want, got) })
+	require.Zero(t, allocs)
+}

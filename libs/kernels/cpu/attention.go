@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -26,7 +25,8 @@ import (
 //     max and running sum to workspace partials; a second pass combines the chunks of a row
 //     (flash-decoding). It gives decode steps (one query, long history) parallel work.
 //
-// com.microsoft.Attention, which projects its own Q, K and V, can run the full tactic with the
+// The ops' selects are in attention_contrib.go (com.microsoft.Attention), attention_mha.go and
+// gqa.go. Attention, which projects its own Q, K and V, can run the full tactic with the
 // projection inside its tasks (attention_fused.go).
 const (
 	splitKVMinT  = 512
@@ -104,14 +104,14 @@ func bsnh(data []float32, off, s, width, d int) view3 {
 }
 
 // maskKind is the format of an attention mask.
-type maskKind uint8
+// maskKind is kernels.KeyMask, by its short names here.
+type maskKind = kernels.KeyMask
 
 const (
-	maskNone     maskKind = iota
-	maskLengths           // [B]: key lengths
-	maskStartEnd          // [2B]: key ends, then key starts
-	maskRaw2              // [B, T']: 0 masks a key
-	maskRaw3              // [B, S, T']: 0 masks a key for one query
+	maskLengths  = kernels.KeyMaskLengths
+	maskStartEnd = kernels.KeyMaskStartEnd
+	maskRaw2     = kernels.KeyMaskRaw2
+	maskRaw3     = kernels.KeyMaskRaw3
 )
 
 // keyMask is an attention mask in one of onnxruntime's formats; its data is read at run time.
@@ -122,17 +122,15 @@ type keyMask struct {
 }
 
 func newKeyMask(v kernels.Value, b, s, t int64) (keyMask, error) {
-	switch {
-	case len(v.Shape) == 1 && v.Shape[0] == b:
-		return keyMask{kind: maskLengths}, nil
-	case len(v.Shape) == 1 && v.Shape[0] == 2*b:
-		return keyMask{kind: maskStartEnd}, nil
-	case len(v.Shape) == 2 && v.Shape[0] == b && v.Shape[1] <= t:
-		return keyMask{kind: maskRaw2, t: int(v.Shape[1])}, nil
-	case len(v.Shape) == 3 && v.Shape[0] == b && v.Shape[1] == s && v.Shape[2] <= t:
-		return keyMask{kind: maskRaw3, t: int(v.Shape[2]), s: int(s)}, nil
+	kind, tm, err := kernels.CheckKeyMask(v, b, s, t)
+	if err != nil {
+		return keyMask{}, err
 	}
-	return keyMask{}, fmt.Errorf("mask shape %v is not supported (want [B], [2B], [B, T] or [B, S, T])", v.Shape)
+	m := keyMask{kind: kind, t: int(tm)}
+	if kind == maskRaw3 {
+		m.s = int(s)
+	}
+	return m, nil
 }
 
 // apply adds filter to the scores s of query i of batch b against keys [j0, j0+len(s)) that
@@ -481,20 +479,11 @@ func (c *attnCore) setTactic(workers int) {
 
 // checkBias validates an attention_bias of shape [B or 1, N or 1, S, T] and sets its strides.
 func (c *attnCore) checkBias(v kernels.Value) error {
-	s := v.Shape
-	if len(s) != 4 || (s[0] != 1 && s[0] != int64(c.b)) || (s[1] != 1 && s[1] != int64(c.nq)) || s[2] != int64(c.s) || s[3] > int64(c.t) {
-		return fmt.Errorf("attention_bias shape %v, want [%d or 1, %d or 1, %d, <= %d]", s, c.b, c.nq, c.s, c.t)
+	ab, err := kernels.CheckAttentionBias(v, graph.Float32, int64(c.b), int64(c.nq), int64(c.s), int64(c.t))
+	if err != nil {
+		return err
 	}
-	if v.DType != graph.Float32 {
-		return fmt.Errorf("attention_bias is %v, want float32", v.DType)
-	}
-	c.hasBias, c.biasT = true, int(s[3])
-	if s[0] != 1 {
-		c.biasSB = int(s[1] * s[2] * s[3])
-	}
-	if s[1] != 1 {
-		c.biasSH = int(s[2] * s[3])
-	}
+	c.hasBias, c.biasT, c.biasSB, c.biasSH = true, int(ab.T), int(ab.SB), int(ab.SH)
 	return nil
 }
 
@@ -507,4 +496,180 @@ func attnScale(at interface {
 		return def
 	}
 	return s
+}
+
+// dimsOf returns the dims of input i of a node or range as (lo, hi) pairs, so the same
+// geometry code serves Select (lo == hi) and Bound.
+type geomSrc interface {
+	dims(i int) []kernels.DimRange // nil when absent
+	outDims(i int) []kernels.DimRange
+	attrs() graph.Attributes
+}
+
+type nodeSrc struct{ n *kernels.Node }
+
+func (s nodeSrc) dims(i int) []kernels.DimRange {
+	v, ok := s.n.Input(i)
+	if !ok {
+		return nil
+	}
+	return kernels.FixedValue(v).Dims
+}
+
+func (s nodeSrc) outDims(i int) []kernels.DimRange {
+	v, ok := s.n.Output(i)
+	if !ok {
+		return nil
+	}
+	return kernels.FixedValue(v).Dims
+}
+
+func (s nodeSrc) attrs() graph.Attributes { return s.n.Attrs }
+
+type rangeSrc struct{ r *kernels.NodeRange }
+
+func (s rangeSrc) dims(i int) []kernels.DimRange {
+	v, ok := s.r.Input(i)
+	if !ok {
+		return nil
+	}
+	return v.Dims
+}
+
+func (s rangeSrc) outDims(i int) []kernels.DimRange {
+	v, ok := s.r.Output(i)
+	if !ok {
+		return nil
+	}
+	return v.Dims
+}
+
+func (s rangeSrc) attrs() graph.Attributes { return s.r.Attrs }
+
+// attnDims is an attention node's geometry at its largest: what the recipe depends on.
+type attnDims struct {
+	b, s, nq, t, d, dv int64
+	extra              []alloc.Part
+	// proj is an input projection of m x k by k x n run before the core, whose gemm
+	// workspace part follows extra's (none when m, n or k is 0).
+	proj [3]int64 // op-specific parts, placed before the core's
+}
+
+// attnRecipe is the full recipe for geometry g.
+func attnRecipe(g attnDims, workers int) ([]alloc.Part, error) {
+	core, err := attnScratchParts(g.b, g.nq, g.s, g.t, g.d, g.dv, int64(workers))
+	if err != nil {
+		return nil, err
+	}
+	proj := gemmPart(gemm.Workspace(g.proj[0], g.proj[1], g.proj[2], gemm.RowMajor, workers))
+	return slices.Concat(g.extra, proj, core), nil
+}
+
+// attnBound bounds an attention op over ranges: the recipe is monotone in every dim, so it is
+// evaluated at the largest shapes for each tactic the key length's range can reach (the
+// full tactic's T is capped below the split-kv threshold).
+func attnBound(geom func(geomSrc, bool) (attnDims, error)) func(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
+	return func(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
+		lo, err := geom(rangeSrc{r}, false)
+		if err != nil {
+			return kernels.Bound{}, err
+		}
+		hi, err := geom(rangeSrc{r}, true)
+		if err != nil {
+			return kernels.Bound{}, err
+		}
+		var best kernels.Bound
+		if lo.t < splitKVMinT { // "full" reachable
+			g := hi
+			g.t = min(hi.t, splitKVMinT-1)
+			parts, err := attnRecipe(g, max(d.Workers, 1))
+			if err != nil {
+				return kernels.Bound{}, err
+			}
+			b, err := recipeBound("full", parts)
+			if err != nil {
+				return kernels.Bound{}, err
+			}
+			best = best.Max(b)
+		}
+		if hi.t >= splitKVMinT { // "split-kv" reachable
+			parts, err := attnRecipe(hi, max(d.Workers, 1))
+			if err != nil {
+				return kernels.Bound{}, err
+			}
+			b, err := recipeBound("split-kv", parts)
+			if err != nil {
+				return kernels.Bound{}, err
+			}
+			best = best.Max(b)
+		}
+		return best, nil
+	}
+}
+
+func pick(d kernels.DimRange, hi bool) int64 {
+	if hi {
+		return d.Hi
+	}
+	return d.Lo
+}
+
+func f32Part(name string, dims ...int64) (alloc.Part, error) {
+	sz, err := kernels.Product(append(dims, 4)...)
+	return alloc.Part{Name: name, Size: sz}, err
+}
+
+// ---------------------------------------------------------------- com.microsoft.Attention
+
+// addRows writes x + bias (bias broadcast over rows) into dst, which may be x.
+func addRows(dst, x, bias []float32) {
+	w := len(bias)
+	for r := 0; r+w <= len(x); r += w {
+		vec.VV(vec.Add, dst[r:r+w], x[r:r+w], bias)
+	}
+}
+
+// addRowsBody is addRows over the pool, a range of rows a participant; with x nil it copies
+// bias into the rows.
+type addRowsBody struct{ dst, x, bias []float32 }
+
+func (b *addRowsBody) Do(_, lo, hi int) {
+	w := len(b.bias)
+	if b.x == nil {
+		for r := lo; r < hi; r++ {
+			copy(b.dst[r*w:(r+1)*w], b.bias)
+		}
+		return
+	}
+	addRows(b.dst[lo*w:hi*w], b.x[lo*w:hi*w], b.bias)
+}
+
+var addRowsBodies par.Pool[addRowsBody]
+
+// addRowsPar is addRows split over up to workers participants when dst is large. With x nil
+// it sets every row of dst to bias.
+func addRowsPar(dst, x, bias []float32, workers int) {
+	w := max(len(bias), 1)
+	b := addRowsBodies.Get()
+	*b = addRowsBody{dst: dst, x: x, bias: bias}
+	if rows := len(dst) / w; workers <= 1 || rows < 2 || len(dst) < parMinElems {
+		b.Do(0, 0, rows)
+	} else {
+		par.For(rows, max(1, parGrainElems/w), parSlots(len(dst), workers), b)
+	}
+	*b = addRowsBody{}
+	addRowsBodies.Put(b)
+}
+
+func attentionOps() []*op {
+	ms := kernels.DomainMicrosoft
+	tac := []kernels.TacticInfo{
+		{Name: "full", Summary: "per block of 64 query rows: scores (a gemm), softmax and value sum (a gemm) in per-worker scratch, parallel over batch x heads x blocks", Workspace: true},
+		{Name: "split-kv", Summary: "keys cut into chunks of 128 (from 512 keys on): per-chunk partial outputs, maxima and sums in workspace, combined after (flash-decoding)", Workspace: true},
+	}
+	return []*op{
+		{key: kernels.Key(ms, "Attention"), tactics: tac, sel: selectAttention, bound: attnBound(attentionGeom)},
+		{key: kernels.Key(ms, "MultiHeadAttention"), tactics: tac, sel: selectMHA, bound: attnBound(mhaGeom)},
+		{key: kernels.Key(ms, "GroupQueryAttention"), tactics: tac, sel: selectGQA, bound: attnBound(gqaGeom)},
+	}
 }

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 
 	"carve.dev/libs/graph"
@@ -44,45 +43,20 @@ type binary struct {
 }
 
 func selectBinary(op binOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
+	kind := kernels.BinaryArith
+	switch {
+	case op.logical():
+		kind = kernels.BinaryLogical
+	case op.compare():
+		kind = kernels.BinaryCompare
+	}
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
-			return plan{}, err
-		}
-		a, b := n.Inputs[0], n.Inputs[1]
-		if a.DType != b.DType {
-			return plan{}, fmt.Errorf("operands are %v and %v, want one type", a.DType, b.DType)
-		}
-		dt := a.DType
-		outDT := dt
-		switch {
-		case op.logical():
-			if dt != graph.Bool {
-				return plan{}, fmt.Errorf("operands are %v, want bool", dt)
-			}
-		case op.compare():
-			if !isNumeric(dt) && !(dt == graph.Bool && op == opEq) {
-				return plan{}, fmt.Errorf("cannot compare %v", dt)
-			}
-			outDT = graph.Bool
-		default:
-			if !isNumeric(dt) {
-				return plan{}, fmt.Errorf("operands are %v, want a numeric type", dt)
-			}
-		}
-		bin := &binary{op: op, dt: dt, workers: d.Workers}
-		if op == opMod {
-			bin.fmod = n.Attrs.Int("fmod", 0) != 0
-			if isFloat(dt) && !bin.fmod {
-				return plan{}, fmt.Errorf("Mod of %v needs fmod=1", dt)
-			}
-		}
-		shape, err := kernels.BroadcastShapes(a.Shape, b.Shape)
+		shape, fmod, err := kernels.CheckBinary(n, kind)
 		if err != nil {
 			return plan{}, err
 		}
-		if err := kernels.CheckOutput(n, 0, outDT, shape); err != nil {
-			return plan{}, err
-		}
+		a, b := n.Inputs[0], n.Inputs[1]
+		bin := &binary{op: op, dt: a.DType, fmod: fmod, workers: d.Workers}
 		if bin.p, err = newBPlan(shape, a.Shape, b.Shape); err != nil {
 			return plan{}, err
 		}

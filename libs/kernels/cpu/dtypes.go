@@ -70,6 +70,3 @@ func loadI64(t kernels.Tensor, i int) int64 {
 	}
 	return 0
 }
-
-// isIndex reports whether dt is an index type (int32 or int64).
-func isIndex(dt graph.DType) bool { return dt == graph.Int32 || dt == graph.Int64 }

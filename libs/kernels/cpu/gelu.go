@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"fmt"
-
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/vec"
@@ -19,30 +17,14 @@ type biasAct struct {
 	workers int
 }
 
-func selectBiasAct(o unOp, biasRequired bool) func(n *kernels.Node, d kernels.Target) (plan, error) {
+func selectBiasAct(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		minIn := 1
-		if biasRequired {
-			minIn = 2
-		}
-		if err := kernels.CheckArity(n, minIn, 2, 1, 1); err != nil {
+		h, bias, err := kernels.CheckBiasAct(n)
+		if err != nil {
 			return plan{}, err
 		}
-		x := n.Inputs[0]
-		if !halfOK(x.DType) || len(x.Shape) == 0 {
-			return plan{}, fmt.Errorf("input is %v", x)
-		}
-		a := &biasAct{op: o, dt: x.DType, bf: x.DType == graph.BFloat16, h: int(x.Shape[len(x.Shape)-1]), workers: d.Workers}
-		if b, ok := n.Input(1); ok {
-			if b.DType != x.DType || numel(b.Shape) != a.h || len(b.Shape) > len(x.Shape) {
-				return plan{}, fmt.Errorf("bias %v, want %v[%d]", b, x.DType, a.h)
-			}
-			a.bias = true
-		}
-		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-			return plan{}, err
-		}
-		return plan{tactic: "direct", r: a}, nil
+		dt := n.Inputs[0].DType
+		return plan{tactic: "direct", r: &biasAct{op: o, dt: dt, bf: dt == graph.BFloat16, h: int(h), bias: bias, workers: d.Workers}}, nil
 	}
 }
 
@@ -89,8 +71,8 @@ func biasActRun[E elt](a *biasAct, in, out []kernels.Tensor) {
 func geluOps() []*op {
 	ms := kernels.DomainMicrosoft
 	return []*op{
-		{key: kernels.Key(ms, "BiasGelu"), tactics: direct, sel: selectBiasAct(uGelu, true)},
-		{key: kernels.Key(ms, "FastGelu"), tactics: direct, sel: selectBiasAct(uGeluTanh, false)},
+		{key: kernels.Key(ms, "BiasGelu"), tactics: direct, sel: selectBiasAct(uGelu)},
+		{key: kernels.Key(ms, "FastGelu"), tactics: direct, sel: selectBiasAct(uGeluTanh)},
 		{key: kernels.Key(ms, "BiasAdd"), tactics: direct, sel: selectBiasAdd},
 	}
 }
@@ -103,16 +85,10 @@ type biasAdd struct {
 }
 
 func selectBiasAdd(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckBiasAdd(n); err != nil {
 		return plan{}, err
 	}
-	x, b, s := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-	if !halfOK(x.DType) || len(x.Shape) != 3 || b.DType != x.DType || s.DType != x.DType || !equalShape(s.Shape, x.Shape) || !equalShape(b.Shape, x.Shape[2:]) {
-		return plan{}, fmt.Errorf("inputs %v, %v, %v: want X and skip [B, S, C] and bias [C] of one float type", x, b, s)
-	}
-	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-		return plan{}, err
-	}
+	x := n.Inputs[0]
 	return plan{tactic: "direct", r: &biasAdd{dt: x.DType, bf: x.DType == graph.BFloat16, c: int(x.Shape[2])}}, nil
 }
 

@@ -19,33 +19,15 @@ func (c *constant) run(in, out []kernels.Tensor, _ wsParts) error {
 }
 
 func selectShape(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
-		return plan{}, err
-	}
-	s := n.Inputs[0].Shape
-	r := int64(len(s))
-	clampEnd := func(v int64) int64 {
-		if v < 0 {
-			v += r
-		}
-		return min(max(v, 0), r)
-	}
-	start, end := clampEnd(n.Attrs.Int("start", 0)), clampEnd(n.Attrs.Int("end", r))
-	var dims []int64
-	if end > start {
-		dims = s[start:end]
-	}
-	if err := kernels.CheckOutput(n, 0, graph.Int64, []int64{int64(len(dims))}); err != nil {
+	dims, err := kernels.ShapeDims(n)
+	if err != nil {
 		return plan{}, err
 	}
 	return plan{tactic: "direct", r: &constant{data: slices.Clone(kernels.BytesOf(dims))}}, nil
 }
 
 func selectSize(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
-		return plan{}, err
-	}
-	if err := kernels.CheckOutput(n, 0, graph.Int64, nil); err != nil {
+	if err := kernels.CheckSize(n); err != nil {
 		return plan{}, err
 	}
 	v := []int64{int64(numel(n.Inputs[0].Shape))}
@@ -64,23 +46,11 @@ func selectConstant(n *kernels.Node, d kernels.Target) (plan, error) {
 type fill struct{ elem []byte }
 
 func selectConstantOfShape(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
+	_, elem, err := kernels.ConstantOfShapeValue(n)
+	if err != nil {
 		return plan{}, err
 	}
-	if v := n.Inputs[0]; v.DType != graph.Int64 || len(v.Shape) != 1 {
-		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", v)
-	}
-	dt, elem := graph.Float32, make([]byte, 4)
-	if t, ok := n.Attrs.Tensor("value"); ok {
-		if len(t.Data) != int(t.DType.Size()) || t.DType.Size() == 0 {
-			return plan{}, fmt.Errorf("value must hold one element, has %v with %d bytes", t.Shape, len(t.Data))
-		}
-		dt, elem = t.DType, slices.Clone(t.Data)
-	}
-	out := n.Outputs[0]
-	if out.DType != dt || int64(len(out.Shape)) != n.Inputs[0].Shape[0] {
-		return plan{}, fmt.Errorf("output is %v, want %v of rank %d", out, dt, n.Inputs[0].Shape[0])
-	}
+	elem = slices.Clone(elem)
 	return plan{tactic: "direct", r: &fill{elem: elem}}, nil
 }
 
@@ -111,7 +81,7 @@ func (f *fill) run(in, out []kernels.Tensor, _ wsParts) error {
 type rangeOp struct{ dt graph.DType }
 
 func selectRange(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckRangeOp(n); err != nil {
 		return plan{}, err
 	}
 	dt := n.Inputs[0].DType
@@ -119,14 +89,6 @@ func selectRange(n *kernels.Node, d kernels.Target) (plan, error) {
 	case graph.Float32, graph.Float64, graph.Int16, graph.Int32, graph.Int64:
 	default:
 		return plan{}, fmt.Errorf("Range of %v is not supported", dt)
-	}
-	for i, v := range n.Inputs {
-		if v.DType != dt || numel(v.Shape) != 1 {
-			return plan{}, fmt.Errorf("input %d is %v, want a %v scalar", i, v, dt)
-		}
-	}
-	if o := n.Outputs[0]; o.DType != dt || len(o.Shape) != 1 {
-		return plan{}, fmt.Errorf("output is %v, want 1-D %v", o, dt)
 	}
 	return plan{tactic: "direct", r: &rangeOp{dt: dt}}, nil
 }
@@ -182,16 +144,10 @@ type cumSum struct {
 }
 
 func selectCumSum(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckCumSum(n); err != nil {
 		return plan{}, err
 	}
-	x, ax := n.Inputs[0], n.Inputs[1]
-	if !isNumeric(x.DType) || !isIndex(ax.DType) || numel(ax.Shape) != 1 || len(x.Shape) == 0 {
-		return plan{}, fmt.Errorf("CumSum of %v along %v", x, ax)
-	}
-	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-		return plan{}, err
-	}
+	x := n.Inputs[0]
 	at := n.Attrs
 	return plan{tactic: "direct", r: &cumSum{workers: d.Workers, dt: x.DType, shape: x.Shape, exclusive: at.Int("exclusive", 0) != 0, reverse: at.Int("reverse", 0) != 0}}, nil
 }
@@ -308,19 +264,10 @@ type trilu struct {
 }
 
 func selectTrilu(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 2, 1, 1); err != nil {
+	if err := kernels.CheckTrilu(n); err != nil {
 		return plan{}, err
 	}
 	x := n.Inputs[0]
-	if len(x.Shape) < 2 {
-		return plan{}, fmt.Errorf("input rank %d, want >= 2", len(x.Shape))
-	}
-	if k, ok := n.Input(1); ok && (k.DType != graph.Int64 || numel(k.Shape) != 1) {
-		return plan{}, fmt.Errorf("k is %v, want an int64 scalar", k)
-	}
-	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-		return plan{}, err
-	}
 	return plan{tactic: "direct", r: &trilu{workers: d.Workers, upper: n.Attrs.Int("upper", 1) != 0, shape: x.Shape, es: int(x.DType.Size())}}, nil
 }
 

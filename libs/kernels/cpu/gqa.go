@@ -26,42 +26,27 @@ type gqa struct {
 	posIDs      bool
 }
 
-func gqaHeads(at graph.Attributes) (int64, int64, error) {
-	n, kv := at.Int("num_heads", 0), at.Int("kv_num_heads", 0)
-	if n <= 0 || kv <= 0 || n%kv != 0 {
-		return 0, 0, fmt.Errorf("num_heads %d and kv_num_heads %d: want positive, num_heads a multiple of kv_num_heads", n, kv)
+// dimEnds is one end of dims, nil when absent.
+func dimEnds(dims []kernels.DimRange, hi bool) []int64 {
+	if dims == nil {
+		return nil
 	}
-	return n, kv, nil
+	out := make([]int64, len(dims))
+	for i, d := range dims {
+		out[i] = pick(d, hi)
+	}
+	return out
 }
 
 func gqaGeom(src geomSrc, hi bool) (attnDims, error) {
-	q := src.dims(0)
-	if len(q) != 3 {
-		return attnDims{}, fmt.Errorf("query has %d dims, want 3", len(q))
-	}
 	at := src.attrs()
-	heads, kv, err := gqaHeads(at)
+	m, err := kernels.GQADims(at, dimEnds(src.dims(0), hi), dimEnds(src.dims(1), hi), dimEnds(src.dims(3), hi), dimEnds(src.outDims(1), hi))
 	if err != nil {
 		return attnDims{}, err
 	}
-	g := attnDims{b: pick(q[0], hi), s: pick(q[1], hi), nq: heads}
-	width := pick(q[2], hi)
-	den := heads
-	if src.dims(1) == nil {
-		den = heads + 2*kv
-	}
-	d := width / max(den, 1)
-	g.d, g.dv = d, d
+	heads, kv, d := m.Heads, m.KVHeads, m.D
+	g := attnDims{b: m.B, s: m.S, nq: heads, d: d, dv: d, t: m.T}
 	present := src.outDims(1)
-	switch {
-	case len(present) == 4:
-		g.t = pick(present[2], hi)
-	default:
-		g.t = g.s
-		if p := src.dims(3); len(p) == 4 {
-			g.t += pick(p[2], hi)
-		}
-	}
 	if at.Int("do_rotary", 0) != 0 {
 		part, err := f32Part("q_rot", g.b, g.s, heads, d)
 		if err != nil {
@@ -80,115 +65,35 @@ func gqaGeom(src geomSrc, hi bool) (attnDims, error) {
 }
 
 func selectGQA(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckGQA(n); err != nil {
-		return plan{}, err
-	}
-	at := n.Attrs
-	heads, kvHeads, err := gqaHeads(at)
+	gn, err := kernels.CheckGQA(n)
 	if err != nil {
 		return plan{}, err
+	}
+	q := n.Inputs[0]
+	if q.DType != graph.Float32 {
+		return plan{}, fmt.Errorf("query %v, want float32 [B, S, heads*head_size]", q)
 	}
 	g, err := gqaGeom(nodeSrc{n}, true)
 	if err != nil {
 		return plan{}, err
 	}
-	q := n.Inputs[0]
-	x := &gqa{width: int(q.Shape[2])}
+	at := n.Attrs
+	x := &gqa{width: int(q.Shape[2]), packed: gn.Packed, p: int(gn.P), hasPast: gn.Past, presentOut: gn.Present}
 	c := &x.core
-	c.b, c.s, c.nq, c.nkv = int(g.b), int(g.s), int(heads), int(kvHeads)
-	c.d, c.dv, c.t = int(g.dv), int(g.dv), int(g.t)
-	_, okK := n.Input(1)
-	_, okV := n.Input(2)
-	if okK != okV {
-		return plan{}, fmt.Errorf("key and value go together")
-	}
-	x.packed = !okK
-	den := heads
-	if x.packed {
-		den = heads + 2*kvHeads
-	}
-	if q.DType != graph.Float32 || q.Shape[2]%den != 0 || c.d == 0 {
-		return plan{}, fmt.Errorf("query %v, want float32 [B, S, %d*head_size]", q, den)
-	}
-	kvW := int64(c.nkv * c.d)
-	if !x.packed {
-		for i := 1; i <= 2; i++ {
-			v := n.Inputs[i]
-			if v.DType != graph.Float32 || !equalShape(v.Shape, []int64{int64(c.b), int64(c.s), kvW}) {
-				return plan{}, fmt.Errorf("input %d is %v, want float32[%d %d %d]", i, v, c.b, c.s, kvW)
-			}
-		}
-	}
-	pk, okPK := n.Input(3)
-	pv, okPV := n.Input(4)
-	if okPK != okPV {
-		return plan{}, fmt.Errorf("past_key and past_value go together")
-	}
-	if okPK {
-		if pk.DType != graph.Float32 || len(pk.Shape) != 4 || pk.Shape[0] != int64(c.b) || pk.Shape[1] != int64(c.nkv) || pk.Shape[3] != int64(c.d) || !equalShape(pk.Shape, pv.Shape) {
-			return plan{}, fmt.Errorf("past_key %v and past_value %v, want float32[%d %d P %d]", pk, pv, c.b, c.nkv, c.d)
-		}
-		x.p, x.hasPast = int(pk.Shape[2]), true
-	}
-	for i := 5; i <= 6; i++ {
-		v := n.Inputs[i]
-		if v.DType != graph.Int32 {
-			return plan{}, fmt.Errorf("input %d is %v, want int32", i, v.DType)
-		}
-	}
-	if numel(n.Inputs[5].Shape) != c.b || numel(n.Inputs[6].Shape) != 1 {
-		return plan{}, fmt.Errorf("seqlens_k %v and total_sequence_length %v, want [%d] and a scalar", n.Inputs[5].Shape, n.Inputs[6].Shape, c.b)
-	}
+	c.b, c.s, c.nq, c.nkv = int(gn.B), int(gn.S), int(gn.Heads), int(gn.KVHeads)
+	c.d, c.dv, c.t = int(gn.D), int(gn.D), int(gn.T)
 	c.scale = attnScale(at, c.d)
-	c.softcap = at.Float("softcap", 0)
-	c.causalExcl = at.Int("causal", 1) != 0
-	c.window = int(at.Int("local_window_size", -1))
-	if c.window > 0 && !c.causalExcl {
-		return plan{}, fmt.Errorf("local_window_size needs causal attention")
-	}
-	if at.Int("do_rotary", 0) != 0 {
-		x.rotary = true
-		x.interleaved = at.Int("rotary_interleaved", 0) != 0
-		cs, okC := n.Input(7)
-		sn, okS := n.Input(8)
-		if !okC || !okS || cs.DType != graph.Float32 || len(cs.Shape) != 2 || !equalShape(cs.Shape, sn.Shape) {
-			return plan{}, fmt.Errorf("do_rotary needs float32 cos_cache and sin_cache [max_position, rotary_dim/2]")
-		}
-		x.rot, x.maxPos = int(cs.Shape[1])*2, int(cs.Shape[0])
-		if x.rot > c.d || x.rot == 0 {
-			return plan{}, fmt.Errorf("rotary dim %d for head size %d", x.rot, c.d)
-		}
-		if p, ok := n.Input(9); ok {
-			if p.DType != graph.Int64 || !equalShape(p.Shape, []int64{int64(c.b), int64(c.s)}) {
-				return plan{}, fmt.Errorf("position_ids %v, want int64[%d %d]", p, c.b, c.s)
-			}
-			x.posIDs = true
-		}
+	c.softcap = gn.Softcap
+	c.causalExcl = gn.Causal
+	c.window = int(gn.Window)
+	if gn.Rotary {
+		x.rotary, x.interleaved, x.posIDs = true, gn.Interleaved, gn.PosIDs
+		x.rot, x.maxPos = int(gn.Rot), int(gn.MaxPos)
 	}
 	if ab, ok := n.Input(10); ok {
 		if err := c.checkBias(ab); err != nil {
 			return plan{}, err
 		}
-	}
-	if err := kernels.CheckOutput(n, 0, graph.Float32, []int64{int64(c.b), int64(c.s), int64(c.nq * c.d)}); err != nil {
-		return plan{}, err
-	}
-	_, okOK := n.Output(1)
-	_, okOV := n.Output(2)
-	if okOK != okOV {
-		return plan{}, fmt.Errorf("present_key and present_value go together")
-	}
-	if okOK {
-		want := []int64{int64(c.b), int64(c.nkv), int64(c.t), int64(c.d)}
-		for i := 1; i <= 2; i++ {
-			if err := kernels.CheckOutput(n, i, graph.Float32, want); err != nil {
-				return plan{}, err
-			}
-		}
-		if c.t < x.p {
-			return plan{}, fmt.Errorf("present length %d is shorter than past length %d", c.t, x.p)
-		}
-		x.presentOut = true
 	}
 	c.setTactic(d.Workers)
 	parts, err := attnRecipe(g, d.Workers)
@@ -323,17 +228,4 @@ func (x *gqa) position(in []kernels.Tensor, seqlens []int32, first bool, b, s in
 		return s
 	}
 	return int(seqlens[b]) + 1 - x.core.s + s
-}
-
-func attentionOps() []*op {
-	ms := kernels.DomainMicrosoft
-	tac := []kernels.TacticInfo{
-		{Name: "full", Summary: "per block of 64 query rows: scores (a gemm), softmax and value sum (a gemm) in per-worker scratch, parallel over batch x heads x blocks", Workspace: true},
-		{Name: "split-kv", Summary: "keys cut into chunks of 128 (from 512 keys on): per-chunk partial outputs, maxima and sums in workspace, combined after (flash-decoding)", Workspace: true},
-	}
-	return []*op{
-		{key: kernels.Key(ms, "Attention"), tactics: tac, sel: selectAttention, bound: attnBound(attentionGeom)},
-		{key: kernels.Key(ms, "MultiHeadAttention"), tactics: tac, sel: selectMHA, bound: attnBound(mhaGeom)},
-		{key: kernels.Key(ms, "GroupQueryAttention"), tactics: tac, sel: selectGQA, bound: attnBound(gqaGeom)},
-	}
 }

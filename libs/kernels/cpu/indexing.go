@@ -2,268 +2,10 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
-
-// concat copies each input's slab for every outer index: the axis dim is the only one that may
-// differ between inputs.
-type concat struct {
-	outer int
-	rows  []int // bytes per outer index of each input
-}
-
-func selectConcat(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1<<20, 1, 1); err != nil {
-		return plan{}, err
-	}
-	first := n.Inputs[0]
-	r := len(first.Shape)
-	if r == 0 {
-		return plan{}, fmt.Errorf("cannot concatenate scalars")
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), r)
-	if err != nil {
-		return plan{}, err
-	}
-	out := slices.Clone(first.Shape)
-	out[axis] = 0
-	c := &concat{outer: numel(first.Shape[:axis])}
-	inner := numel(first.Shape[axis+1:]) * int(first.DType.Size())
-	for i, v := range n.Inputs {
-		if !v.Present() || v.DType != first.DType || len(v.Shape) != r {
-			return plan{}, fmt.Errorf("input %d is %v, want %v of rank %d", i, v, first.DType, r)
-		}
-		for k := range v.Shape {
-			if k != axis && v.Shape[k] != first.Shape[k] {
-				return plan{}, fmt.Errorf("input %d has shape %v, incompatible with %v on axis %d", i, v.Shape, first.Shape, axis)
-			}
-		}
-		out[axis] += v.Shape[axis]
-		c.rows = append(c.rows, int(v.Shape[axis])*inner)
-	}
-	if err := kernels.CheckOutput(n, 0, first.DType, out); err != nil {
-		return plan{}, err
-	}
-	return plan{tactic: "direct", r: c}, nil
-}
-
-func (c *concat) run(in, out []kernels.Tensor, _ wsParts) error {
-	z := out[0].Data
-	pos := 0
-	for o := 0; o < c.outer; o++ {
-		for k, row := range c.rows {
-			copy(z[pos:pos+row], in[k].Data[o*row:(o+1)*row])
-			pos += row
-		}
-	}
-	return nil
-}
-
-// split is the inverse of concat: each output takes its slab of every outer index.
-type split struct {
-	outer   int
-	in      int   // bytes per outer index of the input
-	rows    []int // bytes per outer index of each output
-	workers int
-}
-
-func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 2, 1, 1<<20); err != nil {
-		return plan{}, err
-	}
-	in := n.Inputs[0]
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(in.Shape))
-	if err != nil {
-		return plan{}, err
-	}
-	if s, ok := n.Input(1); ok && !isIndex(s.DType) {
-		return plan{}, fmt.Errorf("split input is %v, want int64", s.DType)
-	}
-	inner := numel(in.Shape[axis+1:]) * int(in.DType.Size())
-	s := &split{outer: numel(in.Shape[:axis]), in: int(in.Shape[axis]) * inner, workers: d.Workers}
-	var sum int64
-	for i, v := range n.Outputs {
-		if !v.Present() {
-			return plan{}, fmt.Errorf("output %d is missing", i)
-		}
-		if len(v.Shape) != len(in.Shape) {
-			return plan{}, fmt.Errorf("output %d has rank %d, input %d", i, len(v.Shape), len(in.Shape))
-		}
-		want := slices.Clone(in.Shape)
-		want[axis] = v.Shape[axis]
-		if err := kernels.CheckOutput(n, i, in.DType, want); err != nil {
-			return plan{}, err
-		}
-		sum += v.Shape[axis]
-		s.rows = append(s.rows, int(v.Shape[axis])*inner)
-	}
-	if sum != in.Shape[axis] {
-		return plan{}, fmt.Errorf("outputs take %d of axis %d, input has %d", sum, axis, in.Shape[axis])
-	}
-	return plan{tactic: "direct", r: s}, nil
-}
-
-func (s *split) run(in, out []kernels.Tensor, _ wsParts) error {
-	forItems(splitRows, s, in, out, [4]int{}, s.outer, s.in/4, s.workers)
-	return nil
-}
-
-// splitRows splits outer indices [lo, hi) of the input.
-func splitRows(b *itemsBody, lo, hi int) {
-	s, x := b.k.(*split), b.in[0].Data
-	for o := lo; o < hi; o++ {
-		pos := o * s.in
-		for k, row := range s.rows {
-			copy(b.out[k].Data[o*row:(o+1)*row], x[pos:pos+row])
-			pos += row
-		}
-	}
-}
-
-// slice reads starts, ends, axes and steps at run time (they are tensors), checks that they
-// produce the planned output shape, then copies through strides.
-type slice struct {
-	in, out []int64
-	es      int
-}
-
-func selectSlice(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 5, 1, 1); err != nil {
-		return plan{}, err
-	}
-	in := n.Inputs[0]
-	for i := 1; i < 5; i++ {
-		if v, ok := n.Input(i); ok && (!isIndex(v.DType) || len(v.Shape) != 1) {
-			return plan{}, fmt.Errorf("input %d is %v, want a 1-D int32 or int64 tensor", i, v)
-		}
-	}
-	out := n.Outputs[0]
-	if out.DType != in.DType || len(out.Shape) != len(in.Shape) {
-		return plan{}, fmt.Errorf("output %v for input %v", out, in)
-	}
-	if len(in.Shape) > 16 {
-		return plan{}, fmt.Errorf("rank %d is more than 16", len(in.Shape))
-	}
-	return plan{tactic: "direct", r: &slice{in: in.Shape, out: out.Shape, es: int(in.DType.Size())}}, nil
-}
-
-// sliceAxis resolves one axis's start and step per the ONNX rules (negative indices count
-// from the end; starts and ends are clamped) and returns the resulting dim.
-func sliceAxis(start, end, step, dim int64) (first, count int64) {
-	if start < 0 {
-		start += dim
-	}
-	if end < 0 {
-		end += dim
-	}
-	if step > 0 {
-		start = min(max(start, 0), dim)
-		end = min(max(end, 0), dim)
-		if end <= start {
-			return start, 0
-		}
-		return start, (end - start + step - 1) / step
-	}
-	start = min(max(start, 0), dim-1)
-	end = min(max(end, -1), dim-1)
-	if start <= end {
-		return start, 0
-	}
-	return start, (start - end + (-step) - 1) / (-step)
-}
-
-func (s *slice) run(in, out []kernels.Tensor, _ wsParts) error {
-	r := len(s.in)
-	var first, step [16]int64
-	for i := range r {
-		step[i] = 1
-	}
-	starts, ends := in[1], in[2]
-	k := numel(starts.Shape)
-	if numel(ends.Shape) != k {
-		return fmt.Errorf("starts has %d values, ends %d", k, numel(ends.Shape))
-	}
-	var seen [16]bool
-	for j := range k {
-		axis := int64(j)
-		if len(in) > 3 && in[3].Data != nil {
-			if numel(in[3].Shape) != k {
-				return fmt.Errorf("axes has %d values, starts %d", numel(in[3].Shape), k)
-			}
-			axis = loadI64(in[3], j)
-		}
-		if axis < 0 {
-			axis += int64(r)
-		}
-		if axis < 0 || axis >= int64(r) || seen[axis] {
-			return fmt.Errorf("bad or repeated axis %d", axis)
-		}
-		seen[axis] = true
-		st := int64(1)
-		if len(in) > 4 && in[4].Data != nil {
-			if numel(in[4].Shape) != k {
-				return fmt.Errorf("steps has %d values, starts %d", numel(in[4].Shape), k)
-			}
-			st = loadI64(in[4], j)
-		}
-		if st == 0 {
-			return fmt.Errorf("step 0 on axis %d", axis)
-		}
-		f, c := sliceAxis(loadI64(starts, j), loadI64(ends, j), st, s.in[axis])
-		if c != s.out[axis] {
-			return fmt.Errorf("slice gives %d elements on axis %d, output has %d", c, axis, s.out[axis])
-		}
-		first[axis], step[axis] = f, st
-	}
-	for i := range r {
-		if !seen[i] && s.out[i] != s.in[i] {
-			return fmt.Errorf("axis %d is not sliced but output has %d of %d", i, s.out[i], s.in[i])
-		}
-	}
-	total := numel(s.out)
-	if total == 0 {
-		return nil
-	}
-	// strides in elements
-	var ist [16]int
-	acc := 1
-	for i := r - 1; i >= 0; i-- {
-		ist[i] = acc
-		acc *= int(s.in[i])
-	}
-	base := 0
-	var dst [16]int
-	for i := range r {
-		base += int(first[i]) * ist[i]
-		dst[i] = int(step[i]) * ist[i]
-	}
-	var st strided
-	st.es, st.base, st.total = s.es, base, total
-	// build the plan in place, merging contiguous dims, without allocating
-	for i := 0; i < r; i++ {
-		d := int(s.out[i])
-		if d == 1 {
-			continue
-		}
-		if st.rank > 0 && st.st[st.rank-1] == dst[i]*d {
-			st.dims[st.rank-1] *= d
-			st.st[st.rank-1] = dst[i]
-			continue
-		}
-		if st.rank == maxRank {
-			return fmt.Errorf("slice needs more than %d strided dims", maxRank)
-		}
-		st.dims[st.rank], st.st[st.rank] = d, dst[i]
-		st.rank++
-	}
-	if st.rank == 0 {
-		st.dims[0], st.st[0], st.rank = 1, 1, 1
-	}
-	return st.run(in[:1], out, wsParts{})
-}
 
 // gather is Gather: out[outer, idx..., inner] = data[outer, indices[idx...], inner].
 type gather struct {
@@ -271,24 +13,11 @@ type gather struct {
 }
 
 func selectGather(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
-		return plan{}, err
-	}
-	data, idx := n.Inputs[0], n.Inputs[1]
-	if !isIndex(idx.DType) {
-		return plan{}, fmt.Errorf("indices are %v, want int32 or int64", idx.DType)
-	}
-	if len(data.Shape) == 0 {
-		return plan{}, fmt.Errorf("cannot gather from a scalar")
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(data.Shape))
+	axis, err := kernels.CheckGather(n)
 	if err != nil {
 		return plan{}, err
 	}
-	out := slices.Concat(data.Shape[:axis], idx.Shape, data.Shape[axis+1:])
-	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
-		return plan{}, err
-	}
+	data, idx := n.Inputs[0], n.Inputs[1]
 	return plan{tactic: "direct", r: &gather{
 		outer: numel(data.Shape[:axis]), axisDim: int(data.Shape[axis]), nidx: numel(idx.Shape),
 		inner: numel(data.Shape[axis+1:]) * int(data.DType.Size()),
@@ -347,33 +76,22 @@ type gatherElements struct {
 
 // selectGatherElements is ONNX's GatherElements and carve's GatherElements(data, indices,
 // shape) (ONNX's of the indices expanded to shape, the indices read where they broadcast
-// instead): kernels.CheckGatherElements gives the output's shape, the indices broadcast to it.
+// instead): kernels.CheckGatherElements gives the axis and the output's shape, the indices
+// broadcast to it.
 func selectGatherElements(n *kernels.Node, d kernels.Target) (plan, error) {
-	out, err := kernels.CheckGatherElements(n)
+	axis, out, err := kernels.CheckGatherElements(n)
 	if err != nil {
 		return plan{}, err
 	}
-	return newGatherElements(n, d, out)
+	return newGatherElements(n, d, axis, out)
 }
 
 // newGatherElements plans a GatherElements whose output has shape out, the indices n.Inputs[1]
 // broadcast to it.
-func newGatherElements(n *kernels.Node, d kernels.Target, out []int64) (plan, error) {
+func newGatherElements(n *kernels.Node, d kernels.Target, axis int, out []int64) (plan, error) {
 	data, idx := n.Inputs[0], n.Inputs[1]
 	if len(data.Shape) > 16 {
 		return plan{}, fmt.Errorf("rank %d is more than 16", len(data.Shape))
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(data.Shape))
-	if err != nil {
-		return plan{}, err
-	}
-	for i := range data.Shape {
-		if i != axis && out[i] > data.Shape[i] {
-			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", out, data.Shape, i)
-		}
-	}
-	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
-		return plan{}, err
 	}
 	g := &gatherElements{workers: d.Workers, axis: axis, data: data.Shape, out: out, nidx: numel(idx.Shape),
 		es: int(data.DType.Size()), dataStride: stridesOf(data.Shape), idxStride: make([]int, len(out))}
@@ -549,31 +267,12 @@ type gatherND struct {
 }
 
 func selectGatherND(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	b, m, err := kernels.CheckGatherND(n)
+	if err != nil {
 		return plan{}, err
 	}
 	data, idx := n.Inputs[0], n.Inputs[1]
-	if idx.DType != graph.Int64 && idx.DType != graph.Int32 {
-		return plan{}, fmt.Errorf("indices are %v, want int64", idx.DType)
-	}
-	b := int(n.Attrs.Int("batch_dims", 0))
-	r, q := len(data.Shape), len(idx.Shape)
-	if q < 1 || r < 1 || b < 0 || b >= min(r, q) {
-		return plan{}, fmt.Errorf("batch_dims %d for data rank %d and indices rank %d", b, r, q)
-	}
-	m := int(idx.Shape[q-1])
-	if m < 1 || m > r-b {
-		return plan{}, fmt.Errorf("index tuples of length %d for data rank %d with batch_dims %d", m, r, b)
-	}
-	for i := 0; i < b; i++ {
-		if data.Shape[i] != idx.Shape[i] {
-			return plan{}, fmt.Errorf("batch dims of data %v and indices %v differ", data.Shape, idx.Shape)
-		}
-	}
-	out := slices.Concat(idx.Shape[:q-1], data.Shape[b+m:])
-	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
-		return plan{}, err
-	}
+	q := len(idx.Shape)
 	es := int(data.DType.Size())
 	g := &gatherND{
 		batch: numel(data.Shape[:b]), tuples: numel(idx.Shape[b : q-1]), m: m, dims: data.Shape, bd: b,
@@ -620,36 +319,14 @@ type scatterND struct {
 }
 
 func selectScatterND(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
+	m, red, err := kernels.CheckScatterND(n)
+	if err != nil {
 		return plan{}, err
 	}
-	data, idx, upd := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-	if idx.DType != graph.Int64 {
-		return plan{}, fmt.Errorf("indices are %v, want int64", idx.DType)
-	}
-	r, q := len(data.Shape), len(idx.Shape)
-	if q < 1 || r < 1 {
-		return plan{}, fmt.Errorf("indices rank %d, data rank %d", q, r)
-	}
-	m := int(idx.Shape[q-1])
-	if m < 1 || m > r {
-		return plan{}, fmt.Errorf("index tuples of length %d for data rank %d", m, r)
-	}
-	if want := slices.Concat(idx.Shape[:q-1], data.Shape[m:]); !slices.Equal(upd.Shape, want) || upd.DType != data.DType {
-		return plan{}, fmt.Errorf("updates are %v, want %v%v", upd, data.DType, want)
-	}
-	if err := kernels.CheckOutput(n, 0, data.DType, data.Shape); err != nil {
-		return plan{}, err
-	}
-	red := n.Attrs.String("reduction", "none")
-	switch red {
-	case "none":
-	case "add", "mul", "max", "min":
-		if data.DType != graph.Float32 && data.DType != graph.Int64 && data.DType != graph.Int32 && data.DType != graph.Float64 {
-			return plan{}, fmt.Errorf("reduction %q on %v is not supported", red, data.DType)
-		}
-	default:
-		return plan{}, fmt.Errorf("unknown reduction %q", red)
+	data, idx := n.Inputs[0], n.Inputs[1]
+	q := len(idx.Shape)
+	if red != "none" && data.DType != graph.Float32 && data.DType != graph.Int64 && data.DType != graph.Int32 && data.DType != graph.Float64 {
+		return plan{}, fmt.Errorf("reduction %q on %v is not supported", red, data.DType)
 	}
 	es := int(data.DType.Size())
 	s := &scatterND{reduction: red, dt: data.DType, gather: gatherND{
@@ -701,7 +378,6 @@ func indexingOps() []*op {
 		return &op{key: kernels.Key("", name), tactics: direct, sel: sel}
 	}
 	return []*op{
-		mk("Concat", selectConcat), mk("Split", selectSplit), mk("Slice", selectSlice),
 		mk("Gather", selectGather), mk("GatherElements", selectGatherElements),
 		mk("GatherND", selectGatherND), mk("ScatterND", selectScatterND),
 		{key: kernels.Key(kernels.DomainCarve, "GatherElements"), tactics: direct, sel: selectGatherElements},

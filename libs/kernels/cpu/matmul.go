@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -39,34 +38,11 @@ func matmulFloats(m, n, k, batches int64, fold bool, workers int) int64 {
 // matmulDims resolves numpy matmul semantics for shapes a and b: the matrix dims, the batch
 // shapes and the output shape.
 func matmulDims(a, b []int64) (m, k, n int64, aBatch, bBatch, out []int64, err error) {
-	if len(a) == 0 || len(b) == 0 {
-		return 0, 0, 0, nil, nil, nil, fmt.Errorf("MatMul of a scalar")
-	}
-	a2, b2 := a, b
-	if len(a) == 1 {
-		a2 = []int64{1, a[0]}
-	}
-	if len(b) == 1 {
-		b2 = []int64{b[0], 1}
-	}
-	m, k = a2[len(a2)-2], a2[len(a2)-1]
-	if kb := b2[len(b2)-2]; kb != k {
-		return 0, 0, 0, nil, nil, nil, fmt.Errorf("inner dims differ: %v x %v", a, b)
-	}
-	n = b2[len(b2)-1]
-	aBatch, bBatch = a2[:len(a2)-2], b2[:len(b2)-2]
-	batch, err := kernels.BroadcastShapes(aBatch, bBatch)
+	g, err := kernels.MatMulShapes(a, b)
 	if err != nil {
 		return 0, 0, 0, nil, nil, nil, err
 	}
-	out = slices.Clone(batch)
-	if len(a) > 1 {
-		out = append(out, m)
-	}
-	if len(b) > 1 {
-		out = append(out, n)
-	}
-	return m, k, n, aBatch, bBatch, out, nil
+	return g.M, g.K, g.N, g.ABatch, g.BBatch, g.Out, nil
 }
 
 // matmul is MatMul. Tactics: "gemm" for float32 (one product with A's batches folded into its
@@ -88,20 +64,12 @@ type matmul struct {
 }
 
 func selectMatMul(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
-		return plan{}, err
-	}
-	a, b := n.Inputs[0], n.Inputs[1]
-	if a.DType != b.DType || !isNumeric(a.DType) {
-		return plan{}, fmt.Errorf("operands are %v and %v", a.DType, b.DType)
-	}
-	m, k, nn, aBatch, bBatch, out, err := matmulDims(a.Shape, b.Shape)
+	g, err := kernels.CheckMatMul(n)
 	if err != nil {
 		return plan{}, err
 	}
-	if err := kernels.CheckOutput(n, 0, a.DType, out); err != nil {
-		return plan{}, err
-	}
+	a, b := n.Inputs[0], n.Inputs[1]
+	m, k, nn, aBatch, bBatch, out := g.M, g.K, g.N, g.ABatch, g.BBatch, g.Out
 	mm := &matmul{dt: a.DType, m: int(m), n: int(nn), k: int(k), workers: d.Workers, aLen: numel(a.Shape), bLen: numel(b.Shape)}
 	batch, _ := kernels.BroadcastShapes(aBatch, bBatch)
 	mm.batches = numel(batch)
@@ -370,37 +338,21 @@ func gemmLayout(transB bool) gemm.Layout {
 }
 
 func selectGemm(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 3, 1, 1); err != nil {
+	gg, err := kernels.CheckGemm(n)
+	if err != nil {
 		return plan{}, err
 	}
 	a, b := n.Inputs[0], n.Inputs[1]
-	if (a.DType == graph.Float16 || a.DType == graph.BFloat16) && len(a.Shape) == 2 && len(b.Shape) == 2 {
+	if a.DType == graph.Float16 || a.DType == graph.BFloat16 {
 		return selectGemm16(n, d)
 	}
-	if a.DType != graph.Float32 || b.DType != graph.Float32 || len(a.Shape) != 2 || len(b.Shape) != 2 {
+	if a.DType != graph.Float32 {
 		return plan{}, fmt.Errorf("Gemm of %v and %v: want 2-D float32 (or 16-bit A*B + a bias row)", a, b)
 	}
-	at := n.Attrs
-	g := &gemmOp{workers: d.Workers, transA: at.Int("transA", 0) != 0, transB: at.Int("transB", 0) != 0, alpha: at.Float("alpha", 1), beta: at.Float("beta", 1)}
-	m, k := a.Shape[0], a.Shape[1]
-	if g.transA {
-		m, k = k, m
-	}
-	kb, nn := b.Shape[0], b.Shape[1]
-	if g.transB {
-		kb, nn = nn, kb
-	}
-	if kb != k {
-		return plan{}, fmt.Errorf("inner dims differ: %v x %v", a.Shape, b.Shape)
-	}
+	g := &gemmOp{workers: d.Workers, transA: gg.TransA, transB: gg.TransB, alpha: gg.Alpha, beta: gg.Beta}
+	m, k, nn := gg.M, gg.K, gg.N
 	g.m, g.n, g.k = int(m), int(nn), int(k)
-	if err := kernels.CheckOutput(n, 0, graph.Float32, []int64{m, nn}); err != nil {
-		return plan{}, err
-	}
 	if c, ok := n.Input(2); ok {
-		if c.DType != graph.Float32 {
-			return plan{}, fmt.Errorf("C is %v", c.DType)
-		}
 		p, err := newBPlan([]int64{m, nn}, c.Shape)
 		if err != nil {
 			return plan{}, fmt.Errorf("C: %w", err)

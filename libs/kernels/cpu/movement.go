@@ -2,10 +2,8 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 	"unsafe"
 
-	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 	"carve.dev/libs/kernels/internal/par"
 )
@@ -59,22 +57,12 @@ type expand struct {
 }
 
 func selectExpand(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckExpand(n); err != nil {
 		return plan{}, err
 	}
-	in, shp := n.Inputs[0], n.Inputs[1]
-	if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
-		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
-	}
-	out := n.Outputs[0].Shape
-	want, err := kernels.BroadcastShapes(in.Shape, out)
-	if err != nil || !slices.Equal(want, out) {
-		return plan{}, fmt.Errorf("output %v is not the broadcast of input %v with the shape input", out, in.Shape)
-	}
-	if err := kernels.CheckOutput(n, 0, in.DType, out); err != nil {
-		return plan{}, err
-	}
+	in, out := n.Inputs[0], n.Outputs[0].Shape
 	e := &expand{es: int(in.DType.Size())}
+	var err error
 	if e.p, err = newBPlan(out, in.Shape); err != nil {
 		return plan{}, err
 	}
@@ -355,22 +343,10 @@ type tile struct {
 }
 
 func selectTile(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	if _, err := kernels.CheckTile(n); err != nil {
 		return plan{}, err
 	}
-	in, rep := n.Inputs[0], n.Inputs[1]
-	if rep.DType != graph.Int64 || len(rep.Shape) != 1 || rep.Shape[0] != int64(len(in.Shape)) {
-		return plan{}, fmt.Errorf("repeats is %v, want int64[%d]", rep, len(in.Shape))
-	}
-	out := n.Outputs[0]
-	if out.DType != in.DType || len(out.Shape) != len(in.Shape) {
-		return plan{}, fmt.Errorf("output %v for input %v", out, in)
-	}
-	for i := range in.Shape {
-		if in.Shape[i] == 0 && out.Shape[i] != 0 || in.Shape[i] != 0 && out.Shape[i]%in.Shape[i] != 0 {
-			return plan{}, fmt.Errorf("output %v is not a tiling of input %v", out.Shape, in.Shape)
-		}
-	}
+	in, out := n.Inputs[0], n.Outputs[0]
 	return plan{tactic: "direct", r: &tile{in: in.Shape, out: out.Shape, es: int(in.DType.Size()), workers: d.Workers}}, nil
 }
 
@@ -425,6 +401,204 @@ func tileRows(b *itemsBody, lo, hi int) {
 	}
 }
 
+// concat copies each input's slab for every outer index: the axis dim is the only one that may
+// differ between inputs.
+type concat struct {
+	outer int
+	rows  []int // bytes per outer index of each input
+}
+
+func selectConcat(n *kernels.Node, d kernels.Target) (plan, error) {
+	axis, _, err := kernels.CheckConcat(n)
+	if err != nil {
+		return plan{}, err
+	}
+	first := n.Inputs[0]
+	c := &concat{outer: numel(first.Shape[:axis])}
+	inner := numel(first.Shape[axis+1:]) * int(first.DType.Size())
+	for _, v := range n.Inputs {
+		c.rows = append(c.rows, int(v.Shape[axis])*inner)
+	}
+	return plan{tactic: "direct", r: c}, nil
+}
+
+func (c *concat) run(in, out []kernels.Tensor, _ wsParts) error {
+	z := out[0].Data
+	pos := 0
+	for o := 0; o < c.outer; o++ {
+		for k, row := range c.rows {
+			copy(z[pos:pos+row], in[k].Data[o*row:(o+1)*row])
+			pos += row
+		}
+	}
+	return nil
+}
+
+// split is the inverse of concat: each output takes its slab of every outer index.
+type split struct {
+	outer   int
+	in      int   // bytes per outer index of the input
+	rows    []int // bytes per outer index of each output
+	workers int
+}
+
+func selectSplit(n *kernels.Node, d kernels.Target) (plan, error) {
+	axis, err := kernels.CheckSplit(n)
+	if err != nil {
+		return plan{}, err
+	}
+	in := n.Inputs[0]
+	inner := numel(in.Shape[axis+1:]) * int(in.DType.Size())
+	s := &split{outer: numel(in.Shape[:axis]), in: int(in.Shape[axis]) * inner, workers: d.Workers}
+	for _, v := range n.Outputs {
+		s.rows = append(s.rows, int(v.Shape[axis])*inner)
+	}
+	return plan{tactic: "direct", r: s}, nil
+}
+
+func (s *split) run(in, out []kernels.Tensor, _ wsParts) error {
+	forItems(splitRows, s, in, out, [4]int{}, s.outer, s.in/4, s.workers)
+	return nil
+}
+
+// splitRows splits outer indices [lo, hi) of the input.
+func splitRows(b *itemsBody, lo, hi int) {
+	s, x := b.k.(*split), b.in[0].Data
+	for o := lo; o < hi; o++ {
+		pos := o * s.in
+		for k, row := range s.rows {
+			copy(b.out[k].Data[o*row:(o+1)*row], x[pos:pos+row])
+			pos += row
+		}
+	}
+}
+
+// slice reads starts, ends, axes and steps at run time (they are tensors), checks that they
+// produce the planned output shape, then copies through strides.
+type slice struct {
+	in, out []int64
+	es      int
+}
+
+func selectSlice(n *kernels.Node, d kernels.Target) (plan, error) {
+	if _, err := kernels.CheckSlice(n); err != nil {
+		return plan{}, err
+	}
+	in, out := n.Inputs[0], n.Outputs[0]
+	if len(in.Shape) > 16 {
+		return plan{}, fmt.Errorf("rank %d is more than 16", len(in.Shape))
+	}
+	return plan{tactic: "direct", r: &slice{in: in.Shape, out: out.Shape, es: int(in.DType.Size())}}, nil
+}
+
+// sliceAxis resolves one axis's start and step per the ONNX rules (negative indices count
+// from the end; starts and ends are clamped) and returns the resulting dim.
+func sliceAxis(start, end, step, dim int64) (first, count int64) {
+	if start < 0 {
+		start += dim
+	}
+	if end < 0 {
+		end += dim
+	}
+	if step > 0 {
+		start = min(max(start, 0), dim)
+		end = min(max(end, 0), dim)
+		if end <= start {
+			return start, 0
+		}
+		return start, (end - start + step - 1) / step
+	}
+	start = min(max(start, 0), dim-1)
+	end = min(max(end, -1), dim-1)
+	if start <= end {
+		return start, 0
+	}
+	return start, (start - end + (-step) - 1) / (-step)
+}
+
+func (s *slice) run(in, out []kernels.Tensor, _ wsParts) error {
+	r := len(s.in)
+	var first, step [16]int64
+	for i := range r {
+		step[i] = 1
+	}
+	// starts, ends, axes and steps hold k values each (kernels.CheckSlice, and Run's checks
+	// of the tensors' shapes)
+	starts, ends := in[1], in[2]
+	k := numel(starts.Shape)
+	var seen [16]bool
+	for j := range k {
+		axis := int64(j)
+		if len(in) > 3 && in[3].Data != nil {
+			axis = loadI64(in[3], j)
+		}
+		if axis < 0 {
+			axis += int64(r)
+		}
+		if axis < 0 || axis >= int64(r) || seen[axis] {
+			return fmt.Errorf("bad or repeated axis %d", axis)
+		}
+		seen[axis] = true
+		st := int64(1)
+		if len(in) > 4 && in[4].Data != nil {
+			st = loadI64(in[4], j)
+		}
+		if st == 0 {
+			return fmt.Errorf("step 0 on axis %d", axis)
+		}
+		f, c := sliceAxis(loadI64(starts, j), loadI64(ends, j), st, s.in[axis])
+		if c != s.out[axis] {
+			return fmt.Errorf("slice gives %d elements on axis %d, output has %d", c, axis, s.out[axis])
+		}
+		first[axis], step[axis] = f, st
+	}
+	for i := range r {
+		if !seen[i] && s.out[i] != s.in[i] {
+			return fmt.Errorf("axis %d is not sliced but output has %d of %d", i, s.out[i], s.in[i])
+		}
+	}
+	total := numel(s.out)
+	if total == 0 {
+		return nil
+	}
+	// strides in elements
+	var ist [16]int
+	acc := 1
+	for i := r - 1; i >= 0; i-- {
+		ist[i] = acc
+		acc *= int(s.in[i])
+	}
+	base := 0
+	var dst [16]int
+	for i := range r {
+		base += int(first[i]) * ist[i]
+		dst[i] = int(step[i]) * ist[i]
+	}
+	var st strided
+	st.es, st.base, st.total = s.es, base, total
+	// build the plan in place, merging contiguous dims, without allocating
+	for i := 0; i < r; i++ {
+		d := int(s.out[i])
+		if d == 1 {
+			continue
+		}
+		if st.rank > 0 && st.st[st.rank-1] == dst[i]*d {
+			st.dims[st.rank-1] *= d
+			st.st[st.rank-1] = dst[i]
+			continue
+		}
+		if st.rank == maxRank {
+			return fmt.Errorf("slice needs more than %d strided dims", maxRank)
+		}
+		st.dims[st.rank], st.st[st.rank] = d, dst[i]
+		st.rank++
+	}
+	if st.rank == 0 {
+		st.dims[0], st.st[0], st.rank = 1, 1, 1
+	}
+	return st.run(in[:1], out, wsParts{})
+}
+
 func movementOps() []*op {
 	view := func(name string, minIn, maxIn int) *op {
 		return &op{key: kernels.Key("", name), tactics: []kernels.TacticInfo{{Name: "view", Summary: "copies the input bytes unless the output aliases them"}}, sel: selectView(minIn, maxIn)}
@@ -435,5 +609,8 @@ func movementOps() []*op {
 		{key: kernels.Key("", "Expand"), tactics: direct, sel: selectExpand},
 		{key: kernels.Key("", "Transpose"), tactics: direct, sel: selectTranspose},
 		{key: kernels.Key("", "Tile"), tactics: direct, sel: selectTile},
+		{key: kernels.Key("", "Concat"), tactics: direct, sel: selectConcat},
+		{key: kernels.Key("", "Split"), tactics: direct, sel: selectSplit},
+		{key: kernels.Key("", "Slice"), tactics: direct, sel: selectSlice},
 	}
 }

@@ -32,53 +32,17 @@ func nbitsFloats(m, k, n int64, workers int) int64 {
 }
 
 func selectMatMulNBits(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 6, 1, 1); err != nil {
+	g, err := kernels.CheckMatMulNBits(n)
+	if err != nil {
 		return plan{}, err
 	}
-	at := n.Attrs
-	q := &matMulNBits{k: int(at.Int("K", 0)), n: int(at.Int("N", 0)), bits: int(at.Int("bits", 4)), bs: int(at.Int("block_size", 0))}
-	if q.k <= 0 || q.n <= 0 || (q.bits != 2 && q.bits != 4 && q.bits != 8) || q.bs < 16 || q.bs&(q.bs-1) != 0 {
-		return plan{}, fmt.Errorf("K %d, N %d, bits %d, block_size %d: want positive K and N, bits 2, 4 or 8, block_size a power of two >= 16", q.k, q.n, q.bits, q.bs)
+	if a := n.Inputs[0]; a.DType != graph.Float32 {
+		return plan{}, fmt.Errorf("A is %v, want float32 [..., %d]", a, g.K)
 	}
-	if at.Int("weight_prepacked", 0) != 0 {
-		return plan{}, fmt.Errorf("prepacked weights are not supported")
+	q := &matMulNBits{
+		k: int(g.K), n: int(g.N), bits: int(g.Bits), bs: int(g.BlockSize), kBlocks: int(g.KBlocks), blob: int(g.Blob),
+		m: int(g.M), zp: g.ZeroPoints, bias: g.Bias,
 	}
-	q.kBlocks = (q.k + q.bs - 1) / q.bs
-	q.blob = q.bs * q.bits / 8
-	a, b, sc := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-	if a.DType != graph.Float32 || len(a.Shape) == 0 || a.Shape[len(a.Shape)-1] != int64(q.k) {
-		return plan{}, fmt.Errorf("A is %v, want float32 [..., %d]", a, q.k)
-	}
-	if b.DType != graph.Uint8 || numel(b.Shape) != q.n*q.kBlocks*q.blob {
-		return plan{}, fmt.Errorf("B is %v, want uint8 [%d, %d, %d]", b, q.n, q.kBlocks, q.blob)
-	}
-	if sc.DType != graph.Float32 || numel(sc.Shape) != q.n*q.kBlocks {
-		return plan{}, fmt.Errorf("scales are %v, want float32 with %d elements", sc, q.n*q.kBlocks)
-	}
-	if zp, ok := n.Input(3); ok {
-		switch {
-		case zp.DType == graph.Uint8 && numel(zp.Shape) == q.n*((q.kBlocks*q.bits+7)/8):
-			q.zp = 1
-		case zp.DType == graph.Float32 && numel(zp.Shape) == q.n*q.kBlocks:
-			q.zp = 2
-		default:
-			return plan{}, fmt.Errorf("zero_points %v fit neither the packed nor the per-block form", zp)
-		}
-	}
-	if _, ok := n.Input(4); ok {
-		return plan{}, fmt.Errorf("g_idx is not supported")
-	}
-	if bias, ok := n.Input(5); ok {
-		if bias.DType != graph.Float32 || numel(bias.Shape) != q.n {
-			return plan{}, fmt.Errorf("bias %v, want float32[%d]", bias, q.n)
-		}
-		q.bias = true
-	}
-	out := append(append([]int64(nil), a.Shape[:len(a.Shape)-1]...), int64(q.n))
-	if err := kernels.CheckOutput(n, 0, graph.Float32, out); err != nil {
-		return plan{}, err
-	}
-	q.m = numel(a.Shape[:len(a.Shape)-1])
 	q.plan = gemm.NewPlan(q.m, q.n, q.k, gemm.Custom, d.Workers)
 	return plan{tactic: "dequant-pack", parts: gemmPart(nbitsFloats(int64(q.m), int64(q.k), int64(q.n), d.Workers)), r: q}, nil
 }

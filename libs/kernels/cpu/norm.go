@@ -79,150 +79,38 @@ func bcastIndex(p, norm []int64) ([]int32, error) {
 	return ix, nil
 }
 
-func selectNorm(kind normKind) func(n *kernels.Node, d kernels.Target) (plan, error) {
-	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		ln := &layerNorm{skip: -1, scale: -1, bias: -1, addBias: -1, meanOut: -1, invOut: -1, sumOut: -1, slots: d.Workers}
-		at := n.Attrs
-		ln.eps = float64(at.Float("epsilon", 1e-5))
-		x := n.Inputs
-		var err error
-		switch kind {
-		case normLN, normRMS:
-			maxIn := 3
-			maxOut := 3
-			if kind == normRMS {
-				ln.simplified = true
-				maxIn, maxOut = 2, 2
-			}
-			if err := kernels.CheckArity(n, 2, maxIn, 1, maxOut); err != nil {
-				return plan{}, err
-			}
-			// stash_type picks the precision of the statistics: every type is computed in
-			// float64 here, and the Mean/InvStdDev outputs take the dtype the node gives them.
-			if st := graph.DType(at.Int("stash_type", 1)); st != graph.Float32 && st != x[0].DType {
-				return plan{}, fmt.Errorf("stash_type %v is neither float32 nor the input's type", st)
-			}
-			axis, err := kernels.NormAxis(at.Int("axis", -1), len(x[0].Shape))
-			if err != nil {
-				return plan{}, err
-			}
-			ln.rows, ln.h = normRows(x[0].Shape, axis)
-			ln.in, ln.scale = 0, 1
-			if !ln.simplified {
-				if _, ok := n.Input(2); ok {
-					ln.bias = 2
-				}
-				if _, ok := n.Output(1); ok {
-					ln.meanOut = 1
-				}
-				if _, ok := n.Output(2); ok {
-					ln.invOut = 2
-				}
-			} else if _, ok := n.Output(1); ok {
-				ln.invOut = 1
-			}
-			norm := x[0].Shape[axis:]
-			if ln.scaleIx, err = bcastIndex(x[1].Shape, norm); err != nil {
-				return plan{}, fmt.Errorf("scale: %w", err)
-			}
-			if ln.bias >= 0 {
-				if ln.biasIx, err = bcastIndex(x[2].Shape, norm); err != nil {
-					return plan{}, fmt.Errorf("bias: %w", err)
-				}
-			}
-		case normSkipLN, normSkipRMS:
-			ln.simplified = kind == normSkipRMS
-			maxIn := 5
-			if ln.simplified {
-				maxIn = 4
-			}
-			if err := kernels.CheckArity(n, 3, maxIn, 1, 4); err != nil {
-				return plan{}, err
-			}
-			r := len(x[0].Shape)
-			if r < 2 {
-				return plan{}, fmt.Errorf("input rank %d, want >= 2", r)
-			}
-			ln.h = int(x[0].Shape[r-1])
-			ln.rows = numel(x[0].Shape[:r-1])
-			ln.in, ln.skip, ln.scale = 0, 1, 2
-			sk := x[1].Shape
-			if len(sk) < 2 || len(sk) > r || sk[len(sk)-1] != int64(ln.h) {
-				return plan{}, fmt.Errorf("skip shape %v does not fit input %v", sk, x[0].Shape)
-			}
-			for i := 1; i <= len(sk); i++ {
-				if sk[len(sk)-i] != x[0].Shape[r-i] && !(sk[len(sk)-i] == 1 && i == len(sk)) {
-					return plan{}, fmt.Errorf("skip shape %v does not fit input %v", sk, x[0].Shape)
-				}
-			}
-			ln.skipRows = max(numel(sk)/max(ln.h, 1), 1)
-			if ln.rows%ln.skipRows != 0 {
-				return plan{}, fmt.Errorf("skip shape %v does not fit input %v", sk, x[0].Shape)
-			}
-			if ln.simplified {
-				if _, ok := n.Input(3); ok {
-					ln.addBias = 3
-				}
-			} else {
-				if _, ok := n.Input(3); ok {
-					ln.bias = 3
-				}
-				if _, ok := n.Input(4); ok {
-					ln.addBias = 4
-				}
-			}
-			if _, ok := n.Output(1); ok {
-				ln.meanOut = 1
-			}
-			if _, ok := n.Output(2); ok {
-				ln.invOut = 2
-			}
-			if _, ok := n.Output(3); ok {
-				ln.sumOut = 3
-			}
-			for _, i := range []int{ln.scale, ln.bias, ln.addBias} {
-				if i >= 0 && numel(x[i].Shape) != ln.h {
-					return plan{}, fmt.Errorf("input %d has shape %v, want [%d]", i, x[i].Shape, ln.h)
-				}
-			}
-			if ln.sumOut >= 0 {
-				if err := kernels.CheckOutput(n, ln.sumOut, x[0].DType, x[0].Shape); err != nil {
-					return plan{}, err
-				}
-			}
-		}
-		ln.dt = x[0].DType
-		ln.bf = ln.dt == graph.BFloat16
-		if !halfOK(ln.dt) {
-			return plan{}, fmt.Errorf("input is %v, want float32, float16 or bfloat16", ln.dt)
-		}
-		for i := range x {
-			if i == ln.in || !x[i].Present() {
-				continue
-			}
-			if x[i].DType != ln.dt {
-				return plan{}, fmt.Errorf("input %d is %v, want %v", i, x[i].DType, ln.dt)
-			}
-		}
-		if err = kernels.CheckOutput(n, 0, ln.dt, x[0].Shape); err != nil {
-			return plan{}, err
-		}
-		for _, o := range []int{ln.meanOut, ln.invOut} {
-			if o < 0 {
-				continue
-			}
-			v := n.Outputs[o]
-			if numel(v.Shape) != ln.rows || (v.DType != graph.Float32 && v.DType != ln.dt) {
-				return plan{}, fmt.Errorf("output %d is %v, want %d float32 statistics", o, v, ln.rows)
-			}
-			ln.statsF32 = v.DType == graph.Float32
-		}
-		parts, err := normParts(ln.simplified, int64(ln.rows))
-		if err != nil {
-			return plan{}, err
-		}
-		return plan{tactic: "row-stats", parts: parts, r: ln}, nil
+func selectNorm(n *kernels.Node, d kernels.Target) (plan, error) {
+	g, err := kernels.CheckNorm(n)
+	if err != nil {
+		return plan{}, err
 	}
+	x := n.Inputs
+	ln := &layerNorm{
+		simplified: g.Simplified, rows: int(g.Rows), h: int(g.H), eps: float64(g.Eps), dt: x[0].DType, bf: x[0].DType == graph.BFloat16,
+		slots: d.Workers, in: 0, skip: g.Skip, skipRows: int(g.SkipRows), scale: g.Scale, bias: g.Bias, addBias: g.AddBias,
+		meanOut: g.MeanOut, invOut: g.InvOut, sumOut: g.SumOut,
+	}
+	if g.Skip < 0 { // the Skip forms' scale and bias hold h elements; the others' broadcast
+		norm := x[0].Shape[g.Axis:]
+		if ln.scaleIx, err = bcastIndex(x[g.Scale].Shape, norm); err != nil {
+			return plan{}, fmt.Errorf("scale: %w", err)
+		}
+		if ln.bias >= 0 {
+			if ln.biasIx, err = bcastIndex(x[g.Bias].Shape, norm); err != nil {
+				return plan{}, fmt.Errorf("bias: %w", err)
+			}
+		}
+	}
+	for _, o := range []int{ln.meanOut, ln.invOut} {
+		if o >= 0 {
+			ln.statsF32 = n.Outputs[o].DType == graph.Float32
+		}
+	}
+	parts, err := normParts(ln.simplified, int64(ln.rows))
+	if err != nil {
+		return plan{}, err
+	}
+	return plan{tactic: "row-stats", parts: parts, r: ln}, nil
 }
 
 func normParts(simplified bool, rows int64) ([]alloc.Part, error) {
@@ -485,7 +373,7 @@ func writeStat(t kernels.Tensor, r int, v float64, bf bool) {
 func normOps() []*op {
 	tac := []kernels.TacticInfo{{Name: "row-stats", Summary: "per-row mean and inverse std-dev in workspace, then normalize", Workspace: true}}
 	mk := func(domain, name string, k normKind) *op {
-		return &op{key: kernels.Key(domain, name), tactics: tac, sel: selectNorm(k), bound: boundNorm(k)}
+		return &op{key: kernels.Key(domain, name), tactics: tac, sel: selectNorm, bound: boundNorm(k)}
 	}
 	return []*op{
 		mk("", "LayerNormalization", normLN),

@@ -63,12 +63,9 @@ func poolOps() []*op {
 }
 
 func selectPool(n *kernels.Node, d kernels.Target) (plan, error) {
-	g, indices, err := kernels.CheckPool(n)
+	g, err := kernels.CheckPool(n)
 	if err != nil {
 		return plan{}, err
-	}
-	if indices {
-		return plan{}, fmt.Errorf("MaxPool's Indices output is not supported: drop it from the node (torch: return_indices=False)")
 	}
 	if dt := n.Inputs[0].DType; dt != graph.Float32 {
 		return plan{}, fmt.Errorf("input is %v: the CPU %s computes float32 only", dt, n.Op)

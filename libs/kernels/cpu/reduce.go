@@ -42,88 +42,25 @@ type reduce struct {
 
 func selectReduce(o redOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := kernels.CheckArity(n, 1, 2, 1, 1); err != nil {
+		rn, err := kernels.CheckReduce(n)
+		if err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
-		if !isNumeric(x.DType) {
-			return plan{}, fmt.Errorf("input is %v", x.DType)
-		}
 		if len(x.Shape) > 16 {
 			return plan{}, fmt.Errorf("rank %d is more than 16", len(x.Shape))
 		}
-		at := n.Attrs
-		r := &reduce{workers: d.Workers, op: o, dt: x.DType, in: x.Shape, keepdims: at.Int("keepdims", 1) != 0, noopEmpty: at.Int("noop_with_empty_axes", 0) != 0}
-		outDT := x.DType
-		if o == rArgMax || o == rArgMin {
-			outDT = graph.Int64
-			ax, err := kernels.NormAxis(at.Int("axis", 0), len(x.Shape))
-			if err != nil {
-				return plan{}, err
-			}
-			r.attrAxes = []int64{int64(ax)}
-			r.selectLast = at.Int("select_last_index", 0) != 0
-		} else if v, ok := n.Input(1); ok {
-			if v.DType != graph.Int64 || len(v.Shape) != 1 {
-				return plan{}, fmt.Errorf("axes input is %v, want 1-D int64", v)
-			}
-			r.axesInput = true
-		} else {
-			r.attrAxes = at.Ints("axes")
-		}
-		if ov, ok := n.Output(0); !ok || ov.DType != outDT {
-			return plan{}, fmt.Errorf("output is %v, want %v", ov, outDT)
-		}
-		if !r.axesInput {
-			var red [16]bool
-			all, err := r.mark(r.attrAxes, &red)
-			if err != nil {
-				return plan{}, err
-			}
-			if err := kernels.CheckOutput(n, 0, outDT, r.outShape(&red, all)); err != nil {
-				return plan{}, err
-			}
-		}
-		return plan{tactic: "direct", r: r}, nil
+		return plan{tactic: "direct", r: &reduce{
+			workers: d.Workers, op: o, dt: x.DType, in: x.Shape, keepdims: rn.Keep, noopEmpty: rn.NoopEmpty,
+			attrAxes: rn.Axes, axesInput: rn.AxesInput, selectLast: rn.SelectLast,
+		}}, nil
 	}
 }
 
 // mark sets red for the reduced axes; identity reports a no-op (empty axes with
 // noop_with_empty_axes).
 func (r *reduce) mark(axes []int64, red *[16]bool) (identity bool, err error) {
-	if len(axes) == 0 {
-		if r.noopEmpty {
-			return true, nil
-		}
-		for i := range r.in {
-			red[i] = true
-		}
-		return false, nil
-	}
-	for _, a := range axes {
-		ax, err := kernels.NormAxis(a, len(r.in))
-		if err != nil {
-			return false, err
-		}
-		red[ax] = true
-	}
-	return false, nil
-}
-
-func (r *reduce) outShape(red *[16]bool, identity bool) []int64 {
-	var out []int64
-	for i, d := range r.in {
-		switch {
-		case identity || !red[i]:
-			out = append(out, d)
-		case r.keepdims:
-			out = append(out, 1)
-		}
-	}
-	if out == nil {
-		out = []int64{}
-	}
-	return out
+	return kernels.MarkReduced(axes, red[:len(r.in)], r.noopEmpty)
 }
 
 func (r *reduce) run(in, out []kernels.Tensor, _ wsParts) error {

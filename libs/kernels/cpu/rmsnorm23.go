@@ -27,27 +27,14 @@ type onnxRMSNorm struct {
 }
 
 func selectONNXRMSNorm(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
-		return plan{}, err
-	}
-	x, scale := n.Inputs[0], n.Inputs[1]
-	if !halfOK(x.DType) || scale.DType != x.DType {
-		return plan{}, fmt.Errorf("X is %v and scale %v; want one of float32, float16, bfloat16", x.DType, scale.DType)
-	}
-	if st := graph.DType(n.Attrs.Int("stash_type", int64(graph.Float32))); st != graph.Float32 && st != graph.Float64 {
-		return plan{}, fmt.Errorf("stash_type %v is not float32 or float64", st)
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", -1), len(x.Shape))
+	g, err := kernels.CheckNorm(n)
 	if err != nil {
 		return plan{}, err
 	}
-	r := &onnxRMSNorm{dt: x.DType, bf: x.DType == graph.BFloat16, eps: float64(n.Attrs.Float("epsilon", 1e-5)), slots: d.Workers}
-	r.rows, r.h = normRows(x.Shape, axis)
-	if r.scaleIx, err = bcastIndex(scale.Shape, x.Shape[axis:]); err != nil {
+	x, scale := n.Inputs[0], n.Inputs[1]
+	r := &onnxRMSNorm{dt: x.DType, bf: x.DType == graph.BFloat16, eps: float64(g.Eps), rows: int(g.Rows), h: int(g.H), slots: d.Workers}
+	if r.scaleIx, err = bcastIndex(scale.Shape, x.Shape[g.Axis:]); err != nil {
 		return plan{}, fmt.Errorf("scale: %w", err)
-	}
-	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-		return plan{}, err
 	}
 	return plan{tactic: "direct", r: r}, nil
 }

@@ -60,7 +60,7 @@ func TestONNXRMSNormErrors(t *testing.T) {
 		in    []kernels.Value
 		wants string
 	}{
-		{"types", nil, []kernels.Value{f(2, 4), {DType: graph.Float16, Shape: []int64{4}}}, "want one of"},
+		{"types", nil, []kernels.Value{f(2, 4), {DType: graph.Float16, Shape: []int64{4}}}, "input 1 is float16, want float32"},
 		{"axis", []any{"axis", 2}, []kernels.Value{f(2, 4), f(4)}, "out of range"},
 		{"scale", nil, []kernels.Value{f(2, 4), f(3)}, "scale"},
 		{"stash", []any{"stash_type", 10}, []kernels.Value{f(2, 4), f(4)}, "stash_type"},

@@ -74,87 +74,18 @@ type rotary struct {
 }
 
 func selectRotary(n *kernels.Node, d kernels.Target) (plan, error) {
-	ms := n.Key().Domain == kernels.DomainMicrosoft
-	r := &rotary{posIn: 1, cosIn: 2, sinIn: 3, workers: d.Workers}
-	if ms {
-		if err := kernels.CheckArity(n, 4, 4, 1, 1); err != nil {
-			return plan{}, err
-		}
-		if n.Attrs.Int("is_packed_batching", 0) != 0 {
-			return plan{}, fmt.Errorf("is_packed_batching is not supported")
-		}
-	} else {
-		if err := kernels.CheckArity(n, 3, 4, 1, 1); err != nil {
-			return plan{}, err
-		}
-		r.cosIn, r.sinIn, r.posIn = 1, 2, 3
-		if _, ok := n.Input(3); !ok {
-			r.posIn = -1
-		}
-	}
-	x := n.Inputs[0]
-	if !halfOK(x.DType) {
-		return plan{}, fmt.Errorf("input is %v", x.DType)
-	}
-	r.dt, r.bf = x.DType, x.DType == graph.BFloat16
-	cs, sn := n.Inputs[r.cosIn], n.Inputs[r.sinIn]
-	if cs.DType != x.DType || sn.DType != x.DType || !equalShape(cs.Shape, sn.Shape) {
-		return plan{}, fmt.Errorf("cos/sin caches %v and %v for input %v", cs, sn, x.DType)
-	}
-	half := int(cs.Shape[len(cs.Shape)-1])
-	heads := int(n.Attrs.Int("num_heads", 0))
-	r.rot = int(n.Attrs.Int("rotary_embedding_dim", 0))
-	switch len(x.Shape) {
-	case 3:
-		r.bsnh = true
-		r.b, r.s = int(x.Shape[0]), int(x.Shape[1])
-		hidden := int(x.Shape[2])
-		if heads == 0 {
-			if r.rot != 0 {
-				return plan{}, fmt.Errorf("rotary_embedding_dim needs num_heads for a 3-D input")
-			}
-			if half == 0 || hidden%(2*half) != 0 {
-				return plan{}, fmt.Errorf("hidden size %d is not a multiple of the cache's rotary dim %d", hidden, 2*half)
-			}
-			heads = hidden / (2 * half)
-		}
-		if heads <= 0 || hidden%heads != 0 {
-			return plan{}, fmt.Errorf("hidden size %d does not split into %d heads", hidden, heads)
-		}
-		r.n, r.d = heads, hidden/heads
-	case 4:
-		r.b, r.n, r.s, r.d = int(x.Shape[0]), int(x.Shape[1]), int(x.Shape[2]), int(x.Shape[3])
-	default:
-		return plan{}, fmt.Errorf("input shape %v, want 3-D or 4-D", x.Shape)
-	}
-	if r.rot == 0 {
-		r.rot = r.d
-	}
-	if r.rot%2 != 0 || r.rot > r.d || half != r.rot/2 {
-		return plan{}, fmt.Errorf("rotary dim %d, head size %d, cache width %d", r.rot, r.d, half)
-	}
-	r.interleaved = n.Attrs.Int("interleaved", 0) != 0
-	if r.posIn >= 0 {
-		p := n.Inputs[r.posIn]
-		if p.DType != graph.Int64 {
-			return plan{}, fmt.Errorf("position_ids are %v, want int64", p.DType)
-		}
-		switch {
-		case numel(p.Shape) == 1 && len(p.Shape) <= 1:
-			r.posScalar = true
-		case len(p.Shape) == 2 && p.Shape[0] == int64(r.b) && p.Shape[1] == int64(r.s):
-		default:
-			return plan{}, fmt.Errorf("position_ids shape %v, want [1] or [%d, %d]", p.Shape, r.b, r.s)
-		}
-		if len(cs.Shape) != 2 {
-			return plan{}, fmt.Errorf("cos_cache shape %v, want [max_position, %d]", cs.Shape, half)
-		}
-		r.maxPos = int(cs.Shape[0])
-	} else if len(cs.Shape) != 3 || cs.Shape[0] != int64(r.b) || cs.Shape[1] != int64(r.s) {
-		return plan{}, fmt.Errorf("without position_ids, cos_cache must be [%d, %d, %d], is %v", r.b, r.s, half, cs.Shape)
-	}
-	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
+	g, err := kernels.CheckRotary(n)
+	if err != nil {
 		return plan{}, err
+	}
+	dt := n.Inputs[0].DType
+	r := &rotary{
+		dt: dt, bf: dt == graph.BFloat16, b: int(g.B), s: int(g.S), n: int(g.Heads), d: int(g.D), rot: int(g.Rot),
+		bsnh: g.BSNH, interleaved: g.Interleaved, posIn: g.PosIn, cosIn: g.CosIn, sinIn: g.SinIn, posScalar: g.PosScalar,
+		workers: d.Workers,
+	}
+	if g.PosIn >= 0 {
+		r.maxPos = int(g.MaxPos)
 	}
 	return plan{tactic: "direct", r: r}, nil
 }

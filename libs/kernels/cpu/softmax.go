@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 
 	"carve.dev/libs/graph"
@@ -22,35 +21,12 @@ type softmax struct {
 
 func selectSoftmax(log bool) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
-			return plan{}, err
-		}
-		x := n.Inputs[0]
-		if !halfOK(x.DType) {
-			return plan{}, fmt.Errorf("input is %v", x.DType)
-		}
-		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-			return plan{}, err
-		}
-		r := len(x.Shape)
-		legacy := n.Opset > 0 && n.Opset < 13
-		def := int64(-1)
-		if legacy {
-			def = 1
-		}
-		if r == 0 {
-			return plan{}, fmt.Errorf("softmax of a scalar")
-		}
-		axis, err := kernels.NormAxis(n.Attrs.Int("axis", def), r)
+		g, err := kernels.CheckSoftmax(n)
 		if err != nil {
 			return plan{}, err
 		}
-		s := &softmax{log: log, dt: x.DType, bf: x.DType == graph.BFloat16, outer: numel(x.Shape[:axis]), workers: d.Workers}
-		if legacy {
-			s.dim, s.inner = numel(x.Shape[axis:]), 1
-		} else {
-			s.dim, s.inner = int(x.Shape[axis]), numel(x.Shape[axis+1:])
-		}
+		dt := n.Inputs[0].DType
+		s := &softmax{log: log, dt: dt, bf: dt == graph.BFloat16, outer: int(g.Outer), dim: int(g.Dim), inner: int(g.Inner), workers: d.Workers}
 		return plan{tactic: "direct", r: s}, nil
 	}
 }

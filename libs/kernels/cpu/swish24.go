@@ -1,9 +1,7 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
-	"slices"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
@@ -27,35 +25,12 @@ type onnxSwish struct {
 	workers int
 }
 
-func selectONNXSwish(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
+func selectSwish(n *kernels.Node, d kernels.Target) (plan, error) {
+	alpha, gated, err := kernels.CheckSwish(n)
+	if err != nil {
 		return plan{}, err
 	}
-	x := n.Inputs[0]
-	if !halfOK(x.DType) {
-		return plan{}, fmt.Errorf("X is %v; want one of float32, float16, bfloat16", x.DType)
-	}
-	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-		return plan{}, err
-	}
-	return plan{tactic: "direct", r: &onnxSwish{dt: x.DType, alpha: float64(n.Attrs.Float("alpha", 1)), workers: d.Workers}}, nil
-}
-
-func selectSwiGLU(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
-		return plan{}, err
-	}
-	a, b := n.Inputs[0], n.Inputs[1]
-	if !halfOK(a.DType) {
-		return plan{}, fmt.Errorf("A is %v; want one of float32, float16, bfloat16", a.DType)
-	}
-	if b.DType != a.DType || !slices.Equal(a.Shape, b.Shape) {
-		return plan{}, fmt.Errorf("A is %v%v and B %v%v; want one dtype and one shape (SwiGLU does not broadcast)", a.DType, a.Shape, b.DType, b.Shape)
-	}
-	if err := kernels.CheckOutput(n, 0, a.DType, a.Shape); err != nil {
-		return plan{}, err
-	}
-	return plan{tactic: "direct", r: &onnxSwish{dt: a.DType, alpha: float64(n.Attrs.Float("alpha", 1)), gated: true, workers: d.Workers}}, nil
+	return plan{tactic: "direct", r: &onnxSwish{dt: n.Inputs[0].DType, alpha: float64(alpha), gated: gated, workers: d.Workers}}, nil
 }
 
 func (s *onnxSwish) run(in, out []kernels.Tensor, _ wsParts) error {
@@ -105,7 +80,7 @@ func swish[E elt](s *onnxSwish, xb, bb, yb []byte) {
 
 func onnxSwishOps() []*op {
 	return []*op{
-		{key: kernels.Key("", "Swish"), sel: selectONNXSwish, tactics: direct},
-		{key: kernels.Key(kernels.DomainCarve, "SwiGLU"), sel: selectSwiGLU, tactics: direct},
+		{key: kernels.Key("", "Swish"), sel: selectSwish, tactics: direct},
+		{key: kernels.Key(kernels.DomainCarve, "SwiGLU"), sel: selectSwish, tactics: direct},
 	}
 }

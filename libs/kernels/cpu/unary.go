@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 
 	"carve.dev/libs/graph"
@@ -141,38 +140,13 @@ type unary struct {
 
 func selectUnary(o unOp) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
+		a, err := kernels.CheckUnary(n)
+		if err != nil {
 			return plan{}, err
 		}
-		x := n.Inputs[0]
-		switch {
-		case isFloat(x.DType):
-		case o <= uRelu && isInt(x.DType):
-		default:
-			return plan{}, fmt.Errorf("input is %v, not supported", x.DType)
-		}
-		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-			return plan{}, err
-		}
-		u := &unary{op: o, dt: x.DType, workers: d.Workers}
-		at := n.Attrs
-		switch o {
-		case uLeakyRelu:
-			u.a = float64(at.Float("alpha", 0.01))
-		case uElu:
-			u.a = float64(at.Float("alpha", 1))
-		case uHardSigmoid:
-			u.a, u.b = float64(at.Float("alpha", 0.2)), float64(at.Float("beta", 0.5))
-		case uQuickGelu:
-			u.a = float64(at.Float("alpha", 1.702))
-		case uGelu:
-			switch ap := at.String("approximate", "none"); ap {
-			case "none":
-			case "tanh":
-				u.op = uGeluTanh
-			default:
-				return plan{}, fmt.Errorf("unknown approximate %q", ap)
-			}
+		u := &unary{op: o, dt: n.Inputs[0].DType, a: float64(a.Alpha), b: float64(a.Beta), workers: d.Workers}
+		if a.Tanh {
+			u.op = uGeluTanh
 		}
 		// In place: each element is read, then written (unaryF32's loops and vec's allow exact
 		// aliasing).
@@ -308,14 +282,7 @@ type predicate struct {
 
 func selectPredicate(name string) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
-			return plan{}, err
-		}
-		x := n.Inputs[0]
-		if name == "Not" && x.DType != graph.Bool || name != "Not" && !isFloat(x.DType) {
-			return plan{}, fmt.Errorf("input is %v", x.DType)
-		}
-		if err := kernels.CheckOutput(n, 0, graph.Bool, x.Shape); err != nil {
+		if err := kernels.CheckPredicate(n); err != nil {
 			return plan{}, err
 		}
 		p := &predicate{op: name, neg: n.Attrs.Int("detect_negative", 1) != 0, pos: n.Attrs.Int("detect_positive", 1) != 0}
@@ -363,28 +330,12 @@ func (p *predicate) run(in, out []kernels.Tensor, _ wsParts) error {
 // cast is Cast (and CastLike): C conversion semantics, float to bool is x != 0.
 type cast struct{ from, to graph.DType }
 
-func castable(dt graph.DType) bool { return isNumeric(dt) || dt == graph.Bool }
-
 func selectCast(n *kernels.Node, d kernels.Target) (plan, error) {
-	maxIn := 1
-	if n.Op == "CastLike" {
-		maxIn = 2
-	}
-	if err := kernels.CheckArity(n, 1, maxIn, 1, 1); err != nil {
+	to, err := kernels.CheckCast(n)
+	if err != nil {
 		return plan{}, err
 	}
-	x := n.Inputs[0]
-	to := graph.DType(n.Attrs.Int("to", 0))
-	if n.Op == "CastLike" {
-		to = n.Inputs[1].DType
-	}
-	if !castable(x.DType) || !castable(to) {
-		return plan{}, fmt.Errorf("cast from %v to %v is not supported", x.DType, to)
-	}
-	if err := kernels.CheckOutput(n, 0, to, x.Shape); err != nil {
-		return plan{}, err
-	}
-	return plan{tactic: "direct", r: &cast{from: x.DType, to: to}}, nil
+	return plan{tactic: "direct", r: &cast{from: n.Inputs[0].DType, to: to}}, nil
 }
 
 func (c *cast) run(in, out []kernels.Tensor, _ wsParts) error {

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 
 	"carve.dev/libs/graph"
@@ -23,29 +22,14 @@ type variadic struct {
 
 func selectVariadic(o binOp, mean bool) func(n *kernels.Node, d kernels.Target) (plan, error) {
 	return func(n *kernels.Node, d kernels.Target) (plan, error) {
-		if err := kernels.CheckArity(n, 1, 1<<20, 1, 1); err != nil {
+		shape, err := kernels.CheckVariadic(n)
+		if err != nil {
 			return plan{}, err
 		}
 		dt := n.Inputs[0].DType
 		shapes := make([][]int64, len(n.Inputs))
 		for i, v := range n.Inputs {
-			if !v.Present() || v.DType != dt {
-				return plan{}, fmt.Errorf("input %d is %v, want %v", i, v, dt)
-			}
 			shapes[i] = v.Shape
-		}
-		if !isNumeric(dt) {
-			return plan{}, fmt.Errorf("inputs are %v, want a numeric type", dt)
-		}
-		if mean && !isFloat(dt) {
-			return plan{}, fmt.Errorf("Mean of %v is not supported", dt)
-		}
-		shape, err := kernels.BroadcastShapes(shapes...)
-		if err != nil {
-			return plan{}, err
-		}
-		if err := kernels.CheckOutput(n, 0, dt, shape); err != nil {
-			return plan{}, err
 		}
 		v := &variadic{op: o, mean: mean, n: len(shapes), dt: dt}
 		if len(shapes) == 1 {
@@ -125,20 +109,11 @@ type pow struct {
 }
 
 func selectPow(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
-		return plan{}, err
-	}
-	a, b := n.Inputs[0], n.Inputs[1]
-	if !isNumeric(a.DType) || !isNumeric(b.DType) {
-		return plan{}, fmt.Errorf("Pow of %v by %v", a.DType, b.DType)
-	}
-	shape, err := kernels.BroadcastShapes(a.Shape, b.Shape)
+	shape, err := kernels.CheckPow(n)
 	if err != nil {
 		return plan{}, err
 	}
-	if err := kernels.CheckOutput(n, 0, a.DType, shape); err != nil {
-		return plan{}, err
-	}
+	a, b := n.Inputs[0], n.Inputs[1]
 	pw := &pow{workers: d.Workers}
 	if pw.p, err = newBPlan(shape, a.Shape, b.Shape); err != nil {
 		return plan{}, err
@@ -252,23 +227,11 @@ type where struct {
 }
 
 func selectWhere(n *kernels.Node, d kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
-		return plan{}, err
-	}
-	c, x, y := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-	if c.DType != graph.Bool {
-		return plan{}, fmt.Errorf("condition is %v, want bool", c.DType)
-	}
-	if x.DType != y.DType || x.DType.Size() == 0 {
-		return plan{}, fmt.Errorf("branches are %v and %v", x.DType, y.DType)
-	}
-	shape, err := kernels.BroadcastShapes(c.Shape, x.Shape, y.Shape)
+	shape, err := kernels.CheckWhere(n)
 	if err != nil {
 		return plan{}, err
 	}
-	if err := kernels.CheckOutput(n, 0, x.DType, shape); err != nil {
-		return plan{}, err
-	}
+	c, x, y := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 	w := &where{es: int(x.DType.Size()), workers: d.Workers}
 	if w.p, err = newBPlan(shape, c.Shape, x.Shape, y.Shape); err != nil {
 		return plan{}, err

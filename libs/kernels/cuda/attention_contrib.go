@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -18,35 +17,14 @@ type contribGeom struct {
 	hin, total, hq, hk, hv, p int64
 }
 
+// contribDims is kernels.ContribDims's geometry in this backend's terms.
 func contribDims(at graph.Attributes, x, w, past []int64) (contribGeom, error) {
-	var g contribGeom
-	if len(x) != 3 || len(w) != 2 {
-		return g, fmt.Errorf("input %d-D and weights %d-D, want 3-D and 2-D", len(x), len(w))
+	m, err := kernels.ContribDims(at, x, w, past)
+	if err != nil {
+		return contribGeom{}, err
 	}
-	heads := at.Int("num_heads", 0)
-	if heads <= 0 {
-		return g, fmt.Errorf("num_heads must be positive")
-	}
-	g.hin, g.total = x[2], w[1]
-	g.hq, g.hk, g.hv = g.total/3, g.total/3, g.total/3
-	if sz := at.Ints("qkv_hidden_sizes"); sz != nil {
-		if len(sz) != 3 {
-			return g, fmt.Errorf("qkv_hidden_sizes %v", sz)
-		}
-		g.hq, g.hk, g.hv = sz[0], sz[1], sz[2]
-	}
-	if g.hq+g.hk+g.hv != g.total || g.hq != g.hk || g.hq%heads != 0 || g.hv%heads != 0 {
-		return g, fmt.Errorf("hidden sizes %d/%d/%d do not fit weights %v and %d heads", g.hq, g.hk, g.hv, w, heads)
-	}
-	g.attnGeom = attnGeom{b: x[0], s: x[1], nq: heads, nkv: heads, d: g.hq / heads, dv: g.hv / heads}
-	if past != nil {
-		if len(past) != 5 {
-			return g, fmt.Errorf("past has %d dims, want 5", len(past))
-		}
-		g.p = past[3]
-	}
-	g.t = g.s + g.p
-	return g, nil
+	return contribGeom{attnGeom: attnGeom{b: m.B, s: m.S, nq: m.Heads, nkv: m.Heads, d: m.D, dv: m.Dv, t: m.T},
+		hin: m.Hin, total: m.Total, hq: m.HQ, hk: m.HK, hv: m.HV, p: m.P}, nil
 }
 
 // contribParts is the recipe before the partials: "qkv", the GEMM's "cublas" cap and "kv" when
@@ -68,25 +46,17 @@ func contribParts(g contribGeom, es int64, kv bool, t kernels.Target) ([]alloc.P
 }
 
 func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 7, 1, 2); err != nil {
+	ca, err := kernels.CheckContribAttention(n)
+	if err != nil {
 		return plan{}, err
 	}
 	at := n.Attrs
-	if at.Int("do_rotary", 0) != 0 || at.Int("past_present_share_buffer", 0) != 0 {
-		return plan{}, fmt.Errorf("do_rotary and past_present_share_buffer are not supported")
-	}
-	if _, ok := n.Input(6); ok {
-		return plan{}, fmt.Errorf("past_sequence_length is not supported")
-	}
 	x, w := n.Inputs[0], n.Inputs[1]
 	dt := x.DType
-	if !isFloat(dt) || w.DType != dt || len(x.Shape) != 3 || len(w.Shape) != 2 || w.Shape[0] != x.Shape[2] {
-		return plan{}, fmt.Errorf("input %v and weights %v, want one float type, [B, S, H] and [H, 3H']", x, w)
-	}
 	var pastShape []int64
-	pv, hasPast := n.Input(4)
+	hasPast, present := ca.Past, ca.Present
 	if hasPast {
-		pastShape = pv.Shape
+		pastShape = n.Inputs[4].Shape
 	}
 	g, err := contribDims(at, x.Shape, w.Shape, pastShape)
 	if err != nil {
@@ -103,44 +73,20 @@ func selectAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		xa.flags |= attCausalAdd
 	}
 	bias := nullp()
-	if b, ok := n.Input(2); ok {
-		if b.DType != dt || numel(b.Shape) != g.total {
-			return plan{}, fmt.Errorf("bias %v, want %v[%d]", b, dt, g.total)
-		}
+	if ca.Bias {
 		bias = inp(2)
 	}
 	if m, ok := n.Input(3); ok {
-		if m.DType != graph.Int32 {
-			return plan{}, fmt.Errorf("mask_index is %v, want int32", m.DType)
-		}
 		if xa.maskKind, xa.maskT, err = maskKindOf(m, g.b, g.s, g.t); err != nil {
 			return plan{}, err
 		}
 		xa.mask = inp(3)
-	}
-	if hasPast {
-		want := []int64{2, g.b, N, g.p, D}
-		if pv.DType != dt || !slices.Equal(pv.Shape, want) || g.hv != g.hq {
-			return plan{}, fmt.Errorf("past %v, want %v%v (and equal Q/K/V sizes)", pv, dt, want)
-		}
 	}
 	if ab, ok := n.Input(5); ok {
 		if err := biasArgs(ab, dt, g.b, g.s, N, g.t, &xa); err != nil {
 			return plan{}, err
 		}
 		xa.bias = inp(5)
-	}
-	if err := kernels.CheckOutput(n, 0, dt, []int64{g.b, g.s, g.hv}); err != nil {
-		return plan{}, err
-	}
-	_, present := n.Output(1)
-	if present {
-		if g.hv != g.hq {
-			return plan{}, fmt.Errorf("present needs equal Q/K/V hidden sizes")
-		}
-		if err := kernels.CheckOutput(n, 1, dt, []int64{2, g.b, N, g.t, D}); err != nil {
-			return plan{}, err
-		}
 	}
 	if !fits32(g.b, g.s, N, D, Dv, g.t, g.total, g.hin, g.p) {
 		return plan{}, fmt.Errorf("Attention geometry %+v is too large for the CUDA kernels", g.attnGeom)

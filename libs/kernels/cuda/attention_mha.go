@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -15,13 +14,14 @@ import (
 // "kv" when the node has a past but no present outputs), key padding masks and attention_bias
 // added with mask_filter_value, and the additive causal rule of unidirectional.
 
-type mhaLayout uint8
+// mhaLayout is kernels.MHALayout, by its short names here.
+type mhaLayout = kernels.MHALayout
 
 const (
-	mhaSeparate  mhaLayout = iota // Q [B,S,Hq], K [B,L,Hk], V [B,L,Hv]
-	mhaPackedQKV                  // Q [B,S,N,3,D]
-	mhaPackedKV                   // K [B,L,N,2,D]
-	mhaBNSH                       // K [B,N,L,D], V [B,N,L,Dv]
+	mhaSeparate  = kernels.MHASeparate
+	mhaPackedQKV = kernels.MHAPackedQKV
+	mhaPackedKV  = kernels.MHAPackedKV
+	mhaBNSH      = kernels.MHABNSH
 )
 
 type mhaGeom struct {
@@ -30,50 +30,15 @@ type mhaGeom struct {
 	l, p   int64 // new keys, past keys
 }
 
-// mhaDims reads the geometry from the query, key, value and past_key dims (nil when absent).
+// mhaDims reads the geometry from the query, key, value and past_key dims (nil when absent):
+// kernels.MHADims's, in this backend's terms.
 func mhaDims(at graph.Attributes, q, k, v, pk []int64) (mhaGeom, error) {
-	heads := at.Int("num_heads", 0)
-	if heads <= 0 {
-		return mhaGeom{}, fmt.Errorf("num_heads must be positive")
-	}
-	g := mhaGeom{attnGeom: attnGeom{nq: heads, nkv: heads}}
-	switch {
-	case len(q) == 5 && k == nil:
-		if q[2] != heads || q[3] != 3 {
-			return g, fmt.Errorf("packed QKV %v, want [B, S, %d, 3, D]", q, heads)
-		}
-		g.layout, g.b, g.s, g.d, g.dv, g.l = mhaPackedQKV, q[0], q[1], q[4], q[4], q[1]
-	case len(q) != 3:
-		return g, fmt.Errorf("query has %d dims, want 3 (or 5 when packed)", len(q))
-	case len(k) == 5 && v == nil:
-		if k[0] != q[0] || k[2] != heads || k[3] != 2 || q[2] != heads*k[4] {
-			return g, fmt.Errorf("packed KV %v for query %v", k, q)
-		}
-		g.layout, g.b, g.s, g.d, g.dv, g.l = mhaPackedKV, q[0], q[1], k[4], k[4], k[1]
-	case len(k) == 4 && len(v) == 4:
-		if k[0] != q[0] || k[1] != heads || v[1] != heads || k[2] != v[2] || q[2] != heads*k[3] {
-			return g, fmt.Errorf("BNSH key %v and value %v for query %v", k, v, q)
-		}
-		g.layout, g.b, g.s, g.d, g.dv, g.l = mhaBNSH, q[0], q[1], k[3], v[3], k[2]
-	case len(k) == 3 && len(v) == 3:
-		if k[0] != q[0] || v[0] != q[0] || k[1] != v[1] || q[2] != k[2] || q[2]%heads != 0 || v[2]%heads != 0 {
-			return g, fmt.Errorf("query %v, key %v, value %v", q, k, v)
-		}
-		g.layout, g.b, g.s, g.d, g.dv, g.l = mhaSeparate, q[0], q[1], q[2]/heads, v[2]/heads, k[1]
-	default:
-		return g, fmt.Errorf("unsupported query/key/value layout")
-	}
-	if pk != nil {
-		if len(pk) != 4 {
-			return g, fmt.Errorf("past_key has %d dims, want 4", len(pk))
-		}
-		if g.layout == mhaBNSH {
-			return g, fmt.Errorf("past_key with a BNSH key is not supported")
-		}
-		g.p = pk[2]
-	}
-	g.t = g.p + g.l
-	return g, nil
+	m, err := kernels.MHADims(at, q, k, v, pk)
+	return mhaGeomOf(m), err
+}
+
+func mhaGeomOf(m kernels.MHAGeom) mhaGeom {
+	return mhaGeom{attnGeom: attnGeom{b: m.B, s: m.S, nq: m.Heads, nkv: m.Heads, d: m.D, dv: m.Dv, t: m.T}, layout: m.Layout, l: m.L, p: m.P}
 }
 
 // mhaParts is the recipe before the partials: "biased" (bias given) and "kv" (keys or values
@@ -159,38 +124,13 @@ func cacheSteps(b, n, p, s, total, width, es int64, src kvView, past param, copy
 }
 
 func selectMHA(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 8, 1, 3); err != nil {
-		return plan{}, err
-	}
-	for _, i := range []int{8, 9} {
-		if _, ok := n.Input(i); ok {
-			return plan{}, fmt.Errorf("input %d (past_sequence_length / cache_indirection) is not supported", i)
-		}
-	}
-	if _, ok := n.Output(3); ok {
-		return plan{}, fmt.Errorf("the qk output is not supported")
-	}
-	q := n.Inputs[0]
-	dt := q.DType
-	if !isFloat(dt) {
-		return plan{}, errDType("the query", dt, "float32, float16 or bfloat16")
-	}
-	for i, v := range n.Inputs {
-		if v.Present() && i != 4 && v.DType != dt {
-			return plan{}, fmt.Errorf("input %d is %v, want %v", i, v.DType, dt)
-		}
-	}
-	es := dt.Size()
-	dims := func(i int) []int64 {
-		if v, ok := n.Input(i); ok {
-			return v.Shape
-		}
-		return nil
-	}
-	g, err := mhaDims(n.Attrs, q.Shape, dims(1), dims(2), dims(6))
+	mn, err := kernels.CheckMHA(n)
 	if err != nil {
 		return plan{}, err
 	}
+	dt := n.Inputs[0].DType
+	es := dt.Size()
+	g := mhaGeomOf(mn.MHAGeom)
 	at := n.Attrs
 	N, D, Dv := g.nq, g.d, g.dv
 	hq, hv := N*D, N*Dv
@@ -202,14 +142,8 @@ func selectMHA(n *kernels.Node, t kernels.Target) (plan, error) {
 	if at.Int("unidirectional", 0) != 0 {
 		x.flags |= attCausalAdd
 	}
-	_, hasBias := n.Input(3)
-	if hasBias && (g.layout != mhaSeparate || numel(n.Inputs[3].Shape) != hq+hq+hv) {
-		return plan{}, fmt.Errorf("bias %v is only supported for separate 3-D Q, K, V of total width %d", n.Inputs[3], hq+hq+hv)
-	}
+	hasBias, okPK, presK, presV := mn.Bias, mn.Past, mn.PresentK, mn.PresentV
 	if mk, ok := n.Input(4); ok {
-		if mk.DType != graph.Int32 {
-			return plan{}, fmt.Errorf("key_padding_mask is %v, want int32", mk.DType)
-		}
 		if x.maskKind, x.maskT, err = maskKindOf(mk, g.b, g.s, g.t); err != nil {
 			return plan{}, err
 		}
@@ -220,31 +154,6 @@ func selectMHA(n *kernels.Node, t kernels.Target) (plan, error) {
 			return plan{}, err
 		}
 		x.bias = inp(5)
-	}
-	pk, okPK := n.Input(6)
-	pv, okPV := n.Input(7)
-	if okPK != okPV {
-		return plan{}, fmt.Errorf("past_key and past_value go together")
-	}
-	if okPK {
-		if !slices.Equal(pk.Shape, []int64{g.b, N, g.p, D}) || !slices.Equal(pv.Shape, []int64{g.b, N, g.p, Dv}) {
-			return plan{}, fmt.Errorf("past_key %v and past_value %v, want [%d %d P %d] and [%d %d P %d]", pk.Shape, pv.Shape, g.b, N, D, g.b, N, Dv)
-		}
-	}
-	if err := kernels.CheckOutput(n, 0, dt, []int64{g.b, g.s, hv}); err != nil {
-		return plan{}, err
-	}
-	_, presK := n.Output(1)
-	_, presV := n.Output(2)
-	if presK {
-		if err := kernels.CheckOutput(n, 1, dt, []int64{g.b, N, g.t, D}); err != nil {
-			return plan{}, err
-		}
-	}
-	if presV {
-		if err := kernels.CheckOutput(n, 2, dt, []int64{g.b, N, g.t, Dv}); err != nil {
-			return plan{}, err
-		}
 	}
 	if !fits32(g.b, g.s, N, D, Dv, g.t, g.l, g.p) {
 		return plan{}, fmt.Errorf("MHA geometry %+v is too large for the CUDA kernels", g.attnGeom)
@@ -376,17 +285,4 @@ func boundMHA(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
 		return kernels.Bound{}, nil
 	}
 	return recipeBound(tactic, parts)
-}
-
-func attentionOps() []*op {
-	ms := kernels.DomainMicrosoft
-	tac := []kernels.TacticInfo{
-		{Name: "fused", Summary: "one block per (query rows, batch, key/value head): online softmax over all keys; workspace only for keys and values without a present output", Workspace: true},
-		{Name: "split-kv", Summary: "decode-sized grids: keys cut into chunks (at most 2*SMs/blocks), per-chunk partial outputs, maxima and sums in workspace, combined after (flash-decoding)", Workspace: true},
-	}
-	return []*op{
-		{key: kernels.Key(ms, "Attention"), tactics: tac, sel: selectAttention, bound: boundAttention},
-		{key: kernels.Key(ms, "MultiHeadAttention"), tactics: tac, sel: selectMHA, bound: boundMHA},
-		{key: kernels.Key(ms, "GroupQueryAttention"), tactics: tac, sel: selectGQA, bound: boundGQA},
-	}
 }

@@ -1,12 +1,10 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
 	"carve.dev/libs/alloc"
-	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
 
@@ -70,8 +68,8 @@ func (o *op) Select(n *kernels.Node, t kernels.Target) (kernels.Instance, error)
 		recipe:  recipe,
 		prog:    p.prog,
 		inPlace: p.inPlace,
-		in:      expectations(n.Inputs),
-		out:     expectations(n.Outputs),
+		in:      kernels.Expectations(n.Inputs),
+		out:     kernels.Expectations(n.Outputs),
 	}
 	inst.measured = -1
 	if slices.ContainsFunc(p.prog, isMeasured) {
@@ -107,33 +105,13 @@ func recipeBound(tactic string, parts []alloc.Part) (kernels.Bound, error) {
 	return kernels.Bound{Bytes: size, Tactic: tactic}, nil
 }
 
-// expect is what Run checks of one input or output.
-type expect struct {
-	present bool
-	dtype   graph.DType
-	shape   []int64
-	bytes   int64
-}
-
-func expectations(vs []kernels.Value) []expect {
-	out := make([]expect, len(vs))
-	for i, v := range vs {
-		if !v.Present() {
-			continue
-		}
-		b, _ := kernels.ByteSize(v.DType, v.Shape) // checked in Select
-		out[i] = expect{present: true, dtype: v.DType, shape: append([]int64(nil), v.Shape...), bytes: b}
-	}
-	return out
-}
-
 // instance is a CUDA kernel bound to one node: its launches are fixed. It is immutable and safe
 // for concurrent use.
 type instance struct {
 	label   string
 	tactic  string
 	recipe  alloc.Recipe
-	in, out []expect
+	in, out []kernels.Expect
 	prog    program
 	// measured is MeasuredPart: the index in recipe of the part that prog's measuredCall steps
 	// run within at whatever size it is carved (cuBLASLt's "cublas", cuDNN's "cudnn"), else -1.
@@ -219,27 +197,14 @@ func isMeasured(st step) bool {
 	return ok
 }
 
-var errArity = errors.New("wrong number of inputs or outputs")
-
-func checkValues(kind string, want []expect, got []kernels.Tensor) error {
-	if len(got) < len(want) {
-		return errArity
+// checkValues checks got against want (kernels.CheckTensors) and that each tensor that holds
+// bytes has a device address.
+func checkValues(kind string, want []kernels.Expect, got []kernels.Tensor) error {
+	if err := kernels.CheckTensors(kind, want, got); err != nil {
+		return err
 	}
 	for j := range want {
-		w := &want[j]
-		if !w.present {
-			continue
-		}
-		t := &got[j]
-		if t.DType != w.dtype || len(t.Shape) != len(w.shape) {
-			return fmt.Errorf("%s %d is %v, want %v%v", kind, j, *t, w.dtype, w.shape)
-		}
-		for k, d := range w.shape {
-			if t.Shape[k] != d {
-				return fmt.Errorf("%s %d has shape %v, want %v", kind, j, t.Shape, w.shape)
-			}
-		}
-		if t.Addr == 0 && w.bytes > 0 {
+		if w, t := &want[j], &got[j]; w.Present && t.Addr == 0 && w.Bytes > 0 {
 			return fmt.Errorf("%s %d has no device address", kind, j)
 		}
 	}

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -130,7 +129,7 @@ func (g *gemmInstance) Recipe() alloc.Recipe {
 func (g *gemmInstance) Run(in, out []kernels.Tensor, ws *alloc.Workspace, s alloc.Stream) error {
 	if g.gemv != nil {
 		if len(in) < 2 || len(out) < 1 || (g.c != cNone && len(in) < 3) {
-			return &kernels.RunError{Kernel: g.kernel, Err: errArity}
+			return &kernels.RunError{Kernel: g.kernel, Err: kernels.ErrRunArity}
 		}
 		if err := g.gemv.exec(s, in, out, ws, nil); err != nil {
 			return &kernels.RunError{Kernel: g.kernel, Err: err}
@@ -209,7 +208,9 @@ type gemmKernel struct {
 }
 
 func (k *gemmKernel) Op() kernels.OpKey { return k.key }
-func (k *gemmKernel) Backend() string   { return kernels.BackendCUDA }
+
+func (k *gemmKernel) Backend() string { return kernels.BackendCUDA }
+
 func (k *gemmKernel) Tactics() []kernels.TacticInfo {
 	return []kernels.TacticInfo{{Name: gemmTactic, Workspace: true,
 		Summary: "cuBLASLt, fp32 accumulation; workspace capped at 32 MiB on sm_90+ (4 MiB before), NVIDIA's recommendation"},
@@ -240,187 +241,4 @@ func (k *gemmKernel) Bound(r *kernels.NodeRange, t kernels.Target) (kernels.Boun
 		}
 	}
 	return kernels.Bound{Bytes: gemmWorkspace(t), Tactic: gemmTactic}, nil
-}
-
-func init() {
-	addKernel(&gemmKernel{key: kernels.Key("", "MatMul"), sel: selectMatMul})
-	addKernel(&gemmKernel{key: kernels.Key("", "Gemm"), sel: selectGemm})
-}
-
-// gemmOperands checks that a node has inputs lo..hi and one output, all of one GEMM dtype.
-func gemmOperands(n *kernels.Node, lo, hi int) (graph.DType, error) {
-	if len(n.Inputs) < lo || len(n.Inputs) > hi || len(n.Outputs) != 1 {
-		return 0, fmt.Errorf("want %d to %d inputs and 1 output, have %d and %d", lo, hi, len(n.Inputs), len(n.Outputs))
-	}
-	dt := n.Inputs[0].DType
-	if !gemmDType(dt) {
-		return 0, fmt.Errorf("operands are %v; CUDA GEMMs take float32, float16 or bfloat16", dt)
-	}
-	for i, v := range n.Inputs {
-		if v.Present() && v.DType != dt {
-			return 0, fmt.Errorf("input %d is %v, input 0 %v", i, v.DType, dt)
-		}
-	}
-	if n.Outputs[0].DType != dt {
-		return 0, fmt.Errorf("output is %v, inputs %v", n.Outputs[0].DType, dt)
-	}
-	return dt, nil
-}
-
-func gemmCheckOut(n *kernels.Node, want []int64) error {
-	if got := n.Outputs[0].Shape; !slices.Equal(got, want) {
-		return fmt.Errorf("output shape %v, want %v", got, want)
-	}
-	return nil
-}
-
-func gemmNumel(s []int64) int64 {
-	n := int64(1)
-	for _, d := range s {
-		n *= d
-	}
-	return n
-}
-
-// selectMatMul resolves numpy matmul semantics and picks how the batches run.
-func selectMatMul(n *kernels.Node, _ kernels.Target) (*gemmInstance, error) {
-	dt, err := gemmOperands(n, 2, 2)
-	if err != nil {
-		return nil, err
-	}
-	as, bs := n.Inputs[0].Shape, n.Inputs[1].Shape
-	if len(as) == 0 || len(bs) == 0 {
-		return nil, fmt.Errorf("MatMul of a scalar")
-	}
-	a2, b2 := as, bs
-	if len(as) == 1 {
-		a2 = []int64{1, as[0]}
-	}
-	if len(bs) == 1 {
-		b2 = []int64{bs[0], 1}
-	}
-	g := &gemmInstance{dt: dt, alpha: 1, m: a2[len(a2)-2], k: a2[len(a2)-1], n: b2[len(b2)-1]}
-	if kb := b2[len(b2)-2]; kb != g.k {
-		return nil, fmt.Errorf("inner dims differ: %v x %v", as, bs)
-	}
-	aBatch, bBatch := a2[:len(a2)-2], b2[:len(b2)-2]
-	batch, err := kernels.BroadcastShapes(aBatch, bBatch)
-	if err != nil {
-		return nil, err
-	}
-	out := slices.Clone(batch)
-	if len(as) > 1 {
-		out = append(out, g.m)
-	}
-	if len(bs) > 1 {
-		out = append(out, g.n)
-	}
-	if err := gemmCheckOut(n, out); err != nil {
-		return nil, err
-	}
-	for _, s := range [][]int64{as, bs, out} {
-		if _, err := kernels.ByteSize(dt, s); err != nil {
-			return nil, err
-		}
-	}
-	g.batch = gemmNumel(batch)
-	na, nb := gemmNumel(aBatch), gemmNumel(bBatch)
-	switch {
-	case g.batch <= 1:
-		g.mode = gemmSingle
-	case nb == 1 && na == g.batch:
-		// B is shared and A's batches are contiguous rows: one product with batch*M rows.
-		g.mode, g.m, g.batch = gemmSingle, g.m*g.batch, 1
-	case (na == g.batch || na == 1) && (nb == g.batch || nb == 1):
-		g.mode = gemmStrided
-		if na > 1 {
-			g.sa = g.m * g.k
-		}
-		if nb > 1 {
-			g.sb = g.k * g.n
-		}
-	default:
-		g.mode = gemmLoop
-		g.loopDims = batch
-		g.loopSA = gemmBatchStrides(aBatch, batch, g.m*g.k)
-		g.loopSB = gemmBatchStrides(bBatch, batch, g.k*g.n)
-	}
-	return g, nil
-}
-
-// gemmBatchStrides is an operand's element stride along each output batch dim: 0 where the
-// operand broadcasts, otherwise its row-major stride in units of one matrix of size mat.
-func gemmBatchStrides(opBatch, batch []int64, mat int64) []int64 {
-	st := make([]int64, len(batch))
-	s := mat
-	for i := len(batch) - 1; i >= 0; i-- {
-		j := i - (len(batch) - len(opBatch))
-		if j < 0 || opBatch[j] == 1 {
-			continue
-		}
-		st[i] = s
-		s *= opBatch[j]
-	}
-	return st
-}
-
-// selectGemm is ONNX Gemm: Y = alpha*op(A)*op(B) + beta*C, A and B 2-D, C broadcast to (M, N).
-func selectGemm(n *kernels.Node, _ kernels.Target) (*gemmInstance, error) {
-	dt, err := gemmOperands(n, 2, 3)
-	if err != nil {
-		return nil, err
-	}
-	as, bs := n.Inputs[0].Shape, n.Inputs[1].Shape
-	if len(as) != 2 || len(bs) != 2 {
-		return nil, fmt.Errorf("Gemm of %v and %v: want 2-D operands", as, bs)
-	}
-	at := n.Attrs
-	g := &gemmInstance{dt: dt, mode: gemmSingle, batch: 1, transA: at.Int("transA", 0) != 0, transB: at.Int("transB", 0) != 0,
-		alpha: at.Float("alpha", 1), beta: at.Float("beta", 1)}
-	g.m, g.k = as[0], as[1]
-	if g.transA {
-		g.m, g.k = g.k, g.m
-	}
-	kb, nn := bs[0], bs[1]
-	if g.transB {
-		kb, nn = nn, kb
-	}
-	if kb != g.k {
-		return nil, fmt.Errorf("inner dims differ: %v x %v (transA %v, transB %v)", as, bs, g.transA, g.transB)
-	}
-	g.n = nn
-	if err := gemmCheckOut(n, []int64{g.m, g.n}); err != nil {
-		return nil, err
-	}
-	if c, ok := n.Input(2); ok && g.beta != 0 {
-		cs := c.Shape
-		if len(cs) > 2 {
-			return nil, fmt.Errorf("C %v has more than 2 dims", cs)
-		}
-		full := append(make([]int64, 2-len(cs)), cs...)
-		for i := range 2 - len(cs) {
-			full[i] = 1
-		}
-		if (full[0] != 1 && full[0] != g.m) || (full[1] != 1 && full[1] != g.n) {
-			return nil, fmt.Errorf("C %v does not broadcast to (%d, %d)", cs, g.m, g.n)
-		}
-		switch {
-		case full[0] == g.m && full[1] == g.n: // also a bias row at M = 1 (a decode step)
-			g.c = cFull
-		case full[0] == 1 && full[1] == g.n && g.beta == 1:
-			g.c, g.csm, g.csn = cBias, 0, 1
-		default:
-			g.c = cBroadcast
-			if full[1] != 1 {
-				g.csn = 1
-			}
-			if full[0] != 1 {
-				g.csm = full[1]
-			}
-		}
-	}
-	if g.k == 0 && g.c != cNone && g.m*g.n > 0 {
-		return nil, fmt.Errorf("Gemm with K = 0 and C is not supported on CUDA")
-	}
-	return g, nil
 }

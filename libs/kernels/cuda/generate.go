@@ -37,34 +37,16 @@ func storeSteps(data []byte) ([]step, error) {
 }
 
 func selectShape(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
+	dims, err := kernels.ShapeDims(n)
+	if err != nil {
 		return plan{}, err
 	}
-	s := n.Inputs[0].Shape
-	r := int64(len(s))
-	clampEnd := func(v int64) int64 {
-		if v < 0 {
-			v += r
-		}
-		return min(max(v, 0), r)
-	}
-	start, end := clampEnd(n.Attrs.Int("start", 0)), clampEnd(n.Attrs.Int("end", r))
-	var dims []int64
-	if end > start {
-		dims = s[start:end]
-	}
-	if err := kernels.CheckOutput(n, 0, graph.Int64, []int64{int64(len(dims))}); err != nil {
-		return plan{}, err
-	}
-	steps, err := storeSteps(kernels.BytesOf(slices.Clone(dims)))
+	steps, err := storeSteps(slices.Clone(kernels.BytesOf(dims)))
 	return plan{tactic: "direct", prog: steps}, err
 }
 
 func selectSize(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
-		return plan{}, err
-	}
-	if err := kernels.CheckOutput(n, 0, graph.Int64, nil); err != nil {
+	if err := kernels.CheckSize(n); err != nil {
 		return plan{}, err
 	}
 	steps, err := storeSteps(kernels.BytesOf([]int64{numel(n.Inputs[0].Shape)}))
@@ -83,23 +65,11 @@ func selectConstant(n *kernels.Node, t kernels.Target) (plan, error) {
 // selectConstantOfShape fills the output with the value attribute's element (float32 0 when
 // absent). The output's shape is the shape input's value, which the graph inferred.
 func selectConstantOfShape(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
+	dt, elem, err := kernels.ConstantOfShapeValue(n)
+	if err != nil {
 		return plan{}, err
 	}
-	if v := n.Inputs[0]; v.DType != graph.Int64 || len(v.Shape) != 1 {
-		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", v)
-	}
-	dt, elem := graph.Float32, make([]byte, 4)
-	if tv, ok := n.Attrs.Tensor("value"); ok {
-		if len(tv.Data) != int(tv.DType.Size()) || tv.DType.Size() == 0 {
-			return plan{}, fmt.Errorf("value must hold one element, has %v with %d bytes", tv.Shape, len(tv.Data))
-		}
-		dt, elem = tv.DType, tv.Data
-	}
 	out := n.Outputs[0]
-	if out.DType != dt || int64(len(out.Shape)) != n.Inputs[0].Shape[0] {
-		return plan{}, fmt.Errorf("output is %v, want %v of rank %d", out, dt, n.Inputs[0].Shape[0])
-	}
 	es, err := elemSize(dt)
 	if err != nil {
 		return plan{}, err
@@ -112,7 +82,7 @@ func selectConstantOfShape(n *kernels.Node, t kernels.Target) (plan, error) {
 // selectRange writes start + i*delta; start and delta are read on the device, the count is the
 // output's length (inferred by the graph from the values).
 func selectRange(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
+	if err := kernels.CheckRangeOp(n); err != nil {
 		return plan{}, err
 	}
 	dt := n.Inputs[0].DType
@@ -121,15 +91,7 @@ func selectRange(n *kernels.Node, t kernels.Target) (plan, error) {
 	default:
 		return plan{}, errDType("Range's type", dt, "float32, float64, float16, bfloat16, int16, int32 or int64")
 	}
-	for i, v := range n.Inputs {
-		if v.DType != dt || numel(v.Shape) != 1 {
-			return plan{}, fmt.Errorf("input %d is %v, want a %v scalar", i, v, dt)
-		}
-	}
 	o := n.Outputs[0]
-	if o.DType != dt || len(o.Shape) != 1 {
-		return plan{}, fmt.Errorf("output is %v, want 1-D %v", o, dt)
-	}
 	if o.Shape[0] == 0 {
 		return plan{tactic: "direct"}, nil
 	}
@@ -140,18 +102,15 @@ func selectRange(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectCumSum scans along the axis read on the device; one thread per (outer, inner) column.
 func selectCumSum(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckCumSum(n); err != nil {
 		return plan{}, err
 	}
 	x, ax := n.Inputs[0], n.Inputs[1]
-	if !isFloat(x.DType) && !isInt(x.DType) && x.DType != graph.Float64 || !isIndex(ax.DType) || numel(ax.Shape) != 1 || len(x.Shape) == 0 {
-		return plan{}, fmt.Errorf("CumSum of %v along %v: want float32, float16, bfloat16, float64, int64 or int32 along an int scalar", x, ax)
+	if !isFloat(x.DType) && !isInt(x.DType) && x.DType != graph.Float64 {
+		return plan{}, errDType("CumSum's type", x.DType, "float32, float16, bfloat16, float64, int64 or int32")
 	}
 	if len(x.Shape) > maxRank {
 		return plan{}, fmt.Errorf("rank %d; the CUDA kernel takes rank <= %d", len(x.Shape), maxRank)
-	}
-	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-		return plan{}, err
 	}
 	var d [maxRank]int64
 	copy(d[:], x.Shape)
@@ -211,22 +170,13 @@ func cumsumAxis(shape []int64, ax kernels.Value) (outer, dim, inner int64, ok bo
 
 // selectTrilu keeps one triangle of every matrix; k is read on the device.
 func selectTrilu(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 2, 1, 1); err != nil {
+	if err := kernels.CheckTrilu(n); err != nil {
 		return plan{}, err
 	}
 	x := n.Inputs[0]
-	if len(x.Shape) < 2 {
-		return plan{}, fmt.Errorf("input rank %d, want >= 2", len(x.Shape))
-	}
 	k := nullp()
-	if kv, ok := n.Input(1); ok {
-		if kv.DType != graph.Int64 || numel(kv.Shape) != 1 {
-			return plan{}, fmt.Errorf("k is %v, want an int64 scalar", kv)
-		}
+	if _, ok := n.Input(1); ok {
 		k = inp(1)
-	}
-	if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-		return plan{}, err
 	}
 	es, err := elemSize(x.DType)
 	if err != nil {

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
@@ -30,24 +29,11 @@ func boolInt(b bool) int {
 // selectGather is Gather: out[outer, idx..., inner] = data[outer, indices[idx...], inner], moving
 // the inner run in the widest unit (up to 16 bytes) its size allows.
 func selectGather(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
-		return plan{}, err
-	}
-	data, idx := n.Inputs[0], n.Inputs[1]
-	if !isIndex(idx.DType) {
-		return plan{}, fmt.Errorf("indices are %v, want int32 or int64", idx.DType)
-	}
-	if len(data.Shape) == 0 {
-		return plan{}, fmt.Errorf("cannot gather from a scalar")
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(data.Shape))
+	axis, err := kernels.CheckGather(n)
 	if err != nil {
 		return plan{}, err
 	}
-	out := slices.Concat(data.Shape[:axis], idx.Shape, data.Shape[axis+1:])
-	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
-		return plan{}, err
-	}
+	data, idx := n.Inputs[0], n.Inputs[1]
 	es, err := elemSize(data.DType)
 	if err != nil {
 		return plan{}, err
@@ -78,34 +64,23 @@ func selectGather(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectGatherElements is ONNX's GatherElements and carve's GatherElements(data, indices,
 // shape) (ONNX's of the indices expanded to shape, the indices read where they broadcast
-// instead): kernels.CheckGatherElements gives the output's shape, the indices broadcast to it.
+// instead): kernels.CheckGatherElements gives the axis and the output's shape, the indices
+// broadcast to it.
 func selectGatherElements(n *kernels.Node, t kernels.Target) (plan, error) {
-	out, err := kernels.CheckGatherElements(n)
+	axis, out, err := kernels.CheckGatherElements(n)
 	if err != nil {
 		return plan{}, err
 	}
-	return planGatherElements(n, t, out)
+	return planGatherElements(n, t, axis, out)
 }
 
 // planGatherElements launches carve_gather_elements_<E> for an output of shape out, the indices
 // n.Inputs[1] broadcast to it.
-func planGatherElements(n *kernels.Node, t kernels.Target, out []int64) (plan, error) {
+func planGatherElements(n *kernels.Node, t kernels.Target, axis int, out []int64) (plan, error) {
 	data, idx := n.Inputs[0], n.Inputs[1]
 	r := len(data.Shape)
 	if r > maxRank {
 		return plan{}, fmt.Errorf("rank %d; the CUDA kernel takes rank <= %d", r, maxRank)
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), r)
-	if err != nil {
-		return plan{}, err
-	}
-	for i := range data.Shape {
-		if i != axis && out[i] > data.Shape[i] {
-			return plan{}, fmt.Errorf("indices shape %v exceeds data shape %v on axis %d", out, data.Shape, i)
-		}
-	}
-	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
-		return plan{}, err
 	}
 	es, err := elemSize(data.DType)
 	if err != nil {
@@ -147,30 +122,14 @@ func (g ndGeom) dimParams() []param {
 }
 
 func selectGatherND(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	b, m, err := kernels.CheckGatherND(n)
+	if err != nil {
 		return plan{}, err
 	}
 	data, idx := n.Inputs[0], n.Inputs[1]
-	if !isIndex(idx.DType) {
-		return plan{}, fmt.Errorf("indices are %v, want int64", idx.DType)
-	}
-	b := int(n.Attrs.Int("batch_dims", 0))
-	r, q := len(data.Shape), len(idx.Shape)
-	if q < 1 || r < 1 || b < 0 || b >= min(r, q) {
-		return plan{}, fmt.Errorf("batch_dims %d for data rank %d and indices rank %d", b, r, q)
-	}
-	m := int(idx.Shape[q-1])
-	if m < 1 || m > r-b || m > maxRank {
-		return plan{}, fmt.Errorf("index tuples of length %d for data rank %d with batch_dims %d", m, r, b)
-	}
-	for i := 0; i < b; i++ {
-		if data.Shape[i] != idx.Shape[i] {
-			return plan{}, fmt.Errorf("batch dims of data %v and indices %v differ", data.Shape, idx.Shape)
-		}
-	}
-	out := slices.Concat(idx.Shape[:q-1], data.Shape[b+m:])
-	if err := kernels.CheckOutput(n, 0, data.DType, out); err != nil {
-		return plan{}, err
+	q := len(idx.Shape)
+	if m > maxRank {
+		return plan{}, fmt.Errorf("index tuples of length %d; the CUDA kernel takes at most %d", m, maxRank)
 	}
 	es, err := elemSize(data.DType)
 	if err != nil {
@@ -195,28 +154,16 @@ func selectGatherND(n *kernels.Node, t kernels.Target) (plan, error) {
 // selectScatterND copies data to the output (unless it is a view of it), then writes each update
 // slab at its index tuple. Only reduction "none" is built for CUDA.
 func selectScatterND(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 3, 1, 1); err != nil {
+	m, red, err := kernels.CheckScatterND(n)
+	if err != nil {
 		return plan{}, err
 	}
-	data, idx, upd := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-	if !isIndex(idx.DType) {
-		return plan{}, fmt.Errorf("indices are %v, want int64", idx.DType)
+	data, idx := n.Inputs[0], n.Inputs[1]
+	q := len(idx.Shape)
+	if m > maxRank {
+		return plan{}, fmt.Errorf("index tuples of length %d; the CUDA kernel takes at most %d", m, maxRank)
 	}
-	r, q := len(data.Shape), len(idx.Shape)
-	if q < 1 || r < 1 {
-		return plan{}, fmt.Errorf("indices rank %d, data rank %d", q, r)
-	}
-	m := int(idx.Shape[q-1])
-	if m < 1 || m > r || m > maxRank {
-		return plan{}, fmt.Errorf("index tuples of length %d for data rank %d", m, r)
-	}
-	if want := slices.Concat(idx.Shape[:q-1], data.Shape[m:]); !slices.Equal(upd.Shape, want) || upd.DType != data.DType {
-		return plan{}, fmt.Errorf("updates are %v, want %v%v", upd, data.DType, want)
-	}
-	if err := kernels.CheckOutput(n, 0, data.DType, data.Shape); err != nil {
-		return plan{}, err
-	}
-	if red := n.Attrs.String("reduction", "none"); red != "none" {
+	if red != "none" {
 		return plan{}, fmt.Errorf("reduction %q is not built for CUDA (only none)", red)
 	}
 	es, err := elemSize(data.DType)

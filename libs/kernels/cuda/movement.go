@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"slices"
 
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
@@ -60,21 +59,10 @@ func selectView(minIn, maxIn int) func(n *kernels.Node, t kernels.Target) (plan,
 }
 
 func selectExpand(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	if err := kernels.CheckExpand(n); err != nil {
 		return plan{}, err
 	}
-	in, shp := n.Inputs[0], n.Inputs[1]
-	if shp.DType != graph.Int64 || len(shp.Shape) != 1 {
-		return plan{}, fmt.Errorf("shape input is %v, want 1-D int64", shp)
-	}
-	out := n.Outputs[0].Shape
-	want, err := kernels.BroadcastShapes(in.Shape, out)
-	if err != nil || !slices.Equal(want, out) {
-		return plan{}, fmt.Errorf("output %v is not the broadcast of input %v with the shape input", out, in.Shape)
-	}
-	if err := kernels.CheckOutput(n, 0, in.DType, out); err != nil {
-		return plan{}, err
-	}
+	in, out := n.Inputs[0], n.Outputs[0].Shape
 	st, err := broadcastStrides(out, in.Shape)
 	if err != nil {
 		return plan{}, err
@@ -110,28 +98,15 @@ func selectTranspose(n *kernels.Node, t kernels.Target) (plan, error) {
 // input dim) with input strides (0, stride): Tile is an Expand over the interleaved shape. The
 // repeats input must agree with the output shape, which the graph inferred from it.
 func selectTile(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 2, 2, 1, 1); err != nil {
+	reps, err := kernels.CheckTile(n)
+	if err != nil {
 		return plan{}, err
 	}
-	in, rep := n.Inputs[0], n.Inputs[1]
-	if rep.DType != graph.Int64 || len(rep.Shape) != 1 || rep.Shape[0] != int64(len(in.Shape)) {
-		return plan{}, fmt.Errorf("repeats is %v, want int64[%d]", rep, len(in.Shape))
-	}
-	out := n.Outputs[0]
-	if out.DType != in.DType || len(out.Shape) != len(in.Shape) {
-		return plan{}, fmt.Errorf("output %v for input %v", out, in)
-	}
+	in := n.Inputs[0]
 	var dims, src []int64
 	ist := stridesOf(in.Shape)
 	for i := range in.Shape {
-		if in.Shape[i] == 0 && out.Shape[i] != 0 || in.Shape[i] != 0 && out.Shape[i]%in.Shape[i] != 0 {
-			return plan{}, fmt.Errorf("output %v is not a tiling of input %v", out.Shape, in.Shape)
-		}
-		reps := int64(0)
-		if in.Shape[i] != 0 {
-			reps = out.Shape[i] / in.Shape[i]
-		}
-		dims = append(dims, reps, in.Shape[i])
+		dims = append(dims, reps[i], in.Shape[i])
 		src = append(src, 0, ist[i])
 	}
 	l, err := newLayout(dims, src, stridesOf(dims))
@@ -144,34 +119,11 @@ func selectTile(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectConcat copies each input into its slab of the output.
 func selectConcat(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 1<<20, 1, 1); err != nil {
-		return plan{}, err
-	}
-	first := n.Inputs[0]
-	r := len(first.Shape)
-	if r == 0 {
-		return plan{}, fmt.Errorf("cannot concatenate scalars")
-	}
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), r)
+	axis, out, err := kernels.CheckConcat(n)
 	if err != nil {
 		return plan{}, err
 	}
-	out := slices.Clone(first.Shape)
-	out[axis] = 0
-	for i, v := range n.Inputs {
-		if !v.Present() || v.DType != first.DType || len(v.Shape) != r {
-			return plan{}, fmt.Errorf("input %d is %v, want %v of rank %d", i, v, first.DType, r)
-		}
-		for k := range v.Shape {
-			if k != axis && v.Shape[k] != first.Shape[k] {
-				return plan{}, fmt.Errorf("input %d has shape %v, incompatible with %v on axis %d", i, v.Shape, first.Shape, axis)
-			}
-		}
-		out[axis] += v.Shape[axis]
-	}
-	if err := kernels.CheckOutput(n, 0, first.DType, out); err != nil {
-		return plan{}, err
-	}
+	first := n.Inputs[0]
 	es := first.DType.Size()
 	ost := stridesOf(out)
 	var prog program
@@ -193,33 +145,16 @@ func selectConcat(n *kernels.Node, t kernels.Target) (plan, error) {
 
 // selectSplit copies each output's slab of the input; the split sizes are the outputs' shapes.
 func selectSplit(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 1, 2, 1, 1<<20); err != nil {
-		return plan{}, err
-	}
-	in := n.Inputs[0]
-	axis, err := kernels.NormAxis(n.Attrs.Int("axis", 0), len(in.Shape))
+	axis, err := kernels.CheckSplit(n)
 	if err != nil {
 		return plan{}, err
 	}
-	if s, ok := n.Input(1); ok && !isIndex(s.DType) {
-		return plan{}, fmt.Errorf("split input is %v, want int64", s.DType)
-	}
+	in := n.Inputs[0]
 	es := in.DType.Size()
 	ist := stridesOf(in.Shape)
 	var prog program
 	var sum int64
 	for i, v := range n.Outputs {
-		if !v.Present() {
-			return plan{}, fmt.Errorf("output %d is missing", i)
-		}
-		if len(v.Shape) != len(in.Shape) {
-			return plan{}, fmt.Errorf("output %d has rank %d, input %d", i, len(v.Shape), len(in.Shape))
-		}
-		want := slices.Clone(in.Shape)
-		want[axis] = v.Shape[axis]
-		if err := kernels.CheckOutput(n, i, in.DType, want); err != nil {
-			return plan{}, err
-		}
 		l, err := newLayout(v.Shape, ist, stridesOf(v.Shape))
 		if err != nil {
 			return plan{}, err
@@ -231,40 +166,22 @@ func selectSplit(n *kernels.Node, t kernels.Target) (plan, error) {
 		prog = append(prog, steps...)
 		sum += v.Shape[axis]
 	}
-	if sum != in.Shape[axis] {
-		return plan{}, fmt.Errorf("outputs take %d of axis %d, input has %d", sum, axis, in.Shape[axis])
-	}
 	return plan{tactic: "direct", prog: prog}, nil
 }
 
 // selectSlice reads starts, ends, axes and steps on the device (they are tensors): the output's
 // shape was inferred from them, so only each axis's first element and step are computed there.
 func selectSlice(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 5, 1, 1); err != nil {
+	k, err := kernels.CheckSlice(n)
+	if err != nil {
 		return plan{}, err
 	}
-	in := n.Inputs[0]
+	in, out := n.Inputs[0], n.Outputs[0]
 	idxTypes := 0
-	k := int64(-1)
 	for i := 1; i < 5; i++ {
-		v, ok := n.Input(i)
-		if !ok {
-			continue
-		}
-		if !isIndex(v.DType) || len(v.Shape) != 1 {
-			return plan{}, fmt.Errorf("input %d is %v, want a 1-D int32 or int64 tensor", i, v)
-		}
-		if k >= 0 && v.Shape[0] != k {
-			return plan{}, fmt.Errorf("input %d has %d values, starts %d", i, v.Shape[0], k)
-		}
-		k = v.Shape[0]
-		if v.DType == graph.Int64 {
+		if v, ok := n.Input(i); ok && v.DType == graph.Int64 {
 			idxTypes |= 1 << (i - 1)
 		}
-	}
-	out := n.Outputs[0]
-	if out.DType != in.DType || len(out.Shape) != len(in.Shape) {
-		return plan{}, fmt.Errorf("output %v for input %v", out, in)
 	}
 	r := len(in.Shape)
 	if r > maxRank || k > int64(r) {

@@ -27,16 +27,12 @@ type nbitsGeom struct {
 }
 
 func nbitsAttrs(at graph.Attributes) (nbitsGeom, error) {
-	g := nbitsGeom{k: at.Int("K", 0), n: at.Int("N", 0), bits: at.Int("bits", 4), bs: at.Int("block_size", 0)}
-	if g.k <= 0 || g.n <= 0 || (g.bits != 2 && g.bits != 4 && g.bits != 8) || g.bs < 16 || g.bs&(g.bs-1) != 0 {
-		return g, fmt.Errorf("K %d, N %d, bits %d, block_size %d: want positive K and N, bits 2, 4 or 8, block_size a power of two >= 16", g.k, g.n, g.bits, g.bs)
-	}
-	if at.Int("weight_prepacked", 0) != 0 {
-		return g, fmt.Errorf("prepacked weights are not supported")
-	}
-	g.kBlocks = (g.k + g.bs - 1) / g.bs
-	g.blob = g.bs * g.bits / 8
-	return g, nil
+	q, err := kernels.NBitsAttrs(at)
+	return geomOf(q), err
+}
+
+func geomOf(q kernels.NBits) nbitsGeom {
+	return nbitsGeom{k: q.K, n: q.N, bits: q.Bits, bs: q.BlockSize, kBlocks: q.KBlocks, blob: q.Blob}
 }
 
 // nbitsParts is the dequant-gemm recipe: a chunk of dequantized weight rows and the GEMM's
@@ -58,51 +54,18 @@ type nbitsGemm struct {
 }
 
 func selectMatMulNBits(n *kernels.Node, t kernels.Target) (plan, error) {
-	if err := kernels.CheckArity(n, 3, 6, 1, 1); err != nil {
-		return plan{}, err
-	}
-	g, err := nbitsAttrs(n.Attrs)
+	q, err := kernels.CheckMatMulNBits(n)
 	if err != nil {
 		return plan{}, err
 	}
-	a, b, sc := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-	dt := a.DType
-	if !isFloat(dt) || len(a.Shape) == 0 || a.Shape[len(a.Shape)-1] != g.k {
-		return plan{}, fmt.Errorf("A is %v, want float32, float16 or bfloat16 [..., %d]", a, g.k)
-	}
-	if b.DType != graph.Uint8 || numel(b.Shape) != g.n*g.kBlocks*g.blob {
-		return plan{}, fmt.Errorf("B is %v, want uint8 [%d, %d, %d]", b, g.n, g.kBlocks, g.blob)
-	}
-	if sc.DType != dt || numel(sc.Shape) != g.n*g.kBlocks {
-		return plan{}, fmt.Errorf("scales are %v, want %v with %d elements", sc, dt, g.n*g.kBlocks)
-	}
-	zpKind, zp := 0, nullp()
-	if z, ok := n.Input(3); ok {
-		switch {
-		case z.DType == graph.Uint8 && numel(z.Shape) == g.n*((g.kBlocks*g.bits+7)/8):
-			zpKind = 1
-		case z.DType == dt && numel(z.Shape) == g.n*g.kBlocks:
-			zpKind = 2
-		default:
-			return plan{}, fmt.Errorf("zero_points %v fit neither the packed nor the per-block form", z)
-		}
+	g, a, dt, m, zpKind := geomOf(q), n.Inputs[0], n.Inputs[0].DType, q.M, q.ZeroPoints
+	zp, bias := nullp(), nullp()
+	if zpKind != 0 {
 		zp = inp(3)
 	}
-	if _, ok := n.Input(4); ok {
-		return plan{}, fmt.Errorf("g_idx is not supported")
-	}
-	bias := nullp()
-	if bv, ok := n.Input(5); ok {
-		if bv.DType != dt || numel(bv.Shape) != g.n {
-			return plan{}, fmt.Errorf("bias %v, want %v[%d]", bv, dt, g.n)
-		}
+	if q.Bias {
 		bias = inp(5)
 	}
-	out := append(append([]int64(nil), a.Shape[:len(a.Shape)-1]...), g.n)
-	if err := kernels.CheckOutput(n, 0, dt, out); err != nil {
-		return plan{}, err
-	}
-	m := numel(a.Shape[:len(a.Shape)-1])
 	if !fits32(m, g.k, g.n, g.kBlocks) {
 		return plan{}, fmt.Errorf("MatMulNBits of %v is too large for the CUDA kernels", a.Shape)
 	}

@@ -8,21 +8,13 @@ import (
 )
 
 // The layer-normalization family (LayerNormalization, SimplifiedLayerNormalization = RMSNorm,
-// com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization) and Softmax run one
-// block per row with the statistics in registers and shared memory (csrc/norm.cu): unlike the CPU
-// kernels' "row-stats" tactic they need no workspace. A few norm rows (a decode step's) of up to
-// 4 * normThreads 16-byte vectors are held in registers (carve_norm_rows: one vector a thread
-// where the row allows, so a row is a short latency chain); many rows, or a longer one, go
-// through carve_layer_norm, which walks a row (cached in shared memory when it fits).
-
-type normKind uint8
-
-const (
-	normLN normKind = iota
-	normRMS
-	normSkipLN
-	normSkipRMS
-)
+// com.microsoft SkipLayerNormalization and SkipSimplifiedLayerNormalization; ONNX's
+// RMSNormalization, registered in rmsnorm23.go) and Softmax (softmax.go) run one block per row
+// with the statistics in registers and shared memory (csrc/norm.cu): unlike the CPU kernels'
+// "row-stats" tactic they need no workspace. A few norm rows (a decode step's) of up to 4 *
+// normThreads 16-byte vectors are held in registers (carve_norm_rows: one vector a thread where
+// the row allows, so a row is a short latency chain); many rows, or a longer one, go through
+// carve_layer_norm, which walks a row (cached in shared memory when it fits).
 
 // kernel flags of carve_layer_norm_* (csrc/norm.cu)
 const (
@@ -79,233 +71,73 @@ func cachedRow(h int64, t kernels.Target) (bool, uint32) {
 	return true, uint32(b)
 }
 
-func selectNorm(kind normKind) func(n *kernels.Node, t kernels.Target) (plan, error) {
-	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		at := n.Attrs
-		x := n.Inputs
-		eps := at.Float("epsilon", 1e-5)
-		simplified := kind == normRMS || kind == normSkipRMS
-		skip, addBias, scale, bias := -1, -1, -1, -1
-		meanOut, invOut, sumOut := -1, -1, -1
-		var rows, h, skipRows int64
-		switch kind {
-		case normLN, normRMS:
-			maxIn, maxOut := 3, 3
-			if simplified {
-				maxIn, maxOut = 2, 2
-			}
-			if err := kernels.CheckArity(n, 2, maxIn, 1, maxOut); err != nil {
-				return plan{}, err
-			}
-			if st := graph.DType(at.Int("stash_type", 1)); st != graph.Float32 && st != x[0].DType {
-				return plan{}, fmt.Errorf("stash_type %v is neither float32 nor the input's type", st)
-			}
-			axis, err := kernels.NormAxis(at.Int("axis", -1), len(x[0].Shape))
-			if err != nil {
-				return plan{}, err
-			}
-			rows, h = numel(x[0].Shape[:axis]), numel(x[0].Shape[axis:])
-			scale = 1
-			if !simplified {
-				if _, ok := n.Input(2); ok {
-					bias = 2
-				}
-				if _, ok := n.Output(1); ok {
-					meanOut = 1
-				}
-				if _, ok := n.Output(2); ok {
-					invOut = 2
-				}
-			} else if _, ok := n.Output(1); ok {
-				invOut = 1
-			}
-		case normSkipLN, normSkipRMS:
-			maxIn := 5
-			if simplified {
-				maxIn = 4
-			}
-			if err := kernels.CheckArity(n, 3, maxIn, 1, 4); err != nil {
-				return plan{}, err
-			}
-			r := len(x[0].Shape)
-			if r < 2 {
-				return plan{}, fmt.Errorf("input rank %d, want >= 2", r)
-			}
-			h = x[0].Shape[r-1]
-			rows = numel(x[0].Shape[:r-1])
-			skip, scale = 1, 2
-			sk := x[1].Shape
-			if len(sk) < 2 || len(sk) > r || sk[len(sk)-1] != h {
-				return plan{}, fmt.Errorf("skip shape %v does not fit input %v", sk, x[0].Shape)
-			}
-			for i := 1; i <= len(sk); i++ {
-				if sk[len(sk)-i] != x[0].Shape[r-i] && !(sk[len(sk)-i] == 1 && i == len(sk)) {
-					return plan{}, fmt.Errorf("skip shape %v does not fit input %v", sk, x[0].Shape)
-				}
-			}
-			skipRows = max(numel(sk)/max(h, 1), 1)
-			if rows%skipRows != 0 {
-				return plan{}, fmt.Errorf("skip shape %v does not fit input %v", sk, x[0].Shape)
-			}
-			if simplified {
-				if _, ok := n.Input(3); ok {
-					addBias = 3
-				}
-			} else {
-				if _, ok := n.Input(3); ok {
-					bias = 3
-				}
-				if _, ok := n.Input(4); ok {
-					addBias = 4
-				}
-			}
-			if _, ok := n.Output(1); ok {
-				meanOut = 1
-			}
-			if _, ok := n.Output(2); ok {
-				invOut = 2
-			}
-			if _, ok := n.Output(3); ok {
-				sumOut = 3
-			}
-			if sumOut >= 0 {
-				if err := kernels.CheckOutput(n, sumOut, x[0].DType, x[0].Shape); err != nil {
-					return plan{}, err
-				}
-			}
+func selectNorm(n *kernels.Node, t kernels.Target) (plan, error) {
+	g, err := kernels.CheckNorm(n)
+	if err != nil {
+		return plan{}, err
+	}
+	x := n.Inputs
+	dt := x[0].DType
+	rows, h, eps, simplified := g.Rows, g.H, g.Eps, g.Simplified
+	skip, addBias, scale, bias := g.Skip, g.AddBias, g.Scale, g.Bias
+	meanOut, invOut, sumOut, skipRows := g.MeanOut, g.InvOut, g.SumOut, g.SkipRows
+	for _, i := range []int{scale, bias} {
+		if i >= 0 && numel(x[i].Shape) != h {
+			return plan{}, fmt.Errorf("input %d has shape %v; the CUDA kernel takes %d elements (no broadcast within the normalized dims)", i, x[i].Shape, h)
 		}
-		dt := x[0].DType
-		if !isFloat(dt) {
-			return plan{}, errDType("the input", dt, "float32, float16 or bfloat16")
+	}
+	flags := 0
+	if simplified {
+		flags |= normSimple
+	}
+	for _, o := range []int{meanOut, invOut} {
+		if o >= 0 && n.Outputs[o].DType == graph.Float32 {
+			flags |= normStatF32
 		}
-		for i := range x {
-			if i == 0 || !x[i].Present() {
-				continue
-			}
-			if x[i].DType != dt {
-				return plan{}, fmt.Errorf("input %d is %v, want %v", i, x[i].DType, dt)
-			}
+	}
+	if rows == 0 || h == 0 {
+		return plan{tactic: "fused"}, nil
+	}
+	ref := func(i int, in bool) param {
+		switch {
+		case i < 0:
+			return nullp()
+		case in:
+			return inp(i)
 		}
-		for _, i := range []int{scale, bias, addBias} {
-			if i >= 0 && numel(x[i].Shape) != h {
-				return plan{}, fmt.Errorf("input %d has shape %v; the CUDA kernel takes %d elements (no broadcast within the normalized dims)", i, x[i].Shape, h)
-			}
-		}
-		if err := kernels.CheckOutput(n, 0, dt, x[0].Shape); err != nil {
-			return plan{}, err
-		}
-		flags := 0
-		if simplified {
-			flags |= normSimple
-		}
-		for _, o := range []int{meanOut, invOut} {
-			if o < 0 {
-				continue
-			}
-			v := n.Outputs[o]
-			if numel(v.Shape) != rows || (v.DType != graph.Float32 && v.DType != dt) {
-				return plan{}, fmt.Errorf("output %d is %v, want %d float32 statistics", o, v, rows)
-			}
-			if v.DType == graph.Float32 {
-				flags |= normStatF32
-			}
-		}
-		if rows == 0 || h == 0 {
-			return plan{tactic: "fused"}, nil
-		}
-		ref := func(i int, in bool) param {
-			switch {
-			case i < 0:
-				return nullp()
-			case in:
-				return inp(i)
-			}
-			return outp(i)
-		}
-		params := []param{outp(0), inp(0), ref(skip, true), ref(addBias, true), inp(scale), ref(bias, true),
-			ref(sumOut, false), ref(meanOut, false), ref(invOut, false), i64p(rows), i64p(h), i64p(max(skipRows, 1)),
-			f32p(eps), i32p(0)}
-		if ns, block, ok := normRows(rows, h, 16/dt.Size(), t); ok {
-			params[len(params)-1] = i32p(flags)
-			st := step{kernel: fmt.Sprintf("carve_norm_rows_%s_%d", dtName(dt), ns), grid: rowsGrid(rows, t), block: block, params: params,
-				dependent: true}
-			return plan{tactic: "fused", prog: program{st}}, nil
-		}
-		cached, shared := cachedRow(h, t)
-		if cached {
-			flags |= normCached
-		}
+		return outp(i)
+	}
+	params := []param{outp(0), inp(0), ref(skip, true), ref(addBias, true), inp(scale), ref(bias, true),
+		ref(sumOut, false), ref(meanOut, false), ref(invOut, false), i64p(rows), i64p(h), i64p(max(skipRows, 1)),
+		f32p(eps), i32p(0)}
+	if ns, block, ok := normRows(rows, h, 16/dt.Size(), t); ok {
 		params[len(params)-1] = i32p(flags)
-		st := step{kernel: "carve_layer_norm_" + dtName(dt), grid: rowsGrid(rows, t), block: rowBlock(h, 16/dt.Size()), shared: shared,
-			params: params}
+		st := step{kernel: fmt.Sprintf("carve_norm_rows_%s_%d", dtName(dt), ns), grid: rowsGrid(rows, t), block: block, params: params,
+			dependent: true}
 		return plan{tactic: "fused", prog: program{st}}, nil
 	}
+	cached, shared := cachedRow(h, t)
+	if cached {
+		flags |= normCached
+	}
+	params[len(params)-1] = i32p(flags)
+	st := step{kernel: "carve_layer_norm_" + dtName(dt), grid: rowsGrid(rows, t), block: rowBlock(h, 16/dt.Size()), shared: shared,
+		params: params}
+	return plan{tactic: "fused", prog: program{st}}, nil
 }
 
-// selectSoftmax is Softmax and LogSoftmax along one axis (opset >= 13) or over the flattened
-// trailing dims from axis on (opset < 13): a block per row when the axis is innermost, a thread
-// per column otherwise.
-func selectSoftmax(log bool) func(n *kernels.Node, t kernels.Target) (plan, error) {
-	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		if err := kernels.CheckArity(n, 1, 1, 1, 1); err != nil {
-			return plan{}, err
-		}
-		x := n.Inputs[0]
-		if !isFloat(x.DType) {
-			return plan{}, errDType("the input", x.DType, "float32, float16 or bfloat16")
-		}
-		if err := kernels.CheckOutput(n, 0, x.DType, x.Shape); err != nil {
-			return plan{}, err
-		}
-		r := len(x.Shape)
-		legacy := n.Opset > 0 && n.Opset < 13
-		def := int64(-1)
-		if legacy {
-			def = 1
-		}
-		if r == 0 {
-			return plan{}, fmt.Errorf("softmax of a scalar")
-		}
-		axis, err := kernels.NormAxis(n.Attrs.Int("axis", def), r)
-		if err != nil {
-			return plan{}, err
-		}
-		outer := numel(x.Shape[:axis])
-		var dim, inner int64
-		if legacy {
-			dim, inner = numel(x.Shape[axis:]), 1
-		} else {
-			dim, inner = x.Shape[axis], numel(x.Shape[axis+1:])
-		}
-		if outer*dim*inner == 0 {
-			return plan{tactic: "direct"}, nil
-		}
-		name := dtName(x.DType)
-		if inner == 1 {
-			cached, shared := cachedRow(dim, t)
-			st := step{kernel: "carve_softmax_" + name, grid: rowsGrid(outer, t), block: rowBlock(dim, 1), shared: shared,
-				params: []param{outp(0), inp(0), i64p(outer), i64p(dim), i32p(boolInt(log)), i32p(boolInt(cached))}}
-			return plan{tactic: "direct", prog: program{st}}, nil
-		}
-		st := step{kernel: "carve_softmax_cols_" + name, grid: grid1(outer*inner, 1, t), block: block1,
-			params: []param{outp(0), inp(0), i64p(outer), i64p(dim), i64p(inner), i32p(boolInt(log))}}
-		return plan{tactic: "direct", prog: program{st}}, nil
-	}
-}
+// normTactics is the layer-normalization family's one tactic.
+var normTactics = []kernels.TacticInfo{{Name: "fused", Summary: "one block per row, statistics in shared memory, no workspace"}}
 
 func normOps() []*op {
-	tac := []kernels.TacticInfo{{Name: "fused", Summary: "one block per row, statistics in shared memory, no workspace"}}
-	mk := func(domain, name string, k normKind) *op {
-		return &op{key: kernels.Key(domain, name), tactics: tac, sel: selectNorm(k)}
+	mk := func(domain, name string) *op {
+		return &op{key: kernels.Key(domain, name), tactics: normTactics, sel: selectNorm}
 	}
 	return []*op{
-		mk("", "LayerNormalization", normLN),
-		mk("", "SimplifiedLayerNormalization", normRMS),
-		mk("", "RMSNormalization", normRMS), // ONNX opset 23: the same kernel, attributes axis, epsilon, stash_type
-		mk(kernels.DomainMicrosoft, "SimplifiedLayerNormalization", normRMS),
-		mk(kernels.DomainMicrosoft, "SkipLayerNormalization", normSkipLN),
-		mk(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization", normSkipRMS),
-		{key: kernels.Key("", "Softmax"), tactics: direct, sel: selectSoftmax(false)},
-		{key: kernels.Key("", "LogSoftmax"), tactics: direct, sel: selectSoftmax(true)},
+		mk("", "LayerNormalization"),
+		mk("", "SimplifiedLayerNormalization"),
+		mk(kernels.DomainMicrosoft, "SimplifiedLayerNormalization"),
+		mk(kernels.DomainMicrosoft, "SkipLayerNormalization"),
+		mk(kernels.DomainMicrosoft, "SkipSimplifiedLayerNormalization"),
 	}
 }

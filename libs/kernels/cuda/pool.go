@@ -14,7 +14,7 @@ import (
 // count_include_pad, inside the padded input (not the extra end of a ceil_mode window), a max
 // that keeps NaN. One launch each, no workspace (csrc/pool.cu): carve_pool_* computes an output
 // element a thread; carve_global_pool_* reduces a plane a block, so a 56 x 56 plane is spread
-// over a few hundred threads. MaxPool's Indices output is refused, as on the CPU.
+// over a few hundred threads. MaxPool's Indices output is refused (kernels.CheckPool).
 
 // pool flags of carve_pool_* (csrc/pool.cu)
 const (
@@ -35,12 +35,9 @@ func poolOps() []*op {
 const poolDims = 3
 
 func selectPool(n *kernels.Node, t kernels.Target) (plan, error) {
-	g, indices, err := kernels.CheckPool(n)
+	g, err := kernels.CheckPool(n)
 	if err != nil {
 		return plan{}, err
-	}
-	if indices {
-		return plan{}, fmt.Errorf("MaxPool's Indices output is not supported: drop it from the node (torch: return_indices=False)")
 	}
 	dt := n.Inputs[0].DType
 	if !isFloat(dt) {

@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 
-	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
 
@@ -30,60 +29,16 @@ func (o redOp) identityOnUnit() bool {
 	return o == rSum || o == rMean || o == rMax || o == rMin || o == rProd || o == rArgMax || o == rArgMin
 }
 
-// reduceAxes resolves which input dims are reduced. Axes come from the attribute (older
-// opsets), or from input 1: its bytes when the engine knows them at Select (Value.Const), else
-// they live on the device and are recovered from the input and output shapes (which the graph
-// inferred from them), and a node whose shapes leave them ambiguous in a way that changes the
-// result is refused.
-func reduceAxes(n *kernels.Node, o redOp, in, out []int64, keep, noopEmpty bool) (red []bool, identity bool, err error) {
+// reduceAxesOnDevice recovers which input dims are reduced when the axes are a device tensor
+// (kernels.ReduceNode.AxesInput) from the input and output shapes, which the graph inferred from
+// them; a node whose shapes leave them ambiguous in a way that changes the result is refused.
+func reduceAxesOnDevice(n *kernels.Node, o redOp, in, out []int64, keep bool) ([]bool, error) {
 	r := len(in)
-	red = make([]bool, r)
-	var axes []int64
-	axesInput := false
-	if o == rArgMax || o == rArgMin {
-		ax, err := kernels.NormAxis(n.Attrs.Int("axis", 0), r)
-		if err != nil {
-			return nil, false, err
-		}
-		axes = []int64{int64(ax)}
-	} else if v, ok := n.Input(1); ok {
-		if v.DType != graph.Int64 || len(v.Shape) != 1 {
-			return nil, false, fmt.Errorf("axes input is %v, want 1-D int64", v)
-		}
-		axesInput = true
-		switch {
-		case v.Shape[0] == 0:
-			axesInput = false // empty: same as no axes
-		case int64(len(v.Const)) == v.Shape[0]*8:
-			// Known before any run (a weight, or computed on the host): read them.
-			axes, axesInput = append([]int64(nil), kernels.ViewAs[int64](v.Const)...), false
-		}
-	} else {
-		axes = n.Attrs.Ints("axes")
-	}
-	if !axesInput {
-		if len(axes) == 0 {
-			if noopEmpty {
-				return red, true, nil
-			}
-			for i := range red {
-				red[i] = true
-			}
-			return red, false, nil
-		}
-		for _, a := range axes {
-			ax, err := kernels.NormAxis(a, r)
-			if err != nil {
-				return nil, false, err
-			}
-			red[ax] = true
-		}
-		return red, false, nil
-	}
+	red := make([]bool, r)
 	k := int(n.Inputs[1].Shape[0])
 	if keep {
 		if len(out) != r {
-			return nil, false, fmt.Errorf("output %v for input %v with keepdims", out, in)
+			return nil, fmt.Errorf("output %v for input %v with keepdims", out, in)
 		}
 		for i := range in {
 			switch {
@@ -92,13 +47,13 @@ func reduceAxes(n *kernels.Node, o redOp, in, out []int64, keep, noopEmpty bool)
 				red[i] = true
 			case in[i] == 1 && out[i] == 1:
 				if !o.identityOnUnit() {
-					return nil, false, fmt.Errorf("axes are a device tensor and input dim %d is 1: whether it is reduced changes the result; give the axes as an initializer the graph folds", i)
+					return nil, fmt.Errorf("axes are a device tensor and input dim %d is 1: whether it is reduced changes the result; give the axes as an initializer the graph folds", i)
 				}
 			default:
-				return nil, false, fmt.Errorf("output %v does not reduce input %v", out, in)
+				return nil, fmt.Errorf("output %v does not reduce input %v", out, in)
 			}
 		}
-		return red, false, nil
+		return red, nil
 	}
 	// keepdims=0: find the k dims whose removal turns in into out; refuse a match that is
 	// ambiguous in a way that changes the result
@@ -120,56 +75,37 @@ func reduceAxes(n *kernels.Node, o redOp, in, out []int64, keep, noopEmpty bool)
 	}
 	walk(0, 0, 0, make([]bool, r))
 	if len(matches) == 0 {
-		return nil, false, fmt.Errorf("output %v does not reduce input %v over %d axes", out, in, k)
+		return nil, fmt.Errorf("output %v does not reduce input %v over %d axes", out, in, k)
 	}
 	for _, m := range matches[1:] {
 		for i := range m {
 			if m[i] != matches[0][i] && (in[i] != 1 || !o.identityOnUnit()) {
-				return nil, false, fmt.Errorf("axes are a device tensor and shapes %v -> %v do not say which %d dims are reduced; give the axes as an initializer the graph folds", in, out, k)
+				return nil, fmt.Errorf("axes are a device tensor and shapes %v -> %v do not say which %d dims are reduced; give the axes as an initializer the graph folds", in, out, k)
 			}
 		}
 	}
-	return matches[0], false, nil
+	return matches[0], nil
 }
 
 func selectReduce(o redOp) func(n *kernels.Node, t kernels.Target) (plan, error) {
 	return func(n *kernels.Node, t kernels.Target) (plan, error) {
-		if err := kernels.CheckArity(n, 1, 2, 1, 1); err != nil {
+		rn, err := kernels.CheckReduce(n)
+		if err != nil {
 			return plan{}, err
 		}
 		x := n.Inputs[0]
 		if !isFloat(x.DType) && !isInt(x.DType) {
 			return plan{}, errDType("the input", x.DType, "float32, float16, bfloat16, int64 or int32")
 		}
-		at := n.Attrs
-		keep, noopEmpty := at.Int("keepdims", 1) != 0, at.Int("noop_with_empty_axes", 0) != 0
-		outDT := x.DType
-		if o == rArgMax || o == rArgMin {
-			outDT = graph.Int64
-		}
-		ov, ok := n.Output(0)
-		if !ok || ov.DType != outDT {
-			return plan{}, fmt.Errorf("output is %v, want %v", ov, outDT)
-		}
-		red, identity, err := reduceAxes(n, o, x.Shape, ov.Shape, keep, noopEmpty)
-		if err != nil {
-			return plan{}, err
-		}
-		// the output shape these axes give
-		var want []int64
-		for i, d := range x.Shape {
-			switch {
-			case identity || !red[i]:
-				want = append(want, d)
-			case keep:
-				want = append(want, 1)
+		red, identity := rn.Reduced, rn.Identity
+		if rn.AxesInput {
+			ov := n.Outputs[0]
+			if red, err = reduceAxesOnDevice(n, o, x.Shape, ov.Shape, rn.Keep); err != nil {
+				return plan{}, err
 			}
-		}
-		if want == nil {
-			want = []int64{}
-		}
-		if err := kernels.CheckOutput(n, 0, outDT, want); err != nil {
-			return plan{}, err
+			if err := kernels.CheckOutput(n, 0, ov.DType, kernels.ReducedShape(x.Shape, red, false, rn.Keep)); err != nil {
+				return plan{}, err
+			}
 		}
 		if identity {
 			prog, err := denseCopy(0, 0, x.DType, x.Shape, t)
@@ -211,7 +147,7 @@ func selectReduce(o redOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 			mode = 2
 			block, grid = columnsLaunch(nOut, count, t)
 		}
-		ps := []param{outp(0), inp(0), i64p(nOut), i64p(count), i32p(int(o)), i32p(mode), i32p(boolInt(at.Int("select_last_index", 0) != 0))}
+		ps := []param{outp(0), inp(0), i64p(nOut), i64p(count), i32p(int(o)), i32p(mode), i32p(boolInt(rn.SelectLast))}
 		for _, l := range []layout{kl, rl} {
 			lp := l.params()
 			ps = append(ps, lp[:1+3+maxRank]...) // rank, dims, operand 0's strides
@@ -223,7 +159,7 @@ func selectReduce(o redOp) func(n *kernels.Node, t kernels.Target) (plan, error)
 			// A few long rows (a decode step's greedy choice) take a cluster of argmaxSplit
 			// blocks a row: carve_argmax_split.
 			base := st
-			last := i32p(boolInt(at.Int("select_last_index", 0) != 0))
+			last := i32p(boolInt(rn.SelectLast))
 			st = step{kernel: "carve_argmax_rows_" + dtName(x.DType), grid: grid, block: Dim3{X: argmaxThreads(count, x.DType.Size()), Y: 1, Z: 1},
 				params: []param{outp(0), inp(0), i64p(nOut), i64p(count), i32p(int(o)), last},
 				align:  16, alignOnly: []int{1}, fallback: &base}

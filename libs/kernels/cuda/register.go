@@ -2,12 +2,13 @@ package cuda
 
 import "slices"
 
-// ops lists the CUDA kernels of csrc/*.cu (the GEMMs register themselves in gemm.go).
+// ops lists the CUDA kernels of csrc/*.cu (MatMul and Gemm register themselves in matmul.go).
 func ops() []*op {
 	return slices.Concat(
-		elementwiseOps(), clipOps(), movementOps(), indexingOps(), generateOps(), reduceOps(), normOps(),
-		rotaryOps(), attentionOps(), onnxAttentionOps(), nbitsOps(), gatedOps(), moeOps(),
-		poolOps(), channelNormOps(), padOps(), resizeOps(), convOps(),
+		binaryOps(), variadicOps(), unaryOps(), clipOps(), movementOps(), indexingOps(), generateOps(),
+		reduceOps(), softmaxOps(), normOps(), onnxRMSNormOps(), geluOps(), onnxSwishOps(), rotaryOps(),
+		attentionOps(), onnxAttentionOps(), nbitsOps(), gatedOps(), moeOps(), poolOps(), channelNormOps(),
+		padOps(), resizeOps(), convOps(),
 	)
 }
 

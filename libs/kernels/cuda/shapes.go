@@ -8,9 +8,10 @@ import (
 	"carve.dev/libs/kernels"
 )
 
-// The node checks both backends make the same way (axes, broadcasting, arity, outputs) are in
-// package kernels (check.go), so that CUDA accepts exactly the nodes the CPU does; the helpers
-// below work in this backend's int64 indexing.
+// The node checks both backends make the same way (axes, broadcasting, arity, outputs, each
+// op's attributes and shapes) are in package kernels (check.go and check_*.go), so that CUDA
+// accepts exactly the nodes the CPU does; the helpers below work in this backend's int64
+// indexing.
 
 // numel is the element count of a shape already validated at Select (no overflow possible).
 func numel(shape []int64) int64 {
@@ -47,8 +48,6 @@ func isFloat(dt graph.DType) bool {
 }
 
 func isInt(dt graph.DType) bool { return dt == graph.Int64 || dt == graph.Int32 }
-
-func isIndex(dt graph.DType) bool { return dt == graph.Int32 || dt == graph.Int64 }
 
 // dtName is the kernel-name suffix of a float or integer type the CUDA kernels are built for.
 func dtName(dt graph.DType) string {
