@@ -301,8 +301,10 @@ func selectConv(n *kernels.Node, d kernels.Target) (plan, error) {
 	p := plan{tactic: cv.tactic, parts: parts, r: cv}
 	if cv.sum && cv.tactic != "depthwise" {
 		// FusedConv's Z in place of Y: gemm's epilogue reads each tile's Z where its sums start,
-		// before the tile's products write it, and no tile reads another's (gemm.Epilogue). The
-		// depthwise loop adds Z after writing the row, so it does not declare it.
+		// before the tile's products write it, and no tile reads another's (gemm.Epilogue); the
+		// taps tactic's products write only workspace, and its copy to Y adds each element of Z
+		// before writing that element. The depthwise loop adds Z after writing the row, so it
+		// does not declare it.
 		p.inPlace = []kernels.InPlace{{Output: 0, Input: 3}}
 	}
 	return p, nil
