@@ -20,8 +20,9 @@ import (
 // (tools/gpu/vision_bench.py --conv-times FILE records ResNet-50's and ViT-B/16's on the GPU host).
 // convtimes_h200.jsonl holds those recorded on an H200, committed; a node's time at a cap is
 // that of the fastest recorded choice within it. Records are matched by the node's convolution
-// as cuDNN is told it (convDesc, less its workspace), its epilogue and the target's
-// architecture and SM count.
+// as cuDNN is told it (convDesc, less its workspace), its epilogue (or one that differs by the
+// bias alone, when there is an epilogue pass either way) and the target's architecture and SM
+// count.
 
 //go:embed convtimes_h200.jsonl
 var convTimesH200 []byte
@@ -128,6 +129,13 @@ func (c *convCall) recordedIn(recs map[convTimeKey]convRecord) (kernels.Recorded
 	d := c.desc
 	d.WsCap = 0
 	r, ok := recs[convTimeKey{c.arch, c.sms, d, c.epilogue}]
+	if !ok && c.epilogue&^convEpiBias != 0 {
+		// The epilogue is one pass over the output with or without a bias once it has a Z or a
+		// Relu: a record that differs from the node's by the bias alone stands in for it (an
+		// export of random weights has a zero bias where the folded batch norm of a checkpoint
+		// has one, and the exporter drops a zero bias).
+		r, ok = recs[convTimeKey{c.arch, c.sms, d, c.epilogue ^ convEpiBias}]
+	}
 	if !ok {
 		return kernels.RecordedTime{}, false
 	}

@@ -59,6 +59,14 @@ func TestRecordedConvTime(t *testing.T) {
 	require.False(t, ok, "another shape")
 	_, ok = call(conv(h200, 16, "FusedConv")).recordedIn(recs)
 	require.False(t, ok, "another epilogue")
+	withRelu := rec
+	withRelu.Epilogue = convEpiBias | convEpiRelu
+	line, err = json.Marshal(withRelu)
+	require.NoError(t, err)
+	require.NoError(t, parseConvTimes(line, recs))
+	got, ok = call(conv(h200, 16, "FusedConv")).recordedIn(recs)
+	require.True(t, ok, "a Relu without a bias takes the record with a bias and a Relu")
+	require.Equal(t, 0.1, got.Ms)
 	other := h200
 	other.SMs = 108
 	_, ok = call(conv(other, 16, "Conv")).recordedIn(recs)

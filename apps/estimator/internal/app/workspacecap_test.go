@@ -32,8 +32,8 @@ func TestWorkspaceCap(t *testing.T) {
 }
 
 // TestCapSweep: --cap-sweep plans under each cap as --workspace-cap does (the same arenas), in
-// the order given, and gives a CUDA target's convolutions a time wherever one was recorded on
-// its device; a bad list is a usage error.
+// the order given, and gives a CUDA target's convolutions the times recorded on an H200 (no
+// faster under a cap of 0 than with none); a bad list is a usage error.
 func TestCapSweep(t *testing.T) {
 	var path string
 	for _, zm := range zoo.Models() {
@@ -56,7 +56,11 @@ func TestCapSweep(t *testing.T) {
 		require.NotNil(t, p.ConvTime, "cap %s", want)
 		require.Positive(t, p.ConvTime.Convolutions)
 		require.LessOrEqual(t, p.ConvTime.Recorded, p.ConvTime.Convolutions)
+		// libs/kernels/cuda/convtimes_h200.jsonl holds the zoo's vision models at batch 32
+		require.Positive(t, p.ConvTime.Recorded, "cap %s", want)
+		require.Equal(t, "NVIDIA H200", p.ConvTime.Device)
 	}
+	require.GreaterOrEqual(t, r.CapSweep[0].ConvTime.Ms, r.CapSweep[1].ConvTime.Ms, "no workspace is no faster than any")
 	require.Equal(t, r.ArenaBytes, r.CapSweep[1].ArenaBytes, "the report's own plan has no cap")
 	require.Nil(t, reportJSON(t, "--model", path, "--dim", "batch=2").ConvTime, "no conv time off a CUDA target")
 	_, stderr, code := run(t, "report", "--model", path, "--cap-sweep", "0,lots")
