@@ -39,7 +39,12 @@ def build(name, dtype):
     import torchvision.models as tvm
 
     torch.manual_seed(0)
-    m = getattr(tvm, name)(weights=None).eval().cuda()
+    m = getattr(tvm, name)(weights=None).eval()
+    if hasattr(m, "heads"):
+        # torchvision starts ViT's classifier at zeros, which would make every logit 0 and the
+        # accuracy check compare nothing
+        torch.nn.init.normal_(m.heads.head.weight, std=0.02)
+    m = m.cuda()
     if dtype == "fp16":
         m = m.half()
     return m
