@@ -26,6 +26,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+
+	"carve.dev/tools/ortbench/internal/onnxenc"
 )
 
 func main() {
@@ -61,139 +63,44 @@ func main() {
 	}
 }
 
-// ---------------------------------------------------------------- protobuf encoding
-
-type pb []byte
-
-func (b *pb) varint(v uint64)     { *b = binary.AppendUvarint(*b, v) }
-func (b *pb) tag(field, wire int) { b.varint(uint64(field<<3 | wire)) }
-func (b *pb) int(field int, v int64) {
-	b.tag(field, 0)
-	b.varint(uint64(v))
-}
-func (b *pb) bytes(field int, v []byte) {
-	b.tag(field, 2)
-	b.varint(uint64(len(v)))
-	*b = append(*b, v...)
-}
-func (b *pb) str(field int, s string) { b.bytes(field, []byte(s)) }
-func (b *pb) float(field int, v float32) {
-	b.tag(field, 5)
-	*b = binary.LittleEndian.AppendUint32(*b, math.Float32bits(v))
-}
-
-// ONNX field numbers and enums (onnx.proto).
-const (
-	tFloat = 1
-	tInt64 = 7
-
-	attrFloat  = 1
-	attrInt    = 2
-	attrTensor = 4
-	attrInts   = 7
-)
-
-type attr struct {
-	name string
-	typ  int
-	f    float32
-	i    int64
-	ints []int64
-	t    pb
-}
-
-func (a attr) encode() []byte {
-	var b pb
-	b.str(1, a.name)
-	switch a.typ {
-	case attrFloat:
-		b.float(2, a.f)
-	case attrInt:
-		b.int(3, a.i)
-	case attrTensor:
-		b.bytes(5, a.t)
-	case attrInts:
-		for _, v := range a.ints {
-			b.int(8, v)
-		}
-	}
-	b.int(20, int64(a.typ))
-	return b
-}
-
-func tensor(name string, dt int, dims []int64, raw []byte) pb {
-	var b pb
-	for _, d := range dims {
-		b.int(1, d)
-	}
-	b.int(2, int64(dt))
-	b.str(8, name)
-	b.bytes(9, raw)
-	return b
-}
-
-// valueInfo is a tensor input or output; a dim is an int64 or a symbolic name.
-func valueInfo(name string, dt int, dims ...any) []byte {
-	var shape pb
-	for _, d := range dims {
-		var dim pb
-		switch d := d.(type) {
-		case int:
-			dim.int(1, int64(d))
-		case string:
-			dim.str(2, d)
-		}
-		shape.bytes(1, dim)
-	}
-	var tt pb
-	tt.int(1, int64(dt))
-	tt.bytes(2, shape)
-	var typ pb
-	typ.bytes(1, tt)
-	var b pb
-	b.str(1, name)
-	b.bytes(2, typ)
-	return b
-}
-
 // ---------------------------------------------------------------- graph building
 
 type builder struct {
 	rng     *rand.Rand
-	nodes   []pb
-	inits   []pb
+	nodes   []onnxenc.PB
+	inits   []onnxenc.PB
 	inputs  [][]byte
 	outputs [][]byte
 	n       int
 }
 
 // op adds a node and returns its output names.
-func (g *builder) op(typ string, inputs []string, nout int, attrs ...attr) []string {
+func (g *builder) op(typ string, inputs []string, nout int, attrs ...onnxenc.Attr) []string {
 	g.n++
-	var b pb
+	var b onnxenc.PB
 	for _, in := range inputs {
-		b.str(1, in)
+		b.Str(1, in)
 	}
 	outs := make([]string, nout)
 	for i := range outs {
 		outs[i] = fmt.Sprintf("%s_%d_%d", typ, g.n, i)
-		b.str(2, outs[i])
+		b.Str(2, outs[i])
 	}
-	b.str(3, fmt.Sprintf("%s_%d", typ, g.n))
-	b.str(4, typ)
+	b.Str(3, fmt.Sprintf("%s_%d", typ, g.n))
+	b.Str(4, typ)
 	for _, a := range attrs {
-		b.bytes(5, a.encode())
+		b.Bytes(5, a.Encode())
 	}
 	g.nodes = append(g.nodes, b)
 	return outs
 }
 
-func (g *builder) op1(typ string, inputs []string, attrs ...attr) string {
+func (g *builder) op1(typ string, inputs []string, attrs ...onnxenc.Attr) string {
 	return g.op(typ, inputs, 1, attrs...)[0]
 }
 
 func (g *builder) init(name string, dt int, dims []int64, raw []byte) string {
-	g.inits = append(g.inits, tensor(name, dt, dims, raw))
+	g.inits = append(g.inits, onnxenc.Tensor(name, dt, dims, raw))
 	return name
 }
 
@@ -211,7 +118,7 @@ func (g *builder) weight(name string, std, mean float32, dims ...int64) string {
 		}
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
 	}
-	return g.init(name, tFloat, dims, raw)
+	return g.init(name, onnxenc.TFloat, dims, raw)
 }
 
 func (g *builder) ints(name string, vals ...int64) string {
@@ -219,25 +126,27 @@ func (g *builder) ints(name string, vals ...int64) string {
 	for i, v := range vals {
 		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
 	}
-	return g.init(name, tInt64, []int64{int64(len(vals))}, raw)
+	return g.init(name, onnxenc.TInt64, []int64{int64(len(vals))}, raw)
 }
 
 func (g *builder) scalar(name string, v float32) string {
-	return g.init(name, tFloat, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+	return g.init(name, onnxenc.TFloat, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
 }
 
 func (g *builder) int64Scalar(name string, v int64) string {
-	return g.init(name, tInt64, nil, binary.LittleEndian.AppendUint64(nil, uint64(v)))
+	return g.init(name, onnxenc.TInt64, nil, binary.LittleEndian.AppendUint64(nil, uint64(v)))
 }
 
-func ai(name string, v int64) attr    { return attr{name: name, typ: attrInt, i: v} }
-func af(name string, v float32) attr  { return attr{name: name, typ: attrFloat, f: v} }
-func as(name string, v ...int64) attr { return attr{name: name, typ: attrInts, ints: v} }
+var (
+	ai = onnxenc.IntAttr
+	af = onnxenc.FloatAttr
+	as = onnxenc.IntsAttr
+)
 
 func (g *builder) gpt2(layers, hidden, heads, vocab, positions int) {
 	H, D := int64(hidden), int64(hidden/heads)
-	g.inputs = append(g.inputs, valueInfo("input_ids", tInt64, "batch", "seq"), valueInfo("attention_mask", tInt64, "batch", "seq"))
-	g.outputs = append(g.outputs, valueInfo("logits", tFloat, "batch", "seq", vocab))
+	g.inputs = append(g.inputs, onnxenc.ValueInfo("input_ids", onnxenc.TInt64, "batch", "seq"), onnxenc.ValueInfo("attention_mask", onnxenc.TInt64, "batch", "seq"))
+	g.outputs = append(g.outputs, onnxenc.ValueInfo("logits", onnxenc.TFloat, "batch", "seq", vocab))
 	wte := g.weight("wte", 0.02, 0, int64(vocab), H)
 	wpe := g.weight("wpe", 0.01, 0, int64(positions), H)
 	one, neg := g.scalar("one", 1), g.scalar("neg_big", -10000)
@@ -251,9 +160,9 @@ func (g *builder) gpt2(layers, hidden, heads, vocab, positions int) {
 	h = g.op1("Reshape", []string{h, rows}) // the residual stream is [batch*seq, hidden], as exported
 	// additive mask [batch, 1, seq, seq]: -10000 above the diagonal and on padded keys
 	ones := g.op1("ConstantOfShape", []string{g.op1("Concat", []string{seqLen, seqLen}, ai("axis", 0))},
-		attr{name: "value", typ: attrTensor, t: tensor("", tFloat, []int64{1}, binary.LittleEndian.AppendUint32(nil, math.Float32bits(1)))})
+		onnxenc.Attr{Name: "value", Typ: onnxenc.AttrTensor, T: onnxenc.Tensor("", onnxenc.TFloat, []int64{1}, binary.LittleEndian.AppendUint32(nil, math.Float32bits(1)))})
 	causal := g.op1("Mul", []string{g.op1("Trilu", []string{ones, g.int64Scalar("k1", 1)}, ai("upper", 1)), neg})
-	pad := g.op1("Unsqueeze", []string{g.op1("Cast", []string{"attention_mask"}, ai("to", tFloat)), g.ints("axes12", 1, 2)})
+	pad := g.op1("Unsqueeze", []string{g.op1("Cast", []string{"attention_mask"}, ai("to", onnxenc.TFloat)), g.ints("axes12", 1, 2)})
 	bias := g.op1("Add", []string{causal, g.op1("Mul", []string{g.op1("Sub", []string{one, pad}), neg})})
 	heads4 := g.op1("Concat", []string{bs, g.ints("head_dims", int64(heads), D)}, ai("axis", 0))
 	split := g.ints("qkv_split", H, H, H)
@@ -288,31 +197,31 @@ func (g *builder) gpt2(layers, hidden, heads, vocab, positions int) {
 	logits := g.op1("MatMul", []string{x, g.op1("Transpose", []string{wte}, as("perm", 1, 0))})
 	shape := g.op1("Concat", []string{bs, g.ints("vocab_dim", int64(vocab))}, ai("axis", 0))
 	g.op("Reshape", []string{logits, shape}, 0)
-	g.nodes[len(g.nodes)-1].str(2, "logits") // name the last node's output
+	g.nodes[len(g.nodes)-1].Str(2, "logits") // name the last node's output
 }
 
 func (g *builder) model() []byte {
-	var gr pb
+	var gr onnxenc.PB
 	for _, n := range g.nodes {
-		gr.bytes(1, n)
+		gr.Bytes(1, n)
 	}
-	gr.str(2, "gpt2")
+	gr.Str(2, "gpt2")
 	for _, t := range g.inits {
-		gr.bytes(5, t)
+		gr.Bytes(5, t)
 	}
 	for _, v := range g.inputs {
-		gr.bytes(11, v)
+		gr.Bytes(11, v)
 	}
 	for _, v := range g.outputs {
-		gr.bytes(12, v)
+		gr.Bytes(12, v)
 	}
-	var opset pb
-	opset.str(1, "")
-	opset.int(2, 18)
-	var m pb
-	m.int(1, 8) // IR version
-	m.str(2, "carve gpt2gen")
-	m.bytes(7, gr)
-	m.bytes(8, opset)
+	var opset onnxenc.PB
+	opset.Str(1, "")
+	opset.Int(2, 18)
+	var m onnxenc.PB
+	m.Int(1, 8) // IR version
+	m.Str(2, "carve gpt2gen")
+	m.Bytes(7, gr)
+	m.Bytes(8, opset)
 	return m
 }

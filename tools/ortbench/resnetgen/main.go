@@ -26,6 +26,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+
+	"carve.dev/tools/ortbench/internal/onnxenc"
 )
 
 func main() {
@@ -58,146 +60,53 @@ func main() {
 	}
 }
 
-// ---------------------------------------------------------------- protobuf encoding
-
-type pb []byte
-
-func (b *pb) varint(v uint64)     { *b = binary.AppendUvarint(*b, v) }
-func (b *pb) tag(field, wire int) { b.varint(uint64(field<<3 | wire)) }
-func (b *pb) int(field int, v int64) {
-	b.tag(field, 0)
-	b.varint(uint64(v))
-}
-func (b *pb) bytes(field int, v []byte) {
-	b.tag(field, 2)
-	b.varint(uint64(len(v)))
-	*b = append(*b, v...)
-}
-func (b *pb) str(field int, s string) { b.bytes(field, []byte(s)) }
-func (b *pb) float(field int, v float32) {
-	b.tag(field, 5)
-	*b = binary.LittleEndian.AppendUint32(*b, math.Float32bits(v))
-}
-
-// ONNX field numbers and enums (onnx.proto).
-const (
-	tFloat = 1
-	tInt64 = 7
-
-	attrFloat  = 1
-	attrInt    = 2
-	attrTensor = 4
-	attrInts   = 7
-)
-
-type attr struct {
-	name string
-	typ  int
-	f    float32
-	i    int64
-	ints []int64
-	t    pb
-}
-
-func (a attr) encode() []byte {
-	var b pb
-	b.str(1, a.name)
-	switch a.typ {
-	case attrFloat:
-		b.float(2, a.f)
-	case attrInt:
-		b.int(3, a.i)
-	case attrTensor:
-		b.bytes(5, a.t)
-	case attrInts:
-		for _, v := range a.ints {
-			b.int(8, v)
-		}
-	}
-	b.int(20, int64(a.typ))
-	return b
-}
-
-func tensor(name string, dt int, dims []int64, raw []byte) pb {
-	var b pb
-	for _, d := range dims {
-		b.int(1, d)
-	}
-	b.int(2, int64(dt))
-	b.str(8, name)
-	b.bytes(9, raw)
-	return b
-}
-
-// valueInfo is a tensor input or output; a dim is an int64 or a symbolic name.
-func valueInfo(name string, dt int, dims ...any) []byte {
-	var shape pb
-	for _, d := range dims {
-		var dim pb
-		switch d := d.(type) {
-		case int:
-			dim.int(1, int64(d))
-		case string:
-			dim.str(2, d)
-		}
-		shape.bytes(1, dim)
-	}
-	var tt pb
-	tt.int(1, int64(dt))
-	tt.bytes(2, shape)
-	var typ pb
-	typ.bytes(1, tt)
-	var b pb
-	b.str(1, name)
-	b.bytes(2, typ)
-	return b
-}
-
 // ---------------------------------------------------------------- graph building
 
 type builder struct {
 	rng     *rand.Rand
 	bn      bool // BatchNormalization nodes kept
-	nodes   []pb
-	inits   []pb
+	nodes   []onnxenc.PB
+	inits   []onnxenc.PB
 	inputs  [][]byte
 	outputs [][]byte
 	n       int
 }
 
 // op adds a node and returns its output names.
-func (g *builder) op(typ string, inputs []string, nout int, attrs ...attr) []string {
+func (g *builder) op(typ string, inputs []string, nout int, attrs ...onnxenc.Attr) []string {
 	g.n++
-	var b pb
+	var b onnxenc.PB
 	for _, in := range inputs {
-		b.str(1, in)
+		b.Str(1, in)
 	}
 	outs := make([]string, nout)
 	for i := range outs {
 		outs[i] = fmt.Sprintf("%s_%d_%d", typ, g.n, i)
-		b.str(2, outs[i])
+		b.Str(2, outs[i])
 	}
-	b.str(3, fmt.Sprintf("%s_%d", typ, g.n))
-	b.str(4, typ)
+	b.Str(3, fmt.Sprintf("%s_%d", typ, g.n))
+	b.Str(4, typ)
 	for _, a := range attrs {
-		b.bytes(5, a.encode())
+		b.Bytes(5, a.Encode())
 	}
 	g.nodes = append(g.nodes, b)
 	return outs
 }
 
-func (g *builder) op1(typ string, inputs []string, attrs ...attr) string {
+func (g *builder) op1(typ string, inputs []string, attrs ...onnxenc.Attr) string {
 	return g.op(typ, inputs, 1, attrs...)[0]
 }
 
 func (g *builder) init(name string, dt int, dims []int64, raw []byte) string {
-	g.inits = append(g.inits, tensor(name, dt, dims, raw))
+	g.inits = append(g.inits, onnxenc.Tensor(name, dt, dims, raw))
 	return name
 }
 
-func ai(name string, v int64) attr    { return attr{name: name, typ: attrInt, i: v} }
-func af(name string, v float32) attr  { return attr{name: name, typ: attrFloat, f: v} }
-func as(name string, v ...int64) attr { return attr{name: name, typ: attrInts, ints: v} }
+var (
+	ai = onnxenc.IntAttr
+	af = onnxenc.FloatAttr
+	as = onnxenc.IntsAttr
+)
 
 // floats adds a float32 initializer.
 func (g *builder) floats(name string, dims []int64, v []float32) string {
@@ -205,7 +114,7 @@ func (g *builder) floats(name string, dims []int64, v []float32) string {
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
 	}
-	return g.init(name, tFloat, dims, raw)
+	return g.init(name, onnxenc.TFloat, dims, raw)
 }
 
 // normal is n draws of N(0, std).
@@ -239,7 +148,7 @@ func (g *builder) convBN(name, x string, cin, cout, k, s int, gamma float64, rel
 	mean := g.normal(cout, 0.1)
 	variance := g.uniform(cout, 0.5, 1.5)
 	wdims := []int64{int64(cout), int64(cin), int64(k), int64(k)}
-	attrs := []attr{as("kernel_shape", int64(k), int64(k)), as("strides", int64(s), int64(s)),
+	attrs := []onnxenc.Attr{as("kernel_shape", int64(k), int64(k)), as("strides", int64(s), int64(s)),
 		as("pads", int64(k/2), int64(k/2), int64(k/2), int64(k/2)), as("dilations", 1, 1), ai("group", 1)}
 	var y string
 	if g.bn {
@@ -281,8 +190,8 @@ func (g *builder) bottleneck(name, x string, cin, width, stride int) string {
 }
 
 func (g *builder) resnet50(size int) {
-	g.inputs = append(g.inputs, valueInfo("input", tFloat, "batch", 3, size, size))
-	g.outputs = append(g.outputs, valueInfo("output", tFloat, "batch", 1000))
+	g.inputs = append(g.inputs, onnxenc.ValueInfo("input", onnxenc.TFloat, "batch", 3, size, size))
+	g.outputs = append(g.outputs, onnxenc.ValueInfo("output", onnxenc.TFloat, "batch", 1000))
 	x := g.convBN("conv1", "input", 3, 64, 7, 2, 1, true)
 	x = g.op1("MaxPool", []string{x}, as("kernel_shape", 3, 3), as("strides", 2, 2), as("pads", 1, 1, 1, 1), as("dilations", 1, 1), ai("ceil_mode", 0))
 	cin := 64
@@ -301,31 +210,31 @@ func (g *builder) resnet50(size int) {
 	w := g.floats("fc.weight", []int64{1000, 2048}, g.uniform(1000*2048, -1/math.Sqrt(2048), 1/math.Sqrt(2048)))
 	b := g.floats("fc.bias", []int64{1000}, g.uniform(1000, -1/math.Sqrt(2048), 1/math.Sqrt(2048)))
 	g.op("Gemm", []string{x, w, b}, 0, af("alpha", 1), af("beta", 1), ai("transB", 1))
-	g.nodes[len(g.nodes)-1].str(2, "output") // name the last node's output
+	g.nodes[len(g.nodes)-1].Str(2, "output") // name the last node's output
 }
 
 func (g *builder) model() []byte {
-	var gr pb
+	var gr onnxenc.PB
 	for _, n := range g.nodes {
-		gr.bytes(1, n)
+		gr.Bytes(1, n)
 	}
-	gr.str(2, "resnet50")
+	gr.Str(2, "resnet50")
 	for _, t := range g.inits {
-		gr.bytes(5, t)
+		gr.Bytes(5, t)
 	}
 	for _, v := range g.inputs {
-		gr.bytes(11, v)
+		gr.Bytes(11, v)
 	}
 	for _, v := range g.outputs {
-		gr.bytes(12, v)
+		gr.Bytes(12, v)
 	}
-	var opset pb
-	opset.str(1, "")
-	opset.int(2, 17)
-	var m pb
-	m.int(1, 8) // IR version
-	m.str(2, "carve resnetgen")
-	m.bytes(7, gr)
-	m.bytes(8, opset)
+	var opset onnxenc.PB
+	opset.Str(1, "")
+	opset.Int(2, 17)
+	var m onnxenc.PB
+	m.Int(1, 8) // IR version
+	m.Str(2, "carve resnetgen")
+	m.Bytes(7, gr)
+	m.Bytes(8, opset)
 	return m
 }
