@@ -164,13 +164,7 @@ func (c *Cache) BatchRuntimeOptions(m *graph.Model, bc BatchConfig, opts engine.
 	if err != nil {
 		return opts, err
 	}
-	opts.Envelope, opts.State = env, state
-	opts.External = engine.HeldValues(state)
-	opts.DeviceOutputs = append(opts.DeviceOutputs, c.Logits)
-	if c.Greedy != "" {
-		opts.DeviceOutputs = append(opts.DeviceOutputs, c.Greedy)
-	}
-	return opts, nil
+	return c.withState(opts, env, state), nil
 }
 
 // Token is one new token of a Batch's step: the slot of its sequence, its index among the

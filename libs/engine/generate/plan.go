@@ -165,15 +165,20 @@ func (c *Cache) RuntimeOptions(m *graph.Model, cfg Config, opts engine.RuntimeOp
 	if err != nil {
 		return opts, err
 	}
+	return c.withState(opts, env, state), nil
+}
+
+// withState is opts with the envelope and the state buffers of a generation, the state's
+// values held by it, and the logits (and greedy ids) left on the device: the generator reads
+// one row of logits per sequence (takeLogits), or one greedy id (takeGreedy), not a prompt's all.
+func (c *Cache) withState(opts engine.RuntimeOptions, env engine.Envelope, state []engine.StateBuffer) engine.RuntimeOptions {
 	opts.Envelope, opts.State = env, state
 	opts.External = engine.HeldValues(state)
-	// The generator reads one row of logits per sequence (takeLogits), or one greedy id
-	// (takeGreedy), not a prompt's all.
 	opts.DeviceOutputs = append(opts.DeviceOutputs, c.Logits)
 	if c.Greedy != "" {
 		opts.DeviceOutputs = append(opts.DeviceOutputs, c.Greedy)
 	}
-	return opts, nil
+	return opts
 }
 
 // Workspace is one kernel's workspace under generation: its bound W over the whole envelope,
