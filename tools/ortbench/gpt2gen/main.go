@@ -49,7 +49,7 @@ func main() {
 	f, err := os.Create(*out)
 	if err == nil {
 		w := bufio.NewWriterSize(f, 1<<20)
-		_, err = w.Write(g.model())
+		_, err = w.Write(g.Model("gpt2", "carve gpt2gen", 18))
 		if err == nil {
 			err = w.Flush()
 		}
@@ -66,42 +66,8 @@ func main() {
 // ---------------------------------------------------------------- graph building
 
 type builder struct {
-	rng     *rand.Rand
-	nodes   []onnxenc.PB
-	inits   []onnxenc.PB
-	inputs  [][]byte
-	outputs [][]byte
-	n       int
-}
-
-// op adds a node and returns its output names.
-func (g *builder) op(typ string, inputs []string, nout int, attrs ...onnxenc.Attr) []string {
-	g.n++
-	var b onnxenc.PB
-	for _, in := range inputs {
-		b.Str(1, in)
-	}
-	outs := make([]string, nout)
-	for i := range outs {
-		outs[i] = fmt.Sprintf("%s_%d_%d", typ, g.n, i)
-		b.Str(2, outs[i])
-	}
-	b.Str(3, fmt.Sprintf("%s_%d", typ, g.n))
-	b.Str(4, typ)
-	for _, a := range attrs {
-		b.Bytes(5, a.Encode())
-	}
-	g.nodes = append(g.nodes, b)
-	return outs
-}
-
-func (g *builder) op1(typ string, inputs []string, attrs ...onnxenc.Attr) string {
-	return g.op(typ, inputs, 1, attrs...)[0]
-}
-
-func (g *builder) init(name string, dt int, dims []int64, raw []byte) string {
-	g.inits = append(g.inits, onnxenc.Tensor(name, dt, dims, raw))
-	return name
+	rng *rand.Rand
+	onnxenc.Graph
 }
 
 // weight adds an N(0, std) float32 initializer (or a constant when std is 0).
@@ -118,7 +84,7 @@ func (g *builder) weight(name string, std, mean float32, dims ...int64) string {
 		}
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
 	}
-	return g.init(name, onnxenc.TFloat, dims, raw)
+	return g.Init(name, onnxenc.TFloat, dims, raw)
 }
 
 func (g *builder) ints(name string, vals ...int64) string {
@@ -126,15 +92,15 @@ func (g *builder) ints(name string, vals ...int64) string {
 	for i, v := range vals {
 		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
 	}
-	return g.init(name, onnxenc.TInt64, []int64{int64(len(vals))}, raw)
+	return g.Init(name, onnxenc.TInt64, []int64{int64(len(vals))}, raw)
 }
 
 func (g *builder) scalar(name string, v float32) string {
-	return g.init(name, onnxenc.TFloat, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
+	return g.Init(name, onnxenc.TFloat, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
 }
 
 func (g *builder) int64Scalar(name string, v int64) string {
-	return g.init(name, onnxenc.TInt64, nil, binary.LittleEndian.AppendUint64(nil, uint64(v)))
+	return g.Init(name, onnxenc.TInt64, nil, binary.LittleEndian.AppendUint64(nil, uint64(v)))
 }
 
 var (
@@ -145,83 +111,57 @@ var (
 
 func (g *builder) gpt2(layers, hidden, heads, vocab, positions int) {
 	H, D := int64(hidden), int64(hidden/heads)
-	g.inputs = append(g.inputs, onnxenc.ValueInfo("input_ids", onnxenc.TInt64, "batch", "seq"), onnxenc.ValueInfo("attention_mask", onnxenc.TInt64, "batch", "seq"))
-	g.outputs = append(g.outputs, onnxenc.ValueInfo("logits", onnxenc.TFloat, "batch", "seq", vocab))
+	g.Inputs = append(g.Inputs, onnxenc.ValueInfo("input_ids", onnxenc.TInt64, "batch", "seq"), onnxenc.ValueInfo("attention_mask", onnxenc.TInt64, "batch", "seq"))
+	g.Outputs = append(g.Outputs, onnxenc.ValueInfo("logits", onnxenc.TFloat, "batch", "seq", vocab))
 	wte := g.weight("wte", 0.02, 0, int64(vocab), H)
 	wpe := g.weight("wpe", 0.01, 0, int64(positions), H)
 	one, neg := g.scalar("one", 1), g.scalar("neg_big", -10000)
 	// positions 0 .. seq-1
-	bs := g.op1("Shape", []string{"input_ids"})
-	seqLen := g.op1("Shape", []string{"input_ids"}, ai("start", 1), ai("end", 2))
-	seq := g.op1("Squeeze", []string{seqLen, g.ints("axis0", 0)})
-	pos := g.op1("Range", []string{g.int64Scalar("zero_i", 0), seq, g.int64Scalar("one_i", 1)})
-	h := g.op1("Add", []string{g.op1("Gather", []string{wte, "input_ids"}), g.op1("Gather", []string{wpe, pos})})
+	bs := g.Op1("Shape", []string{"input_ids"})
+	seqLen := g.Op1("Shape", []string{"input_ids"}, ai("start", 1), ai("end", 2))
+	seq := g.Op1("Squeeze", []string{seqLen, g.ints("axis0", 0)})
+	pos := g.Op1("Range", []string{g.int64Scalar("zero_i", 0), seq, g.int64Scalar("one_i", 1)})
+	h := g.Op1("Add", []string{g.Op1("Gather", []string{wte, "input_ids"}), g.Op1("Gather", []string{wpe, pos})})
 	rows := g.ints("rows_shape", -1, H)
-	h = g.op1("Reshape", []string{h, rows}) // the residual stream is [batch*seq, hidden], as exported
+	h = g.Op1("Reshape", []string{h, rows}) // the residual stream is [batch*seq, hidden], as exported
 	// additive mask [batch, 1, seq, seq]: -10000 above the diagonal and on padded keys
-	ones := g.op1("ConstantOfShape", []string{g.op1("Concat", []string{seqLen, seqLen}, ai("axis", 0))},
+	ones := g.Op1("ConstantOfShape", []string{g.Op1("Concat", []string{seqLen, seqLen}, ai("axis", 0))},
 		onnxenc.Attr{Name: "value", Typ: onnxenc.AttrTensor, T: onnxenc.Tensor("", onnxenc.TFloat, []int64{1}, binary.LittleEndian.AppendUint32(nil, math.Float32bits(1)))})
-	causal := g.op1("Mul", []string{g.op1("Trilu", []string{ones, g.int64Scalar("k1", 1)}, ai("upper", 1)), neg})
-	pad := g.op1("Unsqueeze", []string{g.op1("Cast", []string{"attention_mask"}, ai("to", onnxenc.TFloat)), g.ints("axes12", 1, 2)})
-	bias := g.op1("Add", []string{causal, g.op1("Mul", []string{g.op1("Sub", []string{one, pad}), neg})})
-	heads4 := g.op1("Concat", []string{bs, g.ints("head_dims", int64(heads), D)}, ai("axis", 0))
+	causal := g.Op1("Mul", []string{g.Op1("Trilu", []string{ones, g.int64Scalar("k1", 1)}, ai("upper", 1)), neg})
+	pad := g.Op1("Unsqueeze", []string{g.Op1("Cast", []string{"attention_mask"}, ai("to", onnxenc.TFloat)), g.ints("axes12", 1, 2)})
+	bias := g.Op1("Add", []string{causal, g.Op1("Mul", []string{g.Op1("Sub", []string{one, pad}), neg})})
+	heads4 := g.Op1("Concat", []string{bs, g.ints("head_dims", int64(heads), D)}, ai("axis", 0))
 	split := g.ints("qkv_split", H, H, H)
 	scale := g.scalar("scale", float32(1/math.Sqrt(float64(D))))
 	half, c0, c1 := g.scalar("half", 0.5), g.scalar("gelu_c", float32(math.Sqrt(2/math.Pi))), g.scalar("gelu_k", 0.044715)
 	three := g.scalar("three", 3)
 	// linear is Conv1D as exported: Gemm of [rows, in] by the [in, out] weight, plus bias.
-	linear := func(x, w, b string) string { return g.op1("Gemm", []string{x, w, b}) }
+	linear := func(x, w, b string) string { return g.Op1("Gemm", []string{x, w, b}) }
 	for l := 0; l < layers; l++ {
 		w := func(name string, std, mean float32, dims ...int64) string {
 			return g.weight(fmt.Sprintf("h%d.%s", l, name), std, mean, dims...)
 		}
-		x := g.op1("LayerNormalization", []string{h, w("ln1.g", 0, 1, H), w("ln1.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
+		x := g.Op1("LayerNormalization", []string{h, w("ln1.g", 0, 1, H), w("ln1.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
 		qkv := linear(x, w("attn.w", 0.02, 0, H, 3*H), w("attn.b", 0, 0, 3*H))
-		p := g.op("Split", []string{qkv, split}, 3, ai("axis", 1))
-		q := g.op1("Transpose", []string{g.op1("Reshape", []string{p[0], heads4})}, as("perm", 0, 2, 1, 3))
-		k := g.op1("Transpose", []string{g.op1("Reshape", []string{p[1], heads4})}, as("perm", 0, 2, 3, 1))
-		v := g.op1("Transpose", []string{g.op1("Reshape", []string{p[2], heads4})}, as("perm", 0, 2, 1, 3))
-		sc := g.op1("Add", []string{g.op1("Mul", []string{g.op1("MatMul", []string{q, k}), scale}), bias})
-		a := g.op1("MatMul", []string{g.op1("Softmax", []string{sc}, ai("axis", -1)), v})
-		a = g.op1("Reshape", []string{g.op1("Transpose", []string{a}, as("perm", 0, 2, 1, 3)), rows})
-		h = g.op1("Add", []string{h, linear(a, w("proj.w", 0.02, 0, H, H), w("proj.b", 0, 0, H))})
-		x = g.op1("LayerNormalization", []string{h, w("ln2.g", 0, 1, H), w("ln2.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
+		p := g.Op("Split", []string{qkv, split}, 3, ai("axis", 1))
+		q := g.Op1("Transpose", []string{g.Op1("Reshape", []string{p[0], heads4})}, as("perm", 0, 2, 1, 3))
+		k := g.Op1("Transpose", []string{g.Op1("Reshape", []string{p[1], heads4})}, as("perm", 0, 2, 3, 1))
+		v := g.Op1("Transpose", []string{g.Op1("Reshape", []string{p[2], heads4})}, as("perm", 0, 2, 1, 3))
+		sc := g.Op1("Add", []string{g.Op1("Mul", []string{g.Op1("MatMul", []string{q, k}), scale}), bias})
+		a := g.Op1("MatMul", []string{g.Op1("Softmax", []string{sc}, ai("axis", -1)), v})
+		a = g.Op1("Reshape", []string{g.Op1("Transpose", []string{a}, as("perm", 0, 2, 1, 3)), rows})
+		h = g.Op1("Add", []string{h, linear(a, w("proj.w", 0.02, 0, H, H), w("proj.b", 0, 0, H))})
+		x = g.Op1("LayerNormalization", []string{h, w("ln2.g", 0, 1, H), w("ln2.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
 		f := linear(x, w("fc.w", 0.02, 0, H, 4*H), w("fc.b", 0, 0, 4*H))
 		// gelu_new: 0.5 f (1 + tanh(sqrt(2/pi) (f + 0.044715 f^3)))
-		u := g.op1("Mul", []string{c0, g.op1("Add", []string{f, g.op1("Mul", []string{c1, g.op1("Pow", []string{f, three})})})})
-		f = g.op1("Mul", []string{g.op1("Mul", []string{half, f}), g.op1("Add", []string{one, g.op1("Tanh", []string{u})})})
-		h = g.op1("Add", []string{h, linear(f, w("mlp.w", 0.02, 0, 4*H, H), w("mlp.b", 0, 0, H))})
+		u := g.Op1("Mul", []string{c0, g.Op1("Add", []string{f, g.Op1("Mul", []string{c1, g.Op1("Pow", []string{f, three})})})})
+		f = g.Op1("Mul", []string{g.Op1("Mul", []string{half, f}), g.Op1("Add", []string{one, g.Op1("Tanh", []string{u})})})
+		h = g.Op1("Add", []string{h, linear(f, w("mlp.w", 0.02, 0, 4*H, H), w("mlp.b", 0, 0, H))})
 	}
-	x := g.op1("LayerNormalization", []string{h, g.weight("lnf.g", 0, 1, H), g.weight("lnf.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
+	x := g.Op1("LayerNormalization", []string{h, g.weight("lnf.g", 0, 1, H), g.weight("lnf.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
 	// the tied LM head as exported: MatMul by the transposed token embedding
-	logits := g.op1("MatMul", []string{x, g.op1("Transpose", []string{wte}, as("perm", 1, 0))})
-	shape := g.op1("Concat", []string{bs, g.ints("vocab_dim", int64(vocab))}, ai("axis", 0))
-	g.op("Reshape", []string{logits, shape}, 0)
-	g.nodes[len(g.nodes)-1].Str(2, "logits") // name the last node's output
-}
-
-func (g *builder) model() []byte {
-	var gr onnxenc.PB
-	for _, n := range g.nodes {
-		gr.Bytes(1, n)
-	}
-	gr.Str(2, "gpt2")
-	for _, t := range g.inits {
-		gr.Bytes(5, t)
-	}
-	for _, v := range g.inputs {
-		gr.Bytes(11, v)
-	}
-	for _, v := range g.outputs {
-		gr.Bytes(12, v)
-	}
-	var opset onnxenc.PB
-	opset.Str(1, "")
-	opset.Int(2, 18)
-	var m onnxenc.PB
-	m.Int(1, 8) // IR version
-	m.Str(2, "carve gpt2gen")
-	m.Bytes(7, gr)
-	m.Bytes(8, opset)
-	return m
+	logits := g.Op1("MatMul", []string{x, g.Op1("Transpose", []string{wte}, as("perm", 1, 0))})
+	shape := g.Op1("Concat", []string{bs, g.ints("vocab_dim", int64(vocab))}, ai("axis", 0))
+	g.Op("Reshape", []string{logits, shape}, 0)
+	g.Nodes[len(g.Nodes)-1].Str(2, "logits") // name the last node's output
 }

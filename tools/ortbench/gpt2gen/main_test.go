@@ -46,7 +46,7 @@ func TestGraphIsTopological(t *testing.T) {
 	g := &builder{rng: rand.New(rand.NewPCG(1, 2))}
 	g.gpt2(2, 16, 2, 32, 16)
 	var graph []byte
-	for _, f := range fields(t, g.model()) {
+	for _, f := range fields(t, g.Model("gpt2", "carve gpt2gen", 18)) {
 		if f.f == 7 {
 			graph = f.v
 		}

@@ -46,7 +46,7 @@ func main() {
 	f, err := os.Create(*out)
 	if err == nil {
 		w := bufio.NewWriterSize(f, 1<<20)
-		_, err = w.Write(g.model())
+		_, err = w.Write(g.Model("resnet50", "carve resnetgen", 17))
 		if err == nil {
 			err = w.Flush()
 		}
@@ -63,43 +63,9 @@ func main() {
 // ---------------------------------------------------------------- graph building
 
 type builder struct {
-	rng     *rand.Rand
-	bn      bool // BatchNormalization nodes kept
-	nodes   []onnxenc.PB
-	inits   []onnxenc.PB
-	inputs  [][]byte
-	outputs [][]byte
-	n       int
-}
-
-// op adds a node and returns its output names.
-func (g *builder) op(typ string, inputs []string, nout int, attrs ...onnxenc.Attr) []string {
-	g.n++
-	var b onnxenc.PB
-	for _, in := range inputs {
-		b.Str(1, in)
-	}
-	outs := make([]string, nout)
-	for i := range outs {
-		outs[i] = fmt.Sprintf("%s_%d_%d", typ, g.n, i)
-		b.Str(2, outs[i])
-	}
-	b.Str(3, fmt.Sprintf("%s_%d", typ, g.n))
-	b.Str(4, typ)
-	for _, a := range attrs {
-		b.Bytes(5, a.Encode())
-	}
-	g.nodes = append(g.nodes, b)
-	return outs
-}
-
-func (g *builder) op1(typ string, inputs []string, attrs ...onnxenc.Attr) string {
-	return g.op(typ, inputs, 1, attrs...)[0]
-}
-
-func (g *builder) init(name string, dt int, dims []int64, raw []byte) string {
-	g.inits = append(g.inits, onnxenc.Tensor(name, dt, dims, raw))
-	return name
+	rng *rand.Rand
+	bn  bool // BatchNormalization nodes kept
+	onnxenc.Graph
 }
 
 var (
@@ -114,7 +80,7 @@ func (g *builder) floats(name string, dims []int64, v []float32) string {
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
 	}
-	return g.init(name, onnxenc.TFloat, dims, raw)
+	return g.Init(name, onnxenc.TFloat, dims, raw)
 }
 
 // normal is n draws of N(0, std).
@@ -152,9 +118,9 @@ func (g *builder) convBN(name, x string, cin, cout, k, s int, gamma float64, rel
 		as("pads", int64(k/2), int64(k/2), int64(k/2), int64(k/2)), as("dilations", 1, 1), ai("group", 1)}
 	var y string
 	if g.bn {
-		y = g.op1("Conv", []string{x, g.floats(name+".weight", wdims, w)}, attrs...)
+		y = g.Op1("Conv", []string{x, g.floats(name+".weight", wdims, w)}, attrs...)
 		c := []int64{int64(cout)}
-		y = g.op1("BatchNormalization", []string{y, g.floats(name+".bn.weight", c, scale), g.floats(name+".bn.bias", c, shift),
+		y = g.Op1("BatchNormalization", []string{y, g.floats(name+".bn.weight", c, scale), g.floats(name+".bn.bias", c, shift),
 			g.floats(name+".bn.running_mean", c, mean), g.floats(name+".bn.running_var", c, variance)},
 			af("epsilon", bnEps), af("momentum", 0.9))
 	} else {
@@ -168,10 +134,10 @@ func (g *builder) convBN(name, x string, cin, cout, k, s int, gamma float64, rel
 			}
 			b[o] = float32(float64(shift[o]) - float64(mean[o])*f)
 		}
-		y = g.op1("Conv", []string{x, g.floats(name+".weight", wdims, w), g.floats(name+".bias", []int64{int64(cout)}, b)}, attrs...)
+		y = g.Op1("Conv", []string{x, g.floats(name+".weight", wdims, w), g.floats(name+".bias", []int64{int64(cout)}, b)}, attrs...)
 	}
 	if relu {
-		y = g.op1("Relu", []string{y})
+		y = g.Op1("Relu", []string{y})
 	}
 	return y
 }
@@ -186,14 +152,14 @@ func (g *builder) bottleneck(name, x string, cin, width, stride int) string {
 	if stride != 1 || cin != cout {
 		id = g.convBN(name+".downsample", x, cin, cout, 1, stride, 1, false)
 	}
-	return g.op1("Relu", []string{g.op1("Add", []string{y, id})})
+	return g.Op1("Relu", []string{g.Op1("Add", []string{y, id})})
 }
 
 func (g *builder) resnet50(size int) {
-	g.inputs = append(g.inputs, onnxenc.ValueInfo("input", onnxenc.TFloat, "batch", 3, size, size))
-	g.outputs = append(g.outputs, onnxenc.ValueInfo("output", onnxenc.TFloat, "batch", 1000))
+	g.Inputs = append(g.Inputs, onnxenc.ValueInfo("input", onnxenc.TFloat, "batch", 3, size, size))
+	g.Outputs = append(g.Outputs, onnxenc.ValueInfo("output", onnxenc.TFloat, "batch", 1000))
 	x := g.convBN("conv1", "input", 3, 64, 7, 2, 1, true)
-	x = g.op1("MaxPool", []string{x}, as("kernel_shape", 3, 3), as("strides", 2, 2), as("pads", 1, 1, 1, 1), as("dilations", 1, 1), ai("ceil_mode", 0))
+	x = g.Op1("MaxPool", []string{x}, as("kernel_shape", 3, 3), as("strides", 2, 2), as("pads", 1, 1, 1, 1), as("dilations", 1, 1), ai("ceil_mode", 0))
 	cin := 64
 	for s, blocks := range []int{3, 4, 6, 3} {
 		width := 64 << s
@@ -206,35 +172,9 @@ func (g *builder) resnet50(size int) {
 			cin = 4 * width
 		}
 	}
-	x = g.op1("Flatten", []string{g.op1("GlobalAveragePool", []string{x})}, ai("axis", 1))
+	x = g.Op1("Flatten", []string{g.Op1("GlobalAveragePool", []string{x})}, ai("axis", 1))
 	w := g.floats("fc.weight", []int64{1000, 2048}, g.uniform(1000*2048, -1/math.Sqrt(2048), 1/math.Sqrt(2048)))
 	b := g.floats("fc.bias", []int64{1000}, g.uniform(1000, -1/math.Sqrt(2048), 1/math.Sqrt(2048)))
-	g.op("Gemm", []string{x, w, b}, 0, af("alpha", 1), af("beta", 1), ai("transB", 1))
-	g.nodes[len(g.nodes)-1].Str(2, "output") // name the last node's output
-}
-
-func (g *builder) model() []byte {
-	var gr onnxenc.PB
-	for _, n := range g.nodes {
-		gr.Bytes(1, n)
-	}
-	gr.Str(2, "resnet50")
-	for _, t := range g.inits {
-		gr.Bytes(5, t)
-	}
-	for _, v := range g.inputs {
-		gr.Bytes(11, v)
-	}
-	for _, v := range g.outputs {
-		gr.Bytes(12, v)
-	}
-	var opset onnxenc.PB
-	opset.Str(1, "")
-	opset.Int(2, 17)
-	var m onnxenc.PB
-	m.Int(1, 8) // IR version
-	m.Str(2, "carve resnetgen")
-	m.Bytes(7, gr)
-	m.Bytes(8, opset)
-	return m
+	g.Op("Gemm", []string{x, w, b}, 0, af("alpha", 1), af("beta", 1), ai("transB", 1))
+	g.Nodes[len(g.Nodes)-1].Str(2, "output") // name the last node's output
 }

@@ -6,6 +6,7 @@ package onnxenc
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 )
 
@@ -110,3 +111,73 @@ func ValueInfo(name string, dt int, dims ...any) []byte {
 func IntAttr(name string, v int64) Attr     { return Attr{Name: name, Typ: AttrInt, I: v} }
 func FloatAttr(name string, v float32) Attr { return Attr{Name: name, Typ: AttrFloat, F: v} }
 func IntsAttr(name string, v ...int64) Attr { return Attr{Name: name, Typ: AttrInts, Ints: v} }
+
+// Graph is a GraphProto being built: nodes named by op type and count, initializers, inputs and
+// outputs.
+type Graph struct {
+	Nodes   []PB
+	Inits   []PB
+	Inputs  [][]byte
+	Outputs [][]byte
+	n       int
+}
+
+// Op adds a node and returns its nout output names.
+func (g *Graph) Op(typ string, inputs []string, nout int, attrs ...Attr) []string {
+	g.n++
+	var b PB
+	for _, in := range inputs {
+		b.Str(1, in)
+	}
+	outs := make([]string, nout)
+	for i := range outs {
+		outs[i] = fmt.Sprintf("%s_%d_%d", typ, g.n, i)
+		b.Str(2, outs[i])
+	}
+	b.Str(3, fmt.Sprintf("%s_%d", typ, g.n))
+	b.Str(4, typ)
+	for _, a := range attrs {
+		b.Bytes(5, a.Encode())
+	}
+	g.Nodes = append(g.Nodes, b)
+	return outs
+}
+
+// Op1 adds a node of one output and returns its name.
+func (g *Graph) Op1(typ string, inputs []string, attrs ...Attr) string {
+	return g.Op(typ, inputs, 1, attrs...)[0]
+}
+
+// Init adds an initializer and returns its name.
+func (g *Graph) Init(name string, dt int, dims []int64, raw []byte) string {
+	g.Inits = append(g.Inits, Tensor(name, dt, dims, raw))
+	return name
+}
+
+// Model is the ModelProto (IR version 8) holding the graph, named name, of the default domain's
+// opset.
+func (g *Graph) Model(name, producer string, opset int64) []byte {
+	var gr PB
+	for _, n := range g.Nodes {
+		gr.Bytes(1, n)
+	}
+	gr.Str(2, name)
+	for _, t := range g.Inits {
+		gr.Bytes(5, t)
+	}
+	for _, v := range g.Inputs {
+		gr.Bytes(11, v)
+	}
+	for _, v := range g.Outputs {
+		gr.Bytes(12, v)
+	}
+	var os PB
+	os.Str(1, "")
+	os.Int(2, opset)
+	var m PB
+	m.Int(1, 8) // IR version
+	m.Str(2, producer)
+	m.Bytes(7, gr)
+	m.Bytes(8, os)
+	return m
+}
