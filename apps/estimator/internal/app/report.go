@@ -52,9 +52,9 @@ type report struct {
 	ArenaBytes           int64                `json:"arena_bytes"`
 	ArenaLowerBoundBytes int64                `json:"arena_lower_bound_bytes"`
 	WorkspaceBoundBytes  int64                `json:"workspace_bound_bytes"`
-	InPlace              bool                 `json:"in_place"`               // false with --no-inplace
-	InPlaceOutputs       int                  `json:"in_place_outputs"`       // at the worst binding: outputs written over an input's bytes
-	InPlaceBytes         int64                `json:"in_place_bytes"`         // their sizes
+	InPlace              bool                 `json:"in_place"`         // false with --no-inplace
+	InPlaceOutputs       int                  `json:"in_place_outputs"` // at the worst binding: outputs written over an input's bytes
+	InPlaceBytes         int64                `json:"in_place_bytes"`   // their sizes
 	TotalBytes           int64                `json:"total_bytes"`
 	CommBytes            int64                `json:"comm_bytes,omitempty"` // --tp: the communicator's buffers, in the total
 	Budget               *budgetVerdict       `json:"budget"`
