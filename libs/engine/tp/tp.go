@@ -128,7 +128,8 @@ func (s *Session) serve(rank int, es *engine.Session, w chan request) {
 }
 
 // Run runs inputs on every rank and returns rank 0's outputs, which every rank computed whole.
-// The outputs alias rank 0's arena, as engine.Session.Run's do, until the next run.
+// The outputs alias rank 0's arena, as engine.Session.Run's do, until the next run. A model
+// whose graph takes KV state (shard.Rank.StateInputs) needs each rank's own: RunRanks.
 func (s *Session) Run(ctx context.Context, inputs map[string]kernels.Tensor) ([]kernels.Tensor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -138,16 +139,46 @@ func (s *Session) Run(ctx context.Context, inputs map[string]kernels.Tensor) ([]
 	for _, w := range s.work {
 		w <- request{ctx: ctx, inputs: inputs}
 	}
+	return s.collect(nil)
+}
+
+// RunRanks runs inputs[r] on rank r and returns every rank's outputs, in rank order: the whole
+// outputs, and each rank's share of the KV state (shard.Rank.StateOutputs) that its next run
+// takes back. Each rank's outputs alias its arena until the next run.
+func (s *Session) RunRanks(ctx context.Context, inputs []map[string]kernels.Tensor) ([][]kernels.Tensor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(inputs) != len(s.work) {
+		return nil, fmt.Errorf("tp: %d ranks' inputs for %d ranks", len(inputs), len(s.work))
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	for r, w := range s.work {
+		w <- request{ctx: ctx, inputs: inputs[r]}
+	}
+	outs := make([][]kernels.Tensor, len(s.work))
+	if _, err := s.collect(outs); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+// collect waits for every rank's result and returns rank 0's outputs (every rank's in outs,
+// when given) or the failure: a rank's own, not another rank's abort it caused (sticky).
+func (s *Session) collect(outs [][]kernels.Tensor) ([]kernels.Tensor, error) {
 	var out []kernels.Tensor
 	var first error
 	for range s.work {
 		res := <-s.done
-		// The error to return is the failure itself, not another rank's abort it caused.
 		if res.err != nil && (first == nil || isAbort(first) && !isAbort(res.err)) {
 			first = fmt.Errorf("tp: rank %d: %w", res.rank, res.err)
 		}
 		if res.rank == 0 {
 			out = res.out
+		}
+		if outs != nil {
+			outs[res.rank] = res.out
 		}
 	}
 	if first != nil {

@@ -52,7 +52,7 @@ func (s *splitter) propagate(n *graph.Node) error {
 		return s.view(n)
 	case n.OpType == "RotaryEmbedding":
 		return s.rotary(n)
-	case label == "Attention":
+	case label == "Attention" || label == "com.microsoft.GroupQueryAttention":
 		return s.attend(n)
 	case label == "ReduceMean" || label == "ReduceSum" || label == "ReduceMax" || label == "ReduceMin":
 		return s.reduce(n)
@@ -436,38 +436,64 @@ func (s *splitter) rotary(n *graph.Node) error {
 }
 
 // attend: each rank attends over its heads. The query heads a rank holds must read the KV
-// heads it holds (SplitHeads makes them so); the mask is whole.
+// heads it holds (SplitHeads makes them so); the mask, the positions and the rotary caches are
+// whole. A KV cache given as graph inputs (past key and value, [batch, kv heads, time, head
+// size]) is state the caller keeps per rank: it is split by the rank's KV heads (stateInput),
+// and so are the present key and value.
 func (s *splitter) attend(n *graph.Node) error {
+	gqa := n.OpType == "GroupQueryAttention"
 	q, k, v := s.split[n.Input(0)], s.split[n.Input(1)], s.split[n.Input(2)]
 	if q == nil || k == nil || v == nil {
 		return unsupported(n, "its query, key and value are not all split (a projection is missing)")
 	}
-	if m := n.Input(3); m != nil && s.split[m] != nil {
-		return unsupported(n, "its mask is split")
+	pastAt, others := 4, []int{3, 6}
+	if gqa {
+		pastAt, others = 3, []int{5, 6, 7, 8, 9, 10}
+	}
+	for _, i := range others {
+		if x := n.Input(i); x != nil && s.split[x] != nil {
+			return unsupported(n, "its input %d (%q) is split", i, x.Name)
+		}
 	}
 	ns := copyNode(n)
-	ax := 1
 	qF, _, err := s.full(n.Input(0))
 	if err != nil {
 		return err
 	}
-	kF, _, err := s.full(n.Input(1))
-	if err != nil {
-		return err
-	}
-	heads, kv := qF[1], kF[1]
-	qs, ks := q[1], k[1]
-	if len(q) == 3 {
-		ax = 2
-		heads, kv = n.Attrs.Int("q_num_heads", 0), n.Attrs.Int("kv_num_heads", 0)
-		hd := qF[2] / heads
+	var heads, kv, hd int64
+	var qs, ks span
+	switch {
+	case gqa || len(q) == 3:
+		if gqa {
+			heads, kv = n.Attrs.Int("num_heads", 0), n.Attrs.Int("kv_num_heads", 0)
+		} else {
+			heads, kv = n.Attrs.Int("q_num_heads", 0), n.Attrs.Int("kv_num_heads", 0)
+		}
+		hd = qF[2] / heads
 		qs, ks = span{q[2].start / hd, q[2].count / hd}, span{k[2].start / hd, k[2].count / hd}
-		ns.Attrs = withInt(withInt(n.Attrs, "q_num_heads", qs.count), "kv_num_heads", ks.count)
+		if v[2] != k[2] {
+			return unsupported(n, "its key and value are split differently")
+		}
+		qName := "q_num_heads"
+		if gqa {
+			qName = "num_heads"
+		}
+		ns.Attrs = withInt(withInt(n.Attrs, qName, qs.count), "kv_num_heads", ks.count)
+	default:
+		kF, _, err := s.full(n.Input(1))
+		if err != nil {
+			return err
+		}
+		heads, kv, hd = qF[1], kF[1], qF[3]
+		qs, ks = q[1], k[1]
+		if v[1] != k[1] {
+			return unsupported(n, "its key and value are split differently")
+		}
 	}
-	if v[ax] != k[ax] || !qs.split() || !ks.split() {
-		return unsupported(n, "its key and value, or its query, are not split by heads")
+	if !qs.split() || !ks.split() {
+		return unsupported(n, "its query or key is not split by heads")
 	}
-	if m := n.Input(3); m != nil {
+	if m := n.Input(3); m != nil && !gqa {
 		mf, _, err := s.full(m)
 		if err != nil {
 			return err
@@ -482,17 +508,53 @@ func (s *splitter) attend(n *graph.Node) error {
 			return unsupported(n, "query head %d of the rank reads KV head %d, which the rank does not hold", qs.start+h, (qs.start+h)/g)
 		}
 	}
-	if o := n.Output(3); o != nil && len(o.Consumers) > 0 {
+	if o := n.Output(3); o != nil && len(o.Consumers) > 0 && !gqa {
 		return unsupported(n, "its qk output is read")
+	}
+	// The KV state: [batch, kv heads, time, head size], the rank's KV heads on axis 1.
+	state := []span{{}, ks, {}, {}}
+	for _, i := range []int{pastAt, pastAt + 1} {
+		if p := n.Input(i); p != nil {
+			if err := s.stateInput(n, p, state, kv, hd); err != nil {
+				return err
+			}
+		}
 	}
 	s.emit(ns)
 	s.split[n.Output(0)] = q
-	if o := n.Output(1); o != nil {
-		s.split[o] = k
+	for _, i := range []int{1, 2} {
+		if o := n.Output(i); o != nil {
+			s.split[o] = state
+			s.state[o] = true
+		}
 	}
-	if o := n.Output(2); o != nil {
-		s.split[o] = v
+	return nil
+}
+
+// stateInput splits a graph input holding KV state [batch, kv heads, time, head size] by sp, or
+// checks that it is split so; it must not have been read as a whole tensor before.
+func (s *splitter) stateInput(n *graph.Node, p *graph.Value, sp []span, kv, hd int64) error {
+	if old := s.split[p]; old != nil {
+		if !slices.Equal(old, sp) {
+			return unsupported(n, "its KV state %q is split differently elsewhere", p.Name)
+		}
+		return nil
 	}
+	f, _, err := s.full(p)
+	if err != nil {
+		return err
+	}
+	if p.Kind != graph.KindInput || len(f) != 4 || f[1] != kv || f[3] != hd {
+		return unsupported(n, "its past key or value %q is not a graph input [batch, %d, time, %d]", p.Name, kv, hd)
+	}
+	for _, c := range p.Consumers {
+		if c.Index < n.Index && c.OpType != "Shape" {
+			return unsupported(n, "its KV state %q is read whole by %q before it", p.Name, c.Name)
+		}
+	}
+	s.split[p] = sp
+	s.state[p] = true
+	s.info.StateInputs = append(s.info.StateInputs, p.Name)
 	return nil
 }
 
@@ -573,9 +635,33 @@ func (s *splitter) sliceOp(n *graph.Node) error {
 	return s.done(n, copyNode(n), in)
 }
 
-// concat: concatenating values split alike along an axis that is not split keeps the split.
+// concat: concatenating values split alike along an axis that is not split keeps the split. A
+// graph input concatenated with a split key or value is KV state (a past key or value the
+// caller keeps per rank): it is split alike (stateInput), and so is the result.
 func (s *splitter) concat(n *graph.Node) error {
-	first := s.split[n.Input(0)]
+	var first []span
+	for _, x := range n.Inputs {
+		if sp := s.split[x]; sp != nil {
+			first = sp
+			break
+		}
+	}
+	state := false
+	for _, x := range n.Inputs {
+		if s.split[x] == nil && x.Kind == graph.KindInput && len(first) == 4 {
+			f, _, err := s.full(x)
+			if err != nil {
+				return err
+			}
+			if err := s.stateInput(n, x, first, f[1], f[3]); err != nil {
+				return err
+			}
+		}
+		state = state || s.state[x]
+	}
+	if state {
+		s.state[n.Output(0)] = true
+	}
 	for _, x := range n.Inputs {
 		if sp := s.split[x]; sp == nil || !slices.Equal(sp, first) {
 			return unsupported(n, "its inputs are not all split alike")

@@ -27,14 +27,18 @@
 //   - The LM head (a projection whose product reaches a graph output through elementwise ops
 //     and views alone) is split by vocabulary columns, and an AllGather concatenates the
 //     ranks' logits, so every rank ends with the whole logits.
+//   - A KV cache the graph takes as inputs (past keys and values, read by the attention or
+//     concatenated with its keys and values) is split by the rank's KV heads, and so are the
+//     present keys and values it outputs: the rank's state (Rank.StateInputs, StateOutputs),
+//     which the caller keeps per rank.
 //   - Norms and everything between the collectives and the column projections run whole on
 //     every rank.
 //
 // Invariants, checked by Split itself before it returns: every value of the rank's graph has
 // the shape of the unsharded value with each split axis cut to the rank's count (shape
 // inference of the built graph against the tracked splits, at a probe binding), and no graph
-// output is split. A graph the rules do not cover is an *UnsupportedError naming the node; a
-// count the ranks do not divide is a *DivisibilityError naming it.
+// output but the KV state is split. A graph the rules do not cover is an *UnsupportedError
+// naming the node; a count the ranks do not divide is a *DivisibilityError naming it.
 package shard
 
 import (
@@ -66,6 +70,10 @@ type Rank struct {
 	Vocab int64
 	// AllReduces and AllGathers count the collectives of one forward pass.
 	AllReduces, AllGathers int
+	// StateInputs and StateOutputs are the graph inputs and outputs holding KV state (past and
+	// present keys and values), split by the rank's KV heads: the caller keeps them per rank.
+	// Every other input and output is whole on every rank.
+	StateInputs, StateOutputs []string
 	// WeightBytes is the bytes of the rank's weights (initializers).
 	WeightBytes int64
 }
@@ -86,7 +94,7 @@ func Split(m *graph.Model, rank, ranks int, o Options) (*graph.Model, *Rank, err
 	}
 	s := &splitter{m: m, rank: rank, ranks: ranks, group: o.Group, info: &Rank{Rank: rank, Ranks: ranks},
 		probe: map[string]int64{}, col: map[*graph.Node]span{}, embed: map[*graph.Node]bool{}, head: map[*graph.Node]bool{},
-		split: map[*graph.Value][]span{}, used: map[string]bool{}, sliced: map[string]string{}, edited: map[string]string{}}
+		split: map[*graph.Value][]span{}, state: map[*graph.Value]bool{}, used: map[string]bool{}, sliced: map[string]string{}, edited: map[string]string{}}
 	if ranks == 1 {
 		s.info.WeightBytes = weightBytes(m)
 		return m, s.info, nil
@@ -112,8 +120,12 @@ func Split(m *graph.Model, rank, ranks int, o Options) (*graph.Model, *Rank, err
 		}
 	}
 	for _, v := range m.Outputs {
-		if s.split[v] != nil {
-			return nil, nil, &UnsupportedError{Problem: fmt.Sprintf("graph output %q would be split among the ranks (a KV state or an output with no collective before it)", v.Name)}
+		switch {
+		case s.split[v] == nil:
+		case s.state[v]:
+			s.info.StateOutputs = append(s.info.StateOutputs, v.Name)
+		default:
+			return nil, nil, &UnsupportedError{Problem: fmt.Sprintf("graph output %q would be split among the ranks (an output with no collective before it)", v.Name)}
 		}
 	}
 	spec := s.spec()
@@ -147,6 +159,7 @@ type splitter struct {
 	embed map[*graph.Node]bool // vocabulary-parallel embeddings
 	head  map[*graph.Node]bool // LM heads
 	split map[*graph.Value][]span
+	state map[*graph.Value]bool // KV state: split graph inputs and what holds them
 
 	nodes  []graph.NodeSpec
 	inits  []*graph.Tensor
@@ -224,6 +237,13 @@ func opLabel(n *graph.Node) string {
 func (s *splitter) spec() graph.Spec {
 	sp := s.m.Spec()
 	sp.Nodes = s.nodes
+	for i, in := range sp.Inputs {
+		for a, x := range s.split[s.m.Value(in.Name)] {
+			if x.split() {
+				sp.Inputs[i].Shape[a] = graph.Const(x.count)
+			}
+		}
+	}
 	if sp.Opsets[graph.DomainCarve] == 0 {
 		sp.Opsets[graph.DomainCarve] = 1
 	}
@@ -310,8 +330,17 @@ func (s *splitter) analyse() error {
 				s.info.Heads, first = h, false
 			}
 			s.info.Attentions++
-		case n.Domain == "com.microsoft" && (n.OpType == "GroupQueryAttention" || n.OpType == "MultiHeadAttention" || n.OpType == "Attention"):
-			return unsupported(n, "the split rules cover ONNX's Attention (the fused graph of rewrite.Fuse), not this op")
+		case n.Domain == "com.microsoft" && n.OpType == "GroupQueryAttention":
+			h, err := s.attention(n)
+			if err != nil {
+				return err
+			}
+			if first {
+				s.info.Heads, first = h, false
+			}
+			s.info.Attentions++
+		case n.Domain == "com.microsoft" && (n.OpType == "MultiHeadAttention" || n.OpType == "Attention"):
+			return unsupported(n, "the split rules cover ONNX's Attention and GroupQueryAttention, not this op")
 		case s.isEmbedding(n):
 			s.embed[n] = true
 		}
@@ -368,15 +397,21 @@ func (s *splitter) reachesOutput(v *graph.Value) bool {
 // columns.
 func (s *splitter) attention(n *graph.Node) (Heads, error) {
 	q, k := n.Input(0), n.Input(1)
-	if n.Input(4) != nil || n.Input(5) != nil {
-		return Heads{}, unsupported(n, "an Attention with a KV cache (past_key, past_value): the split of the KV state is not built yet")
-	}
 	var heads, kv, hd int64
 	dim := func(v *graph.Value, i int) int64 {
 		x, _ := v.Shape[i].Value()
 		return x
 	}
 	switch {
+	case n.OpType == "GroupQueryAttention":
+		heads, kv = n.Attrs.Int("num_heads", 0), n.Attrs.Int("kv_num_heads", 0)
+		if k == nil || n.Input(2) == nil {
+			return Heads{}, unsupported(n, "a GroupQueryAttention of packed QKV (a packed projection is not split yet)")
+		}
+		if heads < 1 || kv < 1 || len(q.Shape) != 3 || !q.Shape[2].IsConst() {
+			return Heads{}, unsupported(n, "a GroupQueryAttention without heads or a constant hidden size")
+		}
+		hd = dim(q, 2) / heads
 	case len(q.Shape) == 4 && q.Shape[1].IsConst() && k.Shape[1].IsConst() && q.Shape[3].IsConst():
 		heads, kv, hd = dim(q, 1), dim(k, 1), dim(q, 3)
 	case len(q.Shape) == 3 && q.Shape[2].IsConst():

@@ -202,3 +202,43 @@ func floatBytes(m *graph.Model) int64 {
 	}
 	return n
 }
+
+// TestSplitKVState: a GenAI-form decoder's past keys and values (graph inputs) and present ones
+// (graph outputs) are the rank's KV state, split by its KV heads (one of llama.gqa's two at tp
+// 2, the one its queries read, replicated at tp 4); every other input and output is whole.
+func TestSplitKVState(t *testing.T) {
+	var fx testmodels.Model
+	for _, z := range zoo.Models() {
+		if z.Name == "llama.gqa" {
+			fx = z
+		}
+	}
+	m := fused(t, fx)
+	for _, n := range []int{2, 4} {
+		for r := range n {
+			sm, info, err := shard.Split(m, r, n, shard.Options{})
+			require.NoError(t, err)
+			require.Len(t, info.StateInputs, 4)
+			require.Len(t, info.StateOutputs, 4)
+			require.Equal(t, int64(1), info.Heads.KV)
+			require.Equal(t, int64(r*2/n), info.Heads.KV0)
+			for _, name := range info.StateInputs {
+				require.Equal(t, int64(2), mustConst(m.Value(name).Shape[1]))
+				require.Equal(t, int64(1), mustConst(sm.Value(name).Shape[1]), name)
+			}
+			for _, name := range info.StateOutputs {
+				require.Equal(t, int64(1), mustConst(sm.Value(name).Shape[1]), name)
+			}
+			require.Equal(t, m.Value("input_ids").Shape, sm.Value("input_ids").Shape)
+			require.Equal(t, m.Value("logits").Shape, sm.Value("logits").Shape)
+		}
+	}
+}
+
+func mustConst(d graph.Dim) int64 {
+	v, ok := d.Value()
+	if !ok {
+		panic(d.String())
+	}
+	return v
+}
