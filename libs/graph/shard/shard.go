@@ -178,21 +178,9 @@ func (s *splitter) fresh(base string) string {
 	return name
 }
 
-func (s *splitter) emit(n graph.NodeSpec) {
-	if n.Name == "" || s.used[n.Name] && !s.isOrig(n.Name) {
-		n.Name = s.fresh(n.Name)
-	}
-	s.nodes = append(s.nodes, n)
-}
-
-func (s *splitter) isOrig(name string) bool {
-	for _, n := range s.m.Nodes {
-		if n.Name == name {
-			return true
-		}
-	}
-	return false
-}
+// emit adds a node to the rank's graph: a copy of one of m's, under its name, or a new one,
+// named by fresh.
+func (s *splitter) emit(n graph.NodeSpec) { s.nodes = append(s.nodes, n) }
 
 // full evaluates v's shape at the probe binding; sym says which dims are named.
 func (s *splitter) full(v *graph.Value) ([]int64, []bool, error) {
@@ -673,7 +661,7 @@ func (s *splitter) collective(op, in, out string, axis int64) {
 	} else {
 		s.info.AllReduces++
 	}
-	s.emit(graph.NodeSpec{Name: out + "/tp." + strings.ToLower(op), OpType: op, Domain: graph.DomainCarve,
+	s.emit(graph.NodeSpec{Name: s.fresh(out + "/tp." + strings.ToLower(op)), OpType: op, Domain: graph.DomainCarve,
 		Inputs: []string{in}, Outputs: []string{out}, Attrs: graph.NewAttributes(attrs...)})
 }
 
@@ -715,7 +703,7 @@ func (s *splitter) rowParallel(n *graph.Node, w *graph.Value, kAxis int, a []spa
 	}
 	sum := s.fresh(out + "/tp.sum")
 	s.collective("AllReduce", partial, sum, -1)
-	s.emit(graph.NodeSpec{Name: out + "/tp.bias", OpType: "Add", Inputs: []string{sum, bias}, Outputs: []string{out}})
+	s.emit(graph.NodeSpec{Name: s.fresh(out + "/tp.bias"), OpType: "Add", Inputs: []string{sum, bias}, Outputs: []string{out}})
 	return nil
 }
 
