@@ -22,6 +22,23 @@ var elementwise = map[string]bool{
 // propagate rewrites a node that reads a split value and records its outputs' splits.
 func (s *splitter) propagate(n *graph.Node) error {
 	label := opLabel(n)
+	for i, in := range n.Inputs {
+		if s.packedOut[in] == nil {
+			continue
+		}
+		switch {
+		case label == "Slice" && i == 0:
+			return s.sectionSlice(n)
+		case label == "Split" && i == 0:
+			return s.sectionSplit(n)
+		case (label == "Reshape" || label == "Flatten") && i == 0:
+			return s.sectionView(n)
+		case label == "com.microsoft.GroupQueryAttention" && i == 0 && n.Input(1) == nil:
+		case label == "Shape":
+		default:
+			return unsupported(n, "it reads the packed product %q, which only slices of its sections may", in.Name)
+		}
+	}
 	switch {
 	case elementwise[label]:
 		return s.broadcast(n)
@@ -443,6 +460,11 @@ func (s *splitter) rotary(n *graph.Node) error {
 func (s *splitter) attend(n *graph.Node) error {
 	gqa := n.OpType == "GroupQueryAttention"
 	q, k, v := s.split[n.Input(0)], s.split[n.Input(1)], s.split[n.Input(2)]
+	if secs := s.packedOut[n.Input(0)]; gqa && secs != nil {
+		// Packed Q, K and V: the sections stand for the three inputs' splits.
+		q, k = []span{{}, {}, secs[0].local}, []span{{}, {}, {secs[1].local.start - secs[1].lo, secs[1].local.count}}
+		v = k
+	}
 	if q == nil || k == nil || v == nil {
 		return unsupported(n, "its query, key and value are not all split (a projection is missing)")
 	}
@@ -459,6 +481,9 @@ func (s *splitter) attend(n *graph.Node) error {
 	qF, _, err := s.full(n.Input(0))
 	if err != nil {
 		return err
+	}
+	if s.packedOut[n.Input(0)] != nil {
+		qF[2] = n.Attrs.Int("num_heads", 0) * (qF[2] / (n.Attrs.Int("num_heads", 0) + 2*n.Attrs.Int("kv_num_heads", 0)))
 	}
 	var heads, kv, hd int64
 	var qs, ks span
@@ -713,4 +738,101 @@ func (s *splitter) norm(n *graph.Node) error {
 		}
 	}
 	return s.done(n, copyNode(n), in)
+}
+
+// sectionSlice: a slice of one section of a packed product keeps the rank's part of it, which
+// lies elsewhere in the rank's product: its bounds are rewritten to where.
+func (s *splitter) sectionSlice(n *graph.Node) error {
+	in := n.Input(0)
+	secs := s.packedOut[in]
+	f, _, err := s.full(in)
+	if err != nil {
+		return err
+	}
+	lo, hi, ok := s.lastAxisSlice(n, f[len(f)-1])
+	if !ok {
+		return unsupported(n, "it slices the packed product %q other than along its last axis by constants", in.Name)
+	}
+	var off int64
+	for _, sec := range secs {
+		if sec.lo == lo && sec.hi == hi {
+			ns := copyNode(n)
+			if ns.Inputs[1], err = s.ints(n.Name+"/tp.start", n.Input(1).DType, []int64{1}, []int64{off}); err != nil {
+				return err
+			}
+			if ns.Inputs[2], err = s.ints(n.Name+"/tp.end", n.Input(2).DType, []int64{1}, []int64{off + sec.local.count}); err != nil {
+				return err
+			}
+			out := make([]span, len(f))
+			if sec.local.count != hi-lo {
+				out[len(f)-1] = span{sec.local.start - lo, sec.local.count}
+			}
+			return s.done(n, ns, out)
+		}
+		off += sec.local.count
+	}
+	return unsupported(n, "it slices columns [%d, %d) of the packed product %q, not one of its sections", lo, hi, in.Name)
+}
+
+// sectionSplit: a Split of a packed product into its sections gives each output the rank's part
+// of its section; the rank's sizes replace the split's.
+func (s *splitter) sectionSplit(n *graph.Node) error {
+	in := n.Input(0)
+	secs := s.packedOut[in]
+	f, _, err := s.full(in)
+	if err != nil {
+		return err
+	}
+	parts, ok := s.lastAxisSplit(n, f[len(f)-1])
+	if !ok || len(parts) != len(secs) {
+		return unsupported(n, "it splits the packed product %q other than into its sections", in.Name)
+	}
+	ns := copyNode(n)
+	sizes := make([]int64, len(secs))
+	for i, sec := range secs {
+		if parts[i].start != sec.lo || parts[i].count != sec.hi-sec.lo {
+			return unsupported(n, "it splits the packed product %q other than into its sections", in.Name)
+		}
+		sizes[i] = sec.local.count
+	}
+	if n.Input(1) != nil {
+		if ns.Inputs[1], err = s.ints(n.Name+"/tp.split", n.Input(1).DType, []int64{int64(len(sizes))}, sizes); err != nil {
+			return err
+		}
+	} else if slices.ContainsFunc(sizes, func(x int64) bool { return x != sizes[0] }) {
+		return unsupported(n, "it splits the packed product %q evenly, and the rank's parts are not even", in.Name)
+	}
+	s.emit(ns)
+	for i, sec := range secs {
+		out := make([]span, len(f))
+		if sec.local.count != sec.hi-sec.lo {
+			out[len(f)-1] = span{sec.local.start - sec.lo, sec.local.count}
+		}
+		if slices.ContainsFunc(out, span.split) {
+			s.split[n.Output(i)] = out
+		}
+	}
+	return nil
+}
+
+// sectionView: a view of a packed product that keeps its last axis (a Gemm's product reshaped
+// back to [batch, seq, columns]) holds the same sections.
+func (s *splitter) sectionView(n *graph.Node) error {
+	in, out := n.Input(0), n.Output(0)
+	inF, _, err := s.full(in)
+	if err != nil {
+		return err
+	}
+	outF, _, err := s.full(out)
+	if err != nil {
+		return err
+	}
+	if len(outF) == 0 || outF[len(outF)-1] != inF[len(inF)-1] {
+		return unsupported(n, "it views the packed product %q with another last axis", in.Name)
+	}
+	if err := s.view(n); err != nil {
+		return err
+	}
+	s.packedOut[out] = s.packedOut[in]
+	return nil
 }

@@ -14,6 +14,10 @@
 //     use reaches another projection through elementwise ops and views (the MLP's gate and up,
 //     its fc1), with an even share of the columns. Other projections (a MoE's router) are whole
 //     on every rank.
+//   - A packed projection, [q | k | v] columns side by side (phi3's qkv_proj, a packed
+//     GroupQueryAttention's input) or an MLP's gate and up taken apart by slices or a Split
+//     (phi3's gate_up_proj), keeps the rank's part of each section, side by side; the slices,
+//     splits and views that read its product are rewritten to the rank's columns.
 //   - What a column-parallel projection computes stays split through the ops between it and
 //     the next projection (views, transposes, rotary, Attention, elementwise ops, reductions
 //     over other axes): each value's split is tracked per axis as the rank's [start,
@@ -81,6 +85,14 @@ type Rank struct {
 // span is a rank's part [start, start+count) of one axis; count 0 means the whole axis.
 type span struct{ start, count int64 }
 
+// section is one part [lo, hi) of a packed projection's columns (Q, K and V side by side, or an
+// MLP's gate and up) and the rank's part of it, local, within [lo, hi). The rank's columns are
+// its parts of the sections, in order.
+type section struct {
+	lo, hi int64
+	local  span
+}
+
 func (s span) split() bool { return s.count != 0 }
 
 // Split returns the graph of rank of ranks for the fused model m, and what it holds. m is not
@@ -93,7 +105,7 @@ func Split(m *graph.Model, rank, ranks int, o Options) (*graph.Model, *Rank, err
 		o.Group = "tp"
 	}
 	s := &splitter{m: m, rank: rank, ranks: ranks, group: o.Group, info: &Rank{Rank: rank, Ranks: ranks},
-		probe: map[string]int64{}, col: map[*graph.Node]span{}, embed: map[*graph.Node]bool{}, head: map[*graph.Node]bool{},
+		probe: map[string]int64{}, col: map[*graph.Node]span{}, sections: map[*graph.Node][]section{}, packedOut: map[*graph.Value][]section{}, embed: map[*graph.Node]bool{}, head: map[*graph.Node]bool{},
 		split: map[*graph.Value][]span{}, state: map[*graph.Value]bool{}, used: map[string]bool{}, sliced: map[string]string{}, edited: map[string]string{}}
 	if ranks == 1 {
 		s.info.WeightBytes = weightBytes(m)
@@ -155,11 +167,16 @@ type splitter struct {
 	info        *Rank
 	probe       map[string]int64
 
-	col   map[*graph.Node]span // the attention projections' output columns, by SplitHeads
-	embed map[*graph.Node]bool // vocabulary-parallel embeddings
-	head  map[*graph.Node]bool // LM heads
-	split map[*graph.Value][]span
-	state map[*graph.Value]bool // KV state: split graph inputs and what holds them
+	col map[*graph.Node]span // the attention projections' output columns, by SplitHeads
+	// sections are the packed projections' sections (by node, found by analyse or at the
+	// projection) and the values holding them (the packed products, which only slices of one
+	// section each and a packed GroupQueryAttention read).
+	sections  map[*graph.Node][]section
+	packedOut map[*graph.Value][]section
+	embed     map[*graph.Node]bool // vocabulary-parallel embeddings
+	head      map[*graph.Node]bool // LM heads
+	split     map[*graph.Value][]span
+	state     map[*graph.Value]bool // KV state: split graph inputs and what holds them
 
 	nodes  []graph.NodeSpec
 	inits  []*graph.Tensor
@@ -390,16 +407,18 @@ func (s *splitter) attention(n *graph.Node) (Heads, error) {
 		x, _ := v.Shape[i].Value()
 		return x
 	}
+	packedGQA := false
 	switch {
 	case n.OpType == "GroupQueryAttention":
 		heads, kv = n.Attrs.Int("num_heads", 0), n.Attrs.Int("kv_num_heads", 0)
-		if k == nil || n.Input(2) == nil {
-			return Heads{}, unsupported(n, "a GroupQueryAttention of packed QKV (a packed projection is not split yet)")
-		}
-		if heads < 1 || kv < 1 || len(q.Shape) != 3 || !q.Shape[2].IsConst() {
-			return Heads{}, unsupported(n, "a GroupQueryAttention without heads or a constant hidden size")
+		packedGQA = k == nil && n.Input(2) == nil
+		if heads < 1 || kv < 1 || len(q.Shape) != 3 || !q.Shape[2].IsConst() || (!packedGQA && (k == nil || n.Input(2) == nil)) {
+			return Heads{}, unsupported(n, "a GroupQueryAttention without heads, a constant hidden size, or both K and V")
 		}
 		hd = dim(q, 2) / heads
+		if packedGQA {
+			hd = dim(q, 2) / (heads + 2*kv)
+		}
 	case len(q.Shape) == 4 && q.Shape[1].IsConst() && k.Shape[1].IsConst() && q.Shape[3].IsConst():
 		heads, kv, hd = dim(q, 1), dim(k, 1), dim(q, 3)
 	case len(q.Shape) == 3 && q.Shape[2].IsConst():
@@ -418,15 +437,41 @@ func (s *splitter) attention(n *graph.Node) (Heads, error) {
 		}
 		return Heads{}, err
 	}
-	for i, sp := range []span{{h.Q0 * hd, h.Q * hd}, {h.KV0 * hd, h.KV * hd}, {h.KV0 * hd, h.KV * hd}} {
-		p, err := s.projection(n, n.Input(i))
-		if err != nil {
+	// A packed projection computes Q, K and V side by side ([q | k | v] columns): the rank keeps
+	// its heads' columns of each section.
+	packed := []section{
+		{lo: 0, hi: heads * hd, local: span{h.Q0 * hd, h.Q * hd}},
+		{lo: heads * hd, hi: (heads + kv) * hd, local: span{(heads + h.KV0) * hd, h.KV * hd}},
+		{lo: (heads + kv) * hd, hi: (heads + 2*kv) * hd, local: span{(heads + kv + h.KV0) * hd, h.KV * hd}},
+	}
+	var projs [3]*graph.Node
+	for i := range 3 {
+		if packedGQA && i > 0 {
+			projs[i] = projs[0]
+			continue
+		}
+		if projs[i], err = s.projection(n, n.Input(i)); err != nil {
 			return Heads{}, err
 		}
+	}
+	if projs[0] == projs[1] && projs[1] == projs[2] {
+		p := projs[0]
+		w, kAxis, _ := weightMatMul(p)
+		if cols, _ := w.Shape[1-kAxis].Value(); cols != (heads+2*kv)*hd {
+			return Heads{}, unsupported(p, "a packed projection of %d columns feeds the attention %q of %d query and %d KV heads of %d", cols, n.Name, heads, kv, hd)
+		}
+		if old, ok := s.sections[p]; ok && !slices.Equal(old, packed) {
+			return Heads{}, unsupported(p, "projection feeds two attentions' heads differently")
+		}
+		s.sections[p] = packed
+		return h, nil
+	}
+	for i, sp := range []span{packed[0].local, {h.KV0 * hd, h.KV * hd}, {h.KV0 * hd, h.KV * hd}} {
+		p := projs[i]
 		w, kAxis, _ := weightMatMul(p)
 		cols, _ := w.Shape[1-kAxis].Value()
 		if want := []int64{heads, kv, kv}[i] * hd; cols != want {
-			return Heads{}, unsupported(p, "projection of %d columns feeds the attention %q's %s, which has %d (a packed projection is not split yet)", cols, n.Name, []string{"Q", "K", "V"}[i], want)
+			return Heads{}, unsupported(p, "projection of %d columns feeds the attention %q's %s, which has %d (a projection packing Q, K and V for several attentions, or packed differently, is not split)", cols, n.Name, []string{"Q", "K", "V"}[i], want)
 		}
 		if old, ok := s.col[p]; ok && old != sp {
 			return Heads{}, unsupported(p, "projection feeds two attentions' heads differently")
@@ -484,6 +529,12 @@ func (s *splitter) node(n *graph.Node) error {
 			return s.rowParallel(n, w, kAxis, sp)
 		}
 		cols, _ := w.Shape[1-kAxis].Value()
+		if secs, ok := s.sections[n]; ok {
+			return s.packedParallel(n, w, 1-kAxis, secs)
+		}
+		if secs, ok := s.packedMLP(n.Output(0), cols); ok {
+			return s.packedParallel(n, w, 1-kAxis, secs)
+		}
 		c, ok := s.col[n]
 		if !ok && !s.head[n] && !s.feedsRow(n.Output(0), 0) {
 			s.emit(copyNode(n)) // a projection not between two others (a router): whole on every rank
@@ -551,16 +602,26 @@ func (s *splitter) feedsRow(v *graph.Value, depth int) bool {
 
 // slice returns the name of the rank's part sp of weight v along axis, made once.
 func (s *splitter) slice(v *graph.Value, axis int, sp span) (string, error) {
-	key := fmt.Sprintf("%s\x00%d\x00%d\x00%d", v.Name, axis, sp.start, sp.count)
+	return s.sliceRanges(v, axis, []span{sp})
+}
+
+// sliceRanges returns the name of a weight holding the ranges rs of weight v along axis, one
+// after another, made once.
+func (s *splitter) sliceRanges(v *graph.Value, axis int, rs []span) (string, error) {
+	key := fmt.Sprint(v.Name, "\x00", axis, rs)
 	if name, ok := s.sliced[key]; ok {
 		return name, nil
 	}
 	t := v.Init
 	shape := slices.Clone(t.Shape)
-	if axis >= len(shape) || sp.start+sp.count > shape[axis] {
-		return "", &UnsupportedError{Problem: fmt.Sprintf("weight %q %v has no rows [%d, %d) on axis %d", v.Name, t.Shape, sp.start, sp.start+sp.count, axis)}
+	var total int64
+	for _, sp := range rs {
+		if axis >= len(shape) || sp.start+sp.count > shape[axis] {
+			return "", &UnsupportedError{Problem: fmt.Sprintf("weight %q %v has no rows [%d, %d) on axis %d", v.Name, t.Shape, sp.start, sp.start+sp.count, axis)}
+		}
+		total += sp.count
 	}
-	shape[axis] = sp.count
+	shape[axis] = total
 	name := s.fresh(fmt.Sprintf("%s/tp%d.%d", v.Name, s.ranks, s.rank))
 	var nt *graph.Tensor
 	var err error
@@ -583,9 +644,11 @@ func (s *splitter) slice(v *graph.Value, axis int, sp span) (string, error) {
 			inner *= d
 		}
 		row := t.Shape[axis] * inner
-		dst := make([]byte, 0, outer*sp.count*inner)
+		dst := make([]byte, 0, outer*total*inner)
 		for o := range outer {
-			dst = append(dst, src[o*row+sp.start*inner:o*row+(sp.start+sp.count)*inner]...)
+			for _, sp := range rs {
+				dst = append(dst, src[o*row+sp.start*inner:o*row+(sp.start+sp.count)*inner]...)
+			}
 		}
 		nt, err = graph.NewTensor(name, t.DType, shape, dst)
 	}
@@ -646,6 +709,166 @@ func (s *splitter) columnParallel(n *graph.Node, ws []*graph.Value, axes []int, 
 	s.emit(ns)
 	s.collective("AllGather", part, out.Name, int64(len(f)-1))
 	return nil
+}
+
+// packedParallel keeps the rank's part of each section of a packed projection's columns (and
+// of its column bias), side by side; its product holds the sections.
+func (s *splitter) packedParallel(n *graph.Node, w *graph.Value, axis int, secs []section) error {
+	if s.head[n] {
+		return unsupported(n, "a packed LM head")
+	}
+	rs := make([]span, len(secs))
+	var total int64
+	for i, sec := range secs {
+		rs[i] = sec.local
+		total += sec.local.count
+	}
+	ns := copyNode(n)
+	name, err := s.sliceRanges(w, axis, rs)
+	if err != nil {
+		return err
+	}
+	ns.Inputs[1] = name
+	if n.OpType == "Gemm" && n.Input(2) != nil {
+		b := weightOf(n.Input(2))
+		if b == nil || len(b.Shape) != 1 {
+			return unsupported(n, "a packed projection's bias %q is not a weight of its columns", n.Input(2).Name)
+		}
+		if ns.Inputs[2], err = s.sliceRanges(b, 0, rs); err != nil {
+			return err
+		}
+	}
+	out := n.Output(0)
+	f, _, err := s.full(out)
+	if err != nil {
+		return err
+	}
+	sp := make([]span, len(f))
+	sp[len(f)-1] = span{0, total}
+	s.split[out], s.packedOut[out] = sp, secs
+	s.info.Column++
+	s.emit(ns)
+	return nil
+}
+
+// packedMLP reports whether v, a projection's product of cols columns, is read only by slices of
+// its last axis that cut it into sections, each of which reaches another projection (phi3's
+// gate_up_proj, sliced into gate and up): then each section is split evenly among the ranks.
+func (s *splitter) packedMLP(v *graph.Value, cols int64) ([]section, bool) {
+	var secs []section
+	for _, c := range v.Consumers {
+		if c.OpType == "Shape" {
+			continue
+		}
+		if parts, ok := s.lastAxisSplit(c, cols); ok && c.Input(0) == v {
+			for i, pt := range parts {
+				if !s.feedsRow(c.Output(i), 0) {
+					return nil, false
+				}
+				start, count, err := Columns("columns", pt.count, s.rank, s.ranks)
+				if err != nil {
+					return nil, false
+				}
+				secs = append(secs, section{lo: pt.start, hi: pt.start + pt.count, local: span{pt.start + start, count}})
+			}
+			continue
+		}
+		lo, hi, ok := s.lastAxisSlice(c, cols)
+		if !ok || c.Input(0) != v || !s.feedsRow(c.Output(0), 0) {
+			return nil, false
+		}
+		start, count, err := Columns("columns", hi-lo, s.rank, s.ranks)
+		if err != nil {
+			return nil, false
+		}
+		secs = append(secs, section{lo: lo, hi: hi, local: span{lo + start, count}})
+	}
+	slices.SortFunc(secs, func(a, b section) int { return int(a.lo - b.lo) })
+	for i, sec := range secs {
+		if i > 0 && sec.lo != secs[i-1].hi || i == 0 && sec.lo != 0 {
+			return nil, false
+		}
+	}
+	return secs, len(secs) > 1 && secs[len(secs)-1].hi == cols
+}
+
+// lastAxisSplit reports whether n is a Split of its input's last axis, of cols columns, into
+// parts of sizes known at load, and the parts [start, start+count).
+func (s *splitter) lastAxisSplit(n *graph.Node, cols int64) ([]span, bool) {
+	if n.OpType != "Split" || n.Domain != "" {
+		return nil, false
+	}
+	rank := int64(len(n.Input(0).Shape))
+	axis := n.Attrs.Int("axis", 0)
+	if axis < 0 {
+		axis += rank
+	}
+	if axis != rank-1 {
+		return nil, false
+	}
+	var sizes []int64
+	if in := n.Input(1); in != nil {
+		d, ok := s.m.HostData(in)
+		vals, ok2 := consts(d)
+		if !ok || !ok2 {
+			return nil, false
+		}
+		sizes = vals
+	} else {
+		k := int64(len(n.Outputs))
+		if k < 1 || cols%k != 0 {
+			return nil, false
+		}
+		for range k {
+			sizes = append(sizes, cols/k)
+		}
+	}
+	var parts []span
+	var at int64
+	for _, x := range sizes {
+		parts = append(parts, span{at, x})
+		at += x
+	}
+	return parts, at == cols && len(parts) == len(n.Outputs)
+}
+
+// lastAxisSlice reports whether n is a Slice of its input's last axis, of n columns, by
+// constants with step 1, and the columns [lo, hi) it keeps.
+func (s *splitter) lastAxisSlice(n *graph.Node, cols int64) (lo, hi int64, ok bool) {
+	if n.OpType != "Slice" || n.Domain != "" {
+		return 0, 0, false
+	}
+	one := func(i int) (int64, bool) {
+		if n.Input(i) == nil {
+			return 0, false
+		}
+		d, ok := s.m.HostData(n.Input(i))
+		if !ok || len(d) != 1 {
+			return 0, false
+		}
+		return d[0].Value()
+	}
+	lo, ok1 := one(1)
+	hi, ok2 := one(2)
+	axis, ok3 := one(3)
+	rank := int64(len(n.Input(0).Shape))
+	if axis < 0 {
+		axis += rank
+	}
+	if step, ok := one(4); n.Input(4) != nil && (!ok || step != 1) {
+		return 0, 0, false
+	}
+	if !ok1 || !ok2 || !ok3 || axis != rank-1 {
+		return 0, 0, false
+	}
+	clamp := func(x int64) int64 {
+		if x < 0 {
+			x += cols
+		}
+		return min(max(x, 0), cols)
+	}
+	lo, hi = clamp(lo), clamp(hi)
+	return lo, hi, lo < hi
 }
 
 // collective emits an AllReduce (axis < 0) or an AllGather along axis of in into out.
