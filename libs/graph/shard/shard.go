@@ -85,6 +85,8 @@ type Rank struct {
 // span is a rank's part [start, start+count) of one axis; count 0 means the whole axis.
 type span struct{ start, count int64 }
 
+func (s span) split() bool { return s.count != 0 }
+
 // section is one part [lo, hi) of a packed projection's columns (Q, K and V side by side, or an
 // MLP's gate and up) and the rank's part of it, local, within [lo, hi). The rank's columns are
 // its parts of the sections, in order.
@@ -92,8 +94,6 @@ type section struct {
 	lo, hi int64
 	local  span
 }
-
-func (s span) split() bool { return s.count != 0 }
 
 // Split returns the graph of rank of ranks for the fused model m, and what it holds. m is not
 // modified; the result shares m's weights that no rule splits. ranks 1 returns m itself.
@@ -105,8 +105,10 @@ func Split(m *graph.Model, rank, ranks int, o Options) (*graph.Model, *Rank, err
 		o.Group = "tp"
 	}
 	s := &splitter{m: m, rank: rank, ranks: ranks, group: o.Group, info: &Rank{Rank: rank, Ranks: ranks},
-		probe: map[string]int64{}, col: map[*graph.Node]span{}, sections: map[*graph.Node][]section{}, packedOut: map[*graph.Value][]section{}, embed: map[*graph.Node]bool{}, head: map[*graph.Node]bool{},
-		split: map[*graph.Value][]span{}, state: map[*graph.Value]bool{}, used: map[string]bool{}, sliced: map[string]string{}, edited: map[string]string{}}
+		probe: map[string]int64{}, col: map[*graph.Node]span{}, sections: map[*graph.Node][]section{},
+		packedOut: map[*graph.Value][]section{}, embed: map[*graph.Node]bool{}, head: map[*graph.Node]bool{},
+		split: map[*graph.Value][]span{}, state: map[*graph.Value]bool{}, used: map[string]bool{},
+		sliced: map[string]string{}, edited: map[string]string{}}
 	if ranks == 1 {
 		s.info.WeightBytes = weightBytes(m)
 		return m, s.info, nil
@@ -173,10 +175,10 @@ type splitter struct {
 	// section each and a packed GroupQueryAttention read).
 	sections  map[*graph.Node][]section
 	packedOut map[*graph.Value][]section
-	embed     map[*graph.Node]bool // vocabulary-parallel embeddings
-	head      map[*graph.Node]bool // LM heads
-	split     map[*graph.Value][]span
-	state     map[*graph.Value]bool // KV state: split graph inputs and what holds them
+	embed     map[*graph.Node]bool    // vocabulary-parallel embeddings
+	head      map[*graph.Node]bool    // LM heads
+	split     map[*graph.Value][]span // the values split among the ranks, by axis
+	state     map[*graph.Value]bool   // KV state: split graph inputs and what holds them
 
 	nodes  []graph.NodeSpec
 	inits  []*graph.Tensor
