@@ -140,7 +140,9 @@ func (c *collectiveOp) gatherInto(posted [][]byte, y []byte) error {
 
 func collectiveOps() []*op {
 	return []*op{
-		{key: kernels.Key(kernels.DomainCarve, "AllReduce"), sel: selectCollective, tactics: direct},
-		{key: kernels.Key(kernels.DomainCarve, "AllGather"), sel: selectCollective, tactics: direct},
+		{key: kernels.Key(kernels.DomainCarve, "AllReduce"), sel: selectCollective, tactics: []kernels.TacticInfo{{Name: "direct",
+			Summary: "a rendezvous of the ranks in process (package collective): their tensors summed in rank order, no workspace"}}},
+		{key: kernels.Key(kernels.DomainCarve, "AllGather"), sel: selectCollective, tactics: []kernels.TacticInfo{{Name: "direct",
+			Summary: "a rendezvous of the ranks in process (package collective): their tensors concatenated along the axis, no workspace"}}},
 	}
 }
