@@ -573,7 +573,7 @@ func (s *splitter) stateInput(n *graph.Node, p *graph.Value, sp []span, kv, hd i
 		return unsupported(n, "its past key or value %q is not a graph input [batch, %d, time, %d]", p.Name, kv, hd)
 	}
 	for _, c := range p.Consumers {
-		if c.Index < n.Index && c.OpType != "Shape" {
+		if c.Index < n.Index && c.OpType != "Shape" && !isCopy(c) {
 			return unsupported(n, "its KV state %q is read whole by %q before it", p.Name, c.Name)
 		}
 	}
@@ -673,13 +673,28 @@ func (s *splitter) concat(n *graph.Node) error {
 	}
 	state := false
 	for _, x := range n.Inputs {
-		if s.split[x] == nil && x.Kind == graph.KindInput && len(first) == 4 {
-			f, _, err := s.full(x)
+		if s.split[x] != nil || len(first) != 4 {
+			state = state || s.state[x]
+			continue
+		}
+		// A graph input, or a copy of one (TorchScript concatenates the past alone first).
+		chain := []*graph.Value{x}
+		for p := x; p.Kind != graph.KindInput; p = chain[len(chain)-1] {
+			if !isCopy(p.Producer) {
+				break
+			}
+			chain = append(chain, p.Producer.Input(0))
+		}
+		if in := chain[len(chain)-1]; in.Kind == graph.KindInput {
+			f, _, err := s.full(in)
 			if err != nil {
 				return err
 			}
-			if err := s.stateInput(n, x, first, f[1], f[3]); err != nil {
+			if err := s.stateInput(n, in, first, f[1], f[3]); err != nil {
 				return err
+			}
+			for _, v := range chain {
+				s.split[v], s.state[v] = first, true
 			}
 		}
 		state = state || s.state[x]
@@ -835,4 +850,9 @@ func (s *splitter) sectionView(n *graph.Node) error {
 	}
 	s.packedOut[out] = s.packedOut[in]
 	return nil
+}
+
+// isCopy reports whether n copies its one input: an Identity, or a Concat of one input.
+func isCopy(n *graph.Node) bool {
+	return n != nil && n.Domain == "" && (n.OpType == "Identity" || n.OpType == "Concat" && len(n.Inputs) == 1)
 }
