@@ -579,7 +579,6 @@ func (s *splitter) stateInput(n *graph.Node, p *graph.Value, sp []span, kv, hd i
 	}
 	s.split[p] = sp
 	s.state[p] = true
-	s.info.StateInputs = append(s.info.StateInputs, p.Name)
 	return nil
 }
 

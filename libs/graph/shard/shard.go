@@ -75,8 +75,9 @@ type Rank struct {
 	// AllReduces and AllGathers count the collectives of one forward pass.
 	AllReduces, AllGathers int
 	// StateInputs and StateOutputs are the graph inputs and outputs holding KV state (past and
-	// present keys and values), split by the rank's KV heads: the caller keeps them per rank.
-	// Every other input and output is whole on every rank.
+	// present keys and values), split by the rank's KV heads, in the model's input and output
+	// order: the caller keeps them per rank. Every other input and output is whole on every
+	// rank.
 	StateInputs, StateOutputs []string
 	// WeightBytes is the bytes of the rank's weights (initializers).
 	WeightBytes int64
@@ -131,6 +132,12 @@ func Split(m *graph.Model, rank, ranks int, o Options) (*graph.Model, *Rank, err
 	for _, n := range m.Nodes {
 		if err := s.node(n); err != nil {
 			return nil, nil, err
+		}
+	}
+	s.info.StateInputs = s.info.StateInputs[:0]
+	for _, v := range m.Inputs {
+		if s.state[v] {
+			s.info.StateInputs = append(s.info.StateInputs, v.Name)
 		}
 	}
 	for _, v := range m.Outputs {
