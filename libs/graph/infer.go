@@ -192,6 +192,7 @@ func init() {
 	reg(DomainCarve, inferBinary, exactly(2), "SwiGLU")
 	reg(DomainCarve, inferGatedMatMul, exactly(3), "GatedMatMul")
 	reg(DomainCarve, inferExpandedGatherElements, exactly(3), "GatherElements")
+	reg(DomainCarve, inferCollective, exactly(1), CollectiveOps...) // infer_collective.go
 }
 
 // DomainCarve is the operator domain of the fused ops carve's rewrites produce where neither
@@ -206,6 +207,7 @@ func init() {
 //     (attribute axis as ONNX's): the indices broadcast to shape as Expand broadcasts, without
 //     being expanded in memory; output of the data's type and the broadcast shape, which has
 //     the data's rank.
+//   - AllReduce and AllGather: the collectives of a tensor-parallel split (infer_collective.go).
 const DomainCarve = "dev.carve"
 
 // SupportedOps lists the supported operators: "OpType" for ai.onnx, "domain.OpType" otherwise.

@@ -1,12 +1,18 @@
 package arch
 
-import "fmt"
+import (
+	"fmt"
+
+	"carve.dev/libs/graph/shard"
+)
 
 // TP is a Megatron tensor-parallel split of a decoder over Ranks ranks, as one rank holds it: the
 // attention's heads and the MLP's columns divided among the ranks (q, k, v, gate and up split by
 // columns; o_proj and down_proj by rows, each followed by an all-reduce of [batch, seq, hidden]),
 // the embedding and the LM head split by vocabulary (a rank looks up the ids of its shard, and an
-// all-reduce sums the shards' rows), the norms whole on every rank.
+// all-reduce sums the shards' rows), the norms whole on every rank. It is the plan of what
+// carve.dev/libs/graph/shard gives each rank of a loaded model (whose tests check that the two
+// hold the same weights).
 type TP struct {
 	Ranks int
 	// Per rank.
@@ -46,8 +52,13 @@ func (c *Config) Split(ranks int) (*Config, *TP, error) {
 	case c.KVHeads < n && n%c.KVHeads != 0:
 		return bad("num_key_value_heads", "%d KV heads cannot be replicated over %d ranks (want ranks a multiple of them)", c.KVHeads, ranks)
 	}
-	tp := &TP{Ranks: ranks, Heads: c.Heads / n, KVHeads: max(1, c.KVHeads/n), Intermediate: c.Intermediate / n, Vocab: c.Vocab / n,
-		KVReplicas: max(1, n/c.KVHeads), AllReduces: 2*c.Layers + 1}
+	// The heads per rank are shard's rule, the one the runtime splits a loaded graph by.
+	h, err := shard.SplitHeads(c.Heads, c.KVHeads, 0, ranks)
+	if err != nil {
+		return bad("num_key_value_heads", "%v", err)
+	}
+	tp := &TP{Ranks: ranks, Heads: h.Q, KVHeads: h.KV, Intermediate: c.Intermediate / n, Vocab: c.Vocab / n,
+		KVReplicas: h.KVReplicas, AllReduces: 2*c.Layers + 1}
 	r := *c
 	r.Heads, r.KVHeads, r.Intermediate, r.Vocab = tp.Heads, tp.KVHeads, tp.Intermediate, tp.Vocab
 	return &r, tp, nil

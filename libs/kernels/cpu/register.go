@@ -12,7 +12,7 @@ func ops() []*op {
 		binaryOps(), variadicOps(), unaryOps(), clipOps(), movementOps(), indexingOps(), generateOps(),
 		reduceOps(), softmaxOps(), normOps(), matmulOps(), attentionOps(), rotaryOps(), geluOps(), nbitsOps(),
 		onnxAttentionOps(), onnxRMSNormOps(), onnxSwishOps(), moeOps(), convOps(), poolOps(), channelNormOps(), padOps(),
-		resizeOps(), convTransposeOps(),
+		resizeOps(), convTransposeOps(), collectiveOps(),
 	)
 }
 

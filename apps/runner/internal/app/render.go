@@ -125,6 +125,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
+// tpLine says what each rank of a --tp split holds: rank 0's share (every rank's is the same
+// size), and the collectives of a run.
+func tpLine(r *run.Runner) string {
+	k := r.Ranks[0]
+	return fmt.Sprintf("tensor parallel over %d ranks, a device each: %d of %d query heads, %d KV head(s) (on %d rank(s) each), %d vocabulary rows per rank; "+
+		"%d all-reduces and %d all-gather per run; the weights below are one rank's", k.Ranks, k.Heads.Q, k.Heads.Q*int64(k.Ranks), k.Heads.KV,
+		k.Heads.KVReplicas, k.Vocab, k.AllReduces, k.AllGathers)
+}
+
 // printLoad prints the model and what was reserved, before any run.
 func printLoad(w io.Writer, r *run.Runner, files map[string]string) {
 	rs := r.Reservation
@@ -132,6 +141,9 @@ func printLoad(w io.Writer, r *run.Runner, files map[string]string) {
 	fmt.Fprintf(tw, "model\t%s\n", r.ModelName)
 	fmt.Fprintf(tw, "fusion\t%s\n", fusionLine(r))
 	fmt.Fprintf(tw, "device\t%s, %d workers, policy %s\n", strings.Join(rs.Devices, " + "), workers(r.Config), policyName(r))
+	if len(r.Ranks) > 0 {
+		fmt.Fprintf(tw, "split\t%s\n", tpLine(r))
+	}
 	fmt.Fprintf(tw, "envelope\t%s\n", rs.Envelope)
 	perDevice := ""
 	if len(rs.Devices) > 1 {

@@ -22,6 +22,8 @@ func runCommand(env Env) *cli.Command {
 			"(none: seeded random inputs at the envelope's largest binding)"},
 		&cli.StringFlag{Name: "out", Usage: "write each output to `DIR`/<output name>.npy (created)"},
 		&cli.IntFlag{Name: "repeat", Value: 1, Usage: "run `N` times on every session"},
+		&cli.IntFlag{Name: "tp", Value: 1, Usage: "split the model over `N` devices by tensor parallelism (attention heads, MLP columns and the vocabulary per rank, " +
+			"all-reduces between; a decoder of the Llama lineage): --device sim --tp 2, or one device per rank (--device sim,sim:1 --tp 2); simulated devices only until NCCL is built"},
 		&cli.StringFlag{Name: "stats", Usage: "print allocator, engine and device statistics as `FORMAT` table or json " +
 			"(json: alone on stdout, the tables move to stderr)"},
 	)
@@ -29,7 +31,7 @@ func runCommand(env Env) *cli.Command {
 		Name:  "run",
 		Usage: "run a model on .npy inputs (or random ones) and write its outputs as .npy",
 		UsageText: "runner run [--model M.onnx] [--dim batch=3 --dim seq=33] [--input name=file.npy ...] [--out DIR]\n" +
-			"           [--repeat N] [--concurrency K] [--policy strict|fallback] [--limit BYTES] [--stats json|table] [--format table|json]",
+			"           [--repeat N] [--concurrency K] [--tp N] [--policy strict|fallback] [--limit BYTES] [--stats json|table] [--format table|json]",
 		Description: "Plans the --dim envelope (ranges allowed: the reservation covers the whole range) and reserves\n" +
 			"one arena per session before any inference, failing with exit code 3 if they do not fit. Inputs\n" +
 			"must have the dtypes the model declares and shapes inside the envelope; without --input, random\n" +
@@ -70,6 +72,12 @@ func doRun(c *cli.Context, env Env) (err error) {
 	}
 	cfg, err := loadConfig(c, env)
 	if err != nil {
+		return err
+	}
+	if cfg.TP = c.Int("tp"); cfg.TP < 1 {
+		return usagef("--tp %d: want 1 (the whole model on each device) or more ranks", cfg.TP)
+	}
+	if err := atMost("tp", cfg.TP, run.MaxTP, "each rank holds a device"); err != nil {
 		return err
 	}
 	repeat := c.Int("repeat")

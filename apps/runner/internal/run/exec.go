@@ -87,6 +87,7 @@ func (r *Runner) Run(ctx context.Context, repeat int) (*Result, error) {
 					res.Latencies[s] = append(res.Latencies[s], time.Since(start))
 					if err != nil {
 						errs[s] = fmt.Errorf("session %d: %w", s, err)
+						r.abortRanks(errs[s])
 						return
 					}
 					outs[s] = o

@@ -13,7 +13,9 @@ import (
 	"carve.dev/libs/graph"
 	"carve.dev/libs/graph/bundled"
 	"carve.dev/libs/graph/rewrite"
+	"carve.dev/libs/graph/shard"
 	"carve.dev/libs/kernels"
+	"carve.dev/libs/kernels/collective"
 	"carve.dev/libs/planner"
 )
 
@@ -61,6 +63,8 @@ type Config struct {
 	OutputsOnDevice bool
 	// Registry overrides the CPU kernels (benchmarks use it to time the executor alone).
 	Registry *kernels.Registry
+	// TP splits the model over TP devices by tensor parallelism (tp.go); 0 or 1 runs it whole.
+	TP int
 	// Observe, if not nil, sees the allocator's statistics when the runner is closed, with
 	// stage "before-close" (sessions still open) and "after-close" (everything released), also
 	// when Load fails. For tests and diagnostics.
@@ -102,6 +106,9 @@ type Runner struct {
 	Binding     engine.Binding
 	Reservation Reservation
 	Config      Config
+	// Ranks are what each rank of a --tp split holds, in replica order; nil without a split.
+	Ranks   []*shard.Rank
+	tpGroup *collective.Group // the split's communicator, closed with the runner
 }
 
 // Replica is the model loaded on one device: its backend, allocator, runtime (weights resident,
@@ -134,6 +141,9 @@ type Reservation struct {
 	Fused             map[string]int   `json:"fused,omitempty"` // fusions of the planned graph by kind; none with --no-fuse
 	// Devices are the replicas' devices; each reserves the weights and Sessions arenas of its own.
 	Devices []string `json:"devices"`
+	// TP is the ranks of a --tp split (the Devices, one rank each; the weights, arenas and
+	// available bytes above are rank 0's); 0 without one.
+	TP int `json:"tp,omitempty"`
 	// Tight says ArenaBytes is the tight plan's (--tight); DefaultArenaBytes is the default
 	// plan's, what the estimator predicts.
 	Tight             bool  `json:"tight"`
@@ -171,7 +181,18 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	if r.Envelope, err = envelope(r.Model, cfg); err != nil {
 		return nil, err
 	}
+	if cfg.TP > 1 {
+		if specs, err = tpDevices(specs, cfg.TP); err != nil {
+			return nil, err
+		}
+		if err := r.loadRanks(ctx, specs, cfg); err != nil {
+			return nil, err
+		}
+	}
 	for _, spec := range specs {
+		if cfg.TP > 1 {
+			break // loadRanks loaded the ranks as the replicas
+		}
 		rep := &Replica{}
 		r.Replicas = append(r.Replicas, rep) // Close releases what it holds if the rest fails
 		opts := runtimeOptions(r.Envelope, cfg)
@@ -221,6 +242,9 @@ func Load(ctx context.Context, cfg Config) (_ *Runner, err error) {
 	}
 	for _, rep := range r.Replicas {
 		r.Reservation.Devices = append(r.Reservation.Devices, rep.Backend.Name())
+	}
+	if len(r.Ranks) > 0 {
+		r.Reservation.TP = len(r.Ranks)
 	}
 	if r.Fusion != nil {
 		r.Reservation.Fused = map[string]int{}
@@ -326,6 +350,10 @@ func (r *Runner) Close() error {
 		errs = append(errs, rep.close(r.Config.Observe))
 	}
 	r.Replicas, r.Sessions, r.Backend, r.Alloc, r.Runtime = nil, nil, nil, nil, nil
+	if r.tpGroup != nil {
+		errs = append(errs, r.tpGroup.Close())
+		r.tpGroup = nil
+	}
 	if r.Model != nil {
 		errs = append(errs, r.Model.Close())
 		r.Model = nil
