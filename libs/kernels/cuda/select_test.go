@@ -189,8 +189,10 @@ func ptxSignatures(t testing.TB) map[string][]int {
 	return sigs
 }
 
-// TestCoverage: every op of the CPU backend has a CUDA kernel.
+// TestCoverage: every op of the CPU backend has a CUDA kernel, but the collectives: tensor
+// parallelism runs on simulated devices until NCCL's are built (the runner refuses --tp on cuda).
 func TestCoverage(t *testing.T) {
+	notYet := map[string]bool{"dev.carve.AllGather": true, "dev.carve.AllReduce": true}
 	reg, err := Registry()
 	require.NoError(t, err)
 	have := map[string]bool{}
@@ -199,7 +201,7 @@ func TestCoverage(t *testing.T) {
 	}
 	var missing []string
 	for _, k := range cpu.Kernels() {
-		if !have[k.Op().String()] {
+		if !have[k.Op().String()] && !notYet[k.Op().String()] {
 			missing = append(missing, k.Op().String())
 		}
 	}
