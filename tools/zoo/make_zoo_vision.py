@@ -11,7 +11,7 @@ exported), so import_zoo.py merges it:
 
 Families: ResNet (torchvision resnet18 at half width), MobileNetV3 (torchvision, small, width
 0.25), EfficientNet (torchvision b0 blocks, width 0.25), ConvNeXt (timm, tiny dims), DeiT and
-Swin (timm, tiny dims), ViT (transformers ViTModel), the Whisper encoder (transformers), a
+Swin (timm, tiny dims), ViT (transformers ViTModel, and torchvision's VisionTransformer), the Whisper encoder (transformers), a
 VAE-decoder block (GroupNorm, nearest Upsample, Conv, ConvTranspose) and a 1-D conv stack (an
 audio front end: Conv1d, BatchNorm1d, ReLU, MaxPool1d).
 """
@@ -106,6 +106,14 @@ def families():
                 return self.m(pixel_values=pixel_values).last_hidden_state
         return W(), cfg.to_dict()
     F["vit"] = ("vision", vit, "pixel_values", (3, 32, 32), "last_hidden_state")
+
+    def vit_tv():
+        # torchvision's VisionTransformer: nn.MultiheadAttention, whose export is sequence-first
+        # (Transposes around the attention, q, k and v gathered from one packed projection).
+        from torchvision.models.vision_transformer import VisionTransformer
+        kw = dict(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=32, mlp_dim=64, num_classes=10)
+        return VisionTransformer(**kw), {"library": "torchvision", "class": "VisionTransformer", **kw}
+    F["vit_tv"] = ("vision", vit_tv, "pixel_values", (3, 32, 32), "logits")
 
     def whisper():
         import transformers as tf
