@@ -44,6 +44,50 @@ type GenerateConfig struct {
 	// shared-buffer form). In the concat form it means Slots sessions, as Config.Sessions.
 	Slots        int
 	PrefillChunk int64
+	// MostSlots, with Slots 0, asks for the most slots whose reservation fits the available
+	// bytes (the device's free memory, or Limit if smaller), at most MaxFitSlots, planned before
+	// anything is reserved; Generation.SlotFit says how many and what one more would need. None
+	// fitting fails with *SlotFitError.
+	MostSlots bool
+}
+
+// MaxFitSlots bounds the slots GenerateConfig.MostSlots takes; GenerateConfig.Slots asks for
+// more. A slot is a sequence decoding at once, and a decode step of 16-bit weights turns from
+// bound by memory bandwidth to bound by compute near 200 rows on an H200 (989 TFLOP/s over
+// 4.8 TB/s is about 206 FLOP per weight byte; a row does one multiply-add, 2 FLOP, per 2-byte
+// weight): rows beyond the next power of two add latency per token more than tokens per second,
+// and the KV state they would hold serves longer contexts better. A concat-form decoder's slots
+// are sessions, each with a stream and up to two OS threads: 256 stay far below MaxSessions.
+const MaxFitSlots = 256
+
+// SlotFit is how GenerateConfig.MostSlots chose the slots.
+type SlotFit struct {
+	Slots int `json:"slots"`
+	// Sessions says the slots are sessions (the concat form), each reserving an arena and KV
+	// state of its own beside one copy of the weights; otherwise they are rows of one session.
+	Sessions       bool  `json:"sessions,omitempty"`
+	AvailableBytes int64 `json:"available_bytes"` // device free memory, or the limit if smaller
+	LimitBytes     int64 `json:"limit_bytes"`
+	// ReservedBytes is what Slots reserve as planned (a tight plan, Config.Tight, reserves at
+	// most that).
+	ReservedBytes int64 `json:"reserved_bytes"`
+	// NextBytes is what Slots+1 would reserve, more than AvailableBytes; 0 when Slots is
+	// MaxFitSlots, where more may fit.
+	NextBytes int64 `json:"next_bytes,omitempty"`
+}
+
+// SlotFitError is GenerateConfig.MostSlots finding that not even one slot fits: one slot of
+// Context positions needs Needed bytes (Weights + Arena + State), more than Available.
+type SlotFitError struct {
+	Context               int64
+	Needed                int64 // math.MaxInt64 where it overflows int64
+	Weights, Arena, State int64
+	Available, LimitBytes int64
+}
+
+func (e *SlotFitError) Error() string {
+	return fmt.Sprintf("not even one slot of context %d fits: it needs %d bytes (weights %d + arena %d + KV state %d), %d are available",
+		e.Context, e.Needed, e.Weights, e.Arena, e.State, e.Available)
 }
 
 // DefaultContext is the context a generation of maxNew tokens after a prompt of promptLen
@@ -76,6 +120,8 @@ type Generation struct {
 	// rows of one session; BatchConfig is what it was reserved for.
 	Batch       *generate.Batch
 	BatchConfig generate.BatchConfig
+	// SlotFit, when GenerateConfig.MostSlots asked for it, says how the slots were chosen.
+	SlotFit *SlotFit
 	// Generate is the configuration reserved for: batch, context and longest prompt.
 	Generate generate.Config
 	Prompt   []int64 // Batch rows of PromptLen ids
@@ -103,10 +149,10 @@ type GenMemory struct {
 }
 
 // LoadGenerator loads the model, recognises its KV cache, plans the envelope of cfg's batch and
-// context with the cache in state buffers, checks that weights, arena and state fit (failing
-// with *engine.ReservationError before anything is allocated) and reserves one session. A
-// prompt that does not fit the context fails with *generate.ContextError, before any loading.
-// On error everything acquired is released.
+// context with the cache in state buffers (with MostSlots, first the most slots that fit),
+// checks that weights, arena and state fit (failing with *engine.ReservationError before
+// anything is allocated) and reserves one session. A prompt that does not fit the context fails
+// with *generate.ContextError, before any loading. On error everything acquired is released.
 func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err error) {
 	if cfg.Batch < 1 || cfg.PromptLen < 1 || cfg.MaxNew < 1 {
 		return nil, &UsageError{fmt.Sprintf("batch %d, prompt length %d, %d new tokens: each must be at least 1", cfg.Batch, cfg.PromptLen, cfg.MaxNew)}
@@ -134,6 +180,9 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 	if cfg.Sessions > MaxSessions {
 		return nil, &UsageError{fmt.Sprintf("%d sessions: at most %d (each holds a stream, and on the cpu and sim devices up to two OS threads)", cfg.Sessions, MaxSessions)}
 	}
+	if cfg.MostSlots && cfg.Slots != 0 {
+		return nil, &UsageError{fmt.Sprintf("%d slots and the most slots that fit: ask for one", cfg.Slots)}
+	}
 	specs, err := ParseDevices(cfg.Device)
 	if err != nil {
 		return nil, err
@@ -158,6 +207,15 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 		return nil, err // g.Model is still the loaded model, for Close
 	}
 	g.Model, g.Cache = prepared, cache // the tied model shares the loaded model's weights: Close closes both
+	g.Replica = &Replica{}
+	if err := g.Replica.open(specs[0], cfg.Config); err != nil {
+		return nil, err
+	}
+	if cfg.MostSlots {
+		if cfg.Slots, err = g.mostSlots(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
 	var opts engine.RuntimeOptions
 	if cfg.Slots > 0 && cache.Form == generate.SharedBuffer {
 		cfg.Sessions = 1
@@ -176,8 +234,7 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 		return nil, err
 	}
 	g.Config = cfg
-	g.Replica = &Replica{}
-	if err := g.Replica.load(ctx, g.Model, opts, specs[0], cfg.Config); err != nil {
+	if err := g.Replica.plan(ctx, g.Model, opts, cfg.Config); err != nil {
 		return nil, err
 	}
 	rt := g.Replica.Runtime
@@ -191,10 +248,7 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 		}
 	}
 	ep := rt.Reserve
-	avail := g.Replica.free
-	if cfg.Limit > 0 && cfg.Limit < avail {
-		avail = cfg.Limit
-	}
+	avail := g.Replica.available(cfg.Limit)
 	arena := alloc.ReservedSize(max(ep.ArenaBytes, 1))
 	g.Memory = GenMemory{Envelope: ep.Envelope.String(), WeightBytes: ep.WeightBytes, DeviceWeightBytes: ep.DeviceWeightBytes,
 		ArenaBytes: arena, StateBytes: rt.StateBytes(), KVBytesPerToken: g.Cache.BytesPerToken(),
@@ -231,6 +285,69 @@ func LoadGenerator(ctx context.Context, cfg GenerateConfig) (_ *Generation, err 
 	}
 	g.Session, g.Gen = g.Sessions[0], g.Gens[0]
 	return g, nil
+}
+
+// mostSlots finds the most slots of cfg's context whose reservation fits the open replica's
+// available bytes, at most MaxFitSlots, planned as the runtime will plan them (Replica.planOptions)
+// and without reserving anything: rows of one batch in the shared-buffer form
+// (generate.Cache.MostRows), sessions of cfg's generation in the concat form, whose reservation
+// grows by one session's arena and state a slot. It sets g.SlotFit; none fitting is a
+// *SlotFitError.
+func (g *Generation) mostSlots(ctx context.Context, cfg GenerateConfig) (int, error) {
+	rep := g.Replica
+	fit := &SlotFit{AvailableBytes: rep.available(cfg.Limit), LimitBytes: cfg.Limit}
+	g.SlotFit = fit
+	opts := rep.planOptions(runtimeOptions(nil, cfg.Config).Options, cfg.Config)
+	var one *generate.Reservation // what one slot reserves, for the error
+	if g.Cache.Form == generate.SharedBuffer {
+		rf, err := g.Cache.MostRows(ctx, g.Model, generate.BatchConfig{Context: cfg.Context, Chunk: cfg.PrefillChunk}, opts, fit.AvailableBytes, MaxFitSlots)
+		if err != nil {
+			return 0, err
+		}
+		fit.Slots = int(rf.Rows)
+		if rf.At != nil {
+			fit.ReservedBytes, _ = rf.At.Bytes(1) // it fits: no overflow
+		}
+		if rf.Next != nil {
+			fit.NextBytes = bytesOrMax(rf.Next, 1)
+		}
+		one = rf.Next
+	} else {
+		fit.Sessions = true
+		ro, err := GenerateOptions(g.Model, g.Cache, g.Generate, cfg.Config)
+		if err != nil {
+			return 0, err
+		}
+		ro.Options = opts
+		r, err := generate.Reserve(ctx, g.Model, ro)
+		if err != nil {
+			return 0, err
+		}
+		// Sessions share the weights; each adds its arena and state (the arena at least
+		// alloc.ReservedSize(1), so more than 0).
+		if all, ok := r.Bytes(1); ok && all <= fit.AvailableBytes {
+			per := all - r.DeviceWeightBytes
+			fit.Slots = int(min((fit.AvailableBytes-r.DeviceWeightBytes)/per, MaxFitSlots))
+		}
+		fit.ReservedBytes, _ = r.Bytes(int64(fit.Slots)) // it fits (0 slots: the weights)
+		if fit.Slots < MaxFitSlots {
+			fit.NextBytes = bytesOrMax(r, int64(fit.Slots)+1)
+		}
+		one = r
+	}
+	if fit.Slots == 0 {
+		return 0, &SlotFitError{Context: cfg.Context, Needed: bytesOrMax(one, 1), Weights: one.DeviceWeightBytes, Arena: one.ArenaBytes, State: one.StateBytes,
+			Available: fit.AvailableBytes, LimitBytes: cfg.Limit}
+	}
+	return fit.Slots, nil
+}
+
+// bytesOrMax is r.Bytes(sessions), or math.MaxInt64 where that overflows: more than any device.
+func bytesOrMax(r *generate.Reservation, sessions int64) int64 {
+	if n, ok := r.Bytes(sessions); ok {
+		return n
+	}
+	return math.MaxInt64
 }
 
 // PromptError is a token of GenerateConfig.Prompt outside the model's vocabulary [0, Vocab):

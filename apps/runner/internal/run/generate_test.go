@@ -183,3 +183,59 @@ func TestGenerateErrors(t *testing.T) {
 	require.Equal(t, engine.MaxDimValue, DefaultContext(math.MaxInt64, math.MaxInt))
 	require.EqualValues(t, 64, DefaultContext(40, 24))
 }
+
+// TestMostSlots: MostSlots takes the most slots whose reservation fits the limit, in both forms
+// (rows of one session, sessions of their own) and on both devices: what it planned is what the
+// allocator reserved, and what it says one more slot needs is what loading that many reserves.
+// Not even one slot fitting is a *SlotFitError.
+func TestMostSlots(t *testing.T) {
+	for _, name := range kvFixtures {
+		for _, device := range []string{"cpu", "sim"} {
+			t.Run(name+"/"+device, func(t *testing.T) {
+				fx := kvFixture(t, name)
+				serve := func(slots int, limit int64) (*Generation, error) {
+					return LoadGenerator(context.Background(), GenerateConfig{
+						Config: Config{ModelPath: fx.path, Device: device, Workers: 2, DeviceMemory: 1 << 30, Limit: limit},
+						Batch:  1, PromptLen: 63, MaxNew: 1, Context: 64, PrefillChunk: 16, Slots: slots, MostSlots: slots == 0})
+				}
+				reserved := func(slots int) int64 {
+					g, err := serve(slots, 0)
+					require.NoError(t, err)
+					defer func() { require.NoError(t, g.Close()) }()
+					return g.Memory.ReservedBytes
+				}
+				limit := reserved(5) + 1
+				g, err := serve(0, limit)
+				require.NoError(t, err)
+				fit := g.SlotFit
+				require.NotNil(t, fit)
+				require.Equal(t, 5, fit.Slots)
+				require.Equal(t, name == "qwen2_kv", fit.Sessions, "the concat form runs a session per slot")
+				require.Equal(t, limit, fit.AvailableBytes)
+				require.Equal(t, g.Memory.ReservedBytes, fit.ReservedBytes)
+				require.Equal(t, fit.ReservedBytes, g.Replica.Alloc.Stats().ReservedBytes, "the allocator reserved what was planned")
+				if fit.Sessions {
+					require.Len(t, g.Sessions, 5)
+				} else {
+					require.EqualValues(t, 5, g.Batch.Config().Rows)
+				}
+				require.NoError(t, g.Close())
+				require.Equal(t, reserved(6), fit.NextBytes)
+				require.Greater(t, fit.NextBytes, limit)
+
+				g, err = serve(0, 1<<30) // more than MaxFitSlots fit
+				require.NoError(t, err)
+				require.Equal(t, MaxFitSlots, g.SlotFit.Slots)
+				require.Zero(t, g.SlotFit.NextBytes, "at the maximum, one more is not planned")
+				require.NoError(t, g.Close())
+
+				_, err = serve(0, 4096)
+				var se *SlotFitError
+				require.ErrorAs(t, err, &se)
+				require.Greater(t, se.Needed, int64(4096))
+				require.Equal(t, se.Weights+se.Arena+se.State, se.Needed)
+				require.EqualValues(t, 4096, se.Available)
+			})
+		}
+	}
+}

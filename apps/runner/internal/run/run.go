@@ -294,6 +294,15 @@ func runtimeOptions(env engine.Envelope, cfg Config) engine.RuntimeOptions {
 // load opens spec's backend, makes its allocator and plans the model with opts on it, checking
 // the weights and the sessions' arenas against the device before anything is uploaded.
 func (rep *Replica) load(ctx context.Context, m *graph.Model, opts engine.RuntimeOptions, spec DeviceSpec, cfg Config) error {
+	if err := rep.open(spec, cfg); err != nil {
+		return err
+	}
+	return rep.plan(ctx, m, opts, cfg)
+}
+
+// open opens spec's backend, makes its allocator and learns the device's free memory, before
+// anything is reserved.
+func (rep *Replica) open(spec DeviceSpec, cfg Config) error {
 	var err error
 	if rep.Backend, err = openBackend(spec, cfg.Workers, cfg.DeviceMemory); err != nil {
 		return err
@@ -301,17 +310,46 @@ func (rep *Replica) load(ctx context.Context, m *graph.Model, opts engine.Runtim
 	if rep.Alloc, err = alloc.New(rep.Backend.Device(), alloc.Options{Limit: cfg.Limit}); err != nil {
 		return err
 	}
-	if cfg.WorkspaceCap != nil {
-		opts.Target = rep.Backend.Target().WithWorkspaceCap(*cfg.WorkspaceCap)
-	}
-	if rep.free, _, err = rep.Backend.Device().MemInfo(); err != nil {
-		return err
-	}
+	rep.free, _, err = rep.Backend.Device().MemInfo()
+	return err
+}
+
+// plan makes the runtime of m with opts on the open backend (engine.NewRuntime, which checks
+// the weights and the sessions' arenas against the device before anything is uploaded).
+func (rep *Replica) plan(ctx context.Context, m *graph.Model, opts engine.RuntimeOptions, cfg Config) error {
+	opts.Options = rep.planOptions(opts.Options, cfg)
+	var err error
 	if rep.Runtime, err = engine.NewRuntime(ctx, m, rep.Backend, rep.Alloc, opts); err != nil {
 		return err
 	}
 	rep.tight = rep.tightStats(ctx, cfg)
 	return nil
+}
+
+// planOptions are opts as the runtime plans with them on the open backend: cfg's workspace cap
+// on the backend's target, and the target and registry engine.NewRuntime fills in where opts
+// leave them empty. A reservation planned without a device (generate.Reserve) agrees with the
+// runtime's to the byte when planned with them.
+func (rep *Replica) planOptions(opts engine.Options, cfg Config) engine.Options {
+	switch {
+	case cfg.WorkspaceCap != nil:
+		opts.Target = rep.Backend.Target().WithWorkspaceCap(*cfg.WorkspaceCap)
+	case opts.Target.Backend == "":
+		opts.Target = rep.Backend.Target()
+	}
+	if opts.Registry == nil {
+		opts.Registry = rep.Backend.Registry()
+	}
+	return opts
+}
+
+// available is the bytes a reservation on the replica may take: the device's free memory
+// before anything was reserved, or limit when it is set and smaller.
+func (rep *Replica) available(limit int64) int64 {
+	if limit > 0 && limit < rep.free {
+		return limit
+	}
+	return rep.free
 }
 
 // close releases the replica's sessions, runtime, allocator and device, in that order; observe
