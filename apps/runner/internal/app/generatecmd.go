@@ -300,9 +300,13 @@ func explainGenerate(err error, gc run.GenerateConfig, prompt string) error {
 		cfe *generate.ConfigError
 		rce *generate.RecognitionError
 		re  *engine.ReservationError
+		sfe *run.SlotFitError
 	)
 	what, lower := fmt.Sprintf("batch %d", gc.Batch), "--batch"
-	if gc.Slots > 0 { // runner serve
+	switch { // runner serve
+	case gc.MostSlots:
+		what, lower = "the most slots that fit", "--slots"
+	case gc.Slots > 0:
 		what, lower = fmt.Sprintf("%d slots", gc.Slots), "--slots"
 	}
 	switch {
@@ -328,6 +332,20 @@ func explainGenerate(err error, gc run.GenerateConfig, prompt string) error {
 		}
 		return &generateError{fmt.Sprintf("--model %s has no recognisable KV cache: %s; if the model names its cache differently, give the names with %s "+
 			"(per-layer names with %%d for the layer)", gc.ModelPath, rce.Problem, strings.Join(flags, ", "))}
+	case errors.As(err, &sfe):
+		parts := []string{}
+		if sfe.Weights > 0 {
+			parts = append(parts, "weights "+bytesize.Format(sfe.Weights))
+		}
+		parts = append(parts, "arena "+bytesize.Format(sfe.Arena), "KV state "+bytesize.Format(sfe.State))
+		msg := fmt.Sprintf("does not fit: not even one slot at context %d: it needs %s (%s) but only %s is available",
+			sfe.Context, bytesize.Format(sfe.Needed), strings.Join(parts, " + "), bytesize.Format(sfe.Available))
+		if sfe.LimitBytes > 0 && sfe.LimitBytes == sfe.Available {
+			msg += " under --limit; lower --context or raise --limit"
+		} else {
+			msg += " on the device; lower --context"
+		}
+		return &noFitError{msg: msg, err: err}
 	case errors.As(err, &re):
 		msg := fmt.Sprintf("does not fit: %s at context %d needs %s", what, contextOf(gc), bytesize.Format(max(re.Needed, 0)))
 		parts := []string{}

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"carve.dev/apps/runner/internal/npyfile"
+	"carve.dev/apps/runner/internal/run"
+	"carve.dev/libs/engine/bytesize"
+	"carve.dev/libs/engine/generate"
 	"carve.dev/libs/graph"
 	"carve.dev/libs/kernels"
 )
@@ -103,7 +109,9 @@ func TestServeErrors(t *testing.T) {
 		{"bad body limit", []string{"--model", model, "--max-body", "lots"}, 2, "--max-body"},
 		{"bad address", []string{"--model", model, "--addr", "127.0.0.1:99999"}, 1, "--addr 127.0.0.1:99999"},
 		{"dim on a decoder", []string{"--model", model, "--addr", "127.0.0.1:0", "--dim", "batch=2"}, 2, "is a KV-cache decoder, whose envelope comes from --slots and --context"},
-		{"does not fit", []string{"--model", model, "--addr", "127.0.0.1:0", "--slots", "64", "--context", "4096", "--limit", "4MiB"}, 3, "does not fit"},
+		{"does not fit", []string{"--model", model, "--addr", "127.0.0.1:0", "--slots", "64", "--context", "4096", "--limit", "4MiB"}, 3, "does not fit: 64 slots at context 4096"},
+		{"not one slot fits", []string{"--model", model, "--addr", "127.0.0.1:0", "--context", "4096", "--limit", "4MiB"}, 3,
+			"does not fit: not even one slot at context 4096: it needs "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runner(t, append([]string{"serve"}, tc.args...)...)
@@ -112,4 +120,62 @@ func TestServeErrors(t *testing.T) {
 			requireReleased(t, r)
 		})
 	}
+}
+
+// TestServeMostSlots: without --slots, serve reserves the largest N slots whose reservation fits
+// --limit, reservation(N) <= limit < reservation(N+1), with reservation(N) what `--slots N`
+// reserves; its log says so and what N+1 would need. Not one slot fitting names the fix.
+func TestServeMostSlots(t *testing.T) {
+	model := gqaModel(t)
+	reserved := func(slots int) int64 {
+		g, err := run.LoadGenerator(context.Background(), run.GenerateConfig{
+			Config: run.Config{ModelPath: model, Device: "cpu", Workers: 1, DeviceMemory: 1 << 30},
+			Batch:  1, PromptLen: 63, MaxNew: 1, Context: 64, Slots: slots, PrefillChunk: generate.DefaultChunk})
+		require.NoError(t, err)
+		defer func() { require.NoError(t, g.Close()) }()
+		require.NotNil(t, g.Batch, "the GenAI form: rows of one session")
+		return g.Memory.ReservedBytes
+	}
+	limit := (reserved(5) + reserved(6)) / 2
+	stderr := serveLog(t, "--model", model, "--context", "64", "--limit", strconv.FormatInt(limit, 10))
+	m := regexp.MustCompile(`, (\d+) slots \(the most that fit in (.+) under --limit; (\d+) would need (.+)\) x context 64, continuously batched`).FindStringSubmatch(stderr)
+	require.NotNil(t, m, stderr)
+	n, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	require.LessOrEqual(t, reserved(n), limit)
+	require.Greater(t, reserved(n+1), limit)
+	require.Equal(t, 5, n)
+	require.Equal(t, bytesize.Format(limit), m[2])
+	require.Equal(t, strconv.Itoa(n+1), m[3])
+	require.Equal(t, bytesize.Format(reserved(n+1)), m[4])
+	require.Contains(t, stderr, fmt.Sprintf("reserved %s = ", bytesize.Format(reserved(n))))
+
+	// More than run.MaxFitSlots fit in the test's device of 1 GiB.
+	stderr = serveLog(t, "--model", model, "--context", "64")
+	require.Contains(t, stderr, fmt.Sprintf(", %d slots (the most taken without --slots, and they fit in 1.00 GiB; --slots N asks for more) x context 64", run.MaxFitSlots))
+}
+
+// serveLog runs `runner serve` with args until it is ready, stops it as Ctrl-C does and returns
+// what it logged.
+func serveLog(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	ready := make(chan string, 1)
+	code := make(chan int, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := Env{Stdout: &out, Stderr: &errb, DeviceMemory: 1 << 30, ServeReady: func(addr string) { ready <- addr }}
+	go func() {
+		code <- Main(ctx, append([]string{"runner", "serve", "--addr", "127.0.0.1:0", "--workers", "1"}, args...), env)
+	}()
+	select {
+	case <-ready:
+	case c := <-code:
+		t.Fatalf("runner serve exited %d before it was ready: %s", c, errb.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatal("runner serve was not ready within 2 minutes")
+	}
+	cancel()
+	require.Equal(t, 0, <-code, errb.String())
+	return errb.String()
 }

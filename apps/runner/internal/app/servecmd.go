@@ -33,7 +33,8 @@ func serveCommand(env Env) *cli.Command {
 	flags = append([]cli.Flag{
 		&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8000", Usage: "listen on `HOST:PORT` (loopback unless told otherwise; TLS is the ingress's)"},
 		&cli.StringFlag{Name: "name", Usage: "the model's `NAME` in the API", DefaultText: "the model file's name without .onnx"},
-		&cli.IntFlag{Name: "slots", Value: 4, Usage: "`N` sequence slots reserved at load: the requests (sequences) that run at once; a GenAI-form decoder's are rows of one session's KV state (continuous batching), otherwise sessions with an arena each"},
+		&cli.IntFlag{Name: "slots", Usage: "`N` sequence slots reserved at load: the requests (sequences) that run at once; a GenAI-form decoder's are rows of one session's KV state (continuous batching), otherwise sessions with an arena each",
+			DefaultText: fmt.Sprintf("a decoder's most that fit the device's free memory or --limit, at most %d; %d for a model without a KV cache", run.MaxFitSlots, defaultSessions)},
 		&cli.Int64Flag{Name: "context", Value: 1024, Usage: "positions `N` reserved per slot of a KV-cache decoder, prompt and new tokens"},
 		&cli.Int64Flag{Name: "prefill-chunk", Value: generate.DefaultChunk, Usage: "continuous batching feeds a joining prompt at most `N` tokens a step, beside the sequences that decode"},
 		&cli.IntFlag{Name: "queue", Value: 64, Usage: "requests (sequences) `N` that may wait for a slot; beyond them a request gets 429 with Retry-After"},
@@ -51,7 +52,9 @@ func serveCommand(env Env) *cli.Command {
 			"             [--api-key KEY | CARVE_API_KEY=KEY] [--device cpu|sim|cuda[:N]] [--graph] [--dim name=N ...]",
 		Description: "Listens at once (GET /v2/health/live answers while the model loads), loads the model and reserves\n" +
 			"--slots sessions, each with its arena and, for a decoder with a KV cache, its KV state for --context\n" +
-			"positions (exit code 3 if they do not fit), runs each once (warm-up), and only then is ready\n" +
+			"positions (exit code 3 if they do not fit; without --slots a decoder gets the most that fit the device's\n" +
+			fmt.Sprintf("free memory or --limit, at most %d, as estimator kv --serve plans them), runs each once (warm-up),\n", run.MaxFitSlots) +
+			"and only then is ready\n" +
 			"(a GenAI-form decoder's slots are rows of one session, continuously batched: a sequence joins the\n" +
 			"running batch between steps, its prompt fed --prefill-chunk tokens a step, and the warm-up meets\n" +
 			"every batch, chunk and mask bucket; a concat-form decoder has a session per slot, generating alone)\n" +
@@ -66,6 +69,28 @@ func serveCommand(env Env) *cli.Command {
 	}
 }
 
+// defaultSessions is serve's sessions for a model without a KV cache when --slots is not given:
+// each serves one request at a time with an arena planned for the whole --dim envelope, so what
+// fits says little about what a load needs.
+const defaultSessions = 4
+
+// slotsText says how many slots g holds and, when they were the most that fit, in what and what
+// one more would need.
+func slotsText(g *run.Generation) string {
+	f := g.SlotFit
+	if f == nil {
+		return fmt.Sprintf("%d slots", g.Config.Slots)
+	}
+	in := bytesize.Format(f.AvailableBytes)
+	if f.LimitBytes > 0 && f.LimitBytes == f.AvailableBytes {
+		in += " under --limit"
+	}
+	if f.NextBytes == 0 {
+		return fmt.Sprintf("%d slots (the most taken without --slots, and they fit in %s; --slots N asks for more)", f.Slots, in)
+	}
+	return fmt.Sprintf("%d slots (the most that fit in %s; %d would need %s)", f.Slots, in, f.Slots+1, bytesize.Format(f.NextBytes))
+}
+
 func doServe(c *cli.Context, env Env) (err error) {
 	if err := noArgs(c); err != nil {
 		return err
@@ -78,8 +103,9 @@ func doServe(c *cli.Context, env Env) (err error) {
 		return err
 	}
 	slots, queue, ctxLen, chunk := c.Int("slots"), c.Int("queue"), c.Int64("context"), c.Int64("prefill-chunk")
+	mostSlots := !c.IsSet("slots")
 	switch {
-	case slots < 1:
+	case !mostSlots && slots < 1:
 		return usagef("--slots %d: want at least 1 session", slots)
 	case chunk < 1:
 		return usagef("--prefill-chunk %d: want at least 1 token", chunk)
@@ -146,7 +172,7 @@ func doServe(c *cli.Context, env Env) (err error) {
 			cfg := base
 			// Any prompt that leaves room for a new token: the longest is ctxLen-1.
 			gc := run.GenerateConfig{Config: cfg, Names: names, Batch: 1, PromptLen: ctxLen - 1, MaxNew: 1, Context: ctxLen,
-				Slots: slots, PrefillChunk: chunk}
+				Slots: slots, PrefillChunk: chunk, MostSlots: mostSlots}
 			g, err = run.LoadGenerator(ctx, gc)
 			var rce *generate.RecognitionError
 			if err != nil && !errors.As(err, &rce) {
@@ -159,18 +185,21 @@ func doServe(c *cli.Context, env Env) (err error) {
 				return usagef("--dim: %s is a KV-cache decoder, whose envelope comes from --slots and --context", name)
 			}
 			srv.AttachGeneration(name, g)
-			m := g.Memory
+			m, slots := g.Memory, g.Config.Slots
 			if g.Batch != nil {
-				fmt.Fprintf(env.Stderr, "runner serve: %s: KV-cache decoder (%s form), %d slots x context %d, continuously batched in one session; reserved %s = weights %s on the device + arena %s + KV state %s (%d slot rows, a prefill row and its copy)\n",
-					name, g.Cache.Form, slots, ctxLen, bytesize.Format(m.ReservedBytes), bytesize.Format(m.DeviceWeightBytes),
+				fmt.Fprintf(env.Stderr, "runner serve: %s: KV-cache decoder (%s form), %s x context %d, continuously batched in one session; reserved %s = weights %s on the device + arena %s + KV state %s (%d slot rows, a prefill row and its copy)\n",
+					name, g.Cache.Form, slotsText(g), ctxLen, bytesize.Format(m.ReservedBytes), bytesize.Format(m.DeviceWeightBytes),
 					bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes), slots)
 			} else {
-				fmt.Fprintf(env.Stderr, "runner serve: %s: KV-cache decoder (%s form), %d slots x context %d, a session each; reserved %s = weights %s on the device + %d x (arena %s + KV state %s)\n",
-					name, g.Cache.Form, slots, ctxLen, bytesize.Format(m.ReservedBytes), bytesize.Format(m.DeviceWeightBytes), slots,
+				fmt.Fprintf(env.Stderr, "runner serve: %s: KV-cache decoder (%s form), %s x context %d, a session each; reserved %s = weights %s on the device + %d x (arena %s + KV state %s)\n",
+					name, g.Cache.Form, slotsText(g), ctxLen, bytesize.Format(m.ReservedBytes), bytesize.Format(m.DeviceWeightBytes), slots,
 					bytesize.Format(m.ArenaBytes), bytesize.Format(m.StateBytes))
 			}
 		} else {
 			cfg := base
+			if mostSlots {
+				slots = defaultSessions
+			}
 			cfg.Sessions = slots
 			r, err := run.Load(ctx, cfg)
 			if err != nil {
