@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"carve.dev/libs/alloc"
 	"carve.dev/libs/engine"
 	"carve.dev/libs/engine/bytesize"
 	"carve.dev/libs/engine/generate"
@@ -41,6 +40,8 @@ func kvCommand(s Streams) *cli.Command {
 		&cli.StringFlag{Name: "batch", Value: "1", Usage: "sequences generated together: `B`, or ? (most that fit) or ?:MAX"},
 		&cli.StringFlag{Name: "context", Usage: "positions per sequence, prompt and new tokens: `N`, or ? (longest that fits) or ?:MAX (required)"},
 		&cli.Int64Flag{Name: "prompt", Usage: "the longest prompt `N` the runtime admits", DefaultText: "the context less one"},
+		&cli.BoolFlag{Name: "serve", Usage: "plan runner serve's continuously batched session instead: --batch slot rows of --context positions, a prefill row and its move buffer, prompts fed --prefill-chunk tokens a step (the shared-buffer form)"},
+		&cli.Int64Flag{Name: "prefill-chunk", Value: generate.DefaultChunk, Usage: "with --serve: the prompt tokens `N` a step feeds, as runner serve's --prefill-chunk"},
 	)
 	flags = append(flags, kvConfigFlags()...)
 	for _, nf := range generate.NameFields {
@@ -52,14 +53,19 @@ func kvCommand(s Streams) *cli.Command {
 		UsageText: "estimator kv --model M.onnx --target h200 --context 4096 [--batch 8]\n" +
 			"   estimator kv --config config.json --target h200 --budget 141GiB --batch ? --context 32768\n" +
 			"   estimator kv --model M.onnx --target h200 --budget 141GiB --batch 8 --context ?\n" +
-			"   estimator kv --model M.onnx --target h200 --budget 141GiB --batch ? --context 4096",
+			"   estimator kv --model M.onnx --target h200 --budget 141GiB --batch ? --context 4096\n" +
+			"   estimator kv --model M.onnx --target h200 --budget 141GiB --serve --batch ? --context 1024 [--prefill-chunk 64]",
 		Description: "Recognises the model's KV cache as `runner generate` does and plans what it reserves for --batch\n" +
 			"sequences of --context positions: the weights on the device, one arena planned for the prompt and\n" +
 			"decode shapes (the cache held outside it), and the cache's state buffers: the same bytes the runner\n" +
 			"reserves. With --context ? it finds the longest context that fits --budget at the batch; with --batch ?\n" +
 			"the most sequences at the context (doubling, then bisection). Exits 3 if even the smallest does not fit.\n" +
 			"With --config it builds, without weights, the decode graph onnxruntime GenAI writes for that config\n" +
-			"(GroupQueryAttention, past and present one buffer of the context) and plans it as that export.",
+			"(GroupQueryAttention, past and present one buffer of the context) and plans it as that export.\n" +
+			"With --serve it plans `runner serve`'s continuously batched session instead: --batch slot rows and a\n" +
+			"prefill row of KV state with its move buffer, the envelope of every decode batch and prefill chunk;\n" +
+			"--serve --batch ? is the most slots that fit (runner serve takes at most 256 without --slots: --batch ?:256\n" +
+			"answers what it takes when given the device's free memory as --budget).",
 		Flags:  flags,
 		Action: func(c *cli.Context) error { return runKV(c, s) },
 	}
@@ -72,7 +78,10 @@ type kvResult struct {
 	Workers int       `json:"workers"`
 	Cache   kvCache   `json:"cache"`
 	// Graph says how a --config graph was built; absent for an ONNX model.
-	Graph         *kvGraph `json:"graph,omitempty"`
+	Graph *kvGraph `json:"graph,omitempty"`
+	// Serve is runner serve's batched session (--serve), where the batch is the slot rows;
+	// absent for the per-session form.
+	Serve         *kvServe `json:"serve,omitempty"`
 	BytesPerToken int64    `json:"kv_bytes_per_token"` // one position of one sequence, every layer's keys and values
 	// Search is what was searched: "context", "batch", or "" for a plan at the given point.
 	Search      string `json:"search"`
@@ -111,6 +120,13 @@ type kvServing struct {
 	// BatchPerReplica is what each replica holds, and what was planned: ceil(batch / replicas)
 	// of a batch given, the most that fit one replica in a search of the batch.
 	BatchPerReplica *int64 `json:"batch_per_replica"`
+}
+
+// kvServe is the batched session of `runner serve` that kv --serve plans: the batch's slot rows,
+// a prefill row, and per layer a move buffer of one row, with prompts fed PrefillChunk tokens a
+// step (generate.BatchConfig).
+type kvServe struct {
+	PrefillChunk int64 `json:"prefill_chunk"` // at most the context
 }
 
 // maxReplicas bounds --replicas.
@@ -237,14 +253,20 @@ type kvPlanner struct {
 	// maxContext is the longest context the model admits (the rotary caches' rows of a graph
 	// built from a config); 0: no limit known.
 	maxContext int64
+	// serve plans runner serve's batched session (generate.BatchConfig) with prompts fed chunk
+	// tokens a step; otherwise one session of a generation (generate.Config).
+	serve bool
+	chunk int64
 }
 
-// plan returns what the runner reserves for batch sequences of context positions: the cache's
-// envelope planned with the values it holds external (as engine.NewRuntime plans it), the arena
-// as reserved, the state buffers as reserved, and the device weights.
+// plan returns what the runner reserves for batch sequences of context positions
+// (generate.Reserve): the cache's envelope planned with the values it holds external (as
+// engine.NewRuntime plans it), the arena as reserved, the state buffers as reserved, and the
+// device weights. With serve, batch is the slot rows of runner serve's batched session, which
+// admits any prompt that leaves room for a new token.
 func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 	prompt := k.prompt
-	if prompt == 0 {
+	if prompt == 0 || k.serve {
 		prompt = ctxLen - 1
 	}
 	p := &kvProbe{Batch: batch, Context: ctxLen, Prompt: prompt}
@@ -253,8 +275,13 @@ func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 		p.limit, p.Problem = "model", fmt.Sprintf("context %d is beyond the %d positions of the rotary caches (the config's max_position_embeddings, or --positions)", ctxLen, k.maxContext)
 		return p, nil
 	}
-	gc := generate.Config{Batch: batch, Context: ctxLen, Prompt: prompt}
-	ro, err := k.cache.RuntimeOptions(k.m, gc, engine.RuntimeOptions{Options: k.opts})
+	var ro engine.RuntimeOptions
+	var err error
+	if k.serve {
+		ro, err = k.cache.BatchRuntimeOptions(k.m, generate.BatchConfig{Rows: batch, Context: ctxLen, Chunk: k.chunk}, engine.RuntimeOptions{Options: k.opts})
+	} else {
+		ro, err = k.cache.RuntimeOptions(k.m, generate.Config{Batch: batch, Context: ctxLen, Prompt: prompt}, engine.RuntimeOptions{Options: k.opts})
+	}
 	var ce *generate.ConfigError
 	if errors.As(err, &ce) {
 		p.limit, p.Problem = "overflow", ce.Problem
@@ -263,7 +290,7 @@ func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 	if err != nil {
 		return nil, err
 	}
-	ep, err := engine.PlanEnvelope(k.ctx, k.m, ro.Envelope, ro.Options) // the held values External, as the runtime plans them
+	res, err := generate.Reserve(k.ctx, k.m, ro) // the held values External, as the runtime plans them
 	var oe *graph.OverflowError
 	var be *graph.BindError
 	var pe *engine.PlanError
@@ -281,12 +308,10 @@ func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 	case err != nil:
 		return nil, err
 	}
-	if p.StateBytes, err = engine.StateReservation(k.m, ro.State); err != nil {
-		return nil, err
-	}
+	ep := res.Plan
 	p.plan = ep
-	p.Envelope, p.WeightBytes, p.DeviceWeightBytes = ep.Envelope.String(), ep.WeightBytes, ep.DeviceWeightBytes
-	p.ArenaBytes = alloc.ReservedSize(max(ep.ArenaBytes, 1))
+	p.Envelope, p.WeightBytes, p.DeviceWeightBytes = ep.Envelope.String(), ep.WeightBytes, res.DeviceWeightBytes
+	p.ArenaBytes, p.StateBytes = res.ArenaBytes, res.StateBytes
 	total := p.DeviceWeightBytes + p.ArenaBytes
 	if total < p.ArenaBytes || total+p.StateBytes < total {
 		p.limit, p.Problem = "overflow", "weights, arena and state overflow int64"
@@ -300,6 +325,14 @@ func (k *kvPlanner) plan(batch, ctxLen int64) (*kvProbe, error) {
 		p.MarginBytes, p.Fits = &margin, margin >= 0
 	}
 	return p, nil
+}
+
+// point names batch as the plan takes it: sequences of a generation, or slots of a served batch.
+func (k *kvPlanner) point(batch int64) string {
+	if k.serve {
+		return fmt.Sprintf("%d slot%s", batch, plural(int(min(batch, 2))))
+	}
+	return fmt.Sprintf("batch %d", batch)
 }
 
 func runKV(c *cli.Context, s Streams) error {
@@ -341,6 +374,15 @@ func runKV(c *cli.Context, s Streams) error {
 	if c.IsSet("prompt") && (prompt < 1 || prompt > engine.MaxDimValue) {
 		return usagef("--prompt %d: want 1 to %d positions (the largest dim carve admits)", prompt, engine.MaxDimValue)
 	}
+	serve, chunk := c.Bool("serve"), c.Int64("prefill-chunk")
+	switch {
+	case serve && c.IsSet("prompt"):
+		return usagef("--prompt does not apply to --serve: runner serve admits any prompt that leaves room for a new token, fed --prefill-chunk tokens a step")
+	case !serve && c.IsSet("prefill-chunk"):
+		return usagef("--prefill-chunk applies to --serve only")
+	case chunk < 1 || chunk > engine.MaxDimValue:
+		return usagef("--prefill-chunk %d: want 1 to %d tokens (the largest dim carve admits)", chunk, engine.MaxDimValue)
+	}
 	if !ctxAxis.open && (ctxAxis.value < 2 || prompt >= ctxAxis.value) {
 		return usagef("--context %d: want at least 2 positions and more than --prompt (a prompt and a new token)", ctxAxis.value)
 	}
@@ -362,7 +404,11 @@ func runKV(c *cli.Context, s Streams) error {
 	if err != nil {
 		return err
 	}
-	return kvPlan(c, s, kvAsk{form: form, budget: budget, hasBudget: hasBudget, batch: batch, context: ctxAxis, prompt: prompt, names: names, replicas: replicas})
+	ask := kvAsk{form: form, budget: budget, hasBudget: hasBudget, batch: batch, context: ctxAxis, prompt: prompt, names: names, replicas: replicas}
+	if serve {
+		ask.serveChunk = chunk
+	}
+	return kvPlan(c, s, ask)
 }
 
 // kvAsk is what kv (or fit --config) asks: the batch and the context, one of them open with a
@@ -377,6 +423,9 @@ type kvAsk struct {
 	names          generate.Names
 	// replicas serve the batch, each ceil(batch/replicas) sequences (--replicas); 0 or 1: one.
 	replicas int
+	// serveChunk > 0 plans runner serve's batched session with prompts fed that many tokens a
+	// step (--serve, --prefill-chunk); 0 plans one session of a generation.
+	serveChunk int64
 }
 
 // kvPlan loads the model (or builds it from --config) and answers ask.
@@ -421,7 +470,11 @@ func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
 	if err != nil {
 		return err
 	}
-	k := &kvPlanner{ctx: c.Context, m: tied, cache: cache, opts: opts, prompt: prompt, budget: budget}
+	if ask.serveChunk > 0 && cache.Form != generate.SharedBuffer {
+		return fmt.Errorf("--serve plans runner serve's batched session, which needs the shared-buffer (GenAI) form; %s's cache is the %s form, "+
+			"which runner serve runs as a session per slot: each reserves what --batch 1 plans, beside one copy of the weights", m.name, cache.Form)
+	}
+	k := &kvPlanner{ctx: c.Context, m: tied, cache: cache, opts: opts, prompt: prompt, budget: budget, serve: ask.serveChunk > 0, chunk: ask.serveChunk}
 	if built != nil {
 		k.maxContext = built.RotaryPositions
 	}
@@ -431,6 +484,13 @@ func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
 		BytesPerToken: cache.BytesPerToken(), Graph: built, BudgetFrom: ask.budgetFrom}
 	if hasBudget {
 		r.BudgetBytes = &budget
+	}
+	if k.serve {
+		chunk := k.chunk
+		if !ctxAxis.open {
+			chunk = min(chunk, ctxAxis.value) // as generate.BatchConfig takes it
+		}
+		r.Serve = &kvServe{PrefillChunk: chunk}
 	}
 	if c.IsSet("replicas") {
 		ranks := 1
@@ -449,25 +509,27 @@ func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
 			return err
 		}
 		if p.limit != "budget" {
-			return fmt.Errorf("batch %d at context %d cannot be planned: %s", batch.value, ctxAxis.value, p.Problem)
+			return fmt.Errorf("%s at context %d cannot be planned: %s", k.point(batch.value), ctxAxis.value, p.Problem)
 		}
 		r.At, r.Probes = p, 1
 		if hasBudget {
 			r.Fits = &p.Fits
 		}
-		ws, err := cache.Workspaces(c.Context, tied, generate.Config{Batch: p.Batch, Context: p.Context, Prompt: p.Prompt}, p.plan)
-		if err != nil {
-			return err
-		}
-		for _, w := range ws {
-			r.Workspaces = append(r.Workspaces, kvWorkspace{Node: w.Node, Op: w.Op, BoundBytes: w.Bound, PrefillBytes: w.Prefill, DecodeBytes: w.Decode})
+		if !k.serve { // generate.Workspaces plans a generation's extreme patterns, not a batch's
+			ws, err := cache.Workspaces(c.Context, tied, generate.Config{Batch: p.Batch, Context: p.Context, Prompt: p.Prompt}, p.plan)
+			if err != nil {
+				return err
+			}
+			for _, w := range ws {
+				r.Workspaces = append(r.Workspaces, kvWorkspace{Node: w.Node, Op: w.Op, BoundBytes: w.Bound, PrefillBytes: w.Prefill, DecodeBytes: w.Decode})
+			}
 		}
 		if err := writeKV(s.Stdout, form, r); err != nil {
 			return err
 		}
 		if hasBudget && !p.Fits {
-			return &fitError{fmt.Sprintf("does not fit: batch %d at context %d needs %s but the budget is %s",
-				p.Batch, p.Context, bytesize.Format(p.TotalBytes), bytesize.Format(budget))}
+			return &fitError{fmt.Sprintf("does not fit: %s at context %d needs %s but the budget is %s",
+				k.point(p.Batch), p.Context, bytesize.Format(p.TotalBytes), bytesize.Format(budget))}
 		}
 		return nil
 	}
@@ -499,7 +561,7 @@ func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
 		}
 		if p.limit != "budget" && v == lo {
 			b, n := at(v)
-			return nil, fmt.Errorf("batch %d at context %d cannot be planned: %s", b, n, p.Problem)
+			return nil, fmt.Errorf("%s at context %d cannot be planned: %s", k.point(b), n, p.Problem)
 		}
 		p.plan = nil // a search keeps its probes' figures, not their plans
 		probes[v] = p
@@ -541,8 +603,8 @@ func kvPlan(c *cli.Context, s Streams, ask kvAsk) error {
 	if !found {
 		p := r.Next
 		b, n := at(lo)
-		return &fitError{fmt.Sprintf("does not fit: even batch %d at context %d needs %s but the budget is %s",
-			b, n, bytesize.Format(p.TotalBytes), bytesize.Format(budget))}
+		return &fitError{fmt.Sprintf("does not fit: even %s at context %d needs %s but the budget is %s",
+			k.point(b), n, bytesize.Format(p.TotalBytes), bytesize.Format(budget))}
 	}
 	return nil
 }
@@ -559,6 +621,9 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 		tw.row("graph\t%s\n", g.describe())
 	}
 	tw.row("cache\t%s form, %d layers x %d KV heads x %d, %s\n", ci.Form, ci.Layers, ci.KVHeads, ci.HeadDim, ci.DType)
+	if r.Serve != nil {
+		tw.row("serve\trunner serve's batched session: slot rows, a prefill row and its move buffer; prompts fed %d tokens a step\n", r.Serve.PrefillChunk)
+	}
 	perRank := ""
 	if c := r.Model.Config; c != nil && c.TP != nil {
 		perRank = fmt.Sprintf(" on each rank (%d of the %d KV heads, %s)", c.TP.KVHeads, c.KVHeads, replicas(c.TP.KVReplicas))
@@ -581,6 +646,8 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 	case r.Search == "":
 	case r.Largest != nil && r.Search == "context":
 		tw.row("longest context\t%d at batch %d\t%s\n", *r.Largest, r.At.Batch, kvLimitedBy(r))
+	case r.Largest != nil && r.Serve != nil:
+		tw.row("most slots\t%d at context %d\t%s\n", *r.Largest, r.At.Context, kvLimitedBy(r))
 	case r.Largest != nil:
 		tw.row("most sequences\tbatch %d at context %d\t%s\n", *r.Largest, r.At.Context, kvLimitedBy(r))
 	default:
@@ -591,6 +658,9 @@ func writeKV(w io.Writer, form string, r *kvResult) error {
 			continue
 		}
 		head := fmt.Sprintf("  batch %d, context %d", p.Batch, p.Context)
+		if r.Serve != nil {
+			head = fmt.Sprintf("  %d slots, context %d", p.Batch, p.Context)
+		}
 		if p.Problem != "" {
 			tw.row("%s\tnot planned: %s\n", head, p.Problem)
 			continue

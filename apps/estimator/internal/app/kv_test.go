@@ -105,6 +105,133 @@ func TestKVEqualsRunnerReservation(t *testing.T) {
 	}
 }
 
+// runnerBatchReservation loads m as `runner serve` does for continuous batching with bc (fused
+// for the backend, the cache's batch runtime options, one session) on a backend of kind and
+// returns what the runtime counts and what the allocator reserved.
+func runnerBatchReservation(t *testing.T, path, kind string, bc generate.BatchConfig) (counted, reserved int64) {
+	t.Helper()
+	m, err := graph.Load(path)
+	require.NoError(t, err)
+	defer m.Close()
+	fo, err := engine.FuseOptions(engine.Options{Target: kernels.Target{Backend: kind}})
+	require.NoError(t, err)
+	fused, _, err := rewrite.Fuse(m, fo)
+	require.NoError(t, err)
+	fused, c, err := generate.Prepare(fused, generate.Names{})
+	require.NoError(t, err)
+	drv, err := kernels.LookupDriver(kind)
+	require.NoError(t, err)
+	be, err := drv.Open(kernels.OpenOptions{Workers: 2, Memory: 1 << 30})
+	require.NoError(t, err)
+	defer be.Close()
+	al, err := alloc.New(be.Device(), alloc.Options{})
+	require.NoError(t, err)
+	defer al.Close()
+	ro, err := c.BatchRuntimeOptions(fused, bc, engine.RuntimeOptions{Sessions: 1})
+	require.NoError(t, err)
+	rt, err := engine.NewRuntime(context.Background(), fused, be, al, ro)
+	require.NoError(t, err)
+	defer rt.Close()
+	s, err := rt.NewSession()
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = generate.NewBatch(rt, s, c, bc)
+	require.NoError(t, err)
+	counted = rt.Reserve.DeviceWeightBytes + alloc.ReservedSize(max(rt.Reserve.ArenaBytes, 1)) + rt.StateBytes()
+	return counted, al.Stats().ReservedBytes
+}
+
+// TestKVServeEqualsRunnerReservation: kv --serve's total for slot rows and a context is what a
+// runtime made with runner serve's batch options counts and what its allocator reserves, to the
+// byte: the slot rows, the prefill row and its move buffer, and the arena of every decode batch
+// and prefill chunk.
+func TestKVServeEqualsRunnerReservation(t *testing.T) {
+	model := kvModel(t)
+	for _, tc := range []struct {
+		target, kind         string
+		rows, context, chunk int64 // chunk 0: --prefill-chunk left out
+	}{
+		{"cpu:2", kernels.BackendCPU, 1, 64, 0},
+		{"cpu:2", kernels.BackendCPU, 5, 200, 16},
+		{"sim:2", kernels.BackendSim, 3, 100, 300}, // the chunk is at most the context
+	} {
+		t.Run(fmt.Sprintf("%s/r%d/c%d/k%d", tc.target, tc.rows, tc.context, tc.chunk), func(t *testing.T) {
+			args := []string{"--model", model, "--target", tc.target, "--serve", "--batch", strconv.FormatInt(tc.rows, 10),
+				"--context", strconv.FormatInt(tc.context, 10)}
+			if tc.chunk > 0 {
+				args = append(args, "--prefill-chunk", strconv.FormatInt(tc.chunk, 10))
+			}
+			r, code, stderr := kvJSON(t, args...)
+			require.Equal(t, ExitOK, code, stderr)
+			chunk := tc.chunk
+			if chunk == 0 {
+				chunk = generate.DefaultChunk
+			}
+			require.NotNil(t, r.Serve)
+			require.Equal(t, min(chunk, tc.context), r.Serve.PrefillChunk)
+			p := r.At
+			require.Equal(t, tc.rows, p.Batch)
+			require.Equal(t, tc.context-1, p.Prompt, "any prompt that leaves room for a new token")
+			require.Equal(t, p.DeviceWeightBytes+p.ArenaBytes+p.StateBytes, p.TotalBytes)
+			row := 512 * tc.context // every layer's keys and values of one row
+			require.Equal(t, row*(tc.rows+1)+row, p.StateBytes-p.StateBytes%row, "slot rows, the prefill row and its move buffer, then alignment")
+			require.Empty(t, r.Workspaces, "the workspace table is the per-session form's")
+
+			counted, reserved := runnerBatchReservation(t, model, tc.kind, generate.BatchConfig{Rows: tc.rows, Context: tc.context, Chunk: chunk})
+			require.Equal(t, counted, p.TotalBytes, "what the runtime counts")
+			require.Equal(t, reserved, p.TotalBytes, "what the allocator reserved")
+		})
+	}
+}
+
+// TestKVServeSearch: kv --serve --batch ? is the most slots that fit: the next does not, planning
+// either on its own agrees, and it is what generate.Cache.MostRows, which runner serve takes
+// without --slots, finds for the same budget.
+func TestKVServeSearch(t *testing.T) {
+	model := kvModel(t)
+	const budget = 4 << 20
+	r, code, stderr := kvJSON(t, "--model", model, "--target", "cpu:2", "--budget", "4MiB", "--serve", "--batch", "?", "--context", "256")
+	require.Equal(t, ExitOK, code, stderr)
+	require.Equal(t, "batch", r.Search)
+	require.NotNil(t, r.Largest)
+	require.Equal(t, "budget", r.LimitedBy)
+	require.LessOrEqual(t, r.At.TotalBytes, int64(budget))
+	require.Greater(t, r.Next.TotalBytes, int64(budget))
+	require.Equal(t, *r.Largest, r.At.Batch)
+	require.Equal(t, *r.Largest+1, r.Next.Batch)
+
+	point, code, _ := kvJSON(t, "--model", model, "--target", "cpu:2", "--serve", "--batch", strconv.FormatInt(*r.Largest, 10), "--context", "256")
+	require.Equal(t, ExitOK, code)
+	require.Equal(t, r.At.TotalBytes, point.At.TotalBytes)
+	_, code, stderr = kvJSON(t, "--model", model, "--target", "cpu:2", "--budget", "4MiB", "--serve",
+		"--batch", strconv.FormatInt(r.Next.Batch, 10), "--context", "256")
+	require.Equal(t, ExitDoesNotFit, code)
+	require.Contains(t, oneLine(t, stderr), fmt.Sprintf("does not fit: %d slots at context 256 needs", r.Next.Batch))
+
+	m, err := graph.Load(model)
+	require.NoError(t, err)
+	defer m.Close()
+	fo, err := engine.FuseOptions(engine.Options{Target: kernels.CPU(2)})
+	require.NoError(t, err)
+	fused, _, err := rewrite.Fuse(m, fo)
+	require.NoError(t, err)
+	fused, c, err := generate.Prepare(fused, generate.Names{})
+	require.NoError(t, err)
+	fit, err := c.MostRows(context.Background(), fused, generate.BatchConfig{Context: 256}, engine.Options{Target: kernels.CPU(2)}, budget, 1<<20)
+	require.NoError(t, err)
+	require.Equal(t, *r.Largest, fit.Rows)
+
+	stdout, stderr, code := run(t, "kv", "--model", model, "--target", "cpu:2", "--budget", "4MiB", "--serve", "--batch", "?", "--context", "256")
+	require.Equal(t, ExitOK, code, stderr)
+	for _, want := range []string{
+		"serve                    runner serve's batched session: slot rows, a prefill row and its move buffer; prompts fed 64 tokens a step",
+		fmt.Sprintf("most slots               %d at context 256  limited by the budget", *r.Largest),
+		fmt.Sprintf("  %d slots, context 256", r.Next.Batch),
+	} {
+		require.Contains(t, stdout, want)
+	}
+}
+
 // TestKVSearch: the longest context and the most sequences are the last values that fit: the
 // next one does not, and planning either point on its own agrees.
 func TestKVSearch(t *testing.T) {
@@ -182,6 +309,13 @@ func TestKVErrors(t *testing.T) {
 		{"bad name", []string{"--model", model, "--context", "64", "--present-key-name", "k"}, ExitUsage, `--present-key-name "k"`},
 		{"nothing fits", []string{"--model", model, "--target", "cpu:2", "--context", "?", "--budget", "1KiB"}, ExitDoesNotFit, "does not fit: even batch 1 at context 2"},
 		{"point does not fit", []string{"--model", model, "--target", "cpu:2", "--context", "4096", "--batch", "64", "--budget", "64MiB"}, ExitDoesNotFit, "does not fit: batch 64 at context 4096 needs"},
+		{"serve with a prompt", []string{"--model", model, "--context", "64", "--serve", "--prompt", "8"}, ExitUsage, "--prompt does not apply to --serve"},
+		{"chunk without serve", []string{"--model", model, "--context", "64", "--prefill-chunk", "8"}, ExitUsage, "--prefill-chunk applies to --serve only"},
+		{"bad chunk", []string{"--model", model, "--context", "64", "--serve", "--prefill-chunk", "0"}, ExitUsage, "--prefill-chunk 0: want 1 to"},
+		{"serve of the concat form", []string{"--model", testmodels.MustGet("qwen2_kv").WriteTemp(t), "--context", "64", "--serve"}, ExitError,
+			"--serve plans runner serve's batched session, which needs the shared-buffer (GenAI) form"},
+		{"no slot fits", []string{"--model", model, "--target", "cpu:2", "--serve", "--batch", "?", "--context", "4096", "--budget", "1MiB"}, ExitDoesNotFit,
+			"does not fit: even 1 slot at context 4096 needs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := run(t, append([]string{"kv"}, tc.args...)...)
