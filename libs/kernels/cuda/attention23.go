@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/graph"
@@ -36,6 +37,7 @@ import (
 
 const (
 	a23Causal     = 1 // csrc A23_CAUSAL
+	a23GQA        = 2 // csrc A23_GQA: the past per batch, from GroupQueryAttention's seqlens_k
 	a23MaskBool   = 1 // csrc A23_MASK_BOOL
 	a23MaskFloat  = 2 // csrc A23_MASK_FLOAT
 	a23RowsWarps  = 4 // rows (warps) per block of carve_a23_*
@@ -319,21 +321,14 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if g.b*g.hq*g.s == 0 {
 		return plan{tactic: tactic, parts: parts, prog: prog}, nil
 	}
-	ps := []param{inp(0), kref, vref, outp(0), mask}
-	for _, st := range []a23Strides{qs, ks, vs, os} {
-		ps = append(ps, st.params()...)
-	}
-	ps = append(ps, pack32(g.b, g.hq), pack32(g.hkv, g.s), pack32(g.t, g.p), pack32(g.d, g.dv),
-		pack32(mkind, maskT), i64p(ms.b), pack32(ms.h, ms.r), i32p(flags), f32p(scale), f32p(softcap), pack32(win.Left, win.Right))
-	dpl, err := dplFor(g.dv)
+	ps := a23Params(a23Views{q: inp(0), k: kref, v: vref, out: outp(0), qs: qs, ks: ks, vs: vs, os: os}, g,
+		mask, mkind, maskT, ms, flags, scale, softcap, win, nullp(), nullp())
+	rows, err := a23RowsStep(name, g, ps)
 	if err != nil {
 		return plan{}, err
 	}
-	rows := step{kernel: fmt.Sprintf("carve_a23_%s_%d", name, dpl),
-		grid:  Dim3{X: uint32((g.s + a23RowsWarps - 1) / a23RowsWarps), Y: uint32(g.b * g.hq), Z: 1},
-		block: Dim3{X: 32 * a23RowsWarps, Y: 1, Z: 1}, shared: uint32(a23RowsWarps * g.d * 4), params: ps}
 	if rel.Present() {
-		rows.kernel = fmt.Sprintf("carve_a23rel_%s_%d", name, dpl)
+		rows.kernel = strings.Replace(rows.kernel, "carve_a23_", "carve_a23rel_", 1)
 		for _, t := range []kernels.RelTable{rel.C2P, rel.P2C} {
 			if !t.Present {
 				rows.params = append(rows.params, nullp(), nullp(), i64p(0), i64p(0))
@@ -355,12 +350,48 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if tactic != "flash-mma" {
 		return plan{tactic: tactic, parts: parts, prog: append(prog, rows)}, nil
 	}
-	variant := a23MMAVariant(mkind, softcap, scale, !win.Unbounded())
-	mma := step{kernel: fmt.Sprintf("carve_a23_mma%s_%s_%d", variant, name, g.d),
+	mma := a23MMAStep(name, g, a23MMAVariant(mkind, softcap, scale, !win.Unbounded()), ps, rows)
+	return plan{tactic: tactic, parts: parts, prog: append(prog, mma)}, nil
+}
+
+// a23Views is the core's tensors and their strides, in elements.
+type a23Views struct {
+	q, k, v, out   param
+	qs, ks, vs, os a23Strides
+}
+
+// a23Params is the parameters of every core kernel of csrc/attention23.cu, A23_PARAMS in its
+// order: the one place that lays them out, for ONNX Attention and GroupQueryAttention's prefill
+// (which passes its seqlens_k and total_sequence_length with flag a23GQA; nullp() otherwise).
+func a23Params(x a23Views, g a23Geom, mask param, mkind, maskT int64, ms a23Strides, flags int, scale, softcap float32,
+	win graph.AttentionBand, seqlens, total param) []param {
+	ps := []param{x.q, x.k, x.v, x.out, mask}
+	for _, st := range []a23Strides{x.qs, x.ks, x.vs, x.os} {
+		ps = append(ps, st.params()...)
+	}
+	return append(ps, pack32(g.b, g.hq), pack32(g.hkv, g.s), pack32(g.t, g.p), pack32(g.d, g.dv),
+		pack32(mkind, maskT), i64p(ms.b), pack32(ms.h, ms.r), i32p(flags), f32p(scale), f32p(softcap),
+		pack32(win.Left, win.Right), seqlens, total)
+}
+
+// a23RowsStep is the rows kernel (one warp per query row) over ps.
+func a23RowsStep(name string, g a23Geom, ps []param) (step, error) {
+	dpl, err := dplFor(g.dv)
+	if err != nil {
+		return step{}, err
+	}
+	return step{kernel: fmt.Sprintf("carve_a23_%s_%d", name, dpl),
+		grid:  Dim3{X: uint32((g.s + a23RowsWarps - 1) / a23RowsWarps), Y: uint32(g.b * g.hq), Z: 1},
+		block: Dim3{X: 32 * a23RowsWarps, Y: 1, Z: 1}, shared: uint32(a23RowsWarps * g.d * 4), params: ps}, nil
+}
+
+// a23MMAStep is the tensor-core kernel of variant over ps, the rows kernel its fallback when a
+// tensor is not 16-byte aligned at run time.
+func a23MMAStep(name string, g a23Geom, variant string, ps []param, rows step) step {
+	return step{kernel: fmt.Sprintf("carve_a23_mma%s_%s_%d", variant, name, g.d),
 		grid:  Dim3{X: uint32((g.s + a23MMARows - 1) / a23MMARows), Y: uint32(g.b * g.hq), Z: 1},
 		block: Dim3{X: a23MMAThreads, Y: 1, Z: 1}, shared: a23MMAShared(g.d), params: ps,
 		align: 16, alignOnly: []int{0, 1, 2, 3}, fallback: &rows}
-	return plan{tactic: tactic, parts: parts, prog: append(prog, mma)}, nil
 }
 
 // a23MMAVariant names the tensor-core kernel (csrc A23_PLAIN, A23_FMASK, A23_BMASK, A23_GEN):

@@ -52,7 +52,7 @@ func TestBandwidth(t *testing.T) {
 				gen: map[int]genFn{1: ints(0, maxPos)}},
 			bytes: 2*bb*ss*n*d*2 + bb*ss*8})
 	}
-	for _, bsz := range []int64{1, 8} {
+	for _, bsz := range []int64{1, 8, 32} {
 		for _, ctx := range []int64{1024, 8192} {
 			seq := make([]int, bsz)
 			for i := range seq {

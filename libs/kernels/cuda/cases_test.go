@@ -513,6 +513,16 @@ func attentionCases() []kcase {
 			{name: "split-kv", b: 1, s: 1, p: 1000, tcap: 1001, seqlens: []int{1000}, rotary: true, present: true},
 			{name: "split-kv-b2", b: 2, s: 1, p: 700, tcap: 701, seqlens: []int{700, 300}, present: true},
 			{name: "head128", b: 1, s: 4, p: 0, tcap: 4, seqlens: []int{3}, nq: 12, nkv: 2, d: 128, present: true},
+			// prefills of the flash-mma tactic (16-bit types; float32 takes the fused core): a
+			// chunk over a past (the server's prefill row), batches of their own pasts copied from
+			// a shorter past (packed, interleaved rotary), a right-padded first prompt, the local
+			// window without rotary, no present outputs (the caches in workspace)
+			{name: "prefill-chunk", b: 1, s: 100, p: 150, tcap: 300, seqlens: []int{249}, nq: 12, nkv: 2, d: 128, rotary: true, present: true},
+			{name: "prefill-b2-packed", b: 2, s: 70, p: 60, tcap: 160, seqlens: []int{129, 100}, nq: 8, nkv: 2, d: 64,
+				rotary: true, inter: true, packed: true, present: true},
+			{name: "prefill-first-padded", b: 2, s: 80, tcap: 80, seqlens: []int{79, 50}, nq: 4, nkv: 4, d: 64, rotary: true, present: true},
+			{name: "prefill-window", b: 1, s: 90, p: 40, tcap: 200, seqlens: []int{129}, nq: 4, nkv: 1, d: 128, window: 50, present: true},
+			{name: "prefill-no-present", b: 1, s: 65, p: 30, tcap: 95, seqlens: []int{94}, nq: 4, nkv: 2, d: 64, rotary: true},
 			// the decode tactic: Qwen2.5-1.5B's heads at a few lengths (slices shorter than a
 			// tile per warp: row groups), a long past (slices of several stages), the first token,
 			// packed input without present outputs, a head size off the 16-byte vectors, 8 heads

@@ -83,9 +83,17 @@ func selectGQA(n *kernels.Node, t kernels.Target) (plan, error) {
 		parts = append(parts, part)
 		kdst, vdst = wsp(0), wsp(0).at(g.b*g.nkv*g.t*g.d*es)
 	}
-	if decode {
+	mma := !decode && gqaMMA(dt, g, gn, q.Shape[2], x.bias.kind != litRef)
+	qrot := -1 // the workspace part of the rotated queries (mma with do_rotary)
+	switch {
+	case decode:
 		parts, err = x.addPartials(parts, decodeChunks(g.b, g.nkv, g.t, int64(t.SMs)), g.b*g.nq, g.d)
-	} else {
+	case mma && gn.Rotary:
+		var part alloc.Part
+		if part, err = gqaQPart(g, es); err == nil {
+			qrot, parts = len(parts), append(parts, part)
+		}
+	case !mma:
 		parts, err = x.addPartials(parts, tac.chunks, g.b*g.nq*g.s, g.dv)
 	}
 	if err != nil {
@@ -128,14 +136,73 @@ func selectGQA(n *kernels.Node, t kernels.Target) (plan, error) {
 			params: []param{kdst, vdst, ksrc, vsrc, inp(5), inp(6), x.cos, x.sin, x.pos, bs, nd, pack32(g.t, kss),
 				pack32(vss, x.rot), i32p(x.flags), i32p(int(x.maxPos))}})
 	}
-	if g.b*g.s*g.nq > 0 {
-		steps, err := attnSteps(dt, g, tac, x, t)
+	if g.b*g.s*g.nq == 0 {
+		return plan{tactic: tac.name(), parts: parts, prog: prog}, nil
+	}
+	if mma {
+		steps, err := gqaMMASteps(dt, g, gn, x, q.Shape[2], qrot, t)
 		if err != nil {
 			return plan{}, err
 		}
-		prog = append(prog, steps...)
+		return plan{tactic: "flash-mma", parts: parts, prog: append(prog, steps...)}, nil
 	}
-	return plan{tactic: tac.name(), parts: parts, prog: prog}, nil
+	steps, err := attnSteps(dt, g, tac, x, t)
+	if err != nil {
+		return plan{}, err
+	}
+	return plan{tactic: tac.name(), parts: parts, prog: append(prog, steps...)}, nil
+}
+
+// gqaMMA reports whether a prefill (S > 1) runs csrc/attention23.cu's tensor-core core
+// (tactic "flash-mma") after carve_kv_append has written its keys and values: float16 or
+// bfloat16 at head size 64 or 128, causal, without attention_bias or softcap, and query rows of
+// whole 16-byte units. The core reads the past per batch from seqlens_k and
+// total_sequence_length (a23GQA), causality and the local window as the band of ONNX Attention.
+func gqaMMA(dt graph.DType, g attnGeom, gn kernels.GQANode, qss int64, bias bool) bool {
+	half := dt == graph.Float16 || dt == graph.BFloat16
+	return half && g.s > 1 && (g.d == 64 || g.d == 128) && gn.Causal && !bias && gn.Softcap == 0 &&
+		(gn.Rotary || qss%8 == 0) && g.b*g.nq <= 65535
+}
+
+// gqaQPart is workspace "q", the rotated queries [B, S, N, D] the flash-mma core reads.
+func gqaQPart(g attnGeom, es int64) (alloc.Part, error) {
+	sz, err := kernels.Product(g.b, g.s, g.nq, g.d, es)
+	return alloc.Part{Name: "q", Size: sz}, err
+}
+
+// gqaMMASteps is the flash-mma tactic's launches after the keys and values are in the caches x
+// points at: the queries rotated into workspace part qrot (with do_rotary), then the core over
+// the caches [B, Nkv, T, D] with the past per batch.
+func gqaMMASteps(dt graph.DType, g attnGeom, gn kernels.GQANode, x attnArgs, qss int64, qrot int, t kernels.Target) ([]step, error) {
+	name := dtName(dt)
+	var prog []step
+	q, qs := x.q, a23Strides{b: g.s * qss, h: g.d, r: qss}
+	if qrot >= 0 {
+		q, qs = wsp(qrot), a23Strides{b: g.s * g.nq * g.d, h: g.d, r: g.nq * g.d}
+		prog = append(prog, step{kernel: "carve_gqa_rope_q_" + name, grid: grid1(g.b*g.s*g.nq*g.d, 1, t), block: block1,
+			params: []param{q, x.q, x.seqlens, x.total, x.cos, x.sin, x.pos, pack32(g.b, g.s), pack32(g.nq, g.d),
+				pack32(qss, x.rot), i32p(x.flags), i32p(int(x.maxPos))}})
+	}
+	ks := a23Strides{b: x.ksb, h: x.ksh, r: x.kst}
+	vs := a23Strides{b: x.vsb, h: x.vsh, r: x.vst}
+	os := a23Strides{b: g.s * g.nq * g.d, h: g.d, r: g.nq * g.d}
+	// Keys [0, T) of the caches, causal after each batch's past; the local window (keys
+	// [hi - window, hi) of a row that sees up to hi) as the band's left edge.
+	ag := a23Geom{b: g.b, hq: g.nq, hkv: g.nkv, s: g.s, l: g.s, t: g.t, d: g.d, dv: g.d}
+	flags, win := a23Causal|a23GQA, graph.AttentionBand{Left: -1, Right: -1}
+	if gn.Window > 0 {
+		flags, win = a23GQA, graph.AttentionBand{Left: gn.Window - 1, Right: 0}
+	}
+	if !fits32(ag.b, ag.hq, ag.s, ag.t, ag.d, qs.h, qs.r, ks.h, ks.r, vs.h, vs.r, os.h, os.r, win.Left+1) {
+		return nil, fmt.Errorf("attention geometry %+v is too large for the CUDA kernels", g)
+	}
+	ps := a23Params(a23Views{q: q, k: x.k, v: x.v, out: x.out, qs: qs, ks: ks, vs: vs, os: os}, ag,
+		nullp(), 0, 0, a23Strides{}, flags, x.scale, 0, win, x.seqlens, x.total)
+	rows, err := a23RowsStep(name, ag, ps)
+	if err != nil {
+		return nil, err
+	}
+	return append(prog, a23MMAStep(name, ag, a23MMAVariant(0, 0, x.scale, !win.Unbounded()), ps, rows)), nil
 }
 
 func boundGQA(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
@@ -186,6 +253,15 @@ func boundGQA(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, error) {
 			tactic = "split-kv"
 		}
 		parts = append(parts, alloc.Part{Name: "partials", Size: pb})
+	}
+	// A prefill with do_rotary may take flash-mma, which rotates the queries into "q" (and
+	// needs no partials: the sum of both bounds either).
+	if dt := q.DType; hi.s > 1 && r.Attrs.Int("do_rotary", 0) == 1 && (dt == graph.Float16 || dt == graph.BFloat16) {
+		part, err := gqaQPart(hi, dt.Size())
+		if err != nil {
+			return kernels.Bound{}, err
+		}
+		parts = append(parts, part)
 	}
 	if len(parts) == 0 {
 		return kernels.Bound{}, nil

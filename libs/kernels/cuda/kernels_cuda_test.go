@@ -119,17 +119,37 @@ func matchCPU(t *testing.T, c kcase, want, got [][]float64, tactic string) {
 }
 
 // GroupQueryAttention with past and present sharing one buffer (the decode setup of
-// onnxruntime's past_present_share_buffer) gives the output of separate buffers: the past copy
-// is skipped and the new token lands in place.
+// onnxruntime's past_present_share_buffer, and the server's prefill row) gives the output of
+// separate buffers: the past copy is skipped and the new tokens land in place.
 func TestGQASharedBuffer(t *testing.T) {
 	b := testBackend(t)
 	s := testStream(t, b.dev)
 	for _, dt := range floatTypes {
-		c := gqaCase(gqaSpec{name: "shared", dt: dt, b: 2, s: 1, p: 1200, tcap: 1200, nq: 4, nkv: 2, d: 64,
-			seqlens: []int{1199, 700}, rotary: true, present: true})
+		for _, g := range []gqaSpec{
+			{name: "shared", s: 1, p: 1200, tcap: 1200, nq: 4, nkv: 2, d: 64, seqlens: []int{1199, 700}},
+			{name: "shared-prefill", s: 64, p: 512, tcap: 512, nq: 12, nkv: 2, d: 128, seqlens: []int{300, 127}},
+		} {
+			g.dt, g.b, g.rotary, g.present = dt, 2, true, true
+			testGQASharedBuffer(t, b, s, gqaCase(g), g.s == 1)
+		}
+	}
+}
+
+// testGQASharedBuffer runs c (present outputs, a past as long as them) with separate buffers,
+// then with the past bound to the presents, and wants the same output, from the decode tactic
+// (decode) or, in 16-bit types, the flash-mma prefill.
+func testGQASharedBuffer(t *testing.T, b *Backend, s alloc.Stream, c kcase, decode bool) {
+	t.Helper()
+	dt := c.node.Inputs[0].DType
+	{
 		vals := caseInputs(c, 3)
 		sep, inst := runGPU(t, b, s, c, vals)
-		require.Equal(t, "decode", inst.Tactic())
+		switch {
+		case decode:
+			require.Equal(t, "decode", inst.Tactic(), c.name)
+		case dt != graph.Float32:
+			require.Equal(t, "flash-mma", inst.Tactic(), c.name)
+		}
 		// the same run with past_key/past_value bound to the present outputs, which hold the past
 		in, out := caseTensors(t, b, s, c, vals)
 		for i := 3; i <= 4; i++ {

@@ -37,7 +37,7 @@ func Float64Arg(v float64) Arg { return Arg{bits: math.Float64bits(v), size: 8} 
 func Uint32Arg(v uint32) Arg { return Arg{bits: uint64(v), size: 4} }
 
 // MaxArgs is the most parameters a kernel launched through launch may take.
-const MaxArgs = 32
+const MaxArgs = 40 // the arrays of launch_cuda.go hold as many
 
 // LaunchError reports a launch that was refused before it reached the device, or that the
 // driver rejected.

@@ -8,14 +8,14 @@ package cuda
 #include "cudriver.h"
 
 // carve_args carries a launch's parameters by value (no Go pointer crosses into C).
-typedef struct { uint64_t v[32]; } carve_args;
+typedef struct { uint64_t v[40]; } carve_args; // MaxArgs
 
 // carve_launch passes parameter i as a pointer to its 8-byte slot: the driver reads as many
 // bytes as the kernel declares for the parameter (its real size: 4 for int and float, 8 for
 // pointers), which is the slot's low bytes on this little-endian machine.
 static CUresult carve_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s, int n, carve_args a) {
-	void *params[32];
+	void *params[40];
 	for (int i = 0; i < n; i++) params[i] = &a.v[i];
 	return CARVE_CU.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
 }
@@ -26,7 +26,7 @@ static CUresult carve_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 // memory with griddepcontrol.wait.
 static CUresult carve_launch_dependent(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, unsigned shared, CUstream s, int n, carve_args a) {
-	void *params[32];
+	void *params[40];
 	for (int i = 0; i < n; i++) params[i] = &a.v[i];
 	CUlaunchAttribute attr;
 	memset(&attr, 0, sizeof attr);

@@ -949,6 +949,44 @@ KV_APPEND(carve_kv_append_f32, float)
 KV_APPEND(carve_kv_append_f16, __half)
 KV_APPEND(carve_kv_append_bf16, bf16)
 
+// carve_gqa_rope_q_<T>: the query rows of a GroupQueryAttention prefill, rotated as
+// carve_kv_append rotates the keys, into dst [B, S, N, D] for the tensor-core core
+// (carve_a23_mma*, which reads its queries as they are). q rows are qss elements apart, heads D
+// apart. bs = B|S, nd = N|D, qr = qss|rot.
+#define GQA_ROPE_Q(name, T)                                                                                  \
+  extern "C" __global__ void name(T* dst, const T* q, const int* seqlens, const int* totalp, const T* cosc,  \
+                                  const T* sinc, const i64* pos, i64 bs, i64 nd, i64 qr, int flags,          \
+                                  int maxPos) {                                                              \
+    const int B = lo32(bs), S = hi32(bs), N = lo32(nd), D = hi32(nd), qss = lo32(qr), rot = hi32(qr);        \
+    const int half = rot / 2;                                                                                \
+    const bool first = S == totalp[0];                                                                       \
+    const i64 n = (i64)B * S * N * D;                                                                        \
+    GRID_STRIDE(t, n) {                                                                                      \
+      const int d = (int)(t % D);                                                                            \
+      const i64 r = t / D, row = r / N;                                                                      \
+      const int h = (int)(r % N), s = (int)(row % S), b = (int)(row / S);                                    \
+      const T* qrow = q + row * qss + (i64)h * D;                                                            \
+      if (d >= rot) {                                                                                        \
+        dst[t] = qrow[d];                                                                                    \
+        continue;                                                                                            \
+      }                                                                                                      \
+      i64 p = gqa_position(seqlens, pos, flags, first, b, S, s);                                             \
+      p = p < 0 ? 0 : (p >= maxPos ? maxPos - 1 : p);                                                        \
+      int kk, i0, i1;                                                                                        \
+      bool lead;                                                                                             \
+      if (flags & ATT_INTERLEAVED) {                                                                         \
+        kk = d / 2, i0 = 2 * kk, i1 = i0 + 1, lead = d == i0;                                                \
+      } else {                                                                                               \
+        kk = d % half, i0 = kk, i1 = kk + half, lead = d < half;                                             \
+      }                                                                                                      \
+      float cs = tof(cosc[p * half + kk]), sn = tof(sinc[p * half + kk]);                                    \
+      float x0 = tof(qrow[i0]), x1 = tof(qrow[i1]);                                                          \
+      dst[t] = fromf<T>(lead ? x0 * cs - x1 * sn : x1 * cs + x0 * sn);                                       \
+    }                                                                                                        \
+  }
+GQA_ROPE_Q(carve_gqa_rope_q_f16, __half)
+GQA_ROPE_Q(carve_gqa_rope_q_bf16, bf16)
+
 // carve_kv_copy_past_<T>: copies the valid past of every (batch, head), positions below past_b,
 // from a [B, Nkv, P, D] past into the [B, Nkv, Tcap, D] present (not launched when the two are
 // one buffer). bs = B|S, nd = Nkv|D, pt = P|Tcap.

@@ -4,7 +4,9 @@
 // the past length), carve's window_left / window_right (key j masked for query i when
 // j < P + i - wl or j > P + i + wr, each when >= 0; the keys before the window are not read)
 // and softcap; a row whose every key is masked gets zeros, as the CPU kernel
-// (libs/kernels/cpu/attention23.go) gives. Both kernels walk the keys once with an online softmax,
+// (libs/kernels/cpu/attention23.go) gives. With A23_GQA the past is per batch, read from
+// GroupQueryAttention's seqlens_k and total_sequence_length (A23::of): its prefill over the KV
+// cache runs these cores too (gqa.go). Both kernels walk the keys once with an online softmax,
 // so nothing of size S x T is ever stored.
 //
 //   - carve_a23_<T>_<DPL>: any type and head size (Dv <= 32*DPL): one warp per query row; lane l
@@ -38,7 +40,7 @@
 
 using namespace carve;
 
-enum { A23_CAUSAL = 1 };
+enum { A23_CAUSAL = 1, A23_GQA = 2 };
 enum { A23_MASK_NONE = 0, A23_MASK_BOOL = 1, A23_MASK_FLOAT = 2 };
 
 namespace {
@@ -70,10 +72,25 @@ __device__ __forceinline__ float a23_score(float dot, int i, int j, int S, int T
 struct A23 {
   int B, Hq, Hkv, S, T, P, D, Dv, mkind, maskT, mh, ms, wl, wr;
   i64 msb;
-  __device__ __forceinline__ A23(i64 bh, i64 hs, i64 tp, i64 dims, i64 minfo, i64 msb_, i64 mhs, i64 win) {
+  const int *seqlens, *totalp;  // GroupQueryAttention's seqlens_k and total_sequence_length (A23_GQA)
+  __device__ __forceinline__ A23(i64 bh, i64 hs, i64 tp, i64 dims, i64 minfo, i64 msb_, i64 mhs, i64 win,
+                                 const int* sl, const int* tot) {
     B = lo32(bh), Hq = hi32(bh), Hkv = lo32(hs), S = hi32(hs), T = lo32(tp), P = hi32(tp);
     D = lo32(dims), Dv = hi32(dims), mkind = lo32(minfo), maskT = hi32(minfo);
     msb = msb_, mh = lo32(mhs), ms = hi32(mhs), wl = lo32(win), wr = hi32(win);
+    seqlens = sl, totalp = tot;
+  }
+  // of is the geometry batch b sees: with A23_GQA (a GroupQueryAttention prefill over its KV
+  // cache of T positions) the past is batch b's own, seqlens_k[b] + 1 - S, and 0 on the first
+  // prompt (S == total_sequence_length), where carve_kv_append wrote the new keys; the keys end
+  // after them, so that no tile reads the cache's unwritten positions (which may hold NaNs).
+  __device__ __forceinline__ A23 of(int b, int flags) const {
+    A23 g = *this;
+    if (flags & A23_GQA) {
+      g.P = S == totalp[0] ? 0 : seqlens[b] + 1 - S;
+      g.T = max(min(T, g.P + S), 0);
+    }
+    return g;
   }
   // first is the first key query row i sees by the window (0 without one).
   __device__ __forceinline__ int first(int i) const { return wl >= 0 ? max(0, P + i - wl) : 0; }
@@ -112,13 +129,14 @@ struct A23Rel {
 
 template <typename T, int DPL, bool REL = false>
 __device__ __forceinline__ void a23_rows(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
-                                         i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g,
+                                         i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g0,
                                          int flags, float scale, float softcap, const A23Rel<T>* rel = nullptr) {
   extern __shared__ float a23sm[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int i = blockIdx.x * (blockDim.x >> 5) + warp;
-  if (i >= g.S) return;  // no block-wide synchronization follows
-  const int b = blockIdx.y / g.Hq, h = blockIdx.y % g.Hq, kh = h / (g.Hq / g.Hkv);
+  if (i >= g0.S) return;  // no block-wide synchronization follows
+  const int b = blockIdx.y / g0.Hq, h = blockIdx.y % g0.Hq, kh = h / (g0.Hq / g0.Hkv);
+  const A23 g = g0.of(b, flags);
   const T* qr = q + b * qsb + (i64)h * lo32(qhs) + (i64)i * hi32(qhs);
   float* qs = a23sm + (i64)warp * g.D;
   for (int d = lane; d < g.D; d += 32) qs[d] = tof(qr[d]);
@@ -214,7 +232,7 @@ struct a23_tcol {
 
 template <typename T, int D>
 __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
-                                         i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g,
+                                         i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g0,
                                          int flags, float scale, float softcap) {
   constexpr int DP = D + 4, PP = TILE_KEYS + 4;  // row strides: float4 reads of 8 rows hit distinct banks
   using C = a23_tcol<D>;
@@ -231,7 +249,8 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
   // Causal row tiles see more keys the later they start: the heaviest start first.
   const int tile = (flags & A23_CAUSAL) ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const int i0 = tile * TILE_ROWS;
-  const int b = blockIdx.y / g.Hq, h = blockIdx.y % g.Hq, kh = h / (g.Hq / g.Hkv);
+  const int b = blockIdx.y / g0.Hq, h = blockIdx.y % g0.Hq, kh = h / (g0.Hq / g0.Hkv);
+  const A23 g = g0.of(b, flags);
   const T* qb = q + b * qsb + (i64)h * lo32(qhs);
   const T* kb = k + b * ksb + (i64)kh * lo32(khs);
   const T* vb = v + b * vsb + (i64)kh * lo32(vhs);
@@ -460,7 +479,7 @@ __device__ __forceinline__ float a23_maskterm(const void* mask, i64 mo, int j, i
 
 template <typename T, int D, int MODE>
 __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
-                                        i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g,
+                                        i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g0,
                                         int flags, float scale, float softcap) {
   constexpr int DP = D + 8;  // shared row stride: 16 bytes of padding keep ldmatrix conflict-free
   constexpr int KT = D / 16, NT = MMA_BC / 8, OT = D / 8;
@@ -473,7 +492,8 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
   // heaviest (causal) row tiles of every head start first, the light ones fill in behind.
   const int lin = blockIdx.x + blockIdx.y * gridDim.x;
   const int tile = gridDim.x - 1 - lin / gridDim.y, bh = lin % gridDim.y;
-  const int b = bh / g.Hq, h = bh % g.Hq, kh = h / (g.Hq / g.Hkv);
+  const int b = bh / g0.Hq, h = bh % g0.Hq, kh = h / (g0.Hq / g0.Hkv);
+  const A23 g = g0.of(b, flags);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int gr = lane >> 2, gc = (lane & 3) * 2;
   const int r0 = tile * MMA_BR + warp * 16;
@@ -741,9 +761,9 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
 #define A23_PARAMS(T)                                                                                       \
   const T *q, const T *k, const T *v, T *out, const void *mask, i64 qsb, i64 qhs, i64 ksb, i64 khs, i64 vsb, \
       i64 vhs, i64 osb, i64 ohs, i64 bh, i64 hs, i64 tp, i64 dims, i64 minfo, i64 msb, i64 mhs, int flags,   \
-      float scale, float softcap, i64 win
-#define A23_ARGS q, k, v, out, mask, qsb, qhs, ksb, khs, vsb, vhs, osb, ohs, A23(bh, hs, tp, dims, minfo, msb, mhs, win), \
-                 flags, scale, softcap
+      float scale, float softcap, i64 win, const int *seqlens, const int *totalp
+#define A23_ARGS q, k, v, out, mask, qsb, qhs, ksb, khs, vsb, vhs, osb, ohs,                 \
+                 A23(bh, hs, tp, dims, minfo, msb, mhs, win, seqlens, totalp), flags, scale, softcap
 
 #define A23_ROWS(name, T, DPL)                                                            \
   extern "C" __global__ void __launch_bounds__(128) name(A23_PARAMS(T)) { a23_rows<T, DPL>(A23_ARGS); }
