@@ -48,9 +48,10 @@ import (
 type Kernel struct {
 	Name   string
 	MR, NR int
-	// fn computes C[0:rows, 0:NR] = alpha * A[0:rows, 0:k] * B[0:k, 0:NR] (+ C if acc), with
-	// A(i, p) at a[i*rsa + p*csa], B(p, j) at b[p*rsb + j] and C(i, j) at c[i*ldc + j].
-	fn func(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool)
+	// fn computes C[0:rows, 0:NR] = Relu?(alpha * A[0:rows, 0:k] * B[0:k, 0:NR] + bias (+ C if
+	// acc)), with A(i, p) at a[i*rsa + p*csa], B(p, j) at b[p*rsb + j], C(i, j) at c[i*ldc + j],
+	// bias[i] added along row i (nil: none) and Relu (vec.Relu's) when relu.
+	fn func(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool, bias []float32, relu bool)
 }
 
 var (
@@ -348,9 +349,10 @@ func (p *Plan) RunBias(a Mat, b Mat, src Source, bias []float32, c []float32, ld
 }
 
 // RunRowBias computes C = bias + alpha * A * B, bias (M floats) broadcast along the columns of
-// C: row i of C starts from bias[i] (a convolution's bias per output channel). Like RunBias,
-// each participant sets its tile's rows just before computing the tile, with the same sums in
-// the same order as setting C first and running with acc true.
+// C: row i of C starts from bias[i] (a convolution's bias per output channel). The sums and
+// their order are those of setting C first and running with acc true, but the micro-kernel adds
+// the bias to its first slab's sums where it would have read C, so C is not set at all (with an
+// Epilogue's Add it is, tile by tile, as RunBias does).
 func (p *Plan) RunRowBias(a Mat, b Mat, src Source, bias []float32, c []float32, ldc int, alpha float32, ws []float32) {
 	if len(bias) < p.M {
 		panic(fmt.Sprintf("gemm: row bias of %d elements, want %d", len(bias), p.M))
@@ -390,7 +392,8 @@ func (p *Plan) RunEpilogue(a Mat, b Mat, src Source, rowBias []float32, epi Epil
 
 // tileOps are what a tile does besides its products: C's rows set first (with acc) to a bias
 // (bias, one per column, or rowBias, one per row) or to add (C's layout) plus rowBias, and
-// Relu last.
+// Relu last. A rowBias without add, and Relu on full micro-kernel blocks, are the
+// micro-kernel's (task.tile): the same bits, without a pass over the tile of their own.
 type tileOps struct {
 	bias, rowBias, add []float32
 	relu               bool
@@ -610,7 +613,7 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 		for q := 0; q < mc; q += k.NR {
 			b := pa[q*kc:]
 			for r := 0; r < nc; r += k.MR {
-				k.fn(min(k.MR, nc-r), kc, t.b.Data[bOff+r*rsb:], rsb, csb, b, k.NR, ct[r*w+q:], w, t.alpha, acc)
+				k.fn(min(k.MR, nc-r), kc, t.b.Data[bOff+r*rsb:], rsb, csb, b, k.NR, ct[r*w+q:], w, t.alpha, acc, nil, false)
 			}
 		}
 	}
@@ -672,12 +675,21 @@ func zeroCols(panel []float32, nr, kc, from int) {
 func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 	p, k := &t.p, t.k
 	mc, nc := min(p.MC, p.M-i0), min(p.NC, p.N-j0)
-	t.start(i0, j0, mc, nc)
+	// A row bias alone is the micro-kernel's, added to the first slab's sums (the bits of C set
+	// to it first and the slab accumulated); so is Relu, after a full block's last slab.
+	kbias := t.ops.rowBias != nil && t.ops.add == nil
+	if !kbias {
+		t.start(i0, j0, mc, nc)
+	}
 	epi := t.ops.relu
 	for k0, kc := 0, 0; k0 < p.K; k0 += kc {
 		aOff, bOff, n := t.slab(i0, k0)
 		kc = n
-		acc := t.acc || k0 > 0
+		acc := t.acc && !kbias || k0 > 0
+		var bias []float32
+		if kbias && k0 == 0 {
+			bias = t.ops.rowBias[i0:]
+		}
 		last := epi && k0+kc == p.K // the epilogue follows each block's last slab
 		var a []float32
 		var rsa, csa int
@@ -706,19 +718,24 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 				rows := min(k.MR, mc-r)
 				ar := a[r*rsa:]
 				c := t.c[(i0+r)*t.ldc+j0+q:]
+				var br []float32
+				if bias != nil {
+					br = bias[r:]
+				}
 				if cols == k.NR {
-					k.fn(rows, kc, ar, rsa, csa, b, rsb, c, t.ldc, t.alpha, acc)
-				} else {
-					k.fn(rows, kc, ar, rsa, csa, b, rsb, edge, k.NR, t.alpha, false)
-					for i := 0; i < rows; i++ {
-						src, dst := edge[i*k.NR:i*k.NR+cols], c[i*t.ldc:i*t.ldc+cols]
-						if acc {
-							for j, v := range src {
-								dst[j] += v
-							}
-						} else {
-							copy(dst, src)
+					k.fn(rows, kc, ar, rsa, csa, b, rsb, c, t.ldc, t.alpha, acc, br, last)
+					continue
+				}
+				// past N's end: the block in edge, its first cols columns added or copied to C
+				k.fn(rows, kc, ar, rsa, csa, b, rsb, edge, k.NR, t.alpha, false, br, false)
+				for i := 0; i < rows; i++ {
+					src, dst := edge[i*k.NR:i*k.NR+cols], c[i*t.ldc:i*t.ldc+cols]
+					if acc {
+						for j, v := range src {
+							dst[j] += v
 						}
+					} else {
+						copy(dst, src)
 					}
 				}
 				if last {
