@@ -188,6 +188,14 @@ func families() []family {
 		{name: "conv-1x1", op: "Conv",
 			inputs: []sym{s(f32s, "B", 16, "H", "W"), s(f32s, 8, 16, 1, 1)}, outputs: []sym{s(f32s, "B", 8, "H", "W")},
 			dims: map[string][]int64{"B": {1, 2}, "H": {1, 30}, "W": {1, 50}}},
+		// output positions either side of convSwapMaxCols, at least convSwapMinM channels: the
+		// swapped products' recipes and the plain ones'
+		{name: "conv-3x3-swapped", op: "Conv", attrs: kernels.Attrs("pads", []int64{1, 1, 1, 1}),
+			inputs: []sym{s(f32s, "B", 16, "H", "W"), s(f32s, 72, 16, 3, 3), s(f32s, 72)}, outputs: []sym{s(f32s, "B", 72, "H", "W")},
+			dims: map[string][]int64{"B": {1, 2}, "H": {1, 7, 20}, "W": {3, 16}}},
+		{name: "conv-1x1-swapped", op: "Conv",
+			inputs: []sym{s(f32s, "B", 32, "H", "W"), s(f32s, 80, 32, 1, 1)}, outputs: []sym{s(f32s, "B", 80, "H", "W")},
+			dims: map[string][]int64{"B": {1, 2}, "H": {1, 14, 30}, "W": {1, 20}}},
 		{name: "convtranspose", op: "ConvTranspose", attrs: kernels.Attrs("strides", []int64{2, 2}),
 			inputs: []sym{s(f32s, "B", 8, "H", "W"), s(f32s, 8, 4, 2, 2)}, outputs: []sym{s(f32s, "B", 4, "OH", "OW")},
 			dims: map[string][]int64{"B": {1, 2}, "H": {1, 9, 70}, "W": {2, 40}}, derived: map[string][]string{"OH": {"H", "H"}, "OW": {"W", "W"}}},

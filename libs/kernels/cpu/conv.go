@@ -29,6 +29,12 @@ import (
 //     parallel over the workers (split over M and P).
 //   - "gemm-1x1": a 1x1 kernel with unit strides and no padding reads X_g (C/group x P) as
 //     the product's B in place; the workspace is gemm's alone.
+//   - Few output positions (P under convSwapMaxCols, at least convSwapMinM output channels a
+//     group; convSwaps): im2col's and gemm-1x1's products are gemm.NewSwappedPlan's, which
+//     vectorize over output channels instead of over P (7 x 7 positions are 49 columns: panels of
+//     16 would be a quarter padding, and of 32 more). im2col then takes chunks, each product
+//     parallel over the workers (split over output channels, each packing only its rows of W),
+//     the chunk as wide as convChunkCols allows for one worker too, so that W is packed once.
 //   - "depthwise": group == C (any channel multiplier): a direct loop per output plane, in
 //     parallel over planes, no workspace.
 //   - "taps": a 1-D or 2-D kernel of unit strides over at least tapsMinCols output positions
@@ -58,6 +64,7 @@ type conv struct {
 	inVol     int // the input's spatial volume
 	pt, tiles int // columns per col tile (or chunk), tiles per image and group
 	side      bool
+	swap      bool // the products are swapped plans (convSwaps)
 	slots     int
 	colFloats int // one slot's col tile
 	gemmPer   int // one slot's gemm workspace
@@ -125,7 +132,24 @@ type convShape struct {
 	k, p            int64 // inner dim (C/group * kernel volume) and output spatial volume
 	kLo             int64 // the smallest k over a range (k itself for a concrete node)
 	side, sideKnown bool
+	swap            bool  // the products are gemm.NewSwappedPlan's (convSwaps)
 	pad, nq         int64 // taps: a group's padded planes' floats and Y's columns
+}
+
+// convSwapMaxCols and convSwapMinM bound the products that convSwaps swaps: under
+// convSwapMaxCols output positions the panels of P's columns are much padding (49 and 196
+// columns are 64 and 208 on AVX2's 16-wide panels, 64 and 224 on AVX-512's 32), and from
+// convSwapMinM output channels a group those along the panels are not. At 28 x 28 positions
+// the plain plans were the faster (the README's CPU figures).
+const (
+	convSwapMaxCols = 256
+	convSwapMinM    = 64
+)
+
+// convSwaps reports whether the products of an im2col or gemm-1x1 convolution are swapped
+// plans.
+func convSwaps(s convShape) bool {
+	return (s.tactic == "im2col" || s.tactic == "gemm-1x1") && s.p < convSwapMaxCols && s.mg >= convSwapMinM
 }
 
 // tapsMinCols is the fewest output positions the taps tactic takes: below it the weights'
@@ -149,6 +173,10 @@ func tapsFloats(s convShape) int64 { return s.pad + s.mg*s.k + s.mg*s.nq }
 // tiles of 64 columns). s.sideKnown forces the schedule (for Bound over a range). pt grows
 // with p and shrinks with kLo, never with k.
 func convTiling(s convShape, workers int) (pt, tiles int64, side bool) {
+	if s.swap { // chunks one after another, each whole where it fits (see conv)
+		pt = min(s.p, convChunkCols(s.kLo))
+		return pt, (s.p + pt - 1) / pt, false
+	}
 	w := int64(max(workers, 1))
 	per := max(s.n*s.groups, 1)
 	pt = min(s.p, convTileCols(s.kLo))
@@ -187,6 +215,9 @@ func convParts(s convShape, workers int) (parts []alloc.Part, pt, tiles, slots i
 		return []alloc.Part{{Name: "pad", Size: max(s.pad, 1) * 4}, {Name: "weights", Size: max(s.mg*s.k, 1) * 4},
 			{Name: "out", Size: max(s.mg*s.nq, 1) * 4}, {Name: "gemm", Size: max(g, 1) * 4}}, 0, 0, 1, false
 	case "gemm-1x1":
+		if s.swap {
+			return gemmPart(gemm.SwappedWorkspace(s.mg, s.p, s.k, workers)), 0, 0, 1, false
+		}
 		return gemmPart(gemm.Workspace(s.mg, s.p, s.k, gemm.RowMajor, workers)), 0, 0, 1, false
 	}
 	if s.p == 0 || s.mg == 0 {
@@ -203,6 +234,9 @@ func convParts(s convShape, workers int) (parts []alloc.Part, pt, tiles, slots i
 		return []alloc.Part{{Name: "col", Size: slots * col * 4}, {Name: "gemm", Size: max(slots*g*4, 4)}}, pt, tiles, slots, true
 	}
 	g := gemm.Workspace(s.mg, pt, s.k, gemm.RowMajor, workers)
+	if s.swap {
+		g = gemm.SwappedWorkspace(s.mg, pt, s.k, workers)
+	}
 	return []alloc.Part{{Name: "col", Size: col * 4}, {Name: "gemm", Size: max(g*4, 4)}}, pt, tiles, 1, false
 }
 
@@ -271,6 +305,8 @@ func selectConv(n *kernels.Node, d kernels.Target) (plan, error) {
 		cs, cv.tactic = ts, "taps"
 		cs.tactic = "taps"
 	}
+	cs.swap = convSwaps(cs)
+	cv.swap = cs.swap
 	parts, pt, tiles, slots, side := convParts(cs, d.Workers)
 	cv.pt, cv.tiles, cv.slots, cv.side = int(pt), int(tiles), int(slots), side
 	switch cv.tactic {
@@ -285,15 +321,15 @@ func selectConv(n *kernels.Node, d kernels.Target) (plan, error) {
 		}
 		cv.full = gemm.NewTapsPlan(cv.mg, cv.nq, cv.cg, kv, d.Workers)
 	case "gemm-1x1":
-		cv.full = gemm.NewPlan(cv.mg, cv.p, cv.cg, gemm.RowMajor, d.Workers)
+		cv.full = cv.newPlan(cv.p, cv.cg, d.Workers)
 	case "im2col":
 		w := d.Workers
 		if side {
 			w = 1
 		}
 		if cv.pt > 0 {
-			cv.full = gemm.NewPlan(cv.mg, cv.pt, cv.k, gemm.RowMajor, w)
-			cv.last = gemm.NewPlan(cv.mg, cv.p-(cv.tiles-1)*cv.pt, cv.k, gemm.RowMajor, w)
+			cv.full = cv.newPlan(cv.pt, cv.k, w)
+			cv.last = cv.newPlan(cv.p-(cv.tiles-1)*cv.pt, cv.k, w)
 			cv.colFloats = cv.k * cv.pt
 			cv.gemmPer = int(gemm.Workspace(int64(cv.mg), int64(cv.pt), int64(cv.k), gemm.RowMajor, 1))
 		}
@@ -308,6 +344,15 @@ func selectConv(n *kernels.Node, d kernels.Target) (plan, error) {
 		p.inPlace = []kernels.InPlace{{Output: 0, Input: 3}}
 	}
 	return p, nil
+}
+
+// newPlan is the plan of a product of the group's weights by n columns of k rows: swapped or
+// not as cv.swap says.
+func (cv *conv) newPlan(n, k, workers int) gemm.Plan {
+	if cv.swap {
+		return gemm.NewSwappedPlan(cv.mg, n, k, workers)
+	}
+	return gemm.NewPlan(cv.mg, n, k, gemm.RowMajor, workers)
 }
 
 // boundConv is W: the recipe at the range's largest dims (the tile width at the smallest inner
@@ -356,6 +401,7 @@ func boundConv(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 		if ts, ok := tapsShape(s, g); ok && s.tactic == "im2col" {
 			s, s.tactic = ts, "taps"
 		}
+		s.swap = convSwaps(s)
 		parts, _, _, _, _ := convParts(s, d.Workers)
 		return recipeBound(s.tactic, parts)
 	}
@@ -379,6 +425,19 @@ func boundConv(r *kernels.NodeRange, d kernels.Target) (kernels.Bound, error) {
 		return kernels.Bound{}, err
 	}
 	best = best.Max(b)
+	// the swapped products of the range's nodes under convSwapMaxCols output positions: their
+	// recipes at the largest dims below that (SwappedWorkspace grows with every dim)
+	if s.mg >= convSwapMinM && s.p > 0 {
+		for _, v := range []convShape{s, one} {
+			v.p, v.swap, v.sideKnown = min(v.p, convSwapMaxCols-1), true, false
+			parts, _, _, _, _ := convParts(v, d.Workers)
+			b, err := recipeBound(v.tactic, parts)
+			if err != nil {
+				return kernels.Bound{}, err
+			}
+			best = best.Max(b)
+		}
+	}
 	if tb, ok, err := boundTaps(r, s, x.Dims, y.Dims, kernel, d.Workers); err != nil || !ok {
 		return best, err
 	} else {

@@ -191,6 +191,11 @@ var convCases = []convCase{
 	// taps: groups, dilations and uneven pads (P = 28*30); 1-D (P = 898)
 	{x: []int64{1, 4, 30, 31}, w: []int64{6, 2, 3, 3}, group: 2, dil: []int64{2, 1}, pads: []int64{0, 1, 2, 0}, bias: true},
 	{x: []int64{2, 6, 900}, w: []int64{4, 6, 3}, pads: []int64{1, 1}, dil: []int64{2}},
+	// few output positions and at least convSwapMinM output channels a group: swapped products
+	// (im2col, gemm-1x1, a grouped strided 1x1 whose group's channels end mid-panel)
+	{x: []int64{1, 40, 7, 7}, w: []int64{72, 40, 3, 3}, pads: []int64{1, 1, 1, 1}, bias: true},
+	{x: []int64{2, 48, 9, 11}, w: []int64{80, 48, 1, 1}, bias: true},
+	{x: []int64{1, 16, 14, 13}, w: []int64{140, 8, 1, 1}, group: 2, strides: []int64{2, 2}},
 }
 
 func TestConv(t *testing.T) {

@@ -10,7 +10,10 @@
 // for the whole slab. A is never packed: the micro-kernels broadcast its elements through any
 // pair of strides, which is what MLAS does too. A transposed B with several workers and at least
 // swapMinM rows of A is the exception (Plan.Swap): tiles compute C's transpose, B^T A^T, reading
-// B's rows in place and packing A's, with the same sums in the same order.
+// B's rows in place and packing A's, with the same sums in the same order. NewSwappedPlan asks
+// for the same of a row-major B (its columns are then the broadcast operand): for a product of
+// few columns (a convolution's late layers, 7 x 7 or 14 x 14 output positions) the panels of NR
+// columns would be mostly padding, C's rows (output channels) are not.
 //
 // The micro-kernels are generated assembly (./asmgen): AVX-512F (12 x 32, and 12 x 16 for
 // products at most 16 columns wide) where the CPU has it, else AVX2 with FMA (6 x 16), else
@@ -45,9 +48,10 @@ import (
 type Kernel struct {
 	Name   string
 	MR, NR int
-	// fn computes C[0:rows, 0:NR] = alpha * A[0:rows, 0:k] * B[0:k, 0:NR] (+ C if acc), with
-	// A(i, p) at a[i*rsa + p*csa], B(p, j) at b[p*rsb + j] and C(i, j) at c[i*ldc + j].
-	fn func(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool)
+	// fn computes C[0:rows, 0:NR] = Relu?(alpha * A[0:rows, 0:k] * B[0:k, 0:NR] + bias (+ C if
+	// acc)), with A(i, p) at a[i*rsa + p*csa], B(p, j) at b[p*rsb + j], C(i, j) at c[i*ldc + j],
+	// bias[i] added along row i (nil: none) and Relu (vec.Relu's) when relu.
+	fn func(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool, bias []float32, relu bool)
 }
 
 var (
@@ -107,8 +111,8 @@ type Plan struct {
 	MC, NC, KC int
 	Slots      int  // participants, and per-slot workspace areas
 	Pack       bool // B is packed into panels (Custom, and Transposed unless Swap)
-	// Swap: B is Transposed and each tile of C is computed as its transpose, B^T A^T (see
-	// tileSwapped): B's rows are read in place and A's are packed. MC is then a multiple of
+	// Swap: B is Transposed (or RowMajor, NewSwappedPlan) and each tile of C is computed as
+	// its transpose, B^T A^T (see tileSwapped): B is read in place and A's rows are packed. MC is then a multiple of
 	// unitN and NC of unitM.
 	Swap bool
 	// Per, for a plan of NewTapsPlan: K is taps of Per rows each (see Taps); KC is at most Per,
@@ -158,10 +162,19 @@ func NewPlan(m, n, k int, b Layout, workers int) Plan {
 	return newPlan(m, n, k, b, workers, swaps(m, n, k, b, workers))
 }
 
-// newPlan is NewPlan with the choice of a swapped plan made (swap only for a Transposed B).
+// NewSwappedPlan blocks an m x k by k x n product of a row-major B as tiles of C's transpose
+// (Plan.Swap), for up to workers participants: each element of C gets the same products in the
+// same order as NewPlan's plan gives it. Its workspace is at most SwappedWorkspace(m, n, k,
+// workers).
+func NewSwappedPlan(m, n, k, workers int) Plan {
+	return newPlan(m, n, k, RowMajor, workers, true)
+}
+
+// newPlan is NewPlan with the choice of a swapped plan made (swap for a Transposed or RowMajor
+// B, never a Custom one).
 func newPlan(m, n, k int, b Layout, workers int, swap bool) Plan {
 	p := Plan{M: m, N: n, K: k, KC: min(max(k, 1), kcMax), Slots: 1}
-	p.Swap = swap && b == Transposed
+	p.Swap = swap && b != Custom
 	p.Pack = b != RowMajor && !p.Swap
 	if m <= 0 || n <= 0 {
 		return p
@@ -295,12 +308,27 @@ func Workspace(m, n, k int64, b Layout, workers int) int64 {
 	ws := slots * (panels + edgeFloats + 8*kc)
 	if b == Transposed && workers > 1 && n*k >= swapMinB {
 		// A swapped plan's, at any m (a bound that grows with m, though only m >= swapMinM swaps).
-		mc, nc := min((m+unitN-1)/unitN*unitN, swapMaxM), min((n+unitM-1)/unitM*unitM, mcMax)
-		tiles := ((m + unitN - 1) / unitN) * ((n + unitM - 1) / unitM)
-		slots := min(int64(workers), max(2*m*n*k/minSlotFlops, 1), tiles)
-		ws = max(ws, slots*(kc*mc+nc*mc+edgeFloats+8*kc))
+		ws = max(ws, swappedFloats(m, n, k, workers))
 	}
 	return ws
+}
+
+// SwappedWorkspace is Workspace for NewSwappedPlan's plans: at least their WorkspaceFloats, and
+// non-decreasing in m, n, k and workers.
+func SwappedWorkspace(m, n, k int64, workers int) int64 {
+	if m <= 0 || n <= 0 {
+		return 0
+	}
+	return swappedFloats(min(m, 1<<40), min(n, 1<<40), min(max(k, 1), 1<<40), max(workers, 1))
+}
+
+// swappedFloats bounds a swapped plan's workspace (m, n and k positive).
+func swappedFloats(m, n, k int64, workers int) int64 {
+	kc := min(k, kcMax)
+	mc, nc := min((m+unitN-1)/unitN*unitN, swapMaxM), min((n+unitM-1)/unitM*unitM, mcMax)
+	tiles := ((m + unitN - 1) / unitN) * ((n + unitM - 1) / unitM)
+	slots := min(int64(workers), max(2*m*n*k/minSlotFlops, 1), tiles)
+	return slots * (kc*mc + nc*mc + edgeFloats + 8*kc)
 }
 
 // Run computes C = alpha * A * B (acc false) or C += alpha * A * B (acc true), C row-major with
@@ -321,9 +349,10 @@ func (p *Plan) RunBias(a Mat, b Mat, src Source, bias []float32, c []float32, ld
 }
 
 // RunRowBias computes C = bias + alpha * A * B, bias (M floats) broadcast along the columns of
-// C: row i of C starts from bias[i] (a convolution's bias per output channel). Like RunBias,
-// each participant sets its tile's rows just before computing the tile, with the same sums in
-// the same order as setting C first and running with acc true.
+// C: row i of C starts from bias[i] (a convolution's bias per output channel). The sums and
+// their order are those of setting C first and running with acc true, but the micro-kernel adds
+// the bias to its first slab's sums where it would have read C, so C is not set at all (with an
+// Epilogue's Add it is, tile by tile, as RunBias does).
 func (p *Plan) RunRowBias(a Mat, b Mat, src Source, bias []float32, c []float32, ldc int, alpha float32, ws []float32) {
 	if len(bias) < p.M {
 		panic(fmt.Sprintf("gemm: row bias of %d elements, want %d", len(bias), p.M))
@@ -363,7 +392,8 @@ func (p *Plan) RunEpilogue(a Mat, b Mat, src Source, rowBias []float32, epi Epil
 
 // tileOps are what a tile does besides its products: C's rows set first (with acc) to a bias
 // (bias, one per column, or rowBias, one per row) or to add (C's layout) plus rowBias, and
-// Relu last.
+// Relu last. A rowBias without add, and Relu on full micro-kernel blocks, are the
+// micro-kernel's (task.tile): the same bits, without a pass over the tile of their own.
 type tileOps struct {
 	bias, rowBias, add []float32
 	relu               bool
@@ -481,8 +511,8 @@ func (p *Plan) check(a, b Mat, src Source, ops tileOps, c []float32, ldc int, ws
 	default:
 		need("B", len(b.Data), p.K, p.N, b.Ld)
 	}
-	if (b.Trans || src != nil) && !p.Pack && !p.Swap || p.Swap && (src != nil || !b.Trans) {
-		panic("gemm: a transposed or custom B needs a packing or swapped plan, and only a transposed B a swapped one")
+	if (b.Trans || src != nil) && !p.Pack && !p.Swap || p.Swap && src != nil {
+		panic("gemm: a transposed or custom B needs a packing or swapped plan, and a custom B a packing one")
 	}
 	need("C", len(c), p.M, p.N, ldc)
 	if len(ws) < p.WorkspaceFloats() {
@@ -574,11 +604,16 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 				zeroCols(panel, k.NR, kc, cols)
 			}
 		}
+		// B^T(j, p) is B's element (p, j): a transposed B's rows are read along p, a row-major
+		// B's columns.
+		bOff, rsb, csb := j0*t.b.Ld+k0, t.b.Ld, 1
+		if !t.b.Trans {
+			bOff, rsb, csb = k0*t.b.Ld+j0, 1, t.b.Ld
+		}
 		for q := 0; q < mc; q += k.NR {
 			b := pa[q*kc:]
 			for r := 0; r < nc; r += k.MR {
-				bt := t.b.Data[(j0+r)*t.b.Ld+k0:]
-				k.fn(min(k.MR, nc-r), kc, bt, t.b.Ld, 1, b, k.NR, ct[r*w+q:], w, t.alpha, acc)
+				k.fn(min(k.MR, nc-r), kc, t.b.Data[bOff+r*rsb:], rsb, csb, b, k.NR, ct[r*w+q:], w, t.alpha, acc, nil, false)
 			}
 		}
 	}
@@ -640,12 +675,21 @@ func zeroCols(panel []float32, nr, kc, from int) {
 func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 	p, k := &t.p, t.k
 	mc, nc := min(p.MC, p.M-i0), min(p.NC, p.N-j0)
-	t.start(i0, j0, mc, nc)
+	// A row bias alone is the micro-kernel's, added to the first slab's sums (the bits of C set
+	// to it first and the slab accumulated); so is Relu, after a full block's last slab.
+	kbias := t.ops.rowBias != nil && t.ops.add == nil
+	if !kbias {
+		t.start(i0, j0, mc, nc)
+	}
 	epi := t.ops.relu
 	for k0, kc := 0, 0; k0 < p.K; k0 += kc {
 		aOff, bOff, n := t.slab(i0, k0)
 		kc = n
-		acc := t.acc || k0 > 0
+		acc := t.acc && !kbias || k0 > 0
+		var bias []float32
+		if kbias && k0 == 0 {
+			bias = t.ops.rowBias[i0:]
+		}
 		last := epi && k0+kc == p.K // the epilogue follows each block's last slab
 		var a []float32
 		var rsa, csa int
@@ -674,19 +718,24 @@ func (t *task) tile(i0, j0 int, buf, edge, col []float32) {
 				rows := min(k.MR, mc-r)
 				ar := a[r*rsa:]
 				c := t.c[(i0+r)*t.ldc+j0+q:]
+				var br []float32
+				if bias != nil {
+					br = bias[r:]
+				}
 				if cols == k.NR {
-					k.fn(rows, kc, ar, rsa, csa, b, rsb, c, t.ldc, t.alpha, acc)
-				} else {
-					k.fn(rows, kc, ar, rsa, csa, b, rsb, edge, k.NR, t.alpha, false)
-					for i := 0; i < rows; i++ {
-						src, dst := edge[i*k.NR:i*k.NR+cols], c[i*t.ldc:i*t.ldc+cols]
-						if acc {
-							for j, v := range src {
-								dst[j] += v
-							}
-						} else {
-							copy(dst, src)
+					k.fn(rows, kc, ar, rsa, csa, b, rsb, c, t.ldc, t.alpha, acc, br, last)
+					continue
+				}
+				// past N's end: the block in edge, its first cols columns added or copied to C
+				k.fn(rows, kc, ar, rsa, csa, b, rsb, edge, k.NR, t.alpha, false, br, false)
+				for i := 0; i < rows; i++ {
+					src, dst := edge[i*k.NR:i*k.NR+cols], c[i*t.ldc:i*t.ldc+cols]
+					if acc {
+						for j, v := range src {
+							dst[j] += v
 						}
+					} else {
+						copy(dst, src)
 					}
 				}
 				if last {

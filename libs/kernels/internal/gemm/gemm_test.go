@@ -141,7 +141,7 @@ func TestRunRowBiasMatchesBiasThenRun(t *testing.T) {
 		for _, layout := range []Layout{RowMajor, Transposed} {
 			for _, workers := range []int{1, 3, 12} {
 				for _, swap := range []bool{false, true} {
-					if swap && (layout != Transposed || workers == 1) {
+					if swap && workers == 1 {
 						continue
 					}
 					m, n, k := s[0], s[1], s[2]
@@ -183,7 +183,7 @@ func TestRunEpilogueMatchesThenEpilogue(t *testing.T) {
 		for _, layout := range []Layout{RowMajor, Transposed} {
 			for _, workers := range []int{1, 3, 12} {
 				for _, swap := range []bool{false, true} {
-					if swap && (layout != Transposed || workers == 1) {
+					if swap && workers == 1 {
 						continue
 					}
 					for _, epi := range []struct{ add, relu, bias bool }{{true, true, true}, {false, true, false}, {true, false, true}, {true, true, false}} {
@@ -258,6 +258,21 @@ func TestWorkspaceIsMonotone(t *testing.T) {
 						for _, g := range [][3]int64{{m + 1, n, k}, {m, n + 1, k}, {m, n, k + 1}} {
 							require.LessOrEqual(t, ws, Workspace(g[0], g[1], g[2], layout, w), "%v after %dx%dx%d", g, m, n, k)
 						}
+					}
+				}
+			}
+		}
+	}
+	for _, w := range []int{1, 2, 16} { // and so does SwappedWorkspace, for NewSwappedPlan
+		for _, m := range dims {
+			for _, n := range dims {
+				for _, k := range dims {
+					ws := SwappedWorkspace(m, n, k, w)
+					p := NewSwappedPlan(int(m), int(n), int(k), w)
+					require.LessOrEqual(t, int64(p.WorkspaceFloats()), ws, "%dx%dx%d", m, n, k)
+					require.LessOrEqual(t, SwappedWorkspace(m, n, k, max(w-1, 1)), ws)
+					for _, g := range [][3]int64{{m + 1, n, k}, {m, n + 1, k}, {m, n, k + 1}} {
+						require.LessOrEqual(t, ws, SwappedWorkspace(g[0], g[1], g[2], w), "%v after %dx%dx%d", g, m, n, k)
 					}
 				}
 			}
@@ -354,24 +369,39 @@ func TestSwapGivesThePlainBits(t *testing.T) {
 					a = Mat{Data: randSlice(r, k*(m+3)), Ld: m + 3, Trans: true}
 				}
 				b := Mat{Data: randSlice(r, n*(k+2)), Ld: k + 2, Trans: true}
+				// a row-major B of the same elements, for NewSwappedPlan's plans and NewPlan's
+				rm := Mat{Data: make([]float32, k*(n+1)), Ld: n + 1}
+				for p := 0; p < k; p++ {
+					for j := 0; j < n; j++ {
+						rm.Data[p*rm.Ld+j] = b.Data[j*b.Ld+p]
+					}
+				}
+				rsw, rplain := NewSwappedPlan(m, n, k, workers), NewPlan(m, n, k, RowMajor, workers)
+				require.True(t, rsw.Swap)
+				require.False(t, rplain.Swap)
 				bias := randSlice(r, n)
 				ldc := n + 3
 				c0 := randSlice(r, m*ldc)
 				for _, mode := range []string{"set", "acc", "bias"} {
-					want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
+					want := append([]float32(nil), c0...)
+					gots := [][]float32{append([]float32(nil), c0...), append([]float32(nil), c0...), append([]float32(nil), c0...)}
 					for _, x := range []struct {
 						p Plan
+						b Mat
 						c []float32
-					}{{plain, want}, {sw, got}} {
+					}{{plain, b, want}, {sw, b, gots[0]}, {rsw, rm, gots[1]}, {rplain, rm, gots[2]}} {
 						ws := randSlice(r, x.p.WorkspaceFloats())
 						if mode == "bias" {
-							x.p.RunBias(a, b, nil, bias, x.c, ldc, 0.7, ws)
+							x.p.RunBias(a, x.b, nil, bias, x.c, ldc, 0.7, ws)
 						} else {
-							x.p.Run(a, b, nil, x.c, ldc, 0.7, mode == "acc", ws)
+							x.p.Run(a, x.b, nil, x.c, ldc, 0.7, mode == "acc", ws)
 						}
 					}
-					require.Equal(t, want, got, "%v workers %d transA %v %s", s, workers, transA, mode)
+					for i, got := range gots {
+						require.Equal(t, want, got, "%v workers %d transA %v %s, plan %d", s, workers, transA, mode, i)
+					}
 				}
+				require.LessOrEqual(t, int64(rsw.WorkspaceFloats()), SwappedWorkspace(int64(m), int64(n), int64(k), workers))
 			}
 		}
 	}

@@ -13,24 +13,24 @@ import (
 // The micro-kernels of kernel_amd64.s (see asmgen). Strides are in bytes.
 
 //go:noescape
-func kernAVX2(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool)
+func kernAVX2(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool, bias *float32, relu bool)
 
 //go:noescape
-func kernAVX512(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool)
+func kernAVX512(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool, bias *float32, relu bool)
 
 //go:noescape
-func kernAVX512N16(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool)
+func kernAVX512N16(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool, bias *float32, relu bool)
 
-func callAVX2(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool) {
-	kernAVX2(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc)
+func callAVX2(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool, bias []float32, relu bool) {
+	kernAVX2(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc, unsafe.SliceData(bias), relu)
 }
 
-func callAVX512(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool) {
-	kernAVX512(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc)
+func callAVX512(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool, bias []float32, relu bool) {
+	kernAVX512(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc, unsafe.SliceData(bias), relu)
 }
 
-func callAVX512N16(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool) {
-	kernAVX512N16(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc)
+func callAVX512N16(rows, k int, a []float32, rsa, csa int, b []float32, rsb int, c []float32, ldc int, alpha float32, acc bool, bias []float32, relu bool) {
+	kernAVX512N16(rows, k, unsafe.SliceData(a), rsa*4, csa*4, unsafe.SliceData(b), rsb*4, unsafe.SliceData(c), ldc*4, alpha, acc, unsafe.SliceData(bias), relu)
 }
 
 //go:noescape

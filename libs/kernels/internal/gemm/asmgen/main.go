@@ -2,7 +2,9 @@
 //
 //	go run ./asmgen > kernel_amd64.s    (in libs/kernels/internal/gemm; go generate runs it)
 //
-// Each kernel computes an R x NR block of C = alpha * A * B (+ C when acc) for R = 1..MR:
+// Each kernel computes an R x NR block of C = Relu?(alpha * A * B + bias (+ C when acc)) for
+// R = 1..MR, bias (R floats, nil for none) added along each row, Relu when relu (VMAXPS with 0
+// first, as vec.Relu: NaN and -0 kept):
 // A(i, p) is read at a + i*rsa + p*csa (so A may be row-major, transposed or packed), B(p, j)
 // at b + p*rsb + j*4 (NR contiguous floats per row of B), C(i, j) at c + i*ldc + j*4. Strides
 // are in bytes. One loop per R keeps R x NR/W accumulators in registers for the whole of K.
@@ -65,8 +67,8 @@ func gen(w *strings.Builder, k isa) {
 	label := func(s string) { fmt.Fprintf(w, "%s:\n", s) }
 
 	fmt.Fprintf(w, "\n// %s: %s.\n", k.name, k.comment)
-	fmt.Fprintf(w, "// func %s(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool)\n", k.name)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-77\n", k.name)
+	fmt.Fprintf(w, "// func %s(rows, k int, a *float32, rsa, csa int, b *float32, rsb int, c *float32, ldc int, alpha float32, acc bool, bias *float32, relu bool)\n", k.name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-89\n", k.name)
 	p("MOVQ rows+0(FP), BX")
 	p("MOVQ k+8(FP), CX")
 	p("MOVQ a+16(FP), AX")
@@ -122,20 +124,38 @@ func gen(w *strings.Builder, k isa) {
 				p("VMULPS %s, %s, %s", al, acc(i, v), acc(i, v))
 			}
 		}
-		p("MOVBLZX acc+76(FP), BX")
+		p("MOVQ bias+80(FP), BX")
 		p("TESTQ BX, BX")
-		p("JEQ %s_over", pre)
+		p("JEQ %s_nobias", pre)
 		for i := 0; i < r; i++ {
+			p("VBROADCASTSS %d(BX), %s", 4*i, bc)
 			for v := 0; v < vecs; v++ {
-				p("VADDPS %d(DI), %s, %s", v*k.width*4, acc(i, v), acc(i, v))
-				p("VMOVUPS %s, %d(DI)", acc(i, v), v*k.width*4)
-			}
-			if i < r-1 {
-				p("ADDQ R13, DI")
+				p("VADDPS %s, %s, %s", bc, acc(i, v), acc(i, v))
 			}
 		}
-		p("VZEROUPPER")
-		p("RET")
+		label(pre + "_nobias")
+		p("MOVBLZX acc+76(FP), BX")
+		p("TESTQ BX, BX")
+		p("JEQ %s_noacc", pre)
+		p("MOVQ DI, CX")
+		for i := 0; i < r; i++ {
+			for v := 0; v < vecs; v++ {
+				p("VADDPS %d(CX), %s, %s", v*k.width*4, acc(i, v), acc(i, v))
+			}
+			if i < r-1 {
+				p("ADDQ R13, CX")
+			}
+		}
+		label(pre + "_noacc")
+		p("MOVBLZX relu+88(FP), BX")
+		p("TESTQ BX, BX")
+		p("JEQ %s_over", pre)
+		p("%s %s, %s, %s", k.zero, al, al, al)
+		for i := 0; i < r; i++ {
+			for v := 0; v < vecs; v++ {
+				p("VMAXPS %s, %s, %s", acc(i, v), al, acc(i, v))
+			}
+		}
 		label(pre + "_over")
 		for i := 0; i < r; i++ {
 			for v := 0; v < vecs; v++ {
