@@ -5,7 +5,7 @@
 # it with `runner loadtest` at 1, 8, 32 and 64 concurrent streams (prompt 512 tokens, 128 new),
 # and reads the server's reserved and used device bytes from /metrics. Then SIGTERM drains it.
 #   tools/gpu/serve_bench.sh RUNNER [OUT]     (OUT defaults to $OUT, else ./serve-bench)
-# Environment: SLOTS (64), CONTEXT (1024), CHUNK (the prompt chunk, 128), LEVELS (1,8,32,64),
+# Environment: SLOTS (64), CONTEXT (1024), CHUNK (the prompt chunk, 256), LEVELS (1,8,32,64),
 # REQUESTS (per level, 128), DURATION (per level, 20s), LAYERS (28), MODEL_DIR (/tmp/qwen-serve).
 set -uo pipefail
 runner=${1:?usage: serve_bench.sh RUNNER [OUT]}
@@ -13,7 +13,7 @@ out=${2:-${OUT:-./serve-bench}}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${MODEL_DIR:-/tmp/qwen-serve}
-slots=${SLOTS:-64} ctx=${CONTEXT:-1024} chunk=${CHUNK:-128}
+slots=${SLOTS:-64} ctx=${CONTEXT:-1024} chunk=${CHUNK:-256}
 addr=127.0.0.1:${PORT:-8000}
 if [ ! -f "$dir/model.onnx" ]; then
   python3 "$here/decode_bench.py" --export "$dir" --max-seq "$ctx" --layers "${LAYERS:-28}" --out "$out" > "$out/export.log" 2>&1 ||

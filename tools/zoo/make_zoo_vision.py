@@ -11,9 +11,9 @@ exported), so import_zoo.py merges it:
 
 Families: ResNet (torchvision resnet18 at half width), MobileNetV3 (torchvision, small, width
 0.25), EfficientNet (torchvision b0 blocks, width 0.25), ConvNeXt (timm, tiny dims), DeiT and
-Swin (timm, tiny dims), ViT (transformers ViTModel, and torchvision's VisionTransformer), the Whisper encoder (transformers), a
-VAE-decoder block (GroupNorm, nearest Upsample, Conv, ConvTranspose) and a 1-D conv stack (an
-audio front end: Conv1d, BatchNorm1d, ReLU, MaxPool1d).
+Swin (timm, tiny dims), ViT (transformers ViTModel and torchvision's VisionTransformer), the
+Whisper encoder (transformers), a VAE-decoder block (GroupNorm, nearest Upsample, Conv,
+ConvTranspose) and a 1-D conv stack (an audio front end: Conv1d, BatchNorm1d, ReLU, MaxPool1d).
 """
 
 import argparse
@@ -110,9 +110,17 @@ def families():
     def vit_tv():
         # torchvision's VisionTransformer: nn.MultiheadAttention, whose export is sequence-first
         # (Transposes around the attention, q, k and v gathered from one packed projection).
+        # The TorchScript exporter cannot write the fused kernel nn.MultiheadAttention takes in
+        # eval mode (aten::_native_multi_head_attention): the fast path off, it writes the ops.
+        import torch
         from torchvision.models.vision_transformer import VisionTransformer
+        torch.backends.mha.set_fastpath_enabled(False)
         kw = dict(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=32, mlp_dim=64, num_classes=10)
-        return VisionTransformer(**kw), {"library": "torchvision", "class": "VisionTransformer", **kw}
+        m = VisionTransformer(**kw)
+        # torchvision zeroes the classifier head: random weights, or every logit is its bias
+        torch.nn.init.normal_(m.heads.head.weight, std=0.5)
+        torch.nn.init.normal_(m.heads.head.bias, std=0.5)
+        return m, {"library": "torchvision", "class": "VisionTransformer", **kw}
     F["vit_tv"] = ("vision", vit_tv, "pixel_values", (3, 32, 32), "logits")
 
     def whisper():
