@@ -39,6 +39,17 @@ func kvJSON(t *testing.T, args ...string) (kvResult, int, string) {
 // counts and what the allocator reserved.
 func runnerReservation(t *testing.T, path, kind string, gc generate.Config) (counted, reserved int64) {
 	t.Helper()
+	return loadReservation(t, path, kind, func(c *generate.Cache, m *graph.Model) (engine.RuntimeOptions, error) {
+		return c.RuntimeOptions(m, gc, engine.RuntimeOptions{Sessions: 1})
+	}, nil)
+}
+
+// loadReservation loads m fused for the backend of kind with the cache's runtime options from
+// opts, makes one session (and runs then on it, when given), and returns what the runtime
+// counts and what the allocator reserved.
+func loadReservation(t *testing.T, path, kind string, opts func(*generate.Cache, *graph.Model) (engine.RuntimeOptions, error),
+	then func(*engine.Runtime, *engine.Session, *generate.Cache)) (counted, reserved int64) {
+	t.Helper()
 	m, err := graph.Load(path)
 	require.NoError(t, err)
 	defer m.Close()
@@ -56,7 +67,7 @@ func runnerReservation(t *testing.T, path, kind string, gc generate.Config) (cou
 	al, err := alloc.New(be.Device(), alloc.Options{})
 	require.NoError(t, err)
 	defer al.Close()
-	ro, err := c.RuntimeOptions(fused, gc, engine.RuntimeOptions{Sessions: 1})
+	ro, err := opts(c, fused)
 	require.NoError(t, err)
 	rt, err := engine.NewRuntime(context.Background(), fused, be, al, ro)
 	require.NoError(t, err)
@@ -64,6 +75,9 @@ func runnerReservation(t *testing.T, path, kind string, gc generate.Config) (cou
 	s, err := rt.NewSession()
 	require.NoError(t, err)
 	defer s.Close()
+	if then != nil {
+		then(rt, s, c)
+	}
 	counted = rt.Reserve.DeviceWeightBytes + alloc.ReservedSize(max(rt.Reserve.ArenaBytes, 1)) + rt.StateBytes()
 	return counted, al.Stats().ReservedBytes
 }
@@ -110,35 +124,12 @@ func TestKVEqualsRunnerReservation(t *testing.T) {
 // returns what the runtime counts and what the allocator reserved.
 func runnerBatchReservation(t *testing.T, path, kind string, bc generate.BatchConfig) (counted, reserved int64) {
 	t.Helper()
-	m, err := graph.Load(path)
-	require.NoError(t, err)
-	defer m.Close()
-	fo, err := engine.FuseOptions(engine.Options{Target: kernels.Target{Backend: kind}})
-	require.NoError(t, err)
-	fused, _, err := rewrite.Fuse(m, fo)
-	require.NoError(t, err)
-	fused, c, err := generate.Prepare(fused, generate.Names{})
-	require.NoError(t, err)
-	drv, err := kernels.LookupDriver(kind)
-	require.NoError(t, err)
-	be, err := drv.Open(kernels.OpenOptions{Workers: 2, Memory: 1 << 30})
-	require.NoError(t, err)
-	defer be.Close()
-	al, err := alloc.New(be.Device(), alloc.Options{})
-	require.NoError(t, err)
-	defer al.Close()
-	ro, err := c.BatchRuntimeOptions(fused, bc, engine.RuntimeOptions{Sessions: 1})
-	require.NoError(t, err)
-	rt, err := engine.NewRuntime(context.Background(), fused, be, al, ro)
-	require.NoError(t, err)
-	defer rt.Close()
-	s, err := rt.NewSession()
-	require.NoError(t, err)
-	defer s.Close()
-	_, err = generate.NewBatch(rt, s, c, bc)
-	require.NoError(t, err)
-	counted = rt.Reserve.DeviceWeightBytes + alloc.ReservedSize(max(rt.Reserve.ArenaBytes, 1)) + rt.StateBytes()
-	return counted, al.Stats().ReservedBytes
+	return loadReservation(t, path, kind, func(c *generate.Cache, m *graph.Model) (engine.RuntimeOptions, error) {
+		return c.BatchRuntimeOptions(m, bc, engine.RuntimeOptions{Sessions: 1})
+	}, func(rt *engine.Runtime, s *engine.Session, c *generate.Cache) {
+		_, err := generate.NewBatch(rt, s, c, bc)
+		require.NoError(t, err)
+	})
 }
 
 // TestKVServeEqualsRunnerReservation: kv --serve's total for slot rows and a context is what a
