@@ -108,7 +108,7 @@ done < <(grep -rE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(' libs apps |
   sed -E 's#^(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]+)\(.*#\1 \2#' | sort -u)
 
 go run ./tools/testsum -bazel-log "$logs/bazel.log" -testlogs bazel-testlogs \
-  -go-json "$logs/race.json" -go-json "$logs/tools.json" > "$logs/sum" 2>&1
+  -go-json "$logs/race.json" -go-json "$logs/tools.json" > "$logs/sum"
 read -r p _ f _ < "$logs/sum" || { cat "$logs/sum"; echo "0 passed, 1 failed"; exit 1; }
 p=$((p + extra_pass)) f=$((f + extra_fail))
 echo "$p passed, $f failed"

@@ -110,19 +110,29 @@ func xmlCounts(path string) Counts {
 }
 
 // goCounts counts test results in `go test -json` output: each test or subtest that passes or fails.
-// A package that fails without any failing test (a build error, a panic at init) counts as one failure.
-func goCounts(r io.Reader) (Counts, error) {
+// A package that fails without any failing test (a build error, a panic at init, goleak's check
+// after the tests, output after PASS) counts as one failure; its last lines of package-level
+// output go to report, so that the log names what failed.
+func goCounts(r io.Reader, report io.Writer) (Counts, error) {
+	const keep = 30
 	var c Counts
 	failedTests := map[string]int{}
+	tail := map[string][]string{} // package -> its last lines of output outside any test
 	dec := json.NewDecoder(r)
 	for {
-		var ev struct{ Action, Package, Test string }
+		var ev struct{ Action, Package, Test, Output string }
 		if err := dec.Decode(&ev); err == io.EOF {
 			break
 		} else if err != nil {
 			return c, err
 		}
 		switch {
+		case ev.Test == "" && ev.Action == "output":
+			t := append(tail[ev.Package], ev.Output)
+			if len(t) > keep {
+				t = t[len(t)-keep:]
+			}
+			tail[ev.Package] = t
 		case ev.Test != "" && ev.Action == "pass":
 			c.Passed++
 		case ev.Test != "" && ev.Action == "fail":
@@ -130,6 +140,7 @@ func goCounts(r io.Reader) (Counts, error) {
 			failedTests[ev.Package]++
 		case ev.Test == "" && ev.Action == "fail" && failedTests[ev.Package] == 0:
 			c.Failed++
+			fmt.Fprintf(report, "FAIL %s with no failing test; its last output:\n%s", ev.Package, strings.Join(tail[ev.Package], ""))
 		}
 	}
 	return c, nil
@@ -165,7 +176,7 @@ func main() {
 		if err != nil {
 			fatal(err)
 		}
-		c, err := goCounts(f)
+		c, err := goCounts(f, os.Stderr)
 		f.Close()
 		if err != nil {
 			fatal(err)

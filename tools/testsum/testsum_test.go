@@ -45,10 +45,13 @@ func TestGoCounts(t *testing.T) {
 {"Action":"pass","Package":"p","Test":"T1/sub"}
 {"Action":"fail","Package":"p","Test":"T2"}
 {"Action":"fail","Package":"p"}
+{"Action":"output","Package":"q","Output":"PASS\n"}
+{"Action":"output","Package":"q","Output":"goleak: Errors on successful test run\n"}
 {"Action":"fail","Package":"q"}
 {"Action":"pass","Package":"r"}
 `
-	c, err := goCounts(strings.NewReader(in))
+	var report strings.Builder
+	c, err := goCounts(strings.NewReader(in), &report)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,5 +61,9 @@ func TestGoCounts(t *testing.T) {
 	}
 	if got := c.String(); got != "2 passed, 2 failed" {
 		t.Fatalf("summary line %q", got)
+	}
+	// q's failure is named with its output; p's is named by its test already
+	if want := "FAIL q with no failing test; its last output:\nPASS\ngoleak: Errors on successful test run\n"; report.String() != want {
+		t.Fatalf("report %q, want %q", report.String(), want)
 	}
 }
