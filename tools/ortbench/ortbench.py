@@ -22,6 +22,10 @@ seq dim, so its shapes are batch sizes alone:
     go run ./tools/ortbench/resnetgen -out /tmp/resnet50.onnx
     tools/ortbench/ortbench.py /tmp/resnet50.onnx --shapes 1 --threads 2 --check
 
+A ViT-B/16 (torchvision's, in the form of its dynamo export; random weights), likewise batch
+sizes alone:
+    go run ./tools/ortbench/vitgen -out /tmp/vit_b_16.onnx
+
 onnxruntime is a benchmark peer only, never a dependency of carve. It comes from Python's
 onnxruntime package where that imports (the GPU machine), else from the npm package
 onnxruntime-node, installed once with

@@ -303,7 +303,9 @@ func TestRunDoesNotAllocate(t *testing.T) {
 
 func BenchmarkRun(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, s := range [][3]int{{1024, 64, 64}, {1024, 256, 64}, {128, 768, 768}, {128, 3072, 768}, {128, 768, 3072}, {512, 512, 512}, {7, 64, 64}} {
+	// ... and ViT-B/16's at batch 1 (197 tokens), whose row-major weights are packed tile by tile
+	for _, s := range [][3]int{{1024, 64, 64}, {1024, 256, 64}, {128, 768, 768}, {128, 3072, 768}, {128, 768, 3072}, {512, 512, 512}, {7, 64, 64},
+		{197, 2304, 768}, {197, 3072, 768}, {197, 768, 3072}} {
 		m, n, k := s[0], s[1], s[2]
 		for _, layout := range []Layout{RowMajor, Transposed} {
 			for _, w := range []int{1, 2} {
@@ -488,4 +490,52 @@ func TestRunTapsMatchesNaive(t *testing.T) {
 	require.Panics(t, func() { // B too short for its last tap
 		p.RunTaps(Mat{Data: make([]float32, 8), Ld: 2}, Mat{Data: make([]float32, 6), Ld: 3}, Taps{B: []int{0, 1}, ATap: 4}, nil, make([]float32, 6), 3, nil)
 	})
+}
+
+// A large row-major B packed into panels (packsRowMajor) gives the bits of B read in place:
+// the same micro-kernel over the same slabs, on every kernel, with or without acc, a bias, a
+// row bias and an epilogue, edges of N and M anywhere, whatever the workers. The threshold is
+// lowered so that small products take the packed path.
+func TestPackedRowMajorGivesTheInPlaceBits(t *testing.T) {
+	defer func(old int64) { packRowMajorMinB = old }(packRowMajorMinB)
+	packRowMajorMinB = 1
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, kern := range Kernels() {
+		for _, s := range [][3]int{{48, 17, 9}, {60, 100, 300}, {197, 230, 77}, {100, 33, 513}, {49, 1100, 40}} {
+			for _, workers := range []int{1, 2, 5} {
+				m, n, k := s[0], s[1], s[2]
+				packed := NewPlan(m, n, k, RowMajor, workers)
+				require.True(t, packed.Pack, "%v", s)
+				inPlace := newPlan(m, n, k, RowMajor, workers, false)
+				require.False(t, inPlace.Pack)
+				inPlace.MC, inPlace.NC, inPlace.Slots = packed.MC, packed.NC, packed.Slots // the same tiles
+				a := Mat{Data: randSlice(r, m*(k+1)), Ld: k + 1}
+				b := Mat{Data: randSlice(r, k*(n+3)), Ld: n + 3}
+				ldc := n + 2
+				c0 := randSlice(r, m*ldc)
+				bias, rowBias := randSlice(r, n), randSlice(r, m)
+				for _, mode := range []string{"set", "acc", "bias", "rowbias", "epilogue"} {
+					var outs [2][]float32
+					for i, p := range []Plan{packed, inPlace} {
+						c := append([]float32(nil), c0...)
+						ws := randSlice(r, p.WorkspaceFloats())
+						switch mode {
+						case "set", "acc":
+							p.run(kern, a, b, nil, tileOps{}, c, ldc, 0.7, mode == "acc", ws)
+						case "bias":
+							p.run(kern, a, b, nil, tileOps{bias: bias}, c, ldc, 0.7, true, ws)
+						case "rowbias":
+							p.run(kern, a, b, nil, tileOps{rowBias: rowBias}, c, ldc, 0.7, true, ws)
+						case "epilogue":
+							p.run(kern, a, b, nil, tileOps{rowBias: rowBias, add: c0, relu: true}, c, ldc, 0.7, true, ws)
+						}
+						outs[i] = c
+					}
+					require.Equal(t, outs[1], outs[0], "%s %v on %d, %s", kern.Name, s, workers, mode)
+				}
+				require.LessOrEqual(t, int64(packed.WorkspaceFloats()), Workspace(int64(m), int64(n), int64(k), RowMajor, workers))
+			}
+		}
+	}
+	require.False(t, NewPlan(packRowMajorMinM-1, 3072, 768, RowMajor, 2).Pack) // too few rows
 }

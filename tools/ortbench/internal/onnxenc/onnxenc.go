@@ -37,16 +37,18 @@ const (
 
 	AttrFloat  = 1 // AttributeProto.FLOAT
 	AttrInt    = 2
+	AttrString = 3
 	AttrTensor = 4
 	AttrInts   = 7
 )
 
-// Attr is a node attribute: Typ says which of F, I, Ints and T it holds.
+// Attr is a node attribute: Typ says which of F, I, S, Ints and T it holds.
 type Attr struct {
 	Name string
 	Typ  int
 	F    float32
 	I    int64
+	S    string
 	Ints []int64
 	T    PB
 }
@@ -60,6 +62,8 @@ func (a Attr) Encode() []byte {
 		b.Float(2, a.F)
 	case AttrInt:
 		b.Int(3, a.I)
+	case AttrString:
+		b.Str(4, a.S)
 	case AttrTensor:
 		b.Bytes(5, a.T)
 	case AttrInts:
@@ -107,9 +111,11 @@ func ValueInfo(name string, dt int, dims ...any) []byte {
 	return b
 }
 
-// IntAttr, FloatAttr and IntsAttr are attributes of one int, one float and a list of ints.
+// IntAttr, FloatAttr, StringAttr and IntsAttr are attributes of one int, one float, a string
+// and a list of ints.
 func IntAttr(name string, v int64) Attr     { return Attr{Name: name, Typ: AttrInt, I: v} }
 func FloatAttr(name string, v float32) Attr { return Attr{Name: name, Typ: AttrFloat, F: v} }
+func StringAttr(name, v string) Attr        { return Attr{Name: name, Typ: AttrString, S: v} }
 func IntsAttr(name string, v ...int64) Attr { return Attr{Name: name, Typ: AttrInts, Ints: v} }
 
 // Graph is a GraphProto being built: nodes named by op type and count, initializers, inputs and
