@@ -20,6 +20,10 @@ const (
 	Gelu        Kind = "gelu"      // 0.5 x (1 + tanh(...)) or 0.5 x (1 + erf(x / sqrt 2)) -> Gelu (opset 20)
 	Rotary      Kind = "rotary"    // x*cos + rotate_half(x)*sin -> com.microsoft.RotaryEmbedding
 	Attention   Kind = "attention" // softmax(Q K^T * scale + mask) V -> Attention (opset 23)
+	// Attention over copies of views of one projection (Transposes, Gathers) -> Attention
+	// reading the views in place (carve's layouts), the projections about it made over unmoved
+	// rows
+	AttentionLayout Kind = "attention-layout"
 	// MatMul(A, Transpose(W)), W a 2-D weight -> Gemm(transB=1) over views of A
 	TransposedWeight Kind = "transposed-weight"
 	// Add(MatMul(A, W), b), W a 2-D weight and b its bias -> Gemm(A, W, b) over views of A
@@ -37,9 +41,11 @@ const (
 // convolutions first: nothing else reads them; then the Relus, and residual Adds, after those
 // convolutions; norms next: their outputs feed
 // the projections of attention; GatedMatMul right after SwiGLU: it matches the SwiGLU nodes
-// that pass made; attention after rotary: it reads the rotary outputs).
+// that pass made; attention after rotary: it reads the rotary outputs; the attention layouts
+// after attention, whose Attention nodes they read, and before the products' Gemms, which then
+// fuse the projections it makes again).
 func Kinds() []Kind {
-	return []Kind{ConvBatchNorm, ConvRelu, LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, TransposedWeight, MatMulBias, ExpandedGather}
+	return []Kind{ConvBatchNorm, ConvRelu, LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, AttentionLayout, TransposedWeight, MatMulBias, ExpandedGather}
 }
 
 // Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
@@ -60,7 +66,7 @@ func (k Kind) Op() (domain, op string) {
 		return "", "Gelu"
 	case Rotary:
 		return "com.microsoft", "RotaryEmbedding"
-	case Attention:
+	case Attention, AttentionLayout:
 		return "", "Attention"
 	case TransposedWeight, MatMulBias:
 		return "", "Gemm"
@@ -153,6 +159,7 @@ var passes = []pass{
 	{Gelu, geluCandidate, matchGelu},
 	{Rotary, rotaryCandidate, nodeOnly(matchRotary)},
 	{Attention, func(n *graph.Node) bool { return is(n, "Softmax") }, matchAttention},
+	{AttentionLayout, attentionLayoutCandidate, matchAttentionLayout},
 	{TransposedWeight, transposedWeightCandidate, nodeOnly(matchTransposedWeight)},
 	{MatMulBias, matmulBiasCandidate, nodeOnly(matchMatMulBias)},
 	{ExpandedGather, expandedGatherCandidate, nodeOnly(matchExpandedGather)},
