@@ -16,8 +16,8 @@ import (
 )
 
 // inPlaceFamilies are the zoo families whose in-place plans TestZooInPlace runs: the vision
-// models (FusedConv with Z, elementwise chains) and a decoder.
-var inPlaceFamilies = []string{"resnet", "mobilenet_v3", "convnext", "efficientnet", "vit", "gpt2", "llama"}
+// models (FusedConv with Z, elementwise chains; vit_tv's attentions through their layouts) and a decoder.
+var inPlaceFamilies = []string{"resnet", "mobilenet_v3", "convnext", "efficientnet", "vit", "vit_tv", "gpt2", "llama"}
 
 // sameOutputs runs the two sessions at in and requires byte-identical outputs.
 func sameOutputs(t *testing.T, m *graph.Model, off, on *Session, in map[string]kernels.Tensor, how string) {

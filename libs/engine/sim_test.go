@@ -259,7 +259,7 @@ func zeroInputs(t testing.TB, m *graph.Model, dims Binding) map[string]kernels.T
 
 // TestFuseOptionsFollowTheKernels: the CPU has a kernel for every fused op but
 // dev.carve.GatedMatMul (a GPU kernel); a registry without ONNX Attention skips attention
-// fusion too, and only that.
+// fusion too, and the attention-layout fusion over its nodes, and only those.
 func TestFuseOptionsFollowTheKernels(t *testing.T) {
 	fo, err := FuseOptions(Options{Workers: 1})
 	require.NoError(t, err)
@@ -278,5 +278,5 @@ func TestFuseOptionsFollowTheKernels(t *testing.T) {
 	}
 	fo, err = FuseOptions(Options{Workers: 1, Registry: reg})
 	require.NoError(t, err)
-	require.Equal(t, []rewrite.Kind{rewrite.GatedMatMul, rewrite.Attention}, fo.Skip)
+	require.Equal(t, []rewrite.Kind{rewrite.GatedMatMul, rewrite.Attention, rewrite.AttentionLayout}, fo.Skip)
 }

@@ -587,6 +587,21 @@ func (d Dim) FloorDiv(o Dim) Dim {
 	return fnDim(fnFloorDiv, d, o)
 }
 
+// ExactDiv returns d / o where o divides d: constants that divide, or a polynomial every term
+// of which is a multiple of o, o being a non-zero constant or a single product of named dims
+// (batch*64 by 64 is batch; batch by 4 is not known to divide). ok is false otherwise.
+func (d Dim) ExactDiv(o Dim) (q Dim, ok bool) {
+	if x, okd := d.Value(); okd {
+		if y, oko := o.Value(); oko {
+			if y == 0 || x%y != 0 {
+				return Dim{}, false
+			}
+			return Const(x / y), true
+		}
+	}
+	return divExact(d, o)
+}
+
 // ceilDiv returns ceil(d / o).
 func (d Dim) ceilDiv(o Dim) Dim {
 	if q, ok := divExact(d, o); ok {

@@ -45,6 +45,29 @@ func TestDimCanonicalForm(t *testing.T) {
 	require.True(t, Const(3).Equal(Const(3)))
 }
 
+func TestDimExactDiv(t *testing.T) {
+	b, s := Sym("batch"), Sym("seq")
+	for _, tc := range []struct {
+		d, o Dim
+		want string // "" when o is not known to divide d
+	}{
+		{Const(96), Const(32), "3"},
+		{Const(96), Const(36), ""},
+		{Const(5), Const(0), ""},
+		{b.Mul(Const(96)), Const(32), "3*batch"},
+		{b.Mul(s).Mul(Const(96)), b.Mul(Const(96)), "seq"},
+		{b.Mul(Const(96)), b.Mul(Const(96)), "1"},
+		{b, Const(4), ""},
+		{Const(32), b.Mul(Const(32)), ""},
+	} {
+		q, ok := tc.d.ExactDiv(tc.o)
+		require.Equal(t, tc.want != "", ok, "%s / %s", tc.d, tc.o)
+		if ok {
+			require.Equal(t, tc.want, q.String(), "%s / %s", tc.d, tc.o)
+		}
+	}
+}
+
 func TestDimEval(t *testing.T) {
 	b, s := Sym("batch"), Sym("seq")
 	dims := map[string]int64{"batch": 3, "seq": 10}

@@ -116,7 +116,10 @@ func inferGQA(c *ictx) error {
 //
 // Q, K and V are 4-D, [batch, heads, sequence, head size], or all 3-D, [batch, sequence,
 // heads*head size] with the q_num_heads and kv_num_heads attributes. Y has Q's layout and V's
-// head size; present_key and present_value are 4-D and hold the past and the new keys and
+// head size. With carve's layouts (AttrQLayout), Q, K and V are each of the rank of its layout
+// and Y is 4-D in its own (AttrYLayout, [batch, heads, sequence, head size] by default); an
+// axis a layout reads at one index must be longer than the index. present_key and
+// present_value are 4-D and hold the past and the new keys and
 // values. The mask broadcasts to [batch, q heads, q sequence, total sequence], except that
 // its last dim may be shorter than the total sequence (the keys past it are masked out).
 // Conditions on symbolic dims are checked at Bind.
@@ -125,13 +128,47 @@ func inferONNXAttention(c *ictx) error {
 	if k.DType != q.DType || v.DType != q.DType {
 		return c.errf("Q, K and V are %s, %s and %s; they must have one type", q.DType, k.DType, v.DType)
 	}
+	ls, custom, err := AttentionLayouts(c.n.Attrs)
+	if err != nil {
+		return c.errf("%v", err)
+	}
 	r := len(q.Shape)
-	if (r != 3 && r != 4) || len(k.Shape) != r || len(v.Shape) != r {
+	if custom {
+		r = 0 // read through the layouts
+	} else if (r != 3 && r != 4) || len(k.Shape) != r || len(v.Shape) != r {
 		return c.errf("Q, K and V must be all 4-D [batch, heads, seq, head] or all 3-D [batch, seq, hidden], have %v, %v and %v", q.Shape, k.Shape, v.Shape)
 	}
 	var b, hq, hkv, s, l, d, dv Dim
 	b = q.Shape[0]
-	if r == 4 {
+	switch r {
+	case 0:
+		for i, x := range []*Value{q, k, v} {
+			lay := ls[i]
+			if len(x.Shape) != lay.Rank() {
+				return c.errf("%s is %v, of rank %d; its layout %q has rank %d", []string{"Q", "K", "V"}[i], x.Shape, len(x.Shape), lay, lay.Rank())
+			}
+			for a, f := range lay.Fixed {
+				if f >= 0 {
+					if err := c.require(ltDim(Const(f), x.Shape[a]), fmt.Sprintf("the index %d that %s's layout %q reads axis %d at is below its dim %s", f, []string{"Q", "K", "V"}[i], lay, a, x.Shape[a])); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		var kb, vb, vh, vl Dim
+		b, hq, s, d = ls[0].Dims(q.Shape)
+		kb, hkv, l, _ = ls[1].Dims(k.Shape)
+		vb, vh, vl, dv = ls[2].Dims(v.Shape)
+		for _, x := range []struct {
+			got, want Dim
+			what      string
+		}{{k.Shape[ls[1].D], d, "head size of K against Q"}, {kb, b, "batch of K against Q"}, {vb, b, "batch of V against Q"},
+			{vh, hkv, "heads of V against K"}, {vl, l, "sequence of V against K"}} {
+			if err := c.eq(x.got, x.want, x.what); err != nil {
+				return err
+			}
+		}
+	case 4:
 		hq, s, d = q.Shape[1], q.Shape[2], q.Shape[3]
 		hkv, l = k.Shape[1], k.Shape[2]
 		if err := c.eq(k.Shape[3], d, "head size of K against Q"); err != nil {
@@ -144,7 +181,7 @@ func inferONNXAttention(c *ictx) error {
 			return err
 		}
 		dv = v.Shape[3]
-	} else {
+	default:
 		nq, nkv := c.n.Attrs.Int("q_num_heads", 0), c.n.Attrs.Int("kv_num_heads", 0)
 		if nq <= 0 || nkv <= 0 {
 			return c.errf("3-D Q, K and V need positive q_num_heads and kv_num_heads attributes, have %d and %d", nq, nkv)
@@ -197,9 +234,14 @@ func inferONNXAttention(c *ictx) error {
 	if err := c.relativeBias(q.DType, b, hq, s, total, pk != nil); err != nil {
 		return err
 	}
-	if r == 4 {
+	switch r {
+	case 0:
+		y := make(Shape, 4)
+		y[ls[3].B], y[ls[3].H], y[ls[3].S], y[ls[3].D] = b, hq, s, dv
+		c.out(0, q.DType, y)
+	case 4:
 		c.out(0, q.DType, Shape{b, hq, s, dv})
-	} else {
+	default:
 		c.out(0, q.DType, Shape{b, s, hq.Mul(dv)})
 	}
 	c.out(1, q.DType, Shape{b, hkv, total, d})

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,9 @@ func attentionSpec(attrs graph.Attributes, outputs []string, inputs ...graph.Val
 			names = append(names, "")
 			continue
 		}
-		s.Inputs = append(s.Inputs, in)
+		if !slices.Contains(names, in.Name) { // an input read twice is declared once
+			s.Inputs = append(s.Inputs, in)
+		}
 		names = append(names, in.Name)
 	}
 	s.Nodes = []graph.NodeSpec{{Name: "attn", OpType: "Attention", Inputs: names, Outputs: outputs, Attrs: attrs}}
@@ -65,6 +68,24 @@ func TestInferONNXAttention(t *testing.T) {
 			want:   []string{"y float32[b, s, 32]"},
 		},
 		{
+			// nn.MultiheadAttention's packed projection [S, B, 3, H, D], read three times
+			name: "layouts",
+			attrs: graph.NewAttributes(graph.Attribute{Name: graph.AttrQLayout, Kind: graph.AttrString, String: "sb0hd"},
+				graph.Attribute{Name: graph.AttrKLayout, Kind: graph.AttrString, String: "sb1hd"},
+				graph.Attribute{Name: graph.AttrVLayout, Kind: graph.AttrString, String: "sb2hd"},
+				graph.Attribute{Name: graph.AttrYLayout, Kind: graph.AttrString, String: "sbhd"}),
+			inputs: []graph.ValueSpec{vs("p", f, "s", "b", 3, 4, 8), vs("p", f), vs("p", f)},
+			outs:   []string{"y"},
+			want:   []string{"y float32[s, b, 4, 8]"},
+		},
+		{
+			name:   "K and V's layouts only",
+			attrs:  graph.NewAttributes(graph.Attribute{Name: graph.AttrKLayout, Kind: graph.AttrString, String: "bshd"}, graph.Attribute{Name: graph.AttrVLayout, Kind: graph.AttrString, String: "bs1hd"}),
+			inputs: []graph.ValueSpec{vs("q", f, "b", 4, "s", 16), vs("k", f, "b", "t", 2, 16), vs("v", f, "b", "t", 2, 2, 8)},
+			outs:   []string{"y"},
+			want:   []string{"y float32[b, 4, s, 8]"},
+		},
+		{
 			name: "past and present",
 			inputs: []graph.ValueSpec{vs("q", f, "b", 4, 1, 16), vs("k", f, "b", 4, 1, 16), vs("v", f, "b", 4, 1, 16),
 				vs("m", f, "b", 1, 1, "p1"), vs("pk", f, "b", 4, "p", 16), vs("pv", f, "b", 4, "p", 16)},
@@ -98,6 +119,13 @@ func TestInferONNXAttentionErrors(t *testing.T) {
 		{"mask type", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4), vs("m", graph.Int64, 3, 3)}, "must be bool or float32"},
 		{"mask dim", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4), vs("m", graph.Bool, 3, 3, 3)}, "is 1 or 2"},
 		{"mask too long", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4), vs("m", graph.Bool, 3, 4)}, "at most the total"},
+		{"layout letter", lay(graph.AttrQLayout, "bhxd"), []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4)}, "is not an axis"},
+		{"layout d not last", lay(graph.AttrKLayout, "bhds"), []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 4, 3), vs("v", f, 1, 2, 3, 4)}, "must be the last axis"},
+		{"layout twice", lay(graph.AttrVLayout, "bhhd"), []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4)}, "twice"},
+		{"layout rank", lay(graph.AttrQLayout, "bs0hd"), []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4)}, "has rank 5"},
+		{"layout index", lay(graph.AttrQLayout, "bs3hd"), []graph.ValueSpec{vs("q", f, 1, 3, 3, 2, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4)}, "the index 3"},
+		{"layout output index", lay(graph.AttrYLayout, "bsh0d"), []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4)}, "is not an axis"},
+		{"layout heads", lay(graph.AttrVLayout, "bshd"), []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 3, 3, 4)}, "heads of V"},
 		{"lone past", graph.Attributes{}, []graph.ValueSpec{vs("q", f, 1, 2, 3, 4), vs("k", f, 1, 2, 3, 4), vs("v", f, 1, 2, 3, 4), {}, vs("pk", f, 1, 2, 3, 4)}, "go together"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,6 +135,11 @@ func TestInferONNXAttentionErrors(t *testing.T) {
 			require.Contains(t, err.Error(), tc.wants)
 		})
 	}
+}
+
+// lay is one layout attribute.
+func lay(name, layout string) graph.Attributes {
+	return graph.NewAttributes(graph.Attribute{Name: name, Kind: graph.AttrString, String: layout})
 }
 
 // TestInferONNXAttentionBindChecks: conditions on named dims are checked at Bind.

@@ -501,3 +501,122 @@ func CheckAttentionBias(v Value, dt graph.DType, b, n, s, t int64) (AttentionBia
 	}
 	return a, nil
 }
+
+// AttnView is how an ONNX Attention kernel reads Q, K or V or writes Y: rows of the head size's
+// contiguous elements, the row of (batch b, head h, position i) at element
+// Off + b*SB + h*SH + i*SS of its tensor.
+type AttnView struct{ Off, SB, SH, SS int64 }
+
+// At is the element offset of the row of (batch b, head h, position i).
+func (v AttnView) At(b, h, i int64) int64 { return v.Off + b*v.SB + h*v.SH + i*v.SS }
+
+// ONNXAttentionGeom is an ONNX Attention node's geometry (ai.onnx, opset 23): B batches of S
+// queries in Hq heads of D, attending over L new keys in Hkv heads of D (values Dv), and the
+// views of Q, K, V and Y (AttnView). ThreeD is ONNX's 3-D form ([B, S, H*D], q_num_heads and
+// kv_num_heads); Layouts are carve's (graph.AttentionLayouts, custom when any is given).
+type ONNXAttentionGeom struct {
+	B, Hq, Hkv, S, L, D, Dv int64
+	ThreeD, Custom          bool
+	Layouts                 [4]graph.AttentionLayout
+	Q, K, V, Y              AttnView
+}
+
+// YShape is the shape of Y.
+func (g ONNXAttentionGeom) YShape() []int64 {
+	switch {
+	case g.ThreeD:
+		return []int64{g.B, g.S, g.Hq * g.Dv}
+	case g.Custom:
+		l, y := g.Layouts[3], make([]int64, 4)
+		y[l.B], y[l.H], y[l.S], y[l.D] = g.B, g.Hq, g.S, g.Dv
+		return y
+	}
+	return []int64{g.B, g.Hq, g.S, g.Dv}
+}
+
+// ONNXAttentionDims reads an ONNX Attention node's geometry for every backend from its
+// attributes and the dims of Q, K and V (concrete, or one end of their ranges): all 4-D
+// [B, H, S|L, D|Dv], all 3-D [B, S|L, H*(D|Dv)] with positive q_num_heads and kv_num_heads, or
+// each in its layout (graph.AttentionLayouts: of its rank, an axis read at one index longer
+// than the index); one batch, K's head size Q's, V's heads and length K's, and Q's heads a
+// multiple of K's. The views follow from the shapes (Y's from the geometry and its layout).
+// The past and the present outputs are the backends' to check.
+func ONNXAttentionDims(at graph.Attributes, q, k, v []int64) (ONNXAttentionGeom, error) {
+	var g ONNXAttentionGeom
+	ls, custom, err := graph.AttentionLayouts(at)
+	if err != nil {
+		return g, err
+	}
+	g.Layouts, g.Custom = ls, custom
+	shapes := [3][]int64{q, k, v}
+	switch {
+	case custom:
+		var dims [3][4]int64
+		for i, sh := range shapes {
+			l := ls[i]
+			if len(sh) != l.Rank() {
+				return g, fmt.Errorf("%s %v does not have the rank of its layout %q", "QKV"[i:i+1], sh, l)
+			}
+			for a, f := range l.Fixed {
+				if f >= sh[a] {
+					return g, fmt.Errorf("%s %v: its layout %q reads axis %d at %d", "QKV"[i:i+1], sh, l, a, f)
+				}
+			}
+			dims[i] = [4]int64{sh[l.B], sh[l.H], sh[l.S], sh[l.D]}
+		}
+		g.B, g.Hq, g.S, g.D = dims[0][0], dims[0][1], dims[0][2], dims[0][3]
+		g.Hkv, g.L, g.Dv = dims[1][1], dims[1][2], dims[2][3]
+		if dims[1][0] != g.B || dims[2][0] != g.B || dims[1][3] != g.D || dims[2][1] != g.Hkv || dims[2][2] != g.L {
+			return g, fmt.Errorf("Q %v, K %v and V %v in layouts %q, %q and %q: want one batch, K's head size Q's, V's heads and length K's", q, k, v, ls[0], ls[1], ls[2])
+		}
+	case len(q) == 4 && len(k) == 4 && len(v) == 4:
+		g.B, g.Hq, g.S, g.D, g.Hkv, g.L, g.Dv = q[0], q[1], q[2], q[3], k[1], k[2], v[3]
+		if k[0] != g.B || k[3] != g.D || v[0] != g.B || v[1] != g.Hkv || v[2] != g.L {
+			return g, fmt.Errorf("Q %v, K %v, V %v: want [B, Hq, S, D], [B, Hkv, L, D], [B, Hkv, L, Dv]", q, k, v)
+		}
+	case len(q) == 3 && len(k) == 3 && len(v) == 3:
+		g.ThreeD = true
+		g.Hq, g.Hkv = at.Int("q_num_heads", 0), at.Int("kv_num_heads", 0)
+		if g.Hq <= 0 || g.Hkv <= 0 {
+			return g, fmt.Errorf("3-D inputs need positive q_num_heads and kv_num_heads, have %d and %d", g.Hq, g.Hkv)
+		}
+		g.B, g.S, g.D, g.L, g.Dv = q[0], q[1], q[2]/g.Hq, k[1], v[2]/g.Hkv
+		if q[2] != g.Hq*g.D || k[0] != g.B || v[0] != g.B || k[2] != g.Hkv*g.D || v[1] != g.L || v[2] != g.Hkv*g.Dv {
+			return g, fmt.Errorf("Q %v, K %v, V %v do not fit %d and %d heads", q, k, v, g.Hq, g.Hkv)
+		}
+	default:
+		return g, fmt.Errorf("Q, K and V have %d, %d and %d dims, want all 4 or all 3", len(q), len(k), len(v))
+	}
+	if g.Hkv <= 0 || g.Hq%g.Hkv != 0 {
+		return g, fmt.Errorf("%d query heads are not a multiple of %d kv heads", g.Hq, g.Hkv)
+	}
+	for i, dst := range []*AttnView{&g.Q, &g.K, &g.V} {
+		*dst = g.view(i, shapes[i])
+	}
+	g.Y = g.view(3, g.YShape())
+	return g, nil
+}
+
+// view is the view of tensor i (Q, K, V, Y) of the given shape.
+func (g ONNXAttentionGeom) view(i int, shape []int64) AttnView {
+	st := make([]int64, len(shape))
+	acc := int64(1)
+	for a := len(shape) - 1; a >= 0; a-- {
+		st[a] = acc
+		acc *= shape[a]
+	}
+	switch {
+	case g.ThreeD: // [B, S, H*W]: a head is W columns of a row
+		return AttnView{SB: st[0], SH: shape[2] / []int64{g.Hq, g.Hkv, g.Hkv, g.Hq}[i], SS: st[1]}
+	case !g.Custom:
+		return AttnView{SB: st[0], SH: st[1], SS: st[2]}
+	}
+	l := g.Layouts[i]
+	v := AttnView{SB: st[l.B], SH: st[l.H], SS: st[l.S]}
+	for a, f := range l.Fixed {
+		if f > 0 {
+			v.Off += f * st[a]
+		}
+	}
+	return v
+}

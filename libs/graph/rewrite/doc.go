@@ -99,6 +99,24 @@ shape computations as graph infers them before binding (graph.Model.HostData); a
 depends on a symbolic dim, or on anything computed at run time, stays as exported, with the
 reason.
 
+# Layouts
+
+An Attention whose Q, K and V are views of one tensor, copied by the exporter's movement ops
+(Transpose, Gather, Slice, Split, through Reshapes), reads that tensor in place through
+carve's layouts (graph.AttrQLayout): views.go maps every element of Q, K and V back through
+the movement ops to the element of the tensor it came from, affinely in the attention's
+indices, whatever ops spelled it, and the map's coefficients give each tensor's axes (batch,
+heads, sequence, head size, the index of a packed section). Its output is written in the order
+the last Transpose after it puts it. Products that compute each row alike (MatMul and Gemm of a
+weight, Add of a bias) on either side are made again over the rows where they lie, so that
+nn.MultiheadAttention's transposes to and from sequence-first go as well: its in-projection
+computes [B, S, 3E] from the unmoved [B, S, E], the attention reads it as [B, S, 3, H, D] and
+writes [B, S, H, D], and the out-projection reads that. The Shape nodes that read a value the
+fusion removes (TorchScript's) are made again from the graph inputs' shapes. Every copy
+between the attention and the tensor must go (a copy another node reads, such as V's for the
+fix of padded rows, leaves the attention as it is): reading the projection in place beside a
+copy that stays would only keep both.
+
 # Candidates
 
 Every Softmax over the last axis is an attention candidate, every ReduceMean over the last
@@ -107,7 +125,9 @@ Swish (or of an x*sigmoid(x)) a SwiGLU candidate, every dev.carve.SwiGLU (those 
 pass made included) a gated-matmul candidate, every Tanh and Erf a GELU candidate, every Neg
 that feeds a Concat on the last axis a rotary candidate, every MatMul of a transposed weight a
 transposed-weight candidate, every Add of a MatMul's product and a weight a matmul-bias
-candidate and every GatherElements of an Expand's output an expanded-gather candidate (a gather fused as an
+candidate, every Attention of 4-D Q, K and V without a past that come from one value through
+movement ops an attention-layout candidate, and every GatherElements of an Expand's output an
+expanded-gather candidate (a gather fused as an
 attention's relative bias is gone by then). Fuse reports each as fused or, with the reason, not.
 
 # Concurrency

@@ -20,6 +20,10 @@ const (
 	Gelu        Kind = "gelu"      // 0.5 x (1 + tanh(...)) or 0.5 x (1 + erf(x / sqrt 2)) -> Gelu (opset 20)
 	Rotary      Kind = "rotary"    // x*cos + rotate_half(x)*sin -> com.microsoft.RotaryEmbedding
 	Attention   Kind = "attention" // softmax(Q K^T * scale + mask) V -> Attention (opset 23)
+	// Attention over copies of views of one projection (Transposes, Gathers) -> Attention
+	// reading the views in place (carve's layouts), the projections about it made over unmoved
+	// rows
+	AttentionLayout Kind = "attention-layout"
 	// MatMul(A, Transpose(W)), W a 2-D weight -> Gemm(transB=1) over views of A
 	TransposedWeight Kind = "transposed-weight"
 	// Add(MatMul(A, W), b), W a 2-D weight and b its bias -> Gemm(A, W, b) over views of A
@@ -37,9 +41,11 @@ const (
 // convolutions first: nothing else reads them; then the Relus, and residual Adds, after those
 // convolutions; norms next: their outputs feed
 // the projections of attention; GatedMatMul right after SwiGLU: it matches the SwiGLU nodes
-// that pass made; attention after rotary: it reads the rotary outputs).
+// that pass made; attention after rotary: it reads the rotary outputs; the attention layouts
+// after attention, whose Attention nodes they read, and before the products' Gemms, which then
+// fuse the projections it makes again).
 func Kinds() []Kind {
-	return []Kind{ConvBatchNorm, ConvRelu, LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, TransposedWeight, MatMulBias, ExpandedGather}
+	return []Kind{ConvBatchNorm, ConvRelu, LayerNorm, RMSNorm, SiLU, SwiGLU, GatedMatMul, Gelu, Rotary, Attention, AttentionLayout, TransposedWeight, MatMulBias, ExpandedGather}
 }
 
 // Op is the fused op a kind of fusion produces, so that a program can skip the kinds its kernels
@@ -60,7 +66,7 @@ func (k Kind) Op() (domain, op string) {
 		return "", "Gelu"
 	case Rotary:
 		return "com.microsoft", "RotaryEmbedding"
-	case Attention:
+	case Attention, AttentionLayout:
 		return "", "Attention"
 	case TransposedWeight, MatMulBias:
 		return "", "Gemm"
@@ -120,8 +126,11 @@ func (r *Report) Count(k Kind) int {
 
 // match is one recognised pattern and what replaces it.
 type match struct {
-	kind     Kind
-	root     *graph.Node   // the pattern's last node: the new nodes produce its outputs
+	kind Kind
+	root *graph.Node // the pattern's last node: the new nodes produce its outputs
+	// also are nodes besides root whose outputs the new nodes produce, under the same names
+	// (the Shape nodes that read a value the match removes, made over values it keeps)
+	also     []*graph.Node
 	fused    string        // the new node that does the pattern's work; "" for the one producing root's output
 	interior []*graph.Node // nodes that belong to this pattern alone
 	add      []graph.NodeSpec
@@ -150,6 +159,7 @@ var passes = []pass{
 	{Gelu, geluCandidate, matchGelu},
 	{Rotary, rotaryCandidate, nodeOnly(matchRotary)},
 	{Attention, func(n *graph.Node) bool { return is(n, "Softmax") }, matchAttention},
+	{AttentionLayout, attentionLayoutCandidate, matchAttentionLayout},
 	{TransposedWeight, transposedWeightCandidate, nodeOnly(matchTransposedWeight)},
 	{MatMulBias, matmulBiasCandidate, nodeOnly(matchMatMulBias)},
 	{ExpandedGather, expandedGatherCandidate, nodeOnly(matchExpandedGather)},
@@ -186,7 +196,7 @@ func Fuse(m *graph.Model, opts Options) (*graph.Model, *Report, error) {
 					Reason: fmt.Sprintf("it shares nodes with the %s fused at %s", o.kind, o.root.Name)})
 				continue
 			}
-			for _, in := range mt.interior {
+			for _, in := range append(mt.interior, mt.also...) {
 				owner[in] = mt
 			}
 			found = append(found, mt)
@@ -206,7 +216,7 @@ func Fuse(m *graph.Model, opts Options) (*graph.Model, *Report, error) {
 }
 
 func overlap(owner map[*graph.Node]*match, mt *match) *match {
-	for _, n := range append([]*graph.Node{mt.root}, mt.interior...) {
+	for _, n := range append(append([]*graph.Node{mt.root}, mt.also...), mt.interior...) {
 		if o := owner[n]; o != nil {
 			return o
 		}
@@ -231,9 +241,17 @@ func apply(m *graph.Model, found []*match) (*graph.Model, []Fusion, error) {
 	existing := func(name string) bool { return added[name] || m.Value(name) != nil }
 	fused := make([]Fusion, len(found))
 	for i, mt := range found {
-		removed[mt.root.Index] = true
-		for _, v := range distinctInputs(mt.root) {
-			reads[v]--
+		own := map[string]bool{mt.root.Outputs[0].Name: true} // the names the new nodes make again
+		for _, n := range append([]*graph.Node{mt.root}, mt.also...) {
+			removed[n.Index] = true
+			for _, v := range distinctInputs(n) {
+				reads[v]--
+			}
+			for _, o := range n.Outputs {
+				if o != nil {
+					own[o.Name] = true
+				}
+			}
 		}
 		f := &fused[i]
 		*f = Fusion{Kind: mt.kind, Detail: mt.detail, Output: mt.root.Outputs[0].Name}
@@ -251,7 +269,7 @@ func apply(m *graph.Model, found []*match) (*graph.Model, []Fusion, error) {
 				continue // the same node, made by an earlier match of this pass
 			}
 			for _, o := range ns.Outputs {
-				if o != f.Output && existing(o) {
+				if !own[o] && existing(o) {
 					return nil, nil, fmt.Errorf("rewrite: %s at %s: new value %q already exists", mt.kind, mt.root.Name, o)
 				}
 				added[o] = true
@@ -278,8 +296,10 @@ func apply(m *graph.Model, found []*match) (*graph.Model, []Fusion, error) {
 	// Sweep only once every new node counts as a reader, so that no match removes a node
 	// another match's new nodes read.
 	for i, mt := range found {
-		for _, n := range sweep(mt.root, removed, reads) {
-			fused[i].Replaced = append(fused[i].Replaced, n.Name)
+		for _, r := range append([]*graph.Node{mt.root}, mt.also...) {
+			for _, n := range sweep(r, removed, reads) {
+				fused[i].Replaced = append(fused[i].Replaced, n.Name)
+			}
 		}
 	}
 	kept := spec.Nodes[:0]
@@ -288,13 +308,50 @@ func apply(m *graph.Model, found []*match) (*graph.Model, []Fusion, error) {
 			kept = append(kept, ns)
 		}
 	}
-	spec.Nodes = kept
+	spec.Nodes = dropUnreadNew(kept, len(m.Nodes)-countTrue(removed), spec.Outputs)
 	spec.Initializers = dropUnread(m, spec)
 	out, err := graph.Build(spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rewrite: the fused graph is invalid (a bug in package rewrite): %w", err)
 	}
 	return out, fused, nil
+}
+
+// dropUnreadNew drops the new nodes (those from index old of nodes on) whose outputs no node
+// reads and that are no graph outputs, until none is left: a Shape a match made again whose
+// readers the sweep removed. The exported nodes are the sweep's to remove.
+func dropUnreadNew(nodes []graph.NodeSpec, old int, outputs []string) []graph.NodeSpec {
+	for {
+		read := map[string]bool{}
+		for _, o := range outputs {
+			read[o] = true
+		}
+		for _, ns := range nodes {
+			for _, in := range ns.Inputs {
+				read[in] = true
+			}
+		}
+		keep := nodes[:old:old]
+		for _, ns := range nodes[old:] {
+			if slices.ContainsFunc(ns.Outputs, func(o string) bool { return read[o] }) {
+				keep = append(keep, ns)
+			}
+		}
+		if len(keep) == len(nodes) {
+			return nodes
+		}
+		nodes = keep
+	}
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // dropUnread returns spec's initializers less those that a node of m read and no node of spec

@@ -417,6 +417,9 @@ func (s *splitter) attention(n *graph.Node) (Heads, error) {
 		return x
 	}
 	packedGQA := false
+	if _, custom, _ := graph.AttentionLayouts(n.Attrs); custom {
+		return Heads{}, unsupported(n, "an Attention reading views through carve's layouts (%s...): the split rules cover ONNX's layouts", graph.AttrQLayout)
+	}
 	switch {
 	case n.OpType == "GroupQueryAttention":
 		heads, kv = n.Attrs.Int("num_heads", 0), n.Attrs.Int("kv_num_heads", 0)

@@ -42,7 +42,7 @@ type onnxAttention struct {
 	half, bf              bool
 	b, hq, hkv, s, l, p   int
 	t, d, dv              int
-	threeD                bool // Q, K, V and Y are [B, S, H*D]
+	geom                  kernels.ONNXAttentionGeom // the views of Q, K, V and Y
 	scale, softcap        float32
 	band                  graph.AttentionBand
 	mask                  graph.DType // graph.Undefined: no mask
@@ -65,26 +65,21 @@ type attn23Dims struct {
 	half               bool
 }
 
-// attn23Geom reads the geometry of a node (hi picks the largest dims of a range). It checks
-// only what the recipe needs; Select checks the rest.
+// attn23Geom reads the geometry of a node (hi picks the largest dims of a range), as
+// kernels.ONNXAttentionDims reads it.
 func attn23Geom(src geomSrc, hi bool) (attn23Dims, error) {
-	q, k, v := src.dims(0), src.dims(1), src.dims(2)
-	if len(q) != len(k) || len(q) != len(v) || (len(q) != 3 && len(q) != 4) {
-		return attn23Dims{}, fmt.Errorf("Q, K and V have %d, %d and %d dims, want all 4 or all 3", len(q), len(k), len(v))
-	}
-	g := attn23Dims{b: pick(q[0], hi)}
 	at := src.attrs()
-	if len(q) == 4 {
-		g.hq, g.s, g.d = pick(q[1], hi), pick(q[2], hi), pick(q[3], hi)
-		g.t, g.dv = pick(k[2], hi), pick(v[3], hi)
-	} else {
-		nq, nkv := at.Int("q_num_heads", 0), at.Int("kv_num_heads", 0)
-		if nq <= 0 || nkv <= 0 {
-			return attn23Dims{}, fmt.Errorf("3-D inputs need positive q_num_heads and kv_num_heads, have %d and %d", nq, nkv)
+	var shapes [3][]int64
+	for i := range shapes {
+		for _, d := range src.dims(i) {
+			shapes[i] = append(shapes[i], pick(d, hi))
 		}
-		g.hq, g.s, g.d = nq, pick(q[1], hi), pick(q[2], hi)/nq
-		g.t, g.dv = pick(k[1], hi), pick(v[2], hi)/nkv
 	}
+	og, err := kernels.ONNXAttentionDims(at, shapes[0], shapes[1], shapes[2])
+	if err != nil {
+		return attn23Dims{}, err
+	}
+	g := attn23Dims{b: og.B, hq: og.Hq, s: og.S, t: og.L, d: og.D, dv: og.Dv}
 	if pk := src.dims(4); pk != nil {
 		if len(pk) != 4 {
 			return attn23Dims{}, fmt.Errorf("past_key has %d dims, want 4", len(pk))
@@ -156,25 +151,14 @@ func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 		return plan{}, err
 	}
 	at := n.Attrs
-	a := &onnxAttention{dt: q.DType, half: q.DType != graph.Float32, bf: q.DType == graph.BFloat16, threeD: len(q.Shape) == 3}
+	og, err := kernels.ONNXAttentionDims(at, q.Shape, k.Shape, v.Shape)
+	if err != nil {
+		return plan{}, err
+	}
+	a := &onnxAttention{dt: q.DType, half: q.DType != graph.Float32, bf: q.DType == graph.BFloat16, geom: og}
 	g.half = a.half
 	a.b, a.hq, a.s, a.t, a.d, a.dv = int(g.b), int(g.hq), int(g.s), int(g.t), int(g.d), int(g.dv)
-	if a.threeD {
-		a.hkv = int(at.Int("kv_num_heads", 0))
-		a.l = int(k.Shape[1])
-		if q.Shape[2] != int64(a.hq*a.d) || k.Shape[0] != q.Shape[0] || v.Shape[0] != q.Shape[0] ||
-			k.Shape[2] != int64(a.hkv*a.d) || v.Shape[1] != k.Shape[1] || v.Shape[2] != int64(a.hkv*a.dv) {
-			return plan{}, fmt.Errorf("Q %v, K %v, V %v do not fit %d and %d heads", q.Shape, k.Shape, v.Shape, a.hq, a.hkv)
-		}
-	} else {
-		a.hkv, a.l = int(k.Shape[1]), int(k.Shape[2])
-		if k.Shape[0] != q.Shape[0] || k.Shape[3] != q.Shape[3] || v.Shape[0] != q.Shape[0] || v.Shape[1] != k.Shape[1] || v.Shape[2] != k.Shape[2] {
-			return plan{}, fmt.Errorf("Q %v, K %v, V %v: want [B, Hq, S, D], [B, Hkv, L, D], [B, Hkv, L, Dv]", q.Shape, k.Shape, v.Shape)
-		}
-	}
-	if a.hkv <= 0 || a.hq%a.hkv != 0 {
-		return plan{}, fmt.Errorf("%d query heads are not a multiple of %d kv heads", a.hq, a.hkv)
-	}
+	a.hkv, a.l = int(og.Hkv), int(og.L)
 	a.p = a.t - a.l
 	pk, okK := n.Input(4)
 	pv, okV := n.Input(5)
@@ -206,11 +190,7 @@ func selectONNXAttention(n *kernels.Node, d kernels.Target) (plan, error) {
 	if a.softcap = at.Float("softcap", 0); a.softcap < 0 {
 		return plan{}, fmt.Errorf("softcap %g is negative", a.softcap)
 	}
-	y := []int64{int64(a.b), int64(a.hq), int64(a.s), int64(a.dv)}
-	if a.threeD {
-		y = []int64{int64(a.b), int64(a.s), int64(a.hq * a.dv)}
-	}
-	if err := kernels.CheckOutput(n, 0, a.dt, y); err != nil {
+	if err := kernels.CheckOutput(n, 0, a.dt, og.YShape()); err != nil {
 		return plan{}, err
 	}
 	if _, ok := n.Output(1); ok {
@@ -349,14 +329,19 @@ func (r *attn23Run) Do(slot, lo, hi int) {
 	}
 }
 
-// kvViews are where keys or values of width w live: the past [B, Hkv, P, w] and the new ones
-// [B, Hkv, L, w] or [B, L, Hkv*w].
-func (a *onnxAttention) kvViews(w int) (past, cur view3) {
+// kvViews are where keys (v false) or values of width w live: the past [B, Hkv, P, w] and the
+// new ones through K's or V's view.
+func (a *onnxAttention) kvViews(w int, values bool) (past, cur view3) {
 	past = bnsh(nil, a.hkv, a.p, w)
-	if a.threeD {
-		return past, bsnh(nil, 0, a.l, a.hkv*w, w)
+	if values {
+		return past, viewOf(a.geom.V)
 	}
-	return past, bnsh(nil, a.hkv, a.l, w)
+	return past, viewOf(a.geom.K)
+}
+
+// viewOf is a kernels.AttnView as a view3 (its data set by the caller).
+func viewOf(v kernels.AttnView) view3 {
+	return view3{off: int(v.Off), sb: int(v.SB), sh: int(v.SH), st: int(v.SS)}
 }
 
 // rowOf returns key or value j of (batch b, kv head h): from past below P, else from cur.
@@ -401,12 +386,9 @@ func flashRows[E elt](r *attn23Run, slot, lo, hi int) {
 	if a.mask != graph.Undefined && a.mask != graph.Bool {
 		maskF = kernels.ViewAs[E](r.mask)
 	}
-	qv, yv := bnsh(nil, a.hq, a.s, a.d), bnsh(nil, a.hq, a.s, a.dv)
-	if a.threeD {
-		qv, yv = bsnh(nil, 0, a.s, a.hq*a.d, a.d), bsnh(nil, 0, a.s, a.hq*a.dv, a.dv)
-	}
-	kpast, kcur := a.kvViews(a.d)
-	vpast, vcur := a.kvViews(a.dv)
+	qv, yv := viewOf(a.geom.Q), viewOf(a.geom.Y)
+	kpast, kcur := a.kvViews(a.d, false)
+	vpast, vcur := a.kvViews(a.dv, true)
 	blocks := (a.s + flashRowBlock - 1) / flashRowBlock
 	group := a.hq / a.hkv
 	negInf := math.Inf(-1)
@@ -501,7 +483,7 @@ func writePresents[E elt](r *attn23Run, out []kernels.Tensor) {
 			continue
 		}
 		past, cur := kernels.ViewAs[E](o.past), kernels.ViewAs[E](o.kv)
-		pv, cv := a.kvViews(o.w)
+		pv, cv := a.kvViews(o.w, o.out == 2)
 		dst := kernels.ViewAs[E](out[o.out].Data)
 		dv := bnsh(nil, a.hkv, a.t, o.w)
 		for b := 0; b < a.b; b++ {

@@ -61,12 +61,10 @@ func blockedRows(r *attn23Run, slot, lo, hi int) {
 	if a.mask != 0 && a.mask == a.dt {
 		maskF = kernels.ViewAs[float32](r.mask)
 	}
-	qv, yv := bnsh(q, a.hq, a.s, a.d), bnsh(y, a.hq, a.s, a.dv)
-	if a.threeD {
-		qv, yv = bsnh(q, 0, a.s, a.hq*a.d, a.d), bsnh(y, 0, a.s, a.hq*a.dv, a.dv)
-	}
-	kpast, kcur := a.kvViews(a.d)
-	vpast, vcur := a.kvViews(a.dv)
+	qv, yv := viewOf(a.geom.Q), viewOf(a.geom.Y)
+	qv.data, yv.data = q, y
+	kpast, kcur := a.kvViews(a.d, false)
+	vpast, vcur := a.kvViews(a.dv, true)
 	kpast.data, kcur.data, vpast.data, vcur.data = pk, k, pv, v
 	blocks := (a.s + blockRows - 1) / blockRows
 	group := a.hq / a.hkv

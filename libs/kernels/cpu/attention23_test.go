@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,6 +27,57 @@ type attn23Case struct {
 	rel    string
 	relR   int
 	relOne bool
+	// lay gives carve's layouts of Q, K, V and Y (graph.AttrQLayout ...), "" for ONNX's; an
+	// axis of a digit has 3 entries; packed puts Q, K and V in one tensor.
+	lay    [4]string
+	packed bool
+}
+
+// layShape is the shape of a tensor of dims (batch, heads, seq, width) in layout l.
+func layShape(l string, dims [4]int) []int64 {
+	var shape []int64
+	for _, c := range l {
+		switch c {
+		case 'b', 'h', 's', 'd':
+			shape = append(shape, int64(dims[strings.IndexRune("bhsd", c)]))
+		default:
+			shape = append(shape, 3)
+		}
+	}
+	return shape
+}
+
+// layCopy copies x [B, H, S, W] (dims) to or from (back) dst of shape in layout l.
+func layCopy(dst []float64, l string, dims [4]int, x []float64, back bool) {
+	shape := layShape(l, dims)
+	st := make([]int, len(shape))
+	acc := 1
+	for a := len(shape) - 1; a >= 0; a-- {
+		st[a], acc = acc, acc*int(shape[a])
+	}
+	var base, sv [4]int
+	for a, c := range l {
+		if i := strings.IndexRune("bhsd", c); i >= 0 {
+			sv[i] = st[a]
+		} else {
+			base[0] += int(c-'0') * st[a]
+		}
+	}
+	for b := 0; b < dims[0]; b++ {
+		for h := 0; h < dims[1]; h++ {
+			for i := 0; i < dims[2]; i++ {
+				for e := 0; e < dims[3]; e++ {
+					o := base[0] + b*sv[0] + h*sv[1] + i*sv[2] + e*sv[3]
+					src := ((b*dims[1]+h)*dims[2]+i)*dims[3] + e
+					if back {
+						x[src] = dst[o]
+					} else {
+						dst[o] = x[src]
+					}
+				}
+			}
+		}
+	}
 }
 
 // attn23Ref is ONNX's reference computation in float64 (keys are the past then the new ones),
@@ -220,6 +272,38 @@ func runAttn23(t *testing.T, r *rand.Rand, c attn23Case, dt graph.DType, tol flo
 		in[2] = tensorOf(dt, []int64{int64(c.b), int64(c.l), int64(c.hkv * c.dv)}, bnshToBSH(vc, c.b, c.hkv, c.l, c.dv))
 		yShape = []int64{int64(c.b), int64(c.s), int64(c.hq * c.dv)}
 		want = bnshToBSH(want, c.b, c.hq, c.s, c.dv)
+	} else if c.lay != [4]string{} {
+		dims := [][4]int{{c.b, c.hq, c.s, c.d}, {c.b, c.hkv, c.l, c.d}, {c.b, c.hkv, c.l, c.dv}, {c.b, c.hq, c.s, c.dv}}
+		var packed []float64
+		for i, x := range [][]float64{q, kc, vc} {
+			l := c.lay[i]
+			if l == "" {
+				l = graph.StandardLayout
+			} else {
+				attrs = append(attrs, []string{graph.AttrQLayout, graph.AttrKLayout, graph.AttrVLayout}[i], l)
+			}
+			shape := layShape(l, dims[i])
+			buf := packed
+			if buf == nil {
+				buf = make([]float64, numel(shape))
+			}
+			layCopy(buf, l, dims[i], x, false)
+			if c.packed {
+				packed = buf
+			}
+			in[i] = tensorOf(dt, shape, buf)
+		}
+		if c.packed {
+			in[0] = tensorOf(dt, in[2].Shape, packed)
+			in[1], in[2] = in[0], in[0]
+		}
+		if l := c.lay[3]; l != "" {
+			attrs = append(attrs, graph.AttrYLayout, l)
+			yShape = layShape(l, dims[3])
+			y := make([]float64, len(want))
+			layCopy(y, l, dims[3], want, false)
+			want = y
+		}
 	} else {
 		in[0] = tensorOf(dt, []int64{int64(c.b), int64(c.hq), int64(c.s), int64(c.d)}, q)
 		in[1] = tensorOf(dt, []int64{int64(c.b), int64(c.hkv), int64(c.l), int64(c.d)}, kc)
@@ -342,6 +426,14 @@ func TestONNXAttention(t *testing.T) {
 		{"relative bias", attn23Case{b: 2, hq: 4, hkv: 4, s: 70, l: 70, d: 8, dv: 8, rel: "both", relR: 16}},
 		{"relative c2p, more keys", attn23Case{b: 1, hq: 2, hkv: 1, s: 5, l: 300, d: 8, dv: 4, rel: "c2p", relR: 7, mask: "float", maskShape: []int64{1, 1, 5, 300}}},
 		{"relative p2c, fewer keys, one batch", attn23Case{b: 3, hq: 2, hkv: 2, s: 9, l: 4, d: 4, dv: 4, rel: "p2c", relR: 3, relOne: true, mask: "bool", maskShape: []int64{3, 1, 1, 4}}},
+		// carve's layouts: nn.MultiheadAttention's packed projection [S, B, 3, H, D] read in
+		// place and its output written [S, B, H, D]; GPT-NeoX's heads interleaved
+		// [B, S, H, 3, D]; separate tensors each in its own layout, with a past
+		{"packed sequence-first", attn23Case{b: 2, hq: 3, hkv: 3, s: 70, l: 70, d: 8, dv: 8, lay: [4]string{"sb0hd", "sb1hd", "sb2hd", "sbhd"}, packed: true}},
+		{"packed heads interleaved", attn23Case{b: 2, hq: 2, hkv: 2, s: 5, l: 5, d: 4, dv: 4, causal: true, lay: [4]string{"bsh0d", "bsh1d", "bsh2d", "bshd"}, packed: true}},
+		{"layouts apart, grouped, mask", attn23Case{b: 2, hq: 4, hkv: 2, s: 6, l: 9, d: 4, dv: 8, mask: "float", maskShape: []int64{2, 1, 6, 9},
+			lay: [4]string{"", "sbhd", "2bshd", "hbsd"}}},
+		{"layouts with a past", attn23Case{b: 2, hq: 2, hkv: 1, s: 3, l: 3, p: 4, d: 4, dv: 4, causal: true, present: true, lay: [4]string{"shbd", "1sbhd", "bshd", ""}}},
 		{"relative bias, causal window softcap", attn23Case{b: 1, hq: 2, hkv: 2, s: 9, l: 9, d: 4, dv: 4, causal: true, left: 3, softcap: 3, rel: "both", relR: 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -355,6 +447,7 @@ func TestONNXAttention(t *testing.T) {
 			runAttn23(t, r, attn23Case{b: 1, hq: 2, hkv: 1, s: 9, l: 9, p: 3, d: 8, dv: 8, causal: true, left: 4, mask: "bool", maskShape: []int64{1, 1, 1, 12}}, dt, 2e-2)
 			runAttn23(t, r, attn23Case{b: 1, hq: 2, hkv: 2, s: 9, l: 9, d: 8, dv: 8, left: 2, right: 3}, dt, 2e-2)
 			runAttn23(t, r, attn23Case{b: 2, hq: 2, hkv: 1, s: 9, l: 11, d: 8, dv: 8, rel: "both", relR: 6, mask: "bool", maskShape: []int64{2, 1, 1, 11}}, dt, 2e-2)
+			runAttn23(t, r, attn23Case{b: 2, hq: 2, hkv: 2, s: 9, l: 9, d: 8, dv: 8, lay: [4]string{"sb0hd", "sb1hd", "sb2hd", "sbhd"}, packed: true}, dt, 2e-2)
 		})
 	}
 }
@@ -435,6 +528,11 @@ func TestONNXAttentionErrors(t *testing.T) {
 		{"qk output", graph.Attributes{}, []kernels.Value{q, q, q}, []kernels.Value{q, {}, {}, f(1, 4, 3, 3)}, "qk_matmul_output"},
 		{"3-D heads", graph.Attributes{}, []kernels.Value{f(1, 3, 32), f(1, 3, 32), f(1, 3, 32)}, []kernels.Value{f(1, 3, 32)}, "q_num_heads"},
 		{"softcap", kernels.Attrs("softcap", -1.0), []kernels.Value{q, q, q}, []kernels.Value{q}, "negative"},
+		{"layout", kernels.Attrs(graph.AttrKLayout, "bhds"), []kernels.Value{q, q, q}, []kernels.Value{q}, "must be the last axis"},
+		{"layout rank", kernels.Attrs(graph.AttrKLayout, "bs0hd"), []kernels.Value{q, q, q}, []kernels.Value{q}, "rank of its layout"},
+		{"layout index", kernels.Attrs(graph.AttrVLayout, "bs3hd"), []kernels.Value{q, q, f(1, 3, 3, 4, 8)}, []kernels.Value{q}, "reads axis 2 at 3"},
+		{"layout heads", kernels.Attrs(graph.AttrVLayout, "bshd"), []kernels.Value{q, q, f(1, 3, 2, 8)}, []kernels.Value{q}, "V's heads and length K's"},
+		{"layout output", kernels.Attrs(graph.AttrYLayout, "sbhd"), []kernels.Value{q, q, q}, []kernels.Value{q}, "output 0 has shape"},
 		{"output", graph.Attributes{}, []kernels.Value{q, q, q}, []kernels.Value{f(1, 4, 3, 9)}, "output 0 has shape"},
 		{"relative table without index", graph.Attributes{}, []kernels.Value{q, q, q, {}, {}, {}, {}, f(1, 4, 3, 16)}, []kernels.Value{q}, "go together"},
 		{"relative index length", graph.Attributes{}, []kernels.Value{q, q, q, {}, {}, {}, {}, f(1, 4, 3, 16), {DType: graph.Int32, Shape: []int64{6}}}, []kernels.Value{q}, "want int32[5]"},

@@ -53,37 +53,24 @@ const (
 // a23Geom is an ONNX Attention node's geometry: T = P + L keys.
 type a23Geom struct {
 	b, hq, hkv, s, l, p, t, d, dv int64
-	threeD                        bool
 }
 
-// a23Dims reads the geometry from the shapes of Q, K, V and past_key (nil when absent).
-func a23Dims(at graph.Attributes, q, k, v, pk []int64) (a23Geom, error) {
-	var g a23Geom
-	if len(q) != len(k) || len(q) != len(v) || (len(q) != 3 && len(q) != 4) {
-		return g, fmt.Errorf("Q, K and V have %d, %d and %d dims, want all 4 or all 3", len(q), len(k), len(v))
+// a23Dims reads the geometry from the attributes and the shapes of Q, K, V and past_key (nil
+// when absent), as kernels.ONNXAttentionDims reads it, with the views of Q, K, V and Y.
+func a23Dims(at graph.Attributes, q, k, v, pk []int64) (a23Geom, kernels.ONNXAttentionGeom, error) {
+	og, err := kernels.ONNXAttentionDims(at, q, k, v)
+	if err != nil {
+		return a23Geom{}, og, err
 	}
-	g.b = q[0]
-	if len(q) == 4 {
-		g.hq, g.s, g.d, g.hkv, g.l, g.dv = q[1], q[2], q[3], k[1], k[2], v[3]
-	} else {
-		g.threeD = true
-		g.hq, g.hkv = at.Int("q_num_heads", 0), at.Int("kv_num_heads", 0)
-		if g.hq <= 0 || g.hkv <= 0 {
-			return g, fmt.Errorf("3-D inputs need positive q_num_heads and kv_num_heads, have %d and %d", g.hq, g.hkv)
-		}
-		g.s, g.d, g.l, g.dv = q[1], q[2]/g.hq, k[1], v[2]/g.hkv
-	}
-	if g.hkv <= 0 || g.hq%g.hkv != 0 {
-		return g, fmt.Errorf("%d query heads are not a multiple of %d kv heads", g.hq, g.hkv)
-	}
+	g := a23Geom{b: og.B, hq: og.Hq, hkv: og.Hkv, s: og.S, l: og.L, d: og.D, dv: og.Dv}
 	if pk != nil {
 		if len(pk) != 4 {
-			return g, fmt.Errorf("past_key has %d dims, want 4", len(pk))
+			return g, og, fmt.Errorf("past_key has %d dims, want 4", len(pk))
 		}
 		g.p = pk[2]
 	}
 	g.t = g.p + g.l
-	return g, nil
+	return g, og, nil
 }
 
 // a23KVParts is the workspace for a past without present outputs.
@@ -112,13 +99,11 @@ func a23KVParts(g a23Geom, es int64, presentK, presentV bool) ([]alloc.Part, err
 // a23Strides are a tensor's element strides: batch, head, row.
 type a23Strides struct{ b, h, r int64 }
 
-// a23Layout is the strides of a [B, H, S, W] tensor or, threeD, of a [B, S, H*W] one.
-func a23Layout(threeD bool, h, s, w int64) a23Strides {
-	if threeD {
-		return a23Strides{b: s * h * w, h: w, r: h * w}
-	}
-	return a23Strides{b: h * s * w, h: s * w, r: w}
-}
+// a23Layout is the strides of a [B, H, S, W] tensor.
+func a23Layout(h, s, w int64) a23Strides { return a23Strides{b: h * s * w, h: s * w, r: w} }
+
+// a23View is the strides of a view (kernels.AttnView), its offset apart.
+func a23View(v kernels.AttnView) a23Strides { return a23Strides{b: v.SB, h: v.SH, r: v.SS} }
 
 func (st a23Strides) params() []param { return []param{i64p(st.b), pack32(st.h, st.r)} }
 
@@ -193,17 +178,9 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		pkShape = pk.Shape
 	}
 	at := n.Attrs
-	g, err := a23Dims(at, q.Shape, k.Shape, v.Shape, pkShape)
+	g, og, err := a23Dims(at, q.Shape, k.Shape, v.Shape, pkShape)
 	if err != nil {
 		return plan{}, err
-	}
-	if g.threeD {
-		if q.Shape[2] != g.hq*g.d || k.Shape[0] != g.b || v.Shape[0] != g.b || k.Shape[2] != g.hkv*g.d ||
-			v.Shape[1] != g.l || v.Shape[2] != g.hkv*g.dv {
-			return plan{}, fmt.Errorf("Q %v, K %v, V %v do not fit %d and %d heads", q.Shape, k.Shape, v.Shape, g.hq, g.hkv)
-		}
-	} else if k.Shape[0] != g.b || k.Shape[3] != g.d || v.Shape[0] != g.b || v.Shape[1] != g.hkv || v.Shape[2] != g.l {
-		return plan{}, fmt.Errorf("Q %v, K %v, V %v: want [B, Hq, S, D], [B, Hkv, L, D], [B, Hkv, L, Dv]", q.Shape, k.Shape, v.Shape)
 	}
 	if okPK {
 		wk, wv := []int64{g.b, g.hkv, g.p, g.d}, []int64{g.b, g.hkv, g.p, g.dv}
@@ -245,11 +222,7 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if softcap < 0 {
 		return plan{}, fmt.Errorf("softcap %g is negative", softcap)
 	}
-	y := []int64{g.b, g.hq, g.s, g.dv}
-	if g.threeD {
-		y = []int64{g.b, g.s, g.hq * g.dv}
-	}
-	if err := kernels.CheckOutput(n, 0, dt, y); err != nil {
+	if err := kernels.CheckOutput(n, 0, dt, og.YShape()); err != nil {
 		return plan{}, err
 	}
 	_, presentK := n.Output(1)
@@ -264,8 +237,10 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 			return plan{}, err
 		}
 	}
-	qs, os := a23Layout(g.threeD, g.hq, g.s, g.d), a23Layout(g.threeD, g.hq, g.s, g.dv)
-	ks, vs := a23Layout(g.threeD, g.hkv, g.l, g.d), a23Layout(g.threeD, g.hkv, g.l, g.dv)
+	// Q, K, V and Y through their views (carve's layouts: rows of a packed projection, say), at
+	// their offsets
+	qs, ks, vs, os := a23View(og.Q), a23View(og.K), a23View(og.V), a23View(og.Y)
+	qref, kref, vref, yref := inp(0).at(og.Q.Off*es), inp(1).at(og.K.Off*es), inp(2).at(og.V.Off*es), outp(0).at(og.Y.Off*es)
 	if !fits32(g.b, g.hq, g.hkv, g.s, g.t, g.p, g.d, g.dv, maskT, qs.h, qs.r, os.h, os.r, ks.h, ks.r, vs.h, vs.r, ms.h, ms.r) {
 		return plan{}, fmt.Errorf("attention geometry %+v is too large for the CUDA kernels", g)
 	}
@@ -279,7 +254,6 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	var prog program
 	name := dtName(dt)
 	// the present outputs, and with a past the keys and values the core reads
-	kref, vref := inp(1), inp(2)
 	wsIdx := 0
 	for _, x := range []struct {
 		present bool
@@ -289,7 +263,7 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		w       int64
 		st      *a23Strides
 		ref     *param
-	}{{presentK, 1, inp(1), inp(4), g.d, &ks, &kref}, {presentV, 2, inp(2), inp(5), g.dv, &vs, &vref}} {
+	}{{presentK, 1, kref, inp(4), g.d, &ks, &kref}, {presentV, 2, vref, inp(5), g.dv, &vs, &vref}} {
 		if !x.present && g.p == 0 {
 			continue
 		}
@@ -308,7 +282,7 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 		}
 		if g.p > 0 {
 			*x.ref = dst
-			*x.st = a23Layout(false, g.hkv, g.t, x.w)
+			*x.st = a23Layout(g.hkv, g.t, x.w)
 			if !fits32(x.st.h, x.st.r) {
 				return plan{}, fmt.Errorf("attention geometry %+v is too large for the CUDA kernels", g)
 			}
@@ -321,7 +295,7 @@ func selectONNXAttention(n *kernels.Node, t kernels.Target) (plan, error) {
 	if g.b*g.hq*g.s == 0 {
 		return plan{tactic: tactic, parts: parts, prog: prog}, nil
 	}
-	ps := a23Params(a23Views{q: inp(0), k: kref, v: vref, out: outp(0), qs: qs, ks: ks, vs: vs, os: os}, g,
+	ps := a23Params(a23Views{q: qref, k: kref, v: vref, out: yref, qs: qs, ks: ks, vs: vs, os: os}, g,
 		mask, mkind, maskT, ms, flags, scale, softcap, win, nullp(), nullp())
 	rows, err := a23RowsStep(name, g, ps)
 	if err != nil {
@@ -442,7 +416,7 @@ func boundONNXAttention(r *kernels.NodeRange, t kernels.Target) (kernels.Bound, 
 		return kernels.Bound{}, fmt.Errorf("Q, K and V are required")
 	}
 	pk, okP := r.Input(4)
-	g, err := a23Dims(r.Attrs, rangeDims(q, true, true), rangeDims(k, true, true), rangeDims(v, true, true), rangeDims(pk, okP, true))
+	g, _, err := a23Dims(r.Attrs, rangeDims(q, true, true), rangeDims(k, true, true), rangeDims(v, true, true), rangeDims(pk, okP, true))
 	if err != nil {
 		return kernels.Bound{}, err
 	}

@@ -651,6 +651,19 @@ func onnxAttentionCases() []kcase {
 			map[int]genFn{3: padding(130, 5, 3, 0, fill)}, bhsd(2, 2, 130, 64))
 		att("band-d32", A(W, 2, graph.AttrWindowRight, 1), []kernels.Value{bhsd(1, 2, 40, 32), bhsd(1, 2, 40, 32), bhsd(1, 2, 40, 32)}, nil,
 			bhsd(1, 2, 40, 32))
+		// carve's layouts (graph.AttrQLayout): nn.MultiheadAttention's packed projection
+		// [S, B, 3, H, D] read in place with Y written [S, B, H, D], at head sizes of each
+		// tactic; separate tensors in layouts of their own, grouped, with a mask and a past
+		L := func(q, k, v, y string) graph.Attributes {
+			return A(graph.AttrQLayout, q, graph.AttrKLayout, k, graph.AttrVLayout, v, graph.AttrYLayout, y)
+		}
+		for _, hd := range []int64{32, 64, 128} {
+			p := v(dt, 70, 2, 3, 4, hd)
+			att(fmt.Sprintf("packed-sequence-first-d%d", hd), L("sb0hd", "sb1hd", "sb2hd", "sbhd"), []kernels.Value{p, p, p}, nil, v(dt, 70, 2, 4, hd))
+		}
+		att("layouts-apart-gqa-mask-past-d64", A(graph.AttrQLayout, "shbd", graph.AttrKLayout, "1sbhd", graph.AttrVLayout, "bshd", graph.AttrYLayout, "hsbd", "is_causal", 1),
+			[]kernels.Value{v(dt, 40, 4, 2, 64), v(dt, 2, 40, 2, 2, 64), v(dt, 2, 40, 2, 64), v(bl, 2, 1, 1, 45), bhsd(2, 2, 5, 64), bhsd(2, 2, 5, 64)},
+			map[int]genFn{3: padding(45, 3, 2, 1, 0)}, v(dt, 4, 40, 2, 64))
 		// carve's relative bias (graph.AttnRelC2P, DeBERTa's disentangled attention): both
 		// tables with padding, indices with negative entries; c2p alone over one batch and head,
 		// more keys than queries, with a band

@@ -426,6 +426,41 @@ func TestONNXAttentionMMAKernel(t *testing.T) {
 	}
 }
 
+// ONNX Attention through carve's layouts (graph.AttrQLayout): nn.MultiheadAttention's packed
+// projection [S, B, 3, H, D] is read in place, Q, K and V at the offsets of their sections and
+// with its strides, and Y written [S, B, H, D]; the tiles' kernel takes them as it takes
+// ONNX's layout.
+func TestONNXAttentionLayoutParams(t *testing.T) {
+	reg, err := Registry()
+	require.NoError(t, err)
+	f := graph.Float32
+	const s, b, h, d = 17, 3, 4, 32
+	p := v(f, s, b, 3, h, d)
+	attrs := kernels.Attrs(graph.AttrQLayout, "sb0hd", graph.AttrKLayout, "sb1hd", graph.AttrVLayout, "sb2hd", graph.AttrYLayout, "sbhd")
+	n := nd("", "Attention", attrs, []kernels.Value{p, p, p}, v(f, s, b, h, d))
+	inst, err := reg.Select(&n, h200)
+	require.NoError(t, err)
+	require.Equal(t, "flash-tile", inst.Tactic())
+	recs := fakeRun(t, &n, inst)
+	require.Len(t, recs, 1)
+	require.Equal(t, "carve_a23_tile_f32_32", recs[0].kernel)
+	next := alloc.Ptr(1 << 40)
+	in, out := fakeTensors(t, n.Inputs, &next), fakeTensors(t, n.Outputs, &next) // as fakeRun placed them
+	e := uint64(h * d * 4)                                                       // a section's bytes
+	args := recs[0].args
+	require.Equal(t, []uint64{uint64(in[0].Addr), uint64(in[1].Addr) + e, uint64(in[2].Addr) + 2*e, uint64(out[0].Addr)},
+		[]uint64{args[0].bits, args[1].bits, args[2].bits, args[3].bits}, "Q, K and V at their sections' offsets")
+	pk := func(lo, hi int64) uint64 { return uint64(uint32(lo)) | uint64(uint32(hi))<<32 }
+	row := int64(b * 3 * h * d) // one position's elements, every batch's three sections
+	var strides []uint64
+	for i := 5; i < 13; i++ {
+		strides = append(strides, args[i].bits)
+	}
+	require.Equal(t, []uint64{3 * h * d, pk(d, row), 3 * h * d, pk(d, row), 3 * h * d, pk(d, row), h * d, pk(d, b*h*d)}, strides,
+		"batch, then head and row strides of Q, K, V and Y")
+	require.Equal(t, Dim3{X: 1, Y: b * h, Z: 1}, recs[0].grid)
+}
+
 // carve_gqa_dec's geometry: the rows it computes cover the grouped heads (2, 4, 6 or 8 of them,
 // csrc GQA_DEC_R), and a processor's lanes cover the head.
 func TestDecodeGeometry(t *testing.T) {
