@@ -19,7 +19,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/binary"
 	"flag"
 	"fmt"
@@ -46,18 +45,7 @@ func main() {
 	}
 	g := &builder{rng: rand.New(rand.NewPCG(*seed, 2))}
 	g.gpt2(*layers, *hidden, *heads, *vocab, *positions)
-	f, err := os.Create(*out)
-	if err == nil {
-		w := bufio.NewWriterSize(f, 1<<20)
-		_, err = w.Write(g.Model("gpt2", "carve gpt2gen", 18))
-		if err == nil {
-			err = w.Flush()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := onnxenc.WriteFile(*out, g.Model("gpt2", "carve gpt2gen", 18)); err != nil {
 		fmt.Fprintln(os.Stderr, "gpt2gen:", err)
 		os.Exit(1)
 	}

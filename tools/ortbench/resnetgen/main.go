@@ -19,7 +19,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/binary"
 	"flag"
 	"fmt"
@@ -43,18 +42,7 @@ func main() {
 	}
 	g := &builder{rng: rand.New(rand.NewPCG(*seed, 2)), bn: *bn}
 	g.resnet50(*size)
-	f, err := os.Create(*out)
-	if err == nil {
-		w := bufio.NewWriterSize(f, 1<<20)
-		_, err = w.Write(g.Model("resnet50", "carve resnetgen", 17))
-		if err == nil {
-			err = w.Flush()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := onnxenc.WriteFile(*out, g.Model("resnet50", "carve resnetgen", 17)); err != nil {
 		fmt.Fprintln(os.Stderr, "resnetgen:", err)
 		os.Exit(1)
 	}

@@ -26,7 +26,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/binary"
 	"flag"
 	"fmt"
@@ -55,18 +54,7 @@ func main() {
 	}
 	g := &builder{rng: rand.New(rand.NewPCG(*seed, 2))}
 	g.vit(vitShape{size: *size, patch: *patch, layers: *layers, hidden: *hidden, heads: *heads, mlp: *mlp, classes: *classes})
-	f, err := os.Create(*out)
-	if err == nil {
-		w := bufio.NewWriterSize(f, 1<<20)
-		_, err = w.Write(g.Model("vit_b_16", "carve vitgen", 20))
-		if err == nil {
-			err = w.Flush()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := onnxenc.WriteFile(*out, g.Model("vit_b_16", "carve vitgen", 20)); err != nil {
 		fmt.Fprintln(os.Stderr, "vitgen:", err)
 		os.Exit(1)
 	}

@@ -1,5 +1,5 @@
 // Package onnxenc writes ONNX protobuf by hand for the benchmark models' generators
-// (tools/ortbench/gpt2gen, resnetgen): the few messages they need (tensors, attributes, value
+// (tools/ortbench/gpt2gen, resnetgen, vitgen): the few messages they need (tensors, attributes, value
 // infos), with the field numbers of onnx.proto. Hand-written because the generators need only
 // these and the project carries no protobuf runtime for tools.
 package onnxenc
@@ -8,7 +8,22 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 )
+
+// WriteFile writes an encoded model to path: the error of the write or, failing none, of the
+// close.
+func WriteFile(path string, model []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(model)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // PB is a protobuf message being written.
 type PB []byte
