@@ -89,15 +89,6 @@ func (m ixMap) maxOf(ts []ixTerm) graph.Dim {
 	return mx
 }
 
-// roles lists the roles of the variables ts hold.
-func (m ixMap) roles(ts []ixTerm) string {
-	var b strings.Builder
-	for _, t := range ts {
-		b.WriteByte(m.vars[t.v].role)
-	}
-	return b.String()
-}
-
 // stridesOf is the row-major element strides of shape.
 func stridesOf(shape graph.Shape) []graph.Dim {
 	st := make([]graph.Dim, len(shape))
