@@ -75,14 +75,6 @@ func (g *builder) weight(name string, std, mean float32, dims ...int64) string {
 	return g.Init(name, onnxenc.TFloat, dims, raw)
 }
 
-func (g *builder) ints(name string, vals ...int64) string {
-	raw := make([]byte, 8*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
-	}
-	return g.Init(name, onnxenc.TInt64, []int64{int64(len(vals))}, raw)
-}
-
 func (g *builder) scalar(name string, v float32) string {
 	return g.Init(name, onnxenc.TFloat, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)))
 }
@@ -107,19 +99,19 @@ func (g *builder) gpt2(layers, hidden, heads, vocab, positions int) {
 	// positions 0 .. seq-1
 	bs := g.Op1("Shape", []string{"input_ids"})
 	seqLen := g.Op1("Shape", []string{"input_ids"}, ai("start", 1), ai("end", 2))
-	seq := g.Op1("Squeeze", []string{seqLen, g.ints("axis0", 0)})
+	seq := g.Op1("Squeeze", []string{seqLen, g.Ints("axis0", 0)})
 	pos := g.Op1("Range", []string{g.int64Scalar("zero_i", 0), seq, g.int64Scalar("one_i", 1)})
 	h := g.Op1("Add", []string{g.Op1("Gather", []string{wte, "input_ids"}), g.Op1("Gather", []string{wpe, pos})})
-	rows := g.ints("rows_shape", -1, H)
+	rows := g.Ints("rows_shape", -1, H)
 	h = g.Op1("Reshape", []string{h, rows}) // the residual stream is [batch*seq, hidden], as exported
 	// additive mask [batch, 1, seq, seq]: -10000 above the diagonal and on padded keys
 	ones := g.Op1("ConstantOfShape", []string{g.Op1("Concat", []string{seqLen, seqLen}, ai("axis", 0))},
 		onnxenc.Attr{Name: "value", Typ: onnxenc.AttrTensor, T: onnxenc.Tensor("", onnxenc.TFloat, []int64{1}, binary.LittleEndian.AppendUint32(nil, math.Float32bits(1)))})
 	causal := g.Op1("Mul", []string{g.Op1("Trilu", []string{ones, g.int64Scalar("k1", 1)}, ai("upper", 1)), neg})
-	pad := g.Op1("Unsqueeze", []string{g.Op1("Cast", []string{"attention_mask"}, ai("to", onnxenc.TFloat)), g.ints("axes12", 1, 2)})
+	pad := g.Op1("Unsqueeze", []string{g.Op1("Cast", []string{"attention_mask"}, ai("to", onnxenc.TFloat)), g.Ints("axes12", 1, 2)})
 	bias := g.Op1("Add", []string{causal, g.Op1("Mul", []string{g.Op1("Sub", []string{one, pad}), neg})})
-	heads4 := g.Op1("Concat", []string{bs, g.ints("head_dims", int64(heads), D)}, ai("axis", 0))
-	split := g.ints("qkv_split", H, H, H)
+	heads4 := g.Op1("Concat", []string{bs, g.Ints("head_dims", int64(heads), D)}, ai("axis", 0))
+	split := g.Ints("qkv_split", H, H, H)
 	scale := g.scalar("scale", float32(1/math.Sqrt(float64(D))))
 	half, c0, c1 := g.scalar("half", 0.5), g.scalar("gelu_c", float32(math.Sqrt(2/math.Pi))), g.scalar("gelu_k", 0.044715)
 	three := g.scalar("three", 3)
@@ -149,7 +141,7 @@ func (g *builder) gpt2(layers, hidden, heads, vocab, positions int) {
 	x := g.Op1("LayerNormalization", []string{h, g.weight("lnf.g", 0, 1, H), g.weight("lnf.b", 0, 0, H)}, ai("axis", -1), af("epsilon", 1e-5))
 	// the tied LM head as exported: MatMul by the transposed token embedding
 	logits := g.Op1("MatMul", []string{x, g.Op1("Transpose", []string{wte}, as("perm", 1, 0))})
-	shape := g.Op1("Concat", []string{bs, g.ints("vocab_dim", int64(vocab))}, ai("axis", 0))
+	shape := g.Op1("Concat", []string{bs, g.Ints("vocab_dim", int64(vocab))}, ai("axis", 0))
 	g.Op("Reshape", []string{logits, shape}, 0)
 	g.Nodes[len(g.Nodes)-1].Str(2, "logits") // name the last node's output
 }

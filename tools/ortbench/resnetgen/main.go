@@ -19,7 +19,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"math"
@@ -62,15 +61,6 @@ var (
 	as = onnxenc.IntsAttr
 )
 
-// floats adds a float32 initializer.
-func (g *builder) floats(name string, dims []int64, v []float32) string {
-	raw := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
-	}
-	return g.Init(name, onnxenc.TFloat, dims, raw)
-}
-
 // normal is n draws of N(0, std).
 func (g *builder) normal(n int, std float64) []float32 {
 	v := make([]float32, n)
@@ -106,10 +96,10 @@ func (g *builder) convBN(name, x string, cin, cout, k, s int, gamma float64, rel
 		as("pads", int64(k/2), int64(k/2), int64(k/2), int64(k/2)), as("dilations", 1, 1), ai("group", 1)}
 	var y string
 	if g.bn {
-		y = g.Op1("Conv", []string{x, g.floats(name+".weight", wdims, w)}, attrs...)
+		y = g.Op1("Conv", []string{x, g.Floats(name+".weight", wdims, w)}, attrs...)
 		c := []int64{int64(cout)}
-		y = g.Op1("BatchNormalization", []string{y, g.floats(name+".bn.weight", c, scale), g.floats(name+".bn.bias", c, shift),
-			g.floats(name+".bn.running_mean", c, mean), g.floats(name+".bn.running_var", c, variance)},
+		y = g.Op1("BatchNormalization", []string{y, g.Floats(name+".bn.weight", c, scale), g.Floats(name+".bn.bias", c, shift),
+			g.Floats(name+".bn.running_mean", c, mean), g.Floats(name+".bn.running_var", c, variance)},
 			af("epsilon", bnEps), af("momentum", 0.9))
 	} else {
 		// folded: w' = w * scale / sqrt(var + eps), b' = shift - mean * scale / sqrt(var + eps)
@@ -122,7 +112,7 @@ func (g *builder) convBN(name, x string, cin, cout, k, s int, gamma float64, rel
 			}
 			b[o] = float32(float64(shift[o]) - float64(mean[o])*f)
 		}
-		y = g.Op1("Conv", []string{x, g.floats(name+".weight", wdims, w), g.floats(name+".bias", []int64{int64(cout)}, b)}, attrs...)
+		y = g.Op1("Conv", []string{x, g.Floats(name+".weight", wdims, w), g.Floats(name+".bias", []int64{int64(cout)}, b)}, attrs...)
 	}
 	if relu {
 		y = g.Op1("Relu", []string{y})
@@ -161,8 +151,8 @@ func (g *builder) resnet50(size int) {
 		}
 	}
 	x = g.Op1("Flatten", []string{g.Op1("GlobalAveragePool", []string{x})}, ai("axis", 1))
-	w := g.floats("fc.weight", []int64{1000, 2048}, g.uniform(1000*2048, -1/math.Sqrt(2048), 1/math.Sqrt(2048)))
-	b := g.floats("fc.bias", []int64{1000}, g.uniform(1000, -1/math.Sqrt(2048), 1/math.Sqrt(2048)))
+	w := g.Floats("fc.weight", []int64{1000, 2048}, g.uniform(1000*2048, -1/math.Sqrt(2048), 1/math.Sqrt(2048)))
+	b := g.Floats("fc.bias", []int64{1000}, g.uniform(1000, -1/math.Sqrt(2048), 1/math.Sqrt(2048)))
 	g.Op("Gemm", []string{x, w, b}, 0, af("alpha", 1), af("beta", 1), ai("transB", 1))
 	g.Nodes[len(g.Nodes)-1].Str(2, "output") // name the last node's output
 }

@@ -73,15 +73,6 @@ var (
 	as = onnxenc.IntsAttr
 )
 
-// floats adds a float32 initializer.
-func (g *builder) floats(name string, dims []int64, v []float32) string {
-	raw := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
-	}
-	return g.Init(name, onnxenc.TFloat, dims, raw)
-}
-
 // normal is n draws of N(mean, std).
 func (g *builder) normal(n int, mean, std float64) []float32 {
 	v := make([]float32, n)
@@ -99,15 +90,6 @@ func (g *builder) xavier(fanIn, fanOut int) []float32 {
 		v[i] = float32(a * (2*g.rng.Float64() - 1))
 	}
 	return v
-}
-
-// ints is an int64 initializer of shape [len(vals)].
-func (g *builder) ints(name string, vals ...int64) string {
-	raw := make([]byte, 8*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
-	}
-	return g.Init(name, onnxenc.TInt64, []int64{int64(len(vals))}, raw)
 }
 
 // int64Scalar is an int64 initializer of shape [].
@@ -129,40 +111,40 @@ func (g *builder) vit(s vitShape) {
 
 	// constants, shared by the layers as the exporter shares them
 	batch := g.Op1("Shape", []string{"input"}, ai("start", 0), ai("end", 1))
-	one1, zero1 := g.ints("one_1", 1), g.ints("zero_1", 0)
-	minus2 := g.ints("minus2_1", -2)
-	minus1, maxInt, minInt := g.ints("minus1_1", -1), g.ints("int64_max", math.MaxInt64), g.ints("int64_min", math.MinInt64)
+	one1, zero1 := g.Ints("one_1", 1), g.Ints("zero_1", 0)
+	minus2 := g.Ints("minus2_1", -2)
+	minus1, maxInt, minInt := g.Ints("minus1_1", -1), g.Ints("int64_max", math.MaxInt64), g.Ints("int64_min", math.MinInt64)
 	sel := []string{g.int64Scalar("idx0", 0), g.int64Scalar("idx1", 1), g.int64Scalar("idx2", 2)}
-	patches := g.ints("patches_shape", -1, H, grid*grid)
-	qkv5 := g.ints("qkv_shape", S, -1, 3, H)
-	seqHeads := g.ints("seq_heads_shape", S, -1, D)
-	bhsd := g.ints("bhsd_shape", -1, nh, S, D)
-	rows := g.ints("rows_shape", -1, H)
-	seqFirst := g.ints("seq_first_shape", S, -1, H)
-	scale := g.floats("qk_scale", []int64{1}, []float32{float32(math.Pow(float64(D), -0.25))})
+	patches := g.Ints("patches_shape", -1, H, grid*grid)
+	qkv5 := g.Ints("qkv_shape", S, -1, 3, H)
+	seqHeads := g.Ints("seq_heads_shape", S, -1, D)
+	bhsd := g.Ints("bhsd_shape", -1, nh, S, D)
+	rows := g.Ints("rows_shape", -1, H)
+	seqFirst := g.Ints("seq_first_shape", S, -1, H)
+	scale := g.Floats("qk_scale", []int64{1}, []float32{float32(math.Pow(float64(D), -0.25))})
 
 	// patch embedding and class token
 	fan := 3 * s.patch * s.patch
-	w := g.floats("conv_proj.weight", []int64{H, 3, int64(s.patch), int64(s.patch)}, g.normal(s.hidden*fan, 0, math.Sqrt(1/float64(fan))))
-	b := g.floats("conv_proj.bias", []int64{H}, g.normal(s.hidden, 0, 0.02))
+	w := g.Floats("conv_proj.weight", []int64{H, 3, int64(s.patch), int64(s.patch)}, g.normal(s.hidden*fan, 0, math.Sqrt(1/float64(fan))))
+	b := g.Floats("conv_proj.bias", []int64{H}, g.normal(s.hidden, 0, 0.02))
 	p := int64(s.patch)
 	x := g.Op1("Conv", []string{"input", w, b}, as("kernel_shape", p, p), as("strides", p, p), as("pads", 0, 0, 0, 0), as("dilations", 1, 1), ai("group", 1))
 	x = g.Op1("Transpose", []string{g.Op1("Reshape", []string{x, patches}, ai("allowzero", 1))}, as("perm", 0, 2, 1))
-	cls := g.floats("class_token", []int64{1, 1, H}, g.normal(s.hidden, 0, 0.02))
+	cls := g.Floats("class_token", []int64{1, 1, H}, g.normal(s.hidden, 0, 0.02))
 	cls = g.Op1("Expand", []string{cls, g.Op1("Concat", []string{batch, one1, one1}, ai("axis", 0))})
 	x = g.Op1("Concat", []string{cls, x}, ai("axis", 1))
-	x = g.Op1("Add", []string{x, g.floats("encoder.pos_embedding", []int64{1, S, H}, g.normal(int(S)*s.hidden, 0, 0.02))})
+	x = g.Op1("Add", []string{x, g.Floats("encoder.pos_embedding", []int64{1, S, H}, g.normal(int(S)*s.hidden, 0, 0.02))})
 
 	layerNorm := func(name, x string) string {
-		return g.Op1("LayerNormalization", []string{x, g.floats(name+".weight", []int64{H}, g.normal(s.hidden, 1, 0.1)),
-			g.floats(name+".bias", []int64{H}, g.normal(s.hidden, 0, 0.02))}, ai("axis", -1), af("epsilon", 1e-6), ai("stash_type", 1))
+		return g.Op1("LayerNormalization", []string{x, g.Floats(name+".weight", []int64{H}, g.normal(s.hidden, 1, 0.1)),
+			g.Floats(name+".bias", []int64{H}, g.normal(s.hidden, 0, 0.02))}, ai("axis", -1), af("epsilon", 1e-6), ai("stash_type", 1))
 	}
 	for l := range s.layers {
 		name := fmt.Sprintf("encoder.layers.encoder_layer_%d", l)
 		// self-attention, sequence-first as nn.MultiheadAttention computes it
 		y := g.Op1("Transpose", []string{layerNorm(name+".ln_1", x)}, as("perm", 1, 0, 2))
-		y = g.Op1("MatMul", []string{y, g.floats(name+".self_attention.in_proj_weight_t", []int64{H, 3 * H}, g.xavier(s.hidden, 3*s.hidden))})
-		y = g.Op1("Add", []string{y, g.floats(name+".self_attention.in_proj_bias", []int64{3 * H}, g.normal(3*s.hidden, 0, 0.02))})
+		y = g.Op1("MatMul", []string{y, g.Floats(name+".self_attention.in_proj_weight_t", []int64{H, 3 * H}, g.xavier(s.hidden, 3*s.hidden))})
+		y = g.Op1("Add", []string{y, g.Floats(name+".self_attention.in_proj_bias", []int64{3 * H}, g.normal(3*s.hidden, 0, 0.02))})
 		y = g.Op1("Reshape", []string{y, qkv5}, ai("allowzero", 1))
 		y = g.Op1("Unsqueeze", []string{y, zero1})
 		y = g.Op1("Transpose", []string{y}, as("perm", 3, 1, 2, 0, 4))
@@ -185,22 +167,22 @@ func (g *builder) vit(s vitShape) {
 		k = g.Op1("Mul", []string{k, scale})
 		a := g.Op1("MatMul", []string{g.Op1("Softmax", []string{g.Op1("MatMul", []string{q, k})}, ai("axis", -1)), qkv[2]})
 		a = g.Op1("Reshape", []string{g.Op1("Transpose", []string{a}, as("perm", 2, 0, 1, 3)), rows}, ai("allowzero", 1))
-		a = g.Op1("Gemm", []string{a, g.floats(name+".self_attention.out_proj.weight", []int64{H, H}, g.xavier(s.hidden, s.hidden)),
-			g.floats(name+".self_attention.out_proj.bias", []int64{H}, g.normal(s.hidden, 0, 0.02))}, af("alpha", 1), af("beta", 1), ai("transA", 0), ai("transB", 1))
+		a = g.Op1("Gemm", []string{a, g.Floats(name+".self_attention.out_proj.weight", []int64{H, H}, g.xavier(s.hidden, s.hidden)),
+			g.Floats(name+".self_attention.out_proj.bias", []int64{H}, g.normal(s.hidden, 0, 0.02))}, af("alpha", 1), af("beta", 1), ai("transA", 0), ai("transB", 1))
 		a = g.Op1("Transpose", []string{g.Op1("Reshape", []string{a, seqFirst}, ai("allowzero", 1))}, as("perm", 1, 0, 2))
 		x = g.Op1("Add", []string{a, x})
 		// MLP
 		y = layerNorm(name+".ln_2", x)
-		y = g.Op1("Add", []string{g.Op1("MatMul", []string{y, g.floats(name+".mlp.0.weight_t", []int64{H, int64(s.mlp)}, g.xavier(s.hidden, s.mlp))}),
-			g.floats(name+".mlp.0.bias", []int64{int64(s.mlp)}, g.normal(s.mlp, 0, 0.02))})
+		y = g.Op1("Add", []string{g.Op1("MatMul", []string{y, g.Floats(name+".mlp.0.weight_t", []int64{H, int64(s.mlp)}, g.xavier(s.hidden, s.mlp))}),
+			g.Floats(name+".mlp.0.bias", []int64{int64(s.mlp)}, g.normal(s.mlp, 0, 0.02))})
 		y = g.Op1("Gelu", []string{y}, onnxenc.StringAttr("approximate", "none"))
-		y = g.Op1("Add", []string{g.Op1("MatMul", []string{y, g.floats(name+".mlp.3.weight_t", []int64{int64(s.mlp), H}, g.xavier(s.mlp, s.hidden))}),
-			g.floats(name+".mlp.3.bias", []int64{H}, g.normal(s.hidden, 0, 0.02))})
+		y = g.Op1("Add", []string{g.Op1("MatMul", []string{y, g.Floats(name+".mlp.3.weight_t", []int64{int64(s.mlp), H}, g.xavier(s.mlp, s.hidden))}),
+			g.Floats(name+".mlp.3.bias", []int64{H}, g.normal(s.hidden, 0, 0.02))})
 		x = g.Op1("Add", []string{x, y})
 	}
 	x = g.Op1("Gather", []string{layerNorm("encoder.ln", x), sel[0]}, ai("axis", 1))
-	hw := g.floats("heads.head.weight", []int64{int64(s.classes), H}, g.normal(s.classes*s.hidden, 0, 1/math.Sqrt(float64(s.hidden))))
-	hb := g.floats("heads.head.bias", []int64{int64(s.classes)}, g.normal(s.classes, 0, 0.02))
+	hw := g.Floats("heads.head.weight", []int64{int64(s.classes), H}, g.normal(s.classes*s.hidden, 0, 1/math.Sqrt(float64(s.hidden))))
+	hb := g.Floats("heads.head.bias", []int64{int64(s.classes)}, g.normal(s.classes, 0, 0.02))
 	g.Op("Gemm", []string{x, hw, hb}, 0, af("alpha", 1), af("beta", 1), ai("transA", 0), ai("transB", 1))
 	g.Nodes[len(g.Nodes)-1].Str(2, "output") // name the last node's output
 }

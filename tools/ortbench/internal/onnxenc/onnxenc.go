@@ -176,6 +176,25 @@ func (g *Graph) Init(name string, dt int, dims []int64, raw []byte) string {
 }
 
 // Model is the ModelProto (IR version 8) holding the graph, named name, of the default domain's
+
+// Floats adds a float32 initializer of shape dims and returns its name.
+func (g *Graph) Floats(name string, dims []int64, v []float32) string {
+	raw := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+	}
+	return g.Init(name, TFloat, dims, raw)
+}
+
+// Ints adds an int64 initializer of shape [len(vals)] and returns its name.
+func (g *Graph) Ints(name string, vals ...int64) string {
+	raw := make([]byte, 8*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
+	}
+	return g.Init(name, TInt64, []int64{int64(len(vals))}, raw)
+}
+
 // opset.
 func (g *Graph) Model(name, producer string, opset int64) []byte {
 	var gr PB
