@@ -40,6 +40,10 @@ type Options struct {
 	// bytes where its kernel declares the pair (kernels.InPlace) and the graph allows it (the
 	// input's last reader is the node, it persists nowhere: graph.LifetimesSunk).
 	NoInPlace bool
+	// FullWorkspace plans every kernel whose workspace is a choice (WorkspaceMeasurer) at its
+	// declared size, the arena growing for it. By default such a kernel gets what the plan
+	// leaves free at its step, at least alloc.DefaultPartAlign (grow.go).
+	FullWorkspace bool
 
 	// workspaceCaps are the tight plan's workspace sizes by node (tight.go); nil for the
 	// default plan, every kernel at its Recipe.
@@ -254,7 +258,8 @@ func stepKind(n *graph.Node) StepKind {
 
 // Plan plans m at one concrete binding: binds the dims, selects every node's kernel and tactic
 // (R), derives lifetimes in the order the nodes will run (graph.LifetimesSunk: the model's, or
-// one with a lower peak) and places activations and workspaces in one arena. The plan passes
+// one with a lower peak) and places activations and workspaces in one arena; a workspace that is
+// a choice takes what the plan leaves free at its step (grow.go). The plan passes
 // planner.Verify before it is returned.
 func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Planned, error) {
 	opts, err := opts.normalized()
@@ -266,6 +271,7 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 		return nil, &PlanError{Binding: dims, Err: err}
 	}
 	p := &Planned{Model: m, Binding: b, Steps: make([]Step, len(m.Nodes)), Options: opts}
+	var growables []*growable
 	for i, n := range m.Nodes {
 		st := Step{Node: n, Kind: stepKind(n), WorkspaceBuffer: -1}
 		if st.Kind == RunKernel {
@@ -279,6 +285,13 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 			st.Instance = inst
 			if st.Workspace, err = inst.Recipe().Size(); err != nil {
 				return nil, &PlanError{Node: n, Binding: dims, Err: err}
+			}
+			g, err := shrink(opts, i, &st)
+			if err != nil {
+				return nil, &PlanError{Node: n, Binding: dims, Err: err}
+			}
+			if g != nil {
+				growables = append(growables, g)
 			}
 		}
 		p.Steps[i] = st
@@ -306,6 +319,9 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 	}
 	p.Plan, err = solve(ctx, lt.Problem, opts)
 	if err != nil {
+		return nil, &PlanError{Binding: dims, Err: err}
+	}
+	if err := p.grow(growables); err != nil {
 		return nil, &PlanError{Binding: dims, Err: err}
 	}
 	return p, nil

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"sync"
 
@@ -226,21 +225,6 @@ type tightCap struct {
 	size int64
 }
 
-// tightInstance is a measured kernel's instance with its measured part (index part) at the
-// tight plan's capacity instead of its cap.
-type tightInstance struct {
-	kernels.Instance
-	part int
-	size int64
-}
-
-func (t *tightInstance) Recipe() alloc.Recipe {
-	r := t.Instance.Recipe()
-	r.Parts = slices.Clone(r.Parts)
-	r.Parts[t.part].Size = t.size
-	return r
-}
-
 // tighten gives inst, n's instance, its tight capacity when opts plan a tight envelope. An
 // instance without a measured part here (another tactic) keeps its Recipe.
 func (o Options) tighten(n *graph.Node, inst kernels.Instance) (kernels.Instance, error) {
@@ -248,19 +232,11 @@ func (o Options) tighten(n *graph.Node, inst kernels.Instance) (kernels.Instance
 	if !ok {
 		return inst, nil
 	}
-	wm, ok := inst.(WorkspaceMeasurer)
-	if !ok {
-		return inst, nil
+	inst, _, err := carve(inst, c.part, c.size)
+	if err != nil {
+		return nil, fmt.Errorf("tight plan: %w", err)
 	}
-	parts := inst.Recipe().Parts
-	i := wm.MeasuredPart()
-	if i < 0 || i >= len(parts) {
-		return inst, nil
-	}
-	if parts[i].Name != c.part {
-		return nil, fmt.Errorf("tight plan: the kernel's measured workspace part is %q here but %q where it was measured", parts[i].Name, c.part)
-	}
-	return &tightInstance{Instance: inst, part: i, size: c.size}, nil
+	return inst, nil
 }
 
 // tightCache holds a runtime's tight plan once computed.

@@ -171,7 +171,7 @@ func TestTightPlan(t *testing.T) {
 	m := loadFixture(t, "gpt2")
 	be, al := newCPU(t, 1<<30)
 	var adapted atomic.Int64
-	opts := RuntimeOptions{Options: Options{Workers: 2, Registry: measuredRegistry(t, exact, &adapted)}, Envelope: tightEnv}
+	opts := RuntimeOptions{Options: Options{Workers: 2, FullWorkspace: true, Registry: measuredRegistry(t, exact, &adapted)}, Envelope: tightEnv}
 	rt, err := NewRuntime(context.Background(), m, be, al, opts)
 	require.NoError(t, err)
 	defer rt.Close()
@@ -219,20 +219,20 @@ func TestTightInvariant(t *testing.T) {
 	be, al := newCPU(t, 1<<30)
 	var adapted atomic.Int64
 	reg := measuredRegistry(t, exact, &adapted)
-	opts := RuntimeOptions{Options: Options{Workers: 2, Registry: reg}, Envelope: tightEnv}
+	opts := RuntimeOptions{Options: Options{Workers: 2, FullWorkspace: true, Registry: reg}, Envelope: tightEnv}
 	def, ds := newSession(t, m, be, al, opts)
 	opts.Tight = true
 	tight, ts := newSession(t, m, be, al, opts)
 	require.Less(t, tight.Reserve.ArenaBytes, def.Reserve.ArenaBytes)
 	ctx := context.Background()
-	runTightBindings(t, m, tight, ds, ts, func(dims Binding, ti *tightInstance, st Step) {
+	runTightBindings(t, m, tight, ds, ts, func(dims Binding, ti *carved, st Step) {
 		require.Equal(t, ti.size, st.Workspace, "%v: one capacity at every binding", dims)
 	})
 	require.Zero(t, tight.Stats().DynamicWorkspace)
 	require.Positive(t, adapted.Load(), "some bindings needed more than their capacity and chose within it")
 
 	t.Run("need above the recipe fails at load", func(t *testing.T) {
-		o := RuntimeOptions{Options: Options{Workers: 2, Registry: measuredRegistry(t, func(int64) (int64, error) { return 2 << 20, nil }, &adapted)},
+		o := RuntimeOptions{Options: Options{Workers: 2, FullWorkspace: true, Registry: measuredRegistry(t, func(int64) (int64, error) { return 2 << 20, nil }, &adapted)},
 			Envelope: tightEnv, Tight: true}
 		_, err := NewRuntime(ctx, m, be, al, o)
 		var te *TightError
@@ -250,7 +250,7 @@ func TestTightInvariant(t *testing.T) {
 	})
 	t.Run("a failed measurement fails at load", func(t *testing.T) {
 		boom := errors.New("no device")
-		o := RuntimeOptions{Options: Options{Workers: 2, Registry: measuredRegistry(t, func(int64) (int64, error) { return 0, boom }, &adapted)},
+		o := RuntimeOptions{Options: Options{Workers: 2, FullWorkspace: true, Registry: measuredRegistry(t, func(int64) (int64, error) { return 0, boom }, &adapted)},
 			Envelope: tightEnv, Tight: true}
 		_, err := NewRuntime(ctx, m, be, al, o)
 		var te *TightError
@@ -263,7 +263,7 @@ func TestTightInvariant(t *testing.T) {
 // runTightBindings runs every binding of tightEnv through the default session ds and the tight
 // session ts of runtime tight: each fits the tight reservation as planned and gives the default
 // outputs, bit for bit. check sees every tightened step of each binding's plan.
-func runTightBindings(t *testing.T, m *graph.Model, tight *Runtime, ds, ts *Session, check func(Binding, *tightInstance, Step)) {
+func runTightBindings(t *testing.T, m *graph.Model, tight *Runtime, ds, ts *Session, check func(Binding, *carved, Step)) {
 	t.Helper()
 	ctx := context.Background()
 	for batch := int64(1); batch <= 3; batch++ {
@@ -281,7 +281,7 @@ func runTightBindings(t *testing.T, m *graph.Model, tight *Runtime, ds, ts *Sess
 			require.NoError(t, err)
 			require.LessOrEqual(t, p.Plan.Peak, tight.Reserve.ArenaBytes, "%v fits the tight reservation as planned", dims)
 			for _, st := range p.Steps {
-				if ti, ok := st.Instance.(*tightInstance); ok {
+				if ti, ok := st.Instance.(*carved); ok {
 					check(dims, ti, st)
 				}
 			}
@@ -308,7 +308,7 @@ func TestTightPart(t *testing.T) {
 	be, al := newCPU(t, 1<<30)
 	var adapted atomic.Int64
 	lead := func(numel int64) int64 { return 8 * numel }
-	opts := RuntimeOptions{Options: Options{Workers: 2, Registry: measuredRegistryLead(t, exact, &adapted, lead)}, Envelope: tightEnv}
+	opts := RuntimeOptions{Options: Options{Workers: 2, FullWorkspace: true, Registry: measuredRegistryLead(t, exact, &adapted, lead)}, Envelope: tightEnv}
 	def, ds := newSession(t, m, be, al, opts)
 	opts.Tight = true
 	tight, ts := newSession(t, m, be, al, opts)
@@ -321,7 +321,7 @@ func TestTightPart(t *testing.T) {
 		require.Greater(t, k.W, k.C, "W is the whole workspace's bound")
 	}
 	require.Less(t, tight.Reserve.ArenaBytes, def.Reserve.ArenaBytes)
-	runTightBindings(t, m, tight, ds, ts, func(dims Binding, ti *tightInstance, st Step) {
+	runTightBindings(t, m, tight, ds, ts, func(dims Binding, ti *carved, st Step) {
 		parts := ti.Recipe().Parts
 		require.Len(t, parts, 2)
 		require.Equal(t, ti.size, parts[1].Size, "%v: one capacity at every binding", dims)
@@ -342,7 +342,7 @@ func TestTightPlanDeterministic(t *testing.T) {
 	m := loadFixture(t, fx.Name)
 	be, _ := newCPU(t, 1<<30)
 	var adapted atomic.Int64
-	opts := Options{Workers: 2, Registry: measuredRegistry(t, exact, &adapted)}
+	opts := Options{Workers: 2, FullWorkspace: true, Registry: measuredRegistry(t, exact, &adapted)}
 	ep, err := PlanEnvelope(context.Background(), m, tightEnv, opts)
 	require.NoError(t, err)
 	a, err := TightenEnvelope(context.Background(), m, be, ep, opts)

@@ -4,15 +4,18 @@ downloaded): carve's runner next to PyTorch eager, on the GPU and on the CPU.
 
     python3 tools/gpu/vision_bench.py --carve RUNNER --out DIR [--models resnet50,vit_b_16]
         [--batches 1,32,128] [--dtype fp32|fp16] [--caps none,0,8MiB,64MiB] [--cap-batch 32]
-        [--cpu-threads 2,16] [--cpu-batch 1] [--runs N] [--no-gpu] [--conv-times FILE]
+        [--cpu-threads 2,16] [--cpu-batch 1] [--runs N] [--no-gpu] [--conv-times FILE] [--profile N]
 
 GPU rows: PyTorch eager with cudnn.benchmark on and channels_last (fp32 twice: with PyTorch's
 default TF32 convolutions and with TF32 off, which is what carve's fp32 computes), and
 `RUNNER bench --device cuda --graph --outputs device` on the exported file: p50 latency and the
 memory beyond the weights (PyTorch: the forward's peak allocated less what was allocated before
-it, weights and input; carve: the reserved arena, which holds every activation and workspace).
-The cap sweep runs carve at --cap-batch under each `--workspace-cap` (when the runner has the
-flag) and reports time and arena per cap.
+it, weights and input; carve: the reserved arena, which holds every activation and workspace),
+for carve's default plan (a workspace that is a choice gets what the plan leaves free at its
+step) and `--full-workspace` (each such workspace at its whole bound). The cap sweep runs carve
+at --cap-batch under each `--workspace-cap`, both ways, and reports time and arena per cap.
+With --profile N, carve's device time by op category (`runner bench --profile N`) at
+--cap-batch is printed for each model.
 
 CPU rows: onnxruntime's CPU provider (intra-op threads = N) next to `RUNNER bench --device cpu
 --workers N` on the same file, p50 latency.
@@ -202,6 +205,8 @@ def main():
     ap.add_argument("--cpu-batch", type=int, default=1)
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--no-gpu", action="store_true")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="also print carve's device time by op category over N runs at --cap-batch")
     ap.add_argument("--conv-times", metavar="FILE",
                     help="append every convolution's measured algorithms to FILE (CARVE_CONV_TIMES; "
                          "libs/kernels/cuda/convtimes.go), the estimator's recorded times")
@@ -214,6 +219,9 @@ def main():
     res = {"versions": {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0)}, "dtype": a.dtype, "rows": [],
            "caps": [], "cpu": []}
     capflag = has_flag(a.carve, "--workspace-cap")
+    # the second carve column: --full-workspace where the runner has it, else --tight (older runners)
+    alt, alt_name = (["--full-workspace"], "full") if has_flag(a.carve, "--full-workspace") else (["--tight"], "tight")
+    res["alt"] = alt_name
     for name in a.models.split(","):
         model = build(name, a.dtype)
         weights = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -227,16 +235,21 @@ def main():
                 row["torch_tf32"] = torch_gpu(model, name, b, a.dtype, a.runs, True) if a.dtype == "fp32" else None
                 row["torch"] = torch_gpu(model, name, b, a.dtype, a.runs, False)
                 row["carve"] = carve_bench(a.carve, path, b, "cuda", a.runs)
-                row["carve_tight"] = carve_bench(a.carve, path, b, "cuda", a.runs, ["--tight"])
+                row["carve_alt"] = carve_bench(a.carve, path, b, "cuda", a.runs, alt)
                 log(name, b, json.dumps(row))
                 res["rows"].append(row)
             if capflag:
                 for cap in a.caps.split(","):
                     extra = [] if cap == "none" else ["--workspace-cap", cap]
                     r = carve_bench(a.carve, path, a.cap_batch, "cuda", a.runs, extra)
-                    rt = carve_bench(a.carve, path, a.cap_batch, "cuda", a.runs, extra + ["--tight"])
-                    res["caps"].append({"model": name, "batch": a.cap_batch, "cap": cap, "default": r, "tight": rt})
+                    rt = carve_bench(a.carve, path, a.cap_batch, "cuda", a.runs, extra + alt)
+                    res["caps"].append({"model": name, "batch": a.cap_batch, "cap": cap, "default": r, "alt": rt})
                     log(name, "cap", cap, json.dumps(r), json.dumps(rt))
+            if a.profile:
+                cmd = [a.carve, "bench", "--model", path, "--device", "cuda", "--dim", f"batch={a.cap_batch}", "--graph",
+                       "--outputs", "device", "--runs", "10", "--profile", str(a.profile)]
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+                res.setdefault("profiles", []).append({"model": name, "batch": a.cap_batch, "text": (p.stdout + p.stderr)[-6000:]})
         del model
         torch.cuda.empty_cache()
         for th in [int(x) for x in a.cpu_threads.split(",") if x]:
@@ -248,11 +261,13 @@ def main():
         json.dump(res, f, indent=1)
 
     print(f"GPU ({res['versions']['gpu']}, {a.dtype}): p50 ms, memory beyond the weights MiB")
-    print("(carve: the default reservation; tight: --tight, the workspaces the chosen algorithms need, measured at load)")
-    print(f"{'model':<10} {'batch':>5} {'torch-tf32':>10} {'torch':>8} {'carve':>8} {'x':>6} {'tight':>8} {'x':>6}   "
-          f"{'torch MiB':>9} {'carve MiB':>9} {'x':>6} {'tight MiB':>9} {'x':>6}")
+    an = res["alt"]
+    print("(carve: the default reservation; " + ("full: --full-workspace, every workspace that is a choice at its whole bound)"
+          if an == "full" else "tight: --tight, the workspaces the chosen algorithms need, measured at load)"))
+    print(f"{'model':<10} {'batch':>5} {'torch-tf32':>10} {'torch':>8} {'carve':>8} {'x':>6} {an:>8} {'x':>6}   "
+          f"{'torch MiB':>9} {'carve MiB':>9} {'x':>6} {an + ' MiB':>9} {'x':>6}")
     for r in res["rows"]:
-        t, c, ct = r["torch"], r["carve"], r.get("carve_tight", {"error": "not run"})
+        t, c, ct = r["torch"], r["carve"], r.get("carve_alt", {"error": "not run"})
 
         def ratios(c):
             if "error" in c:
@@ -262,7 +277,7 @@ def main():
         (rt, mr), (rtt, mrt) = ratios(c), ratios(ct)
         print(f"{r['model']:<10} {r['batch']:>5} {cell(r['torch_tf32']):>10} {cell(t):>8} {cell(c):>8} {rt:>6} {cell(ct):>8} {rtt:>6}   "
               f"{mib(t['peak_extra_bytes']):>9} {mib(c.get('arena_bytes')):>9} {mr:>6} {mib(ct.get('arena_bytes')):>9} {mrt:>6}")
-        for k, x in (("carve", c), ("tight", ct)):
+        for k, x in (("carve", c), (an, ct)):
             if "error" in x:
                 print(f"    {k}: {x['error'][-300:]}")
     for r in res.get("accuracy", []):
@@ -272,13 +287,15 @@ def main():
             print(f"{r['model']:<10} {a.dtype} logits against PyTorch's float32 (batch {r['batch']}): "
                   f"max |diff| / max |ref| = {r['max_rel']:.2e}, top-1 agrees on {r['top1_agree']:.0%}")
     if res["caps"]:
-        print("\nworkspace cap sweep (carve): p50 ms / arena MiB, default plan and --tight")
+        print(f"\nworkspace cap sweep (carve): p50 ms / arena MiB, default plan and {an}")
         for r in res["caps"]:
-            d, t = r["default"], r["tight"]
+            d, t = r["default"], r["alt"]
             print(f"{r['model']:<10} batch {r['batch']:>3} cap {r['cap']:>6}: {cell(d)} ms / {mib(d.get('arena_bytes'))} MiB,"
-                  f" tight {cell(t)} ms / {mib(t.get('arena_bytes'))} MiB")
+                  f" {an} {cell(t)} ms / {mib(t.get('arena_bytes'))} MiB")
     elif not a.no_gpu:
         print("\nworkspace cap sweep: not run (the runner has no --workspace-cap)")
+    for r in res.get("profiles", []):
+        print(f"\ncarve's profile, {r['model']} batch {r['batch']}:\n{r['text']}")
     if res["cpu"]:
         print(f"\nCPU (batch {a.cpu_batch}): p50 ms, onnxruntime vs carve")
         for r in res["cpu"]:

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"carve.dev/libs/alloc"
 	"carve.dev/libs/kernels"
 )
 
@@ -115,17 +116,17 @@ func convTimeRecords() (map[convTimeKey]convRecord, error) {
 	return convTimes.recs, convTimes.err
 }
 
-// recordedTime is the fastest recorded choice for c within its declared workspace.
-func (c *convCall) recordedTime() (kernels.RecordedTime, bool) {
+// recordedTime is the fastest recorded choice for c within ws bytes of workspace.
+func (c *convCall) recordedTime(ws int64) (kernels.RecordedTime, bool) {
 	recs, err := convTimeRecords()
 	if err != nil {
 		return kernels.RecordedTime{}, false
 	}
-	return c.recordedIn(recs)
+	return c.recordedIn(recs, ws)
 }
 
 // recordedIn is recordedTime over recs.
-func (c *convCall) recordedIn(recs map[convTimeKey]convRecord) (kernels.RecordedTime, bool) {
+func (c *convCall) recordedIn(recs map[convTimeKey]convRecord, ws int64) (kernels.RecordedTime, bool) {
 	d := c.desc
 	d.WsCap = 0
 	r, ok := recs[convTimeKey{c.arch, c.sms, d, c.epilogue}]
@@ -140,16 +141,23 @@ func (c *convCall) recordedIn(recs map[convTimeKey]convRecord) (kernels.Recorded
 		return kernels.RecordedTime{}, false
 	}
 	for _, ch := range r.Choices {
-		if ch.Ws <= c.desc.WsCap {
+		if ch.Ws <= ws {
 			return kernels.RecordedTime{Ms: ch.Ms, What: ch.What, Device: r.Device}, true
 		}
 	}
 	return kernels.RecordedTime{}, false
 }
 
-// RecordedTime sums the recorded times of the instance's convolutions (a conv node has one);
-// ok is false when it has none or one was not recorded (kernels.RecordedTimer).
-func (i *instance) RecordedTime() (kernels.RecordedTime, bool) {
+// RecordedTime sums the recorded times of the instance's convolutions (a conv node has one),
+// each within the "cudnn" part of r (none: algorithms that need no workspace); ok is false when
+// it has none or one was not recorded (kernels.RecordedTimer).
+func (i *instance) RecordedTime(r alloc.Recipe) (kernels.RecordedTime, bool) {
+	var ws int64
+	for _, p := range r.Parts {
+		if p.Name == convPart {
+			ws = p.Size
+		}
+	}
 	var t kernels.RecordedTime
 	found := false
 	for _, st := range i.prog {
@@ -157,7 +165,7 @@ func (i *instance) RecordedTime() (kernels.RecordedTime, bool) {
 		if !ok {
 			continue
 		}
-		rt, ok := c.recordedTime()
+		rt, ok := c.recordedTime(ws)
 		if !ok {
 			return kernels.RecordedTime{}, false
 		}

@@ -43,33 +43,38 @@ func TestRecordedConvTime(t *testing.T) {
 	recs := map[convTimeKey]convRecord{}
 	require.NoError(t, parseConvTimes(append(append(append(line, '\n', '\n'), smaller...), '\n'), recs))
 	require.Len(t, recs, 1)
+	// declared is the recorded time of i's convolution within the workspace it declares
+	declared := func(i *instance) (kernels.RecordedTime, bool) { c := call(i); return c.recordedIn(recs, c.desc.WsCap) }
 	require.Len(t, recs[convTimeKey{h200.Arch, h200.SMs, small.Desc, c.epilogue}].Choices, 3, "the record that admitted the most stands")
 
-	got, ok := c.recordedIn(recs)
+	got, ok := declared(at)
 	require.True(t, ok)
 	require.Equal(t, kernels.RecordedTime{Ms: 0.1, What: "cuDNN WINOGRAD fma", Device: "NVIDIA H200"}, got, "the fastest within the declared workspace")
+	got, ok = c.recordedIn(recs, c.desc.WsCap-1)
+	require.True(t, ok)
+	require.Equal(t, "own", got.What, "within a part carved smaller than declared")
 	capped := h200
 	zero := int64(0)
 	capped.WorkspaceCap = &zero
-	got, ok = call(conv(capped, 16, "Conv")).recordedIn(recs)
+	got, ok = declared(conv(capped, 16, "Conv"))
 	require.True(t, ok)
 	require.Equal(t, "own", got.What, "at a cap of 0 only what needs no workspace")
 
-	_, ok = call(conv(h200, 32, "Conv")).recordedIn(recs)
+	_, ok = declared(conv(h200, 32, "Conv"))
 	require.False(t, ok, "another shape")
-	_, ok = call(conv(h200, 16, "FusedConv")).recordedIn(recs)
+	_, ok = declared(conv(h200, 16, "FusedConv"))
 	require.False(t, ok, "another epilogue")
 	withRelu := rec
 	withRelu.Epilogue = convEpiBias | convEpiRelu
 	line, err = json.Marshal(withRelu)
 	require.NoError(t, err)
 	require.NoError(t, parseConvTimes(line, recs))
-	got, ok = call(conv(h200, 16, "FusedConv")).recordedIn(recs)
+	got, ok = declared(conv(h200, 16, "FusedConv"))
 	require.True(t, ok, "a Relu without a bias takes the record with a bias and a Relu")
 	require.Equal(t, 0.1, got.Ms)
 	other := h200
 	other.SMs = 108
-	_, ok = call(conv(other, 16, "Conv")).recordedIn(recs)
+	_, ok = declared(conv(other, 16, "Conv"))
 	require.False(t, ok, "another target")
 
 	require.Error(t, parseConvTimes([]byte("{\"desc\": 3}\n"), map[convTimeKey]convRecord{}))

@@ -38,7 +38,7 @@ func recordedConvTime(p *engine.Planned) *convTime {
 		}
 		ct.Convolutions++
 		if rt, ok := st.Instance.(kernels.RecordedTimer); ok {
-			if t, ok := rt.RecordedTime(); ok {
+			if t, ok := rt.RecordedTime(st.Instance.Recipe()); ok {
 				ct.Ms += t.Ms
 				ct.Recorded++
 				ct.Device = t.Device

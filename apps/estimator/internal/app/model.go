@@ -38,11 +38,18 @@ func modelFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "dim", Aliases: []string{"d"}, Usage: "a dim's value or range: `NAME=V`, NAME=LO:HI, NAME=? (fit: the dim to search), NAME=?:MAX; repeat for each dim"},
 		targetFlag(),
 		workspaceCapFlag(),
+		fullWorkspaceFlag(),
 		&cli.IntFlag{Name: "workers", Usage: "CPU worker `N` the runner will use (per-worker workspaces scale with it); 0: all CPUs"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "output `FORMAT`: table (for people) or json (for programs)"},
 		&cli.BoolFlag{Name: "no-fuse", Usage: "plan the graph as exported, without fusing attention, norms, SiLU and rotary embeddings into fused ops"},
 		noInPlaceFlag(),
 	}
+}
+
+// fullWorkspaceFlag is --full-workspace, read by options.
+func fullWorkspaceFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "full-workspace", Usage: "plan every kernel whose workspace is a choice (a CUDA convolution's algorithm, a cuBLASLt product's) at its whole bound, " +
+		"up to --workspace-cap, the arena growing for it; by default it gets what the plan leaves free at its step, so that it never raises the arena; the runner's --full-workspace reserves the same"}
 }
 
 // noInPlaceFlag is --no-inplace, read by options.
@@ -364,7 +371,7 @@ func options(c *cli.Context) (engine.Options, error) {
 	if err != nil {
 		return engine.Options{}, err
 	}
-	return engine.Options{Registry: reg, Target: t, Workers: t.Workers, NoInPlace: c.Bool("no-inplace")}, nil
+	return engine.Options{Registry: reg, Target: t, Workers: t.Workers, NoInPlace: c.Bool("no-inplace"), FullWorkspace: c.Bool("full-workspace")}, nil
 }
 
 // envelope reads the --dim flags. For the bundled model, dims left out take the bundled

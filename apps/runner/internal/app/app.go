@@ -161,6 +161,8 @@ func modelFlags() []cli.Flag {
 			"says they need at the envelope's extremes, measured at load (--stats shows W, C, R and the bytes saved)"},
 		&cli.StringFlag{Name: "workspace-cap", Usage: "the most workspace one kernel whose workspace is a choice may declare, `BYTES` (e.g. 0, 8MiB; a CUDA convolution then admits only the cuDNN algorithms that fit, 0 those that need none); " +
 			"default: no cap beyond each kernel's own bound. The estimator plans the same with its --workspace-cap"},
+		&cli.BoolFlag{Name: "full-workspace", Usage: "reserve for every kernel whose workspace is a choice (a CUDA convolution's algorithm, a cuBLASLt product's) its whole bound, up to --workspace-cap, " +
+			"the arena growing for it; by default it gets what the plan leaves free at its step, so that it never raises the arena. The estimator plans the same with its --full-workspace"},
 		&cli.BoolFlag{Name: "graph", Usage: "capture each shape pattern's kernels into a graph at its first run and replay it after (a CUDA graph on a GPU)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` of the random inputs made without --input"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "`FORMAT` of stdout: table (people) or json (machines)"},
@@ -195,7 +197,8 @@ func loadConfig(c *cli.Context, env Env) (run.Config, error) {
 func deviceConfig(c *cli.Context, env Env) (run.Config, error) {
 	cfg := run.Config{ModelPath: c.String("model"), Device: c.String("device"), Workers: c.Int("workers"),
 		Graphs: c.Bool("graph"), Seed: c.Uint64("seed"), DeviceMemory: env.DeviceMemory, Observe: env.Observe,
-		NoFuse: c.Bool("no-fuse"), Tight: c.Bool("tight"), NoInPlace: c.Bool("no-inplace")}
+		NoFuse: c.Bool("no-fuse"), Tight: c.Bool("tight"), NoInPlace: c.Bool("no-inplace"),
+		FullWorkspace: c.Bool("full-workspace")}
 	var err error
 	switch p := c.String("policy"); p {
 	case "strict":

@@ -56,6 +56,9 @@ type Config struct {
 	// whose workspace is a choice (a CUDA convolution's algorithm) may declare; 0 admits only
 	// algorithms that need none.
 	WorkspaceCap *int64
+	// FullWorkspace plans every kernel whose workspace is a choice at its declared size
+	// (engine.Options.FullWorkspace); by default it gets what the plan leaves free at its step.
+	FullWorkspace bool
 	// OutputsOnDevice leaves every output in device memory where the kernels wrote it
 	// (engine.RuntimeOptions.DeviceOutputs): a run copies nothing back, as a framework's forward
 	// pass returns tensors still on the GPU. Benchmarks use it to time the same work; on a
@@ -286,7 +289,7 @@ func fuse(m *graph.Model, kind string, cfg Config) (*graph.Model, *rewrite.Repor
 // to agree with the runner to the byte.
 func runtimeOptions(env engine.Envelope, cfg Config) engine.RuntimeOptions {
 	return engine.RuntimeOptions{
-		Options:  engine.Options{Registry: cfg.Registry, NoInPlace: cfg.NoInPlace},
+		Options:  engine.Options{Registry: cfg.Registry, NoInPlace: cfg.NoInPlace, FullWorkspace: cfg.FullWorkspace},
 		Envelope: env, Policy: cfg.Policy, Sessions: cfg.Sessions, Graphs: cfg.Graphs, Tight: cfg.Tight,
 	}
 }

@@ -69,7 +69,7 @@ func cappedRegistry(t *testing.T) *kernels.Registry {
 
 // The runner reports the tight plan next to the default reservation, and --tight reserves it.
 func TestTightReservation(t *testing.T) {
-	cfg := Config{ModelPath: fixture(t, "gpt2"), Envelope: env(engine.Range{Lo: 1, Hi: 3}, engine.Range{Lo: 1, Hi: 16}), Registry: cappedRegistry(t), Sessions: 2}
+	cfg := Config{ModelPath: fixture(t, "gpt2"), Envelope: env(engine.Range{Lo: 1, Hi: 3}, engine.Range{Lo: 1, Hi: 16}), Registry: cappedRegistry(t), Sessions: 2, FullWorkspace: true}
 	r := load(t, cfg)
 	ts := r.Stats().Tight
 	require.False(t, ts.Reserved)
