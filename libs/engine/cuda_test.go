@@ -261,14 +261,16 @@ func randomInputs(t *testing.T, m *graph.Model, dims Binding, seed uint64) map[s
 // candidates, give an arena no larger than the default one; the runtime that reserves it
 // (RuntimeOptions.Tight, `runner --tight`) runs every fixture binding within onnxruntime's
 // tolerance and, across the wide envelope, bindings between the candidates with the default
-// runtime's outputs, allocating nothing.
+// runtime's outputs, allocating nothing. Both plan full workspaces (Options.FullWorkspace): by
+// default a GEMM's cap gets only what the plan leaves free, and there is nothing to tighten.
 func TestCUDATight(t *testing.T) {
 	be, al := newCUDA(t)
 	ctx := context.Background()
 	var saved, lowered int64
 	for _, tc := range cudaCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			rt, err := NewRuntime(ctx, tc.m, be, al, RuntimeOptions{Envelope: tc.env})
+			full := Options{FullWorkspace: true}
+			rt, err := NewRuntime(ctx, tc.m, be, al, RuntimeOptions{Options: full, Envelope: tc.env})
 			var mk *MissingKernelsError
 			if errors.As(err, &mk) {
 				t.Skipf("no CUDA kernel yet: %v", mk)
@@ -278,7 +280,7 @@ func TestCUDATight(t *testing.T) {
 			tp, err := rt.Tight(ctx)
 			require.NoError(t, err)
 			require.Same(t, rt.Reserve, tp.Default)
-			trt, err := NewRuntime(ctx, tc.m, be, al, RuntimeOptions{Envelope: tc.env, Tight: true})
+			trt, err := NewRuntime(ctx, tc.m, be, al, RuntimeOptions{Options: full, Envelope: tc.env, Tight: true})
 			require.NoError(t, err)
 			defer func() { require.NoError(t, trt.Close()) }()
 			require.LessOrEqual(t, trt.Reserve.ArenaBytes, rt.Reserve.ArenaBytes, "tight <= default")

@@ -168,6 +168,9 @@ type Planned struct {
 	Plan      planner.Plan
 	Steps     []Step // Steps[i] is Model.Nodes[i]; they run in the order of Lifetimes.Steps
 	Options   Options
+	// WithinPlan counts the kernels whose workspace is a choice planned within the bytes the
+	// plan leaves free at their step (grow.go); 0 with Options.FullWorkspace.
+	WithinPlan int
 }
 
 // ArenaBytes is what the runner reserves for this binding: activations and workspaces.
@@ -321,6 +324,7 @@ func Plan(ctx context.Context, m *graph.Model, dims Binding, opts Options) (*Pla
 	if err != nil {
 		return nil, &PlanError{Binding: dims, Err: err}
 	}
+	p.WithinPlan = len(growables)
 	if err := p.grow(growables); err != nil {
 		return nil, &PlanError{Binding: dims, Err: err}
 	}

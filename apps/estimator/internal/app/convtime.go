@@ -69,6 +69,10 @@ type capPoint struct {
 	CapBytes   *int64    `json:"cap_bytes"` // nil for none
 	ArenaBytes int64     `json:"arena_bytes"`
 	ConvTime   *convTime `json:"conv_time"`
+	// The same cap with --full-workspace (every workspace that is a choice at its bound, the
+	// arena growing for it); absent when the report itself plans full workspaces.
+	FullArenaBytes *int64    `json:"full_arena_bytes,omitempty"`
+	FullConvTime   *convTime `json:"full_conv_time,omitempty"`
 }
 
 // parseCapSweep reads --cap-sweep: sizes and "none", comma-separated.
@@ -103,6 +107,15 @@ func capSweep(ctx context.Context, m *model, env engine.Envelope, opts engine.Op
 		}
 		points[i].ArenaBytes = ep.ArenaBytes
 		points[i].ConvTime = recordedConvTime(ep.Worst)
+		if o.FullWorkspace {
+			continue
+		}
+		o.FullWorkspace = true
+		if ep, err = engine.PlanEnvelope(ctx, m.Model, env, o); err != nil {
+			return nil, fmt.Errorf("--cap-sweep %s with --full-workspace: %w", p.Cap, err)
+		}
+		points[i].FullArenaBytes = &ep.ArenaBytes
+		points[i].FullConvTime = recordedConvTime(ep.Worst)
 	}
 	return points, nil
 }
@@ -119,18 +132,36 @@ func writeCapSweep(w io.Writer, points []capPoint) error {
 	if device != "" {
 		head += fmt.Sprintf(", and the convolutions' time from what was recorded on an %s (per convolution the fastest way within its workspace)", device)
 	}
+	full := len(points) > 0 && points[0].FullArenaBytes != nil
+	if full {
+		head += "; FULL: the same with --full-workspace, each such workspace at its bound"
+	}
 	fmt.Fprintln(w, head)
 	tw := newTable(w)
-	tw.row("  CAP\tARENA\tCONV TIME\tRECORDED\t\n")
+	if full {
+		tw.row("  CAP\tARENA\tCONV TIME\tFULL ARENA\tFULL CONV TIME\tRECORDED\t\n")
+	} else {
+		tw.row("  CAP\tARENA\tCONV TIME\tRECORDED\t\n")
+	}
 	for _, p := range points {
-		t, rec := "-", "-"
+		t, rec := convTimeCell(p.ConvTime), "-"
 		if ct := p.ConvTime; ct != nil {
 			rec = fmt.Sprintf("%d of %d", ct.Recorded, ct.Convolutions)
-			if ct.Recorded > 0 {
-				t = fmt.Sprintf("%.2f ms", ct.Ms)
-			}
 		}
-		tw.row("  %s\t%s\t%s\t%s\t\n", p.Cap, bytesize.Format(p.ArenaBytes), t, rec)
+		if full {
+			tw.row("  %s\t%s\t%s\t%s\t%s\t%s\t\n", p.Cap, bytesize.Format(p.ArenaBytes), t, bytesize.Format(*p.FullArenaBytes),
+				convTimeCell(p.FullConvTime), rec)
+		} else {
+			tw.row("  %s\t%s\t%s\t%s\t\n", p.Cap, bytesize.Format(p.ArenaBytes), t, rec)
+		}
 	}
 	return tw.flush()
+}
+
+// convTimeCell is a convTime in a table: its milliseconds, or - with nothing recorded.
+func convTimeCell(ct *convTime) string {
+	if ct == nil || ct.Recorded == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f ms", ct.Ms)
 }

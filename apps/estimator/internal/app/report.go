@@ -55,6 +55,9 @@ type report struct {
 	InPlace              bool                 `json:"in_place"`         // false with --no-inplace
 	InPlaceOutputs       int                  `json:"in_place_outputs"` // at the worst binding: outputs written over an input's bytes
 	InPlaceBytes         int64                `json:"in_place_bytes"`   // their sizes
+	// WithinPlan counts, at the worst binding, the kernels whose workspace is a choice that are
+	// planned within the bytes the plan leaves free at their step; 0 with --full-workspace.
+	WithinPlan int `json:"workspace_within_plan"`
 	TotalBytes           int64                `json:"total_bytes"`
 	CommBytes            int64                `json:"comm_bytes,omitempty"` // --tp: the communicator's buffers, in the total
 	Budget               *budgetVerdict       `json:"budget"`
@@ -222,6 +225,7 @@ func buildReport(m *model, env engine.Envelope, defaulted []string, opts engine.
 		InPlace:             !opts.NoInPlace,
 		InPlaceOutputs:      ep.Worst.Lifetimes.InPlace,
 		InPlaceBytes:        ep.Worst.InPlaceBytes(),
+		WithinPlan:          ep.Worst.WithinPlan,
 		TotalBytes:          ep.TotalBytes(),
 		WorstBinding:        ep.Worst.Binding.Dims,
 		DrivingDim:          ep.DrivingDim,
@@ -303,6 +307,9 @@ func writeReportTable(w io.Writer, r *report) error {
 		tw.row("  in place\toff\t--no-inplace: every output in bytes of its own\n")
 	case r.InPlaceOutputs > 0:
 		tw.row("  in place\t%d outputs, %s\twritten over an input's bytes at the worst binding (--no-inplace: none)\n", r.InPlaceOutputs, bytesize.Format(r.InPlaceBytes))
+	}
+	if r.WithinPlan > 0 {
+		tw.row("  within plan\t%d workspaces\tchoices (an algorithm's, a library's cap) given the bytes free at their step, never raising the arena (--full-workspace: each at its bound)\n", r.WithinPlan)
 	}
 	if t := r.Model.Config; t != nil && t.TP != nil {
 		commRow(tw, t.TP)

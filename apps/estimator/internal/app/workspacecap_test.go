@@ -9,9 +9,9 @@ import (
 )
 
 // TestWorkspaceCap: --workspace-cap bounds what the H200's convolutions declare for cuDNN's
-// algorithms: the zoo's ResNet at batch 2048 plans less under a cap of 0 than with none, a cap
-// of 1 GiB plans as none does (no convolution declares more), and a cap that is not a size is a
-// usage error.
+// algorithms: with --full-workspace (each planned at what it declares) the zoo's ResNet at batch
+// 2048 plans less under a cap of 0 than with none, a cap of 1 GiB plans as none does (no
+// convolution declares more), and a cap that is not a size is a usage error.
 func TestWorkspaceCap(t *testing.T) {
 	var path string
 	for _, zm := range zoo.Models() {
@@ -21,7 +21,7 @@ func TestWorkspaceCap(t *testing.T) {
 	}
 	require.NotEmpty(t, path, "the zoo's resnet.dyn")
 	plan := func(extra ...string) int64 {
-		return reportJSON(t, append([]string{"--model", path, "--target", "h200", "--dim", "batch=2048"}, extra...)...).ArenaBytes
+		return reportJSON(t, append([]string{"--model", path, "--target", "h200", "--dim", "batch=2048", "--full-workspace"}, extra...)...).ArenaBytes
 	}
 	none, zero, big := plan(), plan("--workspace-cap", "0"), plan("--workspace-cap", "1GiB")
 	require.Less(t, zero, none)
@@ -66,4 +66,31 @@ func TestCapSweep(t *testing.T) {
 	_, stderr, code := run(t, "report", "--model", path, "--cap-sweep", "0,lots")
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, stderr, `--cap-sweep: bad size "lots"`)
+}
+
+// TestWorkspaceWithinPlan: by default the H200's convolutions take only the bytes the plan
+// leaves free at their step, so the zoo's ResNet plans less than with --full-workspace (the
+// engine's TestWorkspaceWithinPlan checks the arena is the one of the smallest parts);
+// --cap-sweep gives each cap's full-workspace arena as --full-workspace plans it.
+func TestWorkspaceWithinPlan(t *testing.T) {
+	var path string
+	for _, zm := range zoo.Models() {
+		if zm.Name == "resnet.dyn" {
+			path = zm.WriteTemp(t)
+		}
+	}
+	require.NotEmpty(t, path, "the zoo's resnet.dyn")
+	args := []string{"--model", path, "--target", "h200", "--dim", "batch=256"}
+	within, full := reportJSON(t, args...), reportJSON(t, append(args, "--full-workspace")...)
+	require.Less(t, within.ArenaBytes, full.ArenaBytes)
+	require.Positive(t, within.WithinPlan)
+	require.Zero(t, full.WithinPlan)
+	r := reportJSON(t, append(args, "--cap-sweep", "0,none")...)
+	for i, extra := range [][]string{{"--workspace-cap", "0"}, nil} {
+		p := r.CapSweep[i]
+		require.NotNil(t, p.FullArenaBytes)
+		require.Equal(t, reportJSON(t, append(append(args, "--full-workspace"), extra...)...).ArenaBytes, *p.FullArenaBytes, "cap %s", p.Cap)
+		require.Equal(t, reportJSON(t, append(args, extra...)...).ArenaBytes, p.ArenaBytes, "cap %s", p.Cap)
+	}
+	require.Nil(t, reportJSON(t, append(args, "--full-workspace", "--cap-sweep", "none")...).CapSweep[0].FullArenaBytes)
 }

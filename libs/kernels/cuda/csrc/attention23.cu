@@ -205,7 +205,11 @@ template <int N> __device__ __forceinline__ void a23_wait() {
 // and accumulates those rows' outputs at the head dims of its column group (a23_tcol), so each
 // vector read from shared memory feeds four rows' products. The 16 threads of a row's half warp
 // share its running maximum (a shuffle reduction per tile); each keeps its own part of the sum,
-// added up at the end. A tile whose every score is plain (no mask, softcap or window, every key
+// added up at the end. Scores are kept in base 2 (times log2 e) so that each exponential is one
+// exp2f. A block computes only the 16-row groups that hold a row below S and the 16-key groups
+// that hold a key below the tile's end (uniform branches): at ViT's S = 197 the last row tile and
+// the last key tile are mostly past the end, which the full 64 x 64 products would compute for
+// nothing. A tile whose every score is plain (no mask, softcap or window, every key
 // and row in range and, when causal, below the diagonal) takes the scaled dot; every other
 // score goes through a23_score, so masks, causality, windows and softcap are the rows kernel's.
 constexpr int TILE_ROWS = 64, TILE_KEYS = 64, TILE_THREADS = 256;
@@ -261,6 +265,9 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
   }
   const int kfirst = g.first(i0), kend = g.end(min(i0 + TILE_ROWS, g.S) - 1, flags);
   const bool plain = g.mkind == A23_MASK_NONE && !(softcap > 0.f) && g.wl < 0 && g.wr < 0 && i0 + TILE_ROWS <= g.S;
+  const int rmax = min(4, (g.S - i0 + 15) / 16);  // row groups r < rmax hold a row below S
+  constexpr float LOG2E = 1.4426950408889634f;
+  const float scale2 = scale * LOG2E;
   float m[4], l[4], acc[4][E];
   i64 mo[4];
 #pragma unroll
@@ -302,27 +309,50 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
       load(0, j0);
     }
     __syncthreads();
+    const int nk = min(TILE_KEYS, kend - j0);  // keys past it have p = 0 and V = 0
+    const int cmax = (nk + 15) / 16;           // key groups c < cmax hold a key below kend
     float s[4][4];
 #pragma unroll
     for (int r = 0; r < 4; r++)
 #pragma unroll
       for (int c = 0; c < 4; c++) s[r][c] = 0.f;
+    if (rmax == 4 && cmax == 4) {
 #pragma unroll 4
-    for (int d = 0; d < D; d += 4) {
-      float4 qv[4], kv[4];
+      for (int d = 0; d < D; d += 4) {
+        float4 qv[4], kv[4];
 #pragma unroll
-      for (int r = 0; r < 4; r++) qv[r] = *(const float4*)&qs[(ty + 16 * r) * DP + d];
+        for (int r = 0; r < 4; r++) qv[r] = *(const float4*)&qs[(ty + 16 * r) * DP + d];
 #pragma unroll
-      for (int c = 0; c < 4; c++) kv[c] = *(const float4*)&ks[(tx + 16 * c) * DP + d];
+        for (int c = 0; c < 4; c++) kv[c] = *(const float4*)&ks[(tx + 16 * c) * DP + d];
 #pragma unroll
-      for (int r = 0; r < 4; r++)
+        for (int r = 0; r < 4; r++)
 #pragma unroll
-        for (int c = 0; c < 4; c++) {
-          s[r][c] = fmaf(qv[r].x, kv[c].x, s[r][c]);
-          s[r][c] = fmaf(qv[r].y, kv[c].y, s[r][c]);
-          s[r][c] = fmaf(qv[r].z, kv[c].z, s[r][c]);
-          s[r][c] = fmaf(qv[r].w, kv[c].w, s[r][c]);
+          for (int c = 0; c < 4; c++) {
+            s[r][c] = fmaf(qv[r].x, kv[c].x, s[r][c]);
+            s[r][c] = fmaf(qv[r].y, kv[c].y, s[r][c]);
+            s[r][c] = fmaf(qv[r].z, kv[c].z, s[r][c]);
+            s[r][c] = fmaf(qv[r].w, kv[c].w, s[r][c]);
+          }
+      }
+    } else {
+      // an edge tile: only the groups that hold rows below S and keys below kend
+#pragma unroll 2
+      for (int d = 0; d < D; d += 4) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+          if (r >= rmax) break;
+          const float4 qv = *(const float4*)&qs[(ty + 16 * r) * DP + d];
+#pragma unroll
+          for (int c = 0; c < 4; c++) {
+            if (c >= cmax) break;
+            const float4 kv = *(const float4*)&ks[(tx + 16 * c) * DP + d];
+            s[r][c] = fmaf(qv.x, kv.x, s[r][c]);
+            s[r][c] = fmaf(qv.y, kv.y, s[r][c]);
+            s[r][c] = fmaf(qv.z, kv.z, s[r][c]);
+            s[r][c] = fmaf(qv.w, kv.w, s[r][c]);
+          }
         }
+      }
     }
     // Plain: every key of the tile is in range and, when causal, seen by the block's first row.
     const bool fast = plain && j0 + TILE_KEYS <= kend && (!(flags & A23_CAUSAL) || j0 + TILE_KEYS - 1 <= g.P + i0);
@@ -334,10 +364,11 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
       for (int c = 0; c < 4; c++) {
         const int j = j0 + tx + 16 * c;
         if (fast) {
-          s[r][c] *= scale;
+          s[r][c] *= scale2;
         } else {
           s[r][c] = j < kend ? a23_score<T>(s[r][c], i, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap, mask,
-                                            g.mkind, g.maskT, mo[r])
+                                            g.mkind, g.maskT, mo[r]) *
+                                   LOG2E
                              : -INFINITY;
         }
         mx = fmaxf(mx, s[r][c]);
@@ -345,10 +376,10 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
       const float mn = fmaxf(m[r], a23_hmax(mx));
       float alpha = 1.f, psum = 0.f;
       if (mn != -INFINITY) {
-        alpha = m[r] == -INFINITY ? 0.f : expf(m[r] - mn);
+        alpha = m[r] == -INFINITY ? 0.f : exp2f(m[r] - mn);
 #pragma unroll
         for (int c = 0; c < 4; c++) {
-          s[r][c] = s[r][c] == -INFINITY ? 0.f : expf(s[r][c] - mn);
+          s[r][c] = s[r][c] == -INFINITY ? 0.f : exp2f(s[r][c] - mn);
           psum += s[r][c];
         }
       } else {
@@ -363,32 +394,44 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
       for (int c = 0; c < 4; c++) ps[(ty + 16 * r) * PP + tx + 16 * c] = s[r][c];
     }
     __syncthreads();
-    const int nk = min(TILE_KEYS, kend - j0);  // keys past it have p = 0 and V = 0
-    for (int jj = 0; jj < nk; jj += 4) {
-      float4 p[4];
+    // O += P V over the row groups below S (all four but in the last row tile)
+    auto pv = [&](auto all) {
+      constexpr bool ALL = decltype(all)::value;
+      for (int jj = 0; jj < nk; jj += 4) {
+        float4 p[4];
 #pragma unroll
-      for (int r = 0; r < 4; r++) p[r] = *(const float4*)&ps[(ty + 16 * r) * PP + jj];
+        for (int r = 0; r < 4; r++) {
+          if (!ALL && r >= rmax) break;
+          p[r] = *(const float4*)&ps[(ty + 16 * r) * PP + jj];
+        }
 #pragma unroll
-      for (int u = 0; u < 4; u++) {
-        const float* vr = vs + (jj + u) * DP;
+        for (int u = 0; u < 4; u++) {
+          const float* vr = vs + (jj + u) * DP;
 #pragma unroll
-        for (int gi = 0; gi < C::G; gi++) {
-          float vv[C::W];
-          if constexpr (C::W == 4) {
-            const float4 x = *(const float4*)&vr[C::at(tx, gi)];
-            vv[0] = x.x, vv[1] = x.y, vv[2] = x.z, vv[3] = x.w;
-          } else {
-            const float2 x = *(const float2*)&vr[C::at(tx, gi)];
-            vv[0] = x.x, vv[1] = x.y;
-          }
+          for (int gi = 0; gi < C::G; gi++) {
+            float vv[C::W];
+            if constexpr (C::W == 4) {
+              const float4 x = *(const float4*)&vr[C::at(tx, gi)];
+              vv[0] = x.x, vv[1] = x.y, vv[2] = x.z, vv[3] = x.w;
+            } else {
+              const float2 x = *(const float2*)&vr[C::at(tx, gi)];
+              vv[0] = x.x, vv[1] = x.y;
+            }
 #pragma unroll
-          for (int r = 0; r < 4; r++) {
-            const float pu = u == 0 ? p[r].x : u == 1 ? p[r].y : u == 2 ? p[r].z : p[r].w;
+            for (int r = 0; r < 4; r++) {
+              if (!ALL && r >= rmax) break;
+              const float pu = u == 0 ? p[r].x : u == 1 ? p[r].y : u == 2 ? p[r].z : p[r].w;
 #pragma unroll
-            for (int w = 0; w < C::W; w++) acc[r][gi * C::W + w] = fmaf(pu, vv[w], acc[r][gi * C::W + w]);
+              for (int w = 0; w < C::W; w++) acc[r][gi * C::W + w] = fmaf(pu, vv[w], acc[r][gi * C::W + w]);
+            }
           }
         }
       }
+    };
+    if (rmax == 4) {
+      pv(std::true_type{});
+    } else {
+      pv(std::false_type{});
     }
     __syncthreads();  // this tile's K, V and P are read: the next iteration may overwrite them
   }
