@@ -57,20 +57,20 @@ type report struct {
 	InPlaceBytes         int64                `json:"in_place_bytes"`   // their sizes
 	// WithinPlan counts, at the worst binding, the kernels whose workspace is a choice that are
 	// planned within the bytes the plan leaves free at their step; 0 with --full-workspace.
-	WithinPlan int `json:"workspace_within_plan"`
-	TotalBytes           int64                `json:"total_bytes"`
-	CommBytes            int64                `json:"comm_bytes,omitempty"` // --tp: the communicator's buffers, in the total
-	Budget               *budgetVerdict       `json:"budget"`
-	WorstBinding         map[string]int64     `json:"worst_binding"`
-	DrivingDim           string               `json:"driving_dim"`
-	DrivingSavingsBytes  int64                `json:"driving_savings_bytes"`
-	Candidates           []candidate          `json:"candidates"`
-	PeakStep             *peakStep            `json:"peak_step"`
-	WorkspaceNodes       int                  `json:"workspace_nodes"`
-	Workspaces           []workspace          `json:"workspaces"`
-	Fusion               *fusionReport        `json:"fusion"`
-	ConvTime             *convTime            `json:"conv_time,omitempty"` // a CUDA target's convolutions at the worst binding
-	CapSweep             []capPoint           `json:"cap_sweep,omitempty"`
+	WithinPlan          int              `json:"workspace_within_plan"`
+	TotalBytes          int64            `json:"total_bytes"`
+	CommBytes           int64            `json:"comm_bytes,omitempty"` // --tp: the communicator's buffers, in the total
+	Budget              *budgetVerdict   `json:"budget"`
+	WorstBinding        map[string]int64 `json:"worst_binding"`
+	DrivingDim          string           `json:"driving_dim"`
+	DrivingSavingsBytes int64            `json:"driving_savings_bytes"`
+	Candidates          []candidate      `json:"candidates"`
+	PeakStep            *peakStep        `json:"peak_step"`
+	WorkspaceNodes      int              `json:"workspace_nodes"`
+	Workspaces          []workspace      `json:"workspaces"`
+	Fusion              *fusionReport    `json:"fusion"`
+	ConvTime            *convTime        `json:"conv_time,omitempty"` // a CUDA target's convolutions at the worst binding
+	CapSweep            []capPoint       `json:"cap_sweep,omitempty"`
 
 	// target is Target parsed, for the table; not in the JSON.
 	target kernels.Target
