@@ -234,6 +234,13 @@ struct a23_tcol {
   __device__ static __forceinline__ int at(int tx, int g) { return tx * W + 16 * W * g; }
 };
 
+// a23_base2 is a score in base 2 (times log2 e). A masked key's -inf stays -inf; a finite score
+// stays finite, so that a row whose every key carries a float mask's most negative value (a
+// padded row of an exporter's finfo.min mask) still weighs its keys equally, as in base e.
+__device__ __forceinline__ float a23_base2(float x) {
+  return x == -INFINITY ? x : fmaxf(x * 1.4426950408889634f, -3.402823466e38f);
+}
+
 template <typename T, int D>
 __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* out, const void* mask, i64 qsb,
                                          i64 qhs, i64 ksb, i64 khs, i64 vsb, i64 vhs, i64 osb, i64 ohs, const A23& g0,
@@ -269,11 +276,10 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
   constexpr float LOG2E = 1.4426950408889634f;
   const float scale2 = scale * LOG2E;
   float m[4], l[4], acc[4][E];
-  i64 mo[4];
+  const i64 mo0 = b * g.msb + (i64)h * g.mh + (i64)(i0 + ty) * g.ms;  // the mask row of row i0 + ty; row group r reads 16 r rows further
 #pragma unroll
   for (int r = 0; r < 4; r++) {
     m[r] = -INFINITY, l[r] = 0.f;
-    mo[r] = b * g.msb + (i64)h * g.mh + (i64)(i0 + ty + 16 * r) * g.ms;
 #pragma unroll
     for (int e = 0; e < E; e++) acc[r][e] = 0.f;
   }
@@ -366,9 +372,8 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
         if (fast) {
           s[r][c] *= scale2;
         } else {
-          s[r][c] = j < kend ? a23_score<T>(s[r][c], i, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap, mask,
-                                            g.mkind, g.maskT, mo[r]) *
-                                   LOG2E
+          s[r][c] = j < kend ? a23_base2(a23_score<T>(s[r][c], i, j, g.S, g.T, g.P, flags, g.wl, g.wr, scale, softcap,
+                                                      mask, g.mkind, g.maskT, mo0 + (i64)(16 * r) * g.ms))
                              : -INFINITY;
         }
         mx = fmaxf(mx, s[r][c]);
@@ -823,8 +828,12 @@ A23_ROWS(carve_a23_bf16_2, bf16, 2)
 A23_ROWS(carve_a23_bf16_4, bf16, 4)
 A23_ROWS(carve_a23_bf16_8, bf16, 8)
 
+// Two blocks per SM where two fit in shared memory (D <= 64; at most 128 registers a thread):
+// one block of 8 warps alone leaves the SM's schedulers waiting on shared memory and the
+// exponentials. At D = 128 one block takes most of the SM's shared memory, and the bound would
+// only spill registers.
 #define A23_TILE(name, T, D) \
-  extern "C" __global__ void __launch_bounds__(TILE_THREADS) name(A23_PARAMS(T)) { a23_tile<T, D>(A23_ARGS); }
+  extern "C" __global__ void __launch_bounds__(TILE_THREADS, (D) <= 64 ? 2 : 1) name(A23_PARAMS(T)) { a23_tile<T, D>(A23_ARGS); }
 A23_TILE(carve_a23_tile_f32_32, float, 32)
 A23_TILE(carve_a23_tile_f32_64, float, 64)
 A23_TILE(carve_a23_tile_f32_128, float, 128)
