@@ -68,7 +68,8 @@ type TightKernel struct {
 	// W is the kernel's declared bound over the envelope, all its parts.
 	W int64
 	// C is what the default plan holds for the measured part: its cap, the most over the
-	// candidates.
+	// candidates; within the plan (Options.FullWorkspace unset), what the worst binding's plan
+	// carves for it.
 	C int64
 	// R is what it needs on the device: the most measured over the candidates, at At.
 	R  int64
@@ -188,6 +189,13 @@ func TightenEnvelope(ctx context.Context, m *graph.Model, be kernels.Backend, ep
 		}
 	}
 	tp.Measured = len(needs)
+	if !opts.FullWorkspace {
+		// Within the plan (grow.go) the default plan holds for a measured part what its step
+		// leaves free: C is what the worst binding's plan carves.
+		for n, nd := range needs {
+			nd.c = carvedPart(ep.Worst, n, nd.part, nd.c)
+		}
+	}
 	caps := map[*graph.Node]tightCap{}
 	for n, nd := range needs {
 		capacity := max(nd.r, alloc.DefaultPartAlign)
@@ -217,6 +225,20 @@ func TightenEnvelope(ctx context.Context, m *graph.Model, be kernels.Backend, ep
 		tp.Plan, tp.options = plan, topts
 	}
 	return tp, nil
+}
+
+// carvedPart is the size p carves for n's workspace part named part, or def when p's step of n
+// has no such part.
+func carvedPart(p *Planned, n *graph.Node, part string, def int64) int64 {
+	if p == nil || n.Index >= len(p.Steps) || p.Steps[n.Index].Instance == nil {
+		return def
+	}
+	for _, q := range p.Steps[n.Index].Instance.Recipe().Parts {
+		if q.Name == part {
+			return q.Size
+		}
+	}
+	return def
 }
 
 // tightCap is a measured kernel's capacity in the tight plan: the size of its part named part.
