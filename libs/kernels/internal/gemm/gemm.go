@@ -639,10 +639,16 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 		if !t.b.Trans {
 			bOff, rsb, csb = k0*t.b.Ld+j0, 1, t.b.Ld
 		}
+		// C^T's nc rows in the fewest blocks of at most MR, as even as they divide: a block of
+		// one or two rows runs at the rate of its FMAs' latency, not their throughput (a 7 x 7
+		// convolution's 49 positions are blocks of 10 and 9, not four of 12 and one of 1). Each
+		// row's sums do not depend on its block.
+		blocks := (nc + k.MR - 1) / k.MR
 		for q := 0; q < mc; q += k.NR {
 			b := pa[q*kc:]
-			for r := 0; r < nc; r += k.MR {
-				k.fn(min(k.MR, nc-r), kc, t.b.Data[bOff+r*rsb:], rsb, csb, b, k.NR, ct[r*w+q:], w, t.alpha, acc, nil, false)
+			for bl := range blocks {
+				r, r1 := bl*nc/blocks, (bl+1)*nc/blocks
+				k.fn(r1-r, kc, t.b.Data[bOff+r*rsb:], rsb, csb, b, k.NR, ct[r*w+q:], w, t.alpha, acc, nil, false)
 			}
 		}
 	}
