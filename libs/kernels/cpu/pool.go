@@ -160,6 +160,10 @@ func (pl *pool) maxPlane(xc, yp []float32) {
 	g := &pl.geo
 	inf := float32(math.Inf(-1))
 	dx := g.d[2]
+	if dx == 1 && g.in[2] <= maxPoolRow {
+		pl.maxPlaneRows(xc, yp)
+		return
+	}
 	i := 0
 	for _, sz := range pl.spans[0] {
 		for _, sy := range pl.spans[1] {
@@ -184,6 +188,57 @@ func (pl *pool) maxPlane(xc, yp []float32) {
 				}
 				yp[i] = m
 				i++
+			}
+		}
+	}
+}
+
+// maxPoolRow is the widest input row maxPlaneRows takes (its row of maxima is on the stack).
+const maxPoolRow = 512
+
+// maxPlaneRows is maxPlane for undilated rows (dilation 1 along the last dim) at most
+// maxPoolRow wide: per output row, the elementwise max of the input rows its windows read, then
+// each window's run of that row. Go's max is associative and commutative (NaN wins, +0 over
+// -0), so each output is maxPlane's. ResNet-50's 3x3/2 pool over 112 x 112 reads 4 values an
+// output where maxPlane read 9, each tap row in a loop of its own.
+func (pl *pool) maxPlaneRows(xc, yp []float32) {
+	g := &pl.geo
+	inf := float32(math.Inf(-1))
+	var buf [maxPoolRow]float32
+	vm := buf[:g.in[2]]
+	i := 0
+	for _, sz := range pl.spans[0] {
+		for _, sy := range pl.spans[1] {
+			rows := 0
+			for kz := sz.k0; kz < sz.k1; kz++ {
+				for ky := sy.k0; ky < sy.k1; ky++ {
+					row := xc[((sz.i0+kz*g.d[0])*g.in[1]+sy.i0+ky*g.d[1])*g.in[2]:][:len(vm)]
+					if rows == 0 {
+						copy(vm, row)
+					} else {
+						for x, v := range row {
+							vm[x] = max(vm[x], v)
+						}
+					}
+					rows++
+				}
+			}
+			out := yp[i : i+len(pl.spans[2])]
+			i += len(out)
+			if rows == 0 {
+				for o := range out {
+					out[o] = inf // a window past the input's edge (ceil_mode): no tap
+				}
+				continue
+			}
+			for o, sx := range pl.spans[2] {
+				m := inf
+				if sx.k0 < sx.k1 {
+					for _, v := range vm[sx.i0+sx.k0 : sx.i0+sx.k1] {
+						m = max(m, v)
+					}
+				}
+				out[o] = m
 			}
 		}
 	}

@@ -599,13 +599,13 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 			fill(ct[j*w:j*w+mc], t.ops.bias[j0+j])
 		}
 	case t.ops.add != nil:
-		for i := 0; i < mc; i++ {
-			var b float32
-			if t.ops.rowBias != nil {
-				b = t.ops.rowBias[i0+i]
-			}
-			for j, v := range t.ops.add[(i0+i)*t.ldc+j0 : (i0+i)*t.ldc+j0+nc] {
-				ct[j*w+i] = v + b
+		// Add's block transposed into ct, then the row bias added to each of ct's rows: Add's
+		// elements, or v + b, as the plain path's start sets them.
+		transposeInto(ct, w, t.ops.add[i0*t.ldc+j0:], t.ldc, mc, nc)
+		if t.ops.rowBias != nil {
+			for j := 0; j < nc; j++ {
+				row := ct[j*w : j*w+mc]
+				vec.VV(vec.Add, row, row, t.ops.rowBias[i0:i0+mc])
 			}
 		}
 	case t.ops.rowBias != nil:
@@ -613,11 +613,7 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 			copy(ct[j*w:j*w+mc], t.ops.rowBias[i0:i0+mc])
 		}
 	case t.acc:
-		for i := 0; i < mc; i++ {
-			for j, v := range t.c[(i0+i)*t.ldc+j0 : (i0+i)*t.ldc+j0+nc] {
-				ct[j*w+i] = v
-			}
-		}
+		transposeInto(ct, w, t.c[i0*t.ldc+j0:], t.ldc, mc, nc)
 	}
 	for k0 := 0; k0 < p.K; k0 += p.KC {
 		kc := min(p.KC, p.K-k0)
@@ -643,10 +639,16 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 		if !t.b.Trans {
 			bOff, rsb, csb = k0*t.b.Ld+j0, 1, t.b.Ld
 		}
+		// C^T's nc rows in the fewest blocks of at most MR, as even as they divide: a block of
+		// one or two rows runs at the rate of its FMAs' latency, not their throughput (a 7 x 7
+		// convolution's 49 positions are blocks of 10 and 9, not four of 12 and one of 1). Each
+		// row's sums do not depend on its block.
+		blocks := (nc + k.MR - 1) / k.MR
 		for q := 0; q < mc; q += k.NR {
 			b := pa[q*kc:]
-			for r := 0; r < nc; r += k.MR {
-				k.fn(min(k.MR, nc-r), kc, t.b.Data[bOff+r*rsb:], rsb, csb, b, k.NR, ct[r*w+q:], w, t.alpha, acc, nil, false)
+			for bl := range blocks {
+				r, r1 := bl*nc/blocks, (bl+1)*nc/blocks
+				k.fn(r1-r, kc, t.b.Data[bOff+r*rsb:], rsb, csb, b, k.NR, ct[r*w+q:], w, t.alpha, acc, nil, false)
 			}
 		}
 	}
@@ -670,6 +672,28 @@ func (t *task) tileSwapped(i0, j0 int, pa, ct []float32) {
 		}
 	}
 	t.finish(i0, j0, mc, nc)
+}
+
+// transposeInto sets ct[j*w + i] = src[i*ld + j] for i < rows, j < cols: eight rows of src at
+// a time become eight columns of ct through pack8 (their first cols &^ 7 elements), the rest
+// element by element.
+func transposeInto(ct []float32, w int, src []float32, ld, rows, cols int) {
+	i8, k8 := 0, 0
+	if hasPack8 {
+		k8 = cols &^ 7
+	}
+	for ; k8 > 0 && i8+8 <= rows; i8 += 8 {
+		pack8(ct[i8:], w, src[i8*ld:], ld, k8)
+	}
+	for i := 0; i < rows; i++ {
+		j := 0
+		if i < i8 {
+			j = k8
+		}
+		for ; j < cols; j++ {
+			ct[j*w+i] = src[i*ld+j]
+		}
+	}
 }
 
 // packCols packs the kc x cols block X(p, j) = data[j*ld + p] (X's columns are data's rows)
