@@ -37,13 +37,15 @@ on the machine, work (Options.StepLimit). exact.go describes the search.
 Cache keeps plans by Signature (input shapes plus route-deciding scalars), bounded and single
 flight. Policy.Decide implements the W/C/R workspace rule (workspace.go): a kernel's workspace
 comes whole from its planned slot or whole from one dynamic allocation, never split; the caller
-supplies the three sizes and counts the outcomes. ReadCSV and WriteCSV speak MiniMalloc's CSV
+supplies the three sizes and counts the outcomes. Room (room.go) is the largest range a solved
+plan leaves free for one buffer over its lifetime below the peak: a workspace that is a choice
+(a cap the kernel may use any part of) grows into it without moving the peak. ReadCSV and WriteCSV speak MiniMalloc's CSV
 format, and Summary is the account a CLI prints.
 
 # Concurrency
 
 Problem, Plan, Signature, Summary, Policy and Decision are plain values. Solve, Verify,
-LowerBound, Policy.Decide, ReadCSV and WriteCSV keep no state and may be called concurrently
+LowerBound, Room, Policy.Decide, ReadCSV and WriteCSV keep no state and may be called concurrently
 (on values not being modified). Cache is safe for concurrent use.
 */
 package planner
