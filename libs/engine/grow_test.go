@@ -9,7 +9,6 @@ import (
 
 	"carve.dev/libs/alloc"
 	"carve.dev/libs/kernels"
-	"carve.dev/libs/kernels/cpu"
 	"carve.dev/libs/planner"
 )
 
@@ -55,17 +54,7 @@ func TestWorkspaceWithinPlan(t *testing.T) {
 	}
 }
 
-// measuredRegistryCap is measuredRegistry with the measured Add's cap at capBytes.
+// measuredRegistryCap is measuredRegistry with the measured Add's cap at capBytes (and no need).
 func measuredRegistryCap(t *testing.T, capBytes int64) *kernels.Registry {
-	reg := kernels.NewRegistry()
-	var adapted atomic.Int64
-	k := &measured{capBytes: capBytes, adapted: &adapted, measure: exact, need: func(int64) int64 { return 0 }}
-	for _, c := range cpu.Kernels() {
-		if c.Op() == kernels.Key("", "Add") {
-			k.Kernel = c
-			c = k
-		}
-		require.NoError(t, reg.Register(c))
-	}
-	return reg
+	return registryWith(t, &measured{capBytes: capBytes, adapted: new(atomic.Int64), measure: exact, need: func(int64) int64 { return 0 }})
 }

@@ -111,13 +111,17 @@ func measuredRegistry(t *testing.T, measure func(int64) (int64, error), adapted 
 
 // measuredRegistryLead is measuredRegistry with the measured Add's lead part (nil: none).
 func measuredRegistryLead(t *testing.T, measure func(int64) (int64, error), adapted *atomic.Int64, lead func(int64) int64) *kernels.Registry {
-	reg := kernels.NewRegistry()
-	k := &measured{capBytes: 1 << 20, adapted: adapted, measure: measure, lead: lead, need: func(numel int64) int64 {
+	return registryWith(t, &measured{capBytes: 1 << 20, adapted: adapted, measure: measure, lead: lead, need: func(numel int64) int64 {
 		if numel%7 == 0 {
 			return 1 << 20
 		}
 		return 4 * numel
-	}}
+	}})
+}
+
+// registryWith is the CPU registry with Add replaced by k.
+func registryWith(t *testing.T, k *measured) *kernels.Registry {
+	reg := kernels.NewRegistry()
 	for _, c := range cpu.Kernels() {
 		if c.Op() == kernels.Key("", "Add") {
 			k.Kernel = c

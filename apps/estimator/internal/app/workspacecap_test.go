@@ -13,13 +13,7 @@ import (
 // 2048 plans less under a cap of 0 than with none, a cap of 1 GiB plans as none does (no
 // convolution declares more), and a cap that is not a size is a usage error.
 func TestWorkspaceCap(t *testing.T) {
-	var path string
-	for _, zm := range zoo.Models() {
-		if zm.Name == "resnet.dyn" {
-			path = zm.WriteTemp(t)
-		}
-	}
-	require.NotEmpty(t, path, "the zoo's resnet.dyn")
+	path := zooResNet(t)
 	plan := func(extra ...string) int64 {
 		return reportJSON(t, append([]string{"--model", path, "--target", "h200", "--dim", "batch=2048", "--full-workspace"}, extra...)...).ArenaBytes
 	}
@@ -35,13 +29,7 @@ func TestWorkspaceCap(t *testing.T) {
 // the order given, and gives a CUDA target's convolutions the times recorded on an H200 (no
 // faster under a cap of 0 than with none); a bad list is a usage error.
 func TestCapSweep(t *testing.T) {
-	var path string
-	for _, zm := range zoo.Models() {
-		if zm.Name == "resnet.dyn" {
-			path = zm.WriteTemp(t)
-		}
-	}
-	require.NotEmpty(t, path, "the zoo's resnet.dyn")
+	path := zooResNet(t)
 	args := []string{"--model", path, "--target", "h200", "--dim", "batch=32"}
 	r := reportJSON(t, append(args, "--cap-sweep", "0,none,1GiB")...)
 	require.Len(t, r.CapSweep, 3)
@@ -73,13 +61,7 @@ func TestCapSweep(t *testing.T) {
 // engine's TestWorkspaceWithinPlan checks the arena is the one of the smallest parts);
 // --cap-sweep gives each cap's full-workspace arena as --full-workspace plans it.
 func TestWorkspaceWithinPlan(t *testing.T) {
-	var path string
-	for _, zm := range zoo.Models() {
-		if zm.Name == "resnet.dyn" {
-			path = zm.WriteTemp(t)
-		}
-	}
-	require.NotEmpty(t, path, "the zoo's resnet.dyn")
+	path := zooResNet(t)
 	args := []string{"--model", path, "--target", "h200", "--dim", "batch=256"}
 	within, full := reportJSON(t, args...), reportJSON(t, append(args, "--full-workspace")...)
 	require.Less(t, within.ArenaBytes, full.ArenaBytes)
@@ -93,4 +75,16 @@ func TestWorkspaceWithinPlan(t *testing.T) {
 		require.Equal(t, reportJSON(t, append(args, extra...)...).ArenaBytes, p.ArenaBytes, "cap %s", p.Cap)
 	}
 	require.Nil(t, reportJSON(t, append(args, "--full-workspace", "--cap-sweep", "none")...).CapSweep[0].FullArenaBytes)
+}
+
+// zooResNet writes the zoo's resnet.dyn to a temporary file and returns its path.
+func zooResNet(t *testing.T) string {
+	t.Helper()
+	for _, zm := range zoo.Models() {
+		if zm.Name == "resnet.dyn" {
+			return zm.WriteTemp(t)
+		}
+	}
+	t.Fatal("the zoo has no resnet.dyn")
+	return ""
 }
