@@ -83,28 +83,35 @@ func (c *carved) Label(b kernels.Backend) string {
 	return c.Instance.Recipe().Kernel
 }
 
-// carve returns inst with its measured part at size, or inst itself when it has no measured
-// part, the part already has that size, or that part is not named part ("" for any).
-func carve(inst kernels.Instance, part string, size int64) (kernels.Instance, int, error) {
-	if c, ok := inst.(*carved); ok {
-		if part != "" && c.Instance.Recipe().Parts[c.part].Name != part {
-			return nil, -1, fmt.Errorf("the kernel's measured workspace part is %q here but %q where it was measured", c.Instance.Recipe().Parts[c.part].Name, part)
-		}
-		return &carved{Instance: c.Instance, part: c.part, size: size}, c.part, nil
-	}
+// measuredPart is the index of inst's measured part in its Recipe, or -1 when it has none at
+// these shapes (another tactic, or not a WorkspaceMeasurer).
+func measuredPart(inst kernels.Instance) int {
 	wm, ok := inst.(WorkspaceMeasurer)
 	if !ok {
-		return inst, -1, nil
+		return -1
 	}
-	parts := inst.Recipe().Parts
 	i := wm.MeasuredPart()
-	if i < 0 || i >= len(parts) {
-		return inst, -1, nil
+	if i < 0 || i >= len(inst.Recipe().Parts) {
+		return -1
 	}
-	if part != "" && parts[i].Name != part {
-		return nil, -1, fmt.Errorf("the kernel's measured workspace part is %q here but %q where it was measured", parts[i].Name, part)
+	return i
+}
+
+// carve returns inst with its measured part at size (an instance already carved is carved again
+// from the one beneath), or inst itself when it has no measured part. part, when not "", is the
+// name the measured part must have.
+func carve(inst kernels.Instance, part string, size int64) (kernels.Instance, error) {
+	if c, ok := inst.(*carved); ok {
+		inst = c.Instance
 	}
-	return &carved{Instance: inst, part: i, size: size}, i, nil
+	i := measuredPart(inst)
+	if i < 0 {
+		return inst, nil
+	}
+	if name := inst.Recipe().Parts[i].Name; part != "" && name != part {
+		return nil, fmt.Errorf("the kernel's measured workspace part is %q here but %q where it was measured", name, part)
+	}
+	return &carved{Instance: inst, part: i, size: size}, nil
 }
 
 // growable is a step whose measured part Plan carves at its smallest and grows after solving.
@@ -116,26 +123,21 @@ type growable struct {
 // shrink carves the measured part of st's instance at alloc.DefaultPartAlign for growing,
 // unless opts plan full workspaces; it reports the step as growable when it did.
 func shrink(opts Options, i int, st *Step) (*growable, error) {
-	if opts.FullWorkspace || st.Instance == nil {
+	pi := measuredPart(st.Instance)
+	if opts.FullWorkspace || pi < 0 {
 		return nil, nil
 	}
-	r := st.Instance.Recipe()
-	wm, ok := st.Instance.(WorkspaceMeasurer)
-	if !ok {
+	declared := st.Instance.Recipe().Parts[pi].Size
+	if declared <= alloc.DefaultPartAlign {
 		return nil, nil
 	}
-	pi := wm.MeasuredPart()
-	if pi < 0 || pi >= len(r.Parts) || r.Parts[pi].Size <= alloc.DefaultPartAlign {
-		return nil, nil
-	}
-	inst, _, err := carve(st.Instance, "", alloc.DefaultPartAlign)
+	inst, err := carve(st.Instance, "", alloc.DefaultPartAlign)
 	if err != nil {
 		return nil, err
 	}
-	g := &growable{step: i, declared: r.Parts[pi].Size}
 	st.Instance = inst
 	st.Workspace, err = inst.Recipe().Size()
-	return g, err
+	return &growable{step: i, declared: declared}, err
 }
 
 // grow gives each growable step's measured part the most of its Room in p's plan, up to its

@@ -254,7 +254,7 @@ func (o Options) tighten(n *graph.Node, inst kernels.Instance) (kernels.Instance
 	if !ok {
 		return inst, nil
 	}
-	inst, _, err := carve(inst, c.part, c.size)
+	inst, err := carve(inst, c.part, c.size)
 	if err != nil {
 		return nil, fmt.Errorf("tight plan: %w", err)
 	}

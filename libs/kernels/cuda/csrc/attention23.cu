@@ -234,11 +234,14 @@ struct a23_tcol {
   __device__ static __forceinline__ int at(int tx, int g) { return tx * W + 16 * W * g; }
 };
 
+// A23_LOG2E is log2(e): the kernels keep scores in base 2, so that each exponential is one ex2.
+constexpr float A23_LOG2E = 1.4426950408889634f;
+
 // a23_base2 is a score in base 2 (times log2 e). A masked key's -inf stays -inf; a finite score
 // stays finite, so that a row whose every key carries a float mask's most negative value (a
 // padded row of an exporter's finfo.min mask) still weighs its keys equally, as in base e.
 __device__ __forceinline__ float a23_base2(float x) {
-  return x == -INFINITY ? x : fmaxf(x * 1.4426950408889634f, -3.402823466e38f);
+  return x == -INFINITY ? x : fmaxf(x * A23_LOG2E, -3.402823466e38f);
 }
 
 template <typename T, int D>
@@ -273,10 +276,10 @@ __device__ __forceinline__ void a23_tile(const T* q, const T* k, const T* v, T* 
   const int kfirst = g.first(i0), kend = g.end(min(i0 + TILE_ROWS, g.S) - 1, flags);
   const bool plain = g.mkind == A23_MASK_NONE && !(softcap > 0.f) && g.wl < 0 && g.wr < 0 && i0 + TILE_ROWS <= g.S;
   const int rmax = min(4, (g.S - i0 + 15) / 16);  // row groups r < rmax hold a row below S
-  constexpr float LOG2E = 1.4426950408889634f;
-  const float scale2 = scale * LOG2E;
+  const float scale2 = scale * A23_LOG2E;
   float m[4], l[4], acc[4][E];
-  const i64 mo0 = b * g.msb + (i64)h * g.mh + (i64)(i0 + ty) * g.ms;  // the mask row of row i0 + ty; row group r reads 16 r rows further
+  // the mask row of row i0 + ty; row group r reads 16 r rows further
+  const i64 mo0 = b * g.msb + (i64)h * g.mh + (i64)(i0 + ty) * g.ms;
 #pragma unroll
   for (int r = 0; r < 4; r++) {
     m[r] = -INFINITY, l[r] = 0.f;
@@ -612,8 +615,7 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
   for (int t = 0; t < OT; t++) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
   // the running maxima, of the scores (A23_PLAIN: times log2(e))
   float ma = -INFINITY, mb = -INFINITY, la = 0.f, lb = 0.f;
-  constexpr float L2E = 1.4426950408889634f;
-  const float sl2 = scale * L2E;
+  const float sl2 = scale * A23_LOG2E;
 
   // A mask broadcast over the rows (padding, [B, 1, 1, T]) has one term per key: threads
   // 0-63 load those of the next key tile with its K and V and store them in Ms before the
@@ -749,13 +751,13 @@ __device__ __forceinline__ void a23_mma(const T* q, const T* k, const T* v, T* o
         }
       }
     } else {
-      aa = a23_ex2((ma - ba) * L2E), ab = a23_ex2((mb - bb) * L2E);
+      aa = a23_ex2((ma - ba) * A23_LOG2E), ab = a23_ex2((mb - bb) * A23_LOG2E);
 #pragma unroll
       for (int n = 0; n < NT; n++) {
 #pragma unroll
         for (int e = 0; e < 2; e++) {
-          s[n][e] = a23_ex2((s[n][e] - ba) * L2E);
-          s[n][2 + e] = a23_ex2((s[n][2 + e] - bb) * L2E);
+          s[n][e] = a23_ex2((s[n][e] - ba) * A23_LOG2E);
+          s[n][2 + e] = a23_ex2((s[n][2 + e] - bb) * A23_LOG2E);
           sa += s[n][e], sb += s[n][2 + e];
         }
       }
