@@ -105,6 +105,16 @@ func (r Recipe) Size() (int64, error) {
 	return end + pad, nil
 }
 
+// Part returns r's part called name, as Workspace.Part does for a carved one.
+func (r Recipe) Part(name string) (Part, bool) {
+	for _, p := range r.Parts {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Part{}, false
+}
+
 // Align returns the largest alignment r's parts ask for (at least DefaultPartAlign).
 func (r Recipe) Align() int64 {
 	a := DefaultPartAlign

@@ -32,6 +32,16 @@ func TestRecipeSize(t *testing.T) {
 	}
 }
 
+// TestRecipePart: a Recipe's part by name, as the carved Workspace names it.
+func TestRecipePart(t *testing.T) {
+	r := Recipe{Kernel: "k", Parts: []Part{{Name: "a", Size: 10}, {Name: "b", Size: 7, Align: 512}}}
+	p, ok := r.Part("b")
+	require.True(t, ok)
+	require.Equal(t, Part{Name: "b", Size: 7, Align: 512}, p)
+	_, ok = r.Part("c")
+	require.False(t, ok)
+}
+
 func TestRecipeInvalid(t *testing.T) {
 	tests := map[string][]Part{
 		"unnamed":            {{Size: 1}},

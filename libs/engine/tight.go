@@ -233,10 +233,8 @@ func carvedPart(p *Planned, n *graph.Node, part string, def int64) int64 {
 	if p == nil || n.Index >= len(p.Steps) || p.Steps[n.Index].Instance == nil {
 		return def
 	}
-	for _, q := range p.Steps[n.Index].Instance.Recipe().Parts {
-		if q.Name == part {
-			return q.Size
-		}
+	if q, ok := p.Steps[n.Index].Instance.Recipe().Part(part); ok {
+		return q.Size
 	}
 	return def
 }

@@ -152,12 +152,8 @@ func (c *convCall) recordedIn(recs map[convTimeKey]convRecord, ws int64) (kernel
 // each within the "cudnn" part of r (none: algorithms that need no workspace); ok is false when
 // it has none or one was not recorded (kernels.RecordedTimer).
 func (i *instance) RecordedTime(r alloc.Recipe) (kernels.RecordedTime, bool) {
-	var ws int64
-	for _, p := range r.Parts {
-		if p.Name == convPart {
-			ws = p.Size
-		}
-	}
+	part, _ := r.Part(convPart) // none: 0 bytes
+	ws := part.Size
 	var t kernels.RecordedTime
 	found := false
 	for _, st := range i.prog {
